@@ -1,0 +1,47 @@
+// Causal softmax over each row of the scores, in f32: p[h, i, j] = exp(s[h,i,j] - max) / sum for j <= i,
+// 0 for j > i. s, p: [H, T, T]. One workgroup per (h, i) row; max and sum are tree reductions.
+
+struct Params { T: u32, rows: u32, _pad0: u32, _pad1: u32 }
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> s: array<f32>;       // [H, T, T]
+@group(0) @binding(2) var<storage, read_write> p: array<f32>; // [H, T, T]
+
+override WG: u32 = 128;
+var<workgroup> red: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+  let row = wid.x + wid.y * nwg.x; // h * T + i
+  if (row >= params.rows) { return; } // uniform per workgroup
+  let lid = lid3.x;
+  let T = params.T;
+  let i = row % T;
+  let base = row * T;
+  let n = i + 1u; // causal: columns 0..i
+  var m = bitcast<f32>(0xff7fffffu); // -FLT_MAX
+  for (var j = lid; j < n; j += WG) { m = max(m, s[base + j]); }
+  red[lid] = m;
+  workgroupBarrier();
+  for (var st = WG / 2u; st > 0u; st = st / 2u) {
+    if (lid < st) { red[lid] = max(red[lid], red[lid + st]); }
+    workgroupBarrier();
+  }
+  let rowmax = red[0];
+  workgroupBarrier();
+  var sum = 0.0;
+  for (var j = lid; j < n; j += WG) { sum += exp(s[base + j] - rowmax); }
+  red[lid] = sum;
+  workgroupBarrier();
+  for (var st = WG / 2u; st > 0u; st = st / 2u) {
+    if (lid < st) { red[lid] = red[lid] + red[lid + st]; }
+    workgroupBarrier();
+  }
+  let inv = 1.0 / red[0];
+  for (var j = lid; j < T; j += WG) {
+    var out = 0.0;
+    if (j < n) { out = exp(s[base + j] - rowmax) * inv; }
+    p[base + j] = out;
+  }
+}

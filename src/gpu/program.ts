@@ -1,0 +1,128 @@
+// A Program is a flat list of dispatches compiled once (pipeline, uniform params, bind group) and then
+// recorded into a command encoder as often as needed. Named copies ("taps") can follow any dispatch.
+import type { GpuTimer } from './timestamps';
+import type { KernelDef, OverrideConstants, PipelineCache } from './pipelines';
+
+export interface DispatchSpec {
+  /** Stable op name, e.g. 'layers.3.ln1' — the join key between plans, oracle and UI. */
+  label: string;
+  kernel: KernelDef;
+  constants?: OverrideConstants;
+  /** Binding name -> buffer; the 'params' uniform binding is filled from `params`. */
+  buffers: Record<string, GPUBuffer>;
+  /** Bytes of the uniform binding named 'params' (when the kernel has one). */
+  params?: ArrayBuffer;
+  workgroups: [number, number?, number?];
+}
+
+/** Packs a uniform params struct: plain numbers are u32, { f32 } are f32, { i32 } are i32; padded to 16 B. */
+export function paramsBytes(values: Array<number | { f32: number } | { i32: number }>): ArrayBuffer {
+  const words = Math.max(4, Math.ceil(values.length / 4) * 4);
+  const buf = new ArrayBuffer(words * 4);
+  const u = new Uint32Array(buf);
+  const f = new Float32Array(buf);
+  const s = new Int32Array(buf);
+  values.forEach((v, i) => {
+    if (typeof v === 'number') {
+      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`param ${i} is not a u32: ${v}`);
+      u[i] = v;
+    } else if ('f32' in v) f[i] = v.f32;
+    else s[i] = v.i32;
+  });
+  return buf;
+}
+
+interface Compiled {
+  spec: DispatchSpec;
+  pipeline: GPUComputePipeline;
+  bindGroup: GPUBindGroup;
+}
+
+export interface TapCopy {
+  after: string; // label of the dispatch it follows
+  src: GPUBuffer;
+  srcOffset: number;
+  dst: GPUBuffer;
+  dstOffset: number;
+  bytes: number;
+}
+
+export class Program {
+  private ops: Compiled[] = [];
+  private uniforms: GPUBuffer[] = [];
+  private copies = new Map<string, TapCopy[]>();
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly pipelines: PipelineCache,
+  ) {}
+
+  get dispatchCount(): number {
+    return this.ops.length;
+  }
+
+  get labels(): string[] {
+    return this.ops.map((o) => o.spec.label);
+  }
+
+  add(spec: DispatchSpec): void {
+    const [x, y = 1, z = 1] = spec.workgroups;
+    const maxDim = this.device.limits.maxComputeWorkgroupsPerDimension;
+    if (x > maxDim || y > maxDim || z > maxDim) {
+      throw new Error(`${spec.label}: dispatch ${x}x${y}x${z} exceeds maxComputeWorkgroupsPerDimension ${maxDim}`);
+    }
+    const { pipeline, layout } = this.pipelines.get(spec.kernel, spec.constants);
+    const buffers = { ...spec.buffers };
+    if (spec.kernel.bindings.some((b) => b.name === 'params')) {
+      if (!spec.params) throw new Error(`${spec.label}: kernel ${spec.kernel.name} needs params`);
+      const ubuf = this.device.createBuffer({
+        size: spec.params.byteLength,
+        usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+        label: `${spec.label}.params`,
+      });
+      this.device.queue.writeBuffer(ubuf, 0, spec.params);
+      this.uniforms.push(ubuf);
+      buffers.params = ubuf;
+    }
+    const bindGroup = this.pipelines.bindGroup(spec.kernel, layout, buffers, spec.label);
+    this.ops.push({ spec, pipeline, bindGroup });
+  }
+
+  /** Copies `bytes` of `src` into `dst` right after the dispatch labelled `after` (taps, dumps). */
+  copyAfter(copy: TapCopy): void {
+    if (!this.ops.some((o) => o.spec.label === copy.after)) throw new Error(`no dispatch labelled ${copy.after}`);
+    let list = this.copies.get(copy.after);
+    if (!list) this.copies.set(copy.after, (list = []));
+    list.push(copy);
+  }
+
+  /**
+   * Records every dispatch. With a timer, each dispatch gets its own timed pass; otherwise consecutive
+   * dispatches share one pass, which is closed only where a copy must follow.
+   */
+  encode(encoder: GPUCommandEncoder, timer?: GpuTimer | null): void {
+    let pass: GPUComputePassEncoder | null = null;
+    const timed = !!timer?.available;
+    for (const op of this.ops) {
+      if (!pass) pass = encoder.beginComputePass(timed ? timer!.pass(op.spec.label) : { label: op.spec.label });
+      pass.setPipeline(op.pipeline);
+      pass.setBindGroup(0, op.bindGroup);
+      const [x, y = 1, z = 1] = op.spec.workgroups;
+      if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
+      const copies = this.copies.get(op.spec.label);
+      if (timed || copies) {
+        pass.end();
+        pass = null;
+      }
+      for (const c of copies ?? []) encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
+    }
+    pass?.end();
+  }
+
+  dispose(): void {
+    for (const u of this.uniforms) u.destroy();
+    this.uniforms = [];
+    this.ops = [];
+    this.copies.clear();
+  }
+}

@@ -1,0 +1,28 @@
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelDef } from '../gpu/pipelines';
+import { grid1d } from './grid';
+
+export const geluKernel: KernelDef = {
+  name: 'reference/gelu',
+  file: 'reference/gelu.wgsl',
+  includes: ['common/gelu.wgsl'],
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'x', kind: 'read' }, // [n]
+    { name: 'y', kind: 'rw' }, // [n]
+  ],
+};
+
+const WG = 256;
+
+/** y = gelu_exact(x) elementwise — x, y: [n]. */
+export function gelu(label: string, b: { x: GPUBuffer; y: GPUBuffer }, n: number): DispatchSpec {
+  return {
+    label,
+    kernel: geluKernel,
+    constants: { WG },
+    buffers: b,
+    params: paramsBytes([n]),
+    workgroups: grid1d(n, WG),
+  };
+}

@@ -1,0 +1,17 @@
+// Dispatch-size helpers shared by the launchers.
+
+/** Max workgroups per dimension guaranteed by WebGPU. */
+export const MAX_GROUPS = 65535;
+
+/** A 1-D launch of n threads in groups of wg, folded into (x, y) when x alone would exceed the limit.
+ * Kernels index with `gid.x + gid.y * num_workgroups.x * WG` and bounds-check against n. */
+export function grid1d(n: number, wg: number): [number, number, number] {
+  const groups = Math.ceil(n / wg);
+  if (groups <= MAX_GROUPS) return [groups, 1, 1];
+  const x = MAX_GROUPS;
+  return [x, Math.ceil(groups / x), 1];
+}
+
+export function ceilDiv(a: number, b: number): number {
+  return Math.ceil(a / b);
+}

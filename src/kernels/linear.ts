@@ -1,0 +1,35 @@
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelDef } from '../gpu/pipelines';
+import { ceilDiv } from './grid';
+
+export const linearKernel: KernelDef = {
+  name: 'reference/linear',
+  file: 'reference/linear.wgsl',
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'x', kind: 'read' }, // [M, K]
+    { name: 'w', kind: 'read' }, // [N, K]
+    { name: 'b', kind: 'read' }, // [N]
+    { name: 'y', kind: 'rw' }, // [M, N]
+  ],
+};
+
+const TILE = 16;
+
+/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
+export function linear(
+  label: string,
+  buf: { x: GPUBuffer; w: GPUBuffer; b: GPUBuffer | null; y: GPUBuffer; dummy: GPUBuffer },
+  M: number,
+  N: number,
+  K: number,
+): DispatchSpec {
+  return {
+    label,
+    kernel: linearKernel,
+    constants: { TILE },
+    buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
+    params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
+    workgroups: [ceilDiv(N, TILE), ceilDiv(M, TILE), 1],
+  };
+}

@@ -1,0 +1,57 @@
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelDef } from '../gpu/pipelines';
+import { grid1d } from './grid';
+
+export const rotaryKernel: KernelDef = {
+  name: 'reference/rotary',
+  file: 'reference/rotary.wgsl',
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'qkv', kind: 'read' }, // [T, H, 3, hd]
+    { name: 'cos', kind: 'read' }, // [T, r/2]
+    { name: 'sin', kind: 'read' }, // [T, r/2]
+    { name: 'q', kind: 'rw' }, // [H, T, hd]
+    { name: 'k', kind: 'rw' }, // [H, T, hd]
+    { name: 'v', kind: 'rw' }, // [H, T, hd]
+  ],
+};
+
+const WG = 256;
+
+/**
+ * cos/sin tables [T, r/2] for rotate-half rotary: inv_freq[i] = base^(-2i/r), angle = t · inv_freq[i],
+ * computed in f64 and rounded to f32 once (GPU sin/cos carry no accuracy guarantee outside [-π, π]).
+ * Arrays are at least one element long so they can back a buffer when r = 0.
+ */
+export function rotaryTables(T: number, r: number, base: number): { cos: Float32Array; sin: Float32Array } {
+  const half = r / 2;
+  const cos = new Float32Array(Math.max(1, T * half));
+  const sin = new Float32Array(Math.max(1, T * half));
+  for (let i = 0; i < half; i++) {
+    const invFreq = 1 / base ** ((2 * i) / r);
+    for (let t = 0; t < T; t++) {
+      cos[t * half + i] = Math.cos(t * invFreq);
+      sin[t * half + i] = Math.sin(t * invFreq);
+    }
+  }
+  return { cos, sin };
+}
+
+/** Splits qkv [T, H, 3, hd] into q, k, v [H, T, hd], rotating the first r dims of q and k. */
+export function rotary(
+  label: string,
+  b: { qkv: GPUBuffer; cos: GPUBuffer; sin: GPUBuffer; q: GPUBuffer; k: GPUBuffer; v: GPUBuffer },
+  T: number,
+  H: number,
+  hd: number,
+  r: number,
+): DispatchSpec {
+  return {
+    label,
+    kernel: rotaryKernel,
+    constants: { WG },
+    buffers: b,
+    params: paramsBytes([T, H, hd, r]),
+    workgroups: grid1d(H * T * hd, WG),
+  };
+}

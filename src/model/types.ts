@@ -1,0 +1,73 @@
+// Shared model types: the parsed config, the weights in HF module order, and the hidden-state dump.
+
+/** A GPT-NeoX config after parsing and validation (src/model/config.ts). */
+export interface NeoXConfig {
+  vocabSize: number; // V
+  hiddenSize: number; // d
+  numLayers: number; // L
+  numHeads: number; // H
+  headDim: number; // d / H
+  intermediateSize: number; // ff
+  /** rotary_ndims = floor(head_dim * rotary_pct): the first rotaryNdims dims of q and k are rotated. */
+  rotaryNdims: number;
+  rotaryBase: number;
+  layerNormEps: number;
+  useParallelResidual: boolean;
+  maxPositionEmbeddings: number;
+  /** HF `attention_bias` (default true): the QKV and dense projections carry biases. */
+  attentionBias: boolean;
+  /** HF `tie_word_embeddings`: the LM head reuses the input embedding. */
+  tieWordEmbeddings: boolean;
+}
+
+/** Storage dtypes of safetensors we read. */
+export type DType = 'F32' | 'F16' | 'BF16';
+
+/** A dense row-major fp32 tensor (CPU side). */
+export interface Tensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+export interface NormWeights {
+  weight: Tensor; // [d]
+  bias: Tensor; // [d]
+}
+
+export interface LinearWeights {
+  weight: Tensor; // [out, in] (PyTorch nn.Linear layout)
+  bias: Tensor | null; // [out]
+}
+
+/** One GPTNeoXLayer, named like HF's module tree. */
+export interface LayerWeights {
+  inputLayernorm: NormWeights; // input_layernorm
+  postAttentionLayernorm: NormWeights; // post_attention_layernorm
+  /** attention.query_key_value: weight [3d, d], rows laid out per head as [H, 3, headDim]. */
+  qkv: LinearWeights;
+  dense: LinearWeights; // attention.dense: [d, d]
+  fc1: LinearWeights; // mlp.dense_h_to_4h: [ff, d]
+  fc2: LinearWeights; // mlp.dense_4h_to_h: [d, ff]
+}
+
+export interface ModelWeights {
+  embedIn: Tensor; // gpt_neox.embed_in.weight [V, d]
+  layers: LayerWeights[];
+  finalLayerNorm: NormWeights; // gpt_neox.final_layer_norm
+  lmHead: Tensor; // embed_out.weight or lm_head.weight [V, d] (embed_in when tied)
+}
+
+/**
+ * The hidden-state dump (contract, DESIGN.md): flat row-major arrays.
+ * embeddings [T][d], layers [L][T][d] (residual after each layer, before the final LayerNorm),
+ * finalNorm [T][d], logits [T][V].
+ */
+export interface HiddenDump<A extends Float32Array | Float64Array = Float32Array> {
+  T: number;
+  d: number;
+  V: number;
+  embeddings: A;
+  layers: A[];
+  finalNorm: A;
+  logits: A;
+}
