@@ -1,0 +1,288 @@
+// The engine API shared by the Web Worker and the Node CLI: load a model, run a forward pass returning the
+// hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM.
+import { type AcquireOptions, acquireGpu, type AdapterSummary, type GpuContext, type GpuFeatures } from '../gpu/device';
+import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
+import { BufferPool, type PoolStats } from '../gpu/pool';
+import { Program } from '../gpu/program';
+import { GpuTimer, type PassTiming } from '../gpu/timestamps';
+import { parseConfigText } from '../model/config';
+import { ModelLoadError } from '../model/errors';
+import { byteTokenizer, parseTokenizerDescription, type Tokenizer } from '../model/tokenizer';
+import type { HiddenDump, NeoXConfig } from '../model/types';
+import { loadWeights, modelSummary } from '../model/weights';
+import { type GpuModel, uploadModel } from './gpu-model';
+import { type Plan, referencePlan } from './plan';
+
+export interface ModelFiles {
+  /** config.json text. */
+  config: string;
+  /** model.safetensors bytes. */
+  weights: Uint8Array;
+  /** tokenizer description text (optional; byte-level when absent). */
+  tokenizer?: string;
+  /** A display name (folder or file name). */
+  name?: string;
+}
+
+export interface ModelInfo {
+  name: string;
+  config: NeoXConfig;
+  params: number;
+  gpuBytes: number;
+  tokenizer: string;
+}
+
+export interface ForwardOptions {
+  /** Per-op intermediates to read back: 'all', or a list of stable tap names. */
+  taps?: 'all' | string[];
+  /** Time each op with timestamp queries (when the adapter has them). */
+  timing?: boolean;
+}
+
+export interface ForwardResult {
+  dump: HiddenDump;
+  taps: Map<string, Float32Array>;
+  /** Per-op GPU time, or null when timing was not asked for or is unavailable. */
+  timings: PassTiming[] | null;
+  dispatches: number;
+}
+
+export class EngineError extends Error {
+  override name = 'EngineError';
+}
+
+export class Engine {
+  private model: GpuModel | null = null;
+  private info: ModelInfo | null = null;
+  private tok: Tokenizer | null = null;
+  private readonly pool: BufferPool;
+  private readonly pipelines: PipelineCache;
+
+  private constructor(readonly ctx: GpuContext, shaders: ShaderSource) {
+    this.pool = new BufferPool(ctx.device);
+    this.pipelines = new PipelineCache(ctx.device, shaders);
+  }
+
+  static async create(gpu: GPU | undefined | null, shaders: ShaderSource, opts: AcquireOptions = {}): Promise<Engine> {
+    return new Engine(await acquireGpu(gpu, opts), shaders);
+  }
+
+  get adapter(): AdapterSummary {
+    return this.ctx.adapter;
+  }
+
+  get features(): GpuFeatures {
+    return this.ctx.features;
+  }
+
+  get tokenizer(): Tokenizer | null {
+    return this.tok;
+  }
+
+  get modelInfo(): ModelInfo | null {
+    return this.info;
+  }
+
+  poolStats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  /** Parses and validates everything first; the GPU is touched only once the files are known good. */
+  async loadModel(files: ModelFiles): Promise<ModelInfo> {
+    this.checkAlive();
+    const cfg = parseConfigText(files.config);
+    const weights = loadWeights(cfg, files.weights);
+    // Without a tokenizer description the model is driven by token ids (byte-level when vocab >= 256).
+    let tok: Tokenizer | null = cfg.vocabSize >= 256 ? byteTokenizer() : null;
+    if (files.tokenizer !== undefined) {
+      let json: unknown;
+      try {
+        json = JSON.parse(files.tokenizer);
+      } catch (e) {
+        throw new ModelLoadError('tokenizer.json', `not valid JSON (${(e as Error).message})`);
+      }
+      tok = parseTokenizerDescription(json);
+      if (tok.vocabSize > cfg.vocabSize) {
+        throw new ModelLoadError(
+          'tokenizer.json',
+          `the tokenizer has ${tok.vocabSize} ids but the model's vocab_size is ${cfg.vocabSize}`,
+        );
+      }
+    }
+    const device = this.ctx.device;
+    device.pushErrorScope('out-of-memory');
+    device.pushErrorScope('validation');
+    let gm: GpuModel | null = null;
+    try {
+      gm = uploadModel(device, cfg, weights);
+    } finally {
+      const validation = await device.popErrorScope();
+      const oom = await device.popErrorScope();
+      const err = oom ?? validation;
+      if (err) {
+        gm?.destroy();
+        // biome-ignore lint/correctness/noUnsafeFinally: the GPU error is the one to report
+        throw new EngineError(`uploading the weights failed: ${err.message}`);
+      }
+    }
+    this.unloadModel();
+    this.model = gm;
+    this.tok = tok;
+    this.info = {
+      name: files.name ?? 'model',
+      config: cfg,
+      params: modelSummary(cfg).params,
+      gpuBytes: gm!.bytes,
+      tokenizer: tok?.kind ?? 'token ids only',
+    };
+    return this.info;
+  }
+
+  unloadModel(): void {
+    this.model?.destroy();
+    this.model = null;
+    this.info = null;
+    this.pool.trim();
+  }
+
+  /** One forward pass over `tokens`, recorded into one command encoder and submitted once. */
+  async forward(tokens: number[], opts: ForwardOptions = {}): Promise<ForwardResult> {
+    const m = this.requireModel();
+    this.checkTokens(m.cfg, tokens);
+    const device = this.ctx.device;
+    const plan = referencePlan(device, this.pool, m, tokens);
+    const program = new Program(device, this.pipelines);
+    const { cfg } = m;
+    const T = tokens.length;
+    const dumpNames = ['embed', ...cfg.numLayers > 0 ? m.layers.map((_, i) => `layers.${i}.out`) : [], 'final_norm', 'logits'];
+    const want = new Set<string>(dumpNames);
+    if (opts.taps === 'all') for (const op of plan.ops) for (const w of op.writes) want.add(w.name);
+    else for (const t of opts.taps ?? []) want.add(t);
+    const staging = new Map<string, GPUBuffer>();
+    const timer = opts.timing ? new GpuTimer(device, plan.ops.length) : null;
+    device.pushErrorScope('validation');
+    try {
+      for (const op of plan.ops) program.add(op.spec);
+      for (const op of plan.ops) {
+        for (const w of op.writes) {
+          if (!want.has(w.name)) continue;
+          const bytes = w.floats * 4;
+          const dst = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `tap:${w.name}` });
+          staging.set(w.name, dst);
+          program.copyAfter({ after: op.spec.label, src: w.buffer, srcOffset: 0, dst, dstOffset: 0, bytes });
+        }
+      }
+      for (const name of want) if (!staging.has(name)) throw new EngineError(`unknown tap '${name}'`);
+      const encoder = device.createCommandEncoder({ label: 'forward' });
+      program.encode(encoder, timer);
+      timer?.resolve(encoder);
+      device.queue.submit([encoder.finish()]);
+      const err = await device.popErrorScope();
+      if (err) throw new EngineError(`GPU validation error in forward: ${err.message}`);
+      const read = new Map<string, Float32Array>();
+      await Promise.all(
+        [...staging].map(async ([name, buf]) => {
+          await buf.mapAsync(GPUMapMode.READ);
+          read.set(name, new Float32Array(buf.getMappedRange().slice(0)));
+        }),
+      );
+      this.checkAlive();
+      const timings = timer ? await timer.read() : null;
+      const dump: HiddenDump = {
+        T,
+        d: cfg.hiddenSize,
+        V: cfg.vocabSize,
+        embeddings: read.get('embed')!,
+        layers: m.layers.map((_, i) => read.get(`layers.${i}.out`)!),
+        finalNorm: read.get('final_norm')!,
+        logits: read.get('logits')!,
+      };
+      const taps = new Map<string, Float32Array>();
+      for (const [name, data] of read) if (!dumpNames.includes(name) || opts.taps) taps.set(name, data);
+      return { dump, taps, timings, dispatches: program.dispatchCount };
+    } catch (e) {
+      // Leave the error scope balanced when the failure came before the pop.
+      await device.popErrorScope().catch(() => null);
+      this.checkAlive();
+      throw e;
+    } finally {
+      for (const buf of staging.values()) buf.destroy();
+      timer?.destroy();
+      program.dispose();
+      plan.release();
+    }
+  }
+
+  /**
+   * Greedy decoding of `n` new tokens (argmax, lowest id on ties), re-running the full forward per step.
+   * `onToken` sees each new id; an aborted signal stops between steps.
+   */
+  async generate(
+    prompt: number[],
+    n: number,
+    onToken?: (id: number, step: number) => void,
+    signal?: AbortSignal,
+  ): Promise<number[]> {
+    const m = this.requireModel();
+    if (!Number.isInteger(n) || n < 0) throw new EngineError(`generation length must be a non-negative integer, got ${n}`);
+    this.checkTokens(m.cfg, prompt);
+    if (prompt.length + n > m.cfg.maxPositionEmbeddings) {
+      throw new EngineError(`prompt (${prompt.length}) + ${n} new tokens exceeds max_position_embeddings ${m.cfg.maxPositionEmbeddings}`);
+    }
+    const ids = [...prompt];
+    const out: number[] = [];
+    for (let step = 0; step < n; step++) {
+      if (signal?.aborted) throw new EngineError('generation cancelled');
+      const { dump } = await this.forward(ids);
+      const V = dump.V;
+      const next = argmax(dump.logits, (ids.length - 1) * V, V);
+      ids.push(next);
+      out.push(next);
+      onToken?.(next, step);
+    }
+    return out;
+  }
+
+  dispose(): void {
+    this.unloadModel();
+    this.pool.destroyAll();
+    this.ctx.device.destroy();
+  }
+
+  private requireModel(): GpuModel {
+    this.checkAlive();
+    if (!this.model) throw new EngineError('no model is loaded');
+    return this.model;
+  }
+
+  private checkAlive(): void {
+    const lost = this.ctx.lostError();
+    if (lost) throw lost;
+  }
+
+  private checkTokens(cfg: NeoXConfig, tokens: number[]): void {
+    if (tokens.length === 0) throw new EngineError('no tokens: the prompt is empty');
+    if (tokens.length > cfg.maxPositionEmbeddings) {
+      throw new EngineError(`${tokens.length} tokens exceed max_position_embeddings ${cfg.maxPositionEmbeddings}`);
+    }
+    tokens.forEach((t, i) => {
+      if (!Number.isInteger(t) || t < 0 || t >= cfg.vocabSize) {
+        throw new EngineError(`token ${i} is ${t}: ids must be integers in [0, ${cfg.vocabSize})`);
+      }
+    });
+  }
+}
+
+/** Index of the largest value in a[offset .. offset+n) (lowest index on ties; NaN never wins). */
+export function argmax(a: ArrayLike<number>, offset: number, n: number): number {
+  let best = 0;
+  let bv = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < n; i++) {
+    const v = a[offset + i];
+    if (v > bv) {
+      bv = v;
+      best = i;
+    }
+  }
+  return best;
+}
