@@ -7,7 +7,7 @@ import { Program } from '../gpu/program';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
-import { byteTokenizer, parseTokenizerDescription, type Tokenizer } from '../model/tokenizer';
+import { parseTokenizerDescription, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, NeoXConfig } from '../model/types';
 import { loadWeights, modelSummary } from '../model/weights';
 import { type GpuModel, uploadModel } from './gpu-model';
@@ -92,8 +92,8 @@ export class Engine {
     this.checkAlive();
     const cfg = parseConfigText(files.config);
     const weights = loadWeights(cfg, files.weights);
-    // Without a tokenizer description the model is driven by token ids (byte-level when vocab >= 256).
-    let tok: Tokenizer | null = cfg.vocabSize >= 256 ? byteTokenizer() : null;
+    // Without a tokenizer description the model is driven by token ids alone.
+    let tok: Tokenizer | null = null;
     if (files.tokenizer !== undefined) {
       let json: unknown;
       try {

@@ -1,0 +1,82 @@
+// The CLI end to end: the test writes a small HF-format model folder itself, runs `cli forward` in a child
+// process and checks the dump contract (keys, nested shapes, values vs the fp64 oracle); bad input exits 2
+// with one line naming what is wrong.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { basicMetrics } from '../compare/metrics';
+import { oracleForward } from '../kernels/cpu/forward';
+import { freshSeed } from '../kernels/testing';
+import { parseConfigText } from '../model/config';
+import { randomModelFiles } from '../model/random-model';
+import { loadWeights } from '../model/weights';
+import type { DumpJson } from './dump-json';
+
+function cli(args: string[]) {
+  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')) };
+}
+
+function modelDir(seed: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'neox-'));
+  const files = randomModelFiles({ vocab: 211, d: 48, layers: 2, heads: 2, ff: 100, rotaryPct: 0.25, parallel: false, dtype: 'F16' }, seed);
+  writeFileSync(join(dir, 'config.json'), files.config);
+  writeFileSync(join(dir, 'model.safetensors'), files.weights);
+  return { dir, files };
+}
+
+describe('cli forward', () => {
+  it('writes the dump contract for a model folder, matching the oracle', () => {
+    const seed = freshSeed();
+    const { dir, files } = modelDir(seed);
+    const out = join(dir, 'out.json');
+    const tokens = [3, 14, 15, 92, 65, 35, 89];
+    const r = cli(['forward', '--model', dir, '--tokens', tokens.join(','), '--out', out]);
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    const dump = JSON.parse(readFileSync(out, 'utf8')) as DumpJson;
+    expect(Object.keys(dump).sort()).toEqual(['embeddings', 'final_norm', 'layers', 'logits']);
+    expect(dump.embeddings).toHaveLength(7);
+    expect(dump.embeddings[0]).toHaveLength(48);
+    expect(dump.layers).toHaveLength(2);
+    expect(dump.layers[1]).toHaveLength(7);
+    expect(dump.logits[6]).toHaveLength(211);
+    const cfg = parseConfigText(files.config);
+    const ref = oracleForward(cfg, loadWeights(cfg, files.weights), tokens);
+    const flat = (a: number[][]) => a.flat();
+    for (const [what, got, want] of [
+      ['embeddings', flat(dump.embeddings), ref.embeddings],
+      ['layers[1]', flat(dump.layers[1]), ref.layers[1]],
+      ['final_norm', flat(dump.final_norm), ref.finalNorm],
+      ['logits', flat(dump.logits), ref.logits],
+    ] as const) {
+      expect(basicMetrics(got, want).relL2, `${what} seed ${seed}`).toBeLessThan(1e-5);
+    }
+  });
+
+  it.each([
+    [['forward', '--model', '/nonexistent/dir', '--tokens', '1', '--out', '/tmp/x.json'], /not a folder/],
+    [['forward', '--tokens', '1'], /--model DIR is required/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['forward', '--model', 'MODEL', '--tokens', '1,abc', '--out', '/tmp/x.json'], /token id 2 'abc' is not an integer/],
+    [['forward', '--model', 'MODEL', '--tokens', '1,211', '--out', '/tmp/x.json'], /out of range/],
+    [['forward', '--model', 'MODEL', '--tokens', '1', '--out', '/tmp/x.json', '--bogus'], /bogus/],
+  ])('bad input %j exits 2 with one line', (args, pattern) => {
+    const { dir } = modelDir(1);
+    const r = cli(args.map((a) => (a === 'MODEL' ? dir : a)));
+    expect(r.code).toBe(2);
+    expect(r.stderr[0]).toMatch(pattern);
+    expect(r.stderr[0]).toMatch(/^error: /);
+  });
+
+  it('a corrupted safetensors file exits 2 naming the file', () => {
+    const { dir } = modelDir(2);
+    const p = join(dir, 'model.safetensors');
+    const bytes = readFileSync(p);
+    writeFileSync(p, bytes.subarray(0, bytes.length - 100));
+    const r = cli(['forward', '--model', dir, '--tokens', '1,2', '--out', join(dir, 'o.json')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr[0]).toMatch(/^error: model\.safetensors: /);
+  });
+});
