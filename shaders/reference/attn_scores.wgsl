@@ -22,7 +22,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   let j = wid.x * TILE + lid.x;
   let kj = wid.x * TILE + lid.y; // the k row this thread stages
   let base = h * T * hd;
-  var acc = 0.0;
+  var sum = 0.0;
   for (var e0 = 0u; e0 < hd; e0 += TILE) {
     let e = e0 + lid.x;
     var qv = 0.0;
@@ -33,13 +33,13 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     ks[lid.y * TILE + lid.x] = kv;
     workgroupBarrier();
     for (var ee = 0u; ee < TILE; ee++) {
-      acc += qs[lid.y * TILE + ee] * ks[lid.x * TILE + ee];
+      sum = acc(sum + qs[lid.y * TILE + ee] * ks[lid.x * TILE + ee]);
     }
     workgroupBarrier();
   }
   if (i < T && j < T) {
     var out = 0.0;
-    if (j <= i) { out = acc * params.scale; }
-    s[(h * T + i) * T + j] = out;
+    if (j <= i) { out = sum * params.scale; }
+    s[(h * T + i) * T + j] = st(out);
   }
 }

@@ -21,7 +21,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   let i = wid.y * TILE + lid.y;
   let e = wid.x * TILE + lid.x;
   let jEnd = min(T, (wid.y + 1u) * TILE); // causal: rows of this tile need j < jEnd
-  var acc = 0.0;
+  var sum = 0.0;
   for (var j0 = 0u; j0 < jEnd; j0 += TILE) {
     let jp = j0 + lid.x;
     var pv = 0.0;
@@ -33,11 +33,11 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     vs[lid.y * TILE + lid.x] = vv;
     workgroupBarrier();
     for (var jj = 0u; jj < TILE; jj++) {
-      acc += ps[lid.y * TILE + jj] * vs[jj * TILE + lid.x];
+      sum = acc(sum + ps[lid.y * TILE + jj] * vs[jj * TILE + lid.x]);
     }
     workgroupBarrier();
   }
   if (i < T && e < hd) {
-    ctx[i * params.H * hd + h * hd + e] = acc;
+    ctx[i * params.H * hd + h * hd + e] = st(sum);
   }
 }

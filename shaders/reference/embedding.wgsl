@@ -17,5 +17,5 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let t = i / params.d;
   let c = i % params.d;
   let id = min(ids[t], params.V - 1u);
-  out[i] = table[id * params.d + c];
+  out[i] = st(table[id * params.d + c]);
 }

@@ -12,5 +12,5 @@ override WG: u32 = 256;
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let i = gid.x + gid.y * nwg.x * WG;
   if (i >= params.n) { return; }
-  y[i] = gelu_exact(x[i]);
+  y[i] = st(gelu_exact(x[i]));
 }

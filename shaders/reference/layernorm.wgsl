@@ -43,6 +43,6 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   let variance = row_sum(q, lid) / f32(params.d);
   let inv = 1.0 / sqrt(variance + params.eps);
   for (var c = lid; c < params.d; c += WG) {
-    y[base + c] = (x[base + c] - mean) * inv * weight[c] + bias[c];
+    y[base + c] = st((x[base + c] - mean) * inv * weight[c] + bias[c]);
   }
 }

@@ -20,7 +20,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   let m = wid.y * TILE + lid.y;
   let n = wid.x * TILE + lid.x;
   let wn = wid.x * TILE + lid.y; // the W row this thread stages
-  var acc = 0.0;
+  var sum = 0.0;
   for (var k0 = 0u; k0 < params.K; k0 += TILE) {
     let k = k0 + lid.x;
     var xv = 0.0;
@@ -31,13 +31,13 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     ws[lid.y * TILE + lid.x] = wv;
     workgroupBarrier();
     for (var kk = 0u; kk < TILE; kk++) {
-      acc += xs[lid.y * TILE + kk] * ws[lid.x * TILE + kk];
+      sum = acc(sum + xs[lid.y * TILE + kk] * ws[lid.x * TILE + kk]);
     }
     workgroupBarrier();
   }
   if (m < params.M && n < params.N) {
-    var out = acc;
+    var out = sum;
     if (params.has_bias != 0u) { out += b[n]; }
-    y[m * params.N + n] = out;
+    y[m * params.N + n] = st(out);
   }
 }

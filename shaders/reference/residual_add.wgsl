@@ -18,8 +18,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let i = gid.x + gid.y * nwg.x * WG;
   if (i >= params.n) { return; }
   if (THREE) {
-    out[i] = (c[i] + b[i]) + a[i];
+    out[i] = st((c[i] + b[i]) + a[i]);
   } else {
-    out[i] = b[i] + a[i];
+    out[i] = st(b[i] + a[i]);
   }
 }

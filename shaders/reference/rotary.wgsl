@@ -39,7 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let t = (i / hd) % params.T;
   let h = i / (hd * params.T);
   let base = (t * params.H + h) * 3u * hd; // qkv[t, h, 0, 0]
-  q[i] = rotate(base, t, e);
-  k[i] = rotate(base + hd, t, e);
-  v[i] = qkv[base + 2u * hd + e];
+  q[i] = st(rotate(base, t, e));
+  k[i] = st(rotate(base + hd, t, e));
+  v[i] = st(qkv[base + 2u * hd + e]);
 }

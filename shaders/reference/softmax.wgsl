@@ -42,6 +42,6 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   for (var j = lid; j < T; j += WG) {
     var out = 0.0;
     if (j < n) { out = exp(s[base + j] - rowmax) * inv; }
-    p[base + j] = out;
+    p[base + j] = st(out);
   }
 }

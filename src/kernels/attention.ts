@@ -1,11 +1,14 @@
 // Launchers for the three reference attention kernels: scores, causal softmax, weighted values.
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+
 import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
 import { ceilDiv, MAX_GROUPS } from './grid';
 
 export const attnScoresKernel: KernelDef = {
   name: 'reference/attn_scores',
   file: 'reference/attn_scores.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'q', kind: 'read' }, // [H, T, hd]
@@ -17,6 +20,7 @@ export const attnScoresKernel: KernelDef = {
 export const softmaxKernel: KernelDef = {
   name: 'reference/softmax',
   file: 'reference/softmax.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 's', kind: 'read' }, // [H, T, T]
@@ -27,6 +31,7 @@ export const softmaxKernel: KernelDef = {
 export const attnValuesKernel: KernelDef = {
   name: 'reference/attn_values',
   file: 'reference/attn_values.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'p', kind: 'read' }, // [H, T, T]
@@ -45,11 +50,12 @@ export function attnScores(
   H: number,
   T: number,
   hd: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: attnScoresKernel,
-    constants: { TILE },
+    constants: { TILE, ...opts.constants },
     buffers: b,
     params: paramsBytes([T, hd, { f32: 1 / Math.sqrt(hd) }]),
     workgroups: [ceilDiv(T, TILE), ceilDiv(T, TILE), H],
@@ -62,13 +68,14 @@ export function softmaxCausal(
   b: { s: GPUBuffer; p: GPUBuffer },
   H: number,
   T: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   const rows = H * T;
   const x = Math.min(rows, MAX_GROUPS);
   return {
     label,
     kernel: softmaxKernel,
-    constants: { WG },
+    constants: { WG, ...opts.constants },
     buffers: b,
     params: paramsBytes([T, rows]),
     workgroups: [x, ceilDiv(rows, x), 1],
@@ -82,11 +89,12 @@ export function attnValues(
   H: number,
   T: number,
   hd: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: attnValuesKernel,
-    constants: { TILE },
+    constants: { TILE, ...opts.constants },
     buffers: b,
     params: paramsBytes([T, hd, H]),
     workgroups: [ceilDiv(hd, TILE), ceilDiv(T, TILE), H],

@@ -1,10 +1,12 @@
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
 import { grid1d } from './grid';
 
 export const embeddingKernel: KernelDef = {
   name: 'reference/embedding',
   file: 'reference/embedding.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'ids', kind: 'read' }, // [T] u32
@@ -22,11 +24,12 @@ export function embedding(
   T: number,
   d: number,
   V: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: embeddingKernel,
-    constants: { WG },
+    constants: { WG, ...opts.constants },
     buffers: b,
     params: paramsBytes([T, d, V]),
     workgroups: grid1d(T * d, WG),

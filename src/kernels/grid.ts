@@ -15,3 +15,8 @@ export function grid1d(n: number, wg: number): [number, number, number] {
 export function ceilDiv(a: number, b: number): number {
   return Math.ceil(a / b);
 }
+
+/** Per-dispatch options every launcher takes: extra override constants (precision modes, fault switches). */
+export interface KernelOpts {
+  constants?: Record<string, number | boolean>;
+}

@@ -1,9 +1,11 @@
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
 
 export const layerNormKernel: KernelDef = {
   name: 'reference/layernorm',
   file: 'reference/layernorm.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'x', kind: 'read' }, // [rows, d]
@@ -22,11 +24,12 @@ export function layerNorm(
   rows: number,
   d: number,
   eps: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: layerNormKernel,
-    constants: { WG },
+    constants: { WG, ...opts.constants },
     buffers: b,
     params: paramsBytes([rows, d, { f32: eps }]),
     workgroups: [rows, 1, 1],

@@ -1,10 +1,12 @@
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
 import { ceilDiv } from './grid';
 
 export const linearKernel: KernelDef = {
   name: 'reference/linear',
   file: 'reference/linear.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'x', kind: 'read' }, // [M, K]
@@ -23,11 +25,12 @@ export function linear(
   M: number,
   N: number,
   K: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: linearKernel,
-    constants: { TILE },
+    constants: { TILE, ...opts.constants },
     buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
     params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
     workgroups: [ceilDiv(N, TILE), ceilDiv(M, TILE), 1],

@@ -33,7 +33,13 @@ const H = 3;
 const hd = 30;
 const Ts = [1, 24, 129];
 
-function check(what: string, got: Float32Array, ref: ArrayLike<number>, tol: number | ((i: number) => number), seed: number) {
+function check(
+  what: string,
+  got: Float32Array,
+  ref: ArrayLike<number>,
+  tol: number | ((i: number) => number),
+  seed: number,
+) {
   const r = compare(what, got, ref, tol, seed);
   expect(r.ok, r.report).toBe(true);
 }
@@ -45,7 +51,9 @@ describe('reference kernels vs fp64 oracle', () => {
     const table = randn(rng, V * d);
     const ids = Array.from({ length: T }, () => Math.floor(rng() * V));
     const out = h.poisoned(T * d);
-    await h.run([embedding('embed', { ids: h.upload(new Uint32Array(ids)), table: h.upload(table), out }, T, d, V)]);
+    await h.run([
+      embedding('embed', { ids: h.upload(new Uint32Array(ids)), table: h.upload(table), out }, T, d, V),
+    ]);
     check('embedding', await h.read(out, T * d), embeddingF64(table, d, ids), 0, seed);
   });
 
@@ -69,7 +77,9 @@ describe('reference kernels vs fp64 oracle', () => {
       return ((d + 2) * U32 * (row.reduce((a, v) => a + Math.abs(v), 0) / d)) / sigma;
     });
     const tol = (i: number) =>
-      Math.abs(w[i % d]) * (rowTol[Math.floor(i / d)] + (d + 10) * U32 * Math.abs(xhat[i])) + 4 * U32 * Math.abs(ref[i]) + 1e-12;
+      Math.abs(w[i % d]) * (rowTol[Math.floor(i / d)] + (d + 10) * U32 * Math.abs(xhat[i])) +
+      4 * U32 * Math.abs(ref[i]) +
+      1e-12;
     check('layernorm', await h.read(y, T * d), ref, tol, seed);
   });
 
@@ -105,7 +115,13 @@ describe('reference kernels vs fp64 oracle', () => {
     const dummy = h.upload(new Float32Array(V).fill(1000));
     await h.run([linear('head', { x: h.upload(x), w: h.upload(w), b: null, y, dummy }, M, N, K)]);
     const absRef = linearF64(x.map(Math.abs), M, K, w.map(Math.abs), null, N);
-    check('linear(no bias)', await h.read(y, M * N), linearF64(x, M, K, w, null, N), (i) => dotBound(K + 1, absRef[i]), seed);
+    check(
+      'linear(no bias)',
+      await h.read(y, M * N),
+      linearF64(x, M, K, w, null, N),
+      (i) => dotBound(K + 1, absRef[i]),
+      seed,
+    );
   });
 
   it.each(Ts)('split heads + rotary (rotate-half), T=%i', async (T) => {
@@ -148,10 +164,18 @@ describe('reference kernels vs fp64 oracle', () => {
     const sMasked = sRef.map((x) => (Number.isFinite(x) ? x : 0));
     const sAbs = attentionScoresF64(qa.map(Math.abs), ka.map(Math.abs), H, T, hd);
     const sGot = await h.read(s, H * T * T);
-    check('scores', sGot, sMasked, (i) => dotBound(hd + 1, Number.isFinite(sAbs[i]) ? sAbs[i] : 0) / Math.sqrt(hd) + 1e-30, seed);
+    check(
+      'scores',
+      sGot,
+      sMasked,
+      (i) => dotBound(hd + 1, Number.isFinite(sAbs[i]) ? sAbs[i] : 0) / Math.sqrt(hd) + 1e-30,
+      seed,
+    );
     // Softmax of the GPU's own scores (the oracle run on them), so this checks the softmax alone:
     // exp is accurate to (3 + 2|x|) ulp in WGSL and the row sum to γ_T; p <= 1.
-    const sGotCausal = Float64Array.from(sGot, (x, i) => (i % T > Math.floor(i / T) % T ? Number.NEGATIVE_INFINITY : x));
+    const sGotCausal = Float64Array.from(sGot, (x, i) =>
+      i % T > Math.floor(i / T) % T ? Number.NEGATIVE_INFINITY : x,
+    );
     const pRef = softmaxCausalF64(sGotCausal, H, T);
     const pGot = await h.read(p, H * T * T);
     check('probs', pGot, pRef, (i) => (T + 60) * U32 * Math.abs(pRef[i]) + 1e-9, seed);
@@ -179,7 +203,13 @@ describe('reference kernels vs fp64 oracle', () => {
     // erfc carries < 1.2e-7 relative error, exp in WGSL up to (3 + 2·z²) ulp; gelu = 0.5·x·erfc(-x/√2):
     // relative bound (2e-7 + (12 + z²)·u) on the erfc factor, a few ulps for the products.
     const ref = geluF64(x);
-    check('gelu', await h.read(y, n), ref, (i) => (4e-7 + (16 + x[i] * x[i]) * U32) * Math.abs(x[i]) + 1e-30, seed);
+    check(
+      'gelu',
+      await h.read(y, n),
+      ref,
+      (i) => (4e-7 + (16 + x[i] * x[i]) * U32) * Math.abs(x[i]) + 1e-30,
+      seed,
+    );
   });
 
   it.each([false, true])('residual add (three inputs: %s) in HF order, exact', async (three) => {
@@ -193,7 +223,9 @@ describe('reference kernels vs fp64 oracle', () => {
     ]);
     // The same two f32 roundings as HF ((c + b) + a or b + a), so f32 results are bit-identical.
     const f = Math.fround;
-    const ref = three ? Float64Array.from(a, (ai, i) => f(f(c[i] + b[i]) + ai)) : Float64Array.from(a, (ai, i) => f(b[i] + ai));
+    const ref = three
+      ? Float64Array.from(a, (ai, i) => f(f(c[i] + b[i]) + ai))
+      : Float64Array.from(a, (ai, i) => f(b[i] + ai));
     check('residual', await h.read(out, n), ref, 0, seed);
     const exact = three ? add3F64(a, b, c) : addF64(a, b);
     check('residual vs fp64', await h.read(out, n), exact, 4 * U32 * 4, seed);

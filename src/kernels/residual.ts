@@ -1,10 +1,12 @@
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
 import { grid1d } from './grid';
 
 export const residualAddKernel: KernelDef = {
   name: 'reference/residual_add',
   file: 'reference/residual_add.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'a', kind: 'read' }, // [n] residual stream (hidden_states)
@@ -21,11 +23,12 @@ export function residualAdd(
   label: string,
   buf: { a: GPUBuffer; b: GPUBuffer; c: GPUBuffer | null; out: GPUBuffer },
   n: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: residualAddKernel,
-    constants: { WG, THREE: buf.c !== null },
+    constants: { WG, THREE: buf.c !== null, ...opts.constants },
     buffers: { a: buf.a, b: buf.b, c: buf.c ?? buf.b, out: buf.out },
     params: paramsBytes([n]),
     workgroups: grid1d(n, WG),

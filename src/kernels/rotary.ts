@@ -1,10 +1,12 @@
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
 import { grid1d } from './grid';
 
 export const rotaryKernel: KernelDef = {
   name: 'reference/rotary',
   file: 'reference/rotary.wgsl',
+  includes: ['common/precision.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'qkv', kind: 'read' }, // [T, H, 3, hd]
@@ -45,11 +47,12 @@ export function rotary(
   H: number,
   hd: number,
   r: number,
+  opts: KernelOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: rotaryKernel,
-    constants: { WG },
+    constants: { WG, ...opts.constants },
     buffers: b,
     params: paramsBytes([T, H, hd, r]),
     workgroups: grid1d(H * T * hd, WG),

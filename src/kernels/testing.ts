@@ -83,7 +83,8 @@ export function compare(
     if (Number.isFinite(err)) maxAbs = Math.max(maxAbs, err);
     maxRatio = Math.max(maxRatio, Number.isNaN(ratio) ? Number.POSITIVE_INFINITY : ratio);
     if (!(err <= t) || !Number.isFinite(g)) {
-      if (bad < 10) lines.push(`  [${i}] got ${g} ref ${r} |err| ${err.toExponential(3)} tol ${t.toExponential(3)}`);
+      if (bad < 10)
+        lines.push(`  [${i}] got ${g} ref ${r} |err| ${err.toExponential(3)} tol ${t.toExponential(3)}`);
       bad++;
     }
   }

@@ -1,0 +1,89 @@
+// Launchers of the fused LayerNorm kernels: dual LayerNorm (parallel residual) and residual add + LayerNorm.
+import type { KernelDef } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelOpts } from './grid';
+
+const includes = ['common/precision.wgsl', 'common/row_stats.wgsl'] as const;
+
+export const layerNorm2Kernel: KernelDef = {
+  name: 'fused/layernorm2',
+  file: 'fused/layernorm2.wgsl',
+  includes,
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'x', kind: 'read' }, // [rows, d]
+    { name: 'w1', kind: 'read' }, // [d]
+    { name: 'b1', kind: 'read' }, // [d]
+    { name: 'w2', kind: 'read' }, // [d]
+    { name: 'b2', kind: 'read' }, // [d]
+    { name: 'y1', kind: 'rw' }, // [rows, d]
+    { name: 'y2', kind: 'rw' }, // [rows, d]
+  ],
+};
+
+export const addLayerNormKernel: KernelDef = {
+  name: 'fused/add_layernorm',
+  file: 'fused/add_layernorm.wgsl',
+  includes,
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'a', kind: 'read' }, // [rows, d]
+    { name: 'b', kind: 'read' }, // [rows, d]
+    { name: 'w', kind: 'read' }, // [d]
+    { name: 'bias', kind: 'read' }, // [d]
+    { name: 'r', kind: 'rw' }, // [rows, d]
+    { name: 'y', kind: 'rw' }, // [rows, d]
+  ],
+};
+
+const WG = 256;
+/** Largest d the row cache holds within WebGPU's default 16 KiB of workgroup memory (row + reduction). */
+export const FUSED_NORM_MAX_D = (16384 - WG * 4) / 4;
+
+function rowMax(d: number): number {
+  if (d > FUSED_NORM_MAX_D) throw new Error(`fused LayerNorm supports d <= ${FUSED_NORM_MAX_D}, got ${d}`);
+  return Math.max(1, d);
+}
+
+/**
+ * y1 = LN(x; w1, b1) and, when `second` is given, y2 = LN(x; w2, b2) from one read of each row.
+ * x, y1, y2: [rows, d]; weights [d].
+ */
+export function layerNorm2(
+  label: string,
+  b: { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer },
+  second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
+  rows: number,
+  d: number,
+  eps: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  return {
+    label,
+    kernel: layerNorm2Kernel,
+    constants: { WG, ROW_MAX: rowMax(d), DUAL: second !== null, ...opts.constants },
+    // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
+    buffers: { x: b.x, w1: b.w1, b1: b.b1, y1: b.y1, ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }) },
+    params: paramsBytes([rows, d, { f32: eps }]),
+    workgroups: [rows, 1, 1],
+  };
+}
+
+/** r = b + a; y = LN(r; w, bias) — a, b, r, y: [rows, d]; w, bias: [d]. */
+export function addLayerNorm(
+  label: string,
+  b: { a: GPUBuffer; b: GPUBuffer; w: GPUBuffer; bias: GPUBuffer; r: GPUBuffer; y: GPUBuffer },
+  rows: number,
+  d: number,
+  eps: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  return {
+    label,
+    kernel: addLayerNormKernel,
+    constants: { WG, ROW_MAX: rowMax(d), ...opts.constants },
+    buffers: b,
+    params: paramsBytes([rows, d, { f32: eps }]),
+    workgroups: [rows, 1, 1],
+  };
+}

@@ -1,0 +1,431 @@
+// safetensors: a validating header parser, an fp32 tensor reader (F32 / F16 / BF16 on disk), a writer for
+// tests and fixtures, and the scalar f16 / bf16 conversions (reused for precision emulation).
+//
+// Layout: u64 little-endian header length N, then N bytes of UTF-8 JSON
+// `{ "__metadata__"?: {str: str}, name: { dtype, shape, data_offsets: [begin, end] } }`, then the data
+// section; offsets are relative to its start.
+
+import { describeJson, ModelLoadError, quoteName } from './errors';
+import type { DType } from './types';
+
+export interface SafetensorsEntry {
+  name: string;
+  dtype: DType;
+  shape: number[];
+  /** Byte offsets relative to the data section, end exclusive. */
+  begin: number;
+  end: number;
+}
+
+export interface SafetensorsHeader {
+  entries: Map<string, SafetensorsEntry>;
+  /** Absolute byte offset of the data section: 8 + header length. */
+  dataOffset: number;
+  metadata: Record<string, string>;
+  /** Tensors the caller asked to ignore (validated for size and overlap, never read), by name. */
+  ignored: string[];
+}
+
+export interface ParseOptions {
+  /**
+   * Tensors to validate structurally but not read (e.g. HF's causal-mask buffers, stored as BOOL): they may have
+   * any dtype of the format and are left out of `entries`.
+   */
+  ignore?: (name: string) => boolean;
+}
+
+/** Headers past this are refused (the reference implementation uses the same bound). */
+export const MAX_HEADER_BYTES = 100_000_000;
+
+export const BYTES_PER_ELEMENT: Record<DType, number> = { F32: 4, F16: 2, BF16: 2 };
+
+/** Dtypes of the safetensors format that exist but that we do not read, with their bits per element. */
+const OTHER_DTYPE_BITS: Record<string, number> = {
+  F64: 64,
+  I64: 64,
+  U64: 64,
+  C64: 64,
+  I32: 32,
+  U32: 32,
+  I16: 16,
+  U16: 16,
+  I8: 8,
+  U8: 8,
+  BOOL: 8,
+  F8_E4M3: 8,
+  F8_E5M2: 8,
+  F8_E8M0: 8,
+  F6_E2M3: 6,
+  F6_E3M2: 6,
+  F4: 4,
+};
+
+const ENTRY_KEYS = new Set(['dtype', 'shape', 'data_offsets']);
+
+// ---- scalar conversions -------------------------------------------------------------------------------------
+
+const scratchF32 = new Float32Array(1);
+const scratchU32 = new Uint32Array(scratchF32.buffer);
+
+/** The f32 bit pattern of Math.fround(x). */
+export function f32Bits(x: number): number {
+  scratchF32[0] = x;
+  return scratchU32[0];
+}
+
+/** The f32 value of a bit pattern (NaN payloads are not guaranteed to survive a JS number). */
+export function f32FromBits(bits: number): number {
+  scratchU32[0] = bits;
+  return scratchF32[0];
+}
+
+/**
+ * f32 bits -> f16 bits, round to nearest, ties to even; overflow to ±inf, gradual underflow to subnormals and
+ * ±0; NaN stays NaN, keeping the top 10 payload bits (or the quiet bit when those are all zero).
+ */
+export function f32BitsToF16Bits(b: number): number {
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xff;
+  const mant = b & 0x7fffff;
+  if (exp === 0xff) return mant === 0 ? sign | 0x7c00 : sign | 0x7c00 | (mant >>> 13 || 0x200);
+  if (exp > 142) return sign | 0x7c00; // >= 2^16: past the rounding range of f16, inf
+  if (exp >= 113) {
+    // normal f16 (the carry of a round-up may reach the exponent and, past 65504, inf: both are right)
+    let h = ((exp - 112) << 10) | (mant >>> 13);
+    const rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest === 0x1000 && (h & 1) === 1)) h++;
+    return sign | h;
+  }
+  if (exp < 102) return sign; // < 2^-25: rounds to zero (exactly 2^-25 is a tie, to even 0)
+  // subnormal f16: units of 2^-24; significand m * 2^(exp - 150)
+  const m = mant | 0x800000;
+  const shift = 126 - exp; // 14..24
+  let h = m >>> shift;
+  const rest = m - h * 2 ** shift;
+  const half = 2 ** (shift - 1);
+  if (rest > half || (rest === half && (h & 1) === 1)) h++;
+  return sign | h;
+}
+
+/** f16 bits -> f32 bits, exact (subnormals normalised, inf and NaN payloads kept). */
+export function f16BitsToF32Bits(h: number): number {
+  const sign = (h & 0x8000) << 16;
+  const exp = (h >>> 10) & 0x1f;
+  let mant = h & 0x3ff;
+  if (exp === 0x1f) return (sign | 0x7f800000 | (mant << 13)) >>> 0;
+  if (exp !== 0) return (sign | ((exp + 112) << 23) | (mant << 13)) >>> 0;
+  if (mant === 0) return sign >>> 0;
+  let e = 113; // normalise the subnormal: value = mant * 2^-24
+  while ((mant & 0x400) === 0) {
+    mant <<= 1;
+    e--;
+  }
+  return (sign | (e << 23) | ((mant & 0x3ff) << 13)) >>> 0;
+}
+
+/** f32 bits -> bf16 bits, round to nearest, ties to even on the low 16 bits; NaN stays NaN. */
+export function f32BitsToBf16Bits(b: number): number {
+  if ((b & 0x7fffffff) > 0x7f800000) {
+    const h = b >>> 16;
+    return (h & 0x7f) === 0 ? h | 0x40 : h;
+  }
+  return ((b >>> 0) + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+}
+
+/** The f16 value nearest to Math.fround(x) (ties to even), as its 16-bit pattern. */
+export function f32ToF16Bits(x: number): number {
+  return f32BitsToF16Bits(f32Bits(x));
+}
+
+/** The value of an f16 bit pattern (exact; every f16 is an f32). */
+export function f16BitsToF32(h: number): number {
+  return f32FromBits(f16BitsToF32Bits(h & 0xffff));
+}
+
+/** The bf16 value nearest to Math.fround(x) (ties to even), as its 16-bit pattern. */
+export function f32ToBf16Bits(x: number): number {
+  return f32BitsToBf16Bits(f32Bits(x));
+}
+
+/** The value of a bf16 bit pattern (exact: the high half of an f32). */
+export function bf16BitsToF32(h: number): number {
+  return f32FromBits(((h & 0xffff) << 16) >>> 0);
+}
+
+/** f16 -> f32 bit patterns for all 65536 inputs, built on first use. */
+let f16Table: Uint32Array | null = null;
+function f16ToF32Table(): Uint32Array {
+  if (f16Table === null) {
+    f16Table = new Uint32Array(65536);
+    for (let h = 0; h < 65536; h++) f16Table[h] = f16BitsToF32Bits(h);
+  }
+  return f16Table;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+// ---- header ------------------------------------------------------------------------------------------------
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Product of a shape, or Infinity when it leaves the safe-integer range. */
+export function numElements(shape: readonly number[]): number {
+  let n = 1;
+  for (const s of shape) {
+    n *= s;
+    if (n > Number.MAX_SAFE_INTEGER) return Number.POSITIVE_INFINITY;
+  }
+  return n;
+}
+
+function shapeStr(shape: readonly number[]): string {
+  return `[${shape.join(',')}]`;
+}
+
+/** A validated header entry; dtype is one we read unless the caller ignores the tensor. */
+interface RawEntry {
+  name: string;
+  dtype: string;
+  shape: number[];
+  begin: number;
+  end: number;
+}
+
+function parseEntry(file: string, name: string, v: unknown, dataSize: number, ignored: boolean): RawEntry {
+  const fail = (detail: string): never => {
+    throw new ModelLoadError(file, `tensor ${quoteName(name)} ${detail}`, name);
+  };
+  if (!isObject(v)) return fail(`header entry must be an object, found ${describeJson(v)}`);
+  for (const k of Object.keys(v)) {
+    if (!ENTRY_KEYS.has(k)) fail(`has unexpected header key ${quoteName(k)}`);
+  }
+  const dtype = v.dtype;
+  if (typeof dtype !== 'string') return fail(`has no dtype string (found ${describeJson(dtype)})`);
+  let bits: number;
+  if (dtype === 'F32' || dtype === 'F16' || dtype === 'BF16') bits = 8 * BYTES_PER_ELEMENT[dtype];
+  else if (Object.hasOwn(OTHER_DTYPE_BITS, dtype)) {
+    if (!ignored) fail(`has dtype ${dtype}, only F32, F16 and BF16 are supported`);
+    bits = OTHER_DTYPE_BITS[dtype];
+  } else return fail(`has unknown dtype ${quoteName(dtype.length > 20 ? `${dtype.slice(0, 20)}…` : dtype)}`);
+  const shape = v.shape;
+  if (!Array.isArray(shape)) return fail(`has no shape array (found ${describeJson(shape)})`);
+  if (shape.length > 64) fail(`has ${shape.length} dimensions`);
+  for (const s of shape) {
+    if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) {
+      fail(`has invalid shape entry ${describeJson(s)} (dimensions are non-negative integers)`);
+    }
+  }
+  const offs = v.data_offsets;
+  if (!Array.isArray(offs) || offs.length !== 2) {
+    return fail(`must have data_offsets [begin, end] (found ${describeJson(offs)})`);
+  }
+  for (const o of offs) {
+    if (typeof o !== 'number' || !Number.isSafeInteger(o) || o < 0) {
+      fail(`has invalid data_offsets entry ${describeJson(o)}`);
+    }
+  }
+  const [begin, end] = offs as number[];
+  if (begin > end) fail(`has data_offsets [${begin},${end}] with begin > end`);
+  if (end > dataSize) {
+    fail(`has data_offsets [${begin},${end}] past the end of the data section (${dataSize} bytes)`);
+  }
+  const n = numElements(shape as number[]);
+  if (bits % 8 === 0) {
+    const expected = n * (bits / 8);
+    if (end - begin !== expected) {
+      fail(
+        `has ${end - begin} bytes (data_offsets [${begin},${end}]) but shape ${shapeStr(shape as number[])} ` +
+          `${dtype} needs ${expected}`,
+      );
+    }
+  }
+  return { name, dtype, shape: (shape as number[]).slice(), begin, end };
+}
+
+/**
+ * Parses and validates a safetensors header. Everything malformed (sizes, JSON, dtypes, shapes, offsets,
+ * overlaps) raises ModelLoadError naming the file and the tensor.
+ */
+export function parseSafetensorsHeader(
+  bytes: Uint8Array,
+  file = 'model.safetensors',
+  options: ParseOptions = {},
+): SafetensorsHeader {
+  if (bytes.length < 8) {
+    throw new ModelLoadError(
+      file,
+      `file is ${bytes.length} bytes, too short for a safetensors header (truncated?)`,
+    );
+  }
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const lo = dv.getUint32(0, true);
+  const hi = dv.getUint32(4, true);
+  const n = hi * 2 ** 32 + lo;
+  if (n >= MAX_HEADER_BYTES) {
+    throw new ModelLoadError(file, `header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
+  }
+  if (n > bytes.length - 8) {
+    throw new ModelLoadError(
+      file,
+      `header length ${n} is larger than the ${bytes.length - 8} bytes after it (truncated or not safetensors)`,
+    );
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(8, 8 + n));
+  } catch {
+    throw new ModelLoadError(file, 'header is not valid UTF-8');
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ModelLoadError(file, `header is not JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (!isObject(json))
+    throw new ModelLoadError(file, `header must be a JSON object, found ${describeJson(json)}`);
+
+  const dataOffset = 8 + n;
+  const dataSize = bytes.length - dataOffset;
+  const metadata: Record<string, string> = {};
+  const entries = new Map<string, SafetensorsEntry>();
+  const ignored: string[] = [];
+  const all: RawEntry[] = [];
+  for (const [name, v] of Object.entries(json)) {
+    if (name === '__metadata__') {
+      if (!isObject(v)) {
+        throw new ModelLoadError(file, `__metadata__ must be an object, found ${describeJson(v)}`, name);
+      }
+      for (const [k, s] of Object.entries(v)) {
+        if (typeof s !== 'string') {
+          throw new ModelLoadError(
+            file,
+            `__metadata__ value ${quoteName(k)} must be a string, found ${describeJson(s)}`,
+            name,
+          );
+        }
+        metadata[k] = s;
+      }
+      continue;
+    }
+    const skip = options.ignore?.(name) ?? false;
+    const e = parseEntry(file, name, v, dataSize, skip);
+    all.push(e);
+    if (skip) ignored.push(name);
+    else entries.set(name, e as SafetensorsEntry);
+  }
+
+  const sorted = all.sort((a, b) => a.begin - b.begin || a.end - b.end);
+  for (let i = 1; i < sorted.length; i++) {
+    const prev = sorted[i - 1];
+    const cur = sorted[i];
+    if (cur.begin < prev.end) {
+      throw new ModelLoadError(
+        file,
+        `tensor ${quoteName(cur.name)} (bytes ${cur.begin}..${cur.end}) overlaps tensor ${quoteName(prev.name)} ` +
+          `(bytes ${prev.begin}..${prev.end})`,
+        cur.name,
+      );
+    }
+  }
+  return { entries, dataOffset, metadata, ignored };
+}
+
+// ---- reading -----------------------------------------------------------------------------------------------
+
+/**
+ * One tensor as a fresh fp32 array (row-major, numel(shape) values). F16 is converted exactly (subnormals, inf,
+ * NaN payloads), BF16 by `bits << 16`, F32 copied byte-wise (offsets need not be 4-aligned).
+ */
+export function readTensorF32(
+  bytes: Uint8Array,
+  dataOffset: number,
+  e: SafetensorsEntry,
+  file = 'model.safetensors',
+): Float32Array {
+  const start = dataOffset + e.begin;
+  const stop = dataOffset + e.end;
+  const bpe = BYTES_PER_ELEMENT[e.dtype];
+  const n = numElements(e.shape);
+  if (!(start >= 0 && start <= stop && stop <= bytes.length) || stop - start !== n * bpe) {
+    throw new ModelLoadError(
+      file,
+      `tensor ${quoteName(e.name)} bytes ${start}..${stop} do not fit the file or its shape`,
+      e.name,
+    );
+  }
+  const src = bytes.subarray(start, stop);
+  const out = new Float32Array(n);
+  if (e.dtype === 'F32') {
+    if (LITTLE_ENDIAN) {
+      new Uint8Array(out.buffer).set(src); // a byte copy: no misaligned Float32Array view
+    } else {
+      const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
+      for (let i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i, true);
+    }
+    return out;
+  }
+  const bits = new Uint32Array(out.buffer); // [n]: writing bits keeps NaN payloads
+  if (e.dtype === 'F16') {
+    const table = f16ToF32Table();
+    for (let i = 0; i < n; i++) bits[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
+  } else {
+    for (let i = 0; i < n; i++) bits[i] = ((src[2 * i] | (src[2 * i + 1] << 8)) << 16) >>> 0;
+  }
+  return out; // bits went in as native u32 and come out as native f32: right on either endianness
+}
+
+// ---- writing -----------------------------------------------------------------------------------------------
+
+export interface TensorToWrite {
+  name: string;
+  dtype: DType;
+  shape: number[];
+  data: Float32Array; // [numel(shape)]
+}
+
+/**
+ * Serialises tensors (in the order given, packed without gaps) into a safetensors file. F16 / BF16 are rounded
+ * to nearest even from the f32 bits. The header is padded with spaces to 8-byte alignment, as HF does.
+ */
+export function writeSafetensors(tensors: TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
+  const header: Record<string, unknown> = {};
+  if (metadata !== undefined) header.__metadata__ = { ...metadata };
+  let offset = 0;
+  const seen = new Set<string>();
+  for (const t of tensors) {
+    if (t.name === '__metadata__' || seen.has(t.name))
+      throw new Error(`writeSafetensors: bad or duplicate name '${t.name}'`);
+    seen.add(t.name);
+    const n = numElements(t.shape);
+    if (n !== t.data.length) {
+      throw new Error(
+        `writeSafetensors: '${t.name}' has ${t.data.length} values for shape ${shapeStr(t.shape)}`,
+      );
+    }
+    const len = n * BYTES_PER_ELEMENT[t.dtype];
+    header[t.name] = { dtype: t.dtype, shape: t.shape.slice(), data_offsets: [offset, offset + len] };
+    offset += len;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const headerLen = Math.ceil(json.length / 8) * 8;
+  const out = new Uint8Array(8 + headerLen + offset);
+  const dv = new DataView(out.buffer);
+  dv.setUint32(0, headerLen % 2 ** 32, true);
+  dv.setUint32(4, Math.floor(headerLen / 2 ** 32), true);
+  out.set(json, 8);
+  out.fill(0x20, 8 + json.length, 8 + headerLen);
+  let p = 8 + headerLen;
+  for (const t of tensors) {
+    const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length); // [n] f32 bit patterns
+    if (t.dtype === 'F32') {
+      for (let i = 0; i < bits.length; i++, p += 4) dv.setUint32(p, bits[i], true);
+    } else {
+      const conv = t.dtype === 'F16' ? f32BitsToF16Bits : f32BitsToBf16Bits;
+      for (let i = 0; i < bits.length; i++, p += 2) dv.setUint16(p, conv(bits[i]), true);
+    }
+  }
+  return out;
+}

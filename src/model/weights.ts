@@ -1,0 +1,150 @@
+// model.safetensors (HF GPTNeoXForCausalLM names) -> ModelWeights in fp32, every tensor checked against the config.
+
+import { ModelLoadError, quoteName } from './errors';
+import { parseSafetensorsHeader, readTensorF32, type SafetensorsEntry } from './safetensors';
+import type { LayerWeights, LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from './types';
+
+/** Buffers HF checkpoints may carry that are not weights (causal-mask caches, rotary inverse frequencies). */
+const IGNORED_BUFFER =
+  /^gpt_neox\.(layers\.\d+\.attention\.(bias|masked_bias|rotary_emb\.inv_freq)|rotary_emb\.inv_freq)$/;
+const LAYER_NAME = /^gpt_neox\.layers\.(\d+)\./;
+
+const HEAD_NAMES = ['embed_out.weight', 'lm_head.weight'] as const;
+
+function shapeStr(shape: readonly number[]): string {
+  return `[${shape.join(',')}]`;
+}
+
+class Loader {
+  readonly entries: Map<string, SafetensorsEntry>;
+  readonly dataOffset: number;
+  readonly ignored: string[];
+  readonly used = new Set<string>();
+
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly file: string,
+  ) {
+    const h = parseSafetensorsHeader(bytes, file, { ignore: (name) => IGNORED_BUFFER.test(name) });
+    this.entries = h.entries;
+    this.dataOffset = h.dataOffset;
+    this.ignored = h.ignored;
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  tensor(name: string, shape: number[]): Tensor {
+    const e = this.entries.get(name);
+    if (e === undefined) throw new ModelLoadError(this.file, `missing tensor '${name}'`, name);
+    if (e.shape.length !== shape.length || e.shape.some((s, i) => s !== shape[i])) {
+      throw new ModelLoadError(
+        this.file,
+        `tensor '${name}' has shape ${shapeStr(e.shape)}, expected ${shapeStr(shape)}`,
+        name,
+      );
+    }
+    this.used.add(name);
+    return { shape: shape.slice(), data: readTensorF32(this.bytes, this.dataOffset, e, this.file) };
+  }
+
+  norm(prefix: string, d: number): NormWeights {
+    return { weight: this.tensor(`${prefix}.weight`, [d]), bias: this.tensor(`${prefix}.bias`, [d]) };
+  }
+
+  linear(prefix: string, out: number, inp: number, bias: boolean): LinearWeights {
+    return {
+      weight: this.tensor(`${prefix}.weight`, [out, inp]),
+      bias: bias ? this.tensor(`${prefix}.bias`, [out]) : null,
+    };
+  }
+}
+
+/**
+ * Loads GPT-NeoX weights with Hugging Face names, converting F16 / BF16 to fp32. Missing tensors, wrong shapes,
+ * layers beyond the config and any other unexpected tensor raise ModelLoadError naming the tensor.
+ */
+export function loadWeights(cfg: NeoXConfig, bytes: Uint8Array, file = 'model.safetensors'): ModelWeights {
+  const ld = new Loader(bytes, file);
+  const { vocabSize: V, hiddenSize: d, intermediateSize: ff, numLayers: L } = cfg;
+
+  // Layer-shaped names past the config first: the clearest message for a config/weights mismatch.
+  for (const name of [...ld.entries.keys(), ...ld.ignored]) {
+    const m = LAYER_NAME.exec(name);
+    if (m !== null && Number(m[1]) >= L) {
+      throw new ModelLoadError(
+        file,
+        `tensor ${quoteName(name)} belongs to layer ${m[1]} but config.json has num_hidden_layers ${L} ` +
+          '(config and weights do not match)',
+        name,
+      );
+    }
+  }
+
+  const embedIn = ld.tensor('gpt_neox.embed_in.weight', [V, d]); // [V, d]
+  const layers: LayerWeights[] = [];
+  for (let i = 0; i < L; i++) {
+    const p = `gpt_neox.layers.${i}`;
+    layers.push({
+      inputLayernorm: ld.norm(`${p}.input_layernorm`, d),
+      postAttentionLayernorm: ld.norm(`${p}.post_attention_layernorm`, d),
+      qkv: ld.linear(`${p}.attention.query_key_value`, 3 * d, d, cfg.attentionBias), // [3d, d]
+      dense: ld.linear(`${p}.attention.dense`, d, d, cfg.attentionBias), // [d, d]
+      fc1: ld.linear(`${p}.mlp.dense_h_to_4h`, ff, d, true), // [ff, d]
+      fc2: ld.linear(`${p}.mlp.dense_4h_to_h`, d, ff, true), // [d, ff]
+    });
+  }
+  const finalLayerNorm = ld.norm('gpt_neox.final_layer_norm', d);
+
+  const heads = HEAD_NAMES.filter((n) => ld.has(n));
+  if (heads.length > 1) {
+    throw new ModelLoadError(
+      file,
+      `both 'embed_out.weight' and 'lm_head.weight' are present (ambiguous LM head)`,
+      heads[1],
+    );
+  }
+  let lmHead: Tensor; // [V, d]
+  if (cfg.tieWordEmbeddings) {
+    lmHead = embedIn;
+    if (heads.length === 1) {
+      const h = ld.tensor(heads[0], [V, d]);
+      if (h.data.some((x, i) => !Object.is(x, embedIn.data[i]))) {
+        throw new ModelLoadError(
+          file,
+          `tensor '${heads[0]}' differs from 'gpt_neox.embed_in.weight' but config.json has tie_word_embeddings true`,
+          heads[0],
+        );
+      }
+    }
+  } else {
+    if (heads.length === 0) {
+      throw new ModelLoadError(
+        file,
+        `missing tensor 'embed_out.weight' (or 'lm_head.weight'); config.json has tie_word_embeddings false`,
+        'embed_out.weight',
+      );
+    }
+    lmHead = ld.tensor(heads[0], [V, d]);
+  }
+
+  for (const name of ld.entries.keys()) {
+    if (ld.used.has(name)) continue;
+    const why =
+      !cfg.attentionBias && /^gpt_neox\.layers\.\d+\.attention\.(query_key_value|dense)\.bias$/.test(name)
+        ? 'but config.json has attention_bias false'
+        : '(not part of a GPT-NeoX causal LM)';
+    throw new ModelLoadError(file, `unexpected tensor ${quoteName(name)} ${why}`, name);
+  }
+  return { embedIn, layers, finalLayerNorm, lmHead };
+}
+
+/** Parameter count and fp32 footprint of the weights loadWeights returns (a tied head counted once). */
+export function modelSummary(cfg: NeoXConfig): { params: number; bytesF32: number } {
+  const { vocabSize: V, hiddenSize: d, intermediateSize: ff, numLayers: L } = cfg;
+  const attnBias = cfg.attentionBias ? 4 * d : 0; // qkv [3d] + dense [d]
+  const perLayer = 4 * d + 3 * d * d + d * d + attnBias + ff * d + ff + d * ff + d;
+  const params = V * d + L * perLayer + 2 * d + (cfg.tieWordEmbeddings ? 0 : V * d);
+  return { params, bytesF32: 4 * params };
+}
