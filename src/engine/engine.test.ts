@@ -3,9 +3,9 @@
 // (fp32 rounding through a few layers of d ≤ 128 lands near 1e-7; a wrong op lands near 1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
+import { nodeGpu } from '../gpu/node';
 import { oracleForward, oracleGreedy } from '../kernels/cpu/forward';
 import { mulberry32 } from '../kernels/cpu/random';
-import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
@@ -20,12 +20,39 @@ beforeAll(async () => {
 afterAll(() => engine?.dispose());
 
 const models: [string, RandomModelSpec][] = [
-  ['parallel, classic keys', { vocab: 300, d: 90, layers: 3, heads: 3, ff: 200, rotaryPct: 0.2, parallel: true }],
+  [
+    'parallel, classic keys',
+    { vocab: 300, d: 90, layers: 3, heads: 3, ff: 200, rotaryPct: 0.2, parallel: true },
+  ],
   [
     'sequential, rope_parameters keys',
-    { vocab: 257, d: 96, layers: 2, heads: 4, ff: 170, rotaryPct: 0.5, rotaryBase: 500, eps: 1e-6, parallel: false, keys: 'rope_parameters' },
+    {
+      vocab: 257,
+      d: 96,
+      layers: 2,
+      heads: 4,
+      ff: 170,
+      rotaryPct: 0.5,
+      rotaryBase: 500,
+      eps: 1e-6,
+      parallel: false,
+      keys: 'rope_parameters',
+    },
   ],
-  ['parallel, bf16 on disk, lm_head name', { vocab: 131, d: 40, layers: 2, heads: 2, ff: 72, rotaryPct: 1, parallel: true, dtype: 'BF16', head: 'lm_head.weight' }],
+  [
+    'parallel, bf16 on disk, lm_head name',
+    {
+      vocab: 131,
+      d: 40,
+      layers: 2,
+      heads: 2,
+      ff: 72,
+      rotaryPct: 1,
+      parallel: true,
+      dtype: 'BF16',
+      head: 'lm_head.weight',
+    },
+  ],
 ];
 
 describe('reference forward vs fp64 oracle', () => {
@@ -42,7 +69,11 @@ describe('reference forward vs fp64 oracle', () => {
       const ref = oracleForward(cfg, w, tokens);
       const rows: [string, Float32Array, Float64Array][] = [
         ['embeddings', dump.embeddings, ref.embeddings],
-        ...dump.layers.map((l, i): [string, Float32Array, Float64Array] => [`layers[${i}]`, l, ref.layers[i]]),
+        ...dump.layers.map((l, i): [string, Float32Array, Float64Array] => [
+          `layers[${i}]`,
+          l,
+          ref.layers[i],
+        ]),
         ['final_norm', dump.finalNorm, ref.finalNorm],
         ['logits', dump.logits, ref.logits],
       ];
@@ -98,7 +129,9 @@ describe('reference forward vs fp64 oracle', () => {
     const before = engine.poolStats();
     const bad = randomModelFiles({ ...models[0][1], ff: 201 }, 3);
     const cfgOnly = randomModelFiles(models[0][1], 3).config; // config says ff=200, weights have 201
-    await expect(engine.loadModel({ config: cfgOnly, weights: bad.weights })).rejects.toThrow(/dense_h_to_4h.*shape/);
+    await expect(engine.loadModel({ config: cfgOnly, weights: bad.weights })).rejects.toThrow(
+      /dense_h_to_4h.*shape/,
+    );
     expect(engine.modelInfo?.config.intermediateSize).toBe(200);
     expect(engine.poolStats()).toEqual(before);
     const { dump } = await engine.forward([3, 4, 5]);

@@ -1,17 +1,25 @@
 // The engine API shared by the Web Worker and the Node CLI: load a model, run a forward pass returning the
 // hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM.
-import { type AcquireOptions, acquireGpu, type AdapterSummary, type GpuContext, type GpuFeatures } from '../gpu/device';
+import {
+  type AcquireOptions,
+  type AdapterSummary,
+  acquireGpu,
+  type GpuContext,
+  type GpuFeatures,
+} from '../gpu/device';
 import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
+import type { Precision } from '../kernels/precision';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
 import { parseTokenizerDescription, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, NeoXConfig } from '../model/types';
 import { loadWeights, modelSummary } from '../model/weights';
+import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
-import { type Plan, referencePlan } from './plan';
+import { buildPlan, type PlanHooks } from './plan';
 
 export interface ModelFiles {
   /** config.json text. */
@@ -32,7 +40,16 @@ export interface ModelInfo {
   tokenizer: string;
 }
 
+export type PathSpec = 'reference' | 'fused' | ReadonlySet<FusedKernelId>;
+
 export interface ForwardOptions {
+  /** 'reference' (no fused kernel), 'fused' (all), or the set of fused kernels switched on. */
+  path?: PathSpec;
+  precision?: Precision;
+  /** Fault switches and wiring faults (src/run/faults.ts). */
+  hooks?: PlanHooks;
+  /** Run only layers [from, to) on the given residual input [T, d] (local error). */
+  layers?: { from: number; to: number; input?: Float32Array };
   /** Per-op intermediates to read back: 'all', or a list of stable tap names. */
   taps?: 'all' | string[];
   /** Time each op with timestamp queries (when the adapter has them). */
@@ -58,12 +75,19 @@ export class Engine {
   private readonly pool: BufferPool;
   private readonly pipelines: PipelineCache;
 
-  private constructor(readonly ctx: GpuContext, shaders: ShaderSource) {
+  private constructor(
+    readonly ctx: GpuContext,
+    shaders: ShaderSource,
+  ) {
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, shaders);
   }
 
-  static async create(gpu: GPU | undefined | null, shaders: ShaderSource, opts: AcquireOptions = {}): Promise<Engine> {
+  static async create(
+    gpu: GPU | undefined | null,
+    shaders: ShaderSource,
+    opts: AcquireOptions = {},
+  ): Promise<Engine> {
     return new Engine(await acquireGpu(gpu, opts), shaders);
   }
 
@@ -150,11 +174,24 @@ export class Engine {
     const m = this.requireModel();
     this.checkTokens(m.cfg, tokens);
     const device = this.ctx.device;
-    const plan = referencePlan(device, this.pool, m, tokens);
+    const plan = buildPlan(device, this.pool, m, tokens, {
+      fused: resolvePath(opts.path),
+      precision: opts.precision ?? 'fp32',
+      hooks: opts.hooks,
+      layers: opts.layers,
+    });
     const program = new Program(device, this.pipelines);
     const { cfg } = m;
     const T = tokens.length;
-    const dumpNames = ['embed', ...cfg.numLayers > 0 ? m.layers.map((_, i) => `layers.${i}.out`) : [], 'final_norm', 'logits'];
+    const from = opts.layers?.from ?? 0;
+    const to = opts.layers?.to ?? cfg.numLayers;
+    const whole = !opts.layers;
+    const layerIdx = Array.from({ length: to - from }, (_, j) => from + j);
+    const dumpNames = [
+      ...(whole ? ['embed'] : []),
+      ...layerIdx.map((i) => `layers.${i}.out`),
+      ...(whole ? ['final_norm', 'logits'] : []),
+    ];
     const want = new Set<string>(dumpNames);
     if (opts.taps === 'all') for (const op of plan.ops) for (const w of op.writes) want.add(w.name);
     else for (const t of opts.taps ?? []) want.add(t);
@@ -167,7 +204,11 @@ export class Engine {
         for (const w of op.writes) {
           if (!want.has(w.name)) continue;
           const bytes = w.floats * 4;
-          const dst = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: `tap:${w.name}` });
+          const dst = device.createBuffer({
+            size: bytes,
+            usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+            label: `tap:${w.name}`,
+          });
           staging.set(w.name, dst);
           program.copyAfter({ after: op.spec.label, src: w.buffer, srcOffset: 0, dst, dstOffset: 0, bytes });
         }
@@ -188,14 +229,15 @@ export class Engine {
       );
       this.checkAlive();
       const timings = timer ? await timer.read() : null;
+      const empty = new Float32Array(0);
       const dump: HiddenDump = {
         T,
         d: cfg.hiddenSize,
         V: cfg.vocabSize,
-        embeddings: read.get('embed')!,
-        layers: m.layers.map((_, i) => read.get(`layers.${i}.out`)!),
-        finalNorm: read.get('final_norm')!,
-        logits: read.get('logits')!,
+        embeddings: read.get('embed') ?? empty,
+        layers: layerIdx.map((i) => read.get(`layers.${i}.out`)!),
+        finalNorm: read.get('final_norm') ?? empty,
+        logits: read.get('logits') ?? empty,
       };
       const taps = new Map<string, Float32Array>();
       for (const [name, data] of read) if (!dumpNames.includes(name) || opts.taps) taps.set(name, data);
@@ -222,18 +264,22 @@ export class Engine {
     n: number,
     onToken?: (id: number, step: number) => void,
     signal?: AbortSignal,
+    opts: Pick<ForwardOptions, 'path' | 'precision' | 'hooks'> = {},
   ): Promise<number[]> {
     const m = this.requireModel();
-    if (!Number.isInteger(n) || n < 0) throw new EngineError(`generation length must be a non-negative integer, got ${n}`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new EngineError(`generation length must be a non-negative integer, got ${n}`);
     this.checkTokens(m.cfg, prompt);
     if (prompt.length + n > m.cfg.maxPositionEmbeddings) {
-      throw new EngineError(`prompt (${prompt.length}) + ${n} new tokens exceeds max_position_embeddings ${m.cfg.maxPositionEmbeddings}`);
+      throw new EngineError(
+        `prompt (${prompt.length}) + ${n} new tokens exceeds max_position_embeddings ${m.cfg.maxPositionEmbeddings}`,
+      );
     }
     const ids = [...prompt];
     const out: number[] = [];
     for (let step = 0; step < n; step++) {
       if (signal?.aborted) throw new EngineError('generation cancelled');
-      const { dump } = await this.forward(ids);
+      const { dump } = await this.forward(ids, opts);
       const V = dump.V;
       const next = argmax(dump.logits, (ids.length - 1) * V, V);
       ids.push(next);
@@ -263,7 +309,9 @@ export class Engine {
   private checkTokens(cfg: NeoXConfig, tokens: number[]): void {
     if (tokens.length === 0) throw new EngineError('no tokens: the prompt is empty');
     if (tokens.length > cfg.maxPositionEmbeddings) {
-      throw new EngineError(`${tokens.length} tokens exceed max_position_embeddings ${cfg.maxPositionEmbeddings}`);
+      throw new EngineError(
+        `${tokens.length} tokens exceed max_position_embeddings ${cfg.maxPositionEmbeddings}`,
+      );
     }
     tokens.forEach((t, i) => {
       if (!Number.isInteger(t) || t < 0 || t >= cfg.vocabSize) {
@@ -271,6 +319,12 @@ export class Engine {
       }
     });
   }
+}
+
+export function resolvePath(path: PathSpec | undefined): ReadonlySet<FusedKernelId> {
+  if (path === undefined || path === 'reference') return new Set();
+  if (path === 'fused') return ALL_FUSED;
+  return path;
 }
 
 /** Index of the largest value in a[offset .. offset+n) (lowest index on ties; NaN never wins). */

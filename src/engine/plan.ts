@@ -1,15 +1,23 @@
-// Plans: the ordered, named ops of one forward pass. Every op writes one or more taps (stable names such
-// as 'layers.3.ln1', the join key with the oracle and the UI); the residual after layer i is 'layers.i.out'.
+// Plans: the ordered, named ops of one forward pass. Every op writes one or more taps (stable names such as
+// 'layers.3.ln1', the join key with the oracle and the UI); the residual after layer i is 'layers.i.out'.
+// One builder serves both paths: each fused kernel replaces its reference ops when it is switched on, so a
+// plan can be fully reference, fully fused, or anything between (bisection).
 import type { BufferPool } from '../gpu/pool';
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
 import { attnScores, attnValues, softmaxCausal } from '../kernels/attention';
 import { embedding } from '../kernels/embedding';
+import { flashAttention } from '../kernels/flash-attention';
+import { linearBias, linearGelu, linearResidual, qkvRotary } from '../kernels/fused-linear';
+import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
 import { gelu } from '../kernels/gelu';
+import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
 import { linear } from '../kernels/linear';
+import { type Precision, precisionConstants } from '../kernels/precision';
 import { residualAdd } from '../kernels/residual';
 import { rotary, rotaryTables } from '../kernels/rotary';
+import type { FusedKernelId } from './fused-kernels';
 import type { GpuModel } from './gpu-model';
 
 export interface TapWrite {
@@ -21,6 +29,31 @@ export interface TapWrite {
 export interface PlanOp {
   spec: DispatchSpec;
   writes: TapWrite[];
+  /** The fused kernel that produced this op, or null for a reference op. */
+  fused: FusedKernelId | null;
+  layer: number | null;
+}
+
+/** Plan-level hooks: extra override constants per op (fault switches) and wiring faults. */
+export interface PlanHooks {
+  /** Extra constants for the op `name` (e.g. 'layers.2.qkv_rotary') of fused kernel `kernel`. */
+  constants?(
+    kernel: FusedKernelId | 'reference',
+    layer: number | null,
+    name: string,
+  ): Record<string, number | boolean>;
+  /** In-place aliasing: attention.dense writes its output over the residual stream it will be added to. */
+  aliasResidual?(layer: number): boolean;
+  /** Stale pooled buffer: attention.dense reads the previous layer's context instead of this layer's. */
+  staleContext?(layer: number): boolean;
+}
+
+export interface PlanOptions {
+  fused: ReadonlySet<FusedKernelId>;
+  precision: Precision;
+  hooks?: PlanHooks;
+  /** Run layers [from, to) only; the residual entering layer `from` is `input` ([T, d]) when given. */
+  layers?: { from: number; to: number; input?: Float32Array };
 }
 
 export interface Plan {
@@ -47,11 +80,18 @@ class Activations {
 }
 
 /**
- * The reference plan: one plain kernel per op, in HF's order. Per layer:
- * ln1 → qkv → rotary (q, k, v) → scores → probs → ctx → attn_out → [resid_mid] → ln2 → fc1 → gelu →
- * mlp_out → out. Then final_norm and logits.
+ * Reference op order per layer: ln1 → qkv → rotary (q, k, v) → scores → probs → ctx → attn_out →
+ * [resid_mid] → ln2 → fc1 → gelu → mlp_out → out; then final_norm and logits.
+ * All fused (parallel residual): layernorm2 (ln1, ln2) → qkv_rotary (q, k, v) → flash (ctx) → dense (attn_out)
+ * → linear_gelu (gelu) → residual epilogue (out): 6 dispatches a layer.
  */
-export function referencePlan(device: GPUDevice, pool: BufferPool, m: GpuModel, tokens: number[]): Plan {
+export function buildPlan(
+  device: GPUDevice,
+  pool: BufferPool,
+  m: GpuModel,
+  tokens: number[],
+  o: PlanOptions,
+): Plan {
   const { cfg } = m;
   const T = tokens.length;
   const d = cfg.hiddenSize;
@@ -59,13 +99,22 @@ export function referencePlan(device: GPUDevice, pool: BufferPool, m: GpuModel, 
   const hd = cfg.headDim;
   const ff = cfg.intermediateSize;
   const V = cfg.vocabSize;
+  const eps = cfg.layerNormEps;
+  const from = o.layers?.from ?? 0;
+  const to = o.layers?.to ?? cfg.numLayers;
+  const whole = from === 0 && to === cfg.numLayers && !o.layers?.input;
+  const on = (k: FusedKernelId) => o.fused.has(k);
+  const prec = precisionConstants(o.precision);
   const acts = new Activations(pool);
   const uploads: GPUBuffer[] = [];
-  const ids = uploadBuffer(device, new Uint32Array(tokens), 'upload:ids');
+  const upload = (data: Float32Array | Uint32Array, label: string) => {
+    const b = uploadBuffer(device, data, `upload:${label}`);
+    uploads.push(b);
+    return b;
+  };
   const tables = rotaryTables(T, cfg.rotaryNdims, cfg.rotaryBase);
-  const cos = uploadBuffer(device, tables.cos, 'upload:cos');
-  const sin = uploadBuffer(device, tables.sin, 'upload:sin');
-  uploads.push(ids, cos, sin);
+  const cos = upload(tables.cos, 'cos');
+  const sin = upload(tables.sin, 'sin');
 
   const xs = [acts.get(T * d, 'x0'), acts.get(T * d, 'x1')]; // residual stream ping-pong
   const b = {
@@ -74,9 +123,9 @@ export function referencePlan(device: GPUDevice, pool: BufferPool, m: GpuModel, 
     q: acts.get(H * T * hd, 'q'),
     k: acts.get(H * T * hd, 'k'),
     v: acts.get(H * T * hd, 'v'),
-    scores: acts.get(H * T * T, 'scores'),
-    probs: acts.get(H * T * T, 'probs'),
-    ctx: acts.get(T * d, 'ctx'),
+    scores: on('flash_attention') ? null : acts.get(H * T * T, 'scores'),
+    probs: on('flash_attention') ? null : acts.get(H * T * T, 'probs'),
+    ctx: [acts.get(T * d, 'ctx0'), acts.get(T * d, 'ctx1')], // alternate per layer (stale-buffer fault)
     attnOut: acts.get(T * d, 'attn_out'),
     residMid: acts.get(T * d, 'resid_mid'),
     ln2: acts.get(T * d, 'ln2'),
@@ -87,51 +136,357 @@ export function referencePlan(device: GPUDevice, pool: BufferPool, m: GpuModel, 
     logits: acts.get(T * V, 'logits'),
   };
   const ops: PlanOp[] = [];
-  const op = (spec: DispatchSpec, ...writes: [string, GPUBuffer, number][]) =>
-    ops.push({ spec, writes: writes.map(([name, buffer, floats]) => ({ name, buffer, floats })) });
+  const kopts = (kernel: FusedKernelId | 'reference', layer: number | null, name: string): KernelOpts => ({
+    constants: { ...prec, ...o.hooks?.constants?.(kernel, layer, name) },
+  });
+  const op = (
+    fused: FusedKernelId | null,
+    layer: number | null,
+    make: (opts: KernelOpts) => DispatchSpec,
+    ...writes: [string, GPUBuffer, number][]
+  ) => {
+    const probe = make({}); // label only
+    const spec = make(kopts(fused ?? 'reference', layer, probe.label));
+    ops.push({
+      spec,
+      fused,
+      layer,
+      writes: writes.map(([name, buffer, floats]) => ({ name, buffer, floats })),
+    });
+  };
 
-  op(embedding('embed', { ids, table: m.embedIn, out: xs[0] }, T, d, V), ['embed', xs[0], T * d]);
+  if (whole) {
+    const ids = upload(new Uint32Array(tokens), 'ids');
+    op(null, null, (k) => embedding('embed', { ids, table: m.embedIn, out: xs[0] }, T, d, V, k), [
+      'embed',
+      xs[0],
+      T * d,
+    ]);
+  } else {
+    if (!o.layers?.input || o.layers.input.length !== T * d)
+      throw new Error(`plan: layers ${from}..${to} need an input of [${T}, ${d}]`);
+    device.queue.writeBuffer(xs[0], 0, o.layers.input.buffer, o.layers.input.byteOffset, T * d * 4);
+  }
   let cur = 0;
-  m.layers.forEach((layer, i) => {
+  for (let i = from; i < to; i++) {
+    const layer = m.layers[i];
     const p = `layers.${i}`;
     const x = xs[cur];
     const xNext = xs[1 - cur];
+    const ctx = b.ctx[i % 2];
     const ln1 = layer.inputLayernorm;
-    op(layerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, cfg.layerNormEps), [`${p}.ln1`, b.ln1, T * d]);
-    const qkv = layer.attention.qkv;
-    op(linear(`${p}.qkv`, { x: b.ln1, w: qkv.weight, b: qkv.bias, y: b.qkv, dummy: m.dummy }, T, 3 * d, d), [`${p}.qkv`, b.qkv, T * 3 * d]);
-    op(
-      rotary(`${p}.rotary`, { qkv: b.qkv, cos, sin, q: b.q, k: b.k, v: b.v }, T, H, hd, cfg.rotaryNdims),
-      [`${p}.q`, b.q, H * T * hd],
-      [`${p}.k`, b.k, H * T * hd],
-      [`${p}.v`, b.v, H * T * hd],
-    );
-    op(attnScores(`${p}.scores`, { q: b.q, k: b.k, s: b.scores }, H, T, hd), [`${p}.scores`, b.scores, H * T * T]);
-    op(softmaxCausal(`${p}.probs`, { s: b.scores, p: b.probs }, H, T), [`${p}.probs`, b.probs, H * T * T]);
-    op(attnValues(`${p}.ctx`, { p: b.probs, v: b.v, ctx: b.ctx }, H, T, hd), [`${p}.ctx`, b.ctx, T * d]);
-    const dense = layer.attention.dense;
-    op(linear(`${p}.attn_out`, { x: b.ctx, w: dense.weight, b: dense.bias, y: b.attnOut, dummy: m.dummy }, T, d, d), [`${p}.attn_out`, b.attnOut, T * d]);
-    let mlpIn = x;
-    if (!cfg.useParallelResidual) {
-      op(residualAdd(`${p}.resid_mid`, { a: x, b: b.attnOut, c: null, out: b.residMid }, T * d), [`${p}.resid_mid`, b.residMid, T * d]);
-      mlpIn = b.residMid;
-    }
     const ln2 = layer.postAttentionLayernorm;
-    op(layerNorm(`${p}.ln2`, { x: mlpIn, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, cfg.layerNormEps), [`${p}.ln2`, b.ln2, T * d]);
+    // --- attention block
+    if (on('layernorm')) {
+      const second = cfg.useParallelResidual ? { w2: ln2.weight, b2: ln2.bias, y2: b.ln2 } : null;
+      op(
+        'layernorm',
+        i,
+        (k) =>
+          layerNorm2(
+            `${p}.layernorm`,
+            { x, w1: ln1.weight, b1: ln1.bias, y1: b.ln1, dummy: m.dummy },
+            second,
+            T,
+            d,
+            eps,
+            k,
+          ),
+        [`${p}.ln1`, b.ln1, T * d],
+        ...(second ? [[`${p}.ln2`, b.ln2, T * d] as [string, GPUBuffer, number]] : []),
+      );
+    } else {
+      op(
+        null,
+        i,
+        (k) => layerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, k),
+        [`${p}.ln1`, b.ln1, T * d],
+      );
+    }
+    const qkv = layer.attention.qkv;
+    if (on('qkv_rotary')) {
+      op(
+        'qkv_rotary',
+        i,
+        (k) =>
+          qkvRotary(
+            `${p}.qkv_rotary`,
+            { x: b.ln1, w: qkv.weight, b: qkv.bias, cos, sin, q: b.q, k: b.k, v: b.v, dummy: m.dummy },
+            T,
+            H,
+            hd,
+            cfg.rotaryNdims,
+            k,
+          ),
+        [`${p}.q`, b.q, H * T * hd],
+        [`${p}.k`, b.k, H * T * hd],
+        [`${p}.v`, b.v, H * T * hd],
+      );
+    } else {
+      op(
+        null,
+        i,
+        (k) =>
+          linear(
+            `${p}.qkv`,
+            { x: b.ln1, w: qkv.weight, b: qkv.bias, y: b.qkv, dummy: m.dummy },
+            T,
+            3 * d,
+            d,
+            k,
+          ),
+        [`${p}.qkv`, b.qkv, T * 3 * d],
+      );
+      op(
+        null,
+        i,
+        (k) =>
+          rotary(
+            `${p}.rotary`,
+            { qkv: b.qkv, cos, sin, q: b.q, k: b.k, v: b.v },
+            T,
+            H,
+            hd,
+            cfg.rotaryNdims,
+            k,
+          ),
+        [`${p}.q`, b.q, H * T * hd],
+        [`${p}.k`, b.k, H * T * hd],
+        [`${p}.v`, b.v, H * T * hd],
+      );
+    }
+    if (on('flash_attention')) {
+      op(
+        'flash_attention',
+        i,
+        (k) => flashAttention(`${p}.flash_attention`, { q: b.q, k: b.k, v: b.v, ctx }, H, T, hd, k),
+        [`${p}.ctx`, ctx, T * d],
+      );
+    } else {
+      const s = b.scores!;
+      const pr = b.probs!;
+      op(null, i, (k) => attnScores(`${p}.scores`, { q: b.q, k: b.k, s }, H, T, hd, k), [
+        `${p}.scores`,
+        s,
+        H * T * T,
+      ]);
+      op(null, i, (k) => softmaxCausal(`${p}.probs`, { s, p: pr }, H, T, k), [`${p}.probs`, pr, H * T * T]);
+      op(null, i, (k) => attnValues(`${p}.ctx`, { p: pr, v: b.v, ctx }, H, T, hd, k), [
+        `${p}.ctx`,
+        ctx,
+        T * d,
+      ]);
+    }
+    const dense = layer.attention.dense;
+    const denseIn = o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx;
+    const attnOut = o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
+    if (on('gemm')) {
+      op(
+        'gemm',
+        i,
+        (k) =>
+          linearBias(
+            `${p}.attn_out`,
+            { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
+            T,
+            d,
+            d,
+            k,
+          ),
+        [`${p}.attn_out`, attnOut, T * d],
+      );
+    } else {
+      op(
+        null,
+        i,
+        (k) =>
+          linear(
+            `${p}.attn_out`,
+            { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
+            T,
+            d,
+            d,
+            k,
+          ),
+        [`${p}.attn_out`, attnOut, T * d],
+      );
+    }
+    // --- MLP block
+    let resid = x; // what the MLP output is added to (sequential: attn + x)
+    if (!cfg.useParallelResidual) {
+      resid = b.residMid;
+      if (on('layernorm')) {
+        op(
+          'layernorm',
+          i,
+          (k) =>
+            addLayerNorm(
+              `${p}.add_layernorm`,
+              { a: x, b: attnOut, w: ln2.weight, bias: ln2.bias, r: b.residMid, y: b.ln2 },
+              T,
+              d,
+              eps,
+              k,
+            ),
+          [`${p}.resid_mid`, b.residMid, T * d],
+          [`${p}.ln2`, b.ln2, T * d],
+        );
+      } else {
+        op(
+          null,
+          i,
+          (k) => residualAdd(`${p}.resid_mid`, { a: x, b: attnOut, c: null, out: b.residMid }, T * d, k),
+          [`${p}.resid_mid`, b.residMid, T * d],
+        );
+        op(
+          null,
+          i,
+          (k) =>
+            layerNorm(
+              `${p}.ln2`,
+              { x: b.residMid, weight: ln2.weight, bias: ln2.bias, y: b.ln2 },
+              T,
+              d,
+              eps,
+              k,
+            ),
+          [`${p}.ln2`, b.ln2, T * d],
+        );
+      }
+    } else if (!on('layernorm')) {
+      op(
+        null,
+        i,
+        (k) => layerNorm(`${p}.ln2`, { x, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, eps, k),
+        [`${p}.ln2`, b.ln2, T * d],
+      );
+    }
     const fc1 = layer.mlp.denseHTo4h;
-    op(linear(`${p}.fc1`, { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.fc1, dummy: m.dummy }, T, ff, d), [`${p}.fc1`, b.fc1, T * ff]);
-    op(gelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff), [`${p}.gelu`, b.gelu, T * ff]);
+    if (on('linear_gelu')) {
+      op(
+        'linear_gelu',
+        i,
+        (k) =>
+          linearGelu(
+            `${p}.linear_gelu`,
+            { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.gelu, dummy: m.dummy },
+            T,
+            ff,
+            d,
+            k,
+          ),
+        [`${p}.gelu`, b.gelu, T * ff],
+      );
+    } else {
+      op(
+        null,
+        i,
+        (k) =>
+          linear(`${p}.fc1`, { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.fc1, dummy: m.dummy }, T, ff, d, k),
+        [`${p}.fc1`, b.fc1, T * ff],
+      );
+      op(null, i, (k) => gelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff, k), [
+        `${p}.gelu`,
+        b.gelu,
+        T * ff,
+      ]);
+    }
     const fc2 = layer.mlp.dense4hToH;
-    op(linear(`${p}.mlp_out`, { x: b.gelu, w: fc2.weight, b: fc2.bias, y: b.mlpOut, dummy: m.dummy }, T, d, ff), [`${p}.mlp_out`, b.mlpOut, T * d]);
-    const residual = cfg.useParallelResidual
-      ? residualAdd(`${p}.out`, { a: x, b: b.attnOut, c: b.mlpOut, out: xNext }, T * d)
-      : residualAdd(`${p}.out`, { a: b.residMid, b: b.mlpOut, c: null, out: xNext }, T * d);
-    op(residual, [`${p}.out`, xNext, T * d]);
+    const parallel = cfg.useParallelResidual;
+    if (on('residual_epilogue')) {
+      op(
+        'residual_epilogue',
+        i,
+        (k) =>
+          linearResidual(
+            `${p}.residual_epilogue`,
+            {
+              x: b.gelu,
+              w: fc2.weight,
+              b: fc2.bias,
+              r1: resid,
+              r2: parallel ? attnOut : null,
+              y: xNext,
+              dummy: m.dummy,
+            },
+            T,
+            d,
+            ff,
+            k,
+          ),
+        [`${p}.out`, xNext, T * d],
+      );
+    } else {
+      op(
+        null,
+        i,
+        (k) =>
+          linear(
+            `${p}.mlp_out`,
+            { x: b.gelu, w: fc2.weight, b: fc2.bias, y: b.mlpOut, dummy: m.dummy },
+            T,
+            d,
+            ff,
+            k,
+          ),
+        [`${p}.mlp_out`, b.mlpOut, T * d],
+      );
+      op(
+        null,
+        i,
+        (k) =>
+          residualAdd(
+            `${p}.out`,
+            { a: resid, b: parallel ? attnOut : b.mlpOut, c: parallel ? b.mlpOut : null, out: xNext },
+            T * d,
+            k,
+          ),
+        [`${p}.out`, xNext, T * d],
+      );
+    }
     cur = 1 - cur;
-  });
-  const fn = m.finalLayerNorm;
-  op(layerNorm('final_norm', { x: xs[cur], weight: fn.weight, bias: fn.bias, y: b.finalNorm }, T, d, cfg.layerNormEps), ['final_norm', b.finalNorm, T * d]);
-  op(linear('logits', { x: b.finalNorm, w: m.lmHead, b: null, y: b.logits, dummy: m.dummy }, T, V, d), ['logits', b.logits, T * V]);
+  }
+  if (whole) {
+    const fn = m.finalLayerNorm;
+    op(
+      null,
+      null,
+      (k) =>
+        layerNorm(
+          'final_norm',
+          { x: xs[cur], weight: fn.weight, bias: fn.bias, y: b.finalNorm },
+          T,
+          d,
+          eps,
+          k,
+        ),
+      ['final_norm', b.finalNorm, T * d],
+    );
+    if (on('gemm')) {
+      op(
+        'gemm',
+        null,
+        (k) =>
+          linearBias(
+            'logits',
+            { x: b.finalNorm, w: m.lmHead, b: null, y: b.logits, dummy: m.dummy },
+            T,
+            V,
+            d,
+            k,
+          ),
+        ['logits', b.logits, T * V],
+      );
+    } else {
+      op(
+        null,
+        null,
+        (k) =>
+          linear('logits', { x: b.finalNorm, w: m.lmHead, b: null, y: b.logits, dummy: m.dummy }, T, V, d, k),
+        ['logits', b.logits, T * V],
+      );
+    }
+  }
   return {
     T,
     ops,

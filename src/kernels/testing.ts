@@ -24,7 +24,10 @@ export async function createHarness(): Promise<Harness> {
   const device = ctx.device;
   const pipelines = new PipelineCache(device, nodeShaderSource());
   const made: GPUBuffer[] = [];
-  const keep = (b: GPUBuffer) => (made.push(b), b);
+  const keep = (b: GPUBuffer) => {
+    made.push(b);
+    return b;
+  };
   return {
     ctx,
     device,

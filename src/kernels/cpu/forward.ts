@@ -25,6 +25,11 @@ function finiteScores(scores: Float64Array, H: number, T: number): Float64Array 
   return out;
 }
 
+export interface OracleOptions {
+  /** Applied to every op's output: the storage rounding of a precision mode (identity = exact fp64). */
+  round?: (v: Float64Array) => Float64Array;
+}
+
 /**
  * The HF GPT-NeoX forward on `tokens` (positions 0..T-1). Returns the hidden-state dump: embeddings [T, d],
  * layers[i] = residual after layer i [T, d], finalNorm [T, d], logits [T, V]. When `taps` is given it receives
@@ -36,7 +41,9 @@ export function oracleForward(
   w: ModelWeights,
   tokens: number[],
   taps?: Map<string, Float64Array>,
+  opts: OracleOptions = {},
 ): HiddenDump<Float64Array> {
+  const r = opts.round ?? ((v: Float64Array) => v);
   const T = tokens.length;
   const d = cfg.hiddenSize;
   const H = cfg.numHeads;
@@ -53,7 +60,7 @@ export function oracleForward(
     taps?.set(name, value);
   };
 
-  const embeddings = embeddingF64(w.embedIn.data, d, tokens); // [T, d]
+  const embeddings = r(embeddingF64(w.embedIn.data, d, tokens)); // [T, d]
   tap('embed', embeddings);
 
   const layers: Float64Array[] = [];
@@ -63,13 +70,14 @@ export function oracleForward(
     const p = `layers.${i}.`;
 
     // Attention: dense(attention(input_layernorm(x))).
-    const ln1 = layerNormF64(x, T, d, lw.inputLayernorm.weight.data, lw.inputLayernorm.bias.data, eps); // [T, d]
-    const qkv = linear(ln1, T, d, lw.qkv, 3 * d); // [T, 3d] = [T, H, 3, hd]
-    const { q, k, v } = splitHeadsRotaryF64(qkv, T, H, hd, cfg.rotaryNdims, cfg.rotaryBase); // [H, T, hd]
-    const scores = attentionScoresF64(q, k, H, T, hd); // [H, T, T]
-    const probs = softmaxCausalF64(scores, H, T); // [H, T, T]
-    const ctx = attentionValuesF64(probs, v, H, T, hd); // [T, d]
-    const attnOut = linear(ctx, T, d, lw.dense, d); // [T, d]
+    const ln1 = r(layerNormF64(x, T, d, lw.inputLayernorm.weight.data, lw.inputLayernorm.bias.data, eps)); // [T, d]
+    const qkv = r(linear(ln1, T, d, lw.qkv, 3 * d)); // [T, 3d] = [T, H, 3, hd]
+    const split = splitHeadsRotaryF64(qkv, T, H, hd, cfg.rotaryNdims, cfg.rotaryBase);
+    const [q, k, v] = [r(split.q), r(split.k), r(split.v)]; // [H, T, hd]
+    const scores = r(attentionScoresF64(q, k, H, T, hd)); // [H, T, T]
+    const probs = r(softmaxCausalF64(scores, H, T)); // [H, T, T]
+    const ctx = r(attentionValuesF64(probs, v, H, T, hd)); // [T, d]
+    const attnOut = r(linear(ctx, T, d, lw.dense, d)); // [T, d]
     tap(p + 'ln1', ln1);
     tap(p + 'qkv', qkv);
     tap(p + 'q', q);
@@ -81,22 +89,24 @@ export function oracleForward(
     tap(p + 'attn_out', attnOut);
 
     // MLP: dense_4h_to_h(gelu(dense_h_to_4h(post_attention_layernorm(.)))), on x (parallel) or attn + x.
-    const residMid = cfg.useParallelResidual ? null : addF64(attnOut, x); // [T, d]
+    const residMid = cfg.useParallelResidual ? null : r(addF64(attnOut, x)); // [T, d]
     const mlpIn = residMid ?? x;
-    const ln2 = layerNormF64(
-      mlpIn,
-      T,
-      d,
-      lw.postAttentionLayernorm.weight.data,
-      lw.postAttentionLayernorm.bias.data,
-      eps,
+    const ln2 = r(
+      layerNormF64(
+        mlpIn,
+        T,
+        d,
+        lw.postAttentionLayernorm.weight.data,
+        lw.postAttentionLayernorm.bias.data,
+        eps,
+      ),
     ); // [T, d]
-    const fc1 = linear(ln2, T, d, lw.fc1, ff); // [T, ff]
-    const act = geluF64(fc1); // [T, ff]
-    const mlpOut = linear(act, T, ff, lw.fc2, d); // [T, d]
+    const fc1 = r(linear(ln2, T, d, lw.fc1, ff)); // [T, ff]
+    const act = r(geluF64(fc1)); // [T, ff]
+    const mlpOut = r(linear(act, T, ff, lw.fc2, d)); // [T, d]
     // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `mlp_output + attn_output` where
     // attn_output already holds attn + x.
-    const out = residMid ? addF64(mlpOut, residMid) : add3F64(x, attnOut, mlpOut); // [T, d]
+    const out = r(residMid ? addF64(mlpOut, residMid) : add3F64(x, attnOut, mlpOut)); // [T, d]
     tap(p + 'ln2', ln2);
     tap(p + 'fc1', fc1);
     tap(p + 'gelu', act);
@@ -108,8 +118,8 @@ export function oracleForward(
     x = out;
   }
 
-  const finalNorm = layerNormF64(x, T, d, w.finalLayerNorm.weight.data, w.finalLayerNorm.bias.data, eps); // [T, d]
-  const logits = linearF64(finalNorm, T, d, w.lmHead.data, null, V); // [T, V]
+  const finalNorm = r(layerNormF64(x, T, d, w.finalLayerNorm.weight.data, w.finalLayerNorm.bias.data, eps)); // [T, d]
+  const logits = r(linearF64(finalNorm, T, d, w.lmHead.data, null, V)); // [T, V]
   tap('final_norm', finalNorm);
   tap('logits', logits);
 

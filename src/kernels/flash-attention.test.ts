@@ -1,0 +1,275 @@
+// The fused flash-attention kernel against the UNFUSED fp64 oracles run in sequence (scores → causal softmax
+// → values), on fresh random inputs (seed printed; replay with KERNEL_SEED=<seed>), NaN-poisoned outputs with
+// a poisoned guard tail past ctx (it must stay NaN: no write out of bounds), T not a multiple of the tiles
+// and hd not a multiple of anything. Then the precision modes and the two fault switches.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
+import { mulberry32, randn } from './cpu/random';
+import { FLASH_BK, FLASH_MAX_HEAD_DIM, flashAttention } from './flash-attention';
+import { precisionConstants, roundStorage, roundStorageArray } from './precision';
+import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h?.destroy());
+
+const GUARD = 64; // poisoned f32 after ctx that the kernel must not touch
+
+interface Inputs {
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+}
+
+function randomInputs(seed: number, H: number, T: number, hd: number): Inputs {
+  const rng = mulberry32(seed);
+  return { q: randn(rng, H * T * hd), k: randn(rng, H * T * hd), v: randn(rng, H * T * hd) };
+}
+
+/** Runs the kernel once; returns ctx [T, H*hd] (the guard tail is checked here). */
+async function runFlash(
+  x: Inputs,
+  H: number,
+  T: number,
+  hd: number,
+  constants: Record<string, number | boolean> = {},
+): Promise<Float32Array> {
+  const n = T * H * hd;
+  const ctx = h.poisoned(n + GUARD);
+  await h.run([
+    flashAttention('attn', { q: h.upload(x.q), k: h.upload(x.k), v: h.upload(x.v), ctx }, H, T, hd, {
+      constants,
+    }),
+  ]);
+  const all = await h.read(ctx, n + GUARD);
+  expect(all.subarray(n).every(Number.isNaN), 'ctx guard tail was written').toBe(true);
+  return all.slice(0, n);
+}
+
+/** The unfused fp64 chain, and Σ_j p_ij |v_je| (the scale of every error term) with the same layout. */
+function oracle(x: Inputs, H: number, T: number, hd: number) {
+  const s = attentionScoresF64(x.q, x.k, H, T, hd);
+  const p = softmaxCausalF64(s, H, T);
+  return {
+    s,
+    ctx: attentionValuesF64(p, x.v, H, T, hd),
+    pAbsV: attentionValuesF64(p, Float64Array.from(x.v, Math.abs), H, T, hd),
+  };
+}
+
+const gamma = (n: number) => (n * U32) / (1 - n * U32);
+
+/**
+ * Per-element bound of the f32 kernel against the exact result, first order in u = 2^-24, for ctx[i, h*hd+e]:
+ *  - a score s_j = (q·k_j)·scale is off by δs ≤ γ_{hd+2}·A_i, A_i = max_{j≤i} Σ_e |q_e k_je|·scale (dotBound:
+ *    hd products and sums, the scale product and the f32 rounding of scale itself);
+ *  - p_j = exp(s_j − m) then has relative error ≤ 2δs + u (the subtraction) + (3 + 2X_i)u (WGSL's exp
+ *    accuracy, X_i = max_j (m − s_j)); the value of m is irrelevant (softmax is shift-invariant);
+ *  - o = Σ p_j v_j and l = Σ p_j each take ≤ i + 1 rounded additions plus one rounded rescale per key tile
+ *    (the rescale factor itself cancels in o / l: both get the same alpha), then one division;
+ *  - ctx = o / l, so a relative error ε_j in p_j moves ctx by ≤ Σ_j ε_j p_j (|v_j| + |ctx|) ≤ 2ε·Σ p|v|.
+ * Hence |err| ≤ [4γ_{hd+2}A_i + 2(4 + 2X_i)u + 2γ_{T + T/BK + 2}]·Σ_j p_ij|v_je|.
+ */
+function f32Bound(x: Inputs, o: ReturnType<typeof oracle>, H: number, T: number, hd: number, BK = FLASH_BK) {
+  const sAbs = attentionScoresF64(
+    Float64Array.from(x.q, Math.abs),
+    Float64Array.from(x.k, Math.abs),
+    H,
+    T,
+    hd,
+  );
+  const rowFactor = new Float64Array(H * T); // [H, T]
+  for (let r = 0; r < H * T; r++) {
+    const i = r % T;
+    let A = 0;
+    let m = Number.NEGATIVE_INFINITY;
+    let lo = Number.POSITIVE_INFINITY;
+    for (let j = 0; j <= i; j++) {
+      A = Math.max(A, sAbs[r * T + j]);
+      m = Math.max(m, o.s[r * T + j]);
+      lo = Math.min(lo, o.s[r * T + j]);
+    }
+    const X = m - lo;
+    rowFactor[r] = 4 * dotBound(hd + 2, A) + 2 * (4 + 2 * X) * U32 + 2 * gamma(T + T / BK + 2);
+  }
+  const d = H * hd;
+  return (idx: number) => {
+    const i = Math.floor(idx / d);
+    const head = Math.floor((idx % d) / hd);
+    return rowFactor[head * T + i] * o.pAbsV[idx] + 1e-30;
+  };
+}
+
+function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < b.length; i++) {
+    num += (a[i] - b[i]) ** 2;
+    den += b[i] ** 2;
+  }
+  return Math.sqrt(num / den);
+}
+
+function maxAbs(a: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]));
+  return m;
+}
+
+/** Distance between adjacent f16 values at |x| (2^-24 in the subnormal range). */
+function ulpF16(x: number): number {
+  const a = Math.abs(x);
+  if (a < 2 ** -14) return 2 ** -24;
+  return 2 ** (Math.floor(Math.log2(a)) - 10);
+}
+
+const grid: Array<[number, number, number]> = [];
+for (const T of [1, 7, 24, 129, 200])
+  for (const H of [1, 3]) for (const hd of [24, 30, 64]) grid.push([T, H, hd]);
+
+describe('fused flash attention vs the unfused fp64 chain', () => {
+  it.each(grid)('T=%i H=%i hd=%i', async (T, H, hd) => {
+    const seed = freshSeed();
+    const x = randomInputs(seed, H, T, hd);
+    const got = await runFlash(x, H, T, hd);
+    const o = oracle(x, H, T, hd);
+    const r = compare(`flash T=${T} H=${H} hd=${hd}`, got, o.ctx, f32Bound(x, o, H, T, hd), seed);
+    const errVsMaxV = r.maxAbs / maxAbs(x.v);
+    console.log(`${r.report.split('\n')[0]}; max|err|/max|v| ${errVsMaxV.toExponential(2)}`);
+    expect(r.ok, r.report).toBe(true);
+  });
+
+  it.each([
+    [40, 2, FLASH_MAX_HEAD_DIM, {}],
+    [129, 3, 30, { BQ: 8, BK: 16 }],
+    [200, 1, 64, { BQ: 8, BK: 16 }],
+    [77, 2, 24, { BQ: 4, BK: 4 }],
+  ] as Array<[number, number, number, Record<string, number>]>)(
+    'T=%i H=%i hd=%i (max head_dim / other tiles %o)',
+    async (T, H, hd, tiles) => {
+      const seed = freshSeed();
+      const x = randomInputs(seed, H, T, hd);
+      const got = await runFlash(x, H, T, hd, tiles);
+      const o = oracle(x, H, T, hd);
+      const r = compare(`flash T=${T} H=${H} hd=${hd}`, got, o.ctx, f32Bound(x, o, H, T, hd, tiles.BK), seed);
+      console.log(r.report.split('\n')[0]);
+      expect(r.ok, r.report).toBe(true);
+    },
+  );
+
+  it('refuses head_dim above the maximum and tiles past the default limits', () => {
+    const buf = {} as GPUBuffer;
+    const b = { q: buf, k: buf, v: buf, ctx: buf };
+    expect(() => flashAttention('a', b, 1, 8, FLASH_MAX_HEAD_DIM + 1)).toThrow(/head_dim/);
+    expect(() => flashAttention('a', b, 1, 8, 64, { constants: { BQ: 32, BK: 16 } })).toThrow(/invocations/);
+    expect(() => flashAttention('a', b, 1, 8, 64, { constants: { BQ: 32, BK: 8 } })).toThrow(/B$/);
+    expect(() => flashAttention('a', b, 1, 8, 128, { constants: { BQ: 16, BK: 4 } })).toThrow(/BK=4/);
+  });
+});
+
+describe('flash attention precision modes', () => {
+  const [T, H, hd] = [129, 3, 30];
+
+  it('fp16 storage: the fp64 result rounded to f16, within 1 f16 ulp', async () => {
+    const seed = freshSeed();
+    const raw = randomInputs(seed, H, T, hd);
+    // Inputs as an fp16 model stores them.
+    const f16 = (a: Float32Array) => Float32Array.from(roundStorageArray('fp16', a));
+    const x = { q: f16(raw.q), k: f16(raw.k), v: f16(raw.v) };
+    const got = await runFlash(x, H, T, hd, precisionConstants('fp16'));
+    const o = oracle(x, H, T, hd);
+    const rounded = Float64Array.from(o.ctx, (v) => roundStorage('fp16', v));
+    expect(
+      got.every((g) => roundStorage('fp16', g) === g),
+      'ctx values are not all f16',
+    ).toBe(true);
+    // got = round16(ref + δ) with |δ| ≤ B (the f32 bound): |got − round16(ref)| ≤ ulp + B. B is far below
+    // half an ulp except for values within ~1e-4 of zero, so in practice this is "within 1 f16 ulp".
+    const B = f32Bound(x, o, H, T, hd);
+    const r = compare('flash fp16', got, rounded, (i) => ulpF16(Math.abs(o.ctx[i]) + B(i)) + B(i), seed);
+    let off = 0;
+    let worstUlps = 0;
+    got.forEach((g, i) => {
+      off += g === rounded[i] ? 0 : 1;
+      worstUlps = Math.max(
+        worstUlps,
+        Math.abs(g - rounded[i]) / ulpF16(Math.min(Math.abs(g), Math.abs(rounded[i]))),
+      );
+    });
+    console.log(
+      `${r.report.split('\n')[0]}; ${off} of ${got.length} off round16(oracle), worst ${worstUlps} ulp`,
+    );
+    expect(r.ok, r.report).toBe(true);
+  });
+
+  it('fp16 accumulation: differs from fp32 by more than fp32 noise, less than 1e-2', async () => {
+    const seed = freshSeed();
+    const raw = randomInputs(seed, H, 200, hd);
+    const f16 = (a: Float32Array) => Float32Array.from(roundStorageArray('fp16', a));
+    const x = { q: f16(raw.q), k: f16(raw.k), v: f16(raw.v) };
+    const f32 = await runFlash(x, H, 200, hd, precisionConstants('fp32'));
+    const st16 = await runFlash(x, H, 200, hd, precisionConstants('fp16'));
+    const acc16 = await runFlash(x, H, 200, hd, precisionConstants('fp16acc'));
+    const exact = oracle(x, H, 200, hd).ctx;
+    const e32 = relL2(f32, exact);
+    const eSt = relL2(st16, f32);
+    const eAcc = relL2(acc16, f32);
+    console.log(
+      `seed ${seed}: rel L2 fp32 vs fp64 ${e32.toExponential(2)}, ` +
+        `fp16 storage vs fp32 ${eSt.toExponential(2)}, fp16acc vs fp32 ${eAcc.toExponential(2)}`,
+    );
+    expect(e32).toBeLessThan(1e-6);
+    expect(eAcc).toBeGreaterThan(100 * e32);
+    expect(eAcc).toBeGreaterThan(eSt); // the accumulators add to the storage rounding
+    expect(eAcc).toBeLessThan(1e-2);
+  });
+});
+
+describe('flash attention fault switches', () => {
+  const [H, hd] = [3, 30];
+
+  it.each([7, FLASH_BK])('FAULT_NO_RESCALE is exact with one key tile (T=%i <= BK)', async (T) => {
+    const seed = freshSeed();
+    const x = randomInputs(seed, H, T, hd);
+    const good = await runFlash(x, H, T, hd);
+    const bad = await runFlash(x, H, T, hd, { FAULT_NO_RESCALE: true });
+    // The only rescale that could happen is before the first tile, when l and o are still 0.
+    expect(Array.from(bad), `seed ${seed}`).toEqual(Array.from(good));
+    const o = oracle(x, H, T, hd);
+    const r = compare('flash FAULT_NO_RESCALE, one tile', bad, o.ctx, f32Bound(x, o, H, T, hd), seed);
+    expect(r.ok, r.report).toBe(true);
+  });
+
+  it('FAULT_NO_RESCALE is clearly wrong at T=200 when later keys score higher', async () => {
+    const T = 200;
+    const seed = freshSeed();
+    const x = randomInputs(seed, H, T, hd);
+    // A positive q component against a ramp on the same k component: score grows ~0.5 per key tile.
+    for (let r = 0; r < H * T; r++) {
+      x.q[r * hd] += 3;
+      x.k[r * hd] += 0.04 * (r % T);
+    }
+    const o = oracle(x, H, T, hd);
+    const good = relL2(await runFlash(x, H, T, hd), o.ctx);
+    const bad = relL2(await runFlash(x, H, T, hd, { FAULT_NO_RESCALE: true }), o.ctx);
+    console.log(
+      `seed ${seed}: rel L2 vs fp64 without fault ${good.toExponential(2)}, with ${bad.toExponential(2)}`,
+    );
+    expect(good).toBeLessThan(1e-5);
+    expect(bad).toBeGreaterThan(1e-2);
+  });
+
+  it('FAULT_NO_BARRIER compiles and runs (a race: wrongness not asserted)', async () => {
+    const T = 129;
+    const seed = freshSeed();
+    const x = randomInputs(seed, H, T, hd);
+    const got = await runFlash(x, H, T, hd, { FAULT_NO_BARRIER: true });
+    // Stale tile data is still finite data, so every element is written and finite either way.
+    expect(got.every(Number.isFinite)).toBe(true);
+    console.log(
+      `seed ${seed}: FAULT_NO_BARRIER rel L2 vs fp64 ${relL2(got, oracle(x, H, T, hd).ctx).toExponential(2)}`,
+    );
+  });
+});
