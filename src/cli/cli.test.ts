@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { oracleForward } from '../kernels/cpu/forward';
+import { roundStorage } from '../kernels/precision';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { randomModelFiles } from '../model/random-model';
@@ -16,12 +17,19 @@ import type { DumpJson } from './dump-json';
 
 function cli(args: string[]) {
   const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')) };
+  return {
+    code: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')),
+  };
 }
 
 function modelDir(seed: number) {
   const dir = mkdtempSync(join(tmpdir(), 'neox-'));
-  const files = randomModelFiles({ vocab: 211, d: 48, layers: 2, heads: 2, ff: 100, rotaryPct: 0.25, parallel: false, dtype: 'F16' }, seed);
+  const files = randomModelFiles(
+    { vocab: 211, d: 48, layers: 2, heads: 2, ff: 100, rotaryPct: 0.25, parallel: false, dtype: 'F16' },
+    seed,
+  );
   writeFileSync(join(dir, 'config.json'), files.config);
   writeFileSync(join(dir, 'model.safetensors'), files.weights);
   return { dir, files };
@@ -55,11 +63,51 @@ describe('cli forward', () => {
     }
   });
 
+  it('--path fused --precision fp16 writes the same contract, rounded to fp16, close to the reference', () => {
+    const seed = freshSeed();
+    const { dir } = modelDir(seed);
+    const [a, b] = [join(dir, 'a.json'), join(dir, 'b.json')];
+    const tokens = '5,6,7,8,9';
+    expect(cli(['forward', '--model', dir, '--tokens', tokens, '--out', a]).code).toBe(0);
+    const r = cli([
+      'forward',
+      '--model',
+      dir,
+      '--tokens',
+      tokens,
+      '--out',
+      b,
+      '--path',
+      'fused',
+      '--precision',
+      'fp16',
+    ]);
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    const ref = JSON.parse(readFileSync(a, 'utf8')) as DumpJson;
+    const fused = JSON.parse(readFileSync(b, 'utf8')) as DumpJson;
+    const last = fused.layers[1].flat();
+    expect(last.every((v) => roundStorage('fp16', v) === v)).toBe(true);
+    const e = basicMetrics(last, ref.layers[1].flat()).relL2;
+    expect(e, `seed ${seed}`).toBeGreaterThan(1e-6);
+    expect(e, `seed ${seed}`).toBeLessThan(1e-2);
+  });
+
   it.each([
+    [
+      ['forward', '--model', 'MODEL', '--tokens', '1', '--out', '/tmp/x.json', '--path', 'warp'],
+      /--path warp/,
+    ],
+    [
+      ['forward', '--model', 'MODEL', '--tokens', '1', '--out', '/tmp/x.json', '--precision', 'fp8'],
+      /--precision fp8/,
+    ],
     [['forward', '--model', '/nonexistent/dir', '--tokens', '1', '--out', '/tmp/x.json'], /not a folder/],
     [['forward', '--tokens', '1'], /--model DIR is required/],
     [['frobnicate'], /unknown command 'frobnicate'/],
-    [['forward', '--model', 'MODEL', '--tokens', '1,abc', '--out', '/tmp/x.json'], /token id 2 'abc' is not an integer/],
+    [
+      ['forward', '--model', 'MODEL', '--tokens', '1,abc', '--out', '/tmp/x.json'],
+      /token id 2 'abc' is not an integer/,
+    ],
     [['forward', '--model', 'MODEL', '--tokens', '1,211', '--out', '/tmp/x.json'], /out of range/],
     [['forward', '--model', 'MODEL', '--tokens', '1', '--out', '/tmp/x.json', '--bogus'], /bogus/],
   ])('bad input %j exits 2 with one line', (args, pattern) => {

@@ -9,7 +9,8 @@ export class CliInputError extends Error {
 
 export function readModelDir(dir: string): ModelFiles {
   const root = resolve(dir);
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new CliInputError(`--model ${dir}: not a folder`);
+  if (!existsSync(root) || !statSync(root).isDirectory())
+    throw new CliInputError(`--model ${dir}: not a folder`);
   const need = (f: string) => {
     const p = join(root, f);
     if (!existsSync(p)) throw new CliInputError(`--model ${dir}: ${f} is missing`);
