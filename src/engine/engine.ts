@@ -256,6 +256,39 @@ export class Engine {
   }
 
   /**
+   * Benchmark helper: builds the plan once, then submits the recorded forward `reps` times, waiting for each
+   * to finish (no readback). Returns the wall time of each submit-to-done in milliseconds.
+   */
+  async timeForward(tokens: number[], opts: ForwardOptions, reps: number): Promise<{ ms: number[]; dispatches: number }> {
+    const m = this.requireModel();
+    this.checkTokens(m.cfg, tokens);
+    const device = this.ctx.device;
+    const plan = buildPlan(device, this.pool, m, tokens, {
+      fused: resolvePath(opts.path),
+      precision: opts.precision ?? 'fp32',
+      hooks: opts.hooks,
+    });
+    const program = new Program(device, this.pipelines);
+    try {
+      for (const op of plan.ops) program.add(op.spec);
+      const ms: number[] = [];
+      for (let r = 0; r < reps; r++) {
+        const t0 = performance.now();
+        const encoder = device.createCommandEncoder({ label: 'forward' });
+        program.encode(encoder);
+        device.queue.submit([encoder.finish()]);
+        await device.queue.onSubmittedWorkDone();
+        ms.push(performance.now() - t0);
+      }
+      this.checkAlive();
+      return { ms, dispatches: program.dispatchCount };
+    } finally {
+      program.dispose();
+      plan.release();
+    }
+  }
+
+  /**
    * Greedy decoding of `n` new tokens (argmax, lowest id on ties), re-running the full forward per step.
    * `onToken` sees each new id; an aborted signal stops between steps.
    */

@@ -42,9 +42,9 @@ export interface PlanHooks {
     layer: number | null,
     name: string,
   ): Record<string, number | boolean>;
-  /** In-place aliasing: attention.dense writes its output over the residual stream it will be added to. */
+  /** In-place aliasing: attention.dense (fused GEMM) writes its output over the residual stream it will be added to. */
   aliasResidual?(layer: number): boolean;
-  /** Stale pooled buffer: attention.dense reads the previous layer's context instead of this layer's. */
+  /** Stale pooled buffer: attention.dense (fused GEMM) reads the previous layer's context instead of this layer's. */
   staleContext?(layer: number): boolean;
 }
 
@@ -278,8 +278,9 @@ export function buildPlan(
       ]);
     }
     const dense = layer.attention.dense;
-    const denseIn = o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx;
-    const attnOut = o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
+    // Wiring faults belong to the fused path: they apply only where the fused GEMM runs attention.dense.
+    const denseIn = on('gemm') && o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx;
+    const attnOut = on('gemm') && o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
     if (on('gemm')) {
       op(
         'gemm',

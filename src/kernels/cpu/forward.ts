@@ -2,7 +2,7 @@
 // every op in float64 on fp32 weights. Optional taps record per-op intermediates under stable names, the join
 // key with the GPU plans.
 
-import type { HiddenDump, LinearWeights, ModelWeights, NeoXConfig } from '../../model/types';
+import type { HiddenDump, LayerWeights, LinearWeights, ModelWeights, NeoXConfig } from '../../model/types';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
 import { geluF64 } from './gelu';
@@ -48,7 +48,6 @@ export function oracleForward(
   const d = cfg.hiddenSize;
   const H = cfg.numHeads;
   const hd = cfg.headDim;
-  const ff = cfg.intermediateSize;
   const V = cfg.vocabSize;
   const eps = cfg.layerNormEps;
   if (T === 0) throw new Error('oracleForward: empty token list');
@@ -66,56 +65,8 @@ export function oracleForward(
   const layers: Float64Array[] = [];
   let x = embeddings; // [T, d]
   for (let i = 0; i < cfg.numLayers; i++) {
-    const lw = w.layers[i];
-    const p = `layers.${i}.`;
-
-    // Attention: dense(attention(input_layernorm(x))).
-    const ln1 = r(layerNormF64(x, T, d, lw.inputLayernorm.weight.data, lw.inputLayernorm.bias.data, eps)); // [T, d]
-    const qkv = r(linear(ln1, T, d, lw.qkv, 3 * d)); // [T, 3d] = [T, H, 3, hd]
-    const split = splitHeadsRotaryF64(qkv, T, H, hd, cfg.rotaryNdims, cfg.rotaryBase);
-    const [q, k, v] = [r(split.q), r(split.k), r(split.v)]; // [H, T, hd]
-    const scores = r(attentionScoresF64(q, k, H, T, hd)); // [H, T, T]
-    const probs = r(softmaxCausalF64(scores, H, T)); // [H, T, T]
-    const ctx = r(attentionValuesF64(probs, v, H, T, hd)); // [T, d]
-    const attnOut = r(linear(ctx, T, d, lw.dense, d)); // [T, d]
-    tap(p + 'ln1', ln1);
-    tap(p + 'qkv', qkv);
-    tap(p + 'q', q);
-    tap(p + 'k', k);
-    tap(p + 'v', v);
-    if (taps) tap(p + 'scores', finiteScores(scores, H, T));
-    tap(p + 'probs', probs);
-    tap(p + 'ctx', ctx);
-    tap(p + 'attn_out', attnOut);
-
-    // MLP: dense_4h_to_h(gelu(dense_h_to_4h(post_attention_layernorm(.)))), on x (parallel) or attn + x.
-    const residMid = cfg.useParallelResidual ? null : r(addF64(attnOut, x)); // [T, d]
-    const mlpIn = residMid ?? x;
-    const ln2 = r(
-      layerNormF64(
-        mlpIn,
-        T,
-        d,
-        lw.postAttentionLayernorm.weight.data,
-        lw.postAttentionLayernorm.bias.data,
-        eps,
-      ),
-    ); // [T, d]
-    const fc1 = r(linear(ln2, T, d, lw.fc1, ff)); // [T, ff]
-    const act = r(geluF64(fc1)); // [T, ff]
-    const mlpOut = r(linear(act, T, ff, lw.fc2, d)); // [T, d]
-    // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `mlp_output + attn_output` where
-    // attn_output already holds attn + x.
-    const out = r(residMid ? addF64(mlpOut, residMid) : add3F64(x, attnOut, mlpOut)); // [T, d]
-    tap(p + 'ln2', ln2);
-    tap(p + 'fc1', fc1);
-    tap(p + 'gelu', act);
-    tap(p + 'mlp_out', mlpOut);
-    if (residMid) tap(p + 'resid_mid', residMid);
-    tap(p + 'out', out);
-
-    layers.push(out);
-    x = out;
+    x = oracleLayer(cfg, w.layers[i], x, T, i, taps, opts);
+    layers.push(x);
   }
 
   const finalNorm = r(layerNormF64(x, T, d, w.finalLayerNorm.weight.data, w.finalLayerNorm.bias.data, eps)); // [T, d]
@@ -124,6 +75,78 @@ export function oracleForward(
   tap('logits', logits);
 
   return { T, d, V, embeddings, layers, finalNorm, logits };
+}
+
+/**
+ * One GPTNeoXLayer on the residual stream x [T, d] (layer index i names the taps). Returns the new residual.
+ * Used by oracleForward, and alone to measure local error (a layer on a given input).
+ */
+export function oracleLayer(
+  cfg: NeoXConfig,
+  lw: LayerWeights,
+  x: Float64Array | Float32Array,
+  T: number,
+  i: number,
+  taps?: Map<string, Float64Array>,
+  opts: OracleOptions = {},
+): Float64Array {
+  const r = opts.round ?? ((v: Float64Array) => v);
+  const d = cfg.hiddenSize;
+  const H = cfg.numHeads;
+  const hd = cfg.headDim;
+  const ff = cfg.intermediateSize;
+  const eps = cfg.layerNormEps;
+  const tap = (name: string, value: Float64Array): void => {
+    taps?.set(name, value);
+  };
+  const p = `layers.${i}.`;
+
+  // Attention: dense(attention(input_layernorm(x))).
+  const ln1 = r(layerNormF64(x, T, d, lw.inputLayernorm.weight.data, lw.inputLayernorm.bias.data, eps)); // [T, d]
+  const qkv = r(linear(ln1, T, d, lw.qkv, 3 * d)); // [T, 3d] = [T, H, 3, hd]
+  const split = splitHeadsRotaryF64(qkv, T, H, hd, cfg.rotaryNdims, cfg.rotaryBase);
+  const [q, k, v] = [r(split.q), r(split.k), r(split.v)]; // [H, T, hd]
+  const scores = r(attentionScoresF64(q, k, H, T, hd)); // [H, T, T]
+  const probs = r(softmaxCausalF64(scores, H, T)); // [H, T, T]
+  const ctx = r(attentionValuesF64(probs, v, H, T, hd)); // [T, d]
+  const attnOut = r(linear(ctx, T, d, lw.dense, d)); // [T, d]
+  tap(p + 'ln1', ln1);
+  tap(p + 'qkv', qkv);
+  tap(p + 'q', q);
+  tap(p + 'k', k);
+  tap(p + 'v', v);
+  if (taps) tap(p + 'scores', finiteScores(scores, H, T));
+  tap(p + 'probs', probs);
+  tap(p + 'ctx', ctx);
+  tap(p + 'attn_out', attnOut);
+
+  // MLP: dense_4h_to_h(gelu(dense_h_to_4h(post_attention_layernorm(.)))), on x (parallel) or attn + x.
+  const residMid = cfg.useParallelResidual ? null : r(addF64(attnOut, x)); // [T, d]
+  const mlpIn = residMid ?? x;
+  const ln2 = r(
+    layerNormF64(
+      mlpIn,
+      T,
+      d,
+      lw.postAttentionLayernorm.weight.data,
+      lw.postAttentionLayernorm.bias.data,
+      eps,
+    ),
+  ); // [T, d]
+  const fc1 = r(linear(ln2, T, d, lw.fc1, ff)); // [T, ff]
+  const act = r(geluF64(fc1)); // [T, ff]
+  const mlpOut = r(linear(act, T, ff, lw.fc2, d)); // [T, d]
+  // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `mlp_output + attn_output` where
+  // attn_output already holds attn + x.
+  const out = r(residMid ? addF64(mlpOut, residMid) : add3F64(x, attnOut, mlpOut)); // [T, d]
+  tap(p + 'ln2', ln2);
+  tap(p + 'fc1', fc1);
+  tap(p + 'gelu', act);
+  tap(p + 'mlp_out', mlpOut);
+  if (residMid) tap(p + 'resid_mid', residMid);
+  tap(p + 'out', out);
+
+  return out;
 }
 
 /** Index of the largest value in row `row` of a [rows, n] array; the lowest index wins ties. */

@@ -1,0 +1,51 @@
+// Forward-pass benchmark: reference vs fused path on seeded Pythia-shaped models, wall time per forward
+// (submit to done, no readback, median of reps) and the per-op GPU time breakdown (timestamp queries).
+import { Engine } from '../src/engine/engine';
+import { summarizeTimings } from '../src/engine/timing';
+import { type RandomModelSpec, randomModelFiles } from '../src/model/random-model';
+
+export const SHAPES: Record<string, RandomModelSpec> = {
+  'pythia-70m': { vocab: 50304, d: 512, layers: 6, heads: 8, ff: 2048, rotaryPct: 0.25, parallel: true },
+  'pythia-160m': { vocab: 50304, d: 768, layers: 12, heads: 12, ff: 3072, rotaryPct: 0.25, parallel: true },
+  'pythia-410m': { vocab: 50304, d: 1024, layers: 24, heads: 16, ff: 4096, rotaryPct: 0.25, parallel: true },
+};
+
+export interface ForwardRow {
+  model: string;
+  T: number;
+  path: 'reference' | 'fused';
+  medianMs: number;
+  minMs: number;
+  dispatches: number;
+  gpuMsByKind: Record<string, number> | null;
+}
+
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+export async function benchForward(
+  engine: Engine,
+  model: string,
+  Ts: number[],
+  reps: number,
+  log: (s: string) => void = () => {},
+): Promise<ForwardRow[]> {
+  const spec = SHAPES[model];
+  log(`${model}: building seeded weights`);
+  await engine.loadModel({ ...randomModelFiles({ ...spec, maxPos: 4096 }, 1234), name: model });
+  const rows: ForwardRow[] = [];
+  for (const T of Ts) {
+    const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % spec.vocab);
+    for (const path of ['reference', 'fused'] as const) {
+      await engine.timeForward(tokens, { path }, 3); // warm-up: pipelines, caches
+      const { ms, dispatches } = await engine.timeForward(tokens, { path }, reps);
+      const timed = await engine.forward(tokens, { path, timing: true });
+      const kinds = timed.timings ? summarizeTimings(timed.timings, spec.layers).perKind : null;
+      const gpuMsByKind = kinds ? Object.fromEntries(Object.entries(kinds).map(([k, ns]) => [k, ns / 1e6])) : null;
+      const row = { model, T, path, medianMs: median(ms), minMs: Math.min(...ms), dispatches, gpuMsByKind };
+      log(`${model} T=${T} ${path}: median ${row.medianMs.toFixed(3)} ms, min ${row.minMs.toFixed(3)} ms, ${dispatches} dispatches`);
+      rows.push(row);
+    }
+  }
+  engine.unloadModel();
+  return rows;
+}
