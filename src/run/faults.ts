@@ -45,7 +45,8 @@ export const FAULTS: readonly FaultInfo[] = [
     description:
       'The GEMM stages each tile of its input from two columns too far along K — every output is built from ' +
       'the wrong products, yet stays finite and plausible in size.',
-    story: 'A FlashAttention kernel whose cp.async shared-memory writes were misaligned by exactly 2 bytes (450 errors).',
+    story:
+      'A FlashAttention kernel whose cp.async shared-memory writes were misaligned by exactly 2 bytes (450 errors).',
   },
   {
     id: 'missing_barrier',
@@ -56,7 +57,8 @@ export const FAULTS: readonly FaultInfo[] = [
     description:
       'Flash attention reads a key tile before every thread has finished writing it. Whether it reads the new ' +
       'or the old values depends on scheduling: results can change from run to run.',
-    story: 'An intermittent kernel bug: the baseline configuration "worked", then failed on the next validation run.',
+    story:
+      'An intermittent kernel bug: the baseline configuration "worked", then failed on the next validation run.',
   },
   {
     id: 'fp16_accumulation',
@@ -67,7 +69,8 @@ export const FAULTS: readonly FaultInfo[] = [
     description:
       'The MLP up-projection keeps its running sums in fp16: each partial sum loses everything below 2^-11 ' +
       'of its size, far more than fp32 rounding.',
-    story: 'A fused add that passed every isolated test, then diverged from layer 1 in the model — fp16 was a suspect.',
+    story:
+      'A fused add that passed every isolated test, then diverged from layer 1 in the model — fp16 was a suspect.',
   },
   {
     id: 'reordered_sum',
@@ -78,7 +81,8 @@ export const FAULTS: readonly FaultInfo[] = [
     description:
       'LayerNorm sums its row in another order. Floating-point addition is not associative, so bits change — ' +
       'but only at the level of fp32 rounding: this stays under the noise floor.',
-    story: 'Hypothesis 2 of the fused-add report: "(a + b) + c vs a + (b + c)" — real, but far too small to explain it.',
+    story:
+      'Hypothesis 2 of the fused-add report: "(a + b) + c vs a + (b + c)" — real, but far too small to explain it.',
   },
   {
     id: 'alias_residual',
@@ -108,7 +112,8 @@ export const FAULTS: readonly FaultInfo[] = [
     kernel: 'layernorm',
     constants: { FAULT_EPS_SCALE: 1e4 },
     expect: 'diverges',
-    description: 'The fused LayerNorm uses epsilon × 10^4 (1e-1 instead of 1e-5): small rows are normalized too little.',
+    description:
+      'The fused LayerNorm uses epsilon × 10^4 (1e-1 instead of 1e-5): small rows are normalized too little.',
     story: 'A config mismatch between two builds of "the same" kernel (the FlashAttention debug guide).',
   },
   {
@@ -120,7 +125,8 @@ export const FAULTS: readonly FaultInfo[] = [
     description:
       'Rotary embedding pairs neighbouring dims (2i, 2i+1), the GPT-J way, instead of GPT-NeoX rotate-half ' +
       '(i, i + r/2). Attention scores are wrong wherever positions differ.',
-    story: 'Kernels that agree on every parameter print, yet take another code path (the FlashAttention debug guide).',
+    story:
+      'Kernels that agree on every parameter print, yet take another code path (the FlashAttention debug guide).',
   },
   {
     id: 'no_rescale',
@@ -157,7 +163,8 @@ export const FAULTS: readonly FaultInfo[] = [
     kernel: 'residual_epilogue',
     constants: { FAULT_WIRING: true },
     expect: 'diverges',
-    description: 'The epilogue adds the attention output twice and drops the hidden state: x + attn + mlp becomes attn + attn + mlp.',
+    description:
+      'The epilogue adds the attention output twice and drops the hidden state: x + attn + mlp becomes attn + attn + mlp.',
     story: 'Integration, not the kernel: every isolated test passed (the fused-add report).',
   },
 ];
