@@ -15,7 +15,7 @@ import type { Precision } from '../kernels/precision';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
 import { parseTokenizerDescription, type Tokenizer } from '../model/tokenizer';
-import type { HiddenDump, NeoXConfig } from '../model/types';
+import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights, modelSummary } from '../model/weights';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
@@ -70,6 +70,7 @@ export class EngineError extends Error {
 
 export class Engine {
   private model: GpuModel | null = null;
+  private cpuWeights: ModelWeights | null = null;
   private info: ModelInfo | null = null;
   private tok: Tokenizer | null = null;
   private readonly pool: BufferPool;
@@ -105,6 +106,11 @@ export class Engine {
 
   get modelInfo(): ModelInfo | null {
     return this.info;
+  }
+
+  /** The loaded model's fp32 weights on the CPU (the fp64 oracle reads them). */
+  get weights(): ModelWeights | null {
+    return this.cpuWeights;
   }
 
   poolStats(): PoolStats {
@@ -151,6 +157,7 @@ export class Engine {
     }
     this.unloadModel();
     this.model = gm;
+    this.cpuWeights = weights;
     this.tok = tok;
     this.info = {
       name: files.name ?? 'model',
@@ -165,6 +172,7 @@ export class Engine {
   unloadModel(): void {
     this.model?.destroy();
     this.model = null;
+    this.cpuWeights = null;
     this.info = null;
     this.pool.trim();
   }
