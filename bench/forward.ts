@@ -1,10 +1,11 @@
 // Forward-pass benchmark: reference vs fused path on seeded Pythia-shaped models, wall time per forward
 // (submit to done, no readback, median of reps) and the per-op GPU time breakdown (timestamp queries).
-import { Engine } from '../src/engine/engine';
+import type { Engine } from '../src/engine/engine';
 import { summarizeTimings } from '../src/engine/timing';
 import { type RandomModelSpec, randomModelFiles } from '../src/model/random-model';
 
 export const SHAPES: Record<string, RandomModelSpec> = {
+  tiny: { vocab: 1000, d: 128, layers: 2, heads: 4, ff: 512, rotaryPct: 0.25, parallel: true },
   'pythia-70m': { vocab: 50304, d: 512, layers: 6, heads: 8, ff: 2048, rotaryPct: 0.25, parallel: true },
   'pythia-160m': { vocab: 50304, d: 768, layers: 12, heads: 12, ff: 3072, rotaryPct: 0.25, parallel: true },
   'pythia-410m': { vocab: 50304, d: 1024, layers: 24, heads: 16, ff: 4096, rotaryPct: 0.25, parallel: true },
@@ -40,9 +41,13 @@ export async function benchForward(
       const { ms, dispatches } = await engine.timeForward(tokens, { path }, reps);
       const timed = await engine.forward(tokens, { path, timing: true });
       const kinds = timed.timings ? summarizeTimings(timed.timings, spec.layers).perKind : null;
-      const gpuMsByKind = kinds ? Object.fromEntries(Object.entries(kinds).map(([k, ns]) => [k, ns / 1e6])) : null;
+      const gpuMsByKind = kinds
+        ? Object.fromEntries(Object.entries(kinds).map(([k, ns]) => [k, ns / 1e6]))
+        : null;
       const row = { model, T, path, medianMs: median(ms), minMs: Math.min(...ms), dispatches, gpuMsByKind };
-      log(`${model} T=${T} ${path}: median ${row.medianMs.toFixed(3)} ms, min ${row.minMs.toFixed(3)} ms, ${dispatches} dispatches`);
+      log(
+        `${model} T=${T} ${path}: median ${row.medianMs.toFixed(3)} ms, min ${row.minMs.toFixed(3)} ms, ${dispatches} dispatches`,
+      );
       rows.push(row);
     }
   }

@@ -3,7 +3,7 @@
 // a layer or carried in (local vs propagated), which fused kernel is to blame (bisection), whether the fused
 // path is deterministic, and what it does to generated text. Used by the worker and the CLI alike.
 import type { Engine } from '../engine/engine';
-import { type FusedKernelId, FUSED_KERNELS } from '../engine/fused-kernels';
+import { FUSED_KERNELS, type FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { summarizeTimings, type TimingSummary } from '../engine/timing';
 import type { AdapterSummary } from '../gpu/device';
@@ -61,7 +61,9 @@ export interface BisectionRow {
 
 export interface DeterminismResult {
   identical: boolean;
-  differences: { tensor: string; count: number; firstIndex: number }[];
+  /** Tensors whose bits differ from the first fused run, with the schedule of the run that differed. */
+  differences: { tensor: string; count: number; firstIndex: number; schedule: string }[];
+  runs: { schedule: string; identical: boolean }[];
 }
 
 export interface GenerationResult {
@@ -100,7 +102,13 @@ export interface AnalyzeOptions {
   onProgress?: (phase: string, done: number, total: number) => void;
   signal?: AbortSignal;
   /** Skip parts (the bench measures the bare compare). */
-  skip?: { local?: boolean; bisection?: boolean; determinism?: boolean; generation?: boolean; taps?: boolean };
+  skip?: {
+    local?: boolean;
+    bisection?: boolean;
+    determinism?: boolean;
+    generation?: boolean;
+    taps?: boolean;
+  };
 }
 
 export class AnalysisCancelled extends Error {
@@ -140,7 +148,13 @@ function maxAbsOf(a: ArrayLike<number>): number {
   return m;
 }
 
-function ratioOf(err: FullMetrics, floor: FullMetrics, metric: Metric, precision: Precision, scale: number): number {
+function ratioOf(
+  err: FullMetrics,
+  floor: FullMetrics,
+  metric: Metric,
+  precision: Precision,
+  scale: number,
+): number {
   const e = metricValue(err, metric);
   const f = Math.max(metricValue(floor, metric), minFloor(metric, precision, scale));
   return e / f;
@@ -161,11 +175,21 @@ function bitwiseDiff(name: string, a: Float32Array, b: Float32Array) {
 }
 
 function dumpTensors(d: HiddenDump): [string, Float32Array][] {
-  return [['embeddings', d.embeddings], ...d.layers.map((l, i): [string, Float32Array] => [`layers[${i}]`, l]), ['final_norm', d.finalNorm], ['logits', d.logits]];
+  return [
+    ['embeddings', d.embeddings],
+    ...d.layers.map((l, i): [string, Float32Array] => [`layers[${i}]`, l]),
+    ['final_norm', d.finalNorm],
+    ['logits', d.logits],
+  ];
 }
 
 /** Runs the whole comparison for `spec` on the engine's loaded model. */
-export async function analyze(engine: Engine, spec: RunSpec, tokens: number[], opts: AnalyzeOptions = {}): Promise<Report> {
+export async function analyze(
+  engine: Engine,
+  spec: RunSpec,
+  tokens: number[],
+  opts: AnalyzeOptions = {},
+): Promise<Report> {
   const info = engine.modelInfo;
   const w = engine.weights;
   if (!info || !w) throw new Error('no model is loaded');
@@ -192,9 +216,22 @@ export async function analyze(engine: Engine, spec: RunSpec, tokens: number[], o
   };
 
   // 1. Both paths, every tap, timed per op.
-  const ref = await step('reference', () => engine.forward(tokens, { path: 'reference', precision, taps: skip.taps ? undefined : 'all', timing: true }));
+  const ref = await step('reference', () =>
+    engine.forward(tokens, {
+      path: 'reference',
+      precision,
+      taps: skip.taps ? undefined : 'all',
+      timing: true,
+    }),
+  );
   const fused = await step('fused', () =>
-    engine.forward(tokens, { path: fusedSet, precision, hooks, taps: skip.taps ? undefined : 'all', timing: true }),
+    engine.forward(tokens, {
+      path: fusedSet,
+      precision,
+      hooks,
+      taps: skip.taps ? undefined : 'all',
+      timing: true,
+    }),
   );
   // 2. The fp64 oracle (exact: no storage rounding — the floor is how far the reference path is from exact).
   const oracleTaps = skip.taps ? undefined : new Map<string, Float64Array>();
@@ -213,10 +250,19 @@ export async function analyze(engine: Engine, spec: RunSpec, tokens: number[], o
         localFloor.push(fullMetrics(ref.dump.layers[i], oracle.layers[i], precision));
         continue;
       }
-      const one = await engine.forward(tokens, { path: fusedSet, precision, hooks, layers: { from: i, to: i + 1, input: refIn } });
+      const one = await engine.forward(tokens, {
+        path: fusedSet,
+        precision,
+        hooks,
+        layers: { from: i, to: i + 1, input: refIn },
+      });
       local.push(fullMetrics(one.dump.layers[0], ref.dump.layers[i], precision));
       const oracleIn = Float32Array.from(i === 0 ? oracle.embeddings : oracle.layers[i - 1]);
-      const refOne = await engine.forward(tokens, { path: 'reference', precision, layers: { from: i, to: i + 1, input: oracleIn } });
+      const refOne = await engine.forward(tokens, {
+        path: 'reference',
+        precision,
+        layers: { from: i, to: i + 1, input: oracleIn },
+      });
       const exact = oracleLayer(cfg, w.layers[i], oracleIn, T, i);
       localFloor.push(fullMetrics(refOne.dump.layers[0], exact, precision));
     }
@@ -273,7 +319,11 @@ export async function analyze(engine: Engine, spec: RunSpec, tokens: number[], o
     if (verdict === 'agree' || skip.bisection) return null;
     const rows: BisectionRow[] = [];
     for (const kernel of spec.fused) {
-      const one = await engine.forward(tokens, { path: new Set([kernel]), precision, hooks: restrictHooks(hooks, planted, kernel) });
+      const one = await engine.forward(tokens, {
+        path: new Set([kernel]),
+        precision,
+        hooks: restrictHooks(hooks, planted, kernel),
+      });
       let firstLayer: number | null = null;
       let worst = { value: 0, ratio: 0 };
       one.dump.layers.forEach((l, i) => {
@@ -282,37 +332,63 @@ export async function analyze(engine: Engine, spec: RunSpec, tokens: number[], o
         if (r > k && firstLayer === null) {
           firstLayer = i;
           worst = { value: metricValue(m, metric), ratio: r };
-        } else if (firstLayer === null && r > worst.ratio) worst = { value: metricValue(m, metric), ratio: r };
+        } else if (firstLayer === null && r > worst.ratio)
+          worst = { value: metricValue(m, metric), ratio: r };
       });
       rows.push({ kernel, reproduces: firstLayer !== null, firstLayer, ...worst });
     }
     return rows;
   });
 
-  // 5. Determinism: the fused path again, bit for bit.
+  // 5. Determinism: the fused path again, bit for bit — once as it was, once with another flash-attention
+  // query-tile shape. A correct kernel gives identical bits either way (every output row is computed by the
+  // same arithmetic whatever tile it falls in); a race shows up in one of the two even on an emulator whose
+  // scheduling is itself deterministic.
   const determinism = await step('determinism', async (): Promise<DeterminismResult> => {
-    if (skip.determinism) return { identical: true, differences: [] };
-    const again = await engine.forward(tokens, { path: fusedSet, precision, hooks, taps: skip.taps ? undefined : 'all' });
-    const differences = [];
-    const a = dumpTensors(fused.dump);
-    const b = dumpTensors(again.dump);
-    for (let i = 0; i < a.length; i++) {
-      const diff = bitwiseDiff(a[i][0], a[i][1], b[i][1]);
-      if (diff) differences.push(diff);
+    if (skip.determinism) return { identical: true, differences: [], runs: [] };
+    const differences: DeterminismResult['differences'] = [];
+    const runs: DeterminismResult['runs'] = [];
+    const schedules: [string, PlanHooks][] = [
+      ['repeat', hooks],
+      ['query tile 8', withConstants(hooks, 'flash_attention', { BQ: 8 })],
+    ];
+    for (const [schedule, h] of schedules) {
+      const again = await engine.forward(tokens, {
+        path: fusedSet,
+        precision,
+        hooks: h,
+        taps: skip.taps ? undefined : 'all',
+      });
+      const a = dumpTensors(fused.dump);
+      const b = dumpTensors(again.dump);
+      const found: DeterminismResult['differences'] = [];
+      for (let i = 0; i < a.length; i++) {
+        const diff = bitwiseDiff(a[i][0], a[i][1], b[i][1]);
+        if (diff) found.push({ ...diff, schedule });
+      }
+      for (const [name, data] of fused.taps) {
+        const other = again.taps.get(name);
+        const diff = other ? bitwiseDiff(name, data, other) : null;
+        if (diff) found.push({ ...diff, schedule });
+      }
+      runs.push({ schedule, identical: found.length === 0 });
+      differences.push(...found);
     }
-    for (const [name, data] of fused.taps) {
-      const other = again.taps.get(name);
-      const diff = other ? bitwiseDiff(name, data, other) : null;
-      if (diff) differences.push(diff);
-    }
-    return { identical: differences.length === 0, differences };
+    return { identical: differences.length === 0, differences, runs };
   });
 
   // 6. Greedy generation on both paths.
   const generation = await step('generation', async (): Promise<GenerationResult | null> => {
     if (spec.generate === 0 || skip.generation) return null;
-    const refIds = await engine.generate(tokens, spec.generate, undefined, opts.signal, { path: 'reference', precision });
-    const fusedIds = await engine.generate(tokens, spec.generate, undefined, opts.signal, { path: fusedSet, precision, hooks });
+    const refIds = await engine.generate(tokens, spec.generate, undefined, opts.signal, {
+      path: 'reference',
+      precision,
+    });
+    const fusedIds = await engine.generate(tokens, spec.generate, undefined, opts.signal, {
+      path: fusedSet,
+      precision,
+      hooks,
+    });
     const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
     const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
     return {
@@ -346,9 +422,22 @@ export async function analyze(engine: Engine, spec: RunSpec, tokens: number[], o
     timing: {
       reference: refTiming,
       fused: fusedTiming,
-      speedup: refTiming && fusedTiming && fusedTiming.totalNs > 0 ? refTiming.totalNs / fusedTiming.totalNs : null,
+      speedup:
+        refTiming && fusedTiming && fusedTiming.totalNs > 0 ? refTiming.totalNs / fusedTiming.totalNs : null,
     },
     durations,
+  };
+}
+
+/** Adds override constants to one fused kernel's ops (a schedule perturbation). */
+function withConstants(
+  h: PlanHooks,
+  kernel: FusedKernelId,
+  extra: Record<string, number | boolean>,
+): PlanHooks {
+  return {
+    ...h,
+    constants: (k, layer, name) => ({ ...h.constants?.(k, layer, name), ...(k === kernel ? extra : {}) }),
   };
 }
 

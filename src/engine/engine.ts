@@ -267,7 +267,11 @@ export class Engine {
    * Benchmark helper: builds the plan once, then submits the recorded forward `reps` times, waiting for each
    * to finish (no readback). Returns the wall time of each submit-to-done in milliseconds.
    */
-  async timeForward(tokens: number[], opts: ForwardOptions, reps: number): Promise<{ ms: number[]; dispatches: number }> {
+  async timeForward(
+    tokens: number[],
+    opts: ForwardOptions,
+    reps: number,
+  ): Promise<{ ms: number[]; dispatches: number }> {
     const m = this.requireModel();
     this.checkTokens(m.cfg, tokens);
     const device = this.ctx.device;

@@ -80,7 +80,12 @@ describe('parity with Hugging Face transformers (fixtures)', () => {
     });
     // Greedy decoding: the fp64 oracle for every token HF generated; the GPU (which re-runs the whole prefix
     // per token on a CPU-emulated device here) for the first 8.
-    const oracleIds = oracleGreedy(cfg, loadWeights(cfg, files.weights), hf.greedy.prompt, hf.greedy.new_ids.length);
+    const oracleIds = oracleGreedy(
+      cfg,
+      loadWeights(cfg, files.weights),
+      hf.greedy.prompt,
+      hf.greedy.new_ids.length,
+    );
     expect(oracleIds, `${name} oracle greedy`).toEqual(hf.greedy.new_ids);
     const n = Math.min(8, hf.greedy.new_ids.length);
     const greedy = await engine.generate(hf.greedy.prompt, n);

@@ -35,7 +35,9 @@ describe('per-op GPU timing', () => {
   });
 
   it('reports timing as unavailable (null) without timestamp-query', async () => {
-    const engine = await Engine.create(nodeGpu(), nodeShaderSource(), { disableFeatures: ['timestamp-query'] });
+    const engine = await Engine.create(nodeGpu(), nodeShaderSource(), {
+      disableFeatures: ['timestamp-query'],
+    });
     try {
       expect(engine.features.timestampQuery).toBe(false);
       await engine.loadModel(randomModelFiles(spec, 4));

@@ -63,7 +63,10 @@ export interface GpuContext {
   lostError(): DeviceLostError | null;
 }
 
-export async function acquireGpu(gpu: GPU | undefined | null, opts: AcquireOptions = {}): Promise<GpuContext> {
+export async function acquireGpu(
+  gpu: GPU | undefined | null,
+  opts: AcquireOptions = {},
+): Promise<GpuContext> {
   if (!gpu) throw new GpuUnavailableError('WebGPU is not available (navigator.gpu is missing).');
   const adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
   if (!adapter) throw new GpuUnavailableError('WebGPU is present but no GPU adapter was found.');

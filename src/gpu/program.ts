@@ -1,7 +1,8 @@
 // A Program is a flat list of dispatches compiled once (pipeline, uniform params, bind group) and then
 // recorded into a command encoder as often as needed. Named copies ("taps") can follow any dispatch.
-import type { GpuTimer } from './timestamps';
+
 import type { KernelDef, OverrideConstants, PipelineCache } from './pipelines';
+import type { GpuTimer } from './timestamps';
 
 export interface DispatchSpec {
   /** Stable op name, e.g. 'layers.3.ln1' — the join key between plans, oracle and UI. */
@@ -69,7 +70,9 @@ export class Program {
     const [x, y = 1, z = 1] = spec.workgroups;
     const maxDim = this.device.limits.maxComputeWorkgroupsPerDimension;
     if (x > maxDim || y > maxDim || z > maxDim) {
-      throw new Error(`${spec.label}: dispatch ${x}x${y}x${z} exceeds maxComputeWorkgroupsPerDimension ${maxDim}`);
+      throw new Error(
+        `${spec.label}: dispatch ${x}x${y}x${z} exceeds maxComputeWorkgroupsPerDimension ${maxDim}`,
+      );
     }
     const { pipeline, layout } = this.pipelines.get(spec.kernel, spec.constants);
     const buffers = { ...spec.buffers };
@@ -90,7 +93,8 @@ export class Program {
 
   /** Copies `bytes` of `src` into `dst` right after the dispatch labelled `after` (taps, dumps). */
   copyAfter(copy: TapCopy): void {
-    if (!this.ops.some((o) => o.spec.label === copy.after)) throw new Error(`no dispatch labelled ${copy.after}`);
+    if (!this.ops.some((o) => o.spec.label === copy.after))
+      throw new Error(`no dispatch labelled ${copy.after}`);
     let list = this.copies.get(copy.after);
     if (!list) this.copies.set(copy.after, (list = []));
     list.push(copy);
@@ -104,7 +108,8 @@ export class Program {
     let pass: GPUComputePassEncoder | null = null;
     const timed = !!timer?.available;
     for (const op of this.ops) {
-      if (!pass) pass = encoder.beginComputePass(timed ? timer!.pass(op.spec.label) : { label: op.spec.label });
+      if (!pass)
+        pass = encoder.beginComputePass(timed ? timer!.pass(op.spec.label) : { label: op.spec.label });
       pass.setPipeline(op.pipeline);
       pass.setBindGroup(0, op.bindGroup);
       const [x, y = 1, z = 1] = op.spec.workgroups;
@@ -114,7 +119,8 @@ export class Program {
         pass.end();
         pass = null;
       }
-      for (const c of copies ?? []) encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
+      for (const c of copies ?? [])
+        encoder.copyBufferToBuffer(c.src, c.srcOffset, c.dst, c.dstOffset, c.bytes);
     }
     pass?.end();
   }

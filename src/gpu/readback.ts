@@ -28,7 +28,9 @@ export function recordReadback(
   return async () => {
     try {
       await Promise.all(staging.map((s) => s.buf.mapAsync(GPUMapMode.READ)));
-      return staging.map((s) => new Float32Array(s.buf.getMappedRange(0, Math.max(4, s.size)).slice(0, s.size)));
+      return staging.map(
+        (s) => new Float32Array(s.buf.getMappedRange(0, Math.max(4, s.size)).slice(0, s.size)),
+      );
     } finally {
       for (const s of staging) s.buf.destroy();
     }

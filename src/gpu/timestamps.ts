@@ -26,7 +26,10 @@ export class GpuTimer {
       size: count * 8,
       usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
     });
-    this.readBuf = device.createBuffer({ size: count * 8, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+    this.readBuf = device.createBuffer({
+      size: count * 8,
+      usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ,
+    });
   }
 
   get available(): boolean {
@@ -40,7 +43,11 @@ export class GpuTimer {
     this.labels.push(label);
     return {
       label,
-      timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 },
+      timestampWrites: {
+        querySet: this.querySet,
+        beginningOfPassWriteIndex: 2 * i,
+        endOfPassWriteIndex: 2 * i + 1,
+      },
     };
   }
 

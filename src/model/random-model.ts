@@ -2,7 +2,7 @@
 // the CLI test and benchmarks. Init makes every op matter: weights ~ N(0, 1/fan_in), biases and LayerNorm
 // parameters perturbed, embeddings ~ N(0, 1).
 import { mulberry32, randn } from '../kernels/cpu/random';
-import { writeSafetensors, type TensorToWrite } from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors';
 import type { DType } from './types';
 
 export interface RandomModelSpec {
@@ -42,7 +42,11 @@ export function randomConfigJson(s: RandomModelSpec): Record<string, unknown> {
     base.rotary_pct = s.rotaryPct;
     base.rotary_emb_base = s.rotaryBase ?? 10000;
   } else {
-    base.rope_parameters = { rope_type: 'default', rope_theta: s.rotaryBase ?? 10000, partial_rotary_factor: s.rotaryPct };
+    base.rope_parameters = {
+      rope_type: 'default',
+      rope_theta: s.rotaryBase ?? 10000,
+      partial_rotary_factor: s.rotaryPct,
+    };
   }
   return base;
 }
@@ -58,7 +62,11 @@ export function randomTensors(s: RandomModelSpec, seed: number): TensorToWrite[]
     t(`${name}.bias`, [n], randn(rng, n, 0.1));
   };
   const norm = (name: string) => {
-    t(`${name}.weight`, [s.d], randn(rng, s.d, 0.1).map((v) => 1 + v));
+    t(
+      `${name}.weight`,
+      [s.d],
+      randn(rng, s.d, 0.1).map((v) => 1 + v),
+    );
     t(`${name}.bias`, [s.d], randn(rng, s.d, 0.1));
   };
   t('gpt_neox.embed_in.weight', [s.vocab, s.d], randn(rng, s.vocab * s.d));

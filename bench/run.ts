@@ -1,0 +1,109 @@
+// `npm run bench`: the benchmark runner (Node, Dawn). On a real GPU: GEMM GFLOP/s at 2048³ (fused core vs
+// reference, plus tile configurations), reference vs fused forward of Pythia-shaped seeded models at T = 128
+// and 512 with dispatch counts, and the cost of a full compare against two bare forwards. On SwiftShader
+// (CPU) the sizes shrink so it finishes; those numbers are sanity checks, never claims.
+// Flags: --out FILE (JSON), --models pythia-70m,pythia-160m,pythia-410m, --tune, --quick
+import { writeFileSync } from 'node:fs';
+import { readModelDir } from '../src/cli/model-dir';
+import { analyze } from '../src/compare/analyze';
+import { Engine } from '../src/engine/engine';
+import { nodeGpu } from '../src/gpu/node';
+import { nodeShaderSource } from '../src/kernels/shaders-node';
+import { defaultRunSpec } from '../src/run/runspec';
+import { benchForward, type ForwardRow, SHAPES } from './forward';
+import { benchGemm, cube, formatTimings, tuneGemm } from './gemm';
+
+const argv = process.argv.slice(2);
+const value = (name: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const log = (s: string) => console.error(s);
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+async function compareCost(engine: Engine, modelDir: string, reps: number) {
+  await engine.loadModel(readModelDir(modelDir));
+  const spec = { ...defaultRunSpec(), generate: 0 };
+  const tokens = engine.tokenizer!.encode('And God said unto Moses, ');
+  const bare: number[] = [];
+  const full: number[] = [];
+  const phases: Record<string, number>[] = [];
+  for (let r = 0; r < reps + 1; r++) {
+    const t0 = performance.now();
+    await engine.forward(tokens, { path: 'reference' });
+    await engine.forward(tokens, { path: 'fused' });
+    const t1 = performance.now();
+    const report = await analyze(engine, spec, tokens, {
+      skip: { local: true, bisection: true, determinism: true, generation: true },
+    });
+    const t2 = performance.now();
+    if (r === 0) continue; // warm-up
+    bare.push(t1 - t0);
+    full.push(t2 - t1);
+    phases.push(report.durations);
+  }
+  const row = {
+    model: modelDir,
+    T: tokens.length,
+    twoBareForwardsMs: median(bare),
+    compareMs: median(full),
+    ratio: median(full) / median(bare),
+    phases: phases[0],
+  };
+  log(
+    `compare cost: ${row.compareMs.toFixed(1)} ms vs two bare forwards ${row.twoBareForwardsMs.toFixed(1)} ms (×${row.ratio.toFixed(2)})`,
+  );
+  engine.unloadModel();
+  return row;
+}
+
+async function main() {
+  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const a = engine.adapter;
+  const soft = /swiftshader/i.test(`${a.vendor} ${a.architecture} ${a.description}`);
+  const quick = soft || argv.includes('--quick');
+  log(
+    `adapter: ${a.vendor} ${a.architecture} ${a.description} (timestamp-query ${engine.features.timestampQuery})`,
+  );
+  const out: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    adapter: a,
+    features: engine.features,
+    quick,
+  };
+  const device = engine.ctx.device;
+  // biome-ignore lint/suspicious/noExplicitAny: the pipeline cache is private; the bench reuses it
+  const pipelines = (engine as any).pipelines;
+  const gemm = await benchGemm(device, pipelines, [cube(quick ? 256 : 2048)], { reps: quick ? 3 : 20 });
+  log(formatTimings(gemm));
+  out.gemm = gemm;
+  if (argv.includes('--tune') && !quick) {
+    const tuned = await tuneGemm(device, pipelines, 2048);
+    log(formatTimings(tuned));
+    out.gemmTune = tuned;
+  }
+  const models = (value('--models') ?? (quick ? 'tiny' : 'pythia-70m')).split(',');
+  const rows: ForwardRow[] = [];
+  for (const m of models) {
+    if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
+    rows.push(...(await benchForward(engine, m, quick ? [16] : [128, 512], quick ? 2 : 20, log)));
+  }
+  out.forward = rows;
+  out.compareCost = await compareCost(
+    engine,
+    value('--compare-model') ?? 'public/models/neox-kjv-bytes',
+    quick ? 1 : 5,
+  );
+  const file = value('--out');
+  if (file) writeFileSync(file, JSON.stringify(out, null, 2));
+  else console.log(JSON.stringify(out, null, 2));
+  engine.dispose();
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,55 @@
+// End-to-end tests of the built app in Debian's full Chromium with WebGPU on SwiftShader (a CPU Vulkan
+// driver: slow, so the timeouts are generous). Playwright's own browsers are never downloaded or used.
+import { defineConfig } from '@playwright/test';
+
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** The network here is closed: keep Chromium from trying. */
+export const QUIET_FLAGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** WebGPU on SwiftShader (see ../shared/GPU-NOTES.md); without these requestAdapter() returns null. */
+export const WEBGPU_FLAGS = [
+  '--enable-unsafe-webgpu',
+  '--enable-unsafe-swiftshader',
+  '--use-webgpu-adapter=swiftshader',
+];
+const PORT = 4173;
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  timeout: 300_000,
+  expect: { timeout: 30_000 },
+  retries: 0,
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: true,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://localhost:${PORT}/`,
+    headless: true,
+    screenshot: 'only-on-failure',
+    actionTimeout: 30_000,
+    navigationTimeout: 60_000,
+  },
+  projects: [
+    {
+      name: 'chromium',
+      use: {
+        browserName: 'chromium',
+        launchOptions: { executablePath: CHROMIUM_PATH, args: [...WEBGPU_FLAGS, ...QUIET_FLAGS] },
+      },
+    },
+  ],
+  webServer: {
+    command: `npm run build && npx vite preview --port ${PORT} --strictPort`,
+    url: `http://localhost:${PORT}/`,
+    reuseExistingServer: !process.env.CI,
+    timeout: 180_000,
+    stdout: 'ignore',
+    stderr: 'pipe',
+  },
+});

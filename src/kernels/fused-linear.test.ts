@@ -1,0 +1,475 @@
+// The fused linear kernels (shared GEMM core + epilogues) against the UNFUSED fp64 oracles run in sequence
+// (linearF64 -> geluF64 / add3F64 / splitHeadsRotaryF64), on fresh random inputs (the seed is printed on
+// failure; KERNEL_SEED=<seed> replays), NaN-poisoned outputs, and sizes that are multiples of no tile
+// (blocks 32/64/128, BK 8/16): M in {1, 24, 129} (three tile configs by M), (N, K) in {(300, 90), (200, 90),
+// (90, 200), (270, 90)}, and M=67, N=1031, K=515. Tolerances are derived in the comments; `worst` prints
+// the largest err/tol ratio seen per kernel at the end.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { geluF64 } from './cpu/gelu';
+import { linearF64 } from './cpu/linear';
+import { mulberry32, randn } from './cpu/random';
+import { add3F64, addF64 } from './cpu/residual';
+import { splitHeadsRotaryF64 } from './cpu/rotary';
+import { linearBias, linearGelu, linearResidual, qkvRotary } from './fused-linear';
+import { GEMM_MEDIUM, gemmTilesProblem, TUNE_CONFIGS, tilesName } from './gemm';
+import { roundStorage } from './precision';
+import { rotaryTables } from './rotary';
+import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => {
+  h?.destroy();
+  const lines = Object.entries(worst).map(([k, v]) => `  ${k}: ${v.toFixed(3)}`);
+  console.log(`worst err/tol per check:\n${lines.join('\n')}`);
+});
+
+const worst: Record<string, number> = {};
+
+function check(
+  what: string,
+  got: Float32Array,
+  ref: ArrayLike<number>,
+  tol: number | ((i: number) => number),
+  seed: number,
+) {
+  const r = compare(what, got, ref, tol, seed);
+  const key = what.startsWith('tiles') ? what.replace(/ .*/, '') : what.replace(/ [qkv]$/, '');
+  worst[key] = Math.max(worst[key] ?? 0, r.maxRatio);
+  expect(r.ok, r.report).toBe(true);
+  return r;
+}
+
+/** ||got − ref||₂ / ||ref||₂. */
+function relL2(got: ArrayLike<number>, ref: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < ref.length; i++) {
+    num += (got[i] - ref[i]) ** 2;
+    den += ref[i] ** 2;
+  }
+  return Math.sqrt(num / den);
+}
+
+/** One ulp of |v| in fp16 (subnormal spacing 2^-24 below 2^-14) or bf16. */
+function ulp(prec: 'fp16' | 'bf16', v: number): number {
+  const a = Math.abs(v);
+  if (prec === 'fp16') return a < 2 ** -14 ? 2 ** -24 : 2 ** (Math.floor(Math.log2(a)) - 10);
+  return a < 2 ** -126 ? 2 ** -133 : 2 ** (Math.floor(Math.log2(a)) - 7);
+}
+
+/**
+ * Storage rounding check: got = st(y32) with |y32 − ref| <= E, so |got − round(ref)| <= |st(y32) − y32| + E +
+ * |ref − round(ref)| <= ulp(|ref| + E) + E: within one ulp of the rounded oracle, plus the f32 error.
+ */
+function storageTol(prec: 'fp16' | 'bf16', ref: ArrayLike<number>, e: (i: number) => number) {
+  return (i: number) => ulp(prec, Math.abs(ref[i]) + e(i)) + e(i);
+}
+
+const abs32 = (a: Float32Array) => a.map(Math.abs);
+
+interface LinearCase {
+  x: Float32Array; // [M, K]
+  w: Float32Array; // [N, K]
+  b: Float32Array; // [N]
+  z: Float64Array; // x·W^T + b, fp64 [M, N]
+  absZ: Float64Array; // |x|·|W|^T + |b| [M, N]
+}
+
+function linearCase(rng: () => number, M: number, N: number, K: number, round?: 'fp16'): LinearCase {
+  let x = randn(rng, M * K);
+  let w = randn(rng, N * K, 1 / Math.sqrt(K));
+  let b = randn(rng, N, 0.5);
+  if (round) [x, w, b] = [x, w, b].map((a) => a.map((v) => roundStorage(round, v)));
+  return { x, w, b, z: linearF64(x, M, K, w, b, N), absZ: linearF64(abs32(x), M, K, abs32(w), abs32(b), N) };
+}
+
+interface QkvCase {
+  x: Float32Array; // [T, d]
+  w: Float32Array; // [3d, d]
+  b: Float32Array; // [3d]
+  cos: Float32Array; // [T, r/2]
+  sin: Float32Array; // [T, r/2]
+  ref: { q: Float64Array; k: Float64Array; v: Float64Array }; // [H, T, hd] each
+  /** fp32 error bound per output element, [H, T, hd] per q/k/v. */
+  err: { q: Float64Array; k: Float64Array; v: Float64Array };
+}
+
+function qkvCase(rng: () => number, T: number, H: number, hd: number, r: number, round?: 'fp16'): QkvCase {
+  const d = H * hd;
+  const c = linearCase(rng, T, 3 * d, d, round);
+  const { cos, sin } = rotaryTables(T, r, 10000);
+  const ref = splitHeadsRotaryF64(c.z, T, H, hd, r, 10000);
+  // Split (no rotation) the |x||W|^T + |b| sums to the output layout, then per output: a pass-through
+  // element has E = γ_{K+2}·A; a rotated one out = y0·c ∓ y1·s gets E0 + E1 (|c|, |s| <= 1), the tables'
+  // rounding to f32 (u each) and three roundings: E0 + E1 + 4u(A0 + A1).
+  const a = splitHeadsRotaryF64(c.absZ, T, H, hd, 0, 10000);
+  const half = r / 2;
+  const bound = (arr: Float64Array, rotated: boolean) =>
+    arr.map((ai, i) => {
+      const e = i % hd;
+      const E = dotBound(d + 2, ai);
+      if (!rotated || e >= r) return E + 1e-30;
+      const ap = arr[i - e + (e < half ? e + half : e - half)];
+      return E + dotBound(d + 2, ap) + 4 * U32 * (ai + ap) + 1e-30;
+    });
+  return {
+    x: c.x,
+    w: c.w,
+    b: c.b,
+    cos,
+    sin,
+    ref,
+    err: { q: bound(a.q, true), k: bound(a.k, true), v: bound(a.v, false) },
+  };
+}
+
+async function runQkv(c: QkvCase, T: number, H: number, hd: number, r: number, constants = {}) {
+  const n = H * T * hd;
+  const [q, k, v] = [h.poisoned(n), h.poisoned(n), h.poisoned(n)];
+  const bufs = {
+    x: h.upload(c.x),
+    w: h.upload(c.w),
+    b: h.upload(c.b),
+    cos: h.upload(c.cos),
+    sin: h.upload(c.sin),
+  };
+  const dummy = h.upload(new Float32Array(4));
+  await h.run([qkvRotary('qkv', { ...bufs, q, k, v, dummy }, T, H, hd, r, { constants })]);
+  return { q: await h.read(q, n), k: await h.read(k, n), v: await h.read(v, n) };
+}
+
+const Ms = [1, 24, 129];
+const SHAPES = [
+  [300, 90],
+  [200, 90],
+  [90, 200],
+  [270, 90],
+];
+const CASES = [...Ms.flatMap((M) => SHAPES.map(([N, K]) => [M, N, K])), [67, 1031, 515]];
+
+describe('fused linear kernels vs the unfused fp64 oracles', () => {
+  it.each(CASES)('linearBias M=%i N=%i K=%i', async (M, N, K) => {
+    const seed = freshSeed();
+    const c = linearCase(mulberry32(seed), M, N, K);
+    const y = h.poisoned(M * N);
+    const dummy = h.upload(new Float32Array(4));
+    await h.run([
+      linearBias('lin', { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy }, M, N, K),
+    ]);
+    // K products and the bias summed in some order (fused multiply-adds only remove roundings):
+    // |err| <= γ_{K+1} Σ|x_k w_k| + |b|; dotBound(K + 2, ·) leaves one rounding to spare.
+    check('linearBias', await h.read(y, M * N), c.z, (i) => dotBound(K + 2, c.absZ[i]) + 1e-30, seed);
+  });
+
+  it('linearBias without bias ignores the bias binding (the LM head)', async () => {
+    const seed = freshSeed();
+    const [M, N, K] = [24, 300, 90];
+    const c = linearCase(mulberry32(seed), M, N, K);
+    const y = h.poisoned(M * N);
+    const dummy = h.upload(new Float32Array(N).fill(1000));
+    await h.run([linearBias('head', { x: h.upload(c.x), w: h.upload(c.w), b: null, y, dummy }, M, N, K)]);
+    const absRef = linearF64(abs32(c.x), M, K, abs32(c.w), null, N);
+    const ref = linearF64(c.x, M, K, c.w, null, N);
+    check(
+      'linearBias(no bias)',
+      await h.read(y, M * N),
+      ref,
+      (i) => dotBound(K + 1, absRef[i]) + 1e-30,
+      seed,
+    );
+  });
+
+  it.each(CASES)('linearGelu M=%i N=%i K=%i', async (M, N, K) => {
+    const seed = freshSeed();
+    const c = linearCase(mulberry32(seed), M, N, K);
+    const y = h.poisoned(M * N);
+    const dummy = h.upload(new Float32Array(4));
+    await h.run([
+      linearGelu('up', { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy }, M, N, K),
+    ]);
+    const ref = geluF64(c.z);
+    // z carries E = γ_{K+2} Σ|xw| + |b|; |gelu'| <= 1.13, so that becomes <= 1.13 E; gelu_exact itself
+    // (reference.test.ts) adds (4e-7 + (16 + z²) u)|z|.
+    const tol = (i: number) => {
+      const z = c.z[i];
+      return 1.13 * dotBound(K + 2, c.absZ[i]) + (4e-7 + (16 + z * z) * U32) * (Math.abs(z) + 1e-3) + 1e-30;
+    };
+    check('linearGelu', await h.read(y, M * N), ref, tol, seed);
+  });
+
+  it.each(
+    CASES.flatMap(([M, N, K]) => [[M, N, K, 2] as const, ...(M === 24 ? [[M, N, K, 1] as const] : [])]),
+  )('linearResidual M=%i N=%i K=%i, %i residuals', async (M, N, K, residuals) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const c = linearCase(rng, M, N, K);
+    const r1 = randn(rng, M * N); // hidden_states
+    const r2 = randn(rng, M * N); // attn_output
+    const y = h.poisoned(M * N);
+    const dummy = h.upload(new Float32Array(M * N).fill(1000));
+    const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), r1: h.upload(r1), y, dummy };
+    await h.run([linearResidual('out', { ...bufs, r2: residuals === 2 ? h.upload(r2) : null }, M, N, K)]);
+    // HF order: mlp_output + attn_output + hidden_states (add3F64(x, attn, mlp)), or attn + x.
+    const ref = residuals === 2 ? add3F64(r1, r2, c.z) : addF64(c.z, r1);
+    // One sum of K + 2 (or K + 3) terms in some order: γ_{K+3} (Σ|xw| + |b| + |r1| + |r2|).
+    const tol = (i: number) =>
+      dotBound(K + 3, c.absZ[i] + Math.abs(r1[i]) + (residuals === 2 ? Math.abs(r2[i]) : 0));
+    check('linearResidual', await h.read(y, M * N), ref, tol, seed);
+  });
+
+  // qkv + rotary: hd not a multiple of any tile, odd hd (padding column), r = hd.
+  const QKV = [
+    [1, 3, 30, 8],
+    [24, 3, 30, 8],
+    [129, 3, 30, 8],
+    [24, 4, 24, 6],
+    [67, 2, 64, 16],
+    [24, 3, 32, 32],
+    [24, 3, 15, 6],
+    [24, 2, 20, 0],
+  ];
+
+  it.each(QKV)('qkvRotary T=%i H=%i hd=%i r=%i', async (T, H, hd, r) => {
+    const seed = freshSeed();
+    const c = qkvCase(mulberry32(seed), T, H, hd, r);
+    const got = await runQkv(c, T, H, hd, r);
+    for (const s of ['q', 'k', 'v'] as const) {
+      check(`qkvRotary ${s}`, got[s], c.ref[s], (i) => c.err[s][i], seed);
+    }
+  });
+
+  it('every tile configuration valid under the default limits gives the same results', async () => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const [M, N, K] = [67, 131, 45];
+    const c = linearCase(rng, M, N, K);
+    const [T, H, hd, r] = [37, 3, 30, 8];
+    const qc = qkvCase(rng, T, H, hd, r);
+    const dummy = h.upload(new Float32Array(4));
+    const [xb, wb, bb] = [h.upload(c.x), h.upload(c.w), h.upload(c.b)];
+    const configs = TUNE_CONFIGS.filter((t) => gemmTilesProblem(t) === null);
+    expect(configs.length).toBeGreaterThan(5);
+    for (const t of configs) {
+      const y = h.poisoned(M * N);
+      await h.run([linearBias('lin', { x: xb, w: wb, b: bb, y, dummy }, M, N, K, { constants: { ...t } })]);
+      check(
+        `tiles ${tilesName(t)}`,
+        await h.read(y, M * N),
+        c.z,
+        (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
+        seed,
+      );
+      const got = await runQkv(qc, T, H, hd, r, { ...t });
+      for (const s of ['q', 'k', 'v'] as const)
+        check(`tiles(qkv) ${s} ${tilesName(t)}`, got[s], qc.ref[s], (i) => qc.err[s][i], seed);
+    }
+    // The medium tiles are the default for 32 < M <= 64 only: check them there too.
+    const y = h.poisoned(48 * N);
+    await h.run([linearBias('lin48', { x: xb, w: wb, b: bb, y, dummy }, 48, N, K)]);
+    check(
+      `tiles ${tilesName(GEMM_MEDIUM)} (M=48)`,
+      await h.read(y, 48 * N),
+      c.z.subarray(0, 48 * N),
+      (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
+      seed,
+    );
+  });
+});
+
+describe('precision emulation', () => {
+  const FP16 = { STORAGE_PREC: 1, ACC_F16: false };
+
+  it.each([
+    [24, 300, 90],
+    [67, 1031, 515],
+  ])(
+    'fp16 / bf16 storage: linear kernels within one ulp of the rounded oracle, M=%i N=%i K=%i',
+    async (M, N, K) => {
+      const seed = freshSeed();
+      const rng = mulberry32(seed);
+      const c = linearCase(rng, M, N, K, 'fp16');
+      const [r1, r2] = [randn(rng, M * N), randn(rng, M * N)].map((a) =>
+        a.map((v) => roundStorage('fp16', v)),
+      );
+      const dummy = h.upload(new Float32Array(4));
+      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), dummy };
+      const [y1, y2, y3, y4] = [0, 1, 2, 3].map(() => h.poisoned(M * N));
+      await h.run([
+        linearBias('lin', { ...bufs, y: y1 }, M, N, K, { constants: FP16 }),
+        linearGelu('up', { ...bufs, y: y2 }, M, N, K, { constants: FP16 }),
+        linearResidual('out', { ...bufs, r1: h.upload(r1), r2: h.upload(r2), y: y3 }, M, N, K, {
+          constants: FP16,
+        }),
+        linearBias('lin', { ...bufs, y: y4 }, M, N, K, { constants: { STORAGE_PREC: 2, ACC_F16: false } }),
+      ]);
+      const E = (i: number) => dotBound(K + 2, c.absZ[i]);
+      const round = (p: 'fp16' | 'bf16', a: ArrayLike<number>) =>
+        Float64Array.from(a, (v) => roundStorage(p, v));
+      check('fp16 linearBias', await h.read(y1, M * N), round('fp16', c.z), storageTol('fp16', c.z, E), seed);
+      const g = geluF64(c.z);
+      check(
+        'fp16 linearGelu',
+        await h.read(y2, M * N),
+        round('fp16', g),
+        storageTol('fp16', g, (i) => 1.13 * E(i) + 1e-6 * Math.abs(c.z[i])),
+        seed,
+      );
+      const res = add3F64(r1, r2, c.z);
+      const Er = (i: number) => dotBound(K + 3, c.absZ[i] + Math.abs(r1[i]) + Math.abs(r2[i]));
+      check(
+        'fp16 linearResidual',
+        await h.read(y3, M * N),
+        round('fp16', res),
+        storageTol('fp16', res, Er),
+        seed,
+      );
+      check('bf16 linearBias', await h.read(y4, M * N), round('bf16', c.z), storageTol('bf16', c.z, E), seed);
+    },
+  );
+
+  it('fp16 storage: qkvRotary within one ulp of the rounded oracle', async () => {
+    const seed = freshSeed();
+    const [T, H, hd, r] = [24, 3, 30, 8];
+    const c = qkvCase(mulberry32(seed), T, H, hd, r, 'fp16');
+    const got = await runQkv(c, T, H, hd, r, FP16);
+    for (const s of ['q', 'k', 'v'] as const) {
+      const ref = Float64Array.from(c.ref[s], (v) => roundStorage('fp16', v));
+      check(
+        `fp16 qkvRotary ${s}`,
+        got[s],
+        ref,
+        storageTol('fp16', c.ref[s], (i) => c.err[s][i]),
+        seed,
+      );
+    }
+  });
+
+  it.each([
+    [24, 300, 90],
+    [67, 1031, 515],
+  ])('fp16 accumulation: error above fp32, within its bound, M=%i N=%i K=%i', async (M, N, K) => {
+    const seed = freshSeed();
+    const c = linearCase(mulberry32(seed), M, N, K, 'fp16');
+    const dummy = h.upload(new Float32Array(4));
+    const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), dummy };
+    const [y32, y16a, y16] = [0, 1, 2].map(() => h.poisoned(M * N));
+    await h.run([
+      linearBias('fp32', { ...bufs, y: y32 }, M, N, K),
+      linearBias('acc16', { ...bufs, y: y16a }, M, N, K, { constants: { STORAGE_PREC: 0, ACC_F16: true } }),
+      linearBias('fp16acc', { ...bufs, y: y16 }, M, N, K, { constants: { STORAGE_PREC: 1, ACC_F16: true } }),
+    ]);
+    // Each of the K accumulate steps rounds the running sum to f16: s_k = (s_{k-1} + x_k w_k)(1 + δ), with
+    // |δ| <= 2^-11 + 2^-24 (the product's f32 rounding, then f16), so like any recursive sum
+    // |err| <= γ'_{K+1} (Σ|x w| + |b|), γ'_n = n u' / (1 − n u'); plus 2^-25 per step where the sum is an f16
+    // subnormal. ~K·2^-11·Σ|xw| for small K·u'.
+    const u16 = 2 ** -11 + 2 ** -24;
+    const n = K + 1;
+    const accBound = (i: number) => ((n * u16) / (1 - n * u16)) * c.absZ[i] + K * 2 ** -25;
+    const r32 = check(
+      'acc fp32',
+      await h.read(y32, M * N),
+      c.z,
+      (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
+      seed,
+    );
+    const r16a = check('acc ACC_F16', await h.read(y16a, M * N), c.z, accBound, seed);
+    check('acc fp16acc', await h.read(y16, M * N), c.z, storageTol('fp16', c.z, accBound), seed);
+    expect(r16a.maxAbs, `ACC_F16 max error ${r16a.maxAbs} vs fp32 ${r32.maxAbs}`).toBeGreaterThan(
+      4 * r32.maxAbs,
+    );
+  });
+});
+
+describe('fault switches change the result (relative L2 vs the correct oracle > 1e-3)', () => {
+  it('FAULT_TILE_OFFSET (x tile staged from k + 2)', async () => {
+    const seed = freshSeed();
+    const [M, N, K] = [24, 200, 90];
+    const c = linearCase(mulberry32(seed), M, N, K);
+    const y = h.poisoned(M * N);
+    const bufs = {
+      x: h.upload(c.x),
+      w: h.upload(c.w),
+      b: h.upload(c.b),
+      dummy: h.upload(new Float32Array(4)),
+    };
+    await h.run([linearBias('lin', { ...bufs, y }, M, N, K, { constants: { FAULT_TILE_OFFSET: true } })]);
+    const got = await h.read(y, M * N);
+    expect(got.every(Number.isFinite), `seed ${seed}`).toBe(true);
+    expect(relL2(got, c.z), `seed ${seed}`).toBeGreaterThan(1e-3);
+  });
+
+  it.each(['FAULT_WIRING', 'FAULT_DROP_BIAS'])('%s (linearResidual)', async (fault) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const [M, N, K] = [24, 90, 200];
+    const c = linearCase(rng, M, N, K);
+    const [r1, r2] = [randn(rng, M * N), randn(rng, M * N)];
+    const y = h.poisoned(M * N);
+    const bufs = {
+      x: h.upload(c.x),
+      w: h.upload(c.w),
+      b: h.upload(c.b),
+      dummy: h.upload(new Float32Array(4)),
+    };
+    await h.run([
+      linearResidual('out', { ...bufs, r1: h.upload(r1), r2: h.upload(r2), y }, M, N, K, {
+        constants: { [fault]: true },
+      }),
+    ]);
+    const got = await h.read(y, M * N);
+    expect(got.every(Number.isFinite), `seed ${seed}`).toBe(true);
+    expect(relL2(got, add3F64(r1, r2, c.z)), `seed ${seed}`).toBeGreaterThan(1e-3);
+    // And it is exactly the fault described (the same fp32 bound as the correct kernel).
+    const zNoBias = linearF64(c.x, M, K, c.w, null, N);
+    const faulty = fault === 'FAULT_WIRING' ? add3F64(r2, r2, c.z) : add3F64(r1, r2, zNoBias);
+    check(
+      `fault ${fault}`,
+      got,
+      faulty,
+      (i) => dotBound(K + 3, c.absZ[i] + Math.abs(r1[i]) + 2 * Math.abs(r2[i])),
+      seed,
+    );
+  });
+
+  it('FAULT_GPTJ_ROTARY (interleaved pairs)', async () => {
+    const seed = freshSeed();
+    const [T, H, hd, r] = [24, 3, 30, 8];
+    const rng = mulberry32(seed);
+    const d = H * hd;
+    const x = randn(rng, T * d);
+    const w = randn(rng, 3 * d * d, 1 / Math.sqrt(d));
+    const b = randn(rng, 3 * d, 0.5);
+    const { cos, sin } = rotaryTables(T, r, 10000);
+    const n = H * T * hd;
+    const [q, k, v] = [h.poisoned(n), h.poisoned(n), h.poisoned(n)];
+    const bufs = { x: h.upload(x), w: h.upload(w), b: h.upload(b), cos: h.upload(cos), sin: h.upload(sin) };
+    await h.run([
+      qkvRotary('qkv', { ...bufs, q, k, v, dummy: h.upload(new Float32Array(4)) }, T, H, hd, r, {
+        constants: { FAULT_GPTJ_ROTARY: true },
+      }),
+    ]);
+    const z = linearF64(x, T, d, w, b, 3 * d);
+    const ref = splitHeadsRotaryF64(z, T, H, hd, r, 10000);
+    const got = { q: await h.read(q, n), k: await h.read(k, n), v: await h.read(v, n) };
+    expect(relL2(got.q, ref.q), `seed ${seed}`).toBeGreaterThan(1e-3);
+    expect(relL2(got.k, ref.k), `seed ${seed}`).toBeGreaterThan(1e-3);
+    // And it is GPT-J's convention: pairs (2i, 2i + 1) at frequency i (v untouched).
+    const gptj = splitHeadsRotaryF64(z, T, H, hd, 0, 10000);
+    for (const a of [gptj.q, gptj.k]) {
+      for (let o = 0; o < n; o += hd) {
+        const t = (o / hd) % T;
+        for (let i = 0; i < r / 2; i++) {
+          const [y0, y1] = [a[o + 2 * i], a[o + 2 * i + 1]];
+          const [cs, sn] = [cos[t * (r / 2) + i], sin[t * (r / 2) + i]];
+          [a[o + 2 * i], a[o + 2 * i + 1]] = [y0 * cs - y1 * sn, y1 * cs + y0 * sn];
+        }
+      }
+    }
+    check('fault gptj q', got.q, gptj.q, 1e-4, seed);
+    check('fault gptj k', got.k, gptj.k, 1e-4, seed);
+    check('fault gptj v', got.v, ref.v, 1e-4, seed);
+  });
+});

@@ -1,0 +1,127 @@
+// Launch helpers of the shared GEMM core (shaders/common/gemm_core.wgsl): tile configurations (the WGSL
+// override constants BM, BN, BK, TM, TN, GEMM_BUFS), their validity under WebGPU's limits, and the grid.
+import type { OverrideConstants } from '../gpu/pipelines';
+import { ceilDiv, MAX_GROUPS } from './grid';
+
+export interface GemmTiles {
+  BM: number; // rows of x (tokens) per workgroup
+  BN: number; // output columns per workgroup
+  BK: number; // K per staging step
+  TM: number; // rows per thread (4 or 8)
+  TN: number; // columns per thread (4 or 8)
+  GEMM_BUFS: number; // 1: single-, 2: double-buffered workgroup tiles
+  GEMM_SWIZZLE?: number; // 1 (default): XOR-swizzled staging rows; 0: rows padded by 4 floats
+}
+
+export const TILE_KEYS = ['BM', 'BN', 'BK', 'TM', 'TN', 'GEMM_BUFS'] as const;
+
+/** The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, single-buffered (8192 B). */
+export const GEMM_DEFAULT: GemmTiles = { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1 };
+
+/** Fewer token rows (M ≤ 64: prefill of short prompts): 64×128 blocks, 4×8 per thread, 256 threads. */
+export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2 };
+
+/** Very few token rows (M ≤ 32, decode): 32×64 blocks, 4×4 per thread, 128 threads. */
+export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 };
+
+/** Mirrors the WGSL constants GEMM_LOADS_MAX and the register tile's 8×8 maximum. */
+const LOADS_MAX = 16;
+
+/** Default tiles by the number of token rows (a 128-row block computes mostly zeros when M is small). */
+export function gemmTilesFor(M: number): GemmTiles {
+  if (M <= 32) return GEMM_SMALL;
+  if (M <= 64) return GEMM_MEDIUM;
+  return GEMM_DEFAULT;
+}
+
+export function gemmThreads(t: GemmTiles): number {
+  return (t.BM / t.TM) * (t.BN / t.TN);
+}
+
+/** Workgroup memory of the two staged tiles, in bytes. */
+export function gemmWorkgroupBytes(t: GemmTiles): number {
+  const pad = t.GEMM_SWIZZLE === 0 ? 4 : 0;
+  return 4 * t.BK * (t.BM + t.BN + 2 * pad) * t.GEMM_BUFS;
+}
+
+/** Why a tile configuration is invalid (null when valid) under the given limits (WebGPU defaults if none). */
+export function gemmTilesProblem(
+  t: GemmTiles,
+  limits: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number } = {
+    maxComputeInvocationsPerWorkgroup: 256,
+    maxComputeWorkgroupStorageSize: 16384,
+  },
+): string | null {
+  for (const k of TILE_KEYS) if (!Number.isInteger(t[k]) || t[k] < 0) return `${k} = ${t[k]} is not a u32`;
+  if (t.TM !== 4 && t.TM !== 8) return `TM = ${t.TM} must be 4 or 8`;
+  if (t.TN !== 4 && t.TN !== 8) return `TN = ${t.TN} must be 4 or 8`;
+  if (t.BM % 32 || t.BN % 32) return `BM, BN (${t.BM}, ${t.BN}) must be multiples of 32 (the swizzle)`;
+  if (t.BK % 8 || t.BK === 0) return `BK = ${t.BK} must be a multiple of 8`;
+  if (t.GEMM_BUFS !== 1 && t.GEMM_BUFS !== 2) return `GEMM_BUFS = ${t.GEMM_BUFS} must be 1 or 2`;
+  const tx = t.BN / t.TN;
+  const wx = Math.min(tx, 8);
+  if (tx % wx || (t.BM / t.TM) % (32 / wx))
+    return `thread grid ${t.BM / t.TM}×${tx} is not made of ${32 / wx}×${wx} warps`;
+  const threads = gemmThreads(t);
+  if (threads > limits.maxComputeInvocationsPerWorkgroup) return `${threads} threads > limit`;
+  if ((t.BM * t.BK) % threads || (t.BN * t.BK) % threads)
+    return `BM·BK, BN·BK not multiples of ${threads} threads`;
+  if ((t.BM * t.BK) / threads > LOADS_MAX || (t.BN * t.BK) / threads > LOADS_MAX) {
+    return `more than ${LOADS_MAX} staged elements per thread`;
+  }
+  const bytes = gemmWorkgroupBytes(t);
+  if (bytes > limits.maxComputeWorkgroupStorageSize) return `${bytes} B of workgroup memory > limit`;
+  return null;
+}
+
+/**
+ * The pipeline constants of a GEMM launch: the default tiles for M, then the caller's constants (precision,
+ * faults, or tile overrides) on top. Returns the constants and the tiles they amount to (for the grid).
+ * The shape rules are checked here; the device's own limits when the pipeline is made (tiles beyond the
+ * WebGPU defaults are for tuning on devices that grant more).
+ */
+export function gemmConstants(
+  M: number,
+  extra: OverrideConstants = {},
+): { constants: OverrideConstants; tiles: GemmTiles } {
+  const constants: OverrideConstants = { ...gemmTilesFor(M), ...extra };
+  const tiles = { ...GEMM_DEFAULT };
+  for (const k of TILE_KEYS) tiles[k] = Number(constants[k]);
+  if (constants.GEMM_SWIZZLE !== undefined) tiles.GEMM_SWIZZLE = Number(constants.GEMM_SWIZZLE);
+  const problem = gemmTilesProblem(tiles, {
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxComputeWorkgroupStorageSize: 65536,
+  });
+  if (problem) throw new Error(`invalid GEMM tiles ${JSON.stringify(tiles)}: ${problem}`);
+  return { constants, tiles };
+}
+
+/** The grid over an [M, N] output: (ceil(N / BN), ceil(M / BM)), each ≤ 65535. */
+export function gemmWorkgroups(M: number, N: number, t: GemmTiles): [number, number, number] {
+  const gx = ceilDiv(N, t.BN);
+  const gy = ceilDiv(M, t.BM);
+  if (gx > MAX_GROUPS || gy > MAX_GROUPS) throw new Error(`GEMM grid ${gx}x${gy} exceeds ${MAX_GROUPS}`);
+  return [gx, gy, 1];
+}
+
+/** Tile configurations tuneGemm times (those beyond the device's limits are skipped there). */
+export const TUNE_CONFIGS: readonly GemmTiles[] = [
+  GEMM_DEFAULT,
+  { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
+  { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 2 },
+  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 16384 B
+  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 16896 B: a raised limit
+  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 1 },
+  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
+  { BM: 64, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 128 threads
+  { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1 },
+  { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
+  { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1 }, // 128 threads
+  { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 }, // 128 threads
+  { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
+  { BM: 32, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
+];
+
+export function tilesName(t: GemmTiles): string {
+  return `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN} buf${t.GEMM_BUFS}${t.GEMM_SWIZZLE === 0 ? ' pad' : ''}`;
+}

@@ -1,0 +1,111 @@
+// The UI thread's handle on the engine worker: typed methods over comlink, callbacks passed as proxies, and
+// every failure (including a worker that crashed or was terminated) turned into a WorkerError.
+import * as Comlink from 'comlink';
+import type {
+  GenerateResult,
+  InitResult,
+  LoadProgress,
+  ModelInfo,
+  TokenEvent,
+  WorkerApi,
+  WorkerError,
+  WorkerErrorKind,
+} from './api';
+
+export interface EngineClient {
+  /** Never rejects for a missing WebGPU: that is { ok: false, error: { kind: 'no-webgpu' } }. */
+  init(): Promise<InitResult>;
+  /** baseUrl must be absolute (resolve it against document.baseURI first). Rejects with a WorkerError. */
+  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<ModelInfo>;
+  /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
+  generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
+  cancel(): Promise<void>;
+  /** Stops the worker; pending and later calls reject with kind 'internal'. */
+  terminate(): void;
+}
+
+const KINDS: readonly WorkerErrorKind[] = [
+  'no-webgpu',
+  'device-lost',
+  'model',
+  'input',
+  'cancelled',
+  'internal',
+];
+
+export function isWorkerError(v: unknown): v is WorkerError {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return (
+    typeof r.message === 'string' && typeof r.kind === 'string' && KINDS.includes(r.kind as WorkerErrorKind)
+  );
+}
+
+/** Any rejection reason as a WorkerError (unknown shapes become 'internal'). */
+export function asWorkerError(e: unknown): WorkerError {
+  if (isWorkerError(e)) return { kind: e.kind, message: e.message };
+  if (e instanceof Error) return { kind: 'internal', message: e.message || e.name };
+  return { kind: 'internal', message: `unexpected failure: ${String(e)}` };
+}
+
+/** Wraps a started engine worker. */
+export function wrapEngineEndpoint(worker: Worker): EngineClient {
+  const remote = Comlink.wrap<WorkerApi>(worker);
+  let dead: WorkerError | null = null;
+  const waiters = new Set<(e: WorkerError) => void>();
+  const die = (e: WorkerError) => {
+    if (dead) return;
+    dead = e;
+    for (const w of waiters) w(e);
+    waiters.clear();
+  };
+  worker.addEventListener('error', (ev: ErrorEvent) => {
+    ev.preventDefault();
+    die({ kind: 'internal', message: `the engine worker crashed: ${ev.message || 'no message'}` });
+  });
+  worker.addEventListener('messageerror', () => {
+    die({ kind: 'internal', message: 'the engine worker sent a message that could not be read' });
+  });
+
+  /** Runs a remote call; rejects with a WorkerError, also when the worker dies while it runs. */
+  const call = <T>(fn: () => Promise<T>): Promise<T> => {
+    if (dead) return Promise.reject(dead);
+    return new Promise<T>((resolve, reject) => {
+      const onDeath = (e: WorkerError) => reject(e);
+      waiters.add(onDeath);
+      fn().then(
+        (v) => {
+          waiters.delete(onDeath);
+          resolve(v);
+        },
+        (e: unknown) => {
+          waiters.delete(onDeath);
+          reject(asWorkerError(e));
+        },
+      );
+    });
+  };
+
+  return {
+    init: () =>
+      call(async (): Promise<InitResult> => await remote.init()).catch(
+        (e: unknown): InitResult => ({ ok: false, error: asWorkerError(e) }),
+      ),
+    loadModelFromUrl: (baseUrl, onProgress) =>
+      call(() => remote.loadModelFromUrl(baseUrl, Comlink.proxy(onProgress))),
+    generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
+    cancel: () => call(() => remote.cancel()).catch(() => undefined),
+    terminate: () => {
+      worker.terminate();
+      die({ kind: 'internal', message: 'the engine worker was stopped' });
+    },
+  };
+}
+
+export function createEngineClient(): EngineClient {
+  const worker = new Worker(new URL('./engine.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'engine',
+  });
+  return wrapEngineEndpoint(worker);
+}
