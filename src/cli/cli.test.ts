@@ -128,3 +128,60 @@ describe('cli forward', () => {
     expect(r.stderr[0]).toMatch(/^error: model\.safetensors: /);
   });
 });
+
+describe('cli compare / check', () => {
+  const specFor = (faults: unknown[]) => ({
+    version: 1,
+    model: { kind: 'embedded', id: 'neox-kjv-bytes' },
+    prompt: { tokens: [3, 14, 15, 92, 65, 35, 89, 79, 32, 38] },
+    generate: 0,
+    precision: 'fp32',
+    fused: ['layernorm', 'qkv_rotary', 'flash_attention', 'gemm', 'linear_gelu', 'residual_epilogue'],
+    faults,
+    seed: 7,
+    k: 10,
+    metric: 'relL2',
+  });
+
+  it('check exits 0 on a clean fused path and 1 on a planted fault, naming layer and kernel', () => {
+    const { dir } = modelDir(5);
+    const clean = join(dir, 'clean.json');
+    const faulty = join(dir, 'faulty.json');
+    writeFileSync(clean, JSON.stringify(specFor([])));
+    writeFileSync(faulty, JSON.stringify(specFor([{ id: 'dropped_bias', fromLayer: 1 }])));
+    const ok = cli(['check', '--spec', clean, '--model', dir]);
+    expect(ok.code, ok.stderr.join('\n')).toBe(0);
+    expect(ok.stdout).toMatch(/^agree/m);
+    const bad = cli(['check', '--spec', faulty, '--model', dir]);
+    expect(bad.code, bad.stderr.join('\n')).toBe(1);
+    expect(bad.stdout).toMatch(/first divergent layer 1; reproduced by residual_epilogue from layer 1/);
+  });
+
+  it('compare writes the report JSON', () => {
+    const { dir } = modelDir(6);
+    const spec = join(dir, 'spec.json');
+    const out = join(dir, 'report.json');
+    writeFileSync(spec, JSON.stringify(specFor([{ id: 'gelu_relu', fromLayer: 0 }])));
+    const r = cli(['compare', '--spec', spec, '--model', dir, '--out', out]);
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    const report = JSON.parse(readFileSync(out, 'utf8'));
+    expect(report.schema).toBe('divergence-report/1');
+    expect(report.verdict).toBe('diverged');
+    expect(report.firstDivergentLayer).toBe(0);
+    expect(report.layers).toHaveLength(2);
+  });
+
+  it.each([
+    ['{not json', /not valid JSON/],
+    [JSON.stringify({ version: 9 }), /unsupported version 9/],
+    [JSON.stringify({ ...specFor([]), k: -1 }), /RunSpec k:/],
+    [JSON.stringify({ ...specFor([{ id: 'warp_drive' }]) }), /unknown fault 'warp_drive'/],
+  ])('check exits 2 on a bad spec %#', (text, pattern) => {
+    const { dir } = modelDir(8);
+    const spec = join(dir, 'spec.json');
+    writeFileSync(spec, text);
+    const r = cli(['check', '--spec', spec, '--model', dir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.find((l) => l.startsWith('error:'))).toMatch(pattern);
+  });
+});

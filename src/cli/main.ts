@@ -1,6 +1,7 @@
 // Command-line entry (Node, Dawn's WebGPU): `forward` writes the hidden-state dump of a model folder,
-// `generate` greedy-decodes a prompt. Exit 0 on success, 2 with a one-line reason on bad input, 3 when the
-// GPU fails.
+// `generate` greedy-decodes a prompt, `compare` writes the divergence report of a RunSpec, `check` exits by
+// its verdict. Exit 0 on success (check: no layer diverges), 1 when check finds a divergence, 2 with a
+// one-line reason on bad input, 3 when the GPU fails.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Engine } from '../engine/engine';
@@ -9,15 +10,19 @@ import { PRECISIONS, type Precision } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { ModelLoadError } from '../model/errors';
 import { parseTokenIds } from '../model/tokenizer';
+import { formatVerdict, modelDirFor, readSpec, runAnalysis, writeReport } from './compare';
 import { dumpToJson } from './dump-json';
 import { CliInputError, readModelDir } from './model-dir';
 
 const USAGE = `usage:
   cli forward  --model DIR (--tokens 3,14,15 | --prompt TEXT) --out out.json [--path reference|fused] [--precision fp32|fp16|fp16acc|bf16]
-  cli generate --model DIR (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]`;
+  cli generate --model DIR (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]
+  cli compare  --spec spec.json --out report.json [--model DIR]
+  cli check    --spec spec.json [--model DIR]`;
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  if (cmd === 'compare' || cmd === 'check') return compareCommand(cmd, rest);
   if (cmd !== 'forward' && cmd !== 'generate')
     throw new CliInputError(cmd ? `unknown command '${cmd}'\n${USAGE}` : USAGE);
   const { values } = parseArgs({
@@ -78,6 +83,23 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     engine.dispose();
   }
+}
+
+async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: rest,
+    options: { spec: { type: 'string' }, out: { type: 'string' }, model: { type: 'string' } },
+    strict: true,
+  });
+  if (!values.spec) throw new CliInputError('--spec FILE is required');
+  if (cmd === 'compare' && !values.out) throw new CliInputError('--out FILE is required');
+  const spec = readSpec(values.spec);
+  const report = await runAnalysis(spec, modelDirFor(spec, values.model), (s) =>
+    process.stderr.write(`${s}\n`),
+  );
+  if (values.out) writeReport(report, values.out);
+  process.stdout.write(`${formatVerdict(report)}\n`);
+  return cmd === 'check' && report.verdict === 'diverged' ? 1 : 0;
 }
 
 function isInputError(e: unknown): boolean {
