@@ -73,15 +73,44 @@ export class Engine {
   private cpuWeights: ModelWeights | null = null;
   private info: ModelInfo | null = null;
   private tok: Tokenizer | null = null;
-  private readonly pool: BufferPool;
-  private readonly pipelines: PipelineCache;
+  private pool: BufferPool;
+  private pipelines: PipelineCache;
+  private gpuCtx: GpuContext;
 
   private constructor(
-    readonly ctx: GpuContext,
-    shaders: ShaderSource,
+    ctx: GpuContext,
+    private readonly shaders: ShaderSource,
+    private readonly gpu: GPU,
+    private readonly acquireOpts: AcquireOptions,
   ) {
+    this.gpuCtx = ctx;
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, shaders);
+  }
+
+  get ctx(): GpuContext {
+    return this.gpuCtx;
+  }
+
+  /** True once the device is lost (recover() makes a new one). */
+  get lost(): boolean {
+    return this.gpuCtx.lostError() !== null;
+  }
+
+  /**
+   * After a device loss: a new device, pool and pipeline cache, and the loaded model uploaded again from the
+   * CPU copy of its weights — the user's model, settings and results survive. No-op while the device is fine.
+   */
+  async recover(): Promise<void> {
+    if (!this.lost) return;
+    const ctx = await acquireGpu(this.gpu, this.acquireOpts);
+    this.gpuCtx = ctx;
+    this.pool = new BufferPool(ctx.device);
+    this.pipelines = new PipelineCache(ctx.device, this.shaders);
+    const w = this.cpuWeights;
+    const info = this.info;
+    this.model = null;
+    if (w && info) this.model = uploadModel(ctx.device, info.config, w);
   }
 
   static async create(
@@ -89,7 +118,8 @@ export class Engine {
     shaders: ShaderSource,
     opts: AcquireOptions = {},
   ): Promise<Engine> {
-    return new Engine(await acquireGpu(gpu, opts), shaders);
+    const ctx = await acquireGpu(gpu, opts);
+    return new Engine(ctx, shaders, gpu as GPU, opts);
   }
 
   get adapter(): AdapterSummary {
@@ -253,6 +283,8 @@ export class Engine {
     } catch (e) {
       // Leave the error scope balanced when the failure came before the pop.
       await device.popErrorScope().catch(() => null);
+      // A failed map or submit is often the device going away: give its loss a moment to be reported.
+      await Promise.race([this.ctx.lost, new Promise((r) => setTimeout(r, 50))]);
       this.checkAlive();
       throw e;
     } finally {
