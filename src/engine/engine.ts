@@ -14,12 +14,17 @@ import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 import type { Precision } from '../kernels/precision';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
-import { parseTokenizerDescription, type Tokenizer } from '../model/tokenizer';
+import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights, modelSummary } from '../model/weights';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
-import { buildPlan, type PlanHooks } from './plan';
+import { buildPlan, PlanError, type PlanHooks, type TapPart } from './plan';
+
+export interface EngineOptions extends AcquireOptions {
+  /** Cap on one storage binding (below the device's limit): large tensors are then split across buffers. */
+  maxBindingBytes?: number;
+}
 
 export interface ModelFiles {
   /** config.json text. */
@@ -81,7 +86,7 @@ export class Engine {
     ctx: GpuContext,
     private readonly shaders: ShaderSource,
     private readonly gpu: GPU,
-    private readonly acquireOpts: AcquireOptions,
+    private readonly acquireOpts: EngineOptions,
   ) {
     this.gpuCtx = ctx;
     this.pool = new BufferPool(ctx.device);
@@ -90,6 +95,14 @@ export class Engine {
 
   get ctx(): GpuContext {
     return this.gpuCtx;
+  }
+
+  /** The largest storage binding the engine uses: the device's limit, or a lower cap (tests force splits). */
+  get maxBindingBytes(): number {
+    return Math.min(
+      this.gpuCtx.device.limits.maxStorageBufferBindingSize,
+      this.acquireOpts.maxBindingBytes ?? Number.POSITIVE_INFINITY,
+    );
   }
 
   /** True once the device is lost (recover() makes a new one). */
@@ -110,13 +123,13 @@ export class Engine {
     const w = this.cpuWeights;
     const info = this.info;
     this.model = null;
-    if (w && info) this.model = uploadModel(ctx.device, info.config, w);
+    if (w && info) this.model = uploadModel(ctx.device, info.config, w, this.maxBindingBytes);
   }
 
   static async create(
     gpu: GPU | undefined | null,
     shaders: ShaderSource,
-    opts: AcquireOptions = {},
+    opts: EngineOptions = {},
   ): Promise<Engine> {
     const ctx = await acquireGpu(gpu, opts);
     return new Engine(ctx, shaders, gpu as GPU, opts);
@@ -155,13 +168,7 @@ export class Engine {
     // Without a tokenizer description the model is driven by token ids alone.
     let tok: Tokenizer | null = null;
     if (files.tokenizer !== undefined) {
-      let json: unknown;
-      try {
-        json = JSON.parse(files.tokenizer);
-      } catch (e) {
-        throw new ModelLoadError('tokenizer.json', `not valid JSON (${(e as Error).message})`);
-      }
-      tok = parseTokenizerDescription(json);
+      tok = parseTokenizerText(files.tokenizer);
       if (tok.vocabSize > cfg.vocabSize) {
         throw new ModelLoadError(
           'tokenizer.json',
@@ -173,17 +180,19 @@ export class Engine {
     device.pushErrorScope('out-of-memory');
     device.pushErrorScope('validation');
     let gm: GpuModel | null = null;
+    let thrown: unknown = null;
     try {
-      gm = uploadModel(device, cfg, weights);
-    } finally {
-      const validation = await device.popErrorScope();
-      const oom = await device.popErrorScope();
-      const err = oom ?? validation;
-      if (err) {
-        gm?.destroy();
-        // biome-ignore lint/correctness/noUnsafeFinally: the GPU error is the one to report
-        throw new EngineError(`uploading the weights failed: ${err.message}`);
-      }
+      gm = uploadModel(device, cfg, weights, this.maxBindingBytes);
+    } catch (e) {
+      thrown = e;
+    }
+    const validation = await device.popErrorScope();
+    const oom = await device.popErrorScope();
+    const gpuErr = oom ?? validation;
+    if (thrown || gpuErr || !gm) {
+      gm?.destroy();
+      if (thrown) throw new EngineError(`the model does not fit this adapter: ${(thrown as Error).message}`);
+      throw new EngineError(`uploading the weights failed: ${gpuErr?.message ?? 'unknown error'}`);
     }
     this.unloadModel();
     this.model = gm;
@@ -212,12 +221,7 @@ export class Engine {
     const m = this.requireModel();
     this.checkTokens(m.cfg, tokens);
     const device = this.ctx.device;
-    const plan = buildPlan(device, this.pool, m, tokens, {
-      fused: resolvePath(opts.path),
-      precision: opts.precision ?? 'fp32',
-      hooks: opts.hooks,
-      layers: opts.layers,
-    });
+    const plan = this.plan(m, tokens, opts);
     const program = new Program(device, this.pipelines);
     const { cfg } = m;
     const T = tokens.length;
@@ -233,7 +237,8 @@ export class Engine {
     const want = new Set<string>(dumpNames);
     if (opts.taps === 'all') for (const op of plan.ops) for (const w of op.writes) want.add(w.name);
     else for (const t of opts.taps ?? []) want.add(t);
-    const staging = new Map<string, GPUBuffer>();
+    // Staging buffers per tap; a tap split by columns (the LM head of a large vocabulary) has one per piece.
+    const staging = new Map<string, { buffers: GPUBuffer[]; floats: number; parts?: TapPart[] }>();
     const timer = opts.timing ? new GpuTimer(device, plan.ops.length) : null;
     device.pushErrorScope('validation');
     try {
@@ -241,14 +246,26 @@ export class Engine {
       for (const op of plan.ops) {
         for (const w of op.writes) {
           if (!want.has(w.name)) continue;
-          const bytes = w.floats * 4;
-          const dst = device.createBuffer({
-            size: bytes,
-            usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-            label: `tap:${w.name}`,
+          const sources = w.parts
+            ? w.parts.map((p) => ({ buffer: p.buffer, bytes: T * p.cols * 4 }))
+            : [{ buffer: w.buffer, bytes: w.floats * 4 }];
+          const buffers = sources.map((src) => {
+            const dst = device.createBuffer({
+              size: src.bytes,
+              usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+              label: `tap:${w.name}`,
+            });
+            program.copyAfter({
+              after: op.spec.label,
+              src: src.buffer,
+              srcOffset: 0,
+              dst,
+              dstOffset: 0,
+              bytes: src.bytes,
+            });
+            return dst;
           });
-          staging.set(w.name, dst);
-          program.copyAfter({ after: op.spec.label, src: w.buffer, srcOffset: 0, dst, dstOffset: 0, bytes });
+          staging.set(w.name, { buffers, floats: w.floats, parts: w.parts });
         }
       }
       for (const name of want) if (!staging.has(name)) throw new EngineError(`unknown tap '${name}'`);
@@ -260,9 +277,10 @@ export class Engine {
       if (err) throw new EngineError(`GPU validation error in forward: ${err.message}`);
       const read = new Map<string, Float32Array>();
       await Promise.all(
-        [...staging].map(async ([name, buf]) => {
-          await buf.mapAsync(GPUMapMode.READ);
-          read.set(name, new Float32Array(buf.getMappedRange().slice(0)));
+        [...staging].map(async ([name, st]) => {
+          await Promise.all(st.buffers.map((b) => b.mapAsync(GPUMapMode.READ)));
+          const pieces = st.buffers.map((b) => new Float32Array(b.getMappedRange().slice(0)));
+          read.set(name, st.parts ? joinColumns(pieces, st.parts, T, st.floats / T) : pieces[0]);
         }),
       );
       this.checkAlive();
@@ -288,7 +306,7 @@ export class Engine {
       this.checkAlive();
       throw e;
     } finally {
-      for (const buf of staging.values()) buf.destroy();
+      for (const st of staging.values()) for (const b of st.buffers) b.destroy();
       timer?.destroy();
       program.dispose();
       plan.release();
@@ -307,11 +325,7 @@ export class Engine {
     const m = this.requireModel();
     this.checkTokens(m.cfg, tokens);
     const device = this.ctx.device;
-    const plan = buildPlan(device, this.pool, m, tokens, {
-      fused: resolvePath(opts.path),
-      precision: opts.precision ?? 'fp32',
-      hooks: opts.hooks,
-    });
+    const plan = this.plan(m, tokens, opts);
     const program = new Program(device, this.pipelines);
     try {
       for (const op of plan.ops) program.add(op.spec);
@@ -372,6 +386,21 @@ export class Engine {
     this.ctx.device.destroy();
   }
 
+  private plan(m: GpuModel, tokens: number[], opts: ForwardOptions) {
+    try {
+      return buildPlan(this.ctx.device, this.pool, m, tokens, {
+        fused: resolvePath(opts.path),
+        precision: opts.precision ?? 'fp32',
+        hooks: opts.hooks,
+        layers: opts.layers,
+        maxBindingBytes: this.maxBindingBytes,
+      });
+    } catch (e) {
+      if (e instanceof PlanError) throw new EngineError(e.message);
+      throw e;
+    }
+  }
+
   private requireModel(): GpuModel {
     this.checkAlive();
     if (!this.model) throw new EngineError('no model is loaded');
@@ -402,6 +431,16 @@ export function resolvePath(path: PathSpec | undefined): ReadonlySet<FusedKernel
   if (path === undefined || path === 'reference') return new Set();
   if (path === 'fused') return ALL_FUSED;
   return path;
+}
+
+/** Puts column pieces [rows, cols_i] side by side into one [rows, width] array. */
+function joinColumns(pieces: Float32Array[], parts: TapPart[], rows: number, width: number): Float32Array {
+  const out = new Float32Array(rows * width);
+  pieces.forEach((p, i) => {
+    const { col0, cols } = parts[i];
+    for (let r = 0; r < rows; r++) out.set(p.subarray(r * cols, (r + 1) * cols), r * width + col0);
+  });
+  return out;
 }
 
 /** Index of the largest value in a[offset .. offset+n) (lowest index on ties; NaN never wins). */

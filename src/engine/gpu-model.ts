@@ -20,22 +20,51 @@ export interface GpuLayer {
   mlp: { denseHTo4h: GpuLinear; dense4hToH: GpuLinear };
 }
 
+/** Rows [row0, row0 + rows) of a [V, d] matrix, in one buffer (a large vocabulary is split across several). */
+export interface RowChunk {
+  buffer: GPUBuffer; // [rows, d]
+  row0: number;
+  rows: number;
+}
+
 export interface GpuModel {
   cfg: NeoXConfig;
-  embedIn: GPUBuffer; // [V, d]
+  embedIn: RowChunk[]; // [V, d] in row chunks
   layers: GpuLayer[];
   finalLayerNorm: GpuNorm;
-  lmHead: GPUBuffer; // [V, d]
+  lmHead: RowChunk[]; // [V, d] in row chunks (the same chunks as embedIn when tied)
   /** A 16-byte buffer bound where a kernel's optional input is absent. */
   dummy: GPUBuffer;
   bytes: number;
   destroy(): void;
 }
 
-export function uploadModel(device: GPUDevice, cfg: NeoXConfig, w: ModelWeights): GpuModel {
+/**
+ * Rows per chunk of a [V, d] matrix so that a chunk fits one storage binding of `maxBindingBytes`: a multiple
+ * of 64 rows (so sub-ranges of 64 rows start on the 256-byte offset alignment), or all V rows when they fit.
+ */
+export function chunkRows(V: number, d: number, maxBindingBytes: number): number {
+  if (V * d * 4 <= maxBindingBytes) return V;
+  const rows = Math.floor(maxBindingBytes / (4 * d) / 64) * 64;
+  if (rows < 64)
+    throw new Error(`hidden size ${d} is too large for a ${maxBindingBytes}-byte storage binding`);
+  return rows;
+}
+
+export function uploadModel(
+  device: GPUDevice,
+  cfg: NeoXConfig,
+  w: ModelWeights,
+  maxBindingBytes: number,
+): GpuModel {
   const made: GPUBuffer[] = [];
   let bytes = 0;
   const up = (data: Float32Array, label: string) => {
+    if (data.byteLength > maxBindingBytes) {
+      throw new Error(
+        `${label} needs ${data.byteLength} bytes, more than one storage binding allows (${maxBindingBytes})`,
+      );
+    }
     const b = uploadBuffer(device, data, label);
     made.push(b);
     bytes += b.size;
@@ -49,8 +78,22 @@ export function uploadModel(device: GPUDevice, cfg: NeoXConfig, w: ModelWeights)
     weight: up(l.weight.data, `${label}.weight`),
     bias: l.bias ? up(l.bias.data, `${label}.bias`) : null,
   });
+  const chunks = (data: Float32Array, label: string): RowChunk[] => {
+    const { vocabSize: V, hiddenSize: d } = cfg;
+    const rows = chunkRows(V, d, maxBindingBytes);
+    const out: RowChunk[] = [];
+    for (let row0 = 0; row0 < V; row0 += rows) {
+      const n = Math.min(rows, V - row0);
+      out.push({
+        buffer: up(data.subarray(row0 * d, (row0 + n) * d), `${label}[${out.length}]`),
+        row0,
+        rows: n,
+      });
+    }
+    return out;
+  };
   try {
-    const embedIn = up(w.embedIn.data, 'embed_in');
+    const embedIn = chunks(w.embedIn.data, 'embed_in');
     const layers = w.layers.map((l, i) => ({
       inputLayernorm: norm(l.inputLayernorm, `layers.${i}.input_layernorm`),
       postAttentionLayernorm: norm(l.postAttentionLayernorm, `layers.${i}.post_attention_layernorm`),
@@ -64,7 +107,7 @@ export function uploadModel(device: GPUDevice, cfg: NeoXConfig, w: ModelWeights)
       },
     }));
     const finalLayerNorm = norm(w.finalLayerNorm, 'final_layer_norm');
-    const lmHead = w.lmHead.data === w.embedIn.data ? embedIn : up(w.lmHead.data, 'embed_out');
+    const lmHead = w.lmHead.data === w.embedIn.data ? embedIn : chunks(w.lmHead.data, 'embed_out');
     const dummy = up(new Float32Array(4), 'dummy');
     return {
       cfg,

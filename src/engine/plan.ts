@@ -2,6 +2,8 @@
 // 'layers.3.ln1', the join key with the oracle and the UI); the residual after layer i is 'layers.i.out'.
 // One builder serves both paths: each fused kernel replaces its reference ops when it is switched on, so a
 // plan can be fully reference, fully fused, or anything between (bisection).
+
+import type { BufferRef } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
@@ -18,12 +20,21 @@ import { type Precision, precisionConstants } from '../kernels/precision';
 import { residualAdd } from '../kernels/residual';
 import { rotary, rotaryTables } from '../kernels/rotary';
 import type { FusedKernelId } from './fused-kernels';
-import type { GpuModel } from './gpu-model';
+import type { GpuModel, RowChunk } from './gpu-model';
+
+/** One piece of a tap split by columns: [rows, cols] in its own buffer, columns col0.. of the whole. */
+export interface TapPart {
+  buffer: GPUBuffer;
+  col0: number;
+  cols: number;
+}
 
 export interface TapWrite {
   name: string; // e.g. 'layers.0.q'
   buffer: GPUBuffer;
   floats: number;
+  /** When the tap is split by columns (the LM head of a large vocabulary): its pieces, in column order. */
+  parts?: TapPart[];
 }
 
 export interface PlanOp {
@@ -52,6 +63,8 @@ export interface PlanOptions {
   fused: ReadonlySet<FusedKernelId>;
   precision: Precision;
   hooks?: PlanHooks;
+  /** The largest storage binding to use (tensors beyond it are split). */
+  maxBindingBytes: number;
   /** Run layers [from, to) only; the residual entering layer `from` is `input` ([T, d]) when given. */
   layers?: { from: number; to: number; input?: Float32Array };
 }
@@ -63,11 +76,23 @@ export interface Plan {
   release(): void;
 }
 
+export class PlanError extends Error {
+  override name = 'PlanError';
+}
+
 /** Activation buffers for T tokens from the pool, named by tap; reused across layers (taps copy per op). */
 class Activations {
   private made: GPUBuffer[] = [];
-  constructor(private readonly pool: BufferPool) {}
+  constructor(
+    private readonly pool: BufferPool,
+    private readonly maxBinding: number,
+  ) {}
   get(floats: number, label: string): GPUBuffer {
+    if (floats * 4 > this.maxBinding) {
+      throw new PlanError(
+        `${label} needs ${floats * 4} bytes, more than one storage binding on this adapter (${this.maxBinding}): use a shorter prompt`,
+      );
+    }
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
     const b = this.pool.acquire(floats * 4, usage, label);
     this.made.push(b);
@@ -105,388 +130,408 @@ export function buildPlan(
   const whole = from === 0 && to === cfg.numLayers && !o.layers?.input;
   const on = (k: FusedKernelId) => o.fused.has(k);
   const prec = precisionConstants(o.precision);
-  const acts = new Activations(pool);
+  const acts = new Activations(pool, o.maxBindingBytes);
   const uploads: GPUBuffer[] = [];
   const upload = (data: Float32Array | Uint32Array, label: string) => {
     const b = uploadBuffer(device, data, `upload:${label}`);
     uploads.push(b);
     return b;
   };
-  const tables = rotaryTables(T, cfg.rotaryNdims, cfg.rotaryBase);
-  const cos = upload(tables.cos, 'cos');
-  const sin = upload(tables.sin, 'sin');
-
-  const xs = [acts.get(T * d, 'x0'), acts.get(T * d, 'x1')]; // residual stream ping-pong
-  const b = {
-    ln1: acts.get(T * d, 'ln1'),
-    qkv: acts.get(T * 3 * d, 'qkv'),
-    q: acts.get(H * T * hd, 'q'),
-    k: acts.get(H * T * hd, 'k'),
-    v: acts.get(H * T * hd, 'v'),
-    scores: on('flash_attention') ? null : acts.get(H * T * T, 'scores'),
-    probs: on('flash_attention') ? null : acts.get(H * T * T, 'probs'),
-    ctx: [acts.get(T * d, 'ctx0'), acts.get(T * d, 'ctx1')], // alternate per layer (stale-buffer fault)
-    attnOut: acts.get(T * d, 'attn_out'),
-    residMid: acts.get(T * d, 'resid_mid'),
-    ln2: acts.get(T * d, 'ln2'),
-    fc1: acts.get(T * ff, 'fc1'),
-    gelu: acts.get(T * ff, 'gelu'),
-    mlpOut: acts.get(T * d, 'mlp_out'),
-    finalNorm: acts.get(T * d, 'final_norm'),
-    logits: acts.get(T * V, 'logits'),
-  };
   const ops: PlanOp[] = [];
-  const kopts = (kernel: FusedKernelId | 'reference', layer: number | null, name: string): KernelOpts => ({
-    constants: { ...prec, ...o.hooks?.constants?.(kernel, layer, name) },
-  });
-  const op = (
-    fused: FusedKernelId | null,
-    layer: number | null,
-    make: (opts: KernelOpts) => DispatchSpec,
-    ...writes: [string, GPUBuffer, number][]
-  ) => {
-    const probe = make({}); // label only
-    const spec = make(kopts(fused ?? 'reference', layer, probe.label));
-    ops.push({
-      spec,
-      fused,
-      layer,
-      writes: writes.map(([name, buffer, floats]) => ({ name, buffer, floats })),
-    });
-  };
+  try {
+    const tables = rotaryTables(T, cfg.rotaryNdims, cfg.rotaryBase);
+    const cos = upload(tables.cos, 'cos');
+    const sin = upload(tables.sin, 'sin');
 
-  if (whole) {
-    const ids = upload(new Uint32Array(tokens), 'ids');
-    op(null, null, (k) => embedding('embed', { ids, table: m.embedIn, out: xs[0] }, T, d, V, k), [
-      'embed',
-      xs[0],
-      T * d,
-    ]);
-  } else {
-    if (!o.layers?.input || o.layers.input.length !== T * d)
-      throw new Error(`plan: layers ${from}..${to} need an input of [${T}, ${d}]`);
-    device.queue.writeBuffer(xs[0], 0, o.layers.input.buffer, o.layers.input.byteOffset, T * d * 4);
-  }
-  let cur = 0;
-  for (let i = from; i < to; i++) {
-    const layer = m.layers[i];
-    const p = `layers.${i}`;
-    const x = xs[cur];
-    const xNext = xs[1 - cur];
-    const ctx = b.ctx[i % 2];
-    const ln1 = layer.inputLayernorm;
-    const ln2 = layer.postAttentionLayernorm;
-    // --- attention block
-    if (on('layernorm')) {
-      const second = cfg.useParallelResidual ? { w2: ln2.weight, b2: ln2.bias, y2: b.ln2 } : null;
-      op(
-        'layernorm',
-        i,
-        (k) =>
-          layerNorm2(
-            `${p}.layernorm`,
-            { x, w1: ln1.weight, b1: ln1.bias, y1: b.ln1, dummy: m.dummy },
-            second,
-            T,
-            d,
-            eps,
-            k,
-          ),
-        [`${p}.ln1`, b.ln1, T * d],
-        ...(second ? [[`${p}.ln2`, b.ln2, T * d] as [string, GPUBuffer, number]] : []),
-      );
+    const xs = [acts.get(T * d, 'x0'), acts.get(T * d, 'x1')]; // residual stream ping-pong
+    const b = {
+      ln1: acts.get(T * d, 'ln1'),
+      qkv: acts.get(T * 3 * d, 'qkv'),
+      q: acts.get(H * T * hd, 'q'),
+      k: acts.get(H * T * hd, 'k'),
+      v: acts.get(H * T * hd, 'v'),
+      scores: on('flash_attention') ? null : acts.get(H * T * T, 'scores'),
+      probs: on('flash_attention') ? null : acts.get(H * T * T, 'probs'),
+      ctx: [acts.get(T * d, 'ctx0'), acts.get(T * d, 'ctx1')], // alternate per layer (stale-buffer fault)
+      attnOut: acts.get(T * d, 'attn_out'),
+      residMid: acts.get(T * d, 'resid_mid'),
+      ln2: acts.get(T * d, 'ln2'),
+      fc1: acts.get(T * ff, 'fc1'),
+      gelu: acts.get(T * ff, 'gelu'),
+      mlpOut: acts.get(T * d, 'mlp_out'),
+      finalNorm: acts.get(T * d, 'final_norm'),
+      logits: () => acts.get(T * V, 'logits'),
+    };
+    const kopts = (kernel: FusedKernelId | 'reference', layer: number | null, name: string): KernelOpts => ({
+      constants: { ...prec, ...o.hooks?.constants?.(kernel, layer, name) },
+    });
+    const op = (
+      fused: FusedKernelId | null,
+      layer: number | null,
+      make: (opts: KernelOpts) => DispatchSpec,
+      ...writes: [string, GPUBuffer, number, TapPart[]?][]
+    ) => {
+      const probe = make({}); // label only
+      const spec = make(kopts(fused ?? 'reference', layer, probe.label));
+      ops.push({
+        spec,
+        fused,
+        layer,
+        writes: writes.map(([name, buffer, floats, parts]) => ({ name, buffer, floats, parts })),
+      });
+    };
+
+    if (whole) {
+      const ids = upload(new Uint32Array(tokens), 'ids');
+      // A large vocabulary is split into row chunks; each chunk's dispatch writes the tokens it holds.
+      m.embedIn.forEach((chunk, c) => {
+        const last = c === m.embedIn.length - 1;
+        const label = m.embedIn.length === 1 ? 'embed' : `embed[${c}]`;
+        op(
+          null,
+          null,
+          (k) => embedding(label, { ids, table: chunk.buffer, out: xs[0] }, T, d, chunk, k),
+          ...(last ? [['embed', xs[0], T * d] as [string, GPUBuffer, number]] : []),
+        );
+      });
     } else {
-      op(
-        null,
-        i,
-        (k) => layerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, k),
-        [`${p}.ln1`, b.ln1, T * d],
-      );
+      if (!o.layers?.input || o.layers.input.length !== T * d)
+        throw new Error(`plan: layers ${from}..${to} need an input of [${T}, ${d}]`);
+      device.queue.writeBuffer(xs[0], 0, o.layers.input.buffer, o.layers.input.byteOffset, T * d * 4);
     }
-    const qkv = layer.attention.qkv;
-    if (on('qkv_rotary')) {
-      op(
-        'qkv_rotary',
-        i,
-        (k) =>
-          qkvRotary(
-            `${p}.qkv_rotary`,
-            { x: b.ln1, w: qkv.weight, b: qkv.bias, cos, sin, q: b.q, k: b.k, v: b.v, dummy: m.dummy },
-            T,
-            H,
-            hd,
-            cfg.rotaryNdims,
-            k,
-          ),
-        [`${p}.q`, b.q, H * T * hd],
-        [`${p}.k`, b.k, H * T * hd],
-        [`${p}.v`, b.v, H * T * hd],
-      );
-    } else {
-      op(
-        null,
-        i,
-        (k) =>
-          linear(
-            `${p}.qkv`,
-            { x: b.ln1, w: qkv.weight, b: qkv.bias, y: b.qkv, dummy: m.dummy },
-            T,
-            3 * d,
-            d,
-            k,
-          ),
-        [`${p}.qkv`, b.qkv, T * 3 * d],
-      );
-      op(
-        null,
-        i,
-        (k) =>
-          rotary(
-            `${p}.rotary`,
-            { qkv: b.qkv, cos, sin, q: b.q, k: b.k, v: b.v },
-            T,
-            H,
-            hd,
-            cfg.rotaryNdims,
-            k,
-          ),
-        [`${p}.q`, b.q, H * T * hd],
-        [`${p}.k`, b.k, H * T * hd],
-        [`${p}.v`, b.v, H * T * hd],
-      );
-    }
-    if (on('flash_attention')) {
-      op(
-        'flash_attention',
-        i,
-        (k) => flashAttention(`${p}.flash_attention`, { q: b.q, k: b.k, v: b.v, ctx }, H, T, hd, k),
-        [`${p}.ctx`, ctx, T * d],
-      );
-    } else {
-      const s = b.scores!;
-      const pr = b.probs!;
-      op(null, i, (k) => attnScores(`${p}.scores`, { q: b.q, k: b.k, s }, H, T, hd, k), [
-        `${p}.scores`,
-        s,
-        H * T * T,
-      ]);
-      op(null, i, (k) => softmaxCausal(`${p}.probs`, { s, p: pr }, H, T, k), [`${p}.probs`, pr, H * T * T]);
-      op(null, i, (k) => attnValues(`${p}.ctx`, { p: pr, v: b.v, ctx }, H, T, hd, k), [
-        `${p}.ctx`,
-        ctx,
-        T * d,
-      ]);
-    }
-    const dense = layer.attention.dense;
-    // Wiring faults belong to the fused path: they apply only where the fused GEMM runs attention.dense.
-    const denseIn = on('gemm') && o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx;
-    const attnOut = on('gemm') && o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
-    if (on('gemm')) {
-      op(
-        'gemm',
-        i,
-        (k) =>
-          linearBias(
-            `${p}.attn_out`,
-            { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
-            T,
-            d,
-            d,
-            k,
-          ),
-        [`${p}.attn_out`, attnOut, T * d],
-      );
-    } else {
-      op(
-        null,
-        i,
-        (k) =>
-          linear(
-            `${p}.attn_out`,
-            { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
-            T,
-            d,
-            d,
-            k,
-          ),
-        [`${p}.attn_out`, attnOut, T * d],
-      );
-    }
-    // --- MLP block
-    let resid = x; // what the MLP output is added to (sequential: attn + x)
-    if (!cfg.useParallelResidual) {
-      resid = b.residMid;
+    let cur = 0;
+    for (let i = from; i < to; i++) {
+      const layer = m.layers[i];
+      const p = `layers.${i}`;
+      const x = xs[cur];
+      const xNext = xs[1 - cur];
+      const ctx = b.ctx[i % 2];
+      const ln1 = layer.inputLayernorm;
+      const ln2 = layer.postAttentionLayernorm;
+      // --- attention block
       if (on('layernorm')) {
+        const second = cfg.useParallelResidual ? { w2: ln2.weight, b2: ln2.bias, y2: b.ln2 } : null;
         op(
           'layernorm',
           i,
           (k) =>
-            addLayerNorm(
-              `${p}.add_layernorm`,
-              { a: x, b: attnOut, w: ln2.weight, bias: ln2.bias, r: b.residMid, y: b.ln2 },
+            layerNorm2(
+              `${p}.layernorm`,
+              { x, w1: ln1.weight, b1: ln1.bias, y1: b.ln1, dummy: m.dummy },
+              second,
               T,
               d,
               eps,
               k,
             ),
-          [`${p}.resid_mid`, b.residMid, T * d],
-          [`${p}.ln2`, b.ln2, T * d],
+          [`${p}.ln1`, b.ln1, T * d],
+          ...(second ? [[`${p}.ln2`, b.ln2, T * d] as [string, GPUBuffer, number]] : []),
         );
       } else {
         op(
           null,
           i,
-          (k) => residualAdd(`${p}.resid_mid`, { a: x, b: attnOut, c: null, out: b.residMid }, T * d, k),
-          [`${p}.resid_mid`, b.residMid, T * d],
+          (k) => layerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, k),
+          [`${p}.ln1`, b.ln1, T * d],
+        );
+      }
+      const qkv = layer.attention.qkv;
+      if (on('qkv_rotary')) {
+        op(
+          'qkv_rotary',
+          i,
+          (k) =>
+            qkvRotary(
+              `${p}.qkv_rotary`,
+              { x: b.ln1, w: qkv.weight, b: qkv.bias, cos, sin, q: b.q, k: b.k, v: b.v, dummy: m.dummy },
+              T,
+              H,
+              hd,
+              cfg.rotaryNdims,
+              k,
+            ),
+          [`${p}.q`, b.q, H * T * hd],
+          [`${p}.k`, b.k, H * T * hd],
+          [`${p}.v`, b.v, H * T * hd],
+        );
+      } else {
+        op(
+          null,
+          i,
+          (k) =>
+            linear(
+              `${p}.qkv`,
+              { x: b.ln1, w: qkv.weight, b: qkv.bias, y: b.qkv, dummy: m.dummy },
+              T,
+              3 * d,
+              d,
+              k,
+            ),
+          [`${p}.qkv`, b.qkv, T * 3 * d],
         );
         op(
           null,
           i,
           (k) =>
-            layerNorm(
-              `${p}.ln2`,
-              { x: b.residMid, weight: ln2.weight, bias: ln2.bias, y: b.ln2 },
+            rotary(
+              `${p}.rotary`,
+              { qkv: b.qkv, cos, sin, q: b.q, k: b.k, v: b.v },
               T,
-              d,
-              eps,
+              H,
+              hd,
+              cfg.rotaryNdims,
               k,
             ),
+          [`${p}.q`, b.q, H * T * hd],
+          [`${p}.k`, b.k, H * T * hd],
+          [`${p}.v`, b.v, H * T * hd],
+        );
+      }
+      if (on('flash_attention')) {
+        op(
+          'flash_attention',
+          i,
+          (k) => flashAttention(`${p}.flash_attention`, { q: b.q, k: b.k, v: b.v, ctx }, H, T, hd, k),
+          [`${p}.ctx`, ctx, T * d],
+        );
+      } else {
+        const s = b.scores!;
+        const pr = b.probs!;
+        op(null, i, (k) => attnScores(`${p}.scores`, { q: b.q, k: b.k, s }, H, T, hd, k), [
+          `${p}.scores`,
+          s,
+          H * T * T,
+        ]);
+        op(null, i, (k) => softmaxCausal(`${p}.probs`, { s, p: pr }, H, T, k), [`${p}.probs`, pr, H * T * T]);
+        op(null, i, (k) => attnValues(`${p}.ctx`, { p: pr, v: b.v, ctx }, H, T, hd, k), [
+          `${p}.ctx`,
+          ctx,
+          T * d,
+        ]);
+      }
+      const dense = layer.attention.dense;
+      // Wiring faults belong to the fused path: they apply only where the fused GEMM runs attention.dense.
+      const denseIn = on('gemm') && o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx;
+      const attnOut = on('gemm') && o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
+      if (on('gemm')) {
+        op(
+          'gemm',
+          i,
+          (k) =>
+            linearBias(
+              `${p}.attn_out`,
+              { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
+              T,
+              d,
+              d,
+              k,
+            ),
+          [`${p}.attn_out`, attnOut, T * d],
+        );
+      } else {
+        op(
+          null,
+          i,
+          (k) =>
+            linear(
+              `${p}.attn_out`,
+              { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
+              T,
+              d,
+              d,
+              k,
+            ),
+          [`${p}.attn_out`, attnOut, T * d],
+        );
+      }
+      // --- MLP block
+      let resid = x; // what the MLP output is added to (sequential: attn + x)
+      if (!cfg.useParallelResidual) {
+        resid = b.residMid;
+        if (on('layernorm')) {
+          op(
+            'layernorm',
+            i,
+            (k) =>
+              addLayerNorm(
+                `${p}.add_layernorm`,
+                { a: x, b: attnOut, w: ln2.weight, bias: ln2.bias, r: b.residMid, y: b.ln2 },
+                T,
+                d,
+                eps,
+                k,
+              ),
+            [`${p}.resid_mid`, b.residMid, T * d],
+            [`${p}.ln2`, b.ln2, T * d],
+          );
+        } else {
+          op(
+            null,
+            i,
+            (k) => residualAdd(`${p}.resid_mid`, { a: x, b: attnOut, c: null, out: b.residMid }, T * d, k),
+            [`${p}.resid_mid`, b.residMid, T * d],
+          );
+          op(
+            null,
+            i,
+            (k) =>
+              layerNorm(
+                `${p}.ln2`,
+                { x: b.residMid, weight: ln2.weight, bias: ln2.bias, y: b.ln2 },
+                T,
+                d,
+                eps,
+                k,
+              ),
+            [`${p}.ln2`, b.ln2, T * d],
+          );
+        }
+      } else if (!on('layernorm')) {
+        op(
+          null,
+          i,
+          (k) => layerNorm(`${p}.ln2`, { x, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, eps, k),
           [`${p}.ln2`, b.ln2, T * d],
         );
       }
-    } else if (!on('layernorm')) {
-      op(
-        null,
-        i,
-        (k) => layerNorm(`${p}.ln2`, { x, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, eps, k),
-        [`${p}.ln2`, b.ln2, T * d],
-      );
+      const fc1 = layer.mlp.denseHTo4h;
+      if (on('linear_gelu')) {
+        op(
+          'linear_gelu',
+          i,
+          (k) =>
+            linearGelu(
+              `${p}.linear_gelu`,
+              { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.gelu, dummy: m.dummy },
+              T,
+              ff,
+              d,
+              k,
+            ),
+          [`${p}.gelu`, b.gelu, T * ff],
+        );
+      } else {
+        op(
+          null,
+          i,
+          (k) =>
+            linear(
+              `${p}.fc1`,
+              { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.fc1, dummy: m.dummy },
+              T,
+              ff,
+              d,
+              k,
+            ),
+          [`${p}.fc1`, b.fc1, T * ff],
+        );
+        op(null, i, (k) => gelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff, k), [
+          `${p}.gelu`,
+          b.gelu,
+          T * ff,
+        ]);
+      }
+      const fc2 = layer.mlp.dense4hToH;
+      const parallel = cfg.useParallelResidual;
+      if (on('residual_epilogue')) {
+        op(
+          'residual_epilogue',
+          i,
+          (k) =>
+            linearResidual(
+              `${p}.residual_epilogue`,
+              {
+                x: b.gelu,
+                w: fc2.weight,
+                b: fc2.bias,
+                r1: resid,
+                r2: parallel ? attnOut : null,
+                y: xNext,
+                dummy: m.dummy,
+              },
+              T,
+              d,
+              ff,
+              k,
+            ),
+          [`${p}.out`, xNext, T * d],
+        );
+      } else {
+        op(
+          null,
+          i,
+          (k) =>
+            linear(
+              `${p}.mlp_out`,
+              { x: b.gelu, w: fc2.weight, b: fc2.bias, y: b.mlpOut, dummy: m.dummy },
+              T,
+              d,
+              ff,
+              k,
+            ),
+          [`${p}.mlp_out`, b.mlpOut, T * d],
+        );
+        op(
+          null,
+          i,
+          (k) =>
+            residualAdd(
+              `${p}.out`,
+              { a: resid, b: parallel ? attnOut : b.mlpOut, c: parallel ? b.mlpOut : null, out: xNext },
+              T * d,
+              k,
+            ),
+          [`${p}.out`, xNext, T * d],
+        );
+      }
+      cur = 1 - cur;
     }
-    const fc1 = layer.mlp.denseHTo4h;
-    if (on('linear_gelu')) {
-      op(
-        'linear_gelu',
-        i,
-        (k) =>
-          linearGelu(
-            `${p}.linear_gelu`,
-            { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.gelu, dummy: m.dummy },
-            T,
-            ff,
-            d,
-            k,
-          ),
-        [`${p}.gelu`, b.gelu, T * ff],
-      );
-    } else {
+    if (whole) {
+      const fn = m.finalLayerNorm;
       op(
         null,
-        i,
+        null,
         (k) =>
-          linear(`${p}.fc1`, { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.fc1, dummy: m.dummy }, T, ff, d, k),
-        [`${p}.fc1`, b.fc1, T * ff],
+          layerNorm(
+            'final_norm',
+            { x: xs[cur], weight: fn.weight, bias: fn.bias, y: b.finalNorm },
+            T,
+            d,
+            eps,
+            k,
+          ),
+        ['final_norm', b.finalNorm, T * d],
       );
-      op(null, i, (k) => gelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff, k), [
-        `${p}.gelu`,
-        b.gelu,
-        T * ff,
-      ]);
+      // The LM head in pieces that each fit one binding: the weight chunks of the upload, split again by rows so
+      // that each piece's [T, rows] output fits too. Every piece writes its own buffer; the 'logits' tap is the
+      // pieces side by side.
+      const actRows = Math.max(64, Math.floor(o.maxBindingBytes / (4 * T) / 64) * 64);
+      const pieces: { chunk: RowChunk; r0: number; rows: number }[] = [];
+      for (const chunk of m.lmHead) {
+        for (let r0 = 0; r0 < chunk.rows; r0 += actRows)
+          pieces.push({ chunk, r0, rows: Math.min(actRows, chunk.rows - r0) });
+      }
+      const parts: TapPart[] = [];
+      pieces.forEach((piece, i) => {
+        const label = pieces.length === 1 ? 'logits' : `logits[${i}]`;
+        const y = pieces.length === 1 ? b.logits() : acts.get(T * piece.rows, label);
+        const w: BufferRef =
+          piece.rows === piece.chunk.rows
+            ? piece.chunk.buffer
+            : { buffer: piece.chunk.buffer, offset: piece.r0 * d * 4, size: piece.rows * d * 4 };
+        parts.push({ buffer: y, col0: piece.chunk.row0 + piece.r0, cols: piece.rows });
+        const last = i === pieces.length - 1;
+        const write: [string, GPUBuffer, number, TapPart[]] = ['logits', parts[0].buffer, T * V, parts];
+        const buffers = { x: b.finalNorm, w, b: null, y, dummy: m.dummy };
+        if (on('gemm'))
+          op('gemm', null, (k) => linearBias(label, buffers, T, piece.rows, d, k), ...(last ? [write] : []));
+        else op(null, null, (k) => linear(label, buffers, T, piece.rows, d, k), ...(last ? [write] : []));
+      });
     }
-    const fc2 = layer.mlp.dense4hToH;
-    const parallel = cfg.useParallelResidual;
-    if (on('residual_epilogue')) {
-      op(
-        'residual_epilogue',
-        i,
-        (k) =>
-          linearResidual(
-            `${p}.residual_epilogue`,
-            {
-              x: b.gelu,
-              w: fc2.weight,
-              b: fc2.bias,
-              r1: resid,
-              r2: parallel ? attnOut : null,
-              y: xNext,
-              dummy: m.dummy,
-            },
-            T,
-            d,
-            ff,
-            k,
-          ),
-        [`${p}.out`, xNext, T * d],
-      );
-    } else {
-      op(
-        null,
-        i,
-        (k) =>
-          linear(
-            `${p}.mlp_out`,
-            { x: b.gelu, w: fc2.weight, b: fc2.bias, y: b.mlpOut, dummy: m.dummy },
-            T,
-            d,
-            ff,
-            k,
-          ),
-        [`${p}.mlp_out`, b.mlpOut, T * d],
-      );
-      op(
-        null,
-        i,
-        (k) =>
-          residualAdd(
-            `${p}.out`,
-            { a: resid, b: parallel ? attnOut : b.mlpOut, c: parallel ? b.mlpOut : null, out: xNext },
-            T * d,
-            k,
-          ),
-        [`${p}.out`, xNext, T * d],
-      );
-    }
-    cur = 1 - cur;
-  }
-  if (whole) {
-    const fn = m.finalLayerNorm;
-    op(
-      null,
-      null,
-      (k) =>
-        layerNorm(
-          'final_norm',
-          { x: xs[cur], weight: fn.weight, bias: fn.bias, y: b.finalNorm },
-          T,
-          d,
-          eps,
-          k,
-        ),
-      ['final_norm', b.finalNorm, T * d],
-    );
-    if (on('gemm')) {
-      op(
-        'gemm',
-        null,
-        (k) =>
-          linearBias(
-            'logits',
-            { x: b.finalNorm, w: m.lmHead, b: null, y: b.logits, dummy: m.dummy },
-            T,
-            V,
-            d,
-            k,
-          ),
-        ['logits', b.logits, T * V],
-      );
-    } else {
-      op(
-        null,
-        null,
-        (k) =>
-          linear('logits', { x: b.finalNorm, w: m.lmHead, b: null, y: b.logits, dummy: m.dummy }, T, V, d, k),
-        ['logits', b.logits, T * V],
-      );
-    }
+  } catch (e) {
+    acts.release();
+    for (const u of uploads) u.destroy();
+    throw e;
   }
   return {
     T,

@@ -24,6 +24,13 @@ export type ShaderSource = (file: string) => string;
 
 export type OverrideConstants = Record<string, number | boolean>;
 
+/** A whole buffer, or a range of one (offsets must be multiples of minStorageBufferOffsetAlignment, 256). */
+export type BufferRef = GPUBuffer | GPUBufferBinding;
+
+function isBinding(ref: BufferRef): ref is GPUBufferBinding {
+  return 'buffer' in ref;
+}
+
 export function kernelCode(def: KernelDef, source: ShaderSource): string {
   return [...(def.includes ?? []), def.file].map((f) => source(f)).join('\n');
 }
@@ -69,14 +76,14 @@ export class PipelineCache {
     return built;
   }
 
-  bindGroup(def: KernelDef, layout: GPUBindGroupLayout, buffers: Record<string, GPUBuffer>, label: string) {
+  bindGroup(def: KernelDef, layout: GPUBindGroupLayout, buffers: Record<string, BufferRef>, label: string) {
     return this.device.createBindGroup({
       label,
       layout,
       entries: def.bindings.map((b, i) => {
         const buffer = buffers[b.name];
         if (!buffer) throw new Error(`${def.name}: binding '${b.name}' has no buffer (${label})`);
-        return { binding: i, resource: { buffer } };
+        return { binding: i, resource: isBinding(buffer) ? buffer : { buffer } };
       }),
     });
   }

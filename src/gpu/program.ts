@@ -1,7 +1,7 @@
 // A Program is a flat list of dispatches compiled once (pipeline, uniform params, bind group) and then
 // recorded into a command encoder as often as needed. Named copies ("taps") can follow any dispatch.
 
-import type { KernelDef, OverrideConstants, PipelineCache } from './pipelines';
+import type { BufferRef, KernelDef, OverrideConstants, PipelineCache } from './pipelines';
 import type { GpuTimer } from './timestamps';
 
 export interface DispatchSpec {
@@ -10,7 +10,7 @@ export interface DispatchSpec {
   kernel: KernelDef;
   constants?: OverrideConstants;
   /** Binding name -> buffer; the 'params' uniform binding is filled from `params`. */
-  buffers: Record<string, GPUBuffer>;
+  buffers: Record<string, BufferRef>;
   /** Bytes of the uniform binding named 'params' (when the kernel has one). */
   params?: ArrayBuffer;
   workgroups: [number, number?, number?];

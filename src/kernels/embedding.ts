@@ -10,20 +10,20 @@ export const embeddingKernel: KernelDef = {
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'ids', kind: 'read' }, // [T] u32
-    { name: 'table', kind: 'read' }, // [V, d]
+    { name: 'table', kind: 'read' }, // [rows, d]: rows row0.. of the [V, d] table
     { name: 'out', kind: 'rw' }, // [T, d]
   ],
 };
 
 const WG = 256;
 
-/** out[t, :] = table[ids[t], :] — ids: [T], table: [V, d], out: [T, d]. */
+/** out[t, :] = table[ids[t], :] for ids in [row0, row0 + rows) — ids: [T], table: [rows, d], out: [T, d]. */
 export function embedding(
   label: string,
   b: { ids: GPUBuffer; table: GPUBuffer; out: GPUBuffer },
   T: number,
   d: number,
-  V: number,
+  chunk: { row0: number; rows: number },
   opts: KernelOpts = {},
 ): DispatchSpec {
   return {
@@ -31,7 +31,7 @@ export function embedding(
     kernel: embeddingKernel,
     constants: { WG, ...opts.constants },
     buffers: b,
-    params: paramsBytes([T, d, V]),
+    params: paramsBytes([T, d, chunk.row0, chunk.rows]),
     workgroups: grid1d(T * d, WG),
   };
 }

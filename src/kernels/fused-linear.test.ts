@@ -11,7 +11,16 @@ import { mulberry32, randn } from './cpu/random';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
 import { linearBias, linearGelu, linearResidual, qkvRotary } from './fused-linear';
-import { GEMM_MEDIUM, gemmTilesProblem, TUNE_CONFIGS, tilesName } from './gemm';
+import {
+  GEMM_DEFAULT,
+  GEMM_MEDIUM,
+  GEMM_SMALL,
+  type GemmTiles,
+  gemmTilesFor,
+  gemmTilesProblem,
+  TUNE_CONFIGS,
+  tilesName,
+} from './gemm';
 import { roundStorage } from './precision';
 import { rotaryTables } from './rotary';
 import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
@@ -148,16 +157,41 @@ const SHAPES = [
   [90, 200],
   [270, 90],
 ];
-const CASES = [...Ms.flatMap((M) => SHAPES.map(([N, K]) => [M, N, K])), [67, 1031, 515]];
+const CASES = [...Ms.flatMap((M) => SHAPES.map(([N, K]) => [M, N, K])), [67, 1031, 515]].map(
+  ([M, N, K]) => [M, N, K, tilesLabel(M)] as const,
+);
+
+/**
+ * Tiles per case: the launcher's own choice for M = 1 (GEMM_SMALL at every size here), GEMM_MEDIUM forced
+ * for M = 24 and GEMM_DEFAULT for M >= 67 (the launcher picks those for larger grids than these), so every
+ * epilogue runs on each of the three; the other configurations are checked in 'every tile configuration'.
+ */
+function tilesOf(M: number): GemmTiles | null {
+  return M === 1 ? null : M === 24 ? GEMM_MEDIUM : GEMM_DEFAULT;
+}
+function tilesLabel(M: number): string {
+  const t = tilesOf(M);
+  return t ? tilesName(t) : 'auto';
+}
+function tileOpts(M: number, more: Record<string, number | boolean> = {}) {
+  return { constants: { ...tilesOf(M), ...more } };
+}
 
 describe('fused linear kernels vs the unfused fp64 oracles', () => {
-  it.each(CASES)('linearBias M=%i N=%i K=%i', async (M, N, K) => {
+  it.each(CASES)('linearBias M=%i N=%i K=%i, tiles %s', async (M, N, K) => {
     const seed = freshSeed();
     const c = linearCase(mulberry32(seed), M, N, K);
     const y = h.poisoned(M * N);
     const dummy = h.upload(new Float32Array(4));
     await h.run([
-      linearBias('lin', { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy }, M, N, K),
+      linearBias(
+        'lin',
+        { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy },
+        M,
+        N,
+        K,
+        tileOpts(M),
+      ),
     ]);
     // K products and the bias summed in some order (fused multiply-adds only remove roundings):
     // |err| <= γ_{K+1} Σ|x_k w_k| + |b|; dotBound(K + 2, ·) leaves one rounding to spare.
@@ -182,13 +216,20 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     );
   });
 
-  it.each(CASES)('linearGelu M=%i N=%i K=%i', async (M, N, K) => {
+  it.each(CASES)('linearGelu M=%i N=%i K=%i, tiles %s', async (M, N, K) => {
     const seed = freshSeed();
     const c = linearCase(mulberry32(seed), M, N, K);
     const y = h.poisoned(M * N);
     const dummy = h.upload(new Float32Array(4));
     await h.run([
-      linearGelu('up', { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy }, M, N, K),
+      linearGelu(
+        'up',
+        { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy },
+        M,
+        N,
+        K,
+        tileOpts(M),
+      ),
     ]);
     const ref = geluF64(c.z);
     // z carries E = γ_{K+2} Σ|xw| + |b|; |gelu'| <= 1.13, so that becomes <= 1.13 E; gelu_exact itself
@@ -201,8 +242,11 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
   });
 
   it.each(
-    CASES.flatMap(([M, N, K]) => [[M, N, K, 2] as const, ...(M === 24 ? [[M, N, K, 1] as const] : [])]),
-  )('linearResidual M=%i N=%i K=%i, %i residuals', async (M, N, K, residuals) => {
+    CASES.flatMap(([M, N, K, t]) => [
+      [M, N, K, t, 2] as const,
+      ...(M === 24 ? [[M, N, K, t, 1] as const] : []),
+    ]),
+  )('linearResidual M=%i N=%i K=%i, tiles %s, %i residuals', async (M, N, K, _t, residuals) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
     const c = linearCase(rng, M, N, K);
@@ -211,7 +255,8 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     const y = h.poisoned(M * N);
     const dummy = h.upload(new Float32Array(M * N).fill(1000));
     const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), r1: h.upload(r1), y, dummy };
-    await h.run([linearResidual('out', { ...bufs, r2: residuals === 2 ? h.upload(r2) : null }, M, N, K)]);
+    const r2b = residuals === 2 ? h.upload(r2) : null;
+    await h.run([linearResidual('out', { ...bufs, r2: r2b }, M, N, K, tileOpts(M))]);
     // HF order: mlp_output + attn_output + hidden_states (add3F64(x, attn, mlp)), or attn + x.
     const ref = residuals === 2 ? add3F64(r1, r2, c.z) : addF64(c.z, r1);
     // One sum of K + 2 (or K + 3) terms in some order: γ_{K+3} (Σ|xw| + |b| + |r1| + |r2|).
@@ -232,14 +277,17 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     [24, 2, 20, 0],
   ];
 
-  it.each(QKV)('qkvRotary T=%i H=%i hd=%i r=%i', async (T, H, hd, r) => {
-    const seed = freshSeed();
-    const c = qkvCase(mulberry32(seed), T, H, hd, r);
-    const got = await runQkv(c, T, H, hd, r);
-    for (const s of ['q', 'k', 'v'] as const) {
-      check(`qkvRotary ${s}`, got[s], c.ref[s], (i) => c.err[s][i], seed);
-    }
-  });
+  it.each(QKV.map(([T, H, hd, r]) => [T, H, hd, r, tilesLabel(T)] as const))(
+    'qkvRotary T=%i H=%i hd=%i r=%i, tiles %s',
+    async (T, H, hd, r) => {
+      const seed = freshSeed();
+      const c = qkvCase(mulberry32(seed), T, H, hd, r);
+      const got = await runQkv(c, T, H, hd, r, tileOpts(T).constants);
+      for (const s of ['q', 'k', 'v'] as const) {
+        check(`qkvRotary ${s}`, got[s], c.ref[s], (i) => c.err[s][i], seed);
+      }
+    },
+  );
 
   it('every tile configuration valid under the default limits gives the same results', async () => {
     const seed = freshSeed();
@@ -252,6 +300,7 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     const [xb, wb, bb] = [h.upload(c.x), h.upload(c.w), h.upload(c.b)];
     const configs = TUNE_CONFIGS.filter((t) => gemmTilesProblem(t) === null);
     expect(configs.length).toBeGreaterThan(5);
+    const qkvSeen = new Set<string>();
     for (const t of configs) {
       const y = h.poisoned(M * N);
       await h.run([linearBias('lin', { x: xb, w: wb, b: bb, y, dummy }, M, N, K, { constants: { ...t } })]);
@@ -262,20 +311,24 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
         (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
         seed,
       );
+      // The rotary pairing depends on the column mapping only (BN, TN): one buffering/staging variant each.
+      const key = `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN}`;
+      if (qkvSeen.has(key)) continue;
+      qkvSeen.add(key);
       const got = await runQkv(qc, T, H, hd, r, { ...t });
       for (const s of ['q', 'k', 'v'] as const)
         check(`tiles(qkv) ${s} ${tilesName(t)}`, got[s], qc.ref[s], (i) => qc.err[s][i], seed);
     }
-    // The medium tiles are the default for 32 < M <= 64 only: check them there too.
-    const y = h.poisoned(48 * N);
-    await h.run([linearBias('lin48', { x: xb, w: wb, b: bb, y, dummy }, 48, N, K)]);
-    check(
-      `tiles ${tilesName(GEMM_MEDIUM)} (M=48)`,
-      await h.read(y, 48 * N),
-      c.z.subarray(0, 48 * N),
-      (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
-      seed,
-    );
+  });
+
+  it('the launcher picks tiles by grid size (as tuned on an H200)', () => {
+    expect(gemmTilesFor(2048, 2048)).toBe(GEMM_DEFAULT);
+    expect(gemmTilesFor(128, 50304)).toBe(GEMM_DEFAULT);
+    expect(gemmTilesFor(128, 2048)).toBe(GEMM_SMALL);
+    expect(gemmTilesFor(512, 2048)).toBe(GEMM_MEDIUM);
+    expect(gemmTilesFor(16, 50304)).toBe(GEMM_SMALL);
+    for (const t of [GEMM_DEFAULT, GEMM_MEDIUM, GEMM_SMALL])
+      expect(gemmTilesProblem(t), tilesName(t)).toBeNull();
   });
 });
 

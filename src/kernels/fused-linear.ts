@@ -1,8 +1,8 @@
 // The fused path's linear kernels: one shared GEMM core (shaders/common/gemm_core.wgsl) with a small epilogue
 // per kernel (shaders/fused/*.wgsl). Convention: y[M, N] = x[M, K] · W[N, K]^T (nn.Linear layout).
 // `opts.constants` is merged into the pipeline constants: precision ({ STORAGE_PREC, ACC_F16 }), fault
-// switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
-import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
+// switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS, GEMM_SWIZZLE; see gemm.ts).
+import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { gemmConstants, gemmWorkgroups } from './gemm';
 
@@ -73,7 +73,7 @@ export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
 
 interface LinearBuffers {
   x: GPUBuffer; // [M, K]
-  w: GPUBuffer; // [N, K]
+  w: BufferRef; // [N, K] (a buffer or a range of one)
   b: GPUBuffer | null; // [N]; null: no bias (the dummy is bound)
   y: GPUBuffer; // [M, N]
   dummy: GPUBuffer;
@@ -88,7 +88,7 @@ function linearSpec(
   K: number,
   opts: GemmOpts,
 ): DispatchSpec {
-  const { constants, tiles } = gemmConstants(M, opts.constants);
+  const { constants, tiles } = gemmConstants(M, N, opts.constants);
   return {
     label,
     kernel,
@@ -132,7 +132,7 @@ export function linearResidual(
   label: string,
   buf: {
     x: GPUBuffer; // [M, K]
-    w: GPUBuffer; // [N, K]
+    w: BufferRef; // [N, K] (a buffer or a range of one)
     b: GPUBuffer | null; // [N]
     r1: GPUBuffer; // [M, N]
     r2: GPUBuffer | null; // [M, N]
@@ -144,7 +144,7 @@ export function linearResidual(
   K: number,
   opts: GemmOpts = {},
 ): DispatchSpec {
-  const { constants, tiles } = gemmConstants(M, { RESIDUALS: buf.r2 ? 2 : 1, ...opts.constants });
+  const { constants, tiles } = gemmConstants(M, N, { RESIDUALS: buf.r2 ? 2 : 1, ...opts.constants });
   return {
     label,
     kernel: linearResidualKernel,
@@ -184,7 +184,7 @@ export function qkvRotary(
     throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
   const d = H * hd;
   const virtualCols = 3 * H * (hd + (hd % 2));
-  const { constants, tiles } = gemmConstants(T, opts.constants);
+  const { constants, tiles } = gemmConstants(T, virtualCols, opts.constants);
   return {
     label,
     kernel: qkvRotaryKernel,

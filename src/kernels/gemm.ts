@@ -10,28 +10,48 @@ export interface GemmTiles {
   TM: number; // rows per thread (4 or 8)
   TN: number; // columns per thread (4 or 8)
   GEMM_BUFS: number; // 1: single-, 2: double-buffered workgroup tiles
-  GEMM_SWIZZLE?: number; // 1 (default): XOR-swizzled staging rows; 0: rows padded by 4 floats
+  GEMM_SWIZZLE: number; // 0: staged rows padded by 4 floats; 1: XOR-swizzled, no padding
 }
 
-export const TILE_KEYS = ['BM', 'BN', 'BK', 'TM', 'TN', 'GEMM_BUFS'] as const;
+export const TILE_KEYS = ['BM', 'BN', 'BK', 'TM', 'TN', 'GEMM_BUFS', 'GEMM_SWIZZLE'] as const;
 
-/** The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, single-buffered (8192 B). */
-export const GEMM_DEFAULT: GemmTiles = { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1 };
+/**
+ * The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, padded, single-buffered (8448 B).
+ * H200 (Dawn/Vulkan), 2048³: 33.4 TFLOP/s (PyTorch fp32 48.3); the best when the grid fills the GPU.
+ */
+export const GEMM_DEFAULT: GemmTiles = {
+  BM: 128,
+  BN: 128,
+  BK: 8,
+  TM: 8,
+  TN: 8,
+  GEMM_BUFS: 1,
+  GEMM_SWIZZLE: 0,
+};
 
-/** Fewer token rows (M ≤ 64: prefill of short prompts): 64×128 blocks, 4×8 per thread, 256 threads. */
-export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2 };
+/** 64×64 blocks, 4×4 per thread, 256 threads (8192 B): 4× the workgroups of the default. */
+export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 1 };
 
-/** Very few token rows (M ≤ 32, decode): 32×64 blocks, 4×4 per thread, 128 threads. */
-export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 };
+/** 32×64 blocks, 4×4 per thread, 128 threads, double-buffered (12288 B): few tokens, or few columns. */
+export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2, GEMM_SWIZZLE: 1 };
 
 /** Mirrors the WGSL constants GEMM_LOADS_MAX and the register tile's 8×8 maximum. */
 const LOADS_MAX = 16;
 
-/** Default tiles by the number of token rows (a 128-row block computes mostly zeros when M is small). */
-export function gemmTilesFor(M: number): GemmTiles {
-  if (M <= 32) return GEMM_SMALL;
-  if (M <= 64) return GEMM_MEDIUM;
-  return GEMM_DEFAULT;
+/** Workgroups that keep a large GPU busy (an H100/H200 has 132 SMs; 2 resident workgroups each). */
+const FULL_GRID = 256;
+
+/**
+ * Default tiles for an [M, N] output: the largest blocks whose grid still fills the GPU (a 128-row block
+ * computes mostly zeros when M is small, and 16 workgroups leave most SMs idle). Picked from tuneGemm on an
+ * H200 at Pythia-1.4B shapes: e.g. T = 128, N = 2048: SMALL 0.10 ms vs DEFAULT 0.31 ms; T = 128, N = 50304:
+ * DEFAULT 0.82 ms vs SMALL 1.39 ms.
+ */
+export function gemmTilesFor(M: number, N = Number.POSITIVE_INFINITY): GemmTiles {
+  const grid = (t: GemmTiles) => ceilDiv(M, t.BM) * ceilDiv(N, t.BN);
+  if (M > 64 && grid(GEMM_DEFAULT) >= FULL_GRID) return GEMM_DEFAULT;
+  if (M > 32 && grid(GEMM_MEDIUM) >= FULL_GRID) return GEMM_MEDIUM;
+  return GEMM_SMALL;
 }
 
 export function gemmThreads(t: GemmTiles): number {
@@ -55,9 +75,10 @@ export function gemmTilesProblem(
   for (const k of TILE_KEYS) if (!Number.isInteger(t[k]) || t[k] < 0) return `${k} = ${t[k]} is not a u32`;
   if (t.TM !== 4 && t.TM !== 8) return `TM = ${t.TM} must be 4 or 8`;
   if (t.TN !== 4 && t.TN !== 8) return `TN = ${t.TN} must be 4 or 8`;
-  if (t.BM % 32 || t.BN % 32) return `BM, BN (${t.BM}, ${t.BN}) must be multiples of 32 (the swizzle)`;
+  if (t.BM % 32 || t.BN % 32) return `BM, BN (${t.BM}, ${t.BN}) must be multiples of 32`;
   if (t.BK % 8 || t.BK === 0) return `BK = ${t.BK} must be a multiple of 8`;
   if (t.GEMM_BUFS !== 1 && t.GEMM_BUFS !== 2) return `GEMM_BUFS = ${t.GEMM_BUFS} must be 1 or 2`;
+  if (t.GEMM_SWIZZLE !== 0 && t.GEMM_SWIZZLE !== 1) return `GEMM_SWIZZLE = ${t.GEMM_SWIZZLE} must be 0 or 1`;
   const tx = t.BN / t.TN;
   const wx = Math.min(tx, 8);
   if (tx % wx || (t.BM / t.TM) % (32 / wx))
@@ -75,19 +96,19 @@ export function gemmTilesProblem(
 }
 
 /**
- * The pipeline constants of a GEMM launch: the default tiles for M, then the caller's constants (precision,
- * faults, or tile overrides) on top. Returns the constants and the tiles they amount to (for the grid).
- * The shape rules are checked here; the device's own limits when the pipeline is made (tiles beyond the
- * WebGPU defaults are for tuning on devices that grant more).
+ * The pipeline constants of a GEMM launch over an [M, N] output: the default tiles for it, then the caller's
+ * constants (precision, faults, or tile overrides) on top. Returns the constants and the tiles they amount
+ * to (for the grid). The shape rules are checked here; the device's own limits when the pipeline is made
+ * (tiles beyond the WebGPU defaults are for tuning on devices that grant more).
  */
 export function gemmConstants(
   M: number,
+  N: number,
   extra: OverrideConstants = {},
 ): { constants: OverrideConstants; tiles: GemmTiles } {
-  const constants: OverrideConstants = { ...gemmTilesFor(M), ...extra };
+  const constants: OverrideConstants = { ...gemmTilesFor(M, N), ...extra };
   const tiles = { ...GEMM_DEFAULT };
   for (const k of TILE_KEYS) tiles[k] = Number(constants[k]);
-  if (constants.GEMM_SWIZZLE !== undefined) tiles.GEMM_SWIZZLE = Number(constants.GEMM_SWIZZLE);
   const problem = gemmTilesProblem(tiles, {
     maxComputeInvocationsPerWorkgroup: 1024,
     maxComputeWorkgroupStorageSize: 65536,
@@ -107,21 +128,20 @@ export function gemmWorkgroups(M: number, N: number, t: GemmTiles): [number, num
 /** Tile configurations tuneGemm times (those beyond the device's limits are skipped there). */
 export const TUNE_CONFIGS: readonly GemmTiles[] = [
   GEMM_DEFAULT,
-  { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
-  { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 2 },
-  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 16384 B
+  { ...GEMM_DEFAULT, GEMM_SWIZZLE: 1 },
+  { ...GEMM_DEFAULT, GEMM_BUFS: 2, GEMM_SWIZZLE: 1 }, // 16384 B
+  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 1 }, // 16384 B
   { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 16896 B: a raised limit
-  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 1 },
   { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
   { BM: 64, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 128 threads
-  { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1 },
-  { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
-  { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1 }, // 128 threads
-  { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 }, // 128 threads
-  { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
+  GEMM_MEDIUM,
+  { ...GEMM_MEDIUM, GEMM_SWIZZLE: 0 },
+  GEMM_SMALL,
+  { ...GEMM_SMALL, GEMM_BUFS: 1 },
   { BM: 32, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
+  { BM: 128, BN: 256, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 512 threads: a raised limit
 ];
 
 export function tilesName(t: GemmTiles): string {
-  return `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN} buf${t.GEMM_BUFS}${t.GEMM_SWIZZLE === 0 ? ' pad' : ''}`;
+  return `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN} buf${t.GEMM_BUFS}${t.GEMM_SWIZZLE ? ' swz' : ' pad'}`;
 }

@@ -1,4 +1,4 @@
-import type { KernelDef } from '../gpu/pipelines';
+import type { BufferRef, KernelDef } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelOpts } from './grid';
 import { ceilDiv } from './grid';
@@ -21,7 +21,7 @@ const TILE = 16;
 /** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
 export function linear(
   label: string,
-  buf: { x: GPUBuffer; w: GPUBuffer; b: GPUBuffer | null; y: GPUBuffer; dummy: GPUBuffer },
+  buf: { x: GPUBuffer; w: BufferRef; b: GPUBuffer | null; y: GPUBuffer; dummy: GPUBuffer },
   M: number,
   N: number,
   K: number,

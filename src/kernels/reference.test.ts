@@ -51,8 +51,13 @@ describe('reference kernels vs fp64 oracle', () => {
     const table = randn(rng, V * d);
     const ids = Array.from({ length: T }, () => Math.floor(rng() * V));
     const out = h.poisoned(T * d);
+    // Two row chunks, as a split vocabulary is gathered: rows [0, 137) and [137, V).
+    const cut = 137;
+    const idsBuf = h.upload(new Uint32Array(ids));
+    const [lo, hi] = [table.subarray(0, cut * d), table.subarray(cut * d)];
     await h.run([
-      embedding('embed', { ids: h.upload(new Uint32Array(ids)), table: h.upload(table), out }, T, d, V),
+      embedding('embed[0]', { ids: idsBuf, table: h.upload(lo), out }, T, d, { row0: 0, rows: cut }),
+      embedding('embed[1]', { ids: idsBuf, table: h.upload(hi), out }, T, d, { row0: cut, rows: V - cut }),
     ]);
     check('embedding', await h.read(out, T * d), embeddingF64(table, d, ids), 0, seed);
   });

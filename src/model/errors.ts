@@ -12,7 +12,8 @@ export class ModelLoadError extends Error {
   readonly key?: string;
 
   constructor(file: string, detail: string, key?: string) {
-    super(`${file}: ${detail}`);
+    // One line, always: parser messages (V8's JSON errors quote the source) may carry newlines.
+    super(`${file}: ${detail.replace(/\s+/g, ' ')}`);
     this.name = 'ModelLoadError';
     this.file = file;
     if (key !== undefined) this.key = key;

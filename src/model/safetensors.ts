@@ -162,7 +162,8 @@ function f16ToF32Table(): Uint32Array {
   return f16Table;
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** True on little-endian hosts (every browser and Node platform in practice). */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 // ---- header ------------------------------------------------------------------------------------------------
 
@@ -193,7 +194,13 @@ interface RawEntry {
   end: number;
 }
 
-function parseEntry(file: string, name: string, v: unknown, dataSize: number, ignored: boolean): RawEntry {
+function parseEntry(
+  file: string,
+  name: string,
+  v: unknown,
+  dataSize: number | null,
+  ignored: boolean,
+): RawEntry {
   const fail = (detail: string): never => {
     throw new ModelLoadError(file, `tensor ${quoteName(name)} ${detail}`, name);
   };
@@ -228,7 +235,7 @@ function parseEntry(file: string, name: string, v: unknown, dataSize: number, ig
   }
   const [begin, end] = offs as number[];
   if (begin > end) fail(`has data_offsets [${begin},${end}] with begin > end`);
-  if (end > dataSize) {
+  if (dataSize !== null && end > dataSize) {
     fail(`has data_offsets [${begin},${end}] past the end of the data section (${dataSize} bytes)`);
   }
   const n = numElements(shape as number[]);
@@ -244,56 +251,73 @@ function parseEntry(file: string, name: string, v: unknown, dataSize: number, ig
   return { name, dtype, shape: (shape as number[]).slice(), begin, end };
 }
 
-/**
- * Parses and validates a safetensors header. Everything malformed (sizes, JSON, dtypes, shapes, offsets,
- * overlaps) raises ModelLoadError naming the file and the tensor.
- */
-export function parseSafetensorsHeader(
-  bytes: Uint8Array,
-  file = 'model.safetensors',
-  options: ParseOptions = {},
-): SafetensorsHeader {
-  if (bytes.length < 8) {
-    throw new ModelLoadError(
-      file,
-      `file is ${bytes.length} bytes, too short for a safetensors header (truncated?)`,
-    );
-  }
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The u64 little-endian header length at `prefix[0..8)`, refused past MAX_HEADER_BYTES. */
+export function readHeaderLength(prefix: Uint8Array, file = 'model.safetensors'): number {
+  const dv = new DataView(prefix.buffer, prefix.byteOffset, 8);
   const lo = dv.getUint32(0, true);
   const hi = dv.getUint32(4, true);
-  const n = hi * 2 ** 32 + lo;
+  const n = hi * 2 ** 32 + lo; // exact below 2^53; above, only compared against the limit
   if (n >= MAX_HEADER_BYTES) {
     throw new ModelLoadError(file, `header length ${n} exceeds the limit of ${MAX_HEADER_BYTES} bytes`);
   }
-  if (n > bytes.length - 8) {
-    throw new ModelLoadError(
-      file,
-      `header length ${n} is larger than the ${bytes.length - 8} bytes after it (truncated or not safetensors)`,
-    );
-  }
+  return n;
+}
+
+/** The refusal of a header length that runs past the bytes after it (`available` = file length - 8). */
+export function headerPastEndError(n: number, available: number, file: string): ModelLoadError {
+  return new ModelLoadError(
+    file,
+    `header length ${n} is larger than the ${available} bytes after it (truncated or not safetensors)`,
+  );
+}
+
+/** The refusal of a file shorter than the 8-byte length prefix. */
+export function tooShortError(length: number, file: string): ModelLoadError {
+  return new ModelLoadError(file, `file is ${length} bytes, too short for a safetensors header (truncated?)`);
+}
+
+/** A parsed header plus where its tensors end (shared by the whole-file and the streaming readers). */
+export interface HeaderSection {
+  header: SafetensorsHeader;
+  /** The end of the last tensor (ignored ones included), relative to the data section: its declared size. */
+  dataEnd: number;
+  /** Every tensor, ignored ones included, sorted by offset (begin, then end). */
+  sorted: { name: string; begin: number; end: number; ignored: boolean }[];
+}
+
+/**
+ * Validates the header JSON bytes (`json`, the n bytes after the length prefix). `dataSize` is the length of
+ * the data section when known (offsets past it are refused); null when it is not known yet (a stream of
+ * unknown length), in which case the caller checks the data against `dataEnd`.
+ */
+export function parseHeaderSection(
+  json: Uint8Array,
+  dataSize: number | null,
+  file = 'model.safetensors',
+  options: ParseOptions = {},
+): HeaderSection {
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(8, 8 + n));
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(json);
   } catch {
     throw new ModelLoadError(file, 'header is not valid UTF-8');
   }
-  let json: unknown;
+  let parsed: unknown;
   try {
-    json = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (e) {
-    throw new ModelLoadError(file, `header is not JSON (${e instanceof Error ? e.message : String(e)})`);
+    const why = (e instanceof Error ? e.message : String(e)).replace(/\s+/g, ' '); // V8 quotes the text: keep one line
+    throw new ModelLoadError(file, `header is not JSON (${why})`);
   }
-  if (!isObject(json))
-    throw new ModelLoadError(file, `header must be a JSON object, found ${describeJson(json)}`);
+  if (!isObject(parsed))
+    throw new ModelLoadError(file, `header must be a JSON object, found ${describeJson(parsed)}`);
 
-  const dataOffset = 8 + n;
-  const dataSize = bytes.length - dataOffset;
   const metadata: Record<string, string> = {};
   const entries = new Map<string, SafetensorsEntry>();
   const ignored: string[] = [];
   const all: RawEntry[] = [];
-  for (const [name, v] of Object.entries(json)) {
+  const ignoredSet = new Set<string>();
+  for (const [name, v] of Object.entries(parsed)) {
     if (name === '__metadata__') {
       if (!isObject(v)) {
         throw new ModelLoadError(file, `__metadata__ must be an object, found ${describeJson(v)}`, name);
@@ -313,14 +337,19 @@ export function parseSafetensorsHeader(
     const skip = options.ignore?.(name) ?? false;
     const e = parseEntry(file, name, v, dataSize, skip);
     all.push(e);
-    if (skip) ignored.push(name);
-    else entries.set(name, e as SafetensorsEntry);
+    if (skip) {
+      ignored.push(name);
+      ignoredSet.add(name);
+    } else entries.set(name, e as SafetensorsEntry);
   }
 
   const sorted = all.sort((a, b) => a.begin - b.begin || a.end - b.end);
-  for (let i = 1; i < sorted.length; i++) {
-    const prev = sorted[i - 1];
+  let dataEnd = 0;
+  for (let i = 0; i < sorted.length; i++) {
     const cur = sorted[i];
+    dataEnd = Math.max(dataEnd, cur.end);
+    if (i === 0) continue;
+    const prev = sorted[i - 1];
     if (cur.begin < prev.end) {
       throw new ModelLoadError(
         file,
@@ -330,7 +359,32 @@ export function parseSafetensorsHeader(
       );
     }
   }
-  return { entries, dataOffset, metadata, ignored };
+  const dataOffset = 8 + json.length;
+  return {
+    header: { entries, dataOffset, metadata, ignored },
+    dataEnd,
+    sorted: sorted.map((e) => ({
+      name: e.name,
+      begin: e.begin,
+      end: e.end,
+      ignored: ignoredSet.has(e.name),
+    })),
+  };
+}
+
+/**
+ * Parses and validates a safetensors header. Everything malformed (sizes, JSON, dtypes, shapes, offsets,
+ * overlaps) raises ModelLoadError naming the file and the tensor.
+ */
+export function parseSafetensorsHeader(
+  bytes: Uint8Array,
+  file = 'model.safetensors',
+  options: ParseOptions = {},
+): SafetensorsHeader {
+  if (bytes.length < 8) throw tooShortError(bytes.length, file);
+  const n = readHeaderLength(bytes, file);
+  if (n > bytes.length - 8) throw headerPastEndError(n, bytes.length - 8, file);
+  return parseHeaderSection(bytes.subarray(8, 8 + n), bytes.length - 8 - n, file, options).header;
 }
 
 // ---- reading -----------------------------------------------------------------------------------------------
@@ -356,9 +410,16 @@ export function readTensorF32(
       e.name,
     );
   }
-  const src = bytes.subarray(start, stop);
+  return decodeTensorF32(bytes.subarray(start, stop), e.dtype, n);
+}
+
+/**
+ * `n` values of `dtype` stored little-endian in `src` (exactly n * bytes-per-element bytes, any alignment) as a
+ * fresh fp32 array. F16 is converted exactly, BF16 by `bits << 16`, F32 copied byte-wise.
+ */
+export function decodeTensorF32(src: Uint8Array, dtype: DType, n: number): Float32Array {
   const out = new Float32Array(n);
-  if (e.dtype === 'F32') {
+  if (dtype === 'F32') {
     if (LITTLE_ENDIAN) {
       new Uint8Array(out.buffer).set(src); // a byte copy: no misaligned Float32Array view
     } else {
@@ -368,7 +429,7 @@ export function readTensorF32(
     return out;
   }
   const bits = new Uint32Array(out.buffer); // [n]: writing bits keeps NaN payloads
-  if (e.dtype === 'F16') {
+  if (dtype === 'F16') {
     const table = f16ToF32Table();
     for (let i = 0; i < n; i++) bits[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
   } else {

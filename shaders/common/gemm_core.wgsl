@@ -1,0 +1,205 @@
+// Shared GEMM core of the fused linear kernels: one workgroup computes a BM×BN block of
+//   y[M, N] = x[M, K] · W[N, K]^T          (PyTorch nn.Linear weight layout, both row-major)
+// and each thread returns its TM×TN register tile for the kernel file's epilogue.
+//
+// Contract with the including kernel file (WGSL has no includes: precision.wgsl, this file and the kernel
+// file are concatenated, and module-scope names may be used before their declaration):
+// - it declares `x: array<f32>` ([M, K]) and `w: array<f32>` (rows of K) storage bindings;
+// - it defines `fn gemm_w_row(n: u32) -> u32`: the W row that tile column n computes (identity for a plain
+//   linear, a permutation for qkv_rotary), or GEMM_NONE for a padding column (loads zeros);
+// - its entry point has @workgroup_size(GEMM_THREADS), calls gemm_tile() in uniform control flow and reads
+//   element (i, j) of the result, i < TM, j < TN, at row block_m + gemm_row(lid, i) and column
+//   block_n + gemm_col(lid, j) as tile[i * GEMM_TN_VECS + j / 4][j % 4].
+//
+// Design (the classic register-blocked SGEMM, sized for WebGPU's default limits):
+// - GEMM_THREADS = (BM/TM)·(BN/TN) threads in a TY × TX grid; each warp of 32 covers a 4 × 8 patch of it
+//   (GEMM_WY × GEMM_WX), so one k step of a warp reads 8 distinct vec4s of W and 4 of x from workgroup
+//   memory (128 + 64 bytes) rather than 16 + 2 with a 2 × 16 row of threads.
+// - Per K step of BK, the workgroup stages x[block_m.., k0..k0+BK) and W[rows.., k0..k0+BK) into workgroup
+//   memory. Global loads: each run of 8 consecutive threads reads 8 consecutive k of one row (one 32-byte
+//   sector), so the loads of both x and W are coalesced along K; every load is bounds-checked (zeros outside).
+// - The staged tiles are transposed to k-major, xs[BK][BM + PAD] and ws[BK][BN + PAD], so for a fixed k a
+//   thread's TM rows and TN columns are contiguous vec4s. The transposing scalar stores of a warp (8 k ×
+//   4 rows) hit 32 distinct banks either with PAD = 4 floats per k-row (bank = 4k + row, the default) or,
+//   with GEMM_SWIZZLE, with no padding and the row XOR-swizzled in units of 4 (row ^ 4·(k % 8), vec4s stay
+//   whole): the padded form keeps a thread's read address k-independent, so it measured ~3% faster.
+// - The register tile is made of 4×4 groups interleaved over the block: rows ty·4 + g·TY·4 + (0..3),
+//   g < TM/4 (columns likewise with TX), so eight consecutive threads read eight consecutive vec4s of
+//   workgroup memory (no bank conflicts), and each k costs TM/4 + TN/4 vec4 loads for TM·TN FMAs.
+// - Register prefetch: the next K step's global loads are issued before the current step's FMAs, so their
+//   latency is hidden. GEMM_BUFS = 2 double-buffers the workgroup tiles as well (one barrier per K step
+//   instead of two; slower at 128×128 on an H200, faster for the small 32×64 tiles).
+// - Every accumulate step goes through acc() (fp16-accumulation emulation; the identity otherwise).
+// Measured (H200, Dawn/Vulkan, 2048³ fp32): 128×128×8, 8×8, padded: 33.4 TFLOP/s; PyTorch fp32 48.3.
+// Constraints (checked by src/kernels/gemm.ts): TM, TN ∈ {4, 8}; BM, BN multiples of 32; BK a multiple of 8;
+// TY a multiple of GEMM_WY; GEMM_THREADS ≤ 256 (the default limit); BM·BK and BN·BK multiples of
+// GEMM_THREADS with at most GEMM_LOADS_MAX elements per thread; workgroup memory
+// 4·BK·(BM + BN + 2·PAD)·GEMM_BUFS ≤ 16384 bytes (the default limit).
+
+override BM: u32 = 128; // rows of x (tokens) per workgroup
+override BN: u32 = 128; // output columns (rows of W) per workgroup
+override BK: u32 = 8; // K per staging step
+override TM: u32 = 8; // rows per thread (4 or 8)
+override TN: u32 = 8; // columns per thread (4 or 8)
+override GEMM_BUFS: u32 = 1; // 1: single-buffered workgroup tiles, 2: double-buffered
+override GEMM_SWIZZLE: bool = false; // rows padded by 4 floats (false) or XOR-swizzled (true)
+// Teaching fault: the x tile is staged from column k + 2 instead of k (a misaligned tile load).
+override FAULT_TILE_OFFSET: bool = false;
+
+override GEMM_TX: u32 = BN / TN; // threads along N
+override GEMM_TY: u32 = BM / TM; // threads along M
+override GEMM_THREADS: u32 = GEMM_TX * GEMM_TY;
+override GEMM_PAD: u32 = select(4u, 0u, GEMM_SWIZZLE); // floats of padding per staged k-row
+override GEMM_WX: u32 = min(GEMM_TX, 8u); // a warp's threads along N
+override GEMM_WY: u32 = 32u / GEMM_WX; // a warp's threads along M
+
+const GEMM_NONE: u32 = 0xffffffffu;
+const GEMM_TN_VECS: u32 = 2u; // vec4s per register-tile row (TN ≤ 8)
+const GEMM_LOADS_MAX: u32 = 16u; // staged elements per thread and K step, per operand
+
+/** A thread's register tile: [TM ≤ 8][TN ≤ 8] as [8][2] vec4s; element (i, j) = [i * 2 + j / 4][j % 4]. */
+alias GemmTile = array<vec4f, 16>;
+alias GemmLoads = array<f32, GEMM_LOADS_MAX>;
+
+var<workgroup> gemm_xs: array<vec4f, GEMM_BUFS * BK * (BM + GEMM_PAD) / 4u>; // [BUFS][BK][BM + PAD] x, k-major
+var<workgroup> gemm_ws: array<vec4f, GEMM_BUFS * BK * (BN + GEMM_PAD) / 4u>; // [BUFS][BK][BN + PAD] W, k-major
+
+/** The row swizzle of staged k-row k, in vec4s. */
+fn gemm_swz(k: u32) -> u32 {
+  return select(0u, k % 8u, GEMM_SWIZZLE);
+}
+
+/** Thread lid's column in the TY × TX thread grid: warps are GEMM_WY × GEMM_WX patches of it. */
+fn gemm_tx(lid: u32) -> u32 {
+  let warp = lid / (GEMM_WX * GEMM_WY);
+  return (warp % (GEMM_TX / GEMM_WX)) * GEMM_WX + lid % GEMM_WX;
+}
+
+/** Thread lid's row in the TY × TX thread grid. */
+fn gemm_ty(lid: u32) -> u32 {
+  let warp = lid / (GEMM_WX * GEMM_WY);
+  return (warp / (GEMM_TX / GEMM_WX)) * GEMM_WY + (lid % (GEMM_WX * GEMM_WY)) / GEMM_WX;
+}
+
+/** Block-local row of register-tile row i of thread lid. */
+fn gemm_row(lid: u32, i: u32) -> u32 {
+  return (i / 4u) * GEMM_TY * 4u + gemm_ty(lid) * 4u + i % 4u;
+}
+
+/** Block-local column of register-tile column j of thread lid. */
+fn gemm_col(lid: u32, j: u32) -> u32 {
+  return (j / 4u) * GEMM_TX * 4u + gemm_tx(lid) * 4u + j % 4u;
+}
+
+/** Staged element idx of a [rows][BK] tile -> (row, k): k % 8 fastest, then row, then k / 8. */
+fn gemm_stage_row(idx: u32, rows: u32) -> u32 {
+  return (idx / 8u) % rows;
+}
+
+fn gemm_stage_k(idx: u32, rows: u32) -> u32 {
+  return (idx / (8u * rows)) * 8u + idx % 8u;
+}
+
+/** The x values [block_m.., k0..k0+BK) this thread stages: zeros outside [M, K]. */
+fn gemm_fetch_x(block_m: u32, lid: u32, M: u32, K: u32, k0: u32) -> GemmLoads {
+  var r: GemmLoads;
+  let shift = select(0u, 2u, FAULT_TILE_OFFSET);
+  for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
+    let idx = lid + l * GEMM_THREADS;
+    let m = block_m + gemm_stage_row(idx, BM);
+    let k = k0 + gemm_stage_k(idx, BM) + shift;
+    if (m < M && k < K) {
+      r[l] = x[m * K + k];
+    }
+  }
+  return r;
+}
+
+/** The W values of rows `rows` (GEMM_NONE: zeros), columns [k0, k0+BK) ∩ [0, K), this thread stages. */
+fn gemm_fetch_w(rows: array<u32, GEMM_LOADS_MAX>, lid: u32, K: u32, k0: u32) -> GemmLoads {
+  var r: GemmLoads;
+  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
+    let k = k0 + gemm_stage_k(lid + l * GEMM_THREADS, BN);
+    if (rows[l] != GEMM_NONE && k < K) {
+      r[l] = w[rows[l] * K + k];
+    }
+  }
+  return r;
+}
+
+/** Stores the fetched values into workgroup buffer `buf` (k-major, rows swizzled by 4·(k % 8)). */
+fn gemm_stage(lid: u32, buf: u32, xr: GemmLoads, wr: GemmLoads) {
+  for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
+    let idx = lid + l * GEMM_THREADS;
+    let k = gemm_stage_k(idx, BM);
+    let f = (buf * BK + k) * (BM + GEMM_PAD) + (gemm_stage_row(idx, BM) ^ (gemm_swz(k) * 4u));
+    gemm_xs[f / 4u][f % 4u] = xr[l];
+  }
+  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
+    let idx = lid + l * GEMM_THREADS;
+    let k = gemm_stage_k(idx, BN);
+    let f = (buf * BK + k) * (BN + GEMM_PAD) + (gemm_stage_row(idx, BN) ^ (gemm_swz(k) * 4u));
+    gemm_ws[f / 4u][f % 4u] = wr[l];
+  }
+}
+
+/**
+ * This thread's TM×TN tile of x·W^T for the block at (block_m, block_n): x rows [block_m, block_m + BM) ∩
+ * [0, M), tile columns [block_n, block_n + BN) ∩ [0, N) mapped to W rows by gemm_w_row(). Must be called in
+ * uniform control flow (it has barriers) by every thread of the workgroup.
+ */
+fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32) -> GemmTile {
+  let tx = gemm_tx(lid);
+  let ty = gemm_ty(lid);
+  // The W rows this thread stages are the same at every K step: map them once.
+  var rows: array<u32, GEMM_LOADS_MAX>;
+  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
+    let n = block_n + gemm_stage_row(lid + l * GEMM_THREADS, BN);
+    rows[l] = GEMM_NONE;
+    if (n < N) {
+      rows[l] = gemm_w_row(n);
+    }
+  }
+  var sum: GemmTile;
+  var xr = gemm_fetch_x(block_m, lid, M, K, 0u);
+  var wr = gemm_fetch_w(rows, lid, K, 0u);
+  gemm_stage(lid, 0u, xr, wr);
+  workgroupBarrier();
+  for (var k0 = 0u; k0 < K; k0 += BK) {
+    let buf = (k0 / BK) % GEMM_BUFS;
+    let more = k0 + BK < K;
+    if (more) {
+      // Prefetch the next step; the loads are in flight during the FMAs below.
+      xr = gemm_fetch_x(block_m, lid, M, K, k0 + BK);
+      wr = gemm_fetch_w(rows, lid, K, k0 + BK);
+    }
+    for (var kk = 0u; kk < BK; kk++) {
+      let sw = gemm_swz(kk);
+      let xo = (buf * BK + kk) * ((BM + GEMM_PAD) / 4u); // vec4 index of this k-row
+      let wo = (buf * BK + kk) * ((BN + GEMM_PAD) / 4u);
+      var a: array<vec4f, 2>; // x[rows of this thread, k]
+      var b: array<vec4f, 2>; // W[columns of this thread, k]
+      for (var g = 0u; g < TM / 4u; g++) {
+        a[g] = gemm_xs[xo + ((ty + g * GEMM_TY) ^ sw)];
+      }
+      for (var g = 0u; g < TN / 4u; g++) {
+        b[g] = gemm_ws[wo + ((tx + g * GEMM_TX) ^ sw)];
+      }
+      for (var i = 0u; i < TM; i++) {
+        let ai = a[i / 4u][i % 4u];
+        for (var g = 0u; g < TN / 4u; g++) {
+          let s = sum[i * GEMM_TN_VECS + g] + ai * b[g];
+          sum[i * GEMM_TN_VECS + g] = vec4f(acc(s.x), acc(s.y), acc(s.z), acc(s.w));
+        }
+      }
+    }
+    if (GEMM_BUFS == 1u) {
+      workgroupBarrier(); // everyone is done reading before the single buffer is overwritten
+    }
+    if (more) {
+      gemm_stage(lid, (buf + 1u) % GEMM_BUFS, xr, wr);
+    }
+    workgroupBarrier();
+  }
+  return sum;
+}

@@ -1,0 +1,114 @@
+// Fused QKV projection + bias + head split + partial rotary (GPT-NeoX, rotate-half), on the shared GEMM core
+// (common/gemm_core.wgsl). The projection is qkv[T, 3d] = x[T, K] · W[3d, K]^T + b[3d] with HF's fused row
+// layout per token [H, 3, hd] (d = H·hd = K); the outputs are q, k, v each [H, T, hd] (what attention
+// reads), the first r dims of q and k rotated with the cos/sin tables [T, r/2]:
+//   out[e] = y[e]·cos_i − y[e + r/2]·sin_i,  out[e + r/2] = y[e + r/2]·cos_i + y[e]·sin_i   (e = i < r/2).
+//
+// Rotary partners without a workgroup exchange: the GEMM runs over a permuted ("virtual") column order in
+// which each rotary pair is adjacent. Each (head, q|k|v) segment gets hdE = hd rounded up to even virtual
+// columns (an odd hd leaves one padding column, computed as zeros and never written); inside a q or k
+// segment virtual column u < r holds dim u/2 + (u % 2)·r/2, so the pair (i, i + r/2) sits at (2i, 2i + 1);
+// every other virtual column u holds dim u. gemm_w_row() applies this permutation when the core stages W,
+// so it costs nothing in the inner loop. Block starts are multiples of 4 and each thread owns groups of 4
+// consecutive tile columns (gemm_col), so an even virtual column and its odd neighbour — a pair — land in
+// the same thread's registers, whatever hd and the tile sizes are (no tile alignment to heads needed).
+// Each output is rounded once by st(), after the rotation (done in f32 on the unrounded projection).
+// Grid: (ceil(3·H·hdE / BN), ceil(T / BM)) workgroups of GEMM_THREADS threads.
+
+struct Params { T: u32, H: u32, hd: u32, r: u32, K: u32, has_bias: u32 }
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;       // [T, K]
+@group(0) @binding(2) var<storage, read> w: array<f32>;       // [H, 3, hd, K] = [3d, K]
+@group(0) @binding(3) var<storage, read> b: array<f32>;       // [H, 3, hd] = [3d] (a dummy when has_bias = 0)
+@group(0) @binding(4) var<storage, read> cos_t: array<f32>;   // [T, r/2]
+@group(0) @binding(5) var<storage, read> sin_t: array<f32>;   // [T, r/2]
+@group(0) @binding(6) var<storage, read_write> q: array<f32>; // [H, T, hd]
+@group(0) @binding(7) var<storage, read_write> k: array<f32>; // [H, T, hd]
+@group(0) @binding(8) var<storage, read_write> v: array<f32>; // [H, T, hd]
+
+// Teaching fault: GPT-J's interleaved convention, pairs (2i, 2i + 1), instead of rotate-half.
+override FAULT_GPTJ_ROTARY: bool = false;
+
+/** Virtual columns per (head, q|k|v) segment: hd rounded up to even. */
+fn qkv_seg_cols() -> u32 {
+  return params.hd + (params.hd & 1u);
+}
+
+/** Virtual column n -> the W row (= qkv column, [H, 3, hd] flattened) it computes, or GEMM_NONE. */
+fn gemm_w_row(n: u32) -> u32 {
+  let seg = n / qkv_seg_cols(); // h·3 + (0 q | 1 k | 2 v)
+  let u = n % qkv_seg_cols();
+  var e = u;
+  if (seg % 3u < 2u && u < params.r && !FAULT_GPTJ_ROTARY) {
+    e = u / 2u + (u % 2u) * (params.r / 2u);
+  }
+  if (seg >= 3u * params.H || e >= params.hd) {
+    return GEMM_NONE;
+  }
+  return seg * params.hd + e;
+}
+
+fn qkv_bias(col: u32) -> f32 {
+  if (params.has_bias != 0u && col < 3u * params.H * params.hd) {
+    return b[col];
+  }
+  return 0.0;
+}
+
+/** Writes head-split element (s: 0 q, 1 k, 2 v) at [h, t, e] = index o (in range by construction). */
+fn qkv_store(s: u32, o: u32, val: f32) {
+  if (o >= params.H * params.T * params.hd) {
+    return;
+  }
+  if (s == 0u) {
+    q[o] = st(val);
+  } else if (s == 1u) {
+    k[o] = st(val);
+  } else {
+    v[o] = st(val);
+  }
+}
+
+@compute @workgroup_size(GEMM_THREADS)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u) {
+  let block_m = wid.y * BM;
+  let block_n = wid.x * BN;
+  let nv = 3u * params.H * qkv_seg_cols();
+  var tile = gemm_tile(block_m, block_n, lid, params.T, nv, params.K);
+  let half = params.r / 2u;
+  for (var i = 0u; i < TM; i++) {
+    let t = block_m + gemm_row(lid, i);
+    // Columns j, j + 1 are virtual columns n0 (even), n0 + 1: the same segment, a rotary pair if u0 < r.
+    for (var j = 0u; j < TN; j += 2u) {
+      let n0 = block_n + gemm_col(lid, j);
+      if (t >= params.T || n0 >= nv) {
+        continue;
+      }
+      let seg = n0 / qkv_seg_cols();
+      let s = seg % 3u;
+      let u0 = n0 % qkv_seg_cols();
+      let dst = ((seg / 3u) * params.T + t) * params.hd; // out[h, t, 0]; + (W row − seg·hd) = out[h, t, e]
+      let col0 = seg * params.hd; // the segment's first W row
+      let c0 = gemm_w_row(n0);
+      let c1 = gemm_w_row(n0 + 1u);
+      let y0 = tile[i * GEMM_TN_VECS + j / 4u][j % 4u] + qkv_bias(c0);
+      let y1 = tile[i * GEMM_TN_VECS + j / 4u][j % 4u + 1u] + qkv_bias(c1);
+      if (s < 2u && u0 < params.r) {
+        // Rotary pair (c0, c1) = dims (i, i + r/2) (GPT-J fault: (2i, 2i + 1)), frequency i = u0 / 2.
+        let f = t * half + u0 / 2u;
+        let cs = cos_t[f];
+        let sn = sin_t[f];
+        qkv_store(s, dst + c0 - col0, y0 * cs - y1 * sn);
+        qkv_store(s, dst + c1 - col0, y1 * cs + y0 * sn);
+      } else {
+        if (c0 != GEMM_NONE) {
+          qkv_store(s, dst + c0 - col0, y0);
+        }
+        if (c1 != GEMM_NONE) {
+          qkv_store(s, dst + c1 - col0, y1);
+        }
+      }
+    }
+  }
+}

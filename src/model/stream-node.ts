@@ -1,0 +1,30 @@
+// Node only: a file on disk as an async stream of chunks, for streamSafetensors.
+
+import { open } from 'node:fs/promises';
+
+/**
+ * The bytes of the file at `path` in chunks of `chunkBytes` (the last one shorter), each in a fresh buffer. The
+ * file is closed when the iteration ends, fails or is stopped early.
+ */
+export async function* nodeFileStream(path: string, chunkBytes = 4 << 20): AsyncGenerator<Uint8Array, void> {
+  if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
+    throw new RangeError(`nodeFileStream: chunkBytes must be a positive integer, got ${chunkBytes}`);
+  }
+  const fh = await open(path, 'r');
+  try {
+    for (;;) {
+      const buf = new Uint8Array(chunkBytes);
+      let filled = 0;
+      while (filled < chunkBytes) {
+        const { bytesRead } = await fh.read(buf, filled, chunkBytes - filled, null);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      if (filled === 0) return;
+      yield filled === chunkBytes ? buf : buf.subarray(0, filled);
+      if (filled < chunkBytes) return;
+    }
+  } finally {
+    await fh.close();
+  }
+}
