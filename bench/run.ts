@@ -10,6 +10,7 @@ import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { defaultRunSpec } from '../src/run/runspec';
+import { benchAttention } from './attention';
 import { benchForward, type ForwardRow, SHAPES } from './forward';
 import { benchGemm, cube, formatTimings, tuneGemm } from './gemm';
 
@@ -81,6 +82,19 @@ async function main() {
     const tuned = await tuneGemm(device, pipelines, 2048);
     log(formatTimings(tuned));
     out.gemmTune = tuned;
+  }
+  if (argv.includes('--tune-attention')) {
+    const shapes = quick
+      ? [{ H: 2, T: 24, hd: 32 }]
+      : [
+          { H: 8, T: 128, hd: 64 },
+          { H: 8, T: 512, hd: 64 },
+          { H: 16, T: 512, hd: 64 },
+        ];
+    const att = await benchAttention(device, pipelines, shapes, quick ? 2 : 20);
+    for (const r of att)
+      log(`attention H=${r.H} T=${r.T} hd=${r.hd} ${r.kernel}: ${r.skipped ?? `${r.ms.toFixed(3)} ms`}`);
+    out.attention = att;
   }
   const models = (value('--models') ?? (quick ? 'tiny' : 'pythia-70m')).split(',');
   const rows: ForwardRow[] = [];

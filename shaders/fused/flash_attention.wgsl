@@ -37,7 +37,7 @@ override BK: u32 = 8u;  // keys per tile (workgroup_size x)
 override FAULT_NO_RESCALE: bool = false; // skip rescaling l and the accumulators when the max grows
 override FAULT_NO_BARRIER: bool = false; // drop the barrier between staging a K tile and reading it
 
-const MAX_HD: u32 = 128u; // widest staged row (head_dim)
+override MAX_HD: u32 = 128u; // widest staged row: the launcher sets head_dim (<= 128)
 const ACC_N: u32 = 16u;   // accumulators per thread: hd <= ACC_N * BK
 const NEG: f32 = -1.0e30; // running max before any key (finite: exp(NEG - m) is never evaluated)
 

@@ -30,8 +30,8 @@ const MAX_WG_STORAGE = 16384;
 const MAX_INVOCATIONS = 256;
 
 /** Workgroup storage of the kernel with these tiles: q tile + K/V tile + scores + probabilities. */
-export function flashWorkgroupBytes(BQ: number, BK: number): number {
-  return 4 * ((BQ + BK) * FLASH_MAX_HEAD_DIM + 2 * BQ * BK);
+export function flashWorkgroupBytes(BQ: number, BK: number, hd = FLASH_MAX_HEAD_DIM): number {
+  return 4 * ((BQ + BK) * hd + 2 * BQ * BK);
 }
 
 /**
@@ -46,7 +46,7 @@ export function flashAttention(
   hd: number,
   opts: { constants?: OverrideConstants } = {},
 ): DispatchSpec {
-  const constants: OverrideConstants = { BQ: FLASH_BQ, BK: FLASH_BK, ...opts.constants };
+  const constants: OverrideConstants = { BQ: FLASH_BQ, BK: FLASH_BK, MAX_HD: hd, ...opts.constants };
   const BQ = Number(constants.BQ);
   const BK = Number(constants.BK);
   if (!Number.isInteger(hd) || hd < 1 || hd > FLASH_MAX_HEAD_DIM) {
@@ -57,7 +57,7 @@ export function flashAttention(
       `${label}: flash attention tiles BQ=${BQ} BK=${BK} need 1..${MAX_INVOCATIONS} invocations`,
     );
   }
-  if (flashWorkgroupBytes(BQ, BK) > MAX_WG_STORAGE) {
+  if (flashWorkgroupBytes(BQ, BK, hd) > MAX_WG_STORAGE) {
     throw new Error(`${label}: flash attention tiles BQ=${BQ} BK=${BK} need more than ${MAX_WG_STORAGE} B`);
   }
   if (hd > ACC_N * BK) {
