@@ -12,7 +12,16 @@ import { type Precision, storageUnitRoundoff } from '../kernels/precision';
 import type { HiddenDump, NeoXConfig } from '../model/types';
 import { faultHooks, faultInfo, type PlantedFault, placeFaults } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
-import { type ErrorHistogram, errorHistogram, type FullMetrics, fullMetrics, perTokenRelL2 } from './metrics';
+import {
+  type ErrorHistogram,
+  errorHistogram,
+  type FullMetrics,
+  fullMetrics,
+  metricValue,
+  perTokenRelL2,
+} from './metrics';
+
+export { metricValue };
 
 export const REPORT_SCHEMA = 'divergence-report/1';
 
@@ -28,7 +37,11 @@ export interface LayerResult {
   local: FullMetrics;
   /** Local noise floor: reference layer i on the oracle's input (as f32) vs the oracle's layer i. */
   localFloor: FullMetrics;
-  /** propagated / floor in the chosen metric (for sqnrDb: the dB lost, as a power ratio). */
+  /** The floor the ratio is taken against, in the chosen metric (larger = worse): max(floor, minimum floor). */
+  floorValue: number;
+  /** k × floorValue: above it the layer diverges. */
+  threshold: number;
+  /** propagated / floorValue in the chosen metric (for sqnrDb: the dB lost, as a power ratio). */
   ratio: number;
   localRatio: number;
   diverged: boolean;
@@ -115,13 +128,6 @@ export class AnalysisCancelled extends Error {
   override name = 'AnalysisCancelled';
 }
 
-/** The value of the chosen metric where larger means worse (sqnrDb is turned into an error power ratio). */
-export function metricValue(m: FullMetrics, metric: Metric): number {
-  if (m.nonFiniteMismatch) return Number.POSITIVE_INFINITY;
-  if (metric === 'sqnrDb') return m.sqnrDb === Number.POSITIVE_INFINITY ? 0 : 10 ** (-m.sqnrDb / 10);
-  return m[metric];
-}
-
 /**
  * The smallest floor a ratio is taken against, so a layer whose reference happens to be exact (an embedding
  * gather, T = 1) is not declared divergent for one rounding: one unit roundoff of the storage precision in
@@ -148,6 +154,10 @@ function maxAbsOf(a: ArrayLike<number>): number {
   return m;
 }
 
+function effectiveFloor(floor: FullMetrics, metric: Metric, precision: Precision, scale: number): number {
+  return Math.max(metricValue(floor, metric), minFloor(metric, precision, scale));
+}
+
 function ratioOf(
   err: FullMetrics,
   floor: FullMetrics,
@@ -155,9 +165,7 @@ function ratioOf(
   precision: Precision,
   scale: number,
 ): number {
-  const e = metricValue(err, metric);
-  const f = Math.max(metricValue(floor, metric), minFloor(metric, precision, scale));
-  return e / f;
+  return metricValue(err, metric) / effectiveFloor(floor, metric, precision, scale);
 }
 
 function bitwiseDiff(name: string, a: Float32Array, b: Float32Array) {
@@ -203,7 +211,7 @@ export async function analyze(
   const hooks = faultHooks(planted);
   const durations: Record<string, number> = {};
   const skip = opts.skip ?? {};
-  const phases = 6;
+  const phases = 7;
   let phase = 0;
   const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
@@ -275,8 +283,11 @@ export async function analyze(
     const propagated = fullMetrics(fused.dump.layers[i], ref.dump.layers[i], precision);
     const ratio = ratioOf(propagated, floor, metric, precision, scale);
     const localRatio = ratioOf(local[i], localFloor[i], metric, precision, scale);
+    const floorValue = effectiveFloor(floor, metric, precision, scale);
     layers.push({
       layer: i,
+      floorValue,
+      threshold: k * floorValue,
       floor,
       propagated,
       fusedVsOracle: fullMetrics(fused.dump.layers[i], oracle.layers[i], precision),
@@ -319,6 +330,7 @@ export async function analyze(
     if (verdict === 'agree' || skip.bisection) return null;
     const rows: BisectionRow[] = [];
     for (const kernel of spec.fused) {
+      if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
       const one = await engine.forward(tokens, {
         path: new Set([kernel]),
         precision,
@@ -353,6 +365,7 @@ export async function analyze(
       ['query tile 8', withConstants(hooks, 'flash_attention', { BQ: 8 })],
     ];
     for (const [schedule, h] of schedules) {
+      if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
       const again = await engine.forward(tokens, {
         path: fusedSet,
         precision,

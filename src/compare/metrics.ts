@@ -366,3 +366,20 @@ export function errorHistogram(a: ArrayLike<number>, b: ArrayLike<number>, bins 
   }
   return { edges, counts, zeros, nonFinite };
 }
+
+/**
+ * The value of `metric` where larger means worse: the raw metric, except SQNR which becomes the error power
+ * ratio 10^(−dB/10) (so a log axis of it is linear in dB, and up = worse). A non-finite mismatch is ∞.
+ */
+export function metricValue(
+  m: FullMetrics,
+  metric: 'relL2' | 'maxAbs' | 'meanAbs' | 'cosineDistance' | 'sqnrDb' | 'maxUlp',
+): number {
+  if (m.nonFiniteMismatch) return Number.POSITIVE_INFINITY;
+  if (metric === 'sqnrDb') {
+    if (m.sqnrDb === Number.POSITIVE_INFINITY) return 0;
+    if (m.sqnrDb === Number.NEGATIVE_INFINITY) return Number.POSITIVE_INFINITY;
+    return 10 ** (-m.sqnrDb / 10);
+  }
+  return m[metric];
+}

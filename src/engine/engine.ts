@@ -156,6 +156,11 @@ export class Engine {
     return this.cpuWeights;
   }
 
+  /** Destroys the pool's cached free buffers (in-use ones stay): what a cancelled run leaves behind. */
+  trimPool(): void {
+    this.pool.trim();
+  }
+
   poolStats(): PoolStats {
     return this.pool.stats();
   }

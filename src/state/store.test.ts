@@ -1,17 +1,20 @@
-// The store's actions and the controller's sequencing, against a fake EngineClient (no worker, no GPU).
 import { describe, expect, it } from 'vitest';
-import type { ModelInfo } from '../engine/engine';
+import type { Report } from '../compare/analyze';
+import { fixtureReport } from '../ui/report-fixture';
 import type {
   AdapterSummary,
-  GenerateResult,
+  CompareProgress,
   InitResult,
+  LoadedModel,
   LoadProgress,
-  TokenEvent,
+  ModelFilesInput,
+  PoolStats,
+  RunSpec,
   WorkerError,
 } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
-import { canGenerate, clampN, createAppStore, DEFAULT_N, DEFAULT_PROMPT, MAX_N, MIN_N } from './store';
+import { canRun, createAppStore, defaultSettings, faultBlocker, MAX_GENERATE } from './store';
 
 const adapter: AdapterSummary = {
   vendor: 'google',
@@ -22,12 +25,12 @@ const adapter: AdapterSummary = {
   limits: { maxStorageBufferBindingSize: 134217728 },
 };
 const features = { shaderF16: false, subgroups: true, timestampQuery: true };
-const info: ModelInfo = {
-  name: 'tiny',
+const info: LoadedModel = {
+  name: 'neox-kjv-bytes',
   config: {
     vocabSize: 256,
     hiddenSize: 8,
-    numLayers: 1,
+    numLayers: 4,
     numHeads: 2,
     headDim: 4,
     intermediateSize: 32,
@@ -42,7 +45,10 @@ const info: ModelInfo = {
   params: 1234,
   gpuBytes: 4936,
   tokenizer: 'bytes',
+  sha256: 'b'.repeat(64),
+  weightsBytes: 4000,
 };
+const pool0: PoolStats = { bytesLive: 1024, bytesInUse: 0, buffersLive: 1, buffersInUse: 0 };
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -54,135 +60,185 @@ function deferred<T>() {
   return { promise, resolve, reject };
 }
 
-/** A scripted client: each call records its arguments and returns a promise the test settles. */
-function fakeClient(initResult: InitResult) {
+/** A scripted client: each call is recorded and returns a promise the test settles. */
+function fakeClient(initResult: InitResult = { ok: true, adapter, features }) {
   const calls: string[] = [];
-  const load = deferred<ModelInfo>();
-  const gen = deferred<GenerateResult>();
-  let onProgress: ((p: LoadProgress) => void) | null = null;
-  let onToken: ((ev: TokenEvent) => void) | null = null;
-  let generateArgs: [string, number] | null = null;
+  const load = deferred<LoadedModel>();
+  const cmp = deferred<Report>();
+  const h: {
+    onLost: ((e: WorkerError) => void) | null;
+    onProgress: ((p: LoadProgress) => void) | null;
+    onCompare: ((p: CompareProgress) => void) | null;
+    spec: RunSpec | null;
+    files: ModelFilesInput | null;
+    pool: PoolStats;
+  } = { onLost: null, onProgress: null, onCompare: null, spec: null, files: null, pool: pool0 };
   const client: EngineClient = {
-    init: async () => {
+    init: async (onLost) => {
       calls.push('init');
+      h.onLost = onLost ?? null;
       return initResult;
     },
     loadModelFromUrl: (url, cb) => {
       calls.push(`load ${url}`);
-      onProgress = cb;
+      h.onProgress = cb;
       return load.promise;
     },
-    generate: (prompt, n, cb) => {
-      calls.push('generate');
-      generateArgs = [prompt, n];
-      onToken = cb;
-      return gen.promise;
+    loadModelFromFiles: (files) => {
+      calls.push(`files ${files.name}`);
+      h.files = files;
+      return load.promise;
     },
+    generate: () => Promise.reject({ kind: 'internal', message: 'unused' }),
+    compare: (spec, cb) => {
+      calls.push('compare');
+      h.spec = spec;
+      h.onCompare = cb;
+      return cmp.promise;
+    },
+    decode: async (ids) => ids.map((i) => String.fromCharCode(i)).join(''),
     cancel: async () => {
       calls.push('cancel');
+    },
+    poolStats: async () => {
+      calls.push('pool');
+      return h.pool;
+    },
+    debugLoseDevice: async () => {
+      calls.push('lose');
     },
     terminate: () => {
       calls.push('terminate');
     },
   };
-  return {
-    client,
-    calls,
-    load,
-    gen,
-    progress: (p: LoadProgress) => onProgress!(p),
-    token: (ev: TokenEvent) => onToken!(ev),
-    generateArgs: () => generateArgs,
-  };
+  return { client, calls, load, cmp, h };
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
+const EMBEDDED = { id: 'neox-kjv-bytes', url: 'http://localhost:4173/sub/models/neox-kjv-bytes/' };
 
 describe('store', () => {
-  it('starts with the default prompt and n', () => {
+  it('starts from the default RunSpec: all fused kernels, no fault, k = 10, relL2', () => {
     const s = createAppStore().getState();
-    expect(s.prompt).toBe(DEFAULT_PROMPT);
-    expect(s.prompt).toBe('And God said unto Moses, ');
-    expect(s.n).toBe(DEFAULT_N);
-    expect(s.n).toBe(40);
+    expect(s.settings).toEqual(defaultSettings());
+    expect(s.settings.fused).toHaveLength(6);
+    expect(s.settings.fault).toBeNull();
+    expect(s.settings.k).toBe(10);
+    expect(s.settings.metric).toBe('relL2');
     expect(s.run.status).toBe('idle');
-    expect(s.error).toBeNull();
+    expect(s.prefs).toEqual({ theme: 'system', largeType: false });
   });
 
-  it('clamps n to 1..200, rounds it, and ignores non-numbers', () => {
-    expect([MIN_N, MAX_N]).toEqual([1, 200]);
+  it('clamps numbers and ignores non-numbers', () => {
     const store = createAppStore();
-    const { setN } = store.getState();
-    setN(0);
-    expect(store.getState().n).toBe(1);
-    setN(-5);
-    expect(store.getState().n).toBe(1);
-    setN(1000);
-    expect(store.getState().n).toBe(200);
-    setN(16.4);
-    expect(store.getState().n).toBe(16);
-    setN(Number.NaN);
-    expect(store.getState().n).toBe(16);
-    setN(Number.POSITIVE_INFINITY);
-    expect(store.getState().n).toBe(16);
-    expect(clampN(Number.NaN)).toBe(DEFAULT_N);
+    const set = store.getState().setSettings;
+    set({ generate: 1000 });
+    expect(store.getState().settings.generate).toBe(MAX_GENERATE);
+    set({ generate: -3 });
+    expect(store.getState().settings.generate).toBe(0);
+    set({ generate: 4.4 });
+    expect(store.getState().settings.generate).toBe(4);
+    set({ generate: Number.NaN });
+    expect(store.getState().settings.generate).toBe(4);
+    set({ k: 0.5 });
+    expect(store.getState().settings.k).toBe(1);
+    set({ k: Number.POSITIVE_INFINITY });
+    expect(store.getState().settings.k).toBe(1);
+    set({ k: 2.5 });
+    expect(store.getState().settings.k).toBe(2.5);
+    set({ faultLayer: -2 });
+    expect(store.getState().settings.faultLayer).toBe(0);
   });
 
-  it('can generate only with a device, a model, a prompt and no run in flight', () => {
+  it('fused kernels keep the catalog order whatever order they are switched in', () => {
     const store = createAppStore();
-    expect(canGenerate(store.getState())).toBe(false);
-    store.getState().initSucceeded(adapter, features);
-    expect(canGenerate(store.getState())).toBe(false);
-    store.getState().modelLoadStarted();
-    expect(canGenerate(store.getState())).toBe(false);
-    store.getState().modelLoaded(info);
-    expect(canGenerate(store.getState())).toBe(true);
-    store.getState().setPrompt('');
-    expect(canGenerate(store.getState())).toBe(false);
-    store.getState().setPrompt('x');
-    store.getState().runStarted();
-    expect(canGenerate(store.getState())).toBe(false);
-    store.getState().runFinished({ promptIds: [120], newIds: [1], text: '\u0001' });
-    expect(canGenerate(store.getState())).toBe(true);
+    const { toggleFused } = store.getState();
+    toggleFused('layernorm', false);
+    toggleFused('gemm', false);
+    expect(store.getState().settings.fused).toEqual([
+      'qkv_rotary',
+      'flash_attention',
+      'linear_gelu',
+      'residual_epilogue',
+    ]);
+    toggleFused('layernorm', true);
+    toggleFused('layernorm', true);
+    expect(store.getState().settings.fused[0]).toBe('layernorm');
+    expect(new Set(store.getState().settings.fused).size).toBe(store.getState().settings.fused.length);
   });
 
-  it('a run snapshots prompt and n, collects tokens, and the result replaces them', () => {
+  it('a fault whose kernel is off blocks Run with a note', () => {
     const store = createAppStore();
-    const a = store.getState();
-    a.setPrompt('In the');
-    a.setN(3);
-    a.runStarted();
-    a.setPrompt('changed while running');
-    a.tokenArrived(32, ' ');
-    a.tokenArrived(98, ' b');
-    let run = store.getState().run;
-    expect(run).toMatchObject({ status: 'running', prompt: 'In the', n: 3, newIds: [32, 98], text: ' b' });
-    a.runFinished({ promptIds: [73, 110], newIds: [32, 98, 99], text: ' bc' });
-    // A token event that arrives after the result (other port) must not change the finished run.
-    a.tokenArrived(100, 'late');
-    run = store.getState().run;
-    expect(run).toMatchObject({
-      status: 'done',
-      prompt: 'In the',
-      promptIds: [73, 110],
-      newIds: [32, 98, 99],
-      text: ' bc',
+    const s = store.getState();
+    s.initSucceeded(adapter, features);
+    s.modelLoadStarted({ kind: 'embedded', id: 'x', url: 'http://x/' });
+    s.modelLoaded(info);
+    expect(canRun(store.getState())).toBe(true);
+    s.setSettings({ fault: 'gptj_rotary' });
+    expect(canRun(store.getState())).toBe(true);
+    s.toggleFused('qkv_rotary', false);
+    expect(faultBlocker(store.getState().settings)).toMatch(/QKV projection/);
+    expect(canRun(store.getState())).toBe(false);
+    s.toggleFused('qkv_rotary', true);
+    expect(canRun(store.getState())).toBe(true);
+    s.setSettings({ prompt: '   ' });
+    expect(canRun(store.getState())).toBe(false);
+  });
+
+  it('a run goes running -> done; late progress does not touch the finished run', () => {
+    const store = createAppStore();
+    const s = store.getState();
+    const spec = { version: 1 } as RunSpec;
+    s.runStarted(spec, 1000);
+    s.runProgress({ phase: 'fused', done: 1, total: 6 });
+    expect(store.getState().run).toMatchObject({
+      status: 'running',
+      progress: { phase: 'fused' },
+      startedAt: 1000,
     });
+    const report = fixtureReport();
+    report.metric = 'maxAbs';
+    s.runFinished(report, 4500);
+    s.runProgress({ phase: 'generation', done: 6, total: 6 });
+    expect(store.getState().run).toMatchObject({ status: 'done', progress: null, elapsedMs: 3500 });
+    expect(store.getState().run.report).toBe(report);
+    expect(store.getState().viewMetric).toBe('maxAbs');
   });
 
   it('cancellation is not an error; other failures are', () => {
     const store = createAppStore();
-    store.getState().runStarted();
-    store.getState().runFailed({ kind: 'cancelled', message: 'generation cancelled' });
+    const spec = { version: 1 } as RunSpec;
+    store.getState().runStarted(spec, 0);
+    store.getState().runFailed({ kind: 'cancelled', message: 'run cancelled' }, 10);
     expect(store.getState().run.status).toBe('cancelled');
     expect(store.getState().error).toBeNull();
-    store.getState().runStarted();
-    const err: WorkerError = { kind: 'device-lost', message: 'GPU device lost (unknown): gone' };
-    store.getState().runFailed(err);
+    store.getState().runStarted(spec, 0);
+    store.getState().runFailed({ kind: 'internal', message: 'boom' }, 10);
     expect(store.getState().run.status).toBe('error');
-    expect(store.getState().error).toEqual(err);
-    store.getState().runStarted();
-    expect(store.getState().error).toBeNull();
+    expect(store.getState().error?.message).toBe('boom');
+  });
+
+  it('device loss keeps the settings and ends a run in flight', () => {
+    const store = createAppStore();
+    store.getState().initSucceeded(adapter, features);
+    store.getState().setSettings({ prompt: 'keep me', k: 42, fault: 'gelu_relu' });
+    store.getState().runStarted({ version: 1 } as RunSpec, 0);
+    store.getState().deviceLost({ kind: 'device-lost', message: 'GPU device lost (destroyed)' });
+    const st = store.getState();
+    expect(st.initStatus).toBe('lost');
+    expect(st.run.status).toBe('error');
+    expect(st.settings).toMatchObject({ prompt: 'keep me', k: 42, fault: 'gelu_relu' });
+    expect(canRun(st)).toBe(false);
+  });
+
+  it('selecting another layer clears the selected tap', () => {
+    const store = createAppStore();
+    store.getState().selectLayer(2);
+    store.getState().selectTap('layers.2.k');
+    store.getState().selectLayer(2);
+    expect(store.getState().selectedTap).toBe('layers.2.k');
+    store.getState().selectLayer(1);
+    expect(store.getState().selectedTap).toBeNull();
   });
 
   it('no-webgpu is its own init status; other init failures are errors', () => {
@@ -192,76 +248,160 @@ describe('store', () => {
     const b = createAppStore();
     b.getState().initFailed({ kind: 'internal', message: 'boom' });
     expect(b.getState().initStatus).toBe('error');
-    expect(b.getState().error?.message).toBe('boom');
-  });
-
-  it('progress is kept only while a model loads', () => {
-    const store = createAppStore();
-    store.getState().setModelProgress({ file: 'model.safetensors', loadedBytes: 5, totalBytes: 10 });
-    expect(store.getState().modelProgress).toBeNull();
-    store.getState().modelLoadStarted();
-    store.getState().setModelProgress({ file: 'model.safetensors', loadedBytes: 5, totalBytes: 10 });
-    expect(store.getState().modelProgress).toEqual({
-      file: 'model.safetensors',
-      loadedBytes: 5,
-      totalBytes: 10,
-    });
   });
 });
 
-describe('controller', () => {
-  const url = 'http://localhost:4173/sub/models/neox-kjv-bytes/';
+async function ready() {
+  const store = createAppStore();
+  const clients = [fakeClient(), fakeClient()];
+  let made = 0;
+  const c = createController(store, () => clients[made++].client, { embedded: EMBEDDED, pollMs: 5 });
+  const started = c.start();
+  await flush();
+  clients[0].load.resolve(info);
+  await started;
+  return { store, c, f: clients[0], next: clients[1], made: () => made };
+}
 
-  it('inits, loads the model from the given URL with progress, then generates', async () => {
+describe('controller', () => {
+  it('inits, loads the embedded model with progress, and reads the pool', async () => {
     const store = createAppStore();
-    const f = fakeClient({ ok: true, adapter, features });
-    const c = createController(store, f.client);
-    const started = c.start(url);
+    const f = fakeClient();
+    const c = createController(store, () => f.client, { embedded: EMBEDDED });
+    const started = c.start();
     await flush();
-    expect(f.calls).toEqual(['init', `load ${url}`]);
-    expect(store.getState()).toMatchObject({
-      initStatus: 'ready',
-      adapter,
-      features,
-      modelStatus: 'loading',
-    });
-    f.progress({ file: 'model.safetensors', loadedBytes: 100, totalBytes: 400 });
+    expect(f.calls).toEqual(['init', `load ${EMBEDDED.url}`]);
+    expect(store.getState()).toMatchObject({ initStatus: 'ready', modelStatus: 'loading' });
+    f.h.onProgress?.({ file: 'model.safetensors', loadedBytes: 100, totalBytes: 400 });
     expect(store.getState().modelProgress).toMatchObject({ loadedBytes: 100, totalBytes: 400 });
     f.load.resolve(info);
     await started;
-    expect(store.getState()).toMatchObject({ modelStatus: 'ready', model: info });
+    await flush();
+    expect(store.getState()).toMatchObject({ modelStatus: 'ready', model: info, pool: pool0 });
+    expect(store.getState().modelSource).toEqual({ kind: 'embedded', ...EMBEDDED });
+  });
 
-    store.getState().setPrompt('And');
-    store.getState().setN(2);
-    const run = c.generate();
-    // A second click while running starts nothing.
-    await c.generate();
-    expect(f.calls.filter((x) => x === 'generate')).toHaveLength(1);
-    expect(f.generateArgs()).toEqual(['And', 2]);
-    f.token({ id: 32, step: 0, total: 2, text: ' ' });
-    expect(store.getState().run).toMatchObject({ status: 'running', newIds: [32] });
-    f.gen.resolve({ promptIds: [65, 110, 100], newIds: [32, 71], text: ' G' });
-    await run;
-    expect(store.getState().run).toMatchObject({
-      status: 'done',
-      newIds: [32, 71],
-      text: ' G',
-      promptIds: [65, 110, 100],
+  it('runs the settings as a RunSpec, shows progress, then the report and the cut texts', async () => {
+    const { store, c, f } = await ready();
+    store
+      .getState()
+      .setSettings({ prompt: 'And God said', generate: 4, fault: 'gptj_rotary', faultLayer: 2 });
+    const run = c.run();
+    await c.run(); // a second press while running starts nothing
+    expect(f.calls.filter((x) => x === 'compare')).toHaveLength(1);
+    expect(f.h.spec).toMatchObject({
+      model: { kind: 'embedded', id: 'neox-kjv-bytes' },
+      prompt: { text: 'And God said' },
+      generate: 4,
+      faults: [{ id: 'gptj_rotary', fromLayer: 2 }],
     });
+    f.h.onCompare?.({ phase: 'local layer 1', done: 1, total: 4 });
+    expect(store.getState().run.progress).toEqual({ phase: 'local layer 1', done: 1, total: 4 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(f.calls.filter((x) => x === 'pool').length).toBeGreaterThan(1);
+    const report = fixtureReport();
+    f.cmp.resolve(report);
+    await run;
+    const st = store.getState();
+    expect(st.run.status).toBe('done');
+    expect(st.run.report).toBe(report);
+    // reference 'de', fused 'df', first difference at 1
+    expect(st.run.segments).toEqual({
+      reference: { before: 'd', at: 'e', after: '' },
+      fused: { before: 'd', at: 'f', after: '' },
+    });
+  });
+
+  it('an invalid spec is an input error and nothing is sent', async () => {
+    const { store, c, f } = await ready();
+    store.getState().setSettings({ promptMode: 'ids', prompt: '1, 2, 999' });
+    await c.run();
+    expect(f.calls).not.toContain('compare');
+    expect(store.getState().error).toMatchObject({ kind: 'input' });
+    expect(store.getState().run.status).toBe('idle');
+  });
+
+  it('cancel asks the worker only while a run is in flight; a cancelled run is no error', async () => {
+    const { store, c, f } = await ready();
+    c.cancel();
+    expect(f.calls).not.toContain('cancel');
+    const run = c.run();
+    c.cancel();
+    expect(f.calls).toContain('cancel');
+    f.h.pool = { ...pool0, bytesInUse: 0 };
+    f.cmp.reject({ kind: 'cancelled', message: 'run cancelled' });
+    await run;
+    expect(store.getState().run.status).toBe('cancelled');
+    expect(store.getState().error).toBeNull();
+    expect(store.getState().pool?.bytesInUse).toBe(0);
+  });
+
+  it('an unexpected rejection (not a WorkerError) becomes an internal error', async () => {
+    const { store, c, f } = await ready();
+    const run = c.run();
+    f.cmp.reject(new TypeError('x is undefined'));
+    await run;
+    expect(store.getState().error).toEqual({ kind: 'internal', message: 'x is undefined' });
+  });
+
+  it('device loss, then retry: a new worker, the same model source, the settings kept', async () => {
+    const { store, c, f, next, made } = await ready();
+    store.getState().setSettings({ prompt: 'keep', k: 33 });
+    f.h.onLost?.({ kind: 'device-lost', message: 'GPU device lost (destroyed): gone' });
+    expect(store.getState().initStatus).toBe('lost');
+    expect(store.getState().error?.kind).toBe('device-lost');
+    const retried = c.retry();
+    await flush();
+    expect(f.calls).toContain('terminate');
+    expect(made()).toBe(2);
+    expect(next.calls).toEqual(['init', `load ${EMBEDDED.url}`]);
+    next.load.resolve(info);
+    await retried;
+    expect(store.getState()).toMatchObject({ initStatus: 'ready', modelStatus: 'ready', error: null });
+    expect(store.getState().settings).toMatchObject({ prompt: 'keep', k: 33 });
+    // The old worker's late loss report is ignored.
+    f.h.onLost?.({ kind: 'device-lost', message: 'late' });
+    expect(store.getState().initStatus).toBe('ready');
+  });
+
+  it('files: picks the three files, transfers the weights, names the model by its folder', async () => {
+    const { store, c, f } = await ready();
+    const file = (name: string, body: string, rel: string) => {
+      const fl = new File([body], name);
+      Object.defineProperty(fl, 'webkitRelativePath', { value: rel });
+      return fl;
+    };
+    const loading = c.loadFromFiles([
+      file('config.json', '{}', 'm/tiny/config.json'),
+      file('model.safetensors', 'WEIGHTS', 'm/tiny/model.safetensors'),
+    ]);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(f.h.files).toMatchObject({ config: '{}', name: 'tiny', tokenizer: undefined });
+    expect(f.h.files?.weights.byteLength).toBe(7);
+    f.load.resolve({ ...info, name: 'tiny' });
+    await loading;
+    expect(store.getState().modelSource).toEqual({ kind: 'files', name: 'tiny' });
+  });
+
+  it('files without weights give one model error and no load', async () => {
+    const { store, c, f } = await ready();
+    await c.loadFromFiles([new File(['{}'], 'config.json')]);
+    expect(f.calls.some((x) => x.startsWith('files'))).toBe(false);
+    expect(store.getState()).toMatchObject({ modelStatus: 'ready', model: info, error: { kind: 'model' } });
   });
 
   it('shows the no-WebGPU state and frees the worker when there is no adapter', async () => {
     const store = createAppStore();
     const f = fakeClient({ ok: false, error: { kind: 'no-webgpu', message: 'no adapter was found' } });
-    await createController(store, f.client).start(url);
+    await createController(store, () => f.client, { embedded: EMBEDDED }).start();
     expect(store.getState().initStatus).toBe('no-webgpu');
     expect(f.calls).toEqual(['init', 'terminate']);
   });
 
   it('turns a model load failure into one error message', async () => {
     const store = createAppStore();
-    const f = fakeClient({ ok: true, adapter, features });
-    const started = createController(store, f.client).start(url);
+    const f = fakeClient();
+    const started = createController(store, () => f.client, { embedded: EMBEDDED }).start();
     await flush();
     f.load.reject({ kind: 'model', message: 'config.json: HTTP 404 Not Found' });
     await started;
@@ -269,39 +409,6 @@ describe('controller', () => {
       modelStatus: 'error',
       error: { kind: 'model', message: 'config.json: HTTP 404 Not Found' },
     });
-    expect(canGenerate(store.getState())).toBe(false);
-  });
-
-  it('cancel asks the worker only while a run is in flight', async () => {
-    const store = createAppStore();
-    const f = fakeClient({ ok: true, adapter, features });
-    const c = createController(store, f.client);
-    const started = c.start(url);
-    await flush();
-    f.load.resolve(info);
-    await started;
-    c.cancel();
-    expect(f.calls).not.toContain('cancel');
-    const run = c.generate();
-    c.cancel();
-    expect(f.calls).toContain('cancel');
-    f.gen.reject({ kind: 'cancelled', message: 'generation cancelled' });
-    await run;
-    expect(store.getState().run.status).toBe('cancelled');
-    expect(store.getState().error).toBeNull();
-  });
-
-  it('an unexpected rejection (not a WorkerError) becomes an internal error', async () => {
-    const store = createAppStore();
-    const f = fakeClient({ ok: true, adapter, features });
-    const c = createController(store, f.client);
-    const started = c.start(url);
-    await flush();
-    f.load.resolve(info);
-    await started;
-    const run = c.generate();
-    f.gen.reject(new TypeError('x is undefined'));
-    await run;
-    expect(store.getState().error).toEqual({ kind: 'internal', message: 'x is undefined' });
+    expect(canRun(store.getState())).toBe(false);
   });
 });

@@ -1,36 +1,114 @@
-// The first page: what GPU runs here, which model is loaded, and a prompt to continue.
+// The explorer: settings on the left (run, model, GPU), the report on the right; a header with the GPU
+// memory in use, the theme and a large-type switch. Device loss gets a message and a one-click restart that
+// keeps every setting.
+import { useEffect } from 'react';
 import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
 import type { WorkerError } from '../worker/api';
-import { AdapterPanel, ModelPanel } from './AdapterPanel';
-import { GeneratePanel } from './GeneratePanel';
+import { AdapterPanel } from './AdapterPanel';
+import { formatBytes } from './format';
+import { ModelPanel } from './ModelPanel';
 import { NoWebGpu } from './NoWebGpu';
+import { Results } from './Results';
+import { RunPanel } from './RunPanel';
 
 export interface AppProps {
   store: AppStore;
   controller: Controller;
+  /** Shows test hooks (a "lose the GPU device" button). */
+  debug?: boolean;
 }
 
 const ERROR_TITLES: Record<WorkerError['kind'], string> = {
   'no-webgpu': 'WebGPU is not available',
-  'device-lost': 'The GPU device was lost — reload the page to start again',
+  'device-lost': 'The GPU device was lost',
   model: 'The model could not be loaded',
-  input: 'This request cannot run',
+  input: 'This run cannot start',
   cancelled: 'Cancelled',
   internal: 'Something went wrong',
 };
 
-export function App({ store, controller }: AppProps) {
+function GpuMemory({ store }: { store: AppStore }) {
+  const pool = useStore(store, (s) => s.pool);
+  const model = useStore(store, (s) => s.model);
+  if (!pool) return null;
+  return (
+    <p
+      className="gpu-memory small"
+      data-testid="gpu-memory"
+      data-bytes-in-use={pool.bytesInUse}
+      data-bytes-live={pool.bytesLive}
+      title="Buffers of the engine's pool: handed out to a running pass (in use) and kept for reuse (pooled). Model weights are counted apart."
+    >
+      GPU memory in use: <strong>{formatBytes(pool.bytesInUse)}</strong>
+      <span className="muted">
+        {' '}
+        · pooled {formatBytes(pool.bytesLive)}
+        {model ? ` · weights ${formatBytes(model.gpuBytes)}` : ''}
+      </span>
+    </p>
+  );
+}
+
+function Prefs({ store }: { store: AppStore }) {
+  const prefs = useStore(store, (s) => s.prefs);
+  const setPrefs = useStore(store, (s) => s.setPrefs);
+  return (
+    <div className="prefs">
+      <label className="inline-label">
+        Theme{' '}
+        <select
+          value={prefs.theme}
+          data-testid="theme"
+          onChange={(e) => setPrefs({ theme: e.target.value as typeof prefs.theme })}
+        >
+          <option value="system">system</option>
+          <option value="light">light</option>
+          <option value="dark">dark</option>
+        </select>
+      </label>
+      <button
+        type="button"
+        className="small-btn"
+        aria-pressed={prefs.largeType}
+        data-testid="large-type"
+        onClick={() => setPrefs({ largeType: !prefs.largeType })}
+      >
+        Large type
+      </button>
+    </div>
+  );
+}
+
+export function App({ store, controller, debug = false }: AppProps) {
   const initStatus = useStore(store, (s) => s.initStatus);
   const error = useStore(store, (s) => s.error);
   const clearError = useStore(store, (s) => s.clearError);
+  const prefs = useStore(store, (s) => s.prefs);
 
+  useEffect(() => {
+    const root = document.documentElement;
+    if (prefs.theme === 'system') delete root.dataset.theme;
+    else root.dataset.theme = prefs.theme;
+    if (prefs.largeType) root.dataset.large = 'yes';
+    else delete root.dataset.large;
+  }, [prefs]);
+
+  const lost = initStatus === 'lost';
   return (
     <>
       <header className="site-header">
-        <h1>Divergence explorer</h1>
-        <p className="tagline">A GPT-NeoX model running on your GPU through WebGPU.</p>
+        <div>
+          <h1>Divergence explorer</h1>
+          <p className="tagline">
+            Where does a fused GPU kernel part from the plain one — and is it more than rounding?
+          </p>
+        </div>
+        <div className="header-tools">
+          <GpuMemory store={store} />
+          <Prefs store={store} />
+        </div>
       </header>
       <main className="page">
         {initStatus === 'no-webgpu' ? (
@@ -42,22 +120,52 @@ export function App({ store, controller }: AppProps) {
                 <div>
                   <strong>{ERROR_TITLES[error.kind]}</strong>
                   <p>{error.message}</p>
+                  {lost && (
+                    <p>
+                      This happens when the GPU driver resets or the browser reclaims the GPU. Your settings
+                      are kept; restarting creates a new device and loads the model again.
+                    </p>
+                  )}
                 </div>
-                {error.kind !== 'device-lost' && (
+                {lost || initStatus === 'error' ? (
+                  <button
+                    type="button"
+                    className="primary"
+                    data-testid="retry"
+                    onClick={() => void controller.retry()}
+                  >
+                    Restart the GPU
+                  </button>
+                ) : (
                   <button type="button" className="ghost" onClick={clearError} aria-label="Dismiss the error">
                     ×
                   </button>
                 )}
               </div>
             )}
-            <div className="panels">
-              <AdapterPanel store={store} />
-              <ModelPanel store={store} />
+            <div className="layout">
+              <div className="side">
+                <RunPanel store={store} controller={controller} />
+                <ModelPanel store={store} controller={controller} />
+                <AdapterPanel store={store} />
+              </div>
+              <Results store={store} />
             </div>
-            <GeneratePanel store={store} controller={controller} />
           </>
         )}
       </main>
+      {debug && initStatus !== 'no-webgpu' && (
+        <footer className="debug">
+          <button
+            type="button"
+            className="small-btn"
+            data-testid="lose-device"
+            onClick={() => controller.loseDevice()}
+          >
+            Test: lose the GPU device
+          </button>
+        </footer>
+      )}
     </>
   );
 }

@@ -1,23 +1,49 @@
-// Entry point: one store, one engine worker, one controller; the embedded model is resolved against the
-// document's base URL so the site works under any path.
+// Entry point: one store, one controller (which owns the engine worker and can replace it after a device
+// loss), the embedded model resolved against the document's base URL so the site works under any path.
+// Display preferences (theme, large type) are remembered in localStorage.
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createController } from '../state/controller';
-import { createAppStore } from '../state/store';
+import { createAppStore, EMBEDDED_MODEL_ID, type Prefs } from '../state/store';
 import { createEngineClient } from '../worker/client';
 import { App } from './App';
 import './styles.css';
 
-export const EMBEDDED_MODEL_PATH = 'models/neox-kjv-bytes/';
+export const EMBEDDED_MODEL_PATH = `models/${EMBEDDED_MODEL_ID}/`;
+const PREFS_KEY = 'divergence-explorer.prefs';
 
-const store = createAppStore();
-const controller = createController(store, createEngineClient());
-void controller.start(new URL(EMBEDDED_MODEL_PATH, document.baseURI).href);
+function loadPrefs(): Prefs | null {
+  try {
+    const v: unknown = JSON.parse(localStorage.getItem(PREFS_KEY) ?? 'null');
+    if (typeof v !== 'object' || v === null) return null;
+    const r = v as Record<string, unknown>;
+    const theme = r.theme === 'light' || r.theme === 'dark' ? r.theme : 'system';
+    return { theme, largeType: r.largeType === true };
+  } catch {
+    return null;
+  }
+}
 
+const saved = loadPrefs();
+const store = createAppStore(saved ? { prefs: saved } : {});
+store.subscribe((s, prev) => {
+  if (s.prefs === prev.prefs) return;
+  try {
+    localStorage.setItem(PREFS_KEY, JSON.stringify(s.prefs));
+  } catch {
+    // Storage may be off (private mode): preferences then last for this visit.
+  }
+});
+const controller = createController(store, createEngineClient, {
+  embedded: { id: EMBEDDED_MODEL_ID, url: new URL(EMBEDDED_MODEL_PATH, document.baseURI).href },
+});
+void controller.start();
+
+const debug = new URLSearchParams(location.search).has('debug');
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
 createRoot(root).render(
   <StrictMode>
-    <App store={store} controller={controller} />
+    <App store={store} controller={controller} debug={debug} />
   </StrictMode>,
 );

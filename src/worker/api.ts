@@ -2,10 +2,13 @@
 // implements WorkerApi (engine.worker.ts), the client wraps it (client.ts). Everything that crosses the
 // boundary is structured-cloneable data; errors cross as plain WorkerError objects, never as Error or `any`.
 
+import type { Report } from '../compare/analyze';
 import type { ModelInfo } from '../engine/engine';
 import type { AdapterSummary, GpuFeatures } from '../gpu/device';
+import type { PoolStats } from '../gpu/pool';
+import type { RunSpec } from '../run/runspec';
 
-export type { AdapterSummary, GpuFeatures, ModelInfo };
+export type { AdapterSummary, GpuFeatures, ModelInfo, PoolStats, Report, RunSpec };
 
 /** What went wrong, in words the UI can act on. */
 export type WorkerErrorKind =
@@ -15,9 +18,9 @@ export type WorkerErrorKind =
   | 'device-lost'
   /** A model file could not be fetched or was refused (config.json, model.safetensors, tokenizer.json). */
   | 'model'
-  /** The request itself is wrong: empty prompt, too many tokens, ids out of range. */
+  /** The request itself is wrong: empty prompt, too many tokens, ids out of range, a malformed RunSpec. */
   | 'input'
-  /** cancel() stopped a generation. */
+  /** cancel() stopped a generation or a comparison. */
   | 'cancelled'
   /** Anything else: a bug. */
   | 'internal';
@@ -41,6 +44,26 @@ export interface LoadProgress {
   totalBytes: number | null;
 }
 
+/** A loaded model: the engine's summary plus the sha256 of its weights file (what a RunSpec names). */
+export interface LoadedModel extends ModelInfo {
+  /** Lower-case hex sha256 of model.safetensors as loaded. */
+  sha256: string;
+  /** Size of model.safetensors in bytes. */
+  weightsBytes: number;
+}
+
+/** Model files read from disk on the UI thread. `weights` is transferred (the caller's copy is detached). */
+export interface ModelFilesInput {
+  /** config.json text. */
+  config: string;
+  /** model.safetensors bytes. */
+  weights: ArrayBuffer;
+  /** tokenizer.json text; without it the model takes token ids only. */
+  tokenizer?: string;
+  /** Display name (folder or file name). */
+  name: string;
+}
+
 /** One new token of a generation. */
 export interface TokenEvent {
   id: number;
@@ -59,13 +82,37 @@ export interface GenerateResult {
   text: string;
 }
 
+/** Progress of a comparison, as analyze() reports it. */
+export interface CompareProgress {
+  /** 'reference', 'fused', 'oracle', 'local', 'local layer 2', 'bisection', 'determinism', 'generation'. */
+  phase: string;
+  done: number;
+  total: number;
+}
+
 export interface WorkerApi {
-  /** Creates the one Engine of this worker. Never throws: a missing WebGPU is a result, not an exception. */
-  init(): Promise<InitResult>;
+  /**
+   * Creates the one Engine of this worker. Never throws: a missing WebGPU is a result, not an exception.
+   * `onDeviceLost` (optional) is called once if the GPU device is lost later, even while nothing runs.
+   */
+  init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult>;
   /** Fetches config.json, model.safetensors and tokenizer.json under baseUrl (an absolute URL ending in '/'). */
-  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<ModelInfo>;
+  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<LoadedModel>;
+  /** Loads a model from files the page read (picker or drag-and-drop). */
+  loadModelFromFiles(files: ModelFilesInput): Promise<LoadedModel>;
   /** Greedy generation of n new tokens after the encoded prompt. */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
-  /** Stops a running generation between steps; it then rejects with kind 'cancelled'. */
+  /**
+   * The whole comparison of one RunSpec on the loaded model (src/compare/analyze.ts). Tokens come from the
+   * model's tokenizer for prompt.text, or are prompt.tokens. Rejects with kind 'cancelled' after cancel().
+   */
+  compare(spec: RunSpec, onProgress: (p: CompareProgress) => void): Promise<Report>;
+  /** Decodes ids with the loaded model's tokenizer (null when the model has none). */
+  decode(ids: number[]): Promise<string | null>;
+  /** Stops a running generation or comparison; it then rejects with kind 'cancelled'. */
   cancel(): void;
+  /** The engine's buffer pool: bytes handed out to a running pass (bytesInUse) and kept for reuse. */
+  poolStats(): PoolStats;
+  /** Test hook: destroys the GPU device as a driver reset would (the page shows the device-lost message). */
+  debugLoseDevice(): void;
 }

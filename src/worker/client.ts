@@ -2,10 +2,15 @@
 // every failure (including a worker that crashed or was terminated) turned into a WorkerError.
 import * as Comlink from 'comlink';
 import type {
+  CompareProgress,
   GenerateResult,
   InitResult,
+  LoadedModel,
   LoadProgress,
-  ModelInfo,
+  ModelFilesInput,
+  PoolStats,
+  Report,
+  RunSpec,
   TokenEvent,
   WorkerApi,
   WorkerError,
@@ -13,13 +18,24 @@ import type {
 } from './api';
 
 export interface EngineClient {
-  /** Never rejects for a missing WebGPU: that is { ok: false, error: { kind: 'no-webgpu' } }. */
-  init(): Promise<InitResult>;
+  /**
+   * Never rejects for a missing WebGPU: that is { ok: false, error: { kind: 'no-webgpu' } }. `onDeviceLost`
+   * is called once when the GPU device is lost later (also while idle).
+   */
+  init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult>;
   /** baseUrl must be absolute (resolve it against document.baseURI first). Rejects with a WorkerError. */
-  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<ModelInfo>;
+  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<LoadedModel>;
+  /** The weights' ArrayBuffer is transferred to the worker (detached here afterwards). */
+  loadModelFromFiles(files: ModelFilesInput): Promise<LoadedModel>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
+  /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
+  compare(spec: RunSpec, onProgress: (p: CompareProgress) => void): Promise<Report>;
+  decode(ids: number[]): Promise<string | null>;
   cancel(): Promise<void>;
+  poolStats(): Promise<PoolStats>;
+  /** Test hook: makes the worker's GPU device lost. */
+  debugLoseDevice(): Promise<void>;
   /** Stops the worker; pending and later calls reject with kind 'internal'. */
   terminate(): void;
 }
@@ -87,14 +103,21 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
   };
 
   return {
-    init: () =>
-      call(async (): Promise<InitResult> => await remote.init()).catch(
-        (e: unknown): InitResult => ({ ok: false, error: asWorkerError(e) }),
-      ),
+    init: (onDeviceLost) =>
+      call(
+        async (): Promise<InitResult> =>
+          await remote.init(onDeviceLost ? Comlink.proxy(onDeviceLost) : undefined),
+      ).catch((e: unknown): InitResult => ({ ok: false, error: asWorkerError(e) })),
     loadModelFromUrl: (baseUrl, onProgress) =>
       call(() => remote.loadModelFromUrl(baseUrl, Comlink.proxy(onProgress))),
+    loadModelFromFiles: (files) =>
+      call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]))),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
+    compare: (spec, onProgress) => call(() => remote.compare(spec, Comlink.proxy(onProgress))),
+    decode: (ids) => call(() => remote.decode(ids)),
     cancel: () => call(() => remote.cancel()).catch(() => undefined),
+    poolStats: () => call(() => remote.poolStats()),
+    debugLoseDevice: () => call(() => remote.debugLoseDevice()).catch(() => undefined),
     terminate: () => {
       worker.terminate();
       die({ kind: 'internal', message: 'the engine worker was stopped' });

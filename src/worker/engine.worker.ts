@@ -1,14 +1,20 @@
 // The engine's Web Worker: one Engine per worker, exposed through comlink as a WorkerApi. Every failure
 // leaves here as a plain WorkerError object ({ kind, message }), which comlink clones as-is.
 import * as Comlink from 'comlink';
-import { Engine, EngineError, type ModelInfo } from '../engine/engine';
+import { AnalysisCancelled, analyze, type Report } from '../compare/analyze';
+import { Engine, EngineError } from '../engine/engine';
 import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
+import type { PoolStats } from '../gpu/pool';
 import { browserShaderSource } from '../kernels/shaders-browser';
 import { ModelLoadError } from '../model/errors';
+import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import type {
+  CompareProgress,
   GenerateResult,
   InitResult,
+  LoadedModel,
   LoadProgress,
+  ModelFilesInput,
   TokenEvent,
   WorkerApi,
   WorkerError,
@@ -42,6 +48,8 @@ function toWorkerError(e: unknown): WorkerError {
   if (e instanceof GpuUnavailableError) return workerError('no-webgpu', e.message);
   if (e instanceof DeviceLostError) return workerError('device-lost', e.message);
   if (e instanceof ModelLoadError) return workerError('model', e.message);
+  if (e instanceof AnalysisCancelled) return workerError('cancelled', 'run cancelled');
+  if (e instanceof RunSpecError) return workerError('input', e.message);
   if (e instanceof EngineError) {
     const m = e.message;
     if (/cancelled/.test(m)) return workerError('cancelled', 'generation cancelled');
@@ -128,29 +136,62 @@ async function readBody(res: Response, onBytes: (n: number) => void): Promise<Ui
   return out;
 }
 
+function decodeText(file: string, bytes: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw workerError('model', `${file}: not valid UTF-8 text`);
+  }
+}
+
 function modelName(base: URL): string {
   const parts = base.pathname.split('/').filter((p) => p !== '');
   return decodeURIComponent(parts[parts.length - 1] ?? base.host);
 }
 
+/** Lower-case hex SHA-256 (WebGPU needs a secure context, so crypto.subtle is there whenever a GPU is). */
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
+
+type Busy = 'loading' | 'generating' | 'comparing';
+const BUSY_WORDS: Record<Busy, string> = {
+  loading: 'a model loads',
+  generating: 'a generation runs',
+  comparing: 'a comparison runs',
+};
+
 class WorkerEngine implements WorkerApi {
   private engine: Engine | null = null;
   private initPromise: Promise<InitResult> | null = null;
-  private busy: 'loading' | 'generating' | null = null;
+  private busy: Busy | null = null;
   private abort: AbortController | null = null;
+  private loaded: LoadedModel | null = null;
 
-  init(): Promise<InitResult> {
+  init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult> {
     this.initPromise ??= Engine.create(navigator.gpu, browserShaderSource).then(
       (engine): InitResult => {
         this.engine = engine;
+        if (onDeviceLost) {
+          void engine.ctx.lost.then((e) => {
+            notify(onDeviceLost, toWorkerError(e));
+            release(onDeviceLost);
+          });
+        }
         return { ok: true, adapter: engine.adapter, features: engine.features };
       },
-      (e: unknown): InitResult => ({ ok: false, error: toWorkerError(e) }),
+      (e: unknown): InitResult => {
+        if (onDeviceLost) release(onDeviceLost);
+        return { ok: false, error: toWorkerError(e) };
+      },
     );
     return this.initPromise;
   }
 
-  async loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<ModelInfo> {
+  async loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
       this.claim('loading');
@@ -161,6 +202,8 @@ class WorkerEngine implements WorkerApi {
         } catch {
           throw workerError('input', `not an absolute URL: ${JSON.stringify(baseUrl)}`);
         }
+        if (base.protocol !== 'http:' && base.protocol !== 'https:')
+          throw workerError('input', `only http(s) URLs can be loaded, not ${base.protocol}`);
         // Open all three at once so the total size is known before the first byte is counted.
         const [cfgRes, tokRes, wRes] = await Promise.all([
           openFile(base, MODEL_FILES.config),
@@ -180,21 +223,14 @@ class WorkerEngine implements WorkerApi {
             notify(onProgress, { file, loadedBytes, totalBytes });
           }
         };
-        const decode = (file: string, bytes: Uint8Array): string => {
-          try {
-            return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-          } catch {
-            throw workerError('model', `${file}: not valid UTF-8 text`);
-          }
-        };
-        const config = decode(MODEL_FILES.config, await readBody(cfgRes, reader(MODEL_FILES.config)));
-        const tokenizer = decode(
+        const config = decodeText(MODEL_FILES.config, await readBody(cfgRes, reader(MODEL_FILES.config)));
+        const tokenizer = decodeText(
           MODEL_FILES.tokenizer,
           await readBody(tokRes, reader(MODEL_FILES.tokenizer)),
         );
         const weights = await readBody(wRes, reader(MODEL_FILES.weights));
         notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes });
-        return await engine.loadModel({ config, weights, tokenizer, name: modelName(base) });
+        return await this.load(engine, config, weights, tokenizer, modelName(base));
       } finally {
         this.busy = null;
       }
@@ -202,6 +238,25 @@ class WorkerEngine implements WorkerApi {
       throw toWorkerError(e);
     } finally {
       release(onProgress);
+    }
+  }
+
+  async loadModelFromFiles(files: ModelFilesInput): Promise<LoadedModel> {
+    try {
+      const engine = await this.requireEngine();
+      if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
+      if (!(files.weights instanceof ArrayBuffer)) throw workerError('model', 'model.safetensors is missing');
+      if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
+        throw workerError('model', 'tokenizer.json: expected text');
+      this.claim('loading');
+      try {
+        const name = typeof files.name === 'string' && files.name ? files.name.slice(0, 200) : 'model';
+        return await this.load(engine, files.config, new Uint8Array(files.weights), files.tokenizer, name);
+      } finally {
+        this.busy = null;
+      }
+    } catch (e) {
+      throw toWorkerError(e);
     }
   }
 
@@ -245,8 +300,92 @@ class WorkerEngine implements WorkerApi {
     }
   }
 
+  async compare(specIn: RunSpec, onProgress: (p: CompareProgress) => void): Promise<Report> {
+    try {
+      const engine = await this.requireEngine();
+      const spec = parseRunSpec(specIn);
+      const info = engine.modelInfo;
+      const loaded = this.loaded;
+      if (!info || !loaded) throw workerError('model', 'no model is loaded');
+      if (spec.model.kind === 'embedded' && spec.model.id !== info.name)
+        throw workerError('input', `the run names model '${spec.model.id}' but '${info.name}' is loaded`);
+      if (spec.model.kind !== 'embedded' && spec.model.sha256 !== loaded.sha256)
+        throw workerError('input', 'the run names a model file other than the one loaded (sha256 differs)');
+      let tokens: number[];
+      if ('tokens' in spec.prompt) {
+        tokens = spec.prompt.tokens;
+        const bad = tokens.find((t) => t >= info.config.vocabSize);
+        if (bad !== undefined)
+          throw workerError(
+            'input',
+            `token id ${bad} is outside the vocabulary (0..${info.config.vocabSize - 1})`,
+          );
+      } else {
+        if (!engine.tokenizer)
+          throw workerError('input', `${info.name} has no tokenizer: give the prompt as token ids`);
+        tokens = engine.tokenizer.encode(spec.prompt.text);
+      }
+      const maxPos = info.config.maxPositionEmbeddings;
+      if (tokens.length + spec.generate > maxPos)
+        throw workerError(
+          'input',
+          `the prompt (${tokens.length} tokens) plus ${spec.generate} generated tokens exceeds the model's ${maxPos} positions`,
+        );
+      this.claim('comparing');
+      const abort = new AbortController();
+      this.abort = abort;
+      try {
+        return await analyze(engine, spec, tokens, {
+          signal: abort.signal,
+          onProgress: (phase, done, total) => notify(onProgress, { phase, done, total }),
+        });
+      } catch (e) {
+        if (abort.signal.aborted) {
+          engine.trimPool(); // a cancelled run returns its cached buffers too
+          throw workerError('cancelled', 'run cancelled');
+        }
+        throw e;
+      } finally {
+        this.abort = null;
+        this.busy = null;
+      }
+    } catch (e) {
+      throw toWorkerError(e);
+    } finally {
+      release(onProgress);
+    }
+  }
+
+  async decode(ids: number[]): Promise<string | null> {
+    const tok = this.engine?.tokenizer;
+    if (!tok || !Array.isArray(ids)) return null;
+    return tok.decode(ids.filter((i) => Number.isInteger(i)));
+  }
+
   cancel(): void {
     this.abort?.abort();
+  }
+
+  poolStats(): PoolStats {
+    return this.engine ? this.engine.poolStats() : EMPTY_POOL;
+  }
+
+  debugLoseDevice(): void {
+    this.engine?.ctx.device.destroy();
+  }
+
+  private async load(
+    engine: Engine,
+    config: string,
+    weights: Uint8Array,
+    tokenizer: string | undefined,
+    name: string,
+  ): Promise<LoadedModel> {
+    const sha256 = await sha256Hex(weights);
+    const weightsBytes = weights.byteLength;
+    const info = await engine.loadModel({ config, weights, tokenizer, name });
+    this.loaded = { ...info, sha256, weightsBytes };
+    return this.loaded;
   }
 
   private async requireEngine(): Promise<Engine> {
@@ -255,13 +394,8 @@ class WorkerEngine implements WorkerApi {
     return this.engine!;
   }
 
-  private claim(what: 'loading' | 'generating'): void {
-    if (this.busy) {
-      throw workerError(
-        'input',
-        `cannot start ${what} while ${this.busy === 'loading' ? 'a model loads' : 'a generation runs'}`,
-      );
-    }
+  private claim(what: Busy): void {
+    if (this.busy) throw workerError('input', `cannot start ${what} while ${BUSY_WORDS[this.busy]}`);
     this.busy = what;
   }
 }

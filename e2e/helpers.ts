@@ -1,0 +1,64 @@
+// Shared steps of the e2e specs: wait for the GPU and the model, set the run's inputs, run to the end,
+// collect page errors, save a download, and take screenshots that are attached to the report.
+import { readFileSync } from 'node:fs';
+import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
+
+export const MODEL_DIR = 'public/models/neox-kjv-bytes';
+/** 12 bytes = 12 tokens of the byte-level tokenizer: short, since SwiftShader is a CPU. */
+export const PROMPT = 'And God said';
+export const RUN_DONE_MS = 180_000;
+
+/** Collects uncaught page errors and console errors so a test can assert there were none. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  return errors;
+}
+
+export async function waitForModel(page: Page): Promise<void> {
+  await expect(page.getByTestId('adapter-panel')).toHaveAttribute('data-status', 'ready', {
+    timeout: 60_000,
+  });
+  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', /ready|error/, {
+    timeout: 120_000,
+  });
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
+}
+
+export async function setInputs(page: Page, prompt: string, generate: number): Promise<void> {
+  await page.getByLabel('Prompt', { exact: true }).fill(prompt);
+  await page.getByTestId('generate').fill(String(generate));
+}
+
+/** Presses Run and waits for the end; returns the wall time in ms. */
+export async function runToEnd(page: Page): Promise<number> {
+  const button = page.getByTestId('run');
+  await expect(button).toBeEnabled();
+  const t0 = Date.now();
+  await button.click();
+  const status = page.getByTestId('run-status');
+  await expect(status).toHaveAttribute('data-state', 'running');
+  await expect(status).toHaveAttribute('data-state', /done|error|cancelled/, { timeout: RUN_DONE_MS });
+  const ms = Date.now() - t0;
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  await expect(status).toHaveAttribute('data-state', 'done');
+  return ms;
+}
+
+/** Clicks a button that downloads a file; returns the file's name and bytes. */
+export async function downloadOf(page: Page, button: Locator): Promise<{ name: string; bytes: Buffer }> {
+  const [dl] = await Promise.all([page.waitForEvent('download'), button.click()]);
+  const path = await dl.path();
+  return { name: dl.suggestedFilename(), bytes: readFileSync(path) };
+}
+
+export async function shoot(target: Page | Locator, testInfo: TestInfo, name: string, fullPage = true) {
+  const path = testInfo.outputPath(`${name}.png`);
+  if ('goto' in target) await target.screenshot({ path, fullPage });
+  else await target.screenshot({ path });
+  await testInfo.attach(name, { path, contentType: 'image/png' });
+}

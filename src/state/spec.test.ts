@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { LoadedModel } from '../worker/api';
+import { buildSpec, modelRef, PHASES, phaseLabel, progressFraction } from './spec';
+import { defaultSettings, type RunSettings } from './store';
+
+const model: LoadedModel = {
+  name: 'neox-kjv-bytes',
+  config: {
+    vocabSize: 256,
+    hiddenSize: 8,
+    numLayers: 4,
+    numHeads: 2,
+    headDim: 4,
+    intermediateSize: 32,
+    rotaryNdims: 4,
+    rotaryBase: 10000,
+    layerNormEps: 1e-5,
+    useParallelResidual: true,
+    maxPositionEmbeddings: 64,
+    attentionBias: true,
+    tieWordEmbeddings: false,
+  },
+  params: 1,
+  gpuBytes: 4,
+  tokenizer: 'bytes',
+  sha256: 'a'.repeat(64),
+  weightsBytes: 4,
+};
+const embedded = { kind: 'embedded' as const, id: 'neox-kjv-bytes', url: 'http://x/models/neox-kjv-bytes/' };
+
+function settings(patch: Partial<RunSettings> = {}): RunSettings {
+  return { ...defaultSettings(), ...patch };
+}
+
+describe('buildSpec', () => {
+  it('the defaults make a valid spec of the embedded model with every fused kernel and no fault', () => {
+    const r = buildSpec(settings(), embedded, model);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.spec.model).toEqual({ kind: 'embedded', id: 'neox-kjv-bytes' });
+    expect(r.spec.faults).toEqual([]);
+    expect(r.spec.fused).toHaveLength(6);
+    expect(r.spec.prompt).toEqual({ text: 'And God said unto Moses, ' });
+  });
+
+  it('a fault with a first layer, or seeded (no fromLayer)', () => {
+    const a = buildSpec(settings({ fault: 'gptj_rotary', faultLayer: 2 }), embedded, model);
+    expect(a.ok && a.spec.faults).toEqual([{ id: 'gptj_rotary', fromLayer: 2 }]);
+    const b = buildSpec(settings({ fault: 'gptj_rotary', faultLayer: null, seed: 7 }), embedded, model);
+    expect(b.ok && b.spec.faults).toEqual([{ id: 'gptj_rotary' }]);
+    expect(b.ok && b.spec.seed).toBe(7);
+  });
+
+  it('refuses a fault whose kernel is off, naming it', () => {
+    const r = buildSpec(settings({ fault: 'gptj_rotary', fused: ['gemm'] }), embedded, model);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.message).toMatch(/qkv_rotary/);
+  });
+
+  it('token ids are parsed against the vocabulary', () => {
+    const ok = buildSpec(settings({ promptMode: 'ids', prompt: '3, 14 15' }), embedded, model);
+    expect(ok.ok && ok.spec.prompt).toEqual({ tokens: [3, 14, 15] });
+    const bad = buildSpec(settings({ promptMode: 'ids', prompt: '3, 999' }), embedded, model);
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.message).toMatch(/out of range/);
+    expect(buildSpec(settings({ prompt: '' }), embedded, model).ok).toBe(false);
+  });
+
+  it('URL and file models are named by the sha256 of their weights', () => {
+    expect(modelRef({ kind: 'url', url: 'https://h/m/' }, model)).toEqual({
+      kind: 'url',
+      url: 'https://h/m/',
+      sha256: 'a'.repeat(64),
+    });
+    expect(modelRef({ kind: 'files', name: 'pythia' }, model)).toEqual({
+      kind: 'file',
+      sha256: 'a'.repeat(64),
+      name: 'pythia',
+    });
+  });
+});
+
+describe('progress', () => {
+  it('labels phases in words and counts local layers from 1', () => {
+    expect(phaseLabel({ phase: 'reference', done: 0, total: 6 })).toMatch(/Reference path/);
+    expect(phaseLabel({ phase: 'local layer 2', done: 2, total: 4 })).toBe('Local error: layer 3 of 4');
+    expect(phaseLabel({ phase: 'mystery', done: 0, total: 1 })).toBe('mystery');
+  });
+
+  it('the fraction grows through the phases and stays in [0, 1)', () => {
+    const fr = PHASES.map((phase, i) => progressFraction({ phase, done: i, total: 6 }));
+    for (let i = 1; i < fr.length; i++) expect(fr[i]).toBeGreaterThan(fr[i - 1]);
+    expect(fr[0]).toBe(0);
+    expect(fr.at(-1)).toBeLessThan(1);
+    const l0 = progressFraction({ phase: 'local layer 0', done: 0, total: 4 });
+    const l3 = progressFraction({ phase: 'local layer 3', done: 3, total: 4 });
+    expect(l0).toBe(progressFraction({ phase: 'local', done: 3, total: 6 }));
+    expect(l3).toBeGreaterThan(l0);
+    expect(l3).toBeLessThan(progressFraction({ phase: 'bisection', done: 4, total: 6 }));
+  });
+});

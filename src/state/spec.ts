@@ -1,0 +1,102 @@
+// Settings -> RunSpec (validated by the same parser a permalink goes through), the model reference a spec
+// names, and the words and fraction shown for analyze()'s progress phases. Pure functions.
+import { parseTokenIds } from '../model/tokenizer';
+import { type ModelRef, parseRunSpec, type RunSpec } from '../run/runspec';
+import type { CompareProgress, LoadedModel } from '../worker/api';
+import type { ModelSource, RunSettings } from './store';
+
+/** The RunSpec's model field for what is loaded. */
+export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
+  switch (source.kind) {
+    case 'embedded':
+      return { kind: 'embedded', id: source.id };
+    case 'url':
+      return { kind: 'url', url: source.url, sha256: model.sha256 };
+    case 'files':
+      return { kind: 'file', sha256: model.sha256, name: source.name.slice(0, 200) };
+  }
+}
+
+export type BuiltSpec = { ok: true; spec: RunSpec } | { ok: false; message: string };
+
+/** Builds and validates the RunSpec of the current settings; a message names what is wrong. */
+export function buildSpec(settings: RunSettings, source: ModelSource, model: LoadedModel): BuiltSpec {
+  let prompt: RunSpec['prompt'];
+  if (settings.promptMode === 'ids') {
+    try {
+      prompt = { tokens: parseTokenIds(settings.prompt, model.config.vocabSize) };
+    } catch (e) {
+      return { ok: false, message: `Prompt: ${(e as Error).message}` };
+    }
+  } else {
+    prompt = { text: settings.prompt };
+  }
+  const faults: RunSpec['faults'] = settings.fault
+    ? [
+        settings.faultLayer === null
+          ? { id: settings.fault }
+          : { id: settings.fault, fromLayer: settings.faultLayer },
+      ]
+    : [];
+  const candidate: RunSpec = {
+    version: 1,
+    model: modelRef(source, model),
+    prompt,
+    generate: settings.generate,
+    precision: settings.precision,
+    fused: [...settings.fused],
+    faults,
+    seed: settings.seed,
+    k: settings.k,
+    metric: settings.metric,
+  };
+  try {
+    return { ok: true, spec: parseRunSpec(candidate) };
+  } catch (e) {
+    return { ok: false, message: (e as Error).message };
+  }
+}
+
+/** analyze()'s phases in the order they run. */
+export const PHASES = [
+  'reference',
+  'fused',
+  'oracle',
+  'local',
+  'bisection',
+  'determinism',
+  'generation',
+] as const;
+
+const PHASE_WORDS: Record<(typeof PHASES)[number], string> = {
+  reference: 'Reference path (every tap, timed)',
+  fused: 'Fused path (every tap, timed)',
+  oracle: 'fp64 oracle on the CPU (the noise floor)',
+  local: 'Local error, layer by layer',
+  bisection: 'Bisection: one fused kernel at a time',
+  determinism: 'Determinism: the fused path twice more',
+  generation: 'Generating on both paths',
+};
+
+const LOCAL_LAYER = /^local layer (\d+)$/;
+
+/** Words for a progress event, e.g. "Local error: layer 3 of 4". */
+export function phaseLabel(p: CompareProgress): string {
+  const m = LOCAL_LAYER.exec(p.phase);
+  if (m) return `Local error: layer ${Number(m[1]) + 1} of ${p.total}`;
+  return (PHASE_WORDS as Record<string, string>)[p.phase] ?? p.phase;
+}
+
+/** Overall fraction done in [0, 1] (phases weigh the same; the local phase advances per layer). */
+export function progressFraction(p: CompareProgress): number {
+  const m = LOCAL_LAYER.exec(p.phase);
+  const n = PHASES.length;
+  if (m) {
+    const i = PHASES.indexOf('local');
+    const sub = p.total > 0 ? Math.min(1, Math.max(0, Number(m[1]) / p.total)) : 0;
+    return (i + sub) / n;
+  }
+  const i = (PHASES as readonly string[]).indexOf(p.phase);
+  if (i < 0) return p.total > 0 ? Math.min(1, Math.max(0, p.done / p.total)) : 0;
+  return i / n;
+}

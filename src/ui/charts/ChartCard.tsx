@@ -1,0 +1,151 @@
+// The frame every chart shares: a title, a note, SVG/PNG export buttons, a width that follows the
+// container (ResizeObserver), and a tooltip whose content is set as text (never HTML).
+import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
+import { download, serializeSvg, svgToPng } from '../export';
+import { chartWidth } from './scales';
+
+/** Measures an element's content width and follows it. */
+export function useWidth<T extends HTMLElement>(): [RefObject<T | null>, number] {
+  const ref = useRef<T | null>(null);
+  const [width, setWidth] = useState(0);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    setWidth(el.clientWidth);
+    const ro = new ResizeObserver((entries) => {
+      for (const e of entries) setWidth(Math.floor(e.contentRect.width));
+    });
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return [ref, chartWidth(width)];
+}
+
+export interface TooltipApi {
+  /** Shows lines of text near (x, y) in the chart body's coordinates. */
+  show(lines: string[], x: number, y: number): void;
+  hide(): void;
+}
+
+/** A tooltip bound to a div: text only, kept inside the chart's box. */
+export function tooltipFor(div: HTMLDivElement | null, box: HTMLElement | null): TooltipApi {
+  return {
+    show(lines, x, y) {
+      if (!div || !box) return;
+      div.replaceChildren(
+        ...lines.map((l, i) => {
+          const p = document.createElement(i === 0 ? 'strong' : 'span');
+          p.textContent = l;
+          return p;
+        }),
+      );
+      div.hidden = false;
+      const bw = box.clientWidth;
+      const w = div.offsetWidth;
+      const left = Math.max(0, Math.min(bw - w, x + 12));
+      div.style.left = `${left}px`;
+      div.style.top = `${Math.max(0, y + 12)}px`;
+    },
+    hide() {
+      if (div) div.hidden = true;
+    },
+  };
+}
+
+/** Mouse position relative to an element. */
+export function localPoint(ev: MouseEvent, el: HTMLElement | null): [number, number] {
+  if (!el) return [0, 0];
+  const r = el.getBoundingClientRect();
+  return [ev.clientX - r.left, ev.clientY - r.top];
+}
+
+/** An element's centre relative to another (for tooltips on keyboard focus). */
+export function centerOf(target: Element, el: HTMLElement | null): [number, number] {
+  if (!el) return [0, 0];
+  const r = el.getBoundingClientRect();
+  const t = target.getBoundingClientRect();
+  return [t.left + t.width / 2 - r.left, t.top + t.height / 2 - r.top];
+}
+
+export interface ChartCardProps {
+  title: string;
+  /** File-name part of exports, e.g. 'error-curve'. */
+  name: string;
+  /** Base of the export file names (exportName(report, name, ext) without the suffix). */
+  fileBase: (what: string, ext: string) => string;
+  testId: string;
+  svgRef: RefObject<SVGSVGElement | null>;
+  bodyRef: RefObject<HTMLDivElement | null>;
+  tipRef: RefObject<HTMLDivElement | null>;
+  note?: ReactNode;
+  controls?: ReactNode;
+  children?: ReactNode;
+  /** Accessible description of the chart as a whole. */
+  description: string;
+}
+
+export function ChartCard(p: ChartCardProps) {
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<string | null>(null);
+  const background = () => {
+    const card = p.svgRef.current?.closest('.card');
+    return card ? getComputedStyle(card).backgroundColor : '#ffffff';
+  };
+  const exportSvg = () => {
+    const svg = p.svgRef.current;
+    if (!svg) return;
+    download(
+      new Blob([serializeSvg(svg, background())], { type: 'image/svg+xml' }),
+      p.fileBase(p.name, 'svg'),
+    );
+  };
+  const exportPng = async () => {
+    const svg = p.svgRef.current;
+    if (!svg) return;
+    setBusy(true);
+    setErr(null);
+    try {
+      const { width, height } = svg.getBoundingClientRect();
+      const png = await svgToPng(serializeSvg(svg, background()), width, height, 2);
+      download(png, p.fileBase(p.name, 'png'));
+    } catch (e) {
+      setErr((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <figure className="chart" data-testid={p.testId}>
+      <figcaption className="chart-head">
+        <h3 className="chart-title">{p.title}</h3>
+        <div className="chart-tools">
+          {p.controls}
+          <button
+            type="button"
+            className="small-btn"
+            onClick={exportSvg}
+            aria-label={`Download ${p.title} as SVG`}
+          >
+            SVG
+          </button>
+          <button
+            type="button"
+            className="small-btn"
+            onClick={() => void exportPng()}
+            disabled={busy}
+            aria-label={`Download ${p.title} as PNG`}
+          >
+            PNG
+          </button>
+        </div>
+      </figcaption>
+      {p.note && <p className="chart-note muted small">{p.note}</p>}
+      <div className="chart-body" ref={p.bodyRef}>
+        <svg ref={p.svgRef} aria-label={p.description} />
+        <div className="tooltip" ref={p.tipRef} hidden role="status" />
+      </div>
+      {p.children}
+      {err && <p className="muted small">Export failed: {err}</p>}
+    </figure>
+  );
+}

@@ -1,0 +1,230 @@
+// (c) The ops of one layer: each tap's error vs the reference (bar, log axis) beside the reference's own
+// distance from fp64 (the op's noise floor, a tick). Taps the fused plan never writes out are shown as
+// "fused away". A compared tap is keyboard-operable and selects it for the histogram.
+import { axisTop, scaleBand, scaleLog, select } from 'd3';
+import { useEffect, useMemo, useRef } from 'react';
+import type { Report, TapResult } from '../../compare/analyze';
+import type { Metric } from '../../run/runspec';
+import { formatMetric, METRIC_LABELS } from '../format';
+import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
+import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
+
+export interface DrilldownProps {
+  report: Report;
+  layer: number;
+  metric: Metric;
+  selectedTap: string | null;
+  onSelectTap: (name: string) => void;
+  onClose: () => void;
+  fileBase: (what: string, ext: string) => string;
+}
+
+const ROW = 26;
+
+export function layerTaps(report: Report, layer: number): TapResult[] {
+  return report.taps.filter((t) => t.layer === layer);
+}
+
+export function Drilldown({
+  report,
+  layer,
+  metric,
+  selectedTap,
+  onSelectTap,
+  onClose,
+  fileBase,
+}: DrilldownProps) {
+  const [bodyRef, width] = useWidth<HTMLDivElement>();
+  const svgRef = useRef<SVGSVGElement | null>(null);
+  const tipRef = useRef<HTMLDivElement | null>(null);
+  const taps = useMemo(() => layerTaps(report, layer), [report, layer]);
+  const onSelectRef = useRef(onSelectTap);
+  onSelectRef.current = onSelectTap;
+  const margin = { top: 36, right: 140, bottom: 10, left: 96 };
+  const height = margin.top + margin.bottom + ROW * Math.max(1, taps.length);
+  const l = report.layers.find((x) => x.layer === layer) ?? null;
+
+  useEffect(() => {
+    const svgEl = svgRef.current;
+    if (!svgEl) return;
+    const body = bodyRef.current;
+    const tip = tooltipFor(tipRef.current, body);
+    const svg = select(svgEl);
+    svg.selectAll('*').remove();
+    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    const iw = Math.max(60, width - margin.left - margin.right);
+    const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+    const y = scaleBand<string>()
+      .domain(taps.map((t) => t.name))
+      .range([0, ROW * taps.length])
+      .padding(0.2);
+    const vals = taps.flatMap((t) => [
+      t.vsReference ? errorValue(t.vsReference, metric) : Number.NaN,
+      t.refVsOracle ? errorValue(t.refVsOracle, metric) : Number.NaN,
+    ]);
+    const domain = logDomain(vals);
+    const x = scaleLog().domain(domain).range([0, iw]);
+    const xOf = (v: number) => {
+      const p = clampToDomain(v, domain);
+      return p ? x(p.y) : null;
+    };
+    const ticks = decadeTicks(domain, Math.max(2, Math.floor(iw / 60)));
+    plot
+      .append('g')
+      .attr('class', 'grid')
+      .selectAll('line')
+      .data(ticks)
+      .join('line')
+      .attr('x1', (d) => x(d))
+      .attr('x2', (d) => x(d))
+      .attr('y1', 0)
+      .attr('y2', ROW * taps.length);
+    plot
+      .append('g')
+      .attr('class', 'axis')
+      .call(
+        axisTop(x)
+          .tickValues(ticks)
+          .tickFormat((d) => axisTick(Number(d), metric)),
+      );
+    const linesFor = (t: TapResult): string[] =>
+      t.status === 'fused-away'
+        ? [
+            `${t.name}`,
+            'fused away: the fused kernel never writes this intermediate out',
+            `${t.shape} elements`,
+          ]
+        : [
+            t.name,
+            `fused vs reference: ${formatMetric(fromErrorValue(errorValue(t.vsReference!, metric), metric), metric)}`,
+            `reference vs fp64 (floor): ${t.refVsOracle ? formatMetric(fromErrorValue(errorValue(t.refVsOracle, metric), metric), metric) : '—'}`,
+            `${t.shape} elements; max ULP ${t.vsReference!.maxUlp}`,
+          ];
+    const rows = plot
+      .append('g')
+      .selectAll<SVGGElement, TapResult>('g')
+      .data(taps)
+      .join('g')
+      .attr('class', (t) => `tap-row ${t.status}`)
+      .attr('data-testid', 'tap-row')
+      .attr('data-tap', (t) => t.name)
+      .attr('data-status', (t) => t.status)
+      .attr('transform', (t) => `translate(0, ${y(t.name) ?? 0})`);
+    rows
+      .append('rect')
+      .attr('class', 'row-hit')
+      .attr('x', -margin.left + 4)
+      .attr('y', -2)
+      .attr('width', iw + margin.left + margin.right - 8)
+      .attr('height', y.bandwidth() + 4)
+      .attr('rx', 4);
+    rows
+      .append('text')
+      .attr('class', 'row-label')
+      .attr('x', -8)
+      .attr('y', y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .attr('text-anchor', 'end')
+      .text((t) => t.op);
+    const compared = rows.filter((t) => t.status === 'compared');
+    compared
+      .append('rect')
+      .attr('class', 'bar fused')
+      .attr('x', 0)
+      .attr('y', 0)
+      .attr('height', y.bandwidth())
+      .attr('width', (t) => Math.max(1, xOf(errorValue(t.vsReference!, metric)) ?? 0));
+    compared
+      .filter((t) => t.refVsOracle !== null)
+      .append('line')
+      .attr('class', 'floor-tick')
+      .attr('x1', (t) => xOf(errorValue(t.refVsOracle!, metric)) ?? 0)
+      .attr('x2', (t) => xOf(errorValue(t.refVsOracle!, metric)) ?? 0)
+      .attr('y1', -3)
+      .attr('y2', y.bandwidth() + 3);
+    compared
+      .append('text')
+      .attr('class', 'row-value')
+      .attr('x', iw + 8)
+      .attr('y', y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .text((t) => {
+        const v = errorValue(t.vsReference!, metric);
+        return v === 0 ? 'identical' : formatMetric(fromErrorValue(v, metric), metric);
+      });
+    rows
+      .filter((t) => t.status === 'fused-away')
+      .append('text')
+      .attr('class', 'fused-away-label')
+      .attr('x', 4)
+      .attr('y', y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .text('fused away');
+    compared
+      .attr('tabindex', 0)
+      .attr('role', 'button')
+      .attr('aria-pressed', 'false')
+      .attr('aria-label', (t) => `${linesFor(t).join('; ')}. Press Enter to show its error histogram.`)
+      .on('click', (_ev, t) => onSelectRef.current(t.name))
+      .on('keydown', (ev: KeyboardEvent, t) => {
+        if (ev.key === 'Enter' || ev.key === ' ') {
+          ev.preventDefault();
+          onSelectRef.current(t.name);
+        }
+      })
+      .on('focus', (ev: FocusEvent, t) => {
+        const [px, py] = centerOf(ev.target as Element, body);
+        tip.show(linesFor(t), px, py);
+      })
+      .on('blur', () => tip.hide());
+    rows.filter((t) => t.status === 'fused-away').attr('aria-label', (t) => linesFor(t).join('; '));
+    rows
+      .on('mouseenter mousemove', (ev: MouseEvent, t) => {
+        const [px, py] = localPoint(ev, body);
+        tip.show(linesFor(t), px, py);
+      })
+      .on('mouseleave', () => tip.hide());
+    return () => tip.hide();
+  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
+  useEffect(() => {
+    const svgEl = svgRef.current;
+    if (!svgEl) return;
+    select(svgEl)
+      .selectAll<SVGGElement, TapResult>('g.tap-row.compared')
+      .classed('selected', (t) => t.name === selectedTap)
+      .attr('aria-pressed', (t) => (t.name === selectedTap ? 'true' : 'false'));
+  }, [selectedTap, taps, width, height, metric]);
+
+  const fusedAway = taps.filter((t) => t.status === 'fused-away').length;
+  return (
+    <ChartCard
+      title={`Layer ${layer}: error per op`}
+      name={`layer-${layer}-ops`}
+      fileBase={fileBase}
+      testId="drilldown"
+      svgRef={svgRef}
+      bodyRef={bodyRef}
+      tipRef={tipRef}
+      description={`Error of each op of layer ${layer} vs the reference, ${METRIC_LABELS[metric]}, log scale.`}
+      controls={
+        <button type="button" className="small-btn" onClick={onClose} aria-label="Close the layer drill-down">
+          Close
+        </button>
+      }
+      note={
+        <>
+          {l && (
+            <span data-testid="drilldown-summary">
+              {l.diverged ? 'Diverged' : 'Within tolerance'}
+              {l.born ? ', born in this layer' : l.diverged ? ', carried in from earlier layers' : ''}.{' '}
+            </span>
+          )}
+          Bars: fused vs reference; ticks: reference vs fp64 (the op's noise floor). {fusedAway} of{' '}
+          {taps.length} intermediates are fused away. Select an op for its histogram.
+        </>
+      }
+    />
+  );
+}

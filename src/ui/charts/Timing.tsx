@@ -1,0 +1,239 @@
+// (e) GPU time of the reference and the fused path from timestamp queries: per layer (grouped bars) and
+// per op kind (each path's own ops, summed over layers), with totals and the speedup. "Timing unavailable"
+// when the adapter has no timestamp queries.
+import { axisBottom, axisLeft, scaleBand, scaleLinear, select } from 'd3';
+import { useEffect, useMemo, useRef } from 'react';
+import type { Report } from '../../compare/analyze';
+import type { TimingSummary } from '../../engine/timing';
+import { formatNs } from '../format';
+import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
+
+type FileBase = (what: string, ext: string) => string;
+
+const PATHS = ['reference', 'fused'] as const;
+
+function PerLayer({
+  reference,
+  fused,
+  fileBase,
+}: {
+  reference: TimingSummary;
+  fused: TimingSummary;
+  fileBase: FileBase;
+}) {
+  const [bodyRef, width] = useWidth<HTMLDivElement>();
+  const svgRef = useRef<SVGSVGElement | null>(null);
+  const tipRef = useRef<HTMLDivElement | null>(null);
+  const height = 260;
+  useEffect(() => {
+    const svgEl = svgRef.current;
+    if (!svgEl) return;
+    const body = bodyRef.current;
+    const tip = tooltipFor(tipRef.current, body);
+    const svg = select(svgEl);
+    svg.selectAll('*').remove();
+    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    const margin = { top: 28, right: 16, bottom: 40, left: 72 };
+    const iw = Math.max(40, width - margin.left - margin.right);
+    const ih = height - margin.top - margin.bottom;
+    const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+    const layers = reference.perLayer.map((_, i) => i);
+    const x0 = scaleBand<number>().domain(layers).range([0, iw]).padding(0.2);
+    const x1 = scaleBand<string>()
+      .domain([...PATHS])
+      .range([0, x0.bandwidth()])
+      .padding(0.08);
+    const max = Math.max(1, ...reference.perLayer, ...fused.perLayer);
+    const y = scaleLinear().domain([0, max]).nice().range([ih, 0]);
+    plot
+      .append('g')
+      .attr('class', 'axis')
+      .attr('transform', `translate(0, ${ih})`)
+      .call(axisBottom(x0).tickFormat((d) => `layer ${d}`));
+    plot
+      .append('g')
+      .attr('class', 'axis')
+      .call(
+        axisLeft(y)
+          .ticks(5)
+          .tickFormat((d) => formatNs(Number(d))),
+      );
+    const data = layers.flatMap((l) =>
+      PATHS.map((p) => ({ layer: l, path: p, ns: (p === 'reference' ? reference : fused).perLayer[l] })),
+    );
+    plot
+      .append('g')
+      .selectAll('rect')
+      .data(data)
+      .join('rect')
+      .attr('class', (d) => `bar ${d.path === 'reference' ? 'ref' : 'fused'}`)
+      .attr('x', (d) => (x0(d.layer) ?? 0) + (x1(d.path) ?? 0))
+      .attr('width', x1.bandwidth())
+      .attr('y', (d) => y(d.ns))
+      .attr('height', (d) => ih - y(d.ns))
+      .attr('tabindex', 0)
+      .attr('aria-label', (d) => `layer ${d.layer}, ${d.path}: ${formatNs(d.ns)}`)
+      .on('mouseenter mousemove', (ev: MouseEvent, d) => {
+        const [px, py] = localPoint(ev, body);
+        tip.show([`Layer ${d.layer}, ${d.path} path`, formatNs(d.ns)], px, py);
+      })
+      .on('focus', (ev: FocusEvent, d) => {
+        const [px, py] = centerOf(ev.target as Element, body);
+        tip.show([`Layer ${d.layer}, ${d.path} path`, formatNs(d.ns)], px, py);
+      })
+      .on('mouseleave blur', () => tip.hide());
+    const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
+    PATHS.forEach((p, i) => {
+      const g = legend.append('g').attr('transform', `translate(${i * 120}, 0)`);
+      g.append('rect')
+        .attr('class', `bar ${p === 'reference' ? 'ref' : 'fused'}`)
+        .attr('width', 14)
+        .attr('height', 12)
+        .attr('y', 2);
+      g.append('text').attr('x', 20).attr('y', 12).text(`${p} path`);
+    });
+    return () => tip.hide();
+  }, [reference, fused, width, bodyRef]);
+  return (
+    <ChartCard
+      title="GPU time per layer"
+      name="timing-layers"
+      fileBase={fileBase}
+      testId="timing-layers"
+      svgRef={svgRef}
+      bodyRef={bodyRef}
+      tipRef={tipRef}
+      description="GPU time per layer, reference and fused path, grouped bars."
+    />
+  );
+}
+
+function PerKind({
+  reference,
+  fused,
+  fileBase,
+}: {
+  reference: TimingSummary;
+  fused: TimingSummary;
+  fileBase: FileBase;
+}) {
+  const [bodyRef, width] = useWidth<HTMLDivElement>();
+  const svgRef = useRef<SVGSVGElement | null>(null);
+  const tipRef = useRef<HTMLDivElement | null>(null);
+  const rows = useMemo(
+    () =>
+      PATHS.flatMap((p) =>
+        Object.entries((p === 'reference' ? reference : fused).perKind)
+          .sort((a, b) => b[1] - a[1])
+          .map(([kind, ns]) => ({ key: `${p}:${kind}`, path: p, kind, ns })),
+      ),
+    [reference, fused],
+  );
+  const ROW = 20;
+  const height = 24 + rows.length * ROW + 28;
+  useEffect(() => {
+    const svgEl = svgRef.current;
+    if (!svgEl) return;
+    const body = bodyRef.current;
+    const tip = tooltipFor(tipRef.current, body);
+    const svg = select(svgEl);
+    svg.selectAll('*').remove();
+    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    const margin = { top: 24, right: 90, bottom: 28, left: 200 };
+    const iw = Math.max(40, width - margin.left - margin.right);
+    const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+    const y = scaleBand<string>()
+      .domain(rows.map((r) => r.key))
+      .range([0, rows.length * ROW])
+      .padding(0.15);
+    const x = scaleLinear()
+      .domain([0, Math.max(1, ...rows.map((r) => r.ns))])
+      .nice()
+      .range([0, iw]);
+    plot
+      .append('g')
+      .attr('class', 'axis')
+      .attr('transform', `translate(0, ${rows.length * ROW})`)
+      .call(
+        axisBottom(x)
+          .ticks(Math.max(2, Math.floor(iw / 90)))
+          .tickFormat((d) => formatNs(Number(d))),
+      );
+    const g = plot
+      .append('g')
+      .selectAll('g')
+      .data(rows)
+      .join('g')
+      .attr('transform', (r) => `translate(0, ${y(r.key) ?? 0})`);
+    g.append('text')
+      .attr('class', 'row-label')
+      .attr('x', -8)
+      .attr('y', y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .attr('text-anchor', 'end')
+      .text((r) => `${r.path === 'reference' ? 'ref' : 'fused'} · ${r.kind}`);
+    g.append('rect')
+      .attr('class', (r) => `bar ${r.path === 'reference' ? 'ref' : 'fused'}`)
+      .attr('height', y.bandwidth())
+      .attr('width', (r) => Math.max(1, x(r.ns)))
+      .on('mouseenter mousemove', (ev: MouseEvent, r) => {
+        const [px, py] = localPoint(ev, body);
+        tip.show([`${r.kind} (${r.path} path)`, `${formatNs(r.ns)} summed over layers`], px, py);
+      })
+      .on('mouseleave', () => tip.hide());
+    g.append('text')
+      .attr('class', 'row-value')
+      .attr('x', (r) => Math.max(1, x(r.ns)) + 6)
+      .attr('y', y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .text((r) => formatNs(r.ns));
+    return () => tip.hide();
+  }, [rows, width, height, bodyRef]);
+  return (
+    <ChartCard
+      title="GPU time per op kind"
+      name="timing-ops"
+      fileBase={fileBase}
+      testId="timing-ops"
+      svgRef={svgRef}
+      bodyRef={bodyRef}
+      tipRef={tipRef}
+      description="GPU time per op kind for each path, summed over layers."
+      note="Each path lists its own ops: the fused path replaces several reference ops with one kernel."
+    />
+  );
+}
+
+export function TimingPanel({ report, fileBase }: { report: Report; fileBase: FileBase }) {
+  const { reference, fused, speedup } = report.timing;
+  if (!reference || !fused) {
+    return (
+      <p className="muted" data-testid="timing-unavailable">
+        Timing unavailable: this GPU adapter does not offer timestamp queries (the{' '}
+        <code>timestamp-query</code> feature), so per-op GPU times cannot be measured here.
+      </p>
+    );
+  }
+  return (
+    <>
+      <dl className="facts timing-facts" data-testid="timing-summary">
+        <dt>Reference path</dt>
+        <dd>{formatNs(reference.totalNs)}</dd>
+        <dt>Fused path</dt>
+        <dd>{formatNs(fused.totalNs)}</dd>
+        <dt>Speedup</dt>
+        <dd data-testid="speedup">
+          {speedup === null
+            ? '—'
+            : `${speedup.toFixed(2)}× ${speedup >= 1 ? 'faster' : '(the fused path is slower)'}`}
+        </dd>
+      </dl>
+      <p className="muted small">
+        GPU time of one forward pass from timestamp queries, one compute pass per op. On a software adapter
+        (SwiftShader) these numbers say nothing about a real GPU.
+      </p>
+      <PerLayer reference={reference} fused={fused} fileBase={fileBase} />
+      <PerKind reference={reference} fused={fused} fileBase={fileBase} />
+    </>
+  );
+}

@@ -1,0 +1,99 @@
+import Ajv2020 from 'ajv/dist/2020';
+import { describe, expect, it } from 'vitest';
+import schema from '../../docs/report.schema.json';
+import {
+  CSV_METRIC_FIELDS,
+  csvField,
+  exportName,
+  layersToCsv,
+  nonFiniteAsString,
+  reportToJson,
+} from './export';
+import { fixtureReport } from './report-fixture';
+
+const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+
+describe('report JSON', () => {
+  it('writes non-finite numbers as strings and strips nothing', () => {
+    const r = fixtureReport();
+    const text = reportToJson(r);
+    const back = JSON.parse(text);
+    expect(back.layers[1].localRatio).toBe('Infinity');
+    expect(back.layers[1].local.relL2).toBe('Infinity');
+    expect(back.layers[1].perToken).toEqual([0, 0.2, 'Infinity']);
+    expect(back.layers[0].propagated.sqnrDb).toBe('Infinity');
+    const revived = JSON.parse(text, (_k, v) => (v === 'Infinity' ? Number.POSITIVE_INFINITY : v));
+    expect(revived).toEqual(r);
+    expect(Object.keys(back).sort()).toEqual(Object.keys(r).sort());
+  });
+
+  it('spells every non-finite value', () => {
+    expect(nonFiniteAsString('', Number.NEGATIVE_INFINITY)).toBe('-Infinity');
+    expect(nonFiniteAsString('', Number.NaN)).toBe('NaN');
+    expect(nonFiniteAsString('', 1.5)).toBe(1.5);
+    expect(nonFiniteAsString('', 'x')).toBe('x');
+  });
+
+  it('validates against docs/report.schema.json', () => {
+    const ok = validate(JSON.parse(reportToJson(fixtureReport())));
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+  });
+
+  it('the schema rejects a report with a missing field, an extra field or a raw null for a number', () => {
+    const r = JSON.parse(reportToJson(fixtureReport()));
+    delete r.verdict;
+    expect(validate(r)).toBe(false);
+    const s = JSON.parse(reportToJson(fixtureReport()));
+    s.extra = 1;
+    expect(validate(s)).toBe(false);
+    // What plain JSON.stringify makes of Infinity: null — the schema must catch it.
+    const t = JSON.parse(JSON.stringify(fixtureReport()));
+    expect(t.layers[1].localRatio).toBeNull();
+    expect(validate(t)).toBe(false);
+  });
+});
+
+describe('layers CSV', () => {
+  it('has one header and one row per layer with every metric', () => {
+    const csv = layersToCsv(fixtureReport());
+    const lines = csv.trimEnd().split('\r\n');
+    expect(lines).toHaveLength(3);
+    const header = lines[0].split(',');
+    expect(header.slice(0, 5)).toEqual(['layer', 'diverged', 'born', 'ratio', 'localRatio']);
+    expect(header).toHaveLength(5 + 5 * CSV_METRIC_FIELDS.length + 1);
+    expect(header).toContain('propagated.relL2');
+    expect(header).toContain('localFloor.maxUlp');
+    const row1 = lines[2].split(',');
+    expect(row1[0]).toBe('1');
+    expect(row1[1]).toBe('true');
+    expect(row1[3]).toBe('1500000');
+    expect(row1[4]).toBe('Infinity');
+    expect(row1[header.indexOf('propagated.relL2')]).toBe('0.3');
+    expect(row1[header.indexOf('local.relL2')]).toBe('Infinity');
+    expect(row1.at(-1)).toBe('Infinity');
+    expect(lines[1].split(',')[header.indexOf('propagated.sqnrDb')]).toBe('Infinity');
+  });
+
+  it('quotes text that needs it', () => {
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField(null)).toBe('');
+    expect(csvField(false)).toBe('false');
+    expect(csvField(Number.NaN)).toBe('NaN');
+  });
+});
+
+describe('export names', () => {
+  it('are safe file names built from the model and the time', () => {
+    const r = fixtureReport();
+    expect(exportName(r, 'error-curve', 'svg')).toBe(
+      'divergence-tiny-2026-11-22T10-11-12-345-error-curve.svg',
+    );
+    r.model.name = '../../etc/passwd <x>';
+    const n = exportName(r, 'hist-layers.1.k', 'png');
+    expect(n).not.toMatch(/[/<> ]/);
+    expect(n.endsWith('-hist-layers.1.k.png')).toBe(true);
+  });
+});
