@@ -37,7 +37,7 @@ export async function benchForward(
   for (const T of Ts) {
     const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % spec.vocab);
     for (const path of ['reference', 'fused'] as const) {
-      await engine.timeForward(tokens, { path }, 3); // warm-up: pipelines, caches
+      await engine.timeForward(tokens, { path }, 10); // warm-up: pipelines, caches, GPU clocks
       const { ms, dispatches } = await engine.timeForward(tokens, { path }, reps);
       const timed = await engine.forward(tokens, { path, timing: true });
       const kinds = timed.timings ? summarizeTimings(timed.timings, spec.layers).perKind : null;

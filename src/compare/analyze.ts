@@ -9,7 +9,7 @@ import { summarizeTimings, type TimingSummary } from '../engine/timing';
 import type { AdapterSummary } from '../gpu/device';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { type Precision, storageUnitRoundoff } from '../kernels/precision';
-import type { HiddenDump, NeoXConfig } from '../model/types';
+import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
 import { faultHooks, faultInfo, type PlantedFault, placeFaults } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
 import {
@@ -191,6 +191,12 @@ function dumpTensors(d: HiddenDump): [string, Float32Array][] {
   ];
 }
 
+const ORACLE_CACHE_ENTRIES = 4;
+const oracleCache = new WeakMap<
+  ModelWeights,
+  Map<string, { dump: HiddenDump<Float64Array>; taps: Map<string, Float64Array> | undefined }>
+>();
+
 /** Runs the whole comparison for `spec` on the engine's loaded model. */
 export async function analyze(
   engine: Engine,
@@ -242,8 +248,19 @@ export async function analyze(
     }),
   );
   // 2. The fp64 oracle (exact: no storage rounding — the floor is how far the reference path is from exact).
-  const oracleTaps = skip.taps ? undefined : new Map<string, Float64Array>();
-  const oracle = await step('oracle', () => oracleForward(cfg, w, tokens, oracleTaps));
+  // The oracle depends on the model and the prompt only (not on the fused kernels, faults or precision):
+  // it is computed once per (weights, tokens) and reused by later comparisons of the same prompt.
+  const cached = oracleCache.get(w)?.get(tokens.join(','));
+  const { dump: oracle, taps: oracleTaps } = await step('oracle', () => {
+    if (cached && (cached.taps || skip.taps)) return cached;
+    const taps = skip.taps ? undefined : new Map<string, Float64Array>();
+    const entry = { dump: oracleForward(cfg, w, tokens, taps), taps };
+    let perModel = oracleCache.get(w);
+    if (!perModel) oracleCache.set(w, (perModel = new Map()));
+    if (perModel.size >= ORACLE_CACHE_ENTRIES) perModel.delete(perModel.keys().next().value as string);
+    perModel.set(tokens.join(','), entry);
+    return entry;
+  });
 
   // 3. Local error and local floor, layer by layer.
   const local: FullMetrics[] = [];
