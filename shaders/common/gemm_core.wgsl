@@ -121,7 +121,7 @@ fn gemm_fetch_w(rows: array<u32, GEMM_LOADS_MAX>, lid: u32, K: u32, k0: u32) -> 
   for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
     let k = k0 + gemm_stage_k(lid + l * GEMM_THREADS, BN);
     if (rows[l] != GEMM_NONE && k < K) {
-      r[l] = w[rows[l] * K + k];
+      r[l] = load_w(rows[l] * K + k);
     }
   }
   return r;

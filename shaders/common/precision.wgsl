@@ -8,6 +8,8 @@
 
 override STORAGE_PREC: u32 = 0u;
 override ACC_F16: bool = false;
+// Weight storage on the GPU (see common/weights.wgsl): false = f32 words, true = packed f16 pairs.
+override W_F16: bool = false;
 
 fn round_f16(v: f32) -> f32 {
   return unpack2x16float(pack2x16float(vec2f(v, 0.0))).x;

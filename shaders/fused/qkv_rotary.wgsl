@@ -19,7 +19,7 @@ struct Params { T: u32, H: u32, hd: u32, r: u32, K: u32, has_bias: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;       // [T, K]
-@group(0) @binding(2) var<storage, read> w: array<f32>;       // [H, 3, hd, K] = [3d, K]
+@group(0) @binding(2) var<storage, read> w: array<u32>;       // f32 bits or packed f16 (load_w), [H, 3, hd, K] = [3d, K]
 @group(0) @binding(3) var<storage, read> b: array<f32>;       // [H, 3, hd] = [3d] (a dummy when has_bias = 0)
 @group(0) @binding(4) var<storage, read> cos_t: array<f32>;   // [T, r/2]
 @group(0) @binding(5) var<storage, read> sin_t: array<f32>;   // [T, r/2]

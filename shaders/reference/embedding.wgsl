@@ -7,7 +7,7 @@ struct Params { T: u32, d: u32, row0: u32, rows: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> ids: array<u32>;      // [T]
-@group(0) @binding(2) var<storage, read> table: array<f32>;    // [rows, d]
+@group(0) @binding(2) var<storage, read> table: array<u32>;    // [rows, d]: f32 bits or packed f16 (W_F16)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>; // [T, d]
 
 override WG: u32 = 256;
@@ -20,5 +20,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   let c = i % params.d;
   let id = ids[t];
   if (id < params.row0 || id >= params.row0 + params.rows) { return; }
-  out[i] = st(table[(id - params.row0) * params.d + c]);
+  let j = (id - params.row0) * params.d + c;
+  var v = bitcast<f32>(table[j]);
+  if (W_F16) { v = unpack2x16float(table[j >> 1u])[j & 1u]; }
+  out[i] = st(v);
 }

@@ -14,6 +14,7 @@ import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 import type { Precision } from '../kernels/precision';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
+import { f16BitsToF32, f32ToF16Bits, parseSafetensorsHeader } from '../model/safetensors';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights, modelSummary } from '../model/weights';
@@ -21,7 +22,24 @@ import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
 import { buildPlan, PlanError, type PlanHooks, type TapPart } from './plan';
 
+/** Weight bytes of the model on the GPU (matrices in fp16 or fp32; LayerNorms and biases in fp32). */
+export function estimateWeightBytes(cfg: NeoXConfig, weightsF16: boolean): number {
+  const { vocabSize: V, hiddenSize: d, intermediateSize: ff, numLayers: L } = cfg;
+  const matrices = 2 * V * d + L * (4 * d * d + 2 * d * ff);
+  const vectors = L * (3 * d + d + ff + d + 4 * d) + 2 * d;
+  return matrices * (weightsF16 ? 2 : 4) + vectors * 4;
+}
+
+const AUTO_F16_BYTES = 512 * 2 ** 20;
+/** A conservative default for what a browser tab may hold on the GPU; Node callers may raise it. */
+export const DEFAULT_MEMORY_BUDGET = 4 * 2 ** 30;
+const gib = (b: number) => (b / 2 ** 30).toFixed(2);
+
 export interface EngineOptions extends AcquireOptions {
+  /** GPU storage of the large weight matrices (default 'auto', see chooseF16Weights). */
+  weights?: 'auto' | 'fp32' | 'fp16';
+  /** Refuse models whose weights need more than this many bytes of GPU memory (default 4 GiB). */
+  memoryBudgetBytes?: number;
   /** Cap on one storage binding (below the device's limit): large tensors are then split across buffers. */
   maxBindingBytes?: number;
 }
@@ -43,6 +61,8 @@ export interface ModelInfo {
   params: number;
   gpuBytes: number;
   tokenizer: string;
+  /** How the large weight matrices are stored on the GPU. */
+  weightsOnGpu: 'fp32' | 'fp16';
 }
 
 export type PathSpec = 'reference' | 'fused' | ReadonlySet<FusedKernelId>;
@@ -156,6 +176,29 @@ export class Engine {
     return this.cpuWeights;
   }
 
+  /**
+   * fp16 weights on the GPU: when asked for ('fp16'), or ('auto') when the model is large (over 512 MB in
+   * fp32) and its matrices are fp16 on disk, so that halving the memory loses nothing. When a checkpoint that
+   * is not fp16 is forced to fp16, the CPU copy (the oracle's input) is rounded the same way, so both sides
+   * compute with the same weights.
+   */
+  private chooseF16Weights(cfg: NeoXConfig, bytes: Uint8Array, w: ModelWeights): boolean {
+    const mode = this.acquireOpts.weights ?? 'auto';
+    if (mode === 'fp32') return false;
+    const matrices = [
+      w.embedIn,
+      w.lmHead,
+      ...w.layers.flatMap((l) => [l.qkv.weight, l.dense.weight, l.fc1.weight, l.fc2.weight]),
+    ];
+    const header = parseSafetensorsHeader(bytes);
+    const onDiskF16 = [...header.entries.values()]
+      .filter((e) => e.shape.length === 2)
+      .every((e) => e.dtype === 'F16');
+    if (mode === 'auto' && !(onDiskF16 && estimateWeightBytes(cfg, false) > AUTO_F16_BYTES)) return false;
+    if (!onDiskF16) for (const t of matrices) t.data.set(t.data.map((v) => f16BitsToF32(f32ToF16Bits(v))));
+    return true;
+  }
+
   /** Destroys the pool's cached free buffers (in-use ones stay): what a cancelled run leaves behind. */
   trimPool(): void {
     this.pool.trim();
@@ -170,6 +213,14 @@ export class Engine {
     this.checkAlive();
     const cfg = parseConfigText(files.config);
     const weights = loadWeights(cfg, files.weights);
+    const weightsF16 = this.chooseF16Weights(cfg, files.weights, weights);
+    const need = estimateWeightBytes(cfg, weightsF16);
+    const budget = this.acquireOpts.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET;
+    if (need > budget) {
+      throw new EngineError(
+        `the model needs ${gib(need)} GiB of GPU memory for its weights${weightsF16 ? ' (in fp16)' : ''}, more than the ${gib(budget)} GiB budget for this adapter; nothing was allocated`,
+      );
+    }
     // Without a tokenizer description the model is driven by token ids alone.
     let tok: Tokenizer | null = null;
     if (files.tokenizer !== undefined) {
@@ -187,7 +238,7 @@ export class Engine {
     let gm: GpuModel | null = null;
     let thrown: unknown = null;
     try {
-      gm = uploadModel(device, cfg, weights, this.maxBindingBytes);
+      gm = uploadModel(device, cfg, weights, this.maxBindingBytes, weightsF16);
     } catch (e) {
       thrown = e;
     }
@@ -209,6 +260,7 @@ export class Engine {
       params: modelSummary(cfg).params,
       gpuBytes: gm!.bytes,
       tokenizer: tok?.kind ?? 'token ids only',
+      weightsOnGpu: weightsF16 ? 'fp16' : 'fp32',
     };
     return this.info;
   }

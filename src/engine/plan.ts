@@ -20,7 +20,7 @@ import { type Precision, precisionConstants } from '../kernels/precision';
 import { residualAdd } from '../kernels/residual';
 import { rotary, rotaryTables } from '../kernels/rotary';
 import type { FusedKernelId } from './fused-kernels';
-import type { GpuModel, RowChunk } from './gpu-model';
+import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
 
 /** One piece of a tap split by columns: [rows, cols] in its own buffer, columns col0.. of the whole. */
 export interface TapPart {
@@ -129,7 +129,8 @@ export function buildPlan(
   const to = o.layers?.to ?? cfg.numLayers;
   const whole = from === 0 && to === cfg.numLayers && !o.layers?.input;
   const on = (k: FusedKernelId) => o.fused.has(k);
-  const prec = precisionConstants(o.precision);
+  const prec = { ...precisionConstants(o.precision), W_F16: m.weightsF16 };
+  const wBytes = m.weightsF16 ? 2 : 4;
   const acts = new Activations(pool, o.maxBindingBytes);
   const uploads: GPUBuffer[] = [];
   const upload = (data: Float32Array | Uint32Array, label: string) => {
@@ -505,7 +506,10 @@ export function buildPlan(
       // The LM head in pieces that each fit one binding: the weight chunks of the upload, split again by rows so
       // that each piece's [T, rows] output fits too. Every piece writes its own buffer; the 'logits' tap is the
       // pieces side by side.
-      const actRows = Math.max(64, Math.floor(o.maxBindingBytes / (4 * T) / 64) * 64);
+      const actRows = Math.max(
+        ROW_GRANULE,
+        Math.floor(o.maxBindingBytes / (4 * T) / ROW_GRANULE) * ROW_GRANULE,
+      );
       const pieces: { chunk: RowChunk; r0: number; rows: number }[] = [];
       for (const chunk of m.lmHead) {
         for (let r0 = 0; r0 < chunk.rows; r0 += actRows)
@@ -518,7 +522,7 @@ export function buildPlan(
         const w: BufferRef =
           piece.rows === piece.chunk.rows
             ? piece.chunk.buffer
-            : { buffer: piece.chunk.buffer, offset: piece.r0 * d * 4, size: piece.rows * d * 4 };
+            : { buffer: piece.chunk.buffer, offset: piece.r0 * d * wBytes, size: piece.rows * d * wBytes };
         parts.push({ buffer: y, col0: piece.chunk.row0 + piece.r0, cols: piece.rows });
         const last = i === pieces.length - 1;
         const write: [string, GPUBuffer, number, TapPart[]] = ['logits', parts[0].buffer, T * V, parts];

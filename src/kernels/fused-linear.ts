@@ -10,7 +10,7 @@ export interface GemmOpts {
   constants?: OverrideConstants;
 }
 
-const GEMM_INCLUDES = ['common/precision.wgsl', 'common/gemm_core.wgsl'] as const;
+const GEMM_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_core.wgsl'] as const;
 
 export const linearBiasKernel: KernelDef = {
   name: 'fused/linear_bias',

@@ -6,7 +6,7 @@ import { ceilDiv } from './grid';
 export const linearKernel: KernelDef = {
   name: 'reference/linear',
   file: 'reference/linear.wgsl',
-  includes: ['common/precision.wgsl'],
+  includes: ['common/precision.wgsl', 'common/weights.wgsl'],
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'x', kind: 'read' }, // [M, K]

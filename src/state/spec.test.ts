@@ -23,6 +23,7 @@ const model: LoadedModel = {
   params: 1,
   gpuBytes: 4,
   tokenizer: 'bytes',
+  weightsOnGpu: 'fp32',
   sha256: 'a'.repeat(64),
   weightsBytes: 4,
 };

@@ -45,6 +45,7 @@ const info: LoadedModel = {
   params: 1234,
   gpuBytes: 4936,
   tokenizer: 'bytes',
+  weightsOnGpu: 'fp32',
   sha256: 'b'.repeat(64),
   weightsBytes: 4000,
 };
