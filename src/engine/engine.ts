@@ -14,10 +14,10 @@ import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 import type { Precision } from '../kernels/precision';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
-import { f16BitsToF32, f32ToF16Bits, parseSafetensorsHeader } from '../model/safetensors';
+import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
-import { loadWeights, modelSummary } from '../model/weights';
+import { loadWeights, loadWeightsStream, modelSummary } from '../model/weights';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
 import { buildPlan, PlanError, type PlanHooks, type TapPart } from './plan';
@@ -178,24 +178,25 @@ export class Engine {
 
   /**
    * fp16 weights on the GPU: when asked for ('fp16'), or ('auto') when the model is large (over 512 MB in
-   * fp32) and its matrices are fp16 on disk, so that halving the memory loses nothing. When a checkpoint that
+   * fp32) and every value of its matrices is exactly representable in fp16 (an fp16 checkpoint), so that
+   * halving the memory loses nothing. When a checkpoint that
    * is not fp16 is forced to fp16, the CPU copy (the oracle's input) is rounded the same way, so both sides
    * compute with the same weights.
    */
-  private chooseF16Weights(cfg: NeoXConfig, bytes: Uint8Array, w: ModelWeights): boolean {
+  private chooseF16Weights(cfg: NeoXConfig, w: ModelWeights): boolean {
     const mode = this.acquireOpts.weights ?? 'auto';
     if (mode === 'fp32') return false;
+    if (mode === 'auto' && estimateWeightBytes(cfg, false) <= AUTO_F16_BYTES) return false;
     const matrices = [
       w.embedIn,
       w.lmHead,
       ...w.layers.flatMap((l) => [l.qkv.weight, l.dense.weight, l.fc1.weight, l.fc2.weight]),
     ];
-    const header = parseSafetensorsHeader(bytes);
-    const onDiskF16 = [...header.entries.values()]
-      .filter((e) => e.shape.length === 2)
-      .every((e) => e.dtype === 'F16');
-    if (mode === 'auto' && !(onDiskF16 && estimateWeightBytes(cfg, false) > AUTO_F16_BYTES)) return false;
-    if (!onDiskF16) for (const t of matrices) t.data.set(t.data.map((v) => f16BitsToF32(f32ToF16Bits(v))));
+    const exact = matrices.every((t) =>
+      t.data.every((v) => f16BitsToF32(f32ToF16Bits(v)) === v || Number.isNaN(v)),
+    );
+    if (mode === 'auto') return exact;
+    if (!exact) for (const t of matrices) t.data.set(t.data.map((v) => f16BitsToF32(f32ToF16Bits(v))));
     return true;
   }
 
@@ -212,8 +213,40 @@ export class Engine {
   async loadModel(files: ModelFiles): Promise<ModelInfo> {
     this.checkAlive();
     const cfg = parseConfigText(files.config);
-    const weights = loadWeights(cfg, files.weights);
-    const weightsF16 = this.chooseF16Weights(cfg, files.weights, weights);
+    return this.install(cfg, loadWeights(cfg, files.weights), files.tokenizer, files.name);
+  }
+
+  /**
+   * Loads a model whose safetensors arrive as a stream (fetch body, File.stream(), a Node file): read chunk by
+   * chunk with progress and cancellation, never held whole in memory, then checked and uploaded tensor by
+   * tensor. The previous model stays loaded until the new one is complete.
+   */
+  async loadModelStream(files: {
+    config: string;
+    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+    totalBytes: number | null;
+    tokenizer?: string;
+    name?: string;
+    onProgress?: (loaded: number, total: number | null) => void;
+    signal?: AbortSignal;
+  }): Promise<ModelInfo> {
+    this.checkAlive();
+    const cfg = parseConfigText(files.config);
+    const weights = await loadWeightsStream(cfg, files.weights, files.totalBytes, {
+      onProgress: files.onProgress,
+      signal: files.signal,
+    });
+    return this.install(cfg, weights, files.tokenizer, files.name);
+  }
+
+  private async install(
+    cfg: NeoXConfig,
+    weights: ModelWeights,
+    tokenizer: string | undefined,
+    name: string | undefined,
+  ): Promise<ModelInfo> {
+    const files = { tokenizer, name };
+    const weightsF16 = this.chooseF16Weights(cfg, weights);
     const need = estimateWeightBytes(cfg, weightsF16);
     const budget = this.acquireOpts.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET;
     if (need > budget) {

@@ -2,6 +2,7 @@
 
 import { ModelLoadError, quoteName } from './errors';
 import { parseSafetensorsHeader, readTensorF32, type SafetensorsEntry } from './safetensors';
+import { streamSafetensors } from './stream';
 import type { LayerWeights, LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from './types';
 
 /** Buffers HF checkpoints may carry that are not weights (causal-mask caches, rotary inverse frequencies). */
@@ -15,20 +16,26 @@ function shapeStr(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
 }
 
+/** Where the Loader gets tensors from: a whole file in memory, or the tensors a stream already delivered. */
+interface TensorSource {
+  entries: Map<string, SafetensorsEntry>;
+  ignored: string[];
+  read(e: SafetensorsEntry): Float32Array;
+}
+
 class Loader {
   readonly entries: Map<string, SafetensorsEntry>;
-  readonly dataOffset: number;
   readonly ignored: string[];
   readonly used = new Set<string>();
+  private readonly read: (e: SafetensorsEntry) => Float32Array;
 
   constructor(
-    readonly bytes: Uint8Array,
+    src: TensorSource,
     readonly file: string,
   ) {
-    const h = parseSafetensorsHeader(bytes, file, { ignore: (name) => IGNORED_BUFFER.test(name) });
-    this.entries = h.entries;
-    this.dataOffset = h.dataOffset;
-    this.ignored = h.ignored;
+    this.entries = src.entries;
+    this.ignored = src.ignored;
+    this.read = src.read;
   }
 
   has(name: string): boolean {
@@ -46,7 +53,7 @@ class Loader {
       );
     }
     this.used.add(name);
-    return { shape: shape.slice(), data: readTensorF32(this.bytes, this.dataOffset, e, this.file) };
+    return { shape: shape.slice(), data: this.read(e) };
   }
 
   norm(prefix: string, d: number): NormWeights {
@@ -66,7 +73,42 @@ class Loader {
  * layers beyond the config and any other unexpected tensor raise ModelLoadError naming the tensor.
  */
 export function loadWeights(cfg: NeoXConfig, bytes: Uint8Array, file = 'model.safetensors'): ModelWeights {
-  const ld = new Loader(bytes, file);
+  const h = parseSafetensorsHeader(bytes, file, { ignore: (name) => IGNORED_BUFFER.test(name) });
+  const read = (e: SafetensorsEntry) => readTensorF32(bytes, h.dataOffset, e, file);
+  return assemble(cfg, new Loader({ entries: h.entries, ignored: h.ignored, read }, file), file);
+}
+
+/**
+ * Streams model.safetensors (a fetch body, File.stream(), or a Node file stream) chunk by chunk — the file is
+ * never held whole in memory — converting each tensor as its bytes complete, then checks them against the
+ * config exactly as loadWeights does. Progress in bytes; an aborted signal rejects with an AbortError.
+ */
+export async function loadWeightsStream(
+  cfg: NeoXConfig,
+  source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+  totalBytes: number | null,
+  opts: {
+    onProgress?: (loaded: number, total: number | null) => void;
+    signal?: AbortSignal;
+    file?: string;
+  } = {},
+): Promise<ModelWeights> {
+  const file = opts.file ?? 'model.safetensors';
+  const tensors = new Map<string, Float32Array>();
+  const { header } = await streamSafetensors(source, totalBytes, {
+    file,
+    signal: opts.signal,
+    onProgress: opts.onProgress,
+    ignore: (name) => IGNORED_BUFFER.test(name),
+    onTensor: (name, _e, data) => {
+      tensors.set(name, data);
+    },
+  });
+  const read = (e: SafetensorsEntry) => tensors.get(e.name)!;
+  return assemble(cfg, new Loader({ entries: header.entries, ignored: header.ignored, read }, file), file);
+}
+
+function assemble(cfg: NeoXConfig, ld: Loader, file: string): ModelWeights {
   const { vocabSize: V, hiddenSize: d, intermediateSize: ff, numLayers: L } = cfg;
 
   // Layer-shaped names past the config first: the clearest message for a config/weights mismatch.
