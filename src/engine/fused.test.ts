@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { nodeGpu } from '../gpu/node';
 import { oracleForward } from '../kernels/cpu/forward';
-import { mulberry32 } from '../kernels/cpu/random';
+import { mulberry32 } from '../model/random';
 import { type Precision, roundStorageArray, storageUnitRoundoff } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { geluF64 } from './cpu/gelu';
 import { linearF64 } from './cpu/linear';
-import { mulberry32, randn } from './cpu/random';
+import { mulberry32, randn } from '../model/random';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
 import { linearBias, linearGelu, linearResidual, qkvRotary } from './fused-linear';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { layerNormF64 } from './cpu/layernorm';
-import { mulberry32, randn } from './cpu/random';
+import { mulberry32, randn } from '../model/random';
 import { addF64 } from './cpu/residual';
 import { addLayerNorm, layerNorm2 } from './fused-norm';
 import { precisionConstants, roundStorage, storageUnitRoundoff } from './precision';

@@ -9,7 +9,7 @@ import { embeddingF64 } from './cpu/embedding';
 import { geluF64 } from './cpu/gelu';
 import { layerNormF64 } from './cpu/layernorm';
 import { linearF64 } from './cpu/linear';
-import { mulberry32, randn } from './cpu/random';
+import { mulberry32, randn } from '../model/random';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
 import { embedding } from './embedding';

@@ -3,7 +3,7 @@
 // fused path only; the reference path is the baseline they are measured against.
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
-import { mulberry32 } from '../kernels/cpu/random';
+import { mulberry32 } from '../model/random';
 
 export type FaultId =
   | 'tile_offset'

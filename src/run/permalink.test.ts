@@ -4,7 +4,7 @@
 import { deflateSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { mulberry32 } from '../kernels/cpu/random';
+import { mulberry32 } from '../model/random';
 import { PRECISIONS } from '../kernels/precision';
 import { FAULTS } from './faults';
 import {

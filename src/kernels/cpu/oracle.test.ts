@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32, randn } from '../../model/random';
 import type { LayerWeights, ModelWeights, NeoXConfig, Tensor } from '../../model/types';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
@@ -6,7 +7,6 @@ import { argmaxRow, oracleForward, oracleGreedy } from './forward';
 import { erf, erfc, gelu, geluF64 } from './gelu';
 import { layerNormF64 } from './layernorm';
 import { linearF64 } from './linear';
-import { mulberry32, randn } from './random';
 import { add3F64, addF64 } from './residual';
 import { rotaryInvFreq, splitHeadsRotaryF64 } from './rotary';
 
