@@ -2,26 +2,37 @@
 //   ctx[i, h*hd + e] = Σ_{j<=i} softmax_j(q[h,i]·k[h,j] · scale) · v[h, j, e]
 // q, k, v: [H, T, hd] (rotary applied), ctx: [T, H*hd] (heads merged, like reference/attn_values).
 //
-// One workgroup per (query tile of BQ rows, head): workgroup x = query tile, y = head. Threads (c, r) with
-// c < BK (workgroup_size x) and r < BQ (y). The query tile is staged once; then for each key tile of BK keys
-// up to the diagonal (tiles wholly above it are never visited):
-//   1. the K tile is staged in `kv`;                                      barrier (FAULT_NO_BARRIER drops it)
-//   2. thread (c, r) computes the score s[r, c] of row i = q0 + r and key j = j0 + c into `ss`;      barrier
-//   3. every thread of row r reads the row's BK scores and makes the same online-softmax update:
-//      m_new = max(m, tile max); when the max grows, l and the accumulators are rescaled by exp(m − m_new);
-//      thread (c, r) writes p[r, c] = exp(s − m_new) (0 where masked: j > i or j >= T) into `ps`, and the
-//      V tile replaces the K tile in `kv` (every score is already in `ss`);                         barrier
-//   4. thread (c, r) adds Σ_c' p[r, c'] to l and Σ_c' p[r, c'] v[j0 + c', e] to its accumulators, which
-//      hold output columns e = c + n·BK (n < ACC_N);                                                barrier
-// At the end ctx[i, h*hd + e] = st(o / l). m and l live in registers, replicated across the BK threads of
-// a row (they all compute the same values from the same shared data).
+// One workgroup per (head, query tile of BQ rows): workgroup x = head, y = query tile, the last (longest)
+// tiles first. One query row per thread column: thread (r, g), r < BQ (workgroup_size x), g < G = BK / KC
+// (y). Row i = q0 + r keeps its q row and its output accumulators in registers (vec4s). The keys are cut into
+// chunks of KC = 8 (chunk n = keys 8n .. 8n + 7); the G threads of a row split them, thread g taking the
+// chunks n ≡ g (mod G), each in increasing order. For each tile of BK = G·KC keys up to the diagonal (tiles
+// wholly above it are never visited):
+//   1. the K and V tiles are staged in `kv` (vec4 rows; keys past T and dims past hd are zeros);
+//                                                                         barrier (FAULT_NO_BARRIER drops it)
+//   2. thread (r, g) takes chunk g of the tile, if row i sees any of its keys: the KC scores
+//      s = q_i·k_j · scale (j > i masked), one online-softmax step for the chunk: m_new = max(m, chunk max);
+//      when the max grows, l and the accumulators are rescaled by exp(m − m_new); p_j = exp(s_j − m_new);
+//      l += Σ p_j, o += Σ p_j v_j;                                                                   barrier
+// Then the G partial states (m, l, o) of a row are merged into thread g = 0 in order g = 1 .. G−1, through
+// `kv`, as one more online-softmax step each (the running state is rescaled when a partial's max is larger;
+// the partial is scaled by exp(m_g − m_new)). At the end ctx[i, h*hd + e] = st(o / l).
 //
-// Limits: hd <= MAX_HD (128) for the staged rows and hd <= ACC_N·BK for the accumulators (128 with BK = 8).
-// Workgroup storage: 4·((BQ + BK)·MAX_HD + 2·BQ·BK) bytes = 13 KiB with BQ = 16, BK = 8 (default limit
-// 16 KiB); BQ·BK = 128 invocations (limit 256). The launcher checks both for other tile sizes.
+// Every row's arithmetic (which chunks, in which order, merged in which order) depends only on i and G, never
+// on BQ or on where the row falls in its tile: results are bit-identical for any BQ (the analysis re-runs with
+// another BQ to expose races). FAULT_NO_RESCALE skips the rescales of the running state, so it is exact while
+// a row has one chunk (T <= KC = 8) and wrong once a later chunk raises the running max.
 //
-// Precision (common/precision.wgsl): acc() after every accumulate step (the q·k dot, l, the output
-// accumulators, the rescales), st() on what is written to ctx.
+// Limits: hd <= MAX_HD <= 128 (the launcher sets MAX_HD = hd; HD4 = ceil(MAX_HD / 4) vec4s per row, at most
+// HD4_CAP = 32 in registers). Workgroup storage: 16·max(2·BK·HD4, G > 1 ? BQ·(HD4 + 1) : 0) bytes (16 KiB with
+// BQ = BK = 32, hd = 64; default limit 16 KiB); BQ·G invocations (limit 256). The launcher checks both.
+//
+// Measured (H200, Dawn/Vulkan, hd 64, defaults BQ = BK = 32): H=8 T=512 0.039–0.043 ms (the three reference
+// kernels 0.131–0.134 ms; the previous 8-key-tile kernel 0.354 ms), H=16 T=512 0.056 ms (0.243), H=8 T=128
+// 0.020 ms (0.023). The register prefetch is worth ~40% at T=512.
+//
+// Precision (common/precision.wgsl): acc() after every accumulate step (each product added to a score, l, the
+// output accumulators, every rescale and merge), st() on what is written to ctx.
 
 struct Params { T: u32, hd: u32, H: u32, scale: f32 }
 
@@ -31,115 +42,222 @@ struct Params { T: u32, hd: u32, H: u32, scale: f32 }
 @group(0) @binding(3) var<storage, read> v: array<f32>;         // [H, T, hd]
 @group(0) @binding(4) var<storage, read_write> ctx: array<f32>; // [T, H*hd]
 
-override BQ: u32 = 16u; // query rows per workgroup (workgroup_size y)
-override BK: u32 = 8u;  // keys per tile (workgroup_size x)
+override BQ: u32 = 32u; // query rows per workgroup (workgroup_size x), one per thread column
+override BK: u32 = 32u; // keys per staged tile: a multiple of KC; G = BK / KC threads per row (workgroup_size y)
+// Register prefetch of the next K/V tile during the current one (when it fits PF_CAP vec4s per thread).
+override PREFETCH: bool = true;
 // Fault switches (for the divergence explorer's demos; both off in normal runs).
 override FAULT_NO_RESCALE: bool = false; // skip rescaling l and the accumulators when the max grows
-override FAULT_NO_BARRIER: bool = false; // drop the barrier between staging a K tile and reading it
+override FAULT_NO_BARRIER: bool = false; // drop the barrier between staging a K/V tile and reading it
 
-override MAX_HD: u32 = 128u; // widest staged row: the launcher sets head_dim (<= 128)
-const ACC_N: u32 = 16u;   // accumulators per thread: hd <= ACC_N * BK
+override MAX_HD: u32 = 128u; // widest row: the launcher sets head_dim (<= 128)
+
+const KC: u32 = 8u;       // keys per online-softmax step (chunk)
+const HD4_CAP: u32 = 32u; // vec4s of a row in registers: hd <= 128
+const PF_CAP: u32 = 8u;   // prefetched vec4s per thread and operand
 const NEG: f32 = -1.0e30; // running max before any key (finite: exp(NEG - m) is never evaluated)
 
-var<workgroup> qs: array<f32, BQ * MAX_HD>; // [BQ, hd] query tile (row pitch hd)
-var<workgroup> kv: array<f32, BK * MAX_HD>; // [BK, hd] K tile, then V tile (row pitch hd)
-var<workgroup> ss: array<f32, BQ * BK>;     // [BQ, BK] scaled scores of the current tile
-var<workgroup> ps: array<f32, BQ * BK>;     // [BQ, BK] exp(s - m_new), 0 where masked
+override HD4: u32 = (MAX_HD + 3u) / 4u; // vec4s per staged row (dims past hd are zeros)
+override G: u32 = BK / KC;              // threads per query row
+override NTHREADS: u32 = BQ * G;
+override PF_N: u32 = (BK * HD4 + NTHREADS - 1u) / NTHREADS; // staged vec4s per thread and operand
+override USE_PF: bool = PREFETCH && PF_N <= PF_CAP;
+override KV_LEN: u32 = max(2u * BK * HD4, select(0u, BQ * (HD4 + 1u), G > 1u));
 
-@compute @workgroup_size(BK, BQ)
+// [BK, HD4] K tile then [BK, HD4] V tile; for the merge: [BQ] (m, l, -, -) then [HD4, BQ] accumulators.
+var<workgroup> kv: array<vec4f, KV_LEN>;
+
+fn acc4(x: vec4f) -> vec4f {
+  return vec4f(acc(x.x), acc(x.y), acc(x.z), acc(x.w));
+}
+
+/** q[off + e .. off + e + 3], zeros from hd on. */
+fn q4(off: u32, e: u32, hd: u32) -> vec4f {
+  var x = vec4f(0.0);
+  if (e < hd) { x.x = q[off + e]; }
+  if (e + 1u < hd) { x.y = q[off + e + 1u]; }
+  if (e + 2u < hd) { x.z = q[off + e + 2u]; }
+  if (e + 3u < hd) { x.w = q[off + e + 3u]; }
+  return x;
+}
+
+fn k4(off: u32, e: u32, hd: u32) -> vec4f {
+  var x = vec4f(0.0);
+  if (e < hd) { x.x = k[off + e]; }
+  if (e + 1u < hd) { x.y = k[off + e + 1u]; }
+  if (e + 2u < hd) { x.z = k[off + e + 2u]; }
+  if (e + 3u < hd) { x.w = k[off + e + 3u]; }
+  return x;
+}
+
+fn v4(off: u32, e: u32, hd: u32) -> vec4f {
+  var x = vec4f(0.0);
+  if (e < hd) { x.x = v[off + e]; }
+  if (e + 1u < hd) { x.y = v[off + e + 1u]; }
+  if (e + 2u < hd) { x.z = v[off + e + 2u]; }
+  if (e + 3u < hd) { x.w = v[off + e + 3u]; }
+  return x;
+}
+
+/** Staged element x of the tile at key j0: vec4 x % HD4 of key j0 + x / HD4 (zeros past T). */
+fn fetch_k(base: u32, j0: u32, x: u32) -> vec4f {
+  let j = j0 + x / HD4;
+  if (j >= params.T) { return vec4f(0.0); }
+  return k4(base + j * params.hd, (x % HD4) * 4u, params.hd);
+}
+
+fn fetch_v(base: u32, j0: u32, x: u32) -> vec4f {
+  let j = j0 + x / HD4;
+  if (j >= params.T) { return vec4f(0.0); }
+  return v4(base + j * params.hd, (x % HD4) * 4u, params.hd);
+}
+
+@compute @workgroup_size(BQ, G)
 fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u) {
   let T = params.T;
   let hd = params.hd;
   let H = params.H;
-  let h = wid.y;
-  if (h >= H) { return; } // uniform per workgroup
-  let c = lid.x; // key column in the tile; output columns c + n*BK
-  let r = lid.y; // query row in the tile
-  let tid = r * BK + c;
-  let nthreads = BQ * BK;
-  let q0 = wid.x * BQ;
-  let i = q0 + r;        // this thread's query row
+  let h = wid.x;
+  let tiles = (T + BQ - 1u) / BQ;
+  if (h >= H || wid.y >= tiles) { return; } // uniform per workgroup
+  let r = lid.x; // query row in the tile
+  let g = lid.y; // this thread takes the chunks n ≡ g (mod G)
+  let tid = g * BQ + r;
+  let q0 = (tiles - 1u - wid.y) * BQ; // longest tiles first
+  let i = q0 + r; // this thread's query row
+  let live = i < T;
   let base = h * T * hd; // head h in q, k, v
 
-  // Query tile; rows past T are zeros (their results are never written).
-  for (var x = tid; x < BQ * hd; x += nthreads) {
-    let row = q0 + x / hd;
-    var val = 0.0;
-    if (row < T) { val = q[base + row * hd + x % hd]; }
-    qs[x] = val;
+  var qr: array<vec4f, HD4_CAP>; // q[h, i, :] (zeros past hd and for rows past T)
+  var o: array<vec4f, HD4_CAP>;  // running Σ exp(s - m) · v[j, :] (zero-initialised)
+  if (live) {
+    for (var e4 = 0u; e4 < HD4; e4++) { qr[e4] = q4(base + i * hd, e4 * 4u, hd); }
   }
-  workgroupBarrier();
+  var m = NEG; // running max of this thread's scores of row i
+  var l = 0.0; // running Σ exp(s - m)
 
-  var m = NEG;              // running max of row i's scores
-  var l = 0.0;              // running Σ exp(s - m)
-  var o: array<f32, ACC_N>; // o[n] = running Σ exp(s - m) · v[j, c + n*BK] (zero-initialised)
+  var kp: array<vec4f, PF_CAP>; // prefetched K/V tile elements (USE_PF)
+  var vp: array<vec4f, PF_CAP>;
+  if (USE_PF) {
+    for (var n = 0u; n < PF_N; n++) {
+      let x = tid + n * NTHREADS;
+      if (x < BK * HD4) {
+        kp[n] = fetch_k(base, 0u, x);
+        vp[n] = fetch_v(base, 0u, x);
+      }
+    }
+  }
 
   let kEnd = min(T, q0 + BQ); // causal: the tile's last row sees keys < kEnd; later tiles are skipped
   for (var j0 = 0u; j0 < kEnd; j0 += BK) {
-    // 1. K tile; keys past T are zeros.
-    for (var x = tid; x < BK * hd; x += nthreads) {
-      let j = j0 + x / hd;
-      var val = 0.0;
-      if (j < T) { val = k[base + j * hd + x % hd]; }
-      kv[x] = val;
-    }
-    if (!FAULT_NO_BARRIER) { workgroupBarrier(); } // an override condition: uniform
-
-    // 2. Score of (i, j); masked above the diagonal (and past T).
-    let j = j0 + c;
-    let valid = j <= i && j < T;
-    var s = 0.0;
-    if (valid) {
-      var dot = 0.0;
-      for (var e = 0u; e < hd; e++) { dot = acc(dot + qs[r * hd + e] * kv[c * hd + e]); }
-      s = dot * params.scale;
-    }
-    ss[r * BK + c] = s;
-    workgroupBarrier();
-
-    // 3. Online softmax update of row i.
-    var mTile = NEG;
-    for (var cc = 0u; cc < BK; cc++) {
-      let jj = j0 + cc;
-      if (jj <= i && jj < T) { mTile = max(mTile, ss[r * BK + cc]); }
-    }
-    let mNew = max(m, mTile);
-    // l > 0 once the row has seen a key (key 0 is in the first tile of every row): nothing to rescale before.
-    if (!FAULT_NO_RESCALE && mNew > m && l > 0.0) {
-      let alpha = exp(m - mNew);
-      l = acc(l * alpha);
-      for (var n = 0u; n < ACC_N; n++) { o[n] = acc(o[n] * alpha); }
-    }
-    m = mNew;
-    var p = 0.0;
-    if (valid) { p = exp(s - mNew); }
-    ps[r * BK + c] = p;
-    // V tile into kv: every read of the K tile happened before the barrier above.
-    for (var x = tid; x < BK * hd; x += nthreads) {
-      let jv = j0 + x / hd;
-      var val = 0.0;
-      if (jv < T) { val = v[base + jv * hd + x % hd]; }
-      kv[x] = val;
-    }
-    workgroupBarrier();
-
-    // 4. Accumulate the tile.
-    for (var cc = 0u; cc < BK; cc++) { l = acc(l + ps[r * BK + cc]); }
-    for (var n = 0u; n < ACC_N; n++) {
-      let e = c + n * BK;
-      if (e < hd) {
-        var a = o[n];
-        for (var cc = 0u; cc < BK; cc++) { a = acc(a + ps[r * BK + cc] * kv[cc * hd + e]); }
-        o[n] = a;
+    // 1. K and V tiles (every read of the previous tile happened before the barrier that ended it).
+    if (USE_PF) {
+      for (var n = 0u; n < PF_N; n++) {
+        let x = tid + n * NTHREADS;
+        if (x < BK * HD4) {
+          kv[x] = kp[n];
+          kv[BK * HD4 + x] = vp[n];
+        }
+      }
+    } else {
+      for (var x = tid; x < BK * HD4; x += NTHREADS) {
+        kv[x] = fetch_k(base, j0, x);
+        kv[BK * HD4 + x] = fetch_v(base, j0, x);
       }
     }
-    workgroupBarrier(); // before the next tile overwrites kv, ss and ps
+    if (!FAULT_NO_BARRIER) { workgroupBarrier(); } // an override condition: uniform
+    if (USE_PF && j0 + BK < kEnd) {
+      for (var n = 0u; n < PF_N; n++) {
+        let x = tid + n * NTHREADS;
+        if (x < BK * HD4) {
+          kp[n] = fetch_k(base, j0 + BK, x);
+          vp[n] = fetch_v(base, j0 + BK, x);
+        }
+      }
+    }
+
+    // 2. This thread's chunk: keys jc .. jc + KC - 1 (all < T when jc <= i < T).
+    let jc = j0 + g * KC;
+    if (live && jc <= i) {
+      let kb = g * KC * HD4;      // the chunk's first K row in kv
+      let vb = BK * HD4 + kb;     // and V row
+      // Explicitly zeroed: Dawn's SPIR-V zero-initialises a declaration inside a loop only once.
+      var s = array<f32, KC>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0); // scores, then probabilities
+      for (var e4 = 0u; e4 < HD4; e4++) {
+        let a = qr[e4];
+        for (var c = 0u; c < KC; c++) {
+          let b = kv[kb + c * HD4 + e4];
+          var d = s[c];
+          d = acc(d + a.x * b.x);
+          d = acc(d + a.y * b.y);
+          d = acc(d + a.z * b.z);
+          d = acc(d + a.w * b.w);
+          s[c] = d;
+        }
+      }
+      var mTile = NEG;
+      for (var c = 0u; c < KC; c++) {
+        s[c] = s[c] * params.scale;
+        if (jc + c <= i) { mTile = max(mTile, s[c]); }
+      }
+      let mNew = max(m, mTile);
+      // l > 0 once this thread has seen a key: nothing to rescale before.
+      if (!FAULT_NO_RESCALE && mNew > m && l > 0.0) {
+        let alpha = exp(m - mNew);
+        l = acc(l * alpha);
+        for (var e4 = 0u; e4 < HD4; e4++) { o[e4] = acc4(o[e4] * alpha); }
+      }
+      m = mNew;
+      for (var c = 0u; c < KC; c++) {
+        var p = 0.0;
+        if (jc + c <= i) { p = exp(s[c] - mNew); }
+        s[c] = p;
+        l = acc(l + p);
+      }
+      for (var e4 = 0u; e4 < HD4; e4++) {
+        var a = o[e4];
+        for (var c = 0u; c < KC; c++) { a = acc4(a + s[c] * kv[vb + c * HD4 + e4]); }
+        o[e4] = a;
+      }
+    }
+    workgroupBarrier(); // before the next tile overwrites kv
   }
 
-  if (i < T) {
-    for (var n = 0u; n < ACC_N; n++) {
-      let e = c + n * BK;
-      if (e < hd) { ctx[i * H * hd + h * hd + e] = st(o[n] / l); }
+  // Merge the G partial states of each row into thread g = 0, in order g = 1 .. G-1.
+  for (var gg = 1u; gg < G; gg++) {
+    if (g == gg) {
+      kv[r] = vec4f(m, l, 0.0, 0.0);
+      for (var e4 = 0u; e4 < HD4; e4++) { kv[BQ + e4 * BQ + r] = o[e4]; }
+    }
+    workgroupBarrier();
+    if (g == 0u) {
+      let ml = kv[r];
+      // An empty partial (l = 0: the row has no key in that thread's chunks) changes nothing.
+      if (ml.y > 0.0) {
+        let mNew = max(m, ml.x);
+        if (!FAULT_NO_RESCALE && mNew > m) {
+          let alpha = exp(m - mNew);
+          l = acc(l * alpha);
+          for (var e4 = 0u; e4 < HD4; e4++) { o[e4] = acc4(o[e4] * alpha); }
+        }
+        let beta = exp(ml.x - mNew);
+        l = acc(l + acc(ml.y * beta));
+        for (var e4 = 0u; e4 < HD4; e4++) { o[e4] = acc4(o[e4] + acc4(kv[BQ + e4 * BQ + r] * beta)); }
+        m = mNew;
+      }
+    }
+    workgroupBarrier(); // before the next partial overwrites kv
+  }
+
+  if (g == 0u && live) {
+    let out = i * H * hd + h * hd;
+    for (var e4 = 0u; e4 < HD4; e4++) {
+      let x = o[e4];
+      let e = e4 * 4u;
+      if (e < hd) { ctx[out + e] = st(x.x / l); }
+      if (e + 1u < hd) { ctx[out + e + 1u] = st(x.y / l); }
+      if (e + 2u < hd) { ctx[out + e + 2u] = st(x.z / l); }
+      if (e + 3u < hd) { ctx[out + e + 3u] = st(x.w / l); }
     }
   }
 }

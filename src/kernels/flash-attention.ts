@@ -1,5 +1,6 @@
 // Launcher for the fused flash-attention kernel (shaders/fused/flash_attention.wgsl): scores, causal softmax
-// and the value product of one layer in one dispatch, with an online softmax over key tiles.
+// and the value product of one layer in one dispatch, with an online softmax over key chunks. One query row
+// per thread column (q and the output accumulators in registers); BK / 8 threads per row split the keys.
 import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { ceilDiv, MAX_GROUPS } from './grid';
@@ -17,21 +18,35 @@ export const flashAttentionKernel: KernelDef = {
   ],
 };
 
-/** Query rows per workgroup (the shader's BQ default). */
-export const FLASH_BQ = 16;
-/** Keys per tile (the shader's BK default). */
-export const FLASH_BK = 8;
-/** Widest head the kernel supports (MAX_HD in the shader; also ACC_N·BK with the default BK). */
+/** Keys per online-softmax step (KC in the shader): the first step covers keys 0..7 of every row. */
+export const FLASH_KEY_CHUNK = 8;
+/** Query rows per workgroup (BQ) for head_dim <= 64; see flashTiles for wider heads. */
+export const FLASH_BQ = 32;
+/** Keys per staged K/V tile (BK, a multiple of FLASH_KEY_CHUNK) for head_dim <= 64: BK / 8 threads per row. */
+export const FLASH_BK = 32;
+/** Widest head the kernel supports (HD4_CAP·4 in the shader: a row in registers). */
 export const FLASH_MAX_HEAD_DIM = 128;
-/** Output columns each thread accumulates (ACC_N in the shader): hd <= ACC_N·BK. */
-const ACC_N = 16;
 /** WebGPU's default limits, which the kernel stays within. */
 const MAX_WG_STORAGE = 16384;
 const MAX_INVOCATIONS = 256;
 
-/** Workgroup storage of the kernel with these tiles: q tile + K/V tile + scores + probabilities. */
+/**
+ * Workgroup storage of the kernel with these tiles: the K and V tiles (vec4 rows of ceil(hd/4)), reused for
+ * merging the partial row states of the BK/8 threads of a row (BQ rows of ceil(hd/4) + 1 vec4s).
+ */
 export function flashWorkgroupBytes(BQ: number, BK: number, hd = FLASH_MAX_HEAD_DIM): number {
-  return 4 * ((BQ + BK) * hd + 2 * BQ * BK);
+  const hd4 = Math.ceil(hd / 4);
+  return 16 * Math.max(2 * BK * hd4, BK > FLASH_KEY_CHUNK ? BQ * (hd4 + 1) : 0);
+}
+
+/**
+ * Default tiles for a head dimension. They depend on hd alone, so overriding BQ alone (as the determinism check
+ * does) keeps BK, and with it every row's arithmetic: results are bit-identical for any BQ.
+ */
+export function flashTiles(hd: number): { BQ: number; BK: number } {
+  if (hd <= 64) return { BQ: FLASH_BQ, BK: FLASH_BK };
+  if (hd <= 84) return { BQ: 32, BK: 24 }; // 2·24·21 vec4s and 32·22 fit 16 KiB
+  return { BQ: 16, BK: 16 };
 }
 
 /**
@@ -46,22 +61,27 @@ export function flashAttention(
   hd: number,
   opts: { constants?: OverrideConstants } = {},
 ): DispatchSpec {
-  const constants: OverrideConstants = { BQ: FLASH_BQ, BK: FLASH_BK, MAX_HD: hd, ...opts.constants };
-  const BQ = Number(constants.BQ);
-  const BK = Number(constants.BK);
   if (!Number.isInteger(hd) || hd < 1 || hd > FLASH_MAX_HEAD_DIM) {
     throw new Error(`${label}: flash attention supports head_dim 1..${FLASH_MAX_HEAD_DIM}, got ${hd}`);
   }
-  if (!Number.isInteger(BQ) || !Number.isInteger(BK) || BQ < 1 || BK < 1 || BQ * BK > MAX_INVOCATIONS) {
+  const constants: OverrideConstants = { ...flashTiles(hd), MAX_HD: hd, ...opts.constants };
+  const BQ = Number(constants.BQ);
+  const BK = Number(constants.BK);
+  const maxHd = Number(constants.MAX_HD);
+  if (!Number.isInteger(maxHd) || maxHd < hd || maxHd > FLASH_MAX_HEAD_DIM) {
+    throw new Error(`${label}: flash attention MAX_HD=${maxHd} must be in ${hd}..${FLASH_MAX_HEAD_DIM}`);
+  }
+  if (!Number.isInteger(BK) || BK < FLASH_KEY_CHUNK || BK % FLASH_KEY_CHUNK !== 0) {
+    throw new Error(`${label}: flash attention BK=${BK} must be a positive multiple of ${FLASH_KEY_CHUNK}`);
+  }
+  const threads = BQ * (BK / FLASH_KEY_CHUNK);
+  if (!Number.isInteger(BQ) || BQ < 1 || threads > MAX_INVOCATIONS) {
     throw new Error(
-      `${label}: flash attention tiles BQ=${BQ} BK=${BK} need 1..${MAX_INVOCATIONS} invocations`,
+      `${label}: flash attention tiles BQ=${BQ} BK=${BK} need ${threads} invocations (1..${MAX_INVOCATIONS})`,
     );
   }
-  if (flashWorkgroupBytes(BQ, BK, hd) > MAX_WG_STORAGE) {
+  if (flashWorkgroupBytes(BQ, BK, maxHd) > MAX_WG_STORAGE) {
     throw new Error(`${label}: flash attention tiles BQ=${BQ} BK=${BK} need more than ${MAX_WG_STORAGE} B`);
-  }
-  if (hd > ACC_N * BK) {
-    throw new Error(`${label}: flash attention with BK=${BK} supports head_dim <= ${ACC_N * BK}, got ${hd}`);
   }
   const tiles = ceilDiv(T, BQ);
   if (tiles > MAX_GROUPS || H > MAX_GROUPS)
@@ -72,6 +92,6 @@ export function flashAttention(
     constants,
     buffers: b,
     params: paramsBytes([T, hd, H, { f32: 1 / Math.sqrt(hd) }]),
-    workgroups: [tiles, H, 1],
+    workgroups: [H, tiles, 1],
   };
 }
