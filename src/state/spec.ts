@@ -31,13 +31,16 @@ export function buildSpec(settings: RunSettings, source: ModelSource, model: Loa
   } else {
     prompt = { text: settings.prompt };
   }
-  const faults: RunSpec['faults'] = settings.fault
-    ? [
-        settings.faultLayer === null
-          ? { id: settings.fault }
-          : { id: settings.fault, fromLayer: settings.faultLayer },
-      ]
-    : [];
+  const faults: RunSpec['faults'] = [
+    ...(settings.fault
+      ? [
+          settings.faultLayer === null
+            ? { id: settings.fault }
+            : { id: settings.fault, fromLayer: settings.faultLayer },
+        ]
+      : []),
+    ...settings.extraFaults.map((f) => ({ ...f })),
+  ];
   const candidate: RunSpec = {
     version: 1,
     model: modelRef(source, model),
@@ -55,6 +58,45 @@ export function buildSpec(settings: RunSettings, source: ModelSource, model: Loa
   } catch (e) {
     return { ok: false, message: (e as Error).message };
   }
+}
+
+/** Whether the model loaded now is the one a RunSpec names (and ready to run). */
+export function modelMatches(
+  ref: ModelRef,
+  state: { modelStatus: string; model: LoadedModel | null; modelSource: ModelSource | null },
+): boolean {
+  const { model, modelSource } = state;
+  if (state.modelStatus !== 'ready' || !model || !modelSource) return false;
+  if (ref.kind === 'embedded') return modelSource.kind === 'embedded' && modelSource.id === ref.id;
+  return model.sha256 === ref.sha256;
+}
+
+/** The model a RunSpec names, as an identity: the embedded id, or the weights' sha256 (URL or file alike). */
+export function modelKey(ref: ModelRef): string {
+  return ref.kind === 'embedded' ? `embedded:${ref.id}` : `sha256:${ref.sha256}`;
+}
+
+/**
+ * A RunSpec as a string that is equal exactly when two specs describe the same comparison: the model by its
+ * identity (modelKey), the fused kernels as a set; every other field as it is.
+ */
+export function specKey(spec: RunSpec): string {
+  return JSON.stringify([
+    spec.version,
+    modelKey(spec.model),
+    spec.prompt,
+    spec.generate,
+    spec.precision,
+    [...spec.fused].sort(),
+    spec.faults.map((f) => [f.id, f.fromLayer ?? null]),
+    spec.seed,
+    spec.k,
+    spec.metric,
+  ]);
+}
+
+export function sameRun(a: RunSpec, b: RunSpec): boolean {
+  return specKey(a) === specKey(b);
 }
 
 /** analyze()'s phases in the order they run. */

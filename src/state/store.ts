@@ -6,7 +6,10 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import type { Precision } from '../kernels/precision';
 import { type FaultId, faultInfo } from '../run/faults';
-import { defaultRunSpec, LIMITS, type Metric, type RunSpec } from '../run/runspec';
+import type { Sharer } from '../run/permalink';
+import { defaultRunSpec, LIMITS, type Metric, type ModelRef, type RunSpec } from '../run/runspec';
+import { scenarioById } from '../run/scenarios';
+import type { RunSummary } from './history';
 import type {
   AdapterSummary,
   CompareProgress,
@@ -38,6 +41,12 @@ export type ModelSource =
   | { kind: 'url'; url: string }
   | { kind: 'files'; name: string };
 
+/** A fault of a RunSpec (the faults after the first, which the fault picker holds). */
+export interface SpecFault {
+  id: FaultId;
+  fromLayer?: number;
+}
+
 /** Everything the user sets before pressing Run; turned into a RunSpec by buildSpec (spec.ts). */
 export interface RunSettings {
   prompt: string;
@@ -49,6 +58,8 @@ export interface RunSettings {
   fault: FaultId | null;
   /** First faulty layer; null = drawn from the seed. */
   faultLayer: number | null;
+  /** More faults, planted by a link that names several (the picker holds one); in the RunSpec after it. */
+  extraFaults: SpecFault[];
   seed: number;
   k: number;
   metric: Metric;
@@ -71,6 +82,42 @@ export interface RunState {
   report: Report | null;
   /** Reference and fused continuations cut at the first differing token (decoded by the worker). */
   segments: { reference: TextSegments; fused: TextSegments } | null;
+}
+
+/** A run opened from a permalink ('#r1=…') or a scenario link ('#s=…'). */
+export interface LinkedRun {
+  /** The link's RunSpec (validated), which the settings were restored from. */
+  spec: RunSpec;
+  origin: 'link' | 'scenario';
+  /** What the sharer saw (their adapter and per-layer summary), when the link carries it. */
+  sharer: Sharer | null;
+  /** The link asked to run at once and autorunAllowed() agreed; cleared when the run starts. */
+  autorunPending: boolean;
+}
+
+/** A model a link or a stored run names that is not loaded and not in the cache: the viewer is asked. */
+export interface ModelNeed {
+  ref: Exclude<ModelRef, { kind: 'embedded' }>;
+  /** Where the request comes from (for the words shown). */
+  from: 'link' | 'history';
+}
+
+export interface ScenarioView {
+  id: string;
+  /** 1-based variant number, or null for the scenario's main run. */
+  variant: number | null;
+  /** 0-based index of the step shown. */
+  step: number;
+}
+
+export interface HistoryState {
+  status: 'loading' | 'ready' | 'unavailable';
+  /** Newest first. */
+  runs: RunSummary[];
+  /** Why the history is unavailable (no IndexedDB, private mode), or null. */
+  message: string | null;
+  /** A note about the last history action (a run that is gone, a report that was not kept), or null. */
+  notice: string | null;
 }
 
 export interface Prefs {
@@ -97,6 +144,19 @@ export interface AppState {
   prefs: Prefs;
   /** The one error shown to the user (null when none). */
   error: WorkerError | null;
+  /** The run a link opened, while its settings are the ones shown. */
+  linked: LinkedRun | null;
+  /** Why the last link could not be opened (one sentence), or null. */
+  linkError: string | null;
+  /** A model the viewer is asked for (file picker or consent to download), or null. */
+  modelNeed: ModelNeed | null;
+  history: HistoryState;
+  /** The report shown is a stored one (re-opened from the history, not re-run). */
+  storedRun: { id: string; createdAt: string } | null;
+  /** The classroom scenario shown (opened by '#s=<id>'), or null. */
+  scenario: ScenarioView | null;
+  /** Presenter mode: the scenario's steps in large type, one at a time. */
+  presenter: boolean;
 }
 
 export interface AppActions {
@@ -122,6 +182,23 @@ export interface AppActions {
   setPool(pool: PoolStats | null): void;
   setPrefs(patch: Partial<Prefs>): void;
   clearError(): void;
+  /**
+   * Opens a run from a link (or a stored run): every setting from its spec, the link's context, the
+   * scenario (when it is one). The report shown, if any, stays until the next run.
+   */
+  openRun(spec: RunSpec, linked: LinkedRun | null, scenario: ScenarioView | null): void;
+  setLinkError(message: string | null): void;
+  setModelNeed(need: ModelNeed | null): void;
+  setHistory(patch: Partial<HistoryState>): void;
+  /** Shows a stored report without running it, and restores its settings. */
+  showStoredRun(stored: { id: string; createdAt: string }, spec: RunSpec, report: Report): void;
+  setStoredRun(stored: { id: string; createdAt: string } | null): void;
+  /** Moves the scenario's step by delta (clamped to its steps). */
+  stepScenario(delta: number): void;
+  setScenarioStep(step: number): void;
+  setPresenter(on: boolean): void;
+  /** Drops one of the extra faults a link planted. */
+  removeExtraFault(id: FaultId): void;
 }
 
 export type AppStore = StoreApi<AppState & AppActions>;
@@ -146,6 +223,7 @@ export function defaultSettings(): RunSettings {
     fused: [...d.fused],
     fault: null,
     faultLayer: null,
+    extraFaults: [],
     seed: d.seed,
     k: d.k,
     metric: d.metric,
@@ -179,16 +257,35 @@ export function initialState(): AppState {
     pool: null,
     prefs: { theme: 'system', largeType: false },
     error: null,
+    linked: null,
+    linkError: null,
+    modelNeed: null,
+    history: { status: 'loading', runs: [], message: null, notice: null },
+    storedRun: null,
+    scenario: null,
+    presenter: false,
   };
+}
+
+function blockerOf(id: FaultId, fused: readonly FusedKernelId[]): string | null {
+  const f = faultInfo(id);
+  if (fused.includes(f.kernel)) return null;
+  const k = FUSED_KERNELS.find((x) => x.id === f.kernel);
+  return `“${f.title}” lives in the fused kernel “${k?.title ?? f.kernel}”, which is switched off.`;
 }
 
 /** Why the chosen fault cannot run now (its kernel is off), or null. */
 export function faultBlocker(s: RunSettings): string | null {
-  if (!s.fault) return null;
-  const f = faultInfo(s.fault);
-  if (s.fused.includes(f.kernel)) return null;
-  const k = FUSED_KERNELS.find((x) => x.id === f.kernel);
-  return `“${f.title}” lives in the fused kernel “${k?.title ?? f.kernel}”, which is switched off.`;
+  return s.fault ? blockerOf(s.fault, s.fused) : null;
+}
+
+/** Why one of the extra (link-planted) faults cannot run now, or null. */
+export function extraFaultBlocker(s: RunSettings): string | null {
+  for (const f of s.extraFaults) {
+    const b = blockerOf(f.id, s.fused);
+    if (b) return b;
+  }
+  return null;
 }
 
 /** Whether Run may start now. */
@@ -198,7 +295,8 @@ export function canRun(s: AppState): boolean {
     s.modelStatus === 'ready' &&
     s.run.status !== 'running' &&
     s.settings.prompt.trim().length > 0 &&
-    faultBlocker(s.settings) === null
+    faultBlocker(s.settings) === null &&
+    extraFaultBlocker(s.settings) === null
   );
 }
 
@@ -209,10 +307,20 @@ function sanitize(old: RunSettings, patch: Partial<RunSettings>): RunSettings {
   next.seed = clampInt(next.seed, 0, 2 ** 31 - 1, old.seed);
   next.k = clampK(next.k, old.k);
   if (next.faultLayer !== null) next.faultLayer = clampInt(next.faultLayer, 0, 1023, 0);
-  if (next.prompt.length > LIMITS.promptChars) next.prompt = next.prompt.slice(0, LIMITS.promptChars);
+  // Token ids as text ("3, 14, 15") may be longer than a text prompt: up to 10 characters per id.
+  const maxPrompt = next.promptMode === 'ids' ? LIMITS.tokens * 10 : LIMITS.promptChars;
+  if (next.prompt.length > maxPrompt) next.prompt = next.prompt.slice(0, maxPrompt);
   // Keep the catalog order (and no duplicates) whatever order kernels were switched on in.
   next.fused = FUSED_KERNELS.map((k) => k.id).filter((id) => next.fused.includes(id));
+  // An extra fault picked again in the picker is no longer extra (a RunSpec lists each fault once).
+  if (next.fault !== null) next.extraFaults = next.extraFaults.filter((f) => f.id !== next.fault);
   return next;
+}
+
+function clampStep(scenario: ScenarioView, step: number): ScenarioView {
+  const n = scenarioById(scenario.id)?.steps.length ?? 1;
+  const next = Math.min(n - 1, Math.max(0, Math.round(step)));
+  return next === scenario.step ? scenario : { ...scenario, step: next };
 }
 
 export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
@@ -256,12 +364,14 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
       })),
     modelFailed: (error) => set({ modelStatus: 'error', model: null, modelProgress: null, error }),
     runStarted: (spec, now) =>
-      set({
+      set((s) => ({
         run: { ...emptyRun, status: 'running', spec, startedAt: now },
         selectedLayer: null,
         selectedTap: null,
         error: null,
-      }),
+        storedRun: null,
+        linked: s.linked?.autorunPending ? { ...s.linked, autorunPending: false } : s.linked,
+      })),
     runProgress: (p) =>
       set((s) => (s.run.status === 'running' ? { run: { ...s.run, progress: { ...p } } } : {})),
     runFinished: (report, now) =>
@@ -295,5 +405,64 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
     setPool: (pool) => set({ pool }),
     setPrefs: (patch) => set((s) => ({ prefs: { ...s.prefs, ...patch } })),
     clearError: () => set({ error: null }),
+    openRun: (spec, linked, scenario) =>
+      set((s) => ({
+        settings: sanitize(s.settings, settingsOf(spec)),
+        linked,
+        linkError: null,
+        scenario,
+        presenter: scenario ? s.presenter : false,
+        modelNeed: null,
+        storedRun: null,
+      })),
+    setLinkError: (linkError) => set({ linkError }),
+    setModelNeed: (modelNeed) => set({ modelNeed }),
+    setHistory: (patch) => set((s) => ({ history: { ...s.history, ...patch } })),
+    showStoredRun: (stored, spec, report) =>
+      set((s) =>
+        s.run.status === 'running'
+          ? {}
+          : {
+              settings: sanitize(s.settings, settingsOf(spec)),
+              run: { ...emptyRun, status: 'done', spec, report },
+              storedRun: { ...stored },
+              viewMetric: report.metric,
+              selectedLayer: null,
+              selectedTap: null,
+              linked: null,
+              linkError: null,
+              scenario: null,
+              presenter: false,
+              modelNeed: null,
+              error: null,
+            },
+      ),
+    setStoredRun: (storedRun) => set({ storedRun }),
+    stepScenario: (delta) =>
+      set((s) => (s.scenario ? { scenario: clampStep(s.scenario, s.scenario.step + delta) } : {})),
+    setScenarioStep: (step) => set((s) => (s.scenario ? { scenario: clampStep(s.scenario, step) } : {})),
+    setPresenter: (on) => set((s) => ({ presenter: on && s.scenario !== null })),
+    removeExtraFault: (id) =>
+      set((s) => ({
+        settings: { ...s.settings, extraFaults: s.settings.extraFaults.filter((f) => f.id !== id) },
+      })),
   }));
+}
+
+/** The settings that reproduce a RunSpec (its model is not a setting: the controller loads it). */
+export function settingsOf(spec: RunSpec): RunSettings {
+  const [first, ...rest] = spec.faults;
+  return {
+    prompt: 'text' in spec.prompt ? spec.prompt.text : spec.prompt.tokens.join(', '),
+    promptMode: 'text' in spec.prompt ? 'text' : 'ids',
+    generate: spec.generate,
+    precision: spec.precision,
+    fused: [...spec.fused],
+    fault: first ? first.id : null,
+    faultLayer: first?.fromLayer ?? null,
+    extraFaults: rest.map((f) => (f.fromLayer === undefined ? { id: f.id } : { id: f.id, fromLayer: f.fromLayer })),
+    seed: spec.seed,
+    k: spec.k,
+    metric: spec.metric,
+  };
 }

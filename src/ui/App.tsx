@@ -24,6 +24,7 @@ const ERROR_TITLES: Record<WorkerError['kind'], string> = {
   'no-webgpu': 'WebGPU is not available',
   'device-lost': 'The GPU device was lost',
   model: 'The model could not be loaded',
+  'model-mismatch': 'The model does not match the run',
   input: 'This run cannot start',
   cancelled: 'Cancelled',
   internal: 'Something went wrong',

@@ -18,6 +18,11 @@ export type WorkerErrorKind =
   | 'device-lost'
   /** A model file could not be fetched or was refused (config.json, model.safetensors, tokenizer.json). */
   | 'model'
+  /**
+   * The weights do not hash to the sha256 the caller expected (a link's model): nothing was loaded, and the
+   * model loaded before (if any) is still loaded.
+   */
+  | 'model-mismatch'
   /** The request itself is wrong: empty prompt, too many tokens, ids out of range, a malformed RunSpec. */
   | 'input'
   /** cancel() stopped a generation or a comparison. */
@@ -64,6 +69,14 @@ export interface ModelFilesInput {
   name: string;
 }
 
+/** How a model is loaded: checked against an expected hash, and kept in the IndexedDB model cache. */
+export interface LoadOptions {
+  /** Refuse (kind 'model-mismatch') unless model.safetensors hashes to this lower-case hex sha256. */
+  expectSha256?: string;
+  /** Keep the files in the model cache (src/state/history.ts) under their sha256 after a good load. */
+  cache?: boolean;
+}
+
 /** One new token of a generation. */
 export interface TokenEvent {
   id: number;
@@ -97,9 +110,13 @@ export interface WorkerApi {
    */
   init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult>;
   /** Fetches config.json, model.safetensors and tokenizer.json under baseUrl (an absolute URL ending in '/'). */
-  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<LoadedModel>;
+  loadModelFromUrl(
+    baseUrl: string,
+    onProgress: (p: LoadProgress) => void,
+    options?: LoadOptions,
+  ): Promise<LoadedModel>;
   /** Loads a model from files the page read (picker or drag-and-drop). */
-  loadModelFromFiles(files: ModelFilesInput): Promise<LoadedModel>;
+  loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Greedy generation of n new tokens after the encoded prompt. */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   /**

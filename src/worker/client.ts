@@ -6,6 +6,7 @@ import type {
   GenerateResult,
   InitResult,
   LoadedModel,
+  LoadOptions,
   LoadProgress,
   ModelFilesInput,
   PoolStats,
@@ -24,9 +25,13 @@ export interface EngineClient {
    */
   init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult>;
   /** baseUrl must be absolute (resolve it against document.baseURI first). Rejects with a WorkerError. */
-  loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<LoadedModel>;
+  loadModelFromUrl(
+    baseUrl: string,
+    onProgress: (p: LoadProgress) => void,
+    options?: LoadOptions,
+  ): Promise<LoadedModel>;
   /** The weights' ArrayBuffer is transferred to the worker (detached here afterwards). */
-  loadModelFromFiles(files: ModelFilesInput): Promise<LoadedModel>;
+  loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
@@ -44,6 +49,7 @@ const KINDS: readonly WorkerErrorKind[] = [
   'no-webgpu',
   'device-lost',
   'model',
+  'model-mismatch',
   'input',
   'cancelled',
   'internal',
@@ -108,10 +114,10 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
         async (): Promise<InitResult> =>
           await remote.init(onDeviceLost ? Comlink.proxy(onDeviceLost) : undefined),
       ).catch((e: unknown): InitResult => ({ ok: false, error: asWorkerError(e) })),
-    loadModelFromUrl: (baseUrl, onProgress) =>
-      call(() => remote.loadModelFromUrl(baseUrl, Comlink.proxy(onProgress))),
-    loadModelFromFiles: (files) =>
-      call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]))),
+    loadModelFromUrl: (baseUrl, onProgress, options) =>
+      call(() => remote.loadModelFromUrl(baseUrl, Comlink.proxy(onProgress), options)),
+    loadModelFromFiles: (files, options) =>
+      call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]), options)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
     compare: (spec, onProgress) => call(() => remote.compare(spec, Comlink.proxy(onProgress))),
     decode: (ids) => call(() => remote.decode(ids)),

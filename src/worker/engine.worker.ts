@@ -8,11 +8,13 @@ import type { PoolStats } from '../gpu/pool';
 import { browserShaderSource } from '../kernels/shaders-browser';
 import { ModelLoadError } from '../model/errors';
 import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
+import { cacheModelFiles } from '../state/history';
 import type {
   CompareProgress,
   GenerateResult,
   InitResult,
   LoadedModel,
+  LoadOptions,
   LoadProgress,
   ModelFilesInput,
   TokenEvent,
@@ -191,7 +193,11 @@ class WorkerEngine implements WorkerApi {
     return this.initPromise;
   }
 
-  async loadModelFromUrl(baseUrl: string, onProgress: (p: LoadProgress) => void): Promise<LoadedModel> {
+  async loadModelFromUrl(
+    baseUrl: string,
+    onProgress: (p: LoadProgress) => void,
+    options?: LoadOptions,
+  ): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
       this.claim('loading');
@@ -230,7 +236,7 @@ class WorkerEngine implements WorkerApi {
         );
         const weights = await readBody(wRes, reader(MODEL_FILES.weights));
         notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes });
-        return await this.load(engine, config, weights, tokenizer, modelName(base));
+        return await this.load(engine, config, weights, tokenizer, modelName(base), options);
       } finally {
         this.busy = null;
       }
@@ -241,7 +247,7 @@ class WorkerEngine implements WorkerApi {
     }
   }
 
-  async loadModelFromFiles(files: ModelFilesInput): Promise<LoadedModel> {
+  async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
       if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
@@ -251,7 +257,14 @@ class WorkerEngine implements WorkerApi {
       this.claim('loading');
       try {
         const name = typeof files.name === 'string' && files.name ? files.name.slice(0, 200) : 'model';
-        return await this.load(engine, files.config, new Uint8Array(files.weights), files.tokenizer, name);
+        return await this.load(
+          engine,
+          files.config,
+          new Uint8Array(files.weights),
+          files.tokenizer,
+          name,
+          options,
+        );
       } finally {
         this.busy = null;
       }
@@ -380,11 +393,28 @@ class WorkerEngine implements WorkerApi {
     weights: Uint8Array,
     tokenizer: string | undefined,
     name: string,
+    options: LoadOptions | undefined,
   ): Promise<LoadedModel> {
     const sha256 = await sha256Hex(weights);
+    const expected = options?.expectSha256;
+    // Checked before anything reaches the engine: a refused model leaves the one loaded before in place.
+    if (typeof expected === 'string' && expected !== sha256) {
+      throw workerError(
+        'model-mismatch',
+        `model.safetensors hashes to sha256 ${sha256.slice(0, 16)}…, but the run names ${expected.slice(0, 16)}…: ` +
+          'these are not the weights it was made with, so nothing was loaded.',
+      );
+    }
     const weightsBytes = weights.byteLength;
     const info = await engine.loadModel({ config, weights, tokenizer, name });
     this.loaded = { ...info, sha256, weightsBytes };
+    if (options?.cache) {
+      try {
+        await cacheModelFiles(sha256, { config, weights, tokenizer }, name);
+      } catch {
+        // No IndexedDB, or over quota: the model runs, it is only not kept for the next visit.
+      }
+    }
     return this.loaded;
   }
 

@@ -25,6 +25,11 @@ export interface ErrorCurveProps {
   onSelect: (layer: number) => void;
   fileBase: (what: string, ext: string) => string;
   controls?: React.ReactNode;
+  /**
+   * The sharer's per-layer ratios to the noise floor (from a permalink), drawn as a series of their own at
+   * ratio × this run's floor — only in the metric the ratios are in (the report's).
+   */
+  sharer?: { ratios: readonly (number | null)[]; metric: Metric } | null;
 }
 
 const HEIGHT = 340;
@@ -39,11 +44,27 @@ interface LegendItem {
   shape: 'line' | 'dash' | 'band' | 'vline';
 }
 
-export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, controls }: ErrorCurveProps) {
+export function ErrorCurve({
+  report,
+  metric,
+  selectedLayer,
+  onSelect,
+  fileBase,
+  controls,
+  sharer,
+}: ErrorCurveProps) {
   const [bodyRef, width] = useWidth<HTMLDivElement>();
   const svgRef = useRef<SVGSVGElement | null>(null);
   const tipRef = useRef<HTMLDivElement | null>(null);
   const rows = useMemo(() => curveRows(report, metric), [report, metric]);
+  // The sharer's points, in errorValue units: their ratio × the floor this report divided by.
+  const sharerRows = useMemo(() => {
+    if (!sharer || sharer.metric !== metric || metric !== report.metric) return null;
+    return rows.flatMap((r) => {
+      const ratio = sharer.ratios[r.layer];
+      return typeof ratio === 'number' ? [{ layer: r.layer, ratio, value: (r.threshold / report.k) * ratio }] : [];
+    });
+  }, [sharer, rows, metric, report]);
   const onSelectRef = useRef(onSelect);
   onSelectRef.current = onSelect;
 
@@ -64,6 +85,8 @@ export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, 
     ];
     if (report.firstDivergentLayer !== null)
       legendItems.push({ cls: 'marker', label: 'first divergent layer', shape: 'vline' });
+    if (sharerRows)
+      legendItems.push({ cls: 'sharer', label: 'the sharer’s run (their ratio × your floor)', shape: 'line' });
     const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
     let lx = 0;
     let ly = 0;
@@ -92,6 +115,8 @@ export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, 
           .attr('y2', 9);
       if (item.cls === 'propagated')
         g.append('circle').attr('class', 'pt propagated').attr('cx', 11).attr('cy', 9).attr('r', 4);
+      if (item.cls === 'sharer')
+        g.append('path').attr('class', 'pt sharer').attr('d', 'M11,4 L16,9 L11,14 L6,9 Z');
       if (item.cls === 'local')
         g.append('rect')
           .attr('class', 'pt local')
@@ -115,7 +140,10 @@ export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, 
 
     const layers = rows.map((r) => r.layer);
     const x = scalePoint<number>().domain(layers).range([0, iw]).padding(0.5);
-    const domain = logDomain(rows.flatMap((r) => [r.propagated, r.local, r.floor, r.threshold]));
+    const domain = logDomain([
+      ...rows.flatMap((r) => [r.propagated, r.local, r.floor, r.threshold]),
+      ...(sharerRows ?? []).map((r) => r.value),
+    ]);
     const y = scaleLog().domain(domain).range([ih, 0]);
     const yOf = (v: number) => {
       const p = clampToDomain(v, domain);
@@ -202,6 +230,36 @@ export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, 
       .attr('class', 'propagated-line')
       .attr('d', lineOf((r) => r.propagated)(rows));
 
+    // The sharer's series (diamonds on a dotted line), under the viewer's own points.
+    if (sharerRows?.length) {
+      plot
+        .append('path')
+        .attr('class', 'sharer-line')
+        .attr(
+          'd',
+          line<{ layer: number; value: number }>()
+            .defined((r) => yOf(r.value) !== null)
+            .x((r) => xOf(r.layer))
+            .y((r) => yOf(r.value) ?? 0)(sharerRows),
+        );
+      plot
+        .append('g')
+        .selectAll('path')
+        .data(sharerRows.filter((r) => yOf(r.value) !== null))
+        .join('path')
+        .attr('class', 'pt sharer')
+        .attr('data-testid', 'sharer-point')
+        .attr('data-layer', (r) => r.layer)
+        .attr('data-ratio', (r) => r.ratio)
+        .attr('d', (r) => {
+          const cx = xOf(r.layer);
+          const cy = yOf(r.value) ?? 0;
+          return `M${cx},${cy - 6} L${cx + 6},${cy} L${cx},${cy + 6} L${cx - 6},${cy} Z`;
+        })
+        .append('title')
+        .text((r) => `Layer ${r.layer}: the sharer's ratio to the floor ${formatRatio(r.ratio)}`);
+    }
+
     // First divergent layer.
     const fdl = report.firstDivergentLayer;
     if (fdl !== null && x(fdl) !== undefined) {
@@ -245,6 +303,14 @@ export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, 
       `noise floor: ${valueText(r.floor, metric)}`,
       `threshold: ${valueText(r.threshold, metric)}`,
       `ratio to floor (${METRIC_LABELS[report.metric]}): ${formatRatio(r.ratio)}; local ${formatRatio(r.localRatio)}`,
+      ...(sharerRows
+        ? [
+            `the sharer's ratio: ${(() => {
+              const sr = sharerRows.find((x) => x.layer === r.layer);
+              return sr ? formatRatio(sr.ratio) : '—';
+            })()}`,
+          ]
+        : []),
     ];
     const body = bodyRef.current;
     plot
@@ -281,7 +347,7 @@ export function ErrorCurve({ report, metric, selectedLayer, onSelect, fileBase, 
       .on('mouseleave blur', () => tip.hide());
 
     return () => tip.hide();
-  }, [rows, width, metric, report, bodyRef]);
+  }, [rows, width, metric, report, bodyRef, sharerRows]);
 
   // Selection: moves the column and marks the point, without redrawing (keeps keyboard focus).
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
