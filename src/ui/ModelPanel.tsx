@@ -86,6 +86,8 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
           <dd>{model.tokenizer}</dd>
           <dt>On the GPU</dt>
           <dd>{formatBytes(model.gpuBytes)}</dd>
+          <dt>Weights on the GPU</dt>
+          <dd data-testid="weights-precision">{model.weightsOnGpu}</dd>
           <dt>sha256</dt>
           <dd className="mono small" title={model.sha256}>
             {model.sha256.slice(0, 16)}…
