@@ -151,7 +151,8 @@ test('the default run: a point per layer, agreement, keyboard drill-down, histog
   const svgText = svg.bytes.toString('utf8');
   expect(svgText).toContain('xmlns="http://www.w3.org/2000/svg"');
   expect(svgText.match(/data-testid="curve-point"/g)).toHaveLength(4);
-  expect(svgText).toMatch(/style="[^"]*stroke:/);
+  expect(svgText).toMatch(/ stroke="(rgb|#)[^"]+"/); // computed styles written as presentation attributes
+  expect(svgText).not.toContain('style="'); // which the page's CSP would block
   expect(svgText).not.toContain('var(--');
   const parsed = await page.evaluate((s) => {
     const doc = new DOMParser().parseFromString(s, 'image/svg+xml');

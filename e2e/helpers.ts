@@ -1,6 +1,8 @@
 // Shared steps of the e2e specs: wait for the GPU and the model, set the run's inputs, run to the end,
 // collect page errors, save a download, and take screenshots that are attached to the report.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { deflateRawSync } from 'node:zlib';
 import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
 
 export const MODEL_DIR = 'public/models/neox-kjv-bytes';
@@ -61,4 +63,51 @@ export async function shoot(target: Page | Locator, testInfo: TestInfo, name: st
   if ('goto' in target) await target.screenshot({ path, fullPage });
   else await target.screenshot({ path });
   await testInfo.attach(name, { path, contentType: 'image/png' });
+}
+
+/** A '#r1=' fragment made here, independently of the app's encoder: raw DEFLATE (zlib) of the JSON, base64url. */
+export function fragmentOf(payload: unknown): string {
+  return `#r1=${deflateRawSync(Buffer.from(JSON.stringify(payload), 'utf8'), { level: 9 }).toString('base64url')}`;
+}
+
+/** A '#r1=' fragment of arbitrary bytes (for damaged links). */
+export function fragmentOfBytes(bytes: Uint8Array, deflate = true): string {
+  const data = deflate ? deflateRawSync(bytes) : Buffer.from(bytes);
+  return `#r1=${data.toString('base64url')}`;
+}
+
+/** sha256 (hex) of the embedded model's weights. */
+export function embeddedSha256(): string {
+  return createHash('sha256')
+    .update(readFileSync(`${MODEL_DIR}/model.safetensors`))
+    .digest('hex');
+}
+
+/** Records Content-Security-Policy violations in the page (read them with cspViolations). */
+export async function watchCsp(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __csp: string[] };
+    w.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      w.__csp.push(`${e.effectiveDirective}: ${e.blockedURI || 'inline'} ${e.sample}`);
+    });
+  });
+}
+
+export function cspViolations(page: Page): Promise<string[]> {
+  return page.evaluate(() => (window as unknown as { __csp?: string[] }).__csp ?? []);
+}
+
+/** Runs the opened link's comparison with its "Run this comparison / scenario" button; returns the wall ms. */
+export async function runLinked(page: Page): Promise<number> {
+  const button = page.getByTestId('run-linked').first();
+  await expect(button).toBeEnabled({ timeout: 60_000 });
+  const t0 = Date.now();
+  await button.click();
+  const status = page.getByTestId('run-status');
+  await expect(status).toHaveAttribute('data-state', 'running');
+  await expect(status).toHaveAttribute('data-state', /done|error|cancelled/, { timeout: RUN_DONE_MS });
+  const ms = Date.now() - t0;
+  await expect(status).toHaveAttribute('data-state', 'done');
+  return ms;
 }

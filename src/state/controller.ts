@@ -8,11 +8,18 @@ import { type ModelRef, parseRunSpec, type RunSpec } from '../run/runspec';
 import { scenarioById } from '../run/scenarios';
 import type { LoadedModel } from '../worker/api';
 import { asWorkerError, type EngineClient } from '../worker/client';
-import * as historyDb from './history';
 import type { CachedModel } from './history';
+import * as historyDb from './history';
 import { classifyModelFiles } from './model-files';
 import { buildSpec, modelMatches } from './spec';
-import { type AppStore, canRun, type ModelNeed, type ModelSource, type ScenarioView, type TextSegments } from './store';
+import {
+  type AppStore,
+  canRun,
+  type ModelNeed,
+  type ModelSource,
+  type ScenarioView,
+  type TextSegments,
+} from './store';
 
 /** The parts of history.ts the controller uses (tests pass their own). */
 export type HistoryApi = Pick<
@@ -171,7 +178,11 @@ export function createController(
   async function load(src: Source, doLoad: () => Promise<LoadedModel>): Promise<void> {
     const g = generation;
     const before = s();
-    const prev = { model: before.model, modelSource: before.modelSource, ready: before.modelStatus === 'ready' };
+    const prev = {
+      model: before.model,
+      modelSource: before.modelSource,
+      ready: before.modelStatus === 'ready',
+    };
     s().modelLoadStarted(publicSource(src));
     try {
       const info = await doLoad();
@@ -232,7 +243,11 @@ export function createController(
       store.setState({ error: { kind: 'model', message: picked.message } });
       return;
     }
-    const list = [picked.config.file, picked.weights.file, ...(picked.tokenizer ? [picked.tokenizer.file] : [])];
+    const list = [
+      picked.config.file,
+      picked.weights.file,
+      ...(picked.tokenizer ? [picked.tokenizer.file] : []),
+    ];
     const as = o.as;
     const name = as && 'name' in as ? as.name : picked.name;
     const src: Source =
@@ -395,7 +410,7 @@ export function createController(
 
     async fetchNeededModel() {
       const need = s().modelNeed;
-      if (!need || need.ref.kind !== 'url') return;
+      if (need?.ref.kind !== 'url') return;
       const st = s();
       if (st.initStatus !== 'ready' || st.modelStatus === 'loading' || st.run.status === 'running') return;
       await loadFromUrl(need.ref.url, { expectSha256: need.ref.sha256 });

@@ -68,7 +68,9 @@ export function modelMatches(
   const { model, modelSource } = state;
   if (state.modelStatus !== 'ready' || !model || !modelSource) return false;
   if (ref.kind === 'embedded') return modelSource.kind === 'embedded' && modelSource.id === ref.id;
-  return model.sha256 === ref.sha256;
+  // Not the embedded model even when its weights hash the same: a run on it names the embedded id, so it
+  // would not be the run the spec describes.
+  return modelSource.kind !== 'embedded' && model.sha256 === ref.sha256;
 }
 
 /** The model a RunSpec names, as an identity: the embedded id, or the weights' sha256 (URL or file alike). */

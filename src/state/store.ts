@@ -9,7 +9,6 @@ import { type FaultId, faultInfo } from '../run/faults';
 import type { Sharer } from '../run/permalink';
 import { defaultRunSpec, LIMITS, type Metric, type ModelRef, type RunSpec } from '../run/runspec';
 import { scenarioById } from '../run/scenarios';
-import type { RunSummary } from './history';
 import type {
   AdapterSummary,
   CompareProgress,
@@ -19,6 +18,7 @@ import type {
   Report,
   WorkerError,
 } from '../worker/api';
+import type { RunSummary } from './history';
 
 export const EMBEDDED_MODEL_ID = 'neox-kjv-bytes';
 export const MAX_GENERATE = LIMITS.generate;
@@ -414,6 +414,8 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         presenter: scenario ? s.presenter : false,
         modelNeed: null,
         storedRun: null,
+        // An error about what was open before goes; one about the GPU (with its restart button) stays.
+        error: s.initStatus === 'lost' || s.initStatus === 'error' ? s.error : null,
       })),
     setLinkError: (linkError) => set({ linkError }),
     setModelNeed: (modelNeed) => set({ modelNeed }),
@@ -460,7 +462,9 @@ export function settingsOf(spec: RunSpec): RunSettings {
     fused: [...spec.fused],
     fault: first ? first.id : null,
     faultLayer: first?.fromLayer ?? null,
-    extraFaults: rest.map((f) => (f.fromLayer === undefined ? { id: f.id } : { id: f.id, fromLayer: f.fromLayer })),
+    extraFaults: rest.map((f) =>
+      f.fromLayer === undefined ? { id: f.id } : { id: f.id, fromLayer: f.fromLayer },
+    ),
     seed: spec.seed,
     k: spec.k,
     metric: spec.metric,

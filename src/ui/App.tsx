@@ -8,10 +8,14 @@ import type { AppStore } from '../state/store';
 import type { WorkerError } from '../worker/api';
 import { AdapterPanel } from './AdapterPanel';
 import { formatBytes } from './format';
+import { HistoryPanel } from './HistoryPanel';
+import { LinkBanner, LinkErrorAlert, ModelNeedCard } from './LinkPanels';
 import { ModelPanel } from './ModelPanel';
 import { NoWebGpu } from './NoWebGpu';
 import { Results } from './Results';
 import { RunPanel } from './RunPanel';
+import { Presenter, ScenarioPicker, ScenarioStage } from './Scenarios';
+import { SharePanel } from './SharePanel';
 
 export interface AppProps {
   store: AppStore;
@@ -144,14 +148,22 @@ export function App({ store, controller, debug = false }: AppProps) {
                 )}
               </div>
             )}
+            <LinkErrorAlert store={store} />
+            <ModelNeedCard store={store} controller={controller} />
+            <LinkBanner store={store} controller={controller} />
+            <ScenarioStage store={store} controller={controller} />
             <div className="layout">
               <div className="side">
                 <RunPanel store={store} controller={controller} />
+                <SharePanel store={store} />
+                <ScenarioPicker store={store} controller={controller} />
+                <HistoryPanel store={store} controller={controller} />
                 <ModelPanel store={store} controller={controller} />
                 <AdapterPanel store={store} />
               </div>
               <Results store={store} />
             </div>
+            <Presenter store={store} controller={controller} />
           </>
         )}
       </main>

@@ -14,6 +14,7 @@ import { Histogram } from './charts/Histogram';
 import { TimingPanel } from './charts/Timing';
 import { download, exportName, layersToCsv, reportToJson } from './export';
 import { formatMetric, formatMs, formatRatio, METRIC_LABELS } from './format';
+import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
 
 function kernelTitle(id: string): string {
   return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
@@ -256,6 +257,7 @@ export function Results({ store }: { store: AppStore }) {
   const setViewMetric = useStore(store, (s) => s.setViewMetric);
   const ids = useId();
   const report = run.report;
+  const sharer = useSharerFor(store, report);
   const bytes = model?.tokenizer === 'bytes';
   const tokenText = useCallback(
     (i: number): string | null => {
@@ -303,6 +305,7 @@ export function Results({ store }: { store: AppStore }) {
           <h2 id={`${ids}-summary`}>Report</h2>
           <Exports report={report} />
         </div>
+        <StoredBanner store={store} />
         <Verdict report={report} />
         {report.plantedFaults.length > 0 && (
           <p data-testid="planted">
@@ -322,6 +325,8 @@ export function Results({ store }: { store: AppStore }) {
         </p>
       </section>
 
+      {sharer && <SharerComparison sharer={sharer} report={report} />}
+
       <section className="card">
         <ErrorCurve
           report={report}
@@ -330,6 +335,7 @@ export function Results({ store }: { store: AppStore }) {
           onSelect={selectLayer}
           fileBase={fileBase}
           controls={metricSelect}
+          sharer={sharer ? { ratios: sharer.summary.ratios, metric: sharer.summary.metric } : null}
         />
         <fieldset className="layer-picker bare">
           <legend className="muted small">Open a layer's ops:</legend>

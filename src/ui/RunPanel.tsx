@@ -9,7 +9,14 @@ import { FAULTS, type FaultId, faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import type { Controller } from '../state/controller';
 import { phaseLabel, progressFraction } from '../state/spec';
-import { type AppStore, canRun, faultBlocker, K_RANGE, MAX_GENERATE } from '../state/store';
+import {
+  type AppStore,
+  canRun,
+  extraFaultBlocker,
+  faultBlocker,
+  K_RANGE,
+  MAX_GENERATE,
+} from '../state/store';
 import { NumberField, Toggle } from './fields';
 import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
 
@@ -44,12 +51,15 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
   const settings = useStore(store, (s) => s.settings);
   const run = useStore(store, (s) => s.run);
   const model = useStore(store, (s) => s.model);
+  const stored = useStore(store, (s) => s.storedRun !== null);
   const enabled = useStore(store, canRun);
   const setSettings = useStore(store, (s) => s.setSettings);
   const toggleFused = useStore(store, (s) => s.toggleFused);
+  const removeExtraFault = useStore(store, (s) => s.removeExtraFault);
   const ids = useId();
   const running = run.status === 'running';
   const blocker = faultBlocker(settings);
+  const extraBlocker = extraFaultBlocker(settings);
   const fault = settings.fault ? faultInfo(settings.fault) : null;
   const numLayers = model?.config.numLayers ?? null;
   const noTokenizer = model?.tokenizer === 'token ids only';
@@ -62,7 +72,9 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
   let status = '';
   if (running) status = run.progress ? phaseLabel(run.progress) : 'Starting…';
   else if (run.status === 'done')
-    status = `Done in ${run.elapsedMs === null ? '—' : formatMs(run.elapsedMs)}.`;
+    status = stored
+      ? 'Showing a stored run (not re-run).'
+      : `Done in ${run.elapsedMs === null ? '—' : formatMs(run.elapsedMs)}.`;
   else if (run.status === 'cancelled')
     status = 'Cancelled. GPU work stopped and its buffers were returned to the pool.';
   else if (run.status === 'error') status = 'The run failed (see the message above).';
@@ -175,6 +187,27 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
               })}
             </select>
           </div>
+          {settings.extraFaults.length > 0 && (
+            <div className="extra-faults" data-testid="extra-faults">
+              <p className="muted small">Also planted (the link names more than one fault):</p>
+              <ul className="plain">
+                {settings.extraFaults.map((f) => (
+                  <li key={f.id} data-testid="extra-fault" data-fault={f.id}>
+                    {faultInfo(f.id).title}{' '}
+                    {f.fromLayer === undefined ? '(layer drawn from the seed)' : `from layer ${f.fromLayer}`}{' '}
+                    <button type="button" className="small-btn" onClick={() => removeExtraFault(f.id)}>
+                      Remove
+                    </button>
+                  </li>
+                ))}
+              </ul>
+              {extraBlocker && (
+                <p className="note warn" role="note">
+                  {extraBlocker} Switch it on, or remove the fault.
+                </p>
+              )}
+            </div>
+          )}
           {fault && (
             <div className="fault-card" data-testid="fault-info">
               <p>{fault.description}</p>
@@ -202,8 +235,11 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                     auto (seeded)
                   </label>
                 </fieldset>
+                {/* Keyed: the two fields must not share one input (and its draft), or a value typed while
+                    one replaces the other can be lost. */}
                 {settings.faultLayer === null ? (
                   <NumberField
+                    key="seed"
                     label="Seed"
                     testId="seed"
                     value={settings.seed}
@@ -213,6 +249,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                   />
                 ) : (
                   <NumberField
+                    key="layer"
                     label="Layer"
                     testId="fault-layer"
                     value={settings.faultLayer}

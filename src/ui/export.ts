@@ -79,7 +79,8 @@ export function download(blob: Blob, filename: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** Presentation properties copied from the computed style into each element of an exported SVG. */
+/** Presentation properties copied from the computed style into each element of an exported SVG (all are
+ * SVG presentation attributes). */
 const INLINE_PROPS = [
   'fill',
   'fill-opacity',
@@ -99,7 +100,7 @@ const INLINE_PROPS = [
 ] as const;
 
 /**
- * A standalone SVG document of a chart: every element's computed presentation style inlined (so CSS
+ * A standalone SVG document of a chart: every element's computed presentation style written out (so CSS
  * variables and the theme survive outside the page), a background rectangle, explicit width/height and
  * the SVG namespace. Focus rings and interaction attributes are dropped.
  */
@@ -110,11 +111,12 @@ export function serializeSvg(svg: SVGSVGElement, background: string): string {
   src.forEach((el, i) => {
     const out = dst[i] as SVGElement;
     const cs = getComputedStyle(el);
-    const style = INLINE_PROPS.map((p) => [p, cs.getPropertyValue(p)] as const)
-      .filter(([, v]) => v !== '' && v !== 'normal' && v !== 'auto')
-      .map(([p, v]) => `${p}:${v}`)
-      .join(';');
-    if (style) out.setAttribute('style', style);
+    // As SVG presentation attributes, not a style attribute: the page's Content-Security-Policy
+    // (style-src 'self') blocks style attributes, and these mean the same in a standalone file.
+    for (const p of INLINE_PROPS) {
+      const v = cs.getPropertyValue(p);
+      if (v !== '' && v !== 'normal' && v !== 'auto') out.setAttribute(p, v);
+    }
     out.removeAttribute('tabindex');
     out.removeAttribute('class');
   });

@@ -38,6 +38,9 @@ const controller = createController(store, createEngineClient, {
   embedded: { id: EMBEDDED_MODEL_ID, url: new URL(EMBEDDED_MODEL_PATH, document.baseURI).href },
 });
 void controller.start();
+// A link in the fragment ('#r1=…' permalink, '#s=…' scenario): opened now, and whenever it changes.
+void controller.openLink(location.hash);
+window.addEventListener('hashchange', () => void controller.openLink(location.hash));
 
 const debug = new URLSearchParams(location.search).has('debug');
 const root = document.getElementById('root');

@@ -62,7 +62,9 @@ export function ErrorCurve({
     if (!sharer || sharer.metric !== metric || metric !== report.metric) return null;
     return rows.flatMap((r) => {
       const ratio = sharer.ratios[r.layer];
-      return typeof ratio === 'number' ? [{ layer: r.layer, ratio, value: (r.threshold / report.k) * ratio }] : [];
+      return typeof ratio === 'number'
+        ? [{ layer: r.layer, ratio, value: (r.threshold / report.k) * ratio }]
+        : [];
     });
   }, [sharer, rows, metric, report]);
   const onSelectRef = useRef(onSelect);
@@ -86,7 +88,11 @@ export function ErrorCurve({
     if (report.firstDivergentLayer !== null)
       legendItems.push({ cls: 'marker', label: 'first divergent layer', shape: 'vline' });
     if (sharerRows)
-      legendItems.push({ cls: 'sharer', label: 'the sharer’s run (their ratio × your floor)', shape: 'line' });
+      legendItems.push({
+        cls: 'sharer',
+        label: 'the sharer’s run (their ratio × your floor)',
+        shape: 'line',
+      });
     const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
     let lx = 0;
     let ly = 0;
@@ -230,7 +236,9 @@ export function ErrorCurve({
       .attr('class', 'propagated-line')
       .attr('d', lineOf((r) => r.propagated)(rows));
 
-    // The sharer's series (diamonds on a dotted line), under the viewer's own points.
+    // The sharer's series (diamonds on a dotted line), set a little to the right of the viewer's own points
+    // so that both stay visible when they agree.
+    const dodge = Math.min(10, x.step() * 0.12);
     if (sharerRows?.length) {
       plot
         .append('path')
@@ -239,7 +247,7 @@ export function ErrorCurve({
           'd',
           line<{ layer: number; value: number }>()
             .defined((r) => yOf(r.value) !== null)
-            .x((r) => xOf(r.layer))
+            .x((r) => xOf(r.layer) + dodge)
             .y((r) => yOf(r.value) ?? 0)(sharerRows),
         );
       plot
@@ -252,7 +260,7 @@ export function ErrorCurve({
         .attr('data-layer', (r) => r.layer)
         .attr('data-ratio', (r) => r.ratio)
         .attr('d', (r) => {
-          const cx = xOf(r.layer);
+          const cx = xOf(r.layer) + dodge;
           const cy = yOf(r.value) ?? 0;
           return `M${cx},${cy - 6} L${cx + 6},${cy} L${cx},${cy + 6} L${cx - 6},${cy} Z`;
         })

@@ -1,0 +1,315 @@
+// Classroom scenarios: a picker (each opens its short link '#s=<id>'), the open scenario's story, its steps
+// (the current one marked), its expectation and variants, and presenter mode — the steps one at a time in
+// large type for a projector, with the run's verdict and error curve under them; ArrowRight / PageDown and
+// ArrowLeft / PageUp move between steps (what presentation clickers send), Escape leaves.
+import { useEffect, useId, useRef } from 'react';
+import { useStore } from 'zustand';
+import type { Report } from '../compare/analyze';
+import { scenarioLink } from '../run/permalink';
+import { SCENARIOS } from '../run/scenarios';
+import type { Controller } from '../state/controller';
+import { checkExpectation, type ScenarioRun, scenarioRun } from '../state/scenario';
+import { phaseLabel, sameRun } from '../state/spec';
+import type { AppStore } from '../state/store';
+import { ErrorCurve } from './charts/ErrorCurve';
+import { exportName } from './export';
+import { RunLinkedButton } from './LinkPanels';
+import { openFragment } from './nav';
+import { describeSpec, firstLayerWords } from './spec-words';
+
+export function ScenarioPicker({ store, controller }: { store: AppStore; controller: Controller }) {
+  const current = useStore(store, (s) => s.scenario?.id ?? null);
+  const running = useStore(store, (s) => s.run.status === 'running');
+  const ids = useId();
+  return (
+    <section className="card" data-testid="scenario-picker" aria-labelledby={`${ids}-title`}>
+      <h2 id={`${ids}-title`}>Classroom scenarios</h2>
+      <p className="muted small">
+        Six field reports retold as runs of the embedded model, with steps to follow. Each has a short link.
+      </p>
+      <ul className="scenario-list">
+        {SCENARIOS.map((sc) => (
+          <li key={sc.id}>
+            <button
+              type="button"
+              className="scenario-btn"
+              data-testid="scenario-open"
+              data-id={sc.id}
+              aria-current={current === sc.id ? 'true' : undefined}
+              disabled={running}
+              onClick={() => openFragment(scenarioLink(sc.id), controller)}
+            >
+              <span className="scenario-title">{sc.title}</span>
+              <span className="muted small">
+                field report {String(sc.report).padStart(3, '0')} · <code>#s={sc.id}</code>
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/**
+ * Whether a report is a run of the scenario's spec. The number of generated tokens may differ (no expectation
+ * depends on it, and a slow GPU may well generate fewer).
+ */
+function isRunOf(report: Report | null, sr: ScenarioRun): report is Report {
+  return !!report && sameRun({ ...report.spec, generate: 0 }, { ...sr.spec, generate: 0 });
+}
+
+/** The expectation and, once the scenario's run is done, whether the report bears it out. */
+function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
+  const report = useStore(store, (s) =>
+    s.run.status === 'done' && isRunOf(s.run.report, sr) ? s.run.report : null,
+  );
+  const e = sr.expect;
+  const check = report ? checkExpectation(e, report) : null;
+  return (
+    <div className="expect" data-testid="scenario-expect">
+      <p>
+        <strong>Expected:</strong> {firstLayerWords(e.firstDivergentLayer)}
+        {e.kernel ? `; bisection blames ${e.kernel}` : ''}
+        {e.deterministic === false ? '; the determinism check finds bits that change' : ''}. {e.note}
+      </p>
+      {report && check && (
+        <p
+          className={`verdict ${check.ok ? 'agree' : 'diverged'}`}
+          data-testid="scenario-check"
+          data-match={check.ok ? 'yes' : 'no'}
+          data-layer={report.firstDivergentLayer ?? ''}
+        >
+          <span className="verdict-badge">{check.ok ? 'as expected' : 'not as expected'}</span> This run:{' '}
+          {firstLayerWords(report.firstDivergentLayer)}
+          {check.kernel === false ? `; bisection does not blame ${e.kernel}` : ''}
+          {check.deterministic === false
+            ? `; the fused path was ${report.determinism.identical ? 'deterministic this time' : 'nondeterministic'}`
+            : ''}
+          .
+        </p>
+      )}
+    </div>
+  );
+}
+
+function Steps({ store, steps }: { store: AppStore; steps: readonly string[] }) {
+  const step = useStore(store, (s) => s.scenario?.step ?? 0);
+  const setStep = useStore(store, (s) => s.setScenarioStep);
+  return (
+    <ol className="steps" data-testid="scenario-steps">
+      {steps.map((t, i) => (
+        <li
+          // biome-ignore lint/suspicious/noArrayIndexKey: a step's position is its identity
+          key={i}
+          className={i === step ? 'current' : undefined}
+          aria-current={i === step ? 'step' : undefined}
+          data-testid="scenario-step"
+        >
+          <button type="button" className="step-btn" onClick={() => setStep(i)}>
+            {t}
+          </button>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function ScenarioStage({ store, controller }: { store: AppStore; controller: Controller }) {
+  const view = useStore(store, (s) => (s.linked?.origin === 'scenario' ? s.scenario : null));
+  const setPresenter = useStore(store, (s) => s.setPresenter);
+  const running = useStore(store, (s) => s.run.status === 'running');
+  const ids = useId();
+  if (!view) return null;
+  const sr = scenarioRun(view.id, view.variant);
+  if (!sr) return null;
+  const sc = sr.scenario;
+  const shortLink = new URL(scenarioLink(sc.id, view.variant ?? undefined), location.href).href;
+  const runs: { n: number | null; label: string }[] = [
+    { n: null, label: 'The scenario' },
+    ...(sc.variants ?? []).map((v, i) => ({ n: i + 1, label: v.label })),
+  ];
+  return (
+    <section
+      className="card scenario-stage"
+      data-testid="scenario"
+      data-id={sc.id}
+      data-variant={view.variant ?? ''}
+      aria-labelledby={`${ids}-title`}
+    >
+      <div className="card-head">
+        <div>
+          <p className="kicker">Classroom scenario · field report {String(sc.report).padStart(3, '0')}</p>
+          <h2 id={`${ids}-title`}>{sc.title}</h2>
+        </div>
+        <button type="button" data-testid="present" onClick={() => setPresenter(true)}>
+          Present
+        </button>
+      </div>
+      <p className="story" data-testid="scenario-story">
+        {sc.story}
+      </p>
+      {runs.length > 1 && (
+        <fieldset className="variants bare" disabled={running}>
+          <legend className="muted small">Runs of this scenario:</legend>
+          {runs.map((r) => (
+            <button
+              key={r.n ?? 0}
+              type="button"
+              className="small-btn"
+              data-testid="scenario-variant"
+              data-variant={r.n ?? ''}
+              aria-pressed={r.n === view.variant}
+              onClick={() => openFragment(scenarioLink(sc.id, r.n ?? undefined), controller)}
+            >
+              {r.label}
+            </button>
+          ))}
+        </fieldset>
+      )}
+      {view.variant !== null && (
+        <p className="muted small" data-testid="scenario-variant-label">
+          Variant {view.variant}: {sr.label}
+        </p>
+      )}
+      <Steps store={store} steps={sc.steps} />
+      <dl className="facts spec-facts small">
+        {describeSpec(sr.spec)
+          .filter((l) => l.label !== 'Model')
+          .map((l) => (
+            <div key={l.label} className="fact">
+              <dt>{l.label}</dt>
+              <dd data-testid={l.testId}>{l.value}</dd>
+            </div>
+          ))}
+      </dl>
+      <ExpectationLine store={store} sr={sr} />
+      <div className="actions">
+        <RunLinkedButton store={store} controller={controller} />
+        <span className="muted small">
+          Short link:{' '}
+          <span className="mono" data-testid="scenario-link">
+            {shortLink}
+          </span>
+        </span>
+      </div>
+    </section>
+  );
+}
+
+function isTyping(t: EventTarget | null): boolean {
+  if (!(t instanceof HTMLElement)) return false;
+  return t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName);
+}
+
+export function Presenter({ store, controller }: { store: AppStore; controller: Controller }) {
+  const on = useStore(store, (s) => s.presenter);
+  const view = useStore(store, (s) => s.scenario);
+  const step = useStore(store, (s) => s.scenario?.step ?? 0);
+  const stepScenario = useStore(store, (s) => s.stepScenario);
+  const setPresenter = useStore(store, (s) => s.setPresenter);
+  const run = useStore(store, (s) => s.run);
+  const viewMetric = useStore(store, (s) => s.viewMetric);
+  const selectedLayer = useStore(store, (s) => s.selectedLayer);
+  const selectLayer = useStore(store, (s) => s.selectLayer);
+  const ref = useRef<HTMLDivElement | null>(null);
+  const ids = useId();
+  const sr = view ? scenarioRun(view.id, view.variant) : null;
+  const active = on && sr !== null;
+
+  useEffect(() => {
+    if (!active) return;
+    ref.current?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      if (e.key === 'ArrowRight' || e.key === 'PageDown') stepScenario(1);
+      else if (e.key === 'ArrowLeft' || e.key === 'PageUp') stepScenario(-1);
+      else if (e.key === 'Escape') setPresenter(false);
+      else return;
+      e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      document.querySelector<HTMLElement>('[data-testid="present"]')?.focus();
+    };
+  }, [active, stepScenario, setPresenter]);
+
+  if (!active || !sr) return null;
+  const steps = sr.scenario.steps;
+  const report = isRunOf(run.report, sr) ? run.report : null;
+  const check = report ? checkExpectation(sr.expect, report) : null;
+  return (
+    <div
+      className="presenter"
+      role="dialog"
+      aria-modal="true"
+      aria-labelledby={`${ids}-title`}
+      data-testid="presenter"
+      tabIndex={-1}
+      ref={ref}
+    >
+      <header className="presenter-head">
+        <div>
+          <p className="kicker">
+            Field report {String(sr.scenario.report).padStart(3, '0')}
+            {sr.variant !== null ? ` · ${sr.label}` : ''}
+          </p>
+          <h2 id={`${ids}-title`}>{sr.scenario.title}</h2>
+        </div>
+        <button type="button" data-testid="presenter-exit" onClick={() => setPresenter(false)}>
+          Leave (Esc)
+        </button>
+      </header>
+      <p className="presenter-count" data-testid="presenter-count">
+        Step {step + 1} of {steps.length}
+      </p>
+      <p className="presenter-step" data-testid="presenter-step" data-step={step} aria-live="polite">
+        {steps[step]}
+      </p>
+      <nav className="presenter-nav" aria-label="Steps">
+        <button
+          type="button"
+          data-testid="presenter-prev"
+          disabled={step === 0}
+          onClick={() => stepScenario(-1)}
+        >
+          ← Previous
+        </button>
+        <button
+          type="button"
+          data-testid="presenter-next"
+          disabled={step >= steps.length - 1}
+          onClick={() => stepScenario(1)}
+        >
+          Next →
+        </button>
+        <RunLinkedButton store={store} controller={controller} />
+        <span className="presenter-status" role="status">
+          {run.status === 'running' && run.progress ? phaseLabel(run.progress) : ''}
+        </span>
+      </nav>
+      {report && check && (
+        <div className="presenter-result">
+          <p
+            className={`verdict ${report.verdict}`}
+            data-testid="presenter-verdict"
+            data-layer={report.firstDivergentLayer ?? ''}
+          >
+            <span className="verdict-badge">{report.verdict}</span>{' '}
+            {firstLayerWords(report.firstDivergentLayer)} —{' '}
+            {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}
+          </p>
+          <ErrorCurve
+            report={report}
+            metric={viewMetric}
+            selectedLayer={selectedLayer}
+            onSelect={selectLayer}
+            fileBase={(what, ext) => exportName(report, what, ext)}
+          />
+        </div>
+      )}
+      <p className="presenter-hint">← → or Page Up / Page Down: previous / next step · Esc: leave</p>
+    </div>
+  );
+}

@@ -1,0 +1,14 @@
+// Opening a link fragment from inside the page: through location.hash, so the address bar shows the link
+// and Back returns to the previous one; main.tsx's hashchange listener opens it. The same fragment again
+// fires no hashchange, so it is opened directly.
+import type { Controller } from '../state/controller';
+
+export function openFragment(fragment: string, controller: Controller): void {
+  if (location.hash === fragment) void controller.openLink(fragment);
+  else location.hash = fragment;
+}
+
+/** Drops the fragment from the address bar without opening anything (a reload then opens no link). */
+export function clearFragment(): void {
+  if (location.hash) history.replaceState(history.state, '', `${location.pathname}${location.search}`);
+}
