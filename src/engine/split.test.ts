@@ -41,7 +41,9 @@ describe('splitting large tensors across buffers', () => {
       expect(b.dispatches, `T=${T}`).toBeGreaterThan(a.dispatches); // really split
       expect(Array.from(b.dump.embeddings)).toEqual(Array.from(a.dump.embeddings));
       expect(Array.from(b.dump.logits)).toEqual(Array.from(a.dump.logits));
-      b.dump.layers.forEach((l, i) => expect(Array.from(l)).toEqual(Array.from(a.dump.layers[i])));
+      b.dump.layers.forEach((l, i) => {
+        expect(Array.from(l)).toEqual(Array.from(a.dump.layers[i]));
+      });
     }
   });
 

@@ -13,7 +13,7 @@ export class GpuTimer {
   private labels: string[] = [];
 
   constructor(
-    private readonly device: GPUDevice,
+    device: GPUDevice,
     private readonly maxPasses: number,
   ) {
     if (!device.features.has('timestamp-query') || maxPasses <= 0) {

@@ -4,8 +4,8 @@
 // and hd not a multiple of anything. Then bit-identical results for any query tile BQ (the determinism check
 // of the analysis relies on it), the precision modes and the two fault switches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
 import { mulberry32, randn } from '../model/random';
+import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
 import {
   FLASH_BK,
   FLASH_KEY_CHUNK,

@@ -5,9 +5,9 @@
 // (90, 200), (270, 90)}, and M=67, N=1031, K=515. Tolerances are derived in the comments; `worst` prints
 // the largest err/tol ratio seen per kernel at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32, randn } from '../model/random';
 import { geluF64 } from './cpu/gelu';
 import { linearF64 } from './cpu/linear';
-import { mulberry32, randn } from '../model/random';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
 import { linearBias, linearGelu, linearResidual, qkvRotary } from './fused-linear';

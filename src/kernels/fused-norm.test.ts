@@ -2,8 +2,8 @@
 // NaN-poisoned outputs, d not a multiple of the workgroup (90, 300, 515), T in {1, 24, 129}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
-import { layerNormF64 } from './cpu/layernorm';
 import { mulberry32, randn } from '../model/random';
+import { layerNormF64 } from './cpu/layernorm';
 import { addF64 } from './cpu/residual';
 import { addLayerNorm, layerNorm2 } from './fused-norm';
 import { precisionConstants, roundStorage, storageUnitRoundoff } from './precision';

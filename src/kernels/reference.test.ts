@@ -3,13 +3,13 @@
 // T in {1, 24, 129}. Tolerances are derived per kernel in the comments; a failure prints the seed
 // (replay with KERNEL_SEED=<seed>).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32, randn } from '../model/random';
 import { attnScores, attnValues, softmaxCausal } from './attention';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
 import { embeddingF64 } from './cpu/embedding';
 import { geluF64 } from './cpu/gelu';
 import { layerNormF64 } from './cpu/layernorm';
 import { linearF64 } from './cpu/linear';
-import { mulberry32, randn } from '../model/random';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
 import { embedding } from './embedding';

@@ -4,8 +4,8 @@
 import { deflateSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { mulberry32 } from '../model/random';
 import { PRECISIONS } from '../kernels/precision';
+import { mulberry32 } from '../model/random';
 import { FAULTS } from './faults';
 import {
   adapterLine,
