@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ModelLoadError } from './errors';
+import type { ModelLoadError } from './errors';
+import { mulberry32 } from './random';
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -15,29 +16,8 @@ import {
   type TensorToWrite,
   writeSafetensors,
 } from './safetensors';
+import { expectLoadError as loadError } from './testing';
 import type { DType } from './types';
-
-function loadError(fn: () => unknown): ModelLoadError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ModelLoadError) return e;
-    throw e;
-  }
-  throw new Error('expected a ModelLoadError, nothing was thrown');
-}
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A safetensors file from a raw header (object or exact text) and a data section. */
 function rawFile(header: unknown, data: Uint8Array | number = 0, headerLen?: number): Uint8Array {
@@ -158,7 +138,7 @@ describe('f16 conversions', () => {
   });
 
   it('matches the reference rounding on 300k random f32 bit patterns', () => {
-    const r = rng(12345);
+    const r = mulberry32(12345);
     for (let i = 0; i < 300_000; i++) {
       // mix wide patterns with ones concentrated near the f16 range
       const bits =
@@ -218,7 +198,7 @@ describe('bf16 conversions', () => {
   });
 
   it('matches the reference rounding on 300k random f32 bit patterns', () => {
-    const r = rng(777);
+    const r = mulberry32(777);
     for (let i = 0; i < 300_000; i++) {
       const bits = Math.floor(r() * 2 ** 32);
       const x = f32FromBits(bits);
@@ -235,7 +215,7 @@ describe('writer -> reader', () => {
   const shapes = [[3, 5, 7], [1], [], [0, 4], [13], [2, 1, 3]];
 
   function randomTensors(seed: number, dtypes: DType[]): TensorToWrite[] {
-    const r = rng(seed);
+    const r = mulberry32(seed);
     const out: TensorToWrite[] = [];
     shapes.forEach((shape, i) => {
       const dtype = dtypes[i % dtypes.length];

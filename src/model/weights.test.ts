@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from './config';
 import { ModelLoadError } from './errors';
+import { mulberry32 } from './random';
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -9,29 +10,9 @@ import {
   type TensorToWrite,
   writeSafetensors,
 } from './safetensors';
+import { expectLoadError as loadError } from './testing';
 import type { DType, NeoXConfig } from './types';
 import { loadWeights, modelSummary } from './weights';
-
-function loadError(fn: () => unknown): ModelLoadError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ModelLoadError) return e;
-    throw e;
-  }
-  throw new Error('expected a ModelLoadError, nothing was thrown');
-}
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // V 11, d 8, H 2 (headDim 4), ff 12, L 2: every dimension distinct so transposed shapes are caught.
 const CFG: NeoXConfig = parseConfig({
@@ -53,7 +34,7 @@ interface Opts {
 
 /** The tensors of a GPTNeoXForCausalLM for `cfg`, HF names and shapes, seeded random values. */
 function modelTensors(cfg: NeoXConfig, opts: Opts = {}, seed = 1): TensorToWrite[] {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const { vocabSize: V, hiddenSize: d, intermediateSize: ff } = cfg;
   const dtype = opts.dtype ?? 'F32';
   const out: TensorToWrite[] = [];
@@ -333,7 +314,7 @@ describe('loadWeights', () => {
 describe('loadWeights: mutation fuzz', () => {
   it('either loads or throws ModelLoadError on 2000 mutated files', () => {
     const seed = Number(process.env.FUZZ_SEED ?? 20240611);
-    const r = rng(seed);
+    const r = mulberry32(seed);
     const base = writeSafetensors(modelTensors(CFG, { dtype: 'F16' }), { format: 'pt' });
     const headerEnd = 8 + new DataView(base.buffer).getUint32(0, true);
     const header = JSON.parse(new TextDecoder().decode(base.subarray(8, headerEnd)));
