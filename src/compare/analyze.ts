@@ -467,7 +467,7 @@ function withConstants(
 ): PlanHooks {
   return {
     ...h,
-    constants: (k, layer, name) => ({ ...h.constants?.(k, layer, name), ...(k === kernel ? extra : {}) }),
+    constants: (k, layer) => ({ ...h.constants?.(k, layer), ...(k === kernel ? extra : {}) }),
   };
 }
 

@@ -47,12 +47,8 @@ export interface PlanOp {
 
 /** Plan-level hooks: extra override constants per op (fault switches) and wiring faults. */
 export interface PlanHooks {
-  /** Extra constants for the op `name` (e.g. 'layers.2.qkv_rotary') of fused kernel `kernel`. */
-  constants?(
-    kernel: FusedKernelId | 'reference',
-    layer: number | null,
-    name: string,
-  ): Record<string, number | boolean>;
+  /** Extra constants for the ops of fused kernel `kernel` (or 'reference') in `layer` (null outside layers). */
+  constants?(kernel: FusedKernelId | 'reference', layer: number | null): Record<string, number | boolean>;
   /** In-place aliasing: attention.dense (fused GEMM) writes its output over the residual stream it will be added to. */
   aliasResidual?(layer: number): boolean;
   /** Stale pooled buffer: attention.dense (fused GEMM) reads the previous layer's context instead of this layer's. */
@@ -163,8 +159,8 @@ export function buildPlan(
       finalNorm: acts.get(T * d, 'final_norm'),
       logits: () => acts.get(T * V, 'logits'),
     };
-    const kopts = (kernel: FusedKernelId | 'reference', layer: number | null, name: string): KernelOpts => ({
-      constants: { ...prec, ...o.hooks?.constants?.(kernel, layer, name) },
+    const kopts = (kernel: FusedKernelId | 'reference', layer: number | null): KernelOpts => ({
+      constants: { ...prec, ...o.hooks?.constants?.(kernel, layer) },
     });
     const op = (
       fused: FusedKernelId | null,
@@ -172,8 +168,7 @@ export function buildPlan(
       make: (opts: KernelOpts) => DispatchSpec,
       ...writes: [string, GPUBuffer, number, TapPart[]?][]
     ) => {
-      const probe = make({}); // label only
-      const spec = make(kopts(fused ?? 'reference', layer, probe.label));
+      const spec = make(kopts(fused ?? 'reference', layer));
       ops.push({
         spec,
         fused,
