@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadedModel } from '../worker/api';
-import { buildSpec, modelRef, PHASES, phaseLabel, progressFraction } from './spec';
+import { buildSpec, modelRef, PHASES, phaseLabel, progressFraction, specChanges } from './spec';
 import { defaultSettings, type RunSettings } from './store';
 
 const model: LoadedModel = {
@@ -98,5 +98,31 @@ describe('progress', () => {
     expect(l0).toBe(progressFraction({ phase: 'local', done: 3, total: 6 }));
     expect(l3).toBeGreaterThan(l0);
     expect(l3).toBeLessThan(progressFraction({ phase: 'bisection', done: 4, total: 6 }));
+  });
+});
+
+describe('specChanges', () => {
+  const spec = (patch: Partial<RunSettings>) => {
+    const r = buildSpec(settings(patch), embedded, model);
+    if (!r.ok) throw new Error(r.message);
+    return r.spec;
+  };
+  it('names nothing for the same comparison (fused kernels as a set)', () => {
+    expect(specChanges(spec({}), spec({}))).toEqual([]);
+  });
+  it('names each setting that differs', () => {
+    const a = spec({});
+    expect(specChanges(a, spec({ prompt: 'In the beginning' }))).toEqual(['the prompt']);
+    expect(specChanges(a, spec({ fused: ['gemm'], k: 3 }))).toEqual(['the fused kernels', 'k']);
+    expect(specChanges(a, spec({ fault: 'gptj_rotary', faultLayer: 1 }))).toEqual(['the fault']);
+    expect(specChanges(a, spec({ precision: 'fp16', generate: 3 }))).toEqual([
+      'tokens to generate',
+      'the precision',
+    ]);
+  });
+  it('the seed counts only while it draws a fault layer', () => {
+    expect(specChanges(spec({ seed: 1 }), spec({ seed: 2 }))).toEqual([]);
+    const f = { fault: 'gptj_rotary' as const, faultLayer: null };
+    expect(specChanges(spec({ ...f, seed: 1 }), spec({ ...f, seed: 2 }))).toEqual(['the seed']);
   });
 });

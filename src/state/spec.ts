@@ -144,3 +144,24 @@ export function progressFraction(p: CompareProgress): number {
   if (i < 0) return p.total > 0 ? Math.min(1, Math.max(0, p.done / p.total)) : 0;
   return i / n;
 }
+
+/**
+ * What differs between the run a report answers and the settings shown now, in words ('the prompt',
+ * 'the fused kernels', …); empty when they describe the same comparison.
+ */
+export function specChanges(shown: RunSpec, now: RunSpec): string[] {
+  const out: string[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  if (modelKey(shown.model) !== modelKey(now.model)) out.push('the model');
+  if (!same(shown.prompt, now.prompt)) out.push('the prompt');
+  if (shown.generate !== now.generate) out.push('tokens to generate');
+  if (shown.precision !== now.precision) out.push('the precision');
+  if (!same([...shown.fused].sort(), [...now.fused].sort())) out.push('the fused kernels');
+  const faults = (s: RunSpec) => s.faults.map((f) => [f.id, f.fromLayer ?? null]);
+  if (!same(faults(shown), faults(now))) out.push('the fault');
+  // The seed only picks the first faulty layer when one is drawn.
+  else if (shown.seed !== now.seed && now.faults.some((f) => f.fromLayer === undefined)) out.push('the seed');
+  if (shown.k !== now.k) out.push('k');
+  if (shown.metric !== now.metric) out.push('the metric');
+  return out;
+}

@@ -206,6 +206,23 @@ describe('store', () => {
     expect(store.getState().viewMetric).toBe('maxAbs');
   });
 
+  it('opening a link or a scenario clears the report of other settings (never a stale answer)', () => {
+    const store = createAppStore();
+    const s = store.getState();
+    s.runStarted({ version: 1 } as RunSpec, 0);
+    s.runFinished(fixtureReport(), 10);
+    s.selectLayer(1);
+    expect(store.getState().run.report).not.toBeNull();
+    const spec = fixtureReport().spec;
+    store.getState().openRun(spec, null, { id: 'fast-but-wrong', variant: null, step: 0 });
+    expect(store.getState().run).toMatchObject({ status: 'idle', report: null });
+    expect(store.getState().selectedLayer).toBeNull();
+    // While a run is in flight, opening is refused by the controller; the store leaves the run alone.
+    store.getState().runStarted(spec, 20);
+    store.getState().openRun(spec, null, null);
+    expect(store.getState().run.status).toBe('running');
+  });
+
   it('cancellation is not an error; other failures are', () => {
     const store = createAppStore();
     const spec = { version: 1 } as RunSpec;

@@ -184,7 +184,8 @@ export interface AppActions {
   clearError(): void;
   /**
    * Opens a run from a link (or a stored run): every setting from its spec, the link's context, the
-   * scenario (when it is one). The report shown, if any, stays until the next run.
+   * scenario (when it is one). The report shown (if any, and no run is in flight) is cleared: it answered
+   * other settings.
    */
   openRun(spec: RunSpec, linked: LinkedRun | null, scenario: ScenarioView | null): void;
   setLinkError(message: string | null): void;
@@ -408,6 +409,8 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
     openRun: (spec, linked, scenario) =>
       set((s) => ({
         settings: sanitize(s.settings, settingsOf(spec)),
+        // Never an old answer under a new question: the report of other settings goes.
+        ...(s.run.status === 'running' ? {} : { run: emptyRun, selectedLayer: null, selectedTap: null }),
         linked,
         linkError: null,
         scenario,

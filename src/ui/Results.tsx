@@ -1,11 +1,12 @@
 // The report of the last run: verdict, bisection and determinism in words, the charts (error curve, heatmap,
 // per-op drill-down and histogram, timing), both paths' generated text side by side, and the exports.
-import { useCallback, useId } from 'react';
+import { useCallback, useEffect, useId, useRef } from 'react';
 import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import { faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
+import { buildSpec, specChanges } from '../state/spec';
 import type { AppStore, TextSegments } from '../state/store';
 import { Drilldown } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
@@ -219,8 +220,7 @@ function Generation({
 
 function Exports({ report }: { report: Report }) {
   return (
-    <fieldset className="exports bare">
-      <legend className="sr-only">Export the report</legend>
+    <div className="exports" role="group" aria-label="Export the report">
       <button
         type="button"
         data-testid="export-json"
@@ -242,7 +242,30 @@ function Exports({ report }: { report: Report }) {
       >
         Layers (CSV)
       </button>
-    </fieldset>
+    </div>
+  );
+}
+
+/**
+ * What changed since the report shown was run ('' when the settings still describe it): a report is never
+ * shown under other settings without saying so.
+ */
+function useChangedSince(store: AppStore): string {
+  return useStore(store, (s) => {
+    const report = s.run.report;
+    if (!report || s.run.status === 'running' || !s.model || !s.modelSource) return '';
+    const built = buildSpec(s.settings, s.modelSource, s.model);
+    if (!built.ok) return 'the settings (not a valid run now)';
+    return specChanges(report.spec, built.spec).join(', ');
+  });
+}
+
+function StaleBanner({ changed }: { changed: string }) {
+  return (
+    <p className="note warn stale-note" role="note" data-testid="stale" data-changed={changed}>
+      <strong>Previous run.</strong> This report answers the settings of the previous run; since then you
+      changed {changed}. Press Run to see the answer to the settings shown.
+    </p>
   );
 }
 
@@ -256,7 +279,18 @@ export function Results({ store }: { store: AppStore }) {
   const selectTap = useStore(store, (s) => s.selectTap);
   const setViewMetric = useStore(store, (s) => s.setViewMetric);
   const ids = useId();
+  const changed = useChangedSince(store);
   const report = run.report;
+  // The first time a run of this page has a verdict, bring it into view (not for a stored run re-opened).
+  const scrolledFor = useRef<number | null>(null);
+  const hasVerdict = report !== null;
+  useEffect(() => {
+    if (!hasVerdict || run.startedAt === null || scrolledFor.current === run.startedAt) return;
+    scrolledFor.current = run.startedAt;
+    document
+      .querySelector('[data-testid="verdict"]')
+      ?.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
+  }, [hasVerdict, run.startedAt]);
   const sharer = useSharerFor(store, report);
   const bytes = model?.tokenizer === 'bytes';
   const tokenText = useCallback(
@@ -299,12 +333,17 @@ export function Results({ store }: { store: AppStore }) {
   );
 
   return (
-    <div className="results" data-testid="results">
+    <div
+      className={`results${changed ? ' stale' : ''}`}
+      data-testid="results"
+      data-stale={changed ? 'yes' : 'no'}
+    >
       <section className="card" aria-labelledby={`${ids}-summary`}>
         <div className="card-head">
-          <h2 id={`${ids}-summary`}>Report</h2>
+          <h2 id={`${ids}-summary`}>{changed ? 'Report of the previous run' : 'Report'}</h2>
           <Exports report={report} />
         </div>
+        {changed && <StaleBanner changed={changed} />}
         <StoredBanner store={store} />
         <Verdict report={report} />
         {report.plantedFaults.length > 0 && (

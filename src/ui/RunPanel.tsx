@@ -38,6 +38,14 @@ function kernelTitle(id: string): string {
   return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
 }
 
+/** Brings the scenario list into view and puts the keyboard on its first entry. */
+function toScenarios(): void {
+  const list = document.querySelector<HTMLElement>('[data-testid="scenario-picker"]');
+  if (!list) return;
+  list.scrollIntoView({ block: 'start', behavior: 'smooth' });
+  list.querySelector<HTMLButtonElement>('button:not([disabled])')?.focus({ preventScroll: true });
+}
+
 function Elapsed({ since }: { since: number | null }) {
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
@@ -142,6 +150,42 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
             </div>
           </div>
         </fieldset>
+
+        {/* Run sits right under the prompt: at 1280×800 it is on screen without scrolling. */}
+        <div className="actions">
+          <button type="submit" className="primary" disabled={!enabled} data-testid="run">
+            Run
+          </button>
+          {running && (
+            <button type="button" onClick={() => controller.cancel()} data-testid="cancel">
+              Cancel
+            </button>
+          )}
+          <button type="button" className="link-btn" data-testid="to-scenarios" onClick={toScenarios}>
+            or open a classroom scenario ↓
+          </button>
+        </div>
+        <div
+          className="run-status"
+          role="status"
+          aria-live="polite"
+          data-testid="run-status"
+          data-state={run.status}
+        >
+          <span data-testid="run-phase" data-phase={run.progress?.phase ?? ''}>
+            {status}
+          </span>
+          {running && <Elapsed since={run.startedAt} />}
+        </div>
+        {running && (
+          <progress
+            className="run-progress"
+            data-testid="run-progress"
+            max={1}
+            value={run.progress ? progressFraction(run.progress) : 0}
+            aria-label="Run progress"
+          />
+        )}
 
         <fieldset className="group" disabled={running}>
           <legend>Fused kernels</legend>
@@ -300,38 +344,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
             </div>
           </div>
         </fieldset>
-
-        <div className="actions">
-          <button type="submit" className="primary" disabled={!enabled} data-testid="run">
-            Run
-          </button>
-          {running && (
-            <button type="button" onClick={() => controller.cancel()} data-testid="cancel">
-              Cancel
-            </button>
-          )}
-        </div>
       </form>
-      <div
-        className="run-status"
-        role="status"
-        aria-live="polite"
-        data-testid="run-status"
-        data-state={run.status}
-      >
-        <span data-testid="run-phase" data-phase={run.progress?.phase ?? ''}>
-          {status}
-        </span>
-        {running && <Elapsed since={run.startedAt} />}
-      </div>
-      {running && (
-        <progress
-          className="run-progress"
-          max={1}
-          value={run.progress ? progressFraction(run.progress) : 0}
-          aria-label="Run progress"
-        />
-      )}
     </section>
   );
 }

@@ -1,0 +1,94 @@
+// The page as a new user meets it, at a laptop's 1280×800 and a projector's 1920×1080: the prompt, Run and
+// the way into the scenarios are on screen without scrolling, nothing scrolls sideways, a run brings its
+// verdict into view, and a report is never shown under settings it does not answer (changed settings mark
+// it as the previous run; opening a scenario, by the picker or by its '#s=' link, clears it).
+import { expect, type Page, test } from '@playwright/test';
+import { PROMPT, runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+
+const SIZES = [
+  { width: 1280, height: 800 },
+  { width: 1920, height: 1080 },
+] as const;
+
+/** How far the page scrolls sideways (0 when it does not). */
+async function sidewaysScroll(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const el = document.scrollingElement ?? document.documentElement;
+    return el.scrollWidth - window.innerWidth;
+  });
+}
+
+/** Whether the element lies wholly inside the viewport as it is scrolled now. */
+async function onScreen(page: Page, testId: string): Promise<boolean> {
+  return page.getByTestId(testId).evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
+  });
+}
+
+for (const size of SIZES) {
+  test(`at ${size.width}×${size.height}: prompt, Run and scenarios without scrolling, no sideways scroll`, async ({
+    page,
+  }, testInfo) => {
+    const errors = watchErrors(page);
+    await page.setViewportSize(size);
+    await page.goto('./');
+    await waitForModel(page);
+    for (const id of ['prompt', 'run', 'to-scenarios'])
+      expect(await onScreen(page, id), `${id} is on screen at ${size.width}×${size.height}`).toBe(true);
+    expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+    await shoot(page, testInfo, `first-screen-${size.width}`, false);
+    // Large type must not push the page sideways either.
+    await page.getByTestId('large-type').click();
+    expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+    await page.getByTestId('large-type').click();
+    // The way into the scenarios leads to them.
+    await page.getByTestId('to-scenarios').click();
+    await expect(page.getByTestId('scenario-picker')).toBeInViewport();
+    await expect(page.locator('[data-testid="scenario-open"]').first()).toBeFocused();
+    expect(errors).toEqual([]);
+  });
+}
+
+test('a run brings its verdict into view; changed settings mark it; a scenario (picker or link) clears it', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize(SIZES[0]);
+  await page.goto('./');
+  await waitForModel(page);
+  await setInputs(page, PROMPT, 0);
+  await runToEnd(page);
+  await expect(page.getByTestId('verdict')).toBeInViewport();
+  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await expect(page.getByTestId('results')).toHaveAttribute('data-stale', 'no');
+  await expect(page.getByTestId('stale')).toHaveCount(0);
+  await shoot(page, testInfo, 'verdict-in-view-1280', false);
+  await page.setViewportSize(SIZES[1]);
+  expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+  await shoot(page, testInfo, 'report-1920');
+  await page.setViewportSize(SIZES[0]);
+
+  // A changed setting: the report says it is the previous run's, and what changed.
+  await page.getByTestId('fused-gemm').uncheck();
+  const stale = page.getByTestId('stale');
+  await expect(stale).toBeVisible();
+  await expect(stale).toHaveAttribute('data-changed', 'the fused kernels');
+  await expect(page.getByTestId('results')).toHaveAttribute('data-stale', 'yes');
+  await page.getByLabel('Prompt', { exact: true }).fill(`${PROMPT} unto`);
+  await expect(stale).toHaveAttribute('data-changed', 'the prompt, the fused kernels');
+  await stale.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'previous-run-1280', false);
+  // Changed back: the report answers the settings again.
+  await page.getByTestId('fused-gemm').check();
+  await page.getByLabel('Prompt', { exact: true }).fill(PROMPT);
+  await expect(stale).toHaveCount(0);
+
+  // A scenario opened from the picker: no report from other settings under its story.
+  await page.locator('[data-testid="scenario-open"][data-id="fast-but-wrong"]').click();
+  await expect(page.getByTestId('scenario')).toHaveAttribute('data-id', 'fast-but-wrong');
+  await expect(page.getByTestId('results-empty')).toBeVisible();
+  await expect(page.getByTestId('verdict')).toHaveCount(0);
+  await shoot(page, testInfo, 'scenario-cleared-1280', false);
+  expect(errors).toEqual([]);
+});
