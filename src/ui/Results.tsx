@@ -220,7 +220,7 @@ function Generation({
 
 function Exports({ report }: { report: Report }) {
   return (
-    <div className="exports" role="group" aria-label="Export the report">
+    <fieldset className="exports bare" aria-label="Export the report">
       <button
         type="button"
         data-testid="export-json"
@@ -242,7 +242,7 @@ function Exports({ report }: { report: Report }) {
       >
         Layers (CSV)
       </button>
-    </div>
+    </fieldset>
   );
 }
 
