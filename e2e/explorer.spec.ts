@@ -141,7 +141,12 @@ test('the default run: a point per layer, agreement, keyboard drill-down, histog
   expect(report.spec.prompt.text).toBe(PROMPT);
   expect(text).not.toMatch(/:\s*(-?Infinity|NaN)\b/); // non-finite numbers only ever as strings
   const csv = (await downloadOf(page, page.getByTestId('export-csv'))).bytes.toString('utf8');
-  const lines = csv.trimEnd().split('\r\n');
+  const all = csv.trimEnd().split('\r\n');
+  // The run travels with the table: '#' comment lines above the header.
+  const comments = all.filter((l) => l.startsWith('# '));
+  expect(comments.join('\n')).toContain(`# Prompt: ${PROMPT}`);
+  expect(comments.join('\n')).toMatch(/# Adapter: .*\n# Date: \d{4}-/);
+  const lines = all.filter((l) => !l.startsWith('#'));
   expect(lines).toHaveLength(5);
   expect(lines[0]).toMatch(/^layer,diverged,born,ratio,localRatio,propagated\.maxAbs,/);
   expect(lines[2].split(',')[0]).toBe('1');
@@ -150,6 +155,9 @@ test('the default run: a point per layer, agreement, keyboard drill-down, histog
   expect(svg.name).toMatch(/^divergence-neox-kjv-bytes-.*-error-curve\.svg$/);
   const svgText = svg.bytes.toString('utf8');
   expect(svgText).toContain('xmlns="http://www.w3.org/2000/svg"');
+  expect(svgText).toContain('>Error per layer</text>'); // the title and the run above the chart
+  expect(svgText).toContain(`Prompt: ${PROMPT}`);
+  expect(svgText).toContain('Fused kernels: all 6');
   expect(svgText.match(/data-testid="curve-point"/g)).toHaveLength(4);
   expect(svgText).toMatch(/ stroke="(rgb|#)[^"]+"/); // computed styles written as presentation attributes
   expect(svgText).not.toContain('style="'); // which the page's CSP would block

@@ -8,12 +8,13 @@ import { faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import { buildSpec, specChanges } from '../state/spec';
 import type { AppStore, TextSegments } from '../state/store';
+import { ExportDetails } from './charts/ChartCard';
 import { Drilldown } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
 import { Heatmap } from './charts/Heatmap';
 import { Histogram } from './charts/Histogram';
 import { TimingPanel } from './charts/Timing';
-import { download, exportName, layersToCsv, reportToJson } from './export';
+import { download, exportName, layersToCsv, reportToJson, runDetails } from './export';
 import { formatMetric, formatMs, formatRatio, METRIC_LABELS } from './format';
 import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
 
@@ -315,6 +316,7 @@ export function Results({ store }: { store: AppStore }) {
     );
   }
   const fileBase = (what: string, ext: string) => exportName(report, what, ext);
+  const details = runDetails(report);
   const tap = selectedTap ? (report.taps.find((t) => t.name === selectedTap) ?? null) : null;
   const metricSelect = (
     <select
@@ -333,105 +335,109 @@ export function Results({ store }: { store: AppStore }) {
   );
 
   return (
-    <div
-      className={`results${changed ? ' stale' : ''}`}
-      data-testid="results"
-      data-stale={changed ? 'yes' : 'no'}
-    >
-      <section className="card" aria-labelledby={`${ids}-summary`}>
-        <div className="card-head">
-          <h2 id={`${ids}-summary`}>{changed ? 'Report of the previous run' : 'Report'}</h2>
-          <Exports report={report} />
-        </div>
-        {changed && <StaleBanner changed={changed} />}
-        <StoredBanner store={store} />
-        <Verdict report={report} />
-        {report.plantedFaults.length > 0 && (
-          <p data-testid="planted">
-            Planted:{' '}
-            {report.plantedFaults.map((f) => `${faultInfo(f.id).title} from layer ${f.fromLayer}`).join('; ')}
-            .
-          </p>
-        )}
-        <Bisection report={report} />
-        <Determinism report={report} />
-        <p className="muted small">
-          Logits: fused vs reference {formatMetric(report.logits.propagated[report.metric], report.metric)},
-          noise floor {formatMetric(report.logits.floor[report.metric], report.metric)} (
-          {METRIC_LABELS[report.metric]}). {report.tokens.length} tokens, {report.spec.precision}, on{' '}
-          {report.adapter.description || report.adapter.vendor}.
-          {run.elapsedMs !== null ? ` Analysis took ${formatMs(run.elapsedMs)}.` : ''}
-        </p>
-      </section>
-
-      {sharer && <SharerComparison sharer={sharer} report={report} />}
-
-      <section className="card">
-        <ErrorCurve
-          report={report}
-          metric={viewMetric}
-          selectedLayer={selectedLayer}
-          onSelect={selectLayer}
-          fileBase={fileBase}
-          controls={metricSelect}
-          sharer={sharer ? { ratios: sharer.summary.ratios, metric: sharer.summary.metric } : null}
-        />
-        <fieldset className="layer-picker bare">
-          <legend className="muted small">Open a layer's ops:</legend>
-          {report.layers.map((l) => (
-            <button
-              key={l.layer}
-              type="button"
-              className={`small-btn${l.diverged ? ' diverged' : ''}`}
-              aria-pressed={selectedLayer === l.layer}
-              data-testid="layer-button"
-              data-layer={l.layer}
-              onClick={() => selectLayer(l.layer)}
-            >
-              {l.layer}
-            </button>
-          ))}
-        </fieldset>
-      </section>
-
-      {selectedLayer !== null && (
-        <section className="card drill">
-          <Drilldown
-            report={report}
-            layer={selectedLayer}
-            metric={viewMetric}
-            selectedTap={selectedTap}
-            onSelectTap={selectTap}
-            onClose={() => selectLayer(null)}
-            fileBase={fileBase}
-          />
-          {tap ? (
-            <Histogram tap={tap} fileBase={fileBase} />
-          ) : (
-            <p className="muted small">Select an op above to see the histogram of its element errors.</p>
+    <ExportDetails.Provider value={details}>
+      <div
+        className={`results${changed ? ' stale' : ''}`}
+        data-testid="results"
+        data-stale={changed ? 'yes' : 'no'}
+      >
+        <section className="card" aria-labelledby={`${ids}-summary`}>
+          <div className="card-head">
+            <h2 id={`${ids}-summary`}>{changed ? 'Report of the previous run' : 'Report'}</h2>
+            <Exports report={report} />
+          </div>
+          {changed && <StaleBanner changed={changed} />}
+          <StoredBanner store={store} />
+          <Verdict report={report} />
+          {report.plantedFaults.length > 0 && (
+            <p data-testid="planted">
+              Planted:{' '}
+              {report.plantedFaults
+                .map((f) => `${faultInfo(f.id).title} from layer ${f.fromLayer}`)
+                .join('; ')}
+              .
+            </p>
           )}
+          <Bisection report={report} />
+          <Determinism report={report} />
+          <p className="muted small">
+            Logits: fused vs reference {formatMetric(report.logits.propagated[report.metric], report.metric)},
+            noise floor {formatMetric(report.logits.floor[report.metric], report.metric)} (
+            {METRIC_LABELS[report.metric]}). {report.tokens.length} tokens, {report.spec.precision}, on{' '}
+            {report.adapter.description || report.adapter.vendor}.
+            {run.elapsedMs !== null ? ` Analysis took ${formatMs(run.elapsedMs)}.` : ''}
+          </p>
         </section>
-      )}
 
-      <section className="card">
-        <Heatmap
-          report={report}
-          selectedLayer={selectedLayer}
-          onSelect={selectLayer}
-          fileBase={fileBase}
-          tokenText={tokenText}
-        />
-      </section>
+        {sharer && <SharerComparison sharer={sharer} report={report} />}
 
-      <section className="card" aria-labelledby={`${ids}-gen`}>
-        <h2 id={`${ids}-gen`}>Generated text</h2>
-        <Generation report={report} segments={run.segments} />
-      </section>
+        <section className="card">
+          <ErrorCurve
+            report={report}
+            metric={viewMetric}
+            selectedLayer={selectedLayer}
+            onSelect={selectLayer}
+            fileBase={fileBase}
+            controls={metricSelect}
+            sharer={sharer ? { ratios: sharer.summary.ratios, metric: sharer.summary.metric } : null}
+          />
+          <fieldset className="layer-picker bare">
+            <legend className="muted small">Open a layer's ops:</legend>
+            {report.layers.map((l) => (
+              <button
+                key={l.layer}
+                type="button"
+                className={`small-btn${l.diverged ? ' diverged' : ''}`}
+                aria-pressed={selectedLayer === l.layer}
+                data-testid="layer-button"
+                data-layer={l.layer}
+                onClick={() => selectLayer(l.layer)}
+              >
+                {l.layer}
+              </button>
+            ))}
+          </fieldset>
+        </section>
 
-      <section className="card" aria-labelledby={`${ids}-timing`} data-testid="timing">
-        <h2 id={`${ids}-timing`}>Timing</h2>
-        <TimingPanel report={report} fileBase={fileBase} />
-      </section>
-    </div>
+        {selectedLayer !== null && (
+          <section className="card drill">
+            <Drilldown
+              report={report}
+              layer={selectedLayer}
+              metric={viewMetric}
+              selectedTap={selectedTap}
+              onSelectTap={selectTap}
+              onClose={() => selectLayer(null)}
+              fileBase={fileBase}
+            />
+            {tap ? (
+              <Histogram tap={tap} fileBase={fileBase} />
+            ) : (
+              <p className="muted small">Select an op above to see the histogram of its element errors.</p>
+            )}
+          </section>
+        )}
+
+        <section className="card">
+          <Heatmap
+            report={report}
+            selectedLayer={selectedLayer}
+            onSelect={selectLayer}
+            fileBase={fileBase}
+            tokenText={tokenText}
+          />
+        </section>
+
+        <section className="card" aria-labelledby={`${ids}-gen`}>
+          <h2 id={`${ids}-gen`}>Generated text</h2>
+          <Generation report={report} segments={run.segments} />
+        </section>
+
+        <section className="card" aria-labelledby={`${ids}-timing`} data-testid="timing">
+          <h2 id={`${ids}-timing`}>Timing</h2>
+          <TimingPanel report={report} fileBase={fileBase} />
+        </section>
+      </div>
+    </ExportDetails.Provider>
   );
 }

@@ -1,4 +1,5 @@
 import Ajv2020 from 'ajv/dist/2020';
+import { autoType, csvParse } from 'd3';
 import { describe, expect, it } from 'vitest';
 import schema from '../../docs/report.schema.json';
 import {
@@ -55,33 +56,64 @@ describe('report JSON', () => {
 });
 
 describe('layers CSV', () => {
-  it('has one header and one row per layer with every metric', () => {
-    const csv = layersToCsv(fixtureReport());
+  const split = (csv: string) => {
     const lines = csv.trimEnd().split('\r\n');
-    expect(lines).toHaveLength(3);
-    const header = lines[0].split(',');
+    return {
+      comments: lines.filter((l) => l.startsWith('#')),
+      table: lines.filter((l) => !l.startsWith('#')),
+    };
+  };
+
+  it('carries the run as comment lines above one header and one row per layer', () => {
+    const r = fixtureReport();
+    const { comments, table } = split(layersToCsv(r));
+    expect(table).toHaveLength(3);
+    const joined = comments.join('\n');
+    for (const label of ['Model:', 'Prompt:', 'Fused kernels:', 'Fault:', 'Precision:', 'Adapter:', 'Date:'])
+      expect(joined).toContain(`# ${label}`);
+    expect(joined).toContain(r.createdAt);
+    const header = table[0].split(',');
     expect(header.slice(0, 5)).toEqual(['layer', 'diverged', 'born', 'ratio', 'localRatio']);
     expect(header).toHaveLength(5 + 5 * CSV_METRIC_FIELDS.length + 1);
     expect(header).toContain('propagated.relL2');
     expect(header).toContain('localFloor.maxUlp');
-    const row1 = lines[2].split(',');
-    expect(row1[0]).toBe('1');
-    expect(row1[1]).toBe('true');
-    expect(row1[3]).toBe('1500000');
-    expect(row1[4]).toBe('Infinity');
-    expect(row1[header.indexOf('propagated.relL2')]).toBe('0.3');
-    expect(row1[header.indexOf('local.relL2')]).toBe('Infinity');
-    expect(row1.at(-1)).toBe('Infinity');
-    expect(lines[1].split(',')[header.indexOf('propagated.sqnrDb')]).toBe('Infinity');
   });
 
-  it('quotes text that needs it', () => {
-    expect(csvField('a,b')).toBe('"a,b"');
-    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+  it('reads back with d3.autoType: numbers, booleans, ∞ and NaN as numbers', () => {
+    const r = fixtureReport();
+    r.layers[0].propagated.maxAbs = Number.NaN;
+    r.layers[0].propagated.meanAbs = Number.NEGATIVE_INFINITY;
+    const { table } = split(layersToCsv(r));
+    const rows = csvParse(table.join('\n'), autoType);
+    expect(rows).toHaveLength(2);
+    const row1 = rows[1] as Record<string, unknown>;
+    expect(row1.layer).toBe(1);
+    expect(row1.diverged).toBe(true);
+    expect(row1.ratio).toBe(1500000);
+    expect(row1.localRatio).toBe(Number.POSITIVE_INFINITY);
+    expect(row1['propagated.relL2']).toBe(0.3);
+    expect(row1['local.relL2']).toBe(Number.POSITIVE_INFINITY);
+    expect(row1['perToken.max']).toBe(Number.POSITIVE_INFINITY);
+    const row0 = rows[0] as Record<string, unknown>;
+    expect(row0['propagated.sqnrDb']).toBe(Number.POSITIVE_INFINITY);
+    expect(row0['propagated.maxAbs']).toBeNaN();
+    expect(row0['propagated.meanAbs']).toBe(Number.NEGATIVE_INFINITY);
+  });
+
+  it('a prompt with commas, quotes and newlines stays inside its comment line', () => {
+    const r = fixtureReport();
+    r.spec = { ...r.spec, prompt: { text: 'a, "b"\nc' } };
+    const { comments, table } = split(layersToCsv(r));
+    expect(comments.find((l) => l.startsWith('# Prompt:'))).toBe('# Prompt: a, "b" c');
+    expect(table).toHaveLength(3);
+  });
+
+  it('writes fields as d3 and pandas read them', () => {
     expect(csvField('plain')).toBe('plain');
     expect(csvField(null)).toBe('');
     expect(csvField(false)).toBe('false');
     expect(csvField(Number.NaN)).toBe('NaN');
+    expect(csvField(Number.NEGATIVE_INFINITY)).toBe('-Infinity');
   });
 });
 

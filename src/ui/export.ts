@@ -1,9 +1,32 @@
 // Exports: the report as JSON (nothing stripped; ∞ and NaN as the strings "Infinity", "-Infinity", "NaN"
-// since JSON has no such numbers), the per-layer table as CSV, and a chart as SVG (styles inlined so it
-// stands alone) or PNG (the SVG drawn onto a canvas). The string builders are pure and unit-tested.
+// since JSON has no such numbers), the per-layer table as CSV (d3's formatter, the run's details as '#'
+// comment lines above the header), and a chart as SVG (styles inlined so it stands alone) or PNG (the SVG
+// drawn onto a canvas), both with a title and the run's details above the chart. The string builders are
+// pure and unit-tested.
+import { csvFormatRows } from 'd3';
 import type { Report } from '../compare/analyze';
 import type { FullMetrics } from '../compare/metrics';
 import { fileSafe } from './format';
+import { faultWords, fusedWords, modelWords, promptWords } from './spec-words';
+
+/**
+ * What a figure or a table needs to travel alone: model, prompt, fused kernels, faults, precision, k and
+ * metric, the adapter and the date (one line each).
+ */
+export function runDetails(report: Report): string[] {
+  const s = report.spec;
+  const adapter =
+    report.adapter.description || [report.adapter.vendor, report.adapter.architecture].join(' ');
+  return [
+    `Model: ${modelWords(s.model)}`,
+    `Prompt: ${promptWords(s).slice(0, 160)}`,
+    `Fused kernels: ${fusedWords(s)}`,
+    `Fault: ${faultWords(s)}`,
+    `Precision: ${s.precision}; diverged = error > ${s.k} × noise floor (${s.metric}); generated ${s.generate} tokens`,
+    `Adapter: ${adapter}`,
+    `Date: ${report.createdAt}`,
+  ];
+}
 
 /** JSON.stringify replacer: non-finite numbers become "Infinity", "-Infinity" or "NaN". */
 export function nonFiniteAsString(_key: string, value: unknown): unknown {
@@ -29,14 +52,25 @@ export const CSV_METRIC_FIELDS = [
 
 const CSV_GROUPS = ['propagated', 'floor', 'local', 'localFloor', 'fusedVsOracle'] as const;
 
-/** One CSV field: numbers in full precision (∞/NaN spelled like the JSON), text quoted when it must be. */
-export function csvField(v: string | number | boolean | null): string {
-  if (v === null) return '';
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+/**
+ * A number as it is read back: d3.autoType and pandas (≥ 1.0) both read "Infinity", "-Infinity" and "NaN"
+ * (d3.autoType would keep "inf" as text), so those are the spellings; other numbers in full precision.
+ */
+export function csvNumber(v: number): string {
+  return String(v);
 }
 
-/** One row per layer: verdict flags, ratios, then every metric of each comparison, plus per-token errors. */
+/** One CSV field (quoting is d3's csvFormatRows'). */
+export function csvField(v: string | number | boolean | null): string {
+  if (v === null) return '';
+  if (typeof v === 'number') return csvNumber(v);
+  return String(v);
+}
+
+/**
+ * One row per layer: verdict flags, ratios, then every metric of each comparison, plus per-token errors.
+ * Above the header, '#' comment lines carry the run (pandas: read_csv(f, comment='#')).
+ */
 export function layersToCsv(report: Report): string {
   const header = [
     'layer',
@@ -56,7 +90,13 @@ export function layersToCsv(report: Report): string {
     ...CSV_GROUPS.flatMap((g) => CSV_METRIC_FIELDS.map((f) => l[g][f] as number)),
     l.perToken.length ? Math.max(...l.perToken) : null,
   ]);
-  return `${[header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n')}\r\n`;
+  const comments = [
+    `Divergence explorer: per-layer errors, fused vs reference (verdict ${report.verdict})`,
+    ...runDetails(report),
+    "Read with pandas.read_csv(f, comment='#') or d3.csvParse(text without the '#' lines, d3.autoType)",
+  ].map((l) => `# ${l.replace(/[\r\n]+/g, ' ')}`);
+  const table = csvFormatRows([header, ...rows.map((r) => r.map(csvField))]);
+  return `${[...comments, ...table.split('\n')].join('\r\n')}\r\n`;
 }
 
 /** A file name for an export of this report: divergence-<model>-<time>-<what>.<ext>. */
@@ -133,6 +173,68 @@ export function serializeSvg(svg: SVGSVGElement, background: string): string {
   bg.setAttribute('fill', background);
   clone.insertBefore(bg, clone.firstChild);
   return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(clone)}`;
+}
+
+export interface ExportedSvg {
+  text: string;
+  width: number;
+  height: number;
+}
+
+const HEAD_TITLE = 20;
+const HEAD_LINE = 15;
+
+/**
+ * The chart as a standalone SVG with a title and the run's details above it (so a figure pasted into a
+ * slide or a bug report still says what it shows). Returns the text and its size.
+ */
+export function exportSvg(
+  svg: SVGSVGElement,
+  background: string,
+  title: string,
+  details: readonly string[],
+  textColor: string,
+): ExportedSvg {
+  const inner = new DOMParser().parseFromString(serializeSvg(svg, background), 'image/svg+xml')
+    .documentElement as unknown as SVGSVGElement;
+  const w = Number(inner.getAttribute('width'));
+  const h = Number(inner.getAttribute('height'));
+  const head = 12 + HEAD_TITLE + HEAD_LINE * details.length + 8;
+  const NS = 'http://www.w3.org/2000/svg';
+  const doc = document.implementation.createDocument(NS, 'svg', null);
+  const out = doc.documentElement;
+  const width = Math.max(w, 480);
+  out.setAttribute('width', String(width));
+  out.setAttribute('height', String(h + head));
+  out.setAttribute('viewBox', `0 0 ${width} ${h + head}`);
+  const bg = doc.createElementNS(NS, 'rect');
+  bg.setAttribute('width', '100%');
+  bg.setAttribute('height', '100%');
+  bg.setAttribute('fill', background);
+  out.append(bg);
+  const text = (y: number, size: number, weight: string, s: string) => {
+    const t = doc.createElementNS(NS, 'text');
+    t.setAttribute('x', '8');
+    t.setAttribute('y', String(y));
+    t.setAttribute('font-family', 'system-ui, sans-serif');
+    t.setAttribute('font-size', String(size));
+    t.setAttribute('font-weight', weight);
+    t.setAttribute('fill', textColor);
+    t.textContent = s;
+    out.append(t);
+  };
+  text(12 + HEAD_TITLE - 4, 16, '600', title);
+  details.forEach((d, i) => {
+    text(12 + HEAD_TITLE + HEAD_LINE * (i + 1) - 4, 11, '400', d);
+  });
+  inner.setAttribute('x', '0');
+  inner.setAttribute('y', String(head));
+  out.append(doc.importNode(inner, true));
+  return {
+    text: `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(out)}`,
+    width,
+    height: h + head,
+  };
 }
 
 /** Renders SVG text to a PNG blob at `scale` × its size (canvas drawImage of the SVG as an image). */

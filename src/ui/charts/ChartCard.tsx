@@ -1,8 +1,19 @@
 // The frame every chart shares: a title, a note, SVG/PNG export buttons, a width that follows the
 // container (ResizeObserver), and a tooltip whose content is set as text (never HTML).
-import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
-import { download, serializeSvg, svgToPng } from '../export';
+import {
+  createContext,
+  type ReactNode,
+  type RefObject,
+  useContext,
+  useEffect,
+  useRef,
+  useState,
+} from 'react';
+import { download, exportSvg, svgToPng } from '../export';
 import { chartWidth } from './scales';
+
+/** The run's details written above an exported chart (runDetails of the report shown). */
+export const ExportDetails = createContext<readonly string[]>([]);
 
 /** Measures an element's content width and follows it. */
 export function useWidth<T extends HTMLElement>(): [RefObject<T | null>, number] {
@@ -87,17 +98,17 @@ export interface ChartCardProps {
 export function ChartCard(p: ChartCardProps) {
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState<string | null>(null);
-  const background = () => {
-    const card = p.svgRef.current?.closest('.card');
-    return card ? getComputedStyle(card).backgroundColor : '#ffffff';
+  const details = useContext(ExportDetails);
+  /** The chart with its title and the run's details above it, in the card's colours. */
+  const standalone = (svg: SVGSVGElement) => {
+    const card = svg.closest('.card');
+    const cs = card ? getComputedStyle(card) : null;
+    return exportSvg(svg, cs?.backgroundColor ?? '#ffffff', p.title, details, cs?.color ?? '#000000');
   };
-  const exportSvg = () => {
+  const saveSvg = () => {
     const svg = p.svgRef.current;
     if (!svg) return;
-    download(
-      new Blob([serializeSvg(svg, background())], { type: 'image/svg+xml' }),
-      p.fileBase(p.name, 'svg'),
-    );
+    download(new Blob([standalone(svg).text], { type: 'image/svg+xml' }), p.fileBase(p.name, 'svg'));
   };
   const exportPng = async () => {
     const svg = p.svgRef.current;
@@ -105,8 +116,8 @@ export function ChartCard(p: ChartCardProps) {
     setBusy(true);
     setErr(null);
     try {
-      const { width, height } = svg.getBoundingClientRect();
-      const png = await svgToPng(serializeSvg(svg, background()), width, height, 2);
+      const out = standalone(svg);
+      const png = await svgToPng(out.text, out.width, out.height, 2);
       download(png, p.fileBase(p.name, 'png'));
     } catch (e) {
       setErr((e as Error).message);
@@ -123,7 +134,7 @@ export function ChartCard(p: ChartCardProps) {
           <button
             type="button"
             className="small-btn"
-            onClick={exportSvg}
+            onClick={saveSvg}
             aria-label={`Download ${p.title} as SVG`}
           >
             SVG
