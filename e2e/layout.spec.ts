@@ -50,7 +50,7 @@ for (const size of SIZES) {
   });
 }
 
-test('a run brings its verdict into view; changed settings mark it; a scenario (picker or link) clears it', async ({
+test('a run brings its verdict into view, points at the culprit; changed settings mark it; a scenario clears it', async ({
   page,
 }, testInfo) => {
   const errors = watchErrors(page);
@@ -58,8 +58,43 @@ test('a run brings its verdict into view; changed settings mark it; a scenario (
   await page.goto('./');
   await waitForModel(page);
   await setInputs(page, PROMPT, 0);
+  // A fault in Linear + bias + GELU (ReLU for GELU), whose fc1 output is never written out.
+  await page.getByTestId('fault').selectOption('gelu_relu');
+  await page.getByTestId('fault-layer-auto').uncheck();
+  await page.getByTestId('fault-layer').fill('2');
   await runToEnd(page);
   await expect(page.getByTestId('verdict')).toBeInViewport();
+  await expect(page.getByTestId('verdict')).toHaveAttribute('data-layer', '2');
+
+  // The culprit: the born-here marker is drawn (above the propagated circle), the drill-down colours the
+  // op far above its floor, brackets the ops each kernel replaced, and says where fused-away errors show.
+  await expect(page.locator('[data-testid="born-marker"][data-layer="2"]')).toHaveCount(1);
+  await page.locator('[data-testid="layer-button"][data-layer="2"]').click();
+  const drill = page.getByTestId('drilldown');
+  await expect(drill.locator('[data-testid="tap-row"][data-tap="layers.2.gelu"]')).toHaveAttribute(
+    'data-band',
+    'far',
+  );
+  await expect(drill.locator('[data-testid="tap-row"][data-tap="layers.2.ln1"]')).toHaveAttribute(
+    'data-band',
+    'floor',
+  );
+  await expect(drill.locator('[data-testid="kernel-group"][data-kernel="linear_gelu"]')).toHaveAttribute(
+    'data-ops',
+    'fc1 gelu',
+  );
+  await expect(
+    drill.locator('[data-testid="tap-row"][data-tap="layers.2.fc1"] [data-testid="fused-away-why"]'),
+  ).toHaveText('inside Linear + bias + GELU: its error shows in gelu');
+  const timing = page.getByTestId('timing-ops');
+  await expect(timing.locator('[data-testid="timing-group"][data-kernel="linear_gelu"]')).toContainText(
+    'for the 2 reference ops it replaced',
+  );
+  await expect(timing.locator('[data-testid="timing-row"][data-kernel="linear_gelu"]')).toHaveCount(3);
+  await drill.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'culprit-drilldown-1280', false);
+  await timing.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'timing-groups-1280', false);
   expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
   await expect(page.getByTestId('results')).toHaveAttribute('data-stale', 'no');
   await expect(page.getByTestId('stale')).toHaveCount(0);

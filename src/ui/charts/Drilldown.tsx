@@ -1,12 +1,15 @@
 // (c) The ops of one layer: each tap's error vs the reference (bar, log axis) beside the reference's own
-// distance from fp64 (the op's noise floor, a tick). Taps the fused plan never writes out are shown as
-// "fused away". A compared tap is keyboard-operable and selects it for the histogram.
+// distance from fp64 (the op's noise floor, a tick). Bars are coloured by how far above their own floor they
+// are, so the culprit stands out; the ops a fused kernel replaced are bracketed under its name; taps the
+// fused plan never writes out are "fused away", with the kernel and the op whose error carries theirs.
+// A compared tap is keyboard-operable and selects it for the histogram.
 import { axisTop, scaleBand, scaleLog, select } from 'd3';
 import { useEffect, useMemo, useRef } from 'react';
 import type { Report, TapResult } from '../../compare/analyze';
 import type { Metric } from '../../run/runspec';
-import { formatMetric, METRIC_LABELS } from '../format';
+import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
+import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
 
 export interface DrilldownProps {
@@ -40,7 +43,7 @@ export function Drilldown({
   const taps = useMemo(() => layerTaps(report, layer), [report, layer]);
   const onSelectRef = useRef(onSelectTap);
   onSelectRef.current = onSelectTap;
-  const margin = { top: 36, right: 140, bottom: 10, left: 96 };
+  const margin = { top: 36, right: 200, bottom: 10, left: 236 };
   const height = margin.top + margin.bottom + ROW * Math.max(1, taps.length);
   const l = report.layers.find((x) => x.layer === layer) ?? null;
 
@@ -87,15 +90,30 @@ export function Drilldown({
           .tickValues(ticks)
           .tickFormat((d) => axisTick(Number(d), metric)),
       );
+    const fusedOn = report.spec.fused;
+    const kernelOf = (t: TapResult) => kernelOfTap(t.op, fusedOn);
+    const ratioOf = (t: TapResult) =>
+      t.vsReference && t.refVsOracle
+        ? aboveFloor(errorValue(t.vsReference, metric), errorValue(t.refVsOracle, metric))
+        : Number.NaN;
+    const awayWords = (t: TapResult): string => {
+      const k = kernelOf(t);
+      const carrier = carrierOf(taps, taps.indexOf(t));
+      return k
+        ? `inside ${k.title}${carrier ? `: its error shows in ${carrier}` : ''}`
+        : 'never written out by the fused path';
+    };
     const linesFor = (t: TapResult): string[] =>
       t.status === 'fused-away'
         ? [
             `${t.name}`,
-            'fused away: the fused kernel never writes this intermediate out',
+            `fused away: ${awayWords(t)} (the fused kernel never writes this intermediate out)`,
             `${t.shape} elements`,
           ]
         : [
             t.name,
+            ...(kernelOf(t) ? [`computed by the fused kernel ${kernelOf(t)?.title}`] : []),
+            `${formatRatio(ratioOf(t))} its own noise floor`,
             `fused vs reference: ${formatMetric(fromErrorValue(errorValue(t.vsReference!, metric), metric), metric)}`,
             `reference vs fp64 (floor): ${t.refVsOracle ? formatMetric(fromErrorValue(errorValue(t.refVsOracle, metric), metric), metric) : '—'}`,
             `${t.shape} elements; max ULP ${t.vsReference!.maxUlp}`,
@@ -107,6 +125,8 @@ export function Drilldown({
       .join('g')
       .attr('class', (t) => `tap-row ${t.status}`)
       .attr('data-testid', 'tap-row')
+      .attr('data-kernel', (t) => kernelOf(t)?.id ?? '')
+      .attr('data-band', (t) => (t.status === 'compared' ? bandOf(ratioOf(t), report.k) : ''))
       .attr('data-tap', (t) => t.name)
       .attr('data-status', (t) => t.status)
       .attr('transform', (t) => `translate(0, ${y(t.name) ?? 0})`);
@@ -129,7 +149,7 @@ export function Drilldown({
     const compared = rows.filter((t) => t.status === 'compared');
     compared
       .append('rect')
-      .attr('class', 'bar fused')
+      .attr('class', (t) => `bar drill band-${bandOf(ratioOf(t), report.k)}`)
       .attr('x', 0)
       .attr('y', 0)
       .attr('height', y.bandwidth())
@@ -150,16 +170,65 @@ export function Drilldown({
       .attr('dy', '0.35em')
       .text((t) => {
         const v = errorValue(t.vsReference!, metric);
-        return v === 0 ? 'identical' : formatMetric(fromErrorValue(v, metric), metric);
+        return v === 0
+          ? 'identical'
+          : `${formatMetric(fromErrorValue(v, metric), metric)} · ${formatRatio(ratioOf(t))} floor`;
       });
-    rows
-      .filter((t) => t.status === 'fused-away')
+    const away = rows.filter((t) => t.status === 'fused-away');
+    away
       .append('text')
       .attr('class', 'fused-away-label')
       .attr('x', 4)
       .attr('y', y.bandwidth() / 2)
       .attr('dy', '0.35em')
       .text('fused away');
+    away
+      .append('text')
+      .attr('class', 'fused-away-why')
+      .attr('data-testid', 'fused-away-why')
+      .attr('x', 84)
+      .attr('y', y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .text((t) => awayWords(t));
+    // The ops each fused kernel replaced, bracketed under its name (consecutive rows of one kernel).
+    const segments: { kernel: string; title: string; from: number; to: number }[] = [];
+    taps.forEach((t, i) => {
+      const k = kernelOf(t);
+      const last = segments.at(-1);
+      if (k && last && last.kernel === k.id && last.to === i - 1) last.to = i;
+      else if (k) segments.push({ kernel: k.id, title: k.title, from: i, to: i });
+    });
+    const groups = plot
+      .append('g')
+      .attr('class', 'kernel-groups')
+      .selectAll('g')
+      .data(segments)
+      .join('g')
+      .attr('data-testid', 'kernel-group')
+      .attr('data-kernel', (g) => g.kernel)
+      .attr('data-ops', (g) =>
+        taps
+          .slice(g.from, g.to + 1)
+          .map((t) => t.op)
+          .join(' '),
+      );
+    const bx = -margin.left + 8;
+    groups
+      .append('path')
+      .attr('class', 'kernel-bracket')
+      .attr('d', (g) => {
+        const y0 = (y(taps[g.from].name) ?? 0) + 2;
+        const y1 = (y(taps[g.to].name) ?? 0) + y.bandwidth() - 2;
+        const xr = -margin.left + 128;
+        return `M${xr},${y0} H${xr - 6} V${y1} H${xr}`;
+      });
+    groups
+      .append('text')
+      .attr('class', 'kernel-label')
+      .attr('x', bx)
+      .attr('y', (g) => ((y(taps[g.from].name) ?? 0) + (y(taps[g.to].name) ?? 0) + y.bandwidth()) / 2)
+      .attr('dy', '0.35em')
+      .text((g) => g.kernel);
     compared
       .attr('tabindex', 0)
       .attr('role', 'button')
@@ -185,7 +254,7 @@ export function Drilldown({
       })
       .on('mouseleave', () => tip.hide());
     return () => tip.hide();
-  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top]);
+  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top, report]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
   useEffect(() => {
@@ -221,8 +290,12 @@ export function Drilldown({
               {l.born ? ', born in this layer' : l.diverged ? ', carried in from earlier layers' : ''}.{' '}
             </span>
           )}
-          Bars: fused vs reference; ticks: reference vs fp64 (the op's noise floor). {fusedAway} of{' '}
-          {taps.length} intermediates are fused away. Select an op for its histogram.
+          Bars: fused vs reference, coloured by how far above the op's own noise floor (the tick: reference vs
+          fp64) — <span className="key band-floor">at or under it</span>,{' '}
+          <span className="key band-above">up to {report.k} ×</span>,{' '}
+          <span className="key band-far">more than {report.k} ×</span>. Brackets on the left: the reference
+          ops each fused kernel replaced. {fusedAway} of {taps.length} intermediates are fused away (never
+          written out; their error shows in the kernel's output). Select an op for its histogram.
         </>
       }
     />

@@ -354,6 +354,31 @@ export function ErrorCurve({
       })
       .on('mouseleave blur', () => tip.hide());
 
+    // "Born here", drawn last so the propagated circle at the same layer never hides it: the filled square
+    // again, on top, with a word above it (the layer where the error is made, not carried in).
+    const bornMarks = plot
+      .append('g')
+      .attr('class', 'born-marks')
+      .selectAll('g')
+      .data(rows.filter((r) => r.born && yOf(r.local) !== null))
+      .join('g')
+      .attr('data-testid', 'born-marker')
+      .attr('data-layer', (r) => r.layer)
+      .attr('transform', (r) => `translate(${xOf(r.layer)}, ${yOf(r.local) ?? 0})`);
+    bornMarks
+      .append('rect')
+      .attr('class', 'pt local born')
+      .attr('x', -5)
+      .attr('y', -5)
+      .attr('width', 10)
+      .attr('height', 10);
+    bornMarks
+      .append('text')
+      .attr('class', 'born-label')
+      .attr('y', (r) => ((yOf(r.propagated) ?? 0) < (yOf(r.local) ?? 0) ? 20 : -11))
+      .attr('text-anchor', 'middle')
+      .text('born here');
+
     return () => tip.hide();
   }, [rows, width, metric, report, bodyRef, sharerRows]);
 

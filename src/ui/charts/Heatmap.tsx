@@ -206,7 +206,13 @@ export function Heatmap({ report, selectedLayer, onSelect, fileBase, tokenText }
       bodyRef={bodyRef}
       tipRef={tipRef}
       description={`Heatmap of the propagated error, ${L} layers by ${T} tokens, log colour scale.`}
-      note="Relative L2 of the fused path's error per token (row of the residual stream), log colour scale. Dark = exact or tiny; yellow = large."
+      note={
+        <>
+          Relative L2 of the fused path's error per token (row of the residual stream), log colour scale: dark
+          purple = tiny, yellow = large; <span className="swatch zero" aria-hidden="true" /> grey = exactly
+          zero (identical); <span className="swatch inf" aria-hidden="true" /> pink = infinite or NaN.
+        </>
+      }
     />
   );
 }

@@ -4,7 +4,7 @@ import { axisBottom, axisLeft, scaleLinear, select } from 'd3';
 import { useEffect, useMemo, useRef } from 'react';
 import type { TapResult } from '../../compare/analyze';
 import { ChartCard, localPoint, tooltipFor, useWidth } from './ChartCard';
-import { type HistBar, histBars } from './scales';
+import { binWords, exponentTicks, type HistBar, histBars, powerWords } from './scales';
 
 export interface HistogramProps {
   tap: TapResult;
@@ -41,9 +41,12 @@ export function Histogram({ tap, fileBase }: HistogramProps) {
         .text('every compared element is identical (or non-finite)');
       return;
     }
-    const x = scaleLinear()
-      .domain([bars[0].x0, bars[bars.length - 1].x1])
-      .range([0, iw]);
+    const lo = bars[0].x0;
+    const hi = bars[bars.length - 1].x1;
+    const x = scaleLinear().domain([lo, hi]).range([0, iw]);
+    const decades = exponentTicks(lo, hi, Math.max(2, Math.floor(iw / 60)));
+    // A range inside one decade has no whole-decade tick: label its ends instead.
+    const ticks = decades.length > 0 ? decades : [lo, hi];
     const y = scaleLinear()
       .domain([0, Math.max(1, ...bars.map((b) => b.count))])
       .nice()
@@ -54,8 +57,8 @@ export function Histogram({ tap, fileBase }: HistogramProps) {
       .attr('transform', `translate(0, ${ih})`)
       .call(
         axisBottom(x)
-          .ticks(Math.max(2, Math.floor(iw / 70)))
-          .tickFormat((d) => `1e${Math.round(Number(d))}`),
+          .tickValues(ticks)
+          .tickFormat((d) => powerWords(Number(d))),
       );
     plot.append('g').attr('class', 'axis').call(axisLeft(y).ticks(5));
     plot
@@ -84,7 +87,7 @@ export function Histogram({ tap, fileBase }: HistogramProps) {
       .attr('height', (b) => ih - y(b.count))
       .on('mouseenter mousemove', (ev: MouseEvent, b: HistBar) => {
         const [px, py] = localPoint(ev, body);
-        tip.show([`${b.count} elements`, `|Δ| in [1e${b.x0.toFixed(1)}, 1e${b.x1.toFixed(1)})`], px, py);
+        tip.show([`${b.count} elements`, `|fused − reference| from ${binWords(b.x0, b.x1)}`], px, py);
       })
       .on('mouseleave', () => tip.hide());
     return () => tip.hide();

@@ -1,16 +1,29 @@
 // (e) GPU time of the reference and the fused path from timestamp queries: per layer (grouped bars) and
-// per op kind (each path's own ops, summed over layers), with totals and the speedup. "Timing unavailable"
+// per fused kernel (one group each: the kernel's time beside the time of the reference ops it replaced,
+// summed over layers; then the ops both paths share), with totals and the speedup. "Timing unavailable"
 // when the adapter has no timestamp queries.
 import { axisBottom, axisLeft, scaleBand, scaleLinear, select } from 'd3';
 import { useEffect, useMemo, useRef } from 'react';
 import type { Report } from '../../compare/analyze';
+import type { FusedKernelId } from '../../engine/fused-kernels';
 import type { TimingSummary } from '../../engine/timing';
 import { formatNs } from '../format';
 import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
+import { timeGroups } from './kernels';
 
 type FileBase = (what: string, ext: string) => string;
 
 const PATHS = ['reference', 'fused'] as const;
+
+interface KindRow {
+  key: string;
+  /** 'head' rows name a group (no bar). */
+  type: 'head' | 'bar';
+  path: (typeof PATHS)[number];
+  label: string;
+  ns: number;
+  kernel: string;
+}
 
 function PerLayer({
   reference,
@@ -111,24 +124,52 @@ function PerLayer({
 function PerKind({
   reference,
   fused,
+  fusedOn,
   fileBase,
 }: {
   reference: TimingSummary;
   fused: TimingSummary;
+  fusedOn: readonly FusedKernelId[];
   fileBase: FileBase;
 }) {
   const [bodyRef, width] = useWidth<HTMLDivElement>();
   const svgRef = useRef<SVGSVGElement | null>(null);
   const tipRef = useRef<HTMLDivElement | null>(null);
-  const rows = useMemo(
-    () =>
-      PATHS.flatMap((p) =>
-        Object.entries((p === 'reference' ? reference : fused).perKind)
-          .sort((a, b) => b[1] - a[1])
-          .map(([kind, ns]) => ({ key: `${p}:${kind}`, path: p, kind, ns })),
-      ),
-    [reference, fused],
-  );
+  const rows = useMemo((): KindRow[] => {
+    const out: KindRow[] = [];
+    for (const g of timeGroups(reference.perKind, fused.perKind, fusedOn)) {
+      const id = g.kernel?.id ?? 'shared';
+      const n = g.replaced.length;
+      out.push({
+        key: `${id}:head`,
+        type: 'head',
+        path: 'fused',
+        kernel: id,
+        ns: 0,
+        label: g.kernel
+          ? `${g.kernel.title}: ${formatNs(g.fusedNs)} fused vs ${formatNs(g.referenceNs)} for the ${n} reference op${n === 1 ? '' : 's'} it replaced`
+          : 'Ops both paths run the same way',
+      });
+      out.push({
+        key: `${id}:fused`,
+        type: 'bar',
+        path: 'fused',
+        kernel: id,
+        ns: g.fusedNs,
+        label: g.kernel ? `fused · ${g.kernel.id}` : 'fused · same ops',
+      });
+      for (const r of g.replaced)
+        out.push({
+          key: `${id}:${r.op}`,
+          type: 'bar',
+          path: 'reference',
+          kernel: id,
+          ns: r.ns,
+          label: `ref · ${r.op}`,
+        });
+    }
+    return out;
+  }, [reference, fused, fusedOn]);
   const ROW = 20;
   const height = 24 + rows.length * ROW + 28;
   useEffect(() => {
@@ -146,8 +187,9 @@ function PerKind({
       .domain(rows.map((r) => r.key))
       .range([0, rows.length * ROW])
       .padding(0.15);
+    const bars = rows.filter((r) => r.type === 'bar');
     const x = scaleLinear()
-      .domain([0, Math.max(1, ...rows.map((r) => r.ns))])
+      .domain([0, Math.max(1, ...bars.map((r) => r.ns))])
       .nice()
       .range([0, iw]);
     plot
@@ -159,11 +201,26 @@ function PerKind({
           .ticks(Math.max(2, Math.floor(iw / 90)))
           .tickFormat((d) => formatNs(Number(d))),
       );
+    plot
+      .append('g')
+      .selectAll('text')
+      .data(rows.filter((r) => r.type === 'head'))
+      .join('text')
+      .attr('class', 'group-label')
+      .attr('data-testid', 'timing-group')
+      .attr('data-kernel', (r) => r.kernel)
+      .attr('x', -margin.left + 8)
+      .attr('y', (r) => (y(r.key) ?? 0) + y.bandwidth() / 2)
+      .attr('dy', '0.35em')
+      .text((r) => r.label);
     const g = plot
       .append('g')
       .selectAll('g')
-      .data(rows)
+      .data(bars)
       .join('g')
+      .attr('data-testid', 'timing-row')
+      .attr('data-kernel', (r) => r.kernel)
+      .attr('data-path', (r) => r.path)
       .attr('transform', (r) => `translate(0, ${y(r.key) ?? 0})`);
     g.append('text')
       .attr('class', 'row-label')
@@ -171,14 +228,14 @@ function PerKind({
       .attr('y', y.bandwidth() / 2)
       .attr('dy', '0.35em')
       .attr('text-anchor', 'end')
-      .text((r) => `${r.path === 'reference' ? 'ref' : 'fused'} · ${r.kind}`);
+      .text((r) => r.label);
     g.append('rect')
       .attr('class', (r) => `bar ${r.path === 'reference' ? 'ref' : 'fused'}`)
       .attr('height', y.bandwidth())
       .attr('width', (r) => Math.max(1, x(r.ns)))
       .on('mouseenter mousemove', (ev: MouseEvent, r) => {
         const [px, py] = localPoint(ev, body);
-        tip.show([`${r.kind} (${r.path} path)`, `${formatNs(r.ns)} summed over layers`], px, py);
+        tip.show([`${r.label} (${r.path} path)`, `${formatNs(r.ns)} summed over layers`], px, py);
       })
       .on('mouseleave', () => tip.hide());
     g.append('text')
@@ -191,15 +248,15 @@ function PerKind({
   }, [rows, width, height, bodyRef]);
   return (
     <ChartCard
-      title="GPU time per op kind"
+      title="GPU time per fused kernel"
       name="timing-ops"
       fileBase={fileBase}
       testId="timing-ops"
       svgRef={svgRef}
       bodyRef={bodyRef}
       tipRef={tipRef}
-      description="GPU time per op kind for each path, summed over layers."
-      note="Each path lists its own ops: the fused path replaces several reference ops with one kernel."
+      description="GPU time of each fused kernel beside the reference ops it replaced, summed over layers."
+      note="One group per fused kernel: its time (fused path) above the time of the reference ops it replaced."
     />
   );
 }
@@ -233,7 +290,7 @@ export function TimingPanel({ report, fileBase }: { report: Report; fileBase: Fi
         (SwiftShader) these numbers say nothing about a real GPU.
       </p>
       <PerLayer reference={reference} fused={fused} fileBase={fileBase} />
-      <PerKind reference={reference} fused={fused} fileBase={fileBase} />
+      <PerKind reference={reference} fused={fused} fusedOn={report.spec.fused} fileBase={fileBase} />
     </>
   );
 }

@@ -2,15 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { fixtureReport, metrics } from '../report-fixture';
 import {
   axisTick,
+  binWords,
   chartWidth,
   clampToDomain,
   curveRows,
   decadeTicks,
   errorValue,
+  exponentTicks,
   fromErrorValue,
   heatCells,
   histBars,
   logDomain,
+  powerWords,
   thresholdOf,
 } from './scales';
 
@@ -108,5 +111,21 @@ describe('heatmap and histogram data', () => {
     expect(chartWidth(640.7)).toBe(640);
     expect(chartWidth(5000)).toBe(1400);
     expect(chartWidth(Number.NaN)).toBe(280);
+  });
+});
+
+describe('histogram axis words', () => {
+  it('one tick per whole decade, none repeated, thinned to the room there is', () => {
+    expect(exponentTicks(-8.4, -6.2)).toEqual([-8, -7]);
+    expect(exponentTicks(-8, -6)).toEqual([-8, -7, -6]);
+    expect(exponentTicks(-7.6, -7.2)).toEqual([]);
+    const many = exponentTicks(-30, 0, 5);
+    expect(many.length).toBeLessThanOrEqual(5);
+    expect(new Set(many).size).toBe(many.length);
+  });
+  it('bins in plain numbers, not fractional exponents', () => {
+    expect(powerWords(-7)).toBe('1e-7');
+    expect(powerWords(-7.6)).toBe('2.5e-8');
+    expect(binWords(-7.6, -7.2)).toBe('2.5e-8 to 6.3e-8');
   });
 });

@@ -165,3 +165,28 @@ export function chartWidth(containerWidth: number, min = 280, max = 1400): numbe
   if (!Number.isFinite(containerWidth) || containerWidth <= 0) return min;
   return Math.max(min, Math.min(max, Math.floor(containerWidth)));
 }
+
+/**
+ * Whole-decade ticks (as log10 exponents) over a histogram's [lo, hi] exponent range, thinned to at most
+ * `max`: one label per decade, never "1e-8, 1e-8" from rounding fractional ticks.
+ */
+export function exponentTicks(lo: number, hi: number, max = 8): number[] {
+  const a = Math.ceil(lo - 1e-9);
+  const b = Math.floor(hi + 1e-9);
+  if (b < a) return [];
+  const step = Math.max(1, Math.ceil((b - a + 1) / Math.max(1, max)));
+  const out: number[] = [];
+  for (let e = a; e <= b; e += step) out.push(e);
+  return out;
+}
+
+/** 10^e in short words: "1e-7" for whole decades, else two significant digits ("2.5e-8"). */
+export function powerWords(e: number): string {
+  if (Math.abs(e - Math.round(e)) < 1e-9) return `1e${Math.round(e)}`;
+  return (10 ** e).toExponential(1).replace('e+', 'e');
+}
+
+/** A histogram bin's range in words: "2.5e-8 to 6.3e-8". */
+export function binWords(x0: number, x1: number): string {
+  return `${powerWords(x0)} to ${powerWords(x1)}`;
+}
