@@ -99,6 +99,19 @@ test('a run brings its verdict into view, points at the culprit; changed setting
   await expect(page.getByTestId('results')).toHaveAttribute('data-stale', 'no');
   await expect(page.getByTestId('stale')).toHaveCount(0);
   await shoot(page, testInfo, 'verdict-in-view-1280', false);
+  // The small things: jargon opens the glossary; the history tells runs on one prompt apart; Copy link
+  // shows the link in the address bar.
+  await page.getByTestId('verdict').locator('[data-term="floor"]').click();
+  await expect(page.getByTestId('glossary')).toHaveAttribute('open', '');
+  await expect(page.locator('.glossary-entry.current')).toHaveAttribute('data-term', 'floor');
+  await expect(page.locator('.glossary-entry.current')).toBeInViewport();
+  for (const id of ['tap', 'fusedAway', 'threshold', 'fp16acc', 'propagated', 'local'])
+    await expect(page.locator(`[data-testid="term"][data-term="${id}"]`).first()).toBeAttached();
+  await expect(page.getByTestId('history-settings').first()).toHaveText(
+    'fp32 · all 6 fused kernels · fault gelu_relu from layer 2',
+  );
+  await page.getByTestId('copy-link').click();
+  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/^#r1=/);
   await page.setViewportSize(SIZES[1]);
   expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
   await shoot(page, testInfo, 'report-1920');

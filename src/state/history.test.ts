@@ -16,6 +16,7 @@ import {
   REPORT_MAX_BYTES,
   RUN_CAP,
   saveRun,
+  settingsLine,
   sha256Hex,
 } from './history';
 
@@ -67,10 +68,21 @@ describe('run history', () => {
       firstDivergentLayer: null,
       hasReport: true,
       reportBytes: expect.any(Number),
+      settings: 'fp32 · all 6 fused kernels · no fault',
     });
     expect(list[2].prompt.length).toBeLessThanOrEqual(60);
     expect(list[0]).toMatchObject({ prompt: 'tokens: 1, 2, 3', verdict: 'diverged', firstDivergentLayer: 1 });
     expect(list[1].model).toBe('neox-kjv-bytes'); // no name in the report: the spec's embedded id
+
+    // Runs on one prompt told apart by precision, kernels and fault.
+    expect(
+      settingsLine({
+        ...spec,
+        precision: 'fp16',
+        fused: ['gemm'],
+        faults: [{ id: 'gptj_rotary', fromLayer: 2 }],
+      }),
+    ).toBe('fp16 · fused: gemm · fault gptj_rotary from layer 2');
 
     const got = await getRun(b);
     expect(got?.spec).toEqual({ ...spec, prompt: { tokens: [1, 2, 3] } });

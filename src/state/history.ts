@@ -9,6 +9,7 @@
 // second store cannot share the 'divergence-explorer' database. Entries are keyed by the sha256 of the
 // weights (model.safetensors), the same hash a RunSpec's url/file model names.
 import { clear, createStore, delMany, get, getMany, keys, setMany, type UseStore } from 'idb-keyval';
+import { ALL_FUSED } from '../engine/fused-kernels';
 import type { RunSpec } from '../run/runspec';
 
 export const RUN_CAP = 200;
@@ -36,6 +37,8 @@ export interface RunSummary {
   firstDivergentLayer: number | null;
   /** false when only the summary was kept (the report was too large or could not be stored). */
   hasReport: boolean;
+  /** Precision, fused kernels and faults in a few words (absent in runs stored by older builds). */
+  settings?: string;
   /** The report's size as UTF-8 JSON. */
   reportBytes: number;
 }
@@ -124,6 +127,24 @@ function reportSize(report: object): number {
   }
 }
 
+/**
+ * What tells runs on one prompt apart: "fp32 · all 6 fused kernels · fault gptj_rotary from layer 2".
+ */
+export function settingsLine(spec: RunSpec): string {
+  const n = spec.fused.length;
+  const kernels =
+    n === 0
+      ? 'no fused kernels'
+      : n === ALL_FUSED.size
+        ? `all ${n} fused kernels`
+        : `fused: ${spec.fused.join(', ')}`;
+  const faults =
+    spec.faults.length === 0
+      ? 'no fault'
+      : `fault ${spec.faults.map((f) => (f.fromLayer === undefined ? `${f.id} (seed ${spec.seed})` : `${f.id} from layer ${f.fromLayer}`)).join(', ')}`;
+  return `${spec.precision} · ${kernels} · ${faults}`;
+}
+
 /** Saves a run (and prunes the oldest past RUN_CAP). Returns its id. */
 export async function saveRun(run: NewRun): Promise<string> {
   const createdAt = isoOf(run.createdAt);
@@ -142,6 +163,7 @@ export async function saveRun(run: NewRun): Promise<string> {
         : null,
     hasReport: bytes <= REPORT_MAX_BYTES,
     reportBytes: Number.isFinite(bytes) ? bytes : 0,
+    settings: settingsLine(run.spec),
   };
   const record = (report: object | null, s: RunSummary): StoredRun => ({
     id,

@@ -8,6 +8,7 @@ import type { AppStore } from '../state/store';
 import type { WorkerError } from '../worker/api';
 import { AdapterPanel } from './AdapterPanel';
 import { formatBytes } from './format';
+import { GlossaryPanel } from './Glossary';
 import { HistoryPanel } from './HistoryPanel';
 import { LinkBanner, LinkErrorAlert, ModelNeedCard } from './LinkPanels';
 import { ModelPanel } from './ModelPanel';
@@ -160,6 +161,7 @@ export function App({ store, controller, debug = false }: AppProps) {
                 <HistoryPanel store={store} controller={controller} />
                 <ModelPanel store={store} controller={controller} />
                 <AdapterPanel store={store} />
+                <GlossaryPanel />
               </div>
               <Results store={store} />
             </div>

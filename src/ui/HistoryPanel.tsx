@@ -69,6 +69,11 @@ export function HistoryPanel({ store, controller }: { store: AppStore; controlle
                     {r.prompt}
                   </span>
                 </div>
+                {r.settings && (
+                  <div className="history-settings small muted" data-testid="history-settings">
+                    {r.settings}
+                  </div>
+                )}
                 <div className="history-actions">
                   <button
                     type="button"

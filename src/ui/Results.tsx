@@ -16,6 +16,7 @@ import { Histogram } from './charts/Histogram';
 import { TimingPanel } from './charts/Timing';
 import { download, exportName, layersToCsv, reportToJson, runDetails } from './export';
 import { formatMetric, formatMs, formatRatio, METRIC_LABELS } from './format';
+import { Term } from './Glossary';
 import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
 
 function kernelTitle(id: string): string {
@@ -26,17 +27,35 @@ function Verdict({ report }: { report: Report }) {
   const fdl = report.firstDivergentLayer;
   const layer = fdl === null ? null : report.layers[fdl];
   const worst = report.layers.reduce((m, l) => Math.max(m, l.ratio), 0);
-  let text: string;
+  const floor = <Term id="floor" />;
+  const k = <Term id="threshold">k = {report.k}</Term>;
+  let text: React.ReactNode;
   if (report.verdict === 'agree')
-    text = `The paths agree: every layer stays within ${report.k} × the noise floor (worst ${formatRatio(worst)}).`;
+    text = (
+      <>
+        The paths agree: every layer stays within {report.k} × the {floor} (the{' '}
+        <Term id="ratio">worst layer</Term> is at {formatRatio(worst)} its floor; {k}).
+      </>
+    );
   else if (layer)
-    text =
-      `Diverged at layer ${layer.layer}: ${formatRatio(layer.ratio)} the noise floor (k = ${report.k}). ` +
-      (report.firstBornLayer !== null
-        ? `The error is born in layer ${report.firstBornLayer}.`
-        : 'No layer creates it alone: it builds up across layers.');
+    text = (
+      <>
+        Diverged at layer {layer.layer}: {formatRatio(layer.ratio)} the {floor} ({k}).{' '}
+        {report.firstBornLayer !== null ? (
+          <>
+            The error is <Term id="born">born</Term> in layer {report.firstBornLayer}.
+          </>
+        ) : (
+          'No layer creates it alone: it builds up across layers.'
+        )}
+      </>
+    );
   else
-    text = `The logits diverge (more than ${report.k} × their noise floor) though no layer does on its own.`;
+    text = (
+      <>
+        The logits diverge (more than {report.k} × their {floor}) though no layer does on its own.
+      </>
+    );
   return (
     <p
       className={`verdict ${report.verdict}`}
@@ -80,7 +99,7 @@ function Bisection({ report }: { report: Report }) {
         </ul>
       )}
       <p className="muted small">
-        Each switched-on fused kernel was run alone:{' '}
+        <Term id="bisection">Bisection</Term>: each switched-on fused kernel was run alone:{' '}
         {rows.map((r) => `${r.kernel} ${r.reproduces ? 'reproduces' : 'does not'}`).join(', ')}.
       </p>
     </div>
@@ -103,7 +122,13 @@ function Determinism({ report }: { report: Report }) {
       {d.identical ? (
         <span>
           The fused path gave bit-identical results over {d.runs.length + 1} runs (
-          {d.runs.map((r) => r.schedule).join(', ')}).
+          {d.runs.map((r) => r.schedule).join(', ')}
+          {d.runs.some((r) => r.schedule.includes('query tile')) && (
+            <>
+              ; <Term id="queryTile">what is a query tile?</Term>
+            </>
+          )}
+          ).
         </span>
       ) : (
         <span>

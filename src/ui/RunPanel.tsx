@@ -19,6 +19,7 @@ import {
 } from '../state/store';
 import { NumberField, Toggle } from './fields';
 import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
+import { Term } from './Glossary';
 
 const PRECISION_WORDS: Record<Precision, string> = {
   fp32: 'fp32 — 32-bit floats throughout',
@@ -147,6 +148,9 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                   </option>
                 ))}
               </select>
+              <span className="muted small">
+                <Term id="fp16acc">what fp16acc loses</Term>
+              </span>
             </div>
           </div>
         </fieldset>
@@ -312,6 +316,9 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
 
         <fieldset className="group" disabled={running}>
           <legend>Verdict</legend>
+          <p className="muted small">
+            Diverged = error above the <Term id="threshold">threshold</Term>, k × the <Term id="floor" />.
+          </p>
           <div className="row-fields">
             <NumberField
               label="Tolerance k"

@@ -6,6 +6,7 @@ import { useStore } from 'zustand';
 import { adapterLine, autorunAllowed, encodeLink, type LinkPayload, sharerSummary } from '../run/permalink';
 import { buildSpec, sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
+import { showInAddressBar } from './nav';
 
 type CopyState = 'idle' | 'copied' | 'failed';
 
@@ -38,6 +39,7 @@ export function SharePanel({ store }: { store: AppStore }) {
 
   const onCopy = async () => {
     if (!share.link) return;
+    showInAddressBar(share.link);
     try {
       await navigator.clipboard.writeText(share.link);
       setCopy({ state: 'copied', link: share.link });

@@ -12,3 +12,17 @@ export function openFragment(fragment: string, controller: Controller): void {
 export function clearFragment(): void {
   if (location.hash) history.replaceState(history.state, '', `${location.pathname}${location.search}`);
 }
+
+/**
+ * Puts a link of this page in the address bar without opening it (no hashchange fires): what "Copy link"
+ * copied is also what the address bar shows, so a bookmark or a copy from there is the same link.
+ */
+export function showInAddressBar(link: string): void {
+  try {
+    const u = new URL(link, location.href);
+    if (u.origin !== location.origin || u.pathname !== location.pathname) return;
+    history.replaceState(history.state, '', `${u.pathname}${u.search}${u.hash}`);
+  } catch {
+    // Not a URL of this page: leave the address bar alone.
+  }
+}

@@ -8,6 +8,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import type { Report, TapResult } from '../../compare/analyze';
 import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
+import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
@@ -290,12 +291,14 @@ export function Drilldown({
               {l.born ? ', born in this layer' : l.diverged ? ', carried in from earlier layers' : ''}.{' '}
             </span>
           )}
-          Bars: fused vs reference, coloured by how far above the op's own noise floor (the tick: reference vs
-          fp64) — <span className="key band-floor">at or under it</span>,{' '}
+          Bars: fused vs reference per <Term id="tap">tap</Term>, coloured by how far above the op's own{' '}
+          <Term id="floor" /> (the tick: reference vs fp64) —{' '}
+          <span className="key band-floor">at or under it</span>,{' '}
           <span className="key band-above">up to {report.k} ×</span>,{' '}
           <span className="key band-far">more than {report.k} ×</span>. Brackets on the left: the reference
-          ops each fused kernel replaced. {fusedAway} of {taps.length} intermediates are fused away (never
-          written out; their error shows in the kernel's output). Select an op for its histogram.
+          ops each fused kernel replaced. {fusedAway} of {taps.length} intermediates are{' '}
+          <Term id="fusedAway" /> (never written out; their error shows in the kernel's output). Select an op
+          for its histogram.
         </>
       }
     />

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import type { Report } from '../../compare/analyze';
 import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
+import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
 import {
   axisTick,
@@ -418,9 +419,10 @@ export function ErrorCurve({
       description={`Error of the fused path per layer, ${L} layers, log scale, ${METRIC_LABELS[metric]}.`}
       note={
         <>
-          Up = more error. Filled points exceed the threshold; filled squares mark layers where the error is
-          born (local error above {report.k} × the local floor). Click a point — or focus it and press Enter —
-          to open that layer's ops.
+          Up = more error. Circles: <Term id="propagated" />; squares: <Term id="local" />. Filled points
+          exceed the <Term id="threshold">threshold</Term>; filled squares mark layers where the error is{' '}
+          <Term id="born">born</Term> (local error above {report.k} × the local floor). Click a point — or
+          focus it and press Enter — to open that layer's ops.
         </>
       }
     />
