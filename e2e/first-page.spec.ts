@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, expect, test } from '@playwright/test';
 import { CHROMIUM_PATH, QUIET_FLAGS } from '../playwright.config';
-import { MODEL_DIR, shoot, waitForModel, watchErrors } from './helpers';
+import { fragmentOf, MODEL_DIR, shoot, waitForModel, watchErrors } from './helpers';
 
 test.describe('first page', () => {
   test.beforeAll(() => {
@@ -76,6 +76,59 @@ test('Chromium without the WebGPU flags shows the no-WebGPU page', async ({ base
     await expect(page.getByTestId('run')).toHaveCount(0);
     expect(crashes).toEqual([]);
     await shoot(page, testInfo, 'no-webgpu');
+  } finally {
+    await browser.close();
+  }
+});
+
+test('without WebGPU a link still shows its scenario story, or the sharer’s per-layer result, read-only', async ({
+  baseURL,
+}, testInfo) => {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: QUIET_FLAGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const crashes: string[] = [];
+    page.on('pageerror', (e) => crashes.push(e.message));
+    const base = baseURL ?? 'http://localhost:4173/';
+    await page.goto(`${base}#s=fast-but-wrong`);
+    await expect(page.getByTestId('no-webgpu')).toBeVisible({ timeout: 60_000 });
+    const ro = page.getByTestId('link-readonly');
+    await expect(ro.getByTestId('readonly-scenario')).toHaveAttribute('data-id', 'fast-but-wrong');
+    await expect(ro.getByTestId('readonly-story')).not.toBeEmpty();
+    await expect(ro).toContainText('Expected:');
+    await shoot(page, testInfo, 'no-webgpu-scenario-1280');
+
+    const spec = {
+      version: 1,
+      model: { kind: 'embedded', id: 'neox-kjv-bytes' },
+      prompt: { text: 'In the beginning' },
+      generate: 8,
+      precision: 'fp32',
+      fused: ['layernorm', 'qkv_rotary', 'flash_attention', 'gemm', 'linear_gelu', 'residual_epilogue'],
+      faults: [{ id: 'gptj_rotary', fromLayer: 2 }],
+      seed: 1,
+      k: 10,
+      metric: 'relL2',
+    };
+    const sharer = {
+      adapter: 'NVIDIA H100 (sharer test adapter)',
+      summary: { metric: 'relL2', ratios: [0.5, 0.75, 1.5e6, null], firstDivergentLayer: 2 },
+    };
+    await page.goto(`${base}${fragmentOf({ v: 1, spec, sharer })}`);
+    await page.reload();
+    await expect(page.getByTestId('no-webgpu')).toBeVisible({ timeout: 60_000 });
+    await expect(page.getByTestId('readonly-scenario')).toHaveCount(0);
+    const rows = page.getByTestId('readonly-sharer-row');
+    await expect(rows).toHaveCount(4);
+    await expect(rows.nth(2)).toContainText('×1.50e+6');
+    await expect(rows.nth(2)).toContainText('yes');
+    await expect(rows.nth(0)).toContainText('no');
+    await expect(rows.nth(3)).toContainText('not finite');
+    await expect(page.getByTestId('readonly-sharer')).toContainText('NVIDIA H100 (sharer test adapter)');
+    await expect(page.getByTestId('link-readonly')).toContainText('In the beginning');
+    await expect(page.getByTestId('run')).toHaveCount(0);
+    expect(crashes).toEqual([]);
+    await shoot(page, testInfo, 'no-webgpu-sharer-1280');
   } finally {
     await browser.close();
   }

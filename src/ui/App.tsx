@@ -118,7 +118,7 @@ export function App({ store, controller, debug = false }: AppProps) {
       </header>
       <main className="page">
         {initStatus === 'no-webgpu' ? (
-          <NoWebGpu detail={error?.message ?? null} />
+          <NoWebGpu detail={error?.message ?? null} store={store} />
         ) : (
           <>
             {error && (
