@@ -51,3 +51,48 @@ export function checkExpectation(e: ScenarioExpectation, report: CheckedReport):
     ok: firstLayer && kernel !== false && deterministic !== false,
   };
 }
+
+/** What a scenario step talks about, so the page (and presenter mode) can show it. */
+export type StepView =
+  | { kind: 'ops'; layer: number }
+  | { kind: 'bisection' }
+  | { kind: 'determinism' }
+  | { kind: 'heatmap' }
+  | { kind: 'timing' }
+  | { kind: 'curve' };
+
+const OPEN_LAYER = /\bOpen layer (\d+)\b/i;
+
+/**
+ * The view a step's words point at: "Open layer 1…" the layer's ops; bisection, determinism, timing by
+ * name; a story about key tiles or a longer prompt the per-token heatmap; otherwise the layer chart.
+ */
+export function stepView(text: string): StepView {
+  const open = OPEN_LAYER.exec(text);
+  if (open) return { kind: 'ops', layer: Number(open[1]) };
+  if (/\bbisection\b/i.test(text)) return { kind: 'bisection' };
+  if (/\bdeterminism\b/i.test(text)) return { kind: 'determinism' };
+  if (/\btiming\b/i.test(text)) return { kind: 'timing' };
+  if (/\bheatmap\b|\bkey tile\b|\blonger[- ]prompt\b/i.test(text)) return { kind: 'heatmap' };
+  return { kind: 'curve' };
+}
+
+/** The step that talks about this layer's ops, or null. */
+export function stepForLayer(steps: readonly string[], layer: number): number | null {
+  const i = steps.findIndex((t) => {
+    const v = stepView(t);
+    return v.kind === 'ops' && v.layer === layer;
+  });
+  return i < 0 ? null : i;
+}
+
+/** The step to highlight once a run of the scenario is done: past a "Run …" step, else where it is. */
+export function stepAfterRun(steps: readonly string[], step: number): number {
+  return /^Run\b/.test(steps[step] ?? '') && step + 1 < steps.length ? step + 1 : step;
+}
+
+/** The first step about a variant (when one is opened), or null. */
+export function stepForVariant(steps: readonly string[]): number | null {
+  const i = steps.findIndex((t) => /\bvariant\b/i.test(t));
+  return i < 0 ? null : i;
+}

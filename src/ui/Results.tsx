@@ -68,7 +68,7 @@ function Verdict({ report }: { report: Report }) {
   );
 }
 
-function Bisection({ report }: { report: Report }) {
+export function Bisection({ report }: { report: Report }) {
   const rows = report.bisection;
   if (!rows)
     return (
@@ -106,7 +106,7 @@ function Bisection({ report }: { report: Report }) {
   );
 }
 
-function Determinism({ report }: { report: Report }) {
+export function Determinism({ report }: { report: Report }) {
   const d = report.determinism;
   if (d.runs.length === 0)
     return (

@@ -2,19 +2,32 @@
 // (the current one marked), its expectation and variants, and presenter mode — the steps one at a time in
 // large type for a projector, with the run's verdict and error curve under them; ArrowRight / PageDown and
 // ArrowLeft / PageUp move between steps (what presentation clickers send), Escape leaves.
-import { useEffect, useId, useRef } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { scenarioLink } from '../run/permalink';
 import { SCENARIOS } from '../run/scenarios';
 import type { Controller } from '../state/controller';
-import { checkExpectation, type ScenarioRun, scenarioRun } from '../state/scenario';
+import {
+  checkExpectation,
+  type ScenarioRun,
+  type StepView,
+  scenarioRun,
+  stepAfterRun,
+  stepForLayer,
+  stepForVariant,
+  stepView,
+} from '../state/scenario';
 import { phaseLabel, sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
+import { Drilldown } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
+import { Heatmap } from './charts/Heatmap';
+import { TimingPanel } from './charts/Timing';
 import { exportName } from './export';
 import { RunLinkedButton } from './LinkPanels';
 import { openFragment } from './nav';
+import { Bisection, Determinism } from './Results';
 import { describeSpec, firstLayerWords } from './spec-words';
 
 export function ScenarioPicker({ store, controller }: { store: AppStore; controller: Controller }) {
@@ -93,9 +106,30 @@ function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
   );
 }
 
+/** The element of the page that shows a step's view (outside presenter mode). */
+const VIEW_TARGET: Record<StepView['kind'], string> = {
+  ops: '[data-testid="drilldown"]',
+  bisection: '[data-testid="bisection"]',
+  determinism: '[data-testid="determinism"]',
+  heatmap: '[data-testid="heatmap"]',
+  timing: '[data-testid="timing"]',
+  curve: '[data-testid="error-curve"]',
+};
+
+/** Shows a step's view in the page: opens the layer it names, then brings the view into view. */
+function showStepView(store: AppStore, text: string): void {
+  const v = stepView(text);
+  if (v.kind === 'ops') store.getState().selectLayer(v.layer);
+  // After React has drawn the layer's ops.
+  requestAnimationFrame(() =>
+    document.querySelector(VIEW_TARGET[v.kind])?.scrollIntoView({ block: 'start', behavior: 'smooth' }),
+  );
+}
+
 function Steps({ store, steps }: { store: AppStore; steps: readonly string[] }) {
   const step = useStore(store, (s) => s.scenario?.step ?? 0);
   const setStep = useStore(store, (s) => s.setScenarioStep);
+  const hasReport = useStore(store, (s) => s.run.report !== null);
   return (
     <ol className="steps" data-testid="scenario-steps">
       {steps.map((t, i) => (
@@ -105,8 +139,16 @@ function Steps({ store, steps }: { store: AppStore; steps: readonly string[] }) 
           className={i === step ? 'current' : undefined}
           aria-current={i === step ? 'step' : undefined}
           data-testid="scenario-step"
+          data-view={stepView(t).kind}
         >
-          <button type="button" className="step-btn" onClick={() => setStep(i)}>
+          <button
+            type="button"
+            className="step-btn"
+            onClick={() => {
+              setStep(i);
+              if (hasReport) showStepView(store, t);
+            }}
+          >
             {t}
           </button>
         </li>
@@ -115,7 +157,38 @@ function Steps({ store, steps }: { store: AppStore; steps: readonly string[] }) 
   );
 }
 
+/**
+ * The highlighted step follows what the viewer does: a layer opened moves it to the step about that
+ * layer, a finished run past its "Run …" step, a variant opened to the step about the variant.
+ */
+function useStepFollows(store: AppStore): void {
+  useEffect(
+    () =>
+      store.subscribe((st, prev) => {
+        const view = st.scenario;
+        if (!view) return;
+        const sr = scenarioRun(view.id, view.variant);
+        if (!sr) return;
+        const steps = sr.scenario.steps;
+        let next: number | null = null;
+        if (st.selectedLayer !== null && st.selectedLayer !== prev.selectedLayer)
+          next = stepForLayer(steps, st.selectedLayer);
+        else if (st.run.status === 'done' && prev.run.status === 'running')
+          next = stepAfterRun(steps, view.step);
+        else if (
+          view.variant !== null &&
+          prev.scenario?.variant !== view.variant &&
+          prev.scenario?.id === view.id
+        )
+          next = stepForVariant(steps);
+        if (next !== null && next !== view.step) st.setScenarioStep(next);
+      }),
+    [store],
+  );
+}
+
 export function ScenarioStage({ store, controller }: { store: AppStore; controller: Controller }) {
+  useStepFollows(store);
   const view = useStore(store, (s) => (s.linked?.origin === 'scenario' ? s.scenario : null));
   const setPresenter = useStore(store, (s) => s.setPresenter);
   const running = useStore(store, (s) => s.run.status === 'running');
@@ -202,6 +275,86 @@ function isTyping(t: EventTarget | null): boolean {
   return t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName);
 }
 
+/** The room's screen height for a chart: what is left under the step's words and the buttons. */
+function usePresenterChartHeight(): number {
+  const [h, setH] = useState(() => (typeof window === 'undefined' ? 800 : window.innerHeight));
+  useEffect(() => {
+    const on = () => setH(window.innerHeight);
+    window.addEventListener('resize', on);
+    return () => window.removeEventListener('resize', on);
+  }, []);
+  return Math.max(300, Math.round(h * 0.52));
+}
+
+/** What a step talks about, from the scenario's report, sized for the room. */
+function StepFigure({ store, report, view }: { store: AppStore; report: Report; view: StepView }) {
+  const viewMetric = useStore(store, (s) => s.viewMetric);
+  const selectedLayer = useStore(store, (s) => s.selectedLayer);
+  const selectedTap = useStore(store, (s) => s.selectedTap);
+  const selectLayer = useStore(store, (s) => s.selectLayer);
+  const selectTap = useStore(store, (s) => s.selectTap);
+  const height = usePresenterChartHeight();
+  const fileBase = (what: string, ext: string) => exportName(report, what, ext);
+  const curve = (
+    <ErrorCurve
+      report={report}
+      metric={viewMetric}
+      selectedLayer={selectedLayer}
+      onSelect={selectLayer}
+      fileBase={fileBase}
+      height={height}
+    />
+  );
+  switch (view.kind) {
+    case 'ops':
+      return view.layer < report.layers.length ? (
+        <Drilldown
+          report={report}
+          layer={view.layer}
+          metric={viewMetric}
+          selectedTap={selectedTap}
+          onSelectTap={selectTap}
+          onClose={() => selectLayer(null)}
+          fileBase={fileBase}
+          scale={20 / 12}
+          row={Math.max(
+            30,
+            Math.floor((height - 60) / Math.max(1, report.taps.filter((t) => t.layer === view.layer).length)),
+          )}
+        />
+      ) : (
+        curve
+      );
+    case 'bisection':
+      return (
+        <div className="presenter-words">
+          <Bisection report={report} />
+        </div>
+      );
+    case 'determinism':
+      return (
+        <div className="presenter-words">
+          <Determinism report={report} />
+        </div>
+      );
+    case 'heatmap':
+      return (
+        <Heatmap
+          report={report}
+          selectedLayer={selectedLayer}
+          onSelect={selectLayer}
+          fileBase={fileBase}
+          tokenText={() => null}
+          rowsHeight={height - 60}
+        />
+      );
+    case 'timing':
+      return <TimingPanel report={report} fileBase={fileBase} />;
+    case 'curve':
+      return curve;
+  }
+}
+
 export function Presenter({ store, controller }: { store: AppStore; controller: Controller }) {
   const on = useStore(store, (s) => s.presenter);
   const view = useStore(store, (s) => s.scenario);
@@ -209,8 +362,6 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
   const stepScenario = useStore(store, (s) => s.stepScenario);
   const setPresenter = useStore(store, (s) => s.setPresenter);
   const run = useStore(store, (s) => s.run);
-  const viewMetric = useStore(store, (s) => s.viewMetric);
-  const selectedLayer = useStore(store, (s) => s.selectedLayer);
   const selectLayer = useStore(store, (s) => s.selectLayer);
   const ref = useRef<HTMLDivElement | null>(null);
   const ids = useId();
@@ -234,6 +385,14 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
       document.querySelector<HTMLElement>('[data-testid="present"]')?.focus();
     };
   }, [active, stepScenario, setPresenter]);
+
+  // A step about a layer's ops opens that layer (and the page shows it after presenter mode too).
+  const stepText = sr?.scenario.steps[step] ?? '';
+  useEffect(() => {
+    if (!active) return;
+    const v = stepView(stepText);
+    if (v.kind === 'ops') selectLayer(v.layer);
+  }, [active, stepText, selectLayer]);
 
   if (!active || !sr) return null;
   const steps = sr.scenario.steps;
@@ -290,7 +449,11 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
         </span>
       </nav>
       {report && check && (
-        <div className="presenter-result">
+        <div
+          className="presenter-result"
+          data-testid="presenter-result"
+          data-view={stepView(steps[step]).kind}
+        >
           <p
             className={`verdict ${report.verdict}`}
             data-testid="presenter-verdict"
@@ -300,13 +463,7 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
             {firstLayerWords(report.firstDivergentLayer)} —{' '}
             {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}
           </p>
-          <ErrorCurve
-            report={report}
-            metric={viewMetric}
-            selectedLayer={selectedLayer}
-            onSelect={selectLayer}
-            fileBase={(what, ext) => exportName(report, what, ext)}
-          />
+          <StepFigure store={store} report={report} view={stepView(steps[step])} />
         </div>
       )}
       <p className="presenter-hint">← → or Page Up / Page Down: previous / next step · Esc: leave</p>

@@ -21,9 +21,11 @@ export interface DrilldownProps {
   onSelectTap: (name: string) => void;
   onClose: () => void;
   fileBase: (what: string, ext: string) => string;
+  /** Height of one op's row in px (presenter mode makes them taller). */
+  row?: number;
+  /** Text size ÷ the page's 12 px chart text: the label columns widen with it (presenter mode). */
+  scale?: number;
 }
-
-const ROW = 26;
 
 export function layerTaps(report: Report, layer: number): TapResult[] {
   return report.taps.filter((t) => t.layer === layer);
@@ -37,6 +39,8 @@ export function Drilldown({
   onSelectTap,
   onClose,
   fileBase,
+  row: ROW = 26,
+  scale = 1,
 }: DrilldownProps) {
   const [bodyRef, width] = useWidth<HTMLDivElement>();
   const svgRef = useRef<SVGSVGElement | null>(null);
@@ -44,7 +48,7 @@ export function Drilldown({
   const taps = useMemo(() => layerTaps(report, layer), [report, layer]);
   const onSelectRef = useRef(onSelectTap);
   onSelectRef.current = onSelectTap;
-  const margin = { top: 36, right: 200, bottom: 10, left: 236 };
+  const margin = { top: 36 * scale, right: 200 * scale, bottom: 10, left: 236 * scale };
   const height = margin.top + margin.bottom + ROW * Math.max(1, taps.length);
   const l = report.layers.find((x) => x.layer === layer) ?? null;
 
@@ -187,7 +191,7 @@ export function Drilldown({
       .append('text')
       .attr('class', 'fused-away-why')
       .attr('data-testid', 'fused-away-why')
-      .attr('x', 84)
+      .attr('x', 84 * scale)
       .attr('y', y.bandwidth() / 2)
       .attr('dy', '0.35em')
       .text((t) => awayWords(t));
@@ -220,7 +224,7 @@ export function Drilldown({
       .attr('d', (g) => {
         const y0 = (y(taps[g.from].name) ?? 0) + 2;
         const y1 = (y(taps[g.to].name) ?? 0) + y.bandwidth() - 2;
-        const xr = -margin.left + 128;
+        const xr = -margin.left + 128 * scale;
         return `M${xr},${y0} H${xr - 6} V${y1} H${xr}`;
       });
     groups
@@ -255,7 +259,7 @@ export function Drilldown({
       })
       .on('mouseleave', () => tip.hide());
     return () => tip.hide();
-  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top, report]);
+  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top, report, ROW]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
   useEffect(() => {

@@ -31,9 +31,11 @@ export interface ErrorCurveProps {
    * ratio × this run's floor — only in the metric the ratios are in (the report's).
    */
   sharer?: { ratios: readonly (number | null)[]; metric: Metric } | null;
+  /** The chart's height in px (presenter mode makes it fill the screen). */
+  height?: number;
 }
 
-const HEIGHT = 340;
+const DEFAULT_HEIGHT = 340;
 
 function valueText(v: number, metric: Metric): string {
   return formatMetric(fromErrorValue(v, metric), metric);
@@ -53,6 +55,7 @@ export function ErrorCurve({
   fileBase,
   controls,
   sharer,
+  height: HEIGHT = DEFAULT_HEIGHT,
 }: ErrorCurveProps) {
   const [bodyRef, width] = useWidth<HTMLDivElement>();
   const svgRef = useRef<SVGSVGElement | null>(null);
@@ -140,7 +143,7 @@ export function ErrorCurve({
       g.attr('transform', `translate(${lx}, ${ly})`);
       lx += w;
     }
-    const margin = { top: ly + 58, right: 20, bottom: 44, left: 72 };
+    const margin = { top: ly + 58, right: 20, bottom: 44, left: 78 };
     const iw = Math.max(40, width - margin.left - margin.right);
     const ih = Math.max(60, HEIGHT - margin.top - margin.bottom);
     const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
@@ -203,7 +206,7 @@ export function ErrorCurve({
     plot
       .append('text')
       .attr('class', 'axis-label')
-      .attr('transform', `translate(${-58}, ${ih / 2}) rotate(-90)`)
+      .attr('transform', `translate(${-margin.left + 16}, ${ih / 2}) rotate(-90)`)
       .attr('text-anchor', 'middle')
       .text(metric === 'sqnrDb' ? 'SQNR (dB, up = more error)' : METRIC_LABELS[metric]);
 
@@ -381,7 +384,7 @@ export function ErrorCurve({
       .text('born here');
 
     return () => tip.hide();
-  }, [rows, width, metric, report, bodyRef, sharerRows]);
+  }, [rows, width, metric, report, bodyRef, sharerRows, HEIGHT]);
 
   // Selection: moves the column and marks the point, without redrawing (keeps keyboard focus).
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart

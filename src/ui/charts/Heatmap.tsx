@@ -23,6 +23,8 @@ export interface HeatmapProps {
   fileBase: (what: string, ext: string) => string;
   /** A short label for token i (its text when the tokenizer is byte-level), or null. */
   tokenText: (i: number) => string | null;
+  /** Room for the layer rows in px (presenter mode gives it the screen). */
+  rowsHeight?: number;
 }
 
 /** The largest per-token error (NaN ignored). */
@@ -30,7 +32,14 @@ function worstOf(values: readonly number[]): number {
   return values.reduce((m, v) => (Number.isNaN(v) ? m : Math.max(m, v)), 0);
 }
 
-export function Heatmap({ report, selectedLayer, onSelect, fileBase, tokenText }: HeatmapProps) {
+export function Heatmap({
+  report,
+  selectedLayer,
+  onSelect,
+  fileBase,
+  tokenText,
+  rowsHeight = 360,
+}: HeatmapProps) {
   const [bodyRef, width] = useWidth<HTMLDivElement>();
   const svgRef = useRef<SVGSVGElement | null>(null);
   const tipRef = useRef<HTMLDivElement | null>(null);
@@ -41,7 +50,7 @@ export function Heatmap({ report, selectedLayer, onSelect, fileBase, tokenText }
   tokenTextRef.current = tokenText;
   const L = report.layers.length;
   const T = report.tokens.length;
-  const rowH = Math.max(16, Math.min(34, Math.floor(360 / Math.max(1, L))));
+  const rowH = Math.max(16, Math.min(rowsHeight === 360 ? 34 : 120, Math.floor(rowsHeight / Math.max(1, L))));
   const margin = { top: 40, right: 96, bottom: 12, left: 72 };
   const height = margin.top + margin.bottom + rowH * L;
 

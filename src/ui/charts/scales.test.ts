@@ -109,7 +109,7 @@ describe('heatmap and histogram data', () => {
   it('chart width follows the container within bounds', () => {
     expect(chartWidth(0)).toBe(280);
     expect(chartWidth(640.7)).toBe(640);
-    expect(chartWidth(5000)).toBe(1400);
+    expect(chartWidth(5000)).toBe(2400); // a projector’s full width, no more
     expect(chartWidth(Number.NaN)).toBe(280);
   });
 });

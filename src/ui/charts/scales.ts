@@ -161,7 +161,7 @@ export function histBars(h: { edges: number[]; counts: number[] }): HistBar[] {
 }
 
 /** The number of pixels a chart may use, from its container width (never below a usable minimum). */
-export function chartWidth(containerWidth: number, min = 280, max = 1400): number {
+export function chartWidth(containerWidth: number, min = 280, max = 2400): number {
   if (!Number.isFinite(containerWidth) || containerWidth <= 0) return min;
   return Math.max(min, Math.min(max, Math.floor(containerWidth)));
 }
