@@ -1,0 +1,81 @@
+// Running a comparison of the current settings (progress into the store, the report kept in the history,
+// the pool polled meanwhile), cancelling it, and cutting both generated texts at their first difference.
+import type { Report } from '../../compare/analyze';
+import { asWorkerError } from '../../worker/client';
+import { buildSpec } from '../spec';
+import { canRun, type TextSegments } from '../store';
+import type { Ctx } from './context';
+import type { HistoryKeeper } from './history';
+import type { PoolWatch } from './pool';
+
+export interface Runner {
+  run(): Promise<void>;
+  cancel(): void;
+  /** Cuts both continuations of a report at their first difference (for the highlight). */
+  showSegments(report: Report, generation: number): Promise<void>;
+}
+
+function cut(text: string | null, before: string | null, at: string | null): TextSegments | null {
+  if (text === null || before === null || at === null) return null;
+  return { before, at, after: text.startsWith(before + at) ? text.slice(before.length + at.length) : '' };
+}
+
+export function createRunner(ctx: Ctx, pool: PoolWatch, history: HistoryKeeper): Runner {
+  const { s, store } = ctx;
+
+  async function segments(ids: number[], first: number, text: string | null): Promise<TextSegments | null> {
+    if (text === null) return null;
+    const [before, at] = await Promise.all([
+      ctx.client().decode(ids.slice(0, first)),
+      ctx.client().decode(ids.slice(first, first + 1)),
+    ]);
+    return cut(text, before, at);
+  }
+
+  async function showSegments(report: Report, g: number): Promise<void> {
+    const gen = report.generation;
+    if (!gen || gen.firstDifference === null) return;
+    const fd = gen.firstDifference;
+    const [reference, fused] = await Promise.all([
+      segments(gen.reference.ids, fd, gen.reference.text),
+      segments(gen.fused.ids, fd, gen.fused.text),
+    ]);
+    if (g === ctx.generation() && reference && fused && s().run.report === report)
+      s().setSegments({ reference, fused });
+  }
+
+  return {
+    showSegments,
+    async run() {
+      const st = s();
+      if (!canRun(st) || !st.model || !st.modelSource) return;
+      const built = buildSpec(st.settings, st.modelSource, st.model);
+      if (!built.ok) {
+        s().clearError();
+        store.setState({ error: { kind: 'input', message: built.message } });
+        return;
+      }
+      const g = ctx.generation();
+      s().runStarted(built.spec, ctx.now());
+      pool.start();
+      try {
+        const report = await ctx.client().compare(built.spec, (p) => {
+          if (g === ctx.generation()) s().runProgress(p);
+        });
+        if (g !== ctx.generation()) return;
+        s().runFinished(report, ctx.now());
+        await Promise.all([history.keep(built.spec, report), showSegments(report, g)]);
+      } catch (e) {
+        if (g === ctx.generation()) s().runFailed(asWorkerError(e), ctx.now());
+      } finally {
+        if (g === ctx.generation()) {
+          pool.stop();
+          await pool.refresh();
+        }
+      }
+    },
+    cancel() {
+      if (s().run.status === 'running') void ctx.client().cancel();
+    },
+  };
+}
