@@ -131,10 +131,20 @@ export function phaseLabel(p: CompareProgress): string {
   return (PHASE_WORDS as Record<string, string>)[p.phase] ?? p.phase;
 }
 
-/** Overall fraction done in [0, 1] (phases weigh the same; the local phase advances per layer). */
-export function progressFraction(p: CompareProgress): number {
+/**
+ * Overall fraction done in [0, 1] (phases weigh the same; the local phase advances per layer, generation
+ * per token generated on both paths when the tokens are streamed).
+ */
+export function progressFraction(
+  p: CompareProgress,
+  stream?: { reference: { ids: unknown[] }; fused: { ids: unknown[] }; total: number } | null,
+): number {
   const m = LOCAL_LAYER.exec(p.phase);
   const n = PHASES.length;
+  if (p.phase === 'generation' && stream && stream.total > 0) {
+    const done = (stream.reference.ids.length + stream.fused.ids.length) / (2 * stream.total);
+    return (PHASES.indexOf('generation') + Math.min(1, done)) / n;
+  }
   if (m) {
     const i = PHASES.indexOf('local');
     const sub = p.total > 0 ? Math.min(1, Math.max(0, Number(m[1]) / p.total)) : 0;

@@ -14,6 +14,7 @@ import type {
 } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
+import { progressFraction } from './spec';
 import { canRun, createAppStore, defaultSettings, faultBlocker, MAX_GENERATE } from './store';
 
 const adapter: AdapterSummary = {
@@ -204,6 +205,38 @@ describe('store', () => {
     expect(store.getState().run).toMatchObject({ status: 'done', progress: null, elapsedMs: 3500 });
     expect(store.getState().run.report).toBe(report);
     expect(store.getState().viewMetric).toBe('maxAbs');
+  });
+
+  it('partial results: the analysis at once, then bisection, determinism and each token; done clears pending', () => {
+    const store = createAppStore();
+    const s = () => store.getState();
+    const spec = { ...fixtureReport().spec, generate: 3 };
+    s().runStarted(spec, 0);
+    const analysis = { ...fixtureReport(), spec, verdict: 'diverged' as const, bisection: null };
+    analysis.determinism = { identical: true, differences: [], runs: [] };
+    s().runPartial({ kind: 'analysis', report: analysis });
+    expect(s().run.status).toBe('running');
+    expect(s().run.report).toBe(analysis);
+    expect(s().run.pending).toEqual(['generation', 'bisection', 'determinism']);
+    s().runPartial({ kind: 'bisection', bisection: [] });
+    expect(s().run.report?.bisection).toEqual([]);
+    expect(s().run.pending).toEqual(['generation', 'determinism']);
+    s().runPartial({ kind: 'token', path: 'reference', ids: [5], text: 'a', total: 3 });
+    s().runPartial({ kind: 'token', path: 'fused', ids: [5, 6], text: 'ab', total: 3 });
+    expect(s().run.stream).toEqual({
+      reference: { ids: [5], text: 'a' },
+      fused: { ids: [5, 6], text: 'ab' },
+      total: 3,
+    });
+    // Progress moves with every token.
+    const p = { phase: 'generation', done: 0, total: 1 };
+    const before = progressFraction(p, { ...s().run.stream!, fused: { ids: [] } });
+    expect(progressFraction(p, s().run.stream)).toBeGreaterThan(before);
+    s().runFinished(fixtureReport(), 10);
+    expect(s().run).toMatchObject({ status: 'done', pending: [], stream: null });
+    // Pieces after the end are ignored.
+    s().runPartial({ kind: 'bisection', bisection: null });
+    expect(s().run.report?.bisection).toEqual(fixtureReport().bisection);
   });
 
   it('opening a link or a scenario clears the report of other settings (never a stale answer)', () => {

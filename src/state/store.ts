@@ -11,6 +11,7 @@ import { defaultRunSpec, LIMITS, type Metric, type ModelRef, type RunSpec } from
 import { scenarioById } from '../run/scenarios';
 import type {
   AdapterSummary,
+  ComparePartial,
   CompareProgress,
   GpuFeatures,
   LoadedModel,
@@ -82,6 +83,27 @@ export interface RunState {
   report: Report | null;
   /** Reference and fused continuations cut at the first differing token (decoded by the worker). */
   segments: { reference: TextSegments; fused: TextSegments } | null;
+  /**
+   * While a run is in flight: the parts of `report` (which then holds the analysis so far) not known yet.
+   * Empty once the run is done.
+   */
+  pending: PendingPart[];
+  /** Tokens generated so far on each path, while the run generates (streamed from the worker). */
+  stream: TokenStream | null;
+}
+
+export type PendingPart = 'bisection' | 'determinism' | 'generation';
+
+export interface StreamedPath {
+  ids: number[];
+  text: string | null;
+}
+
+export interface TokenStream {
+  reference: StreamedPath;
+  fused: StreamedPath;
+  /** Tokens asked for on each path. */
+  total: number;
 }
 
 /** A run opened from a permalink ('#r1=…') or a scenario link ('#s=…'). */
@@ -173,6 +195,8 @@ export interface AppActions {
   modelFailed(error: WorkerError): void;
   runStarted(spec: RunSpec, now: number): void;
   runProgress(p: CompareProgress): void;
+  /** A piece of the report while the run is in flight (shown at once). */
+  runPartial(p: ComparePartial): void;
   runFinished(report: Report, now: number): void;
   setSegments(segments: RunState['segments']): void;
   runFailed(error: WorkerError, now: number): void;
@@ -239,6 +263,8 @@ const emptyRun: RunState = {
   elapsedMs: null,
   report: null,
   segments: null,
+  pending: [],
+  stream: null,
 };
 
 export function initialState(): AppState {
@@ -375,6 +401,7 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
       })),
     runProgress: (p) =>
       set((s) => (s.run.status === 'running' ? { run: { ...s.run, progress: { ...p } } } : {})),
+    runPartial: (p) => set((s) => (s.run.status === 'running' ? { run: withPartial(s.run, p) } : {})),
     runFinished: (report, now) =>
       set((s) =>
         s.run.status === 'running'
@@ -384,6 +411,8 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
                 status: 'done',
                 progress: null,
                 report,
+                pending: [],
+                stream: null,
                 elapsedMs: s.run.startedAt === null ? null : now - s.run.startedAt,
               },
               viewMetric: report.metric,
@@ -452,6 +481,33 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         settings: { ...s.settings, extraFaults: s.settings.extraFaults.filter((f) => f.id !== id) },
       })),
   }));
+}
+
+/** A run in flight with one more piece of its report. */
+function withPartial(run: RunState, p: ComparePartial): RunState {
+  const drop = (part: PendingPart) => run.pending.filter((x) => x !== part);
+  switch (p.kind) {
+    case 'analysis': {
+      const pending: PendingPart[] = [];
+      if (p.report.spec.generate > 0) pending.push('generation');
+      if (p.report.verdict === 'diverged' && p.report.bisection === null) pending.push('bisection');
+      if (p.report.determinism.runs.length === 0) pending.push('determinism');
+      return { ...run, report: p.report, pending };
+    }
+    case 'bisection':
+      return run.report
+        ? { ...run, report: { ...run.report, bisection: p.bisection }, pending: drop('bisection') }
+        : run;
+    case 'determinism':
+      return run.report
+        ? { ...run, report: { ...run.report, determinism: p.determinism }, pending: drop('determinism') }
+        : run;
+    case 'token': {
+      const empty: StreamedPath = { ids: [], text: null };
+      const stream: TokenStream = run.stream ?? { reference: empty, fused: empty, total: p.total };
+      return { ...run, stream: { ...stream, total: p.total, [p.path]: { ids: [...p.ids], text: p.text } } };
+    }
+  }
 }
 
 /** The settings that reproduce a RunSpec (its model is not a setting: the controller loads it). */

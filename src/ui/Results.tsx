@@ -7,7 +7,7 @@ import { FUSED_KERNELS } from '../engine/fused-kernels';
 import { faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import { buildSpec, specChanges } from '../state/spec';
-import type { AppStore, TextSegments } from '../state/store';
+import type { AppStore, TextSegments, TokenStream } from '../state/store';
 import { ExportDetails } from './charts/ChartCard';
 import { Drilldown } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
@@ -244,6 +244,35 @@ function Generation({
   );
 }
 
+/** Both paths' tokens as they are generated, with a counter. */
+function Streaming({ stream, total }: { stream: TokenStream | null; total: number }) {
+  const paths = [
+    ['Reference path', 'reference'],
+    ['Fused path', 'fused'],
+  ] as const;
+  return (
+    <div data-testid="generation-stream">
+      <p className="muted" data-testid="stream-count">
+        Generating: reference {stream?.reference.ids.length ?? 0} / {total}, fused{' '}
+        {stream?.fused.ids.length ?? 0} / {total} tokens.
+      </p>
+      <div className="side-by-side">
+        {paths.map(([label, key]) => {
+          const p = stream?.[key];
+          return (
+            <div className="continuation" key={key}>
+              <h4 className="sub">{label}</h4>
+              <div className="output" data-testid={`stream-${key}`} data-count={p?.ids.length ?? 0}>
+                {p ? (p.text ?? p.ids.join(', ')) : '…'}
+              </div>
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
 function Exports({ report }: { report: Report }) {
   return (
     <fieldset className="exports bare" aria-label="Export the report">
@@ -334,7 +363,7 @@ export function Results({ store }: { store: AppStore }) {
         <h2>Results</h2>
         <p className="muted">
           {run.status === 'running'
-            ? 'Running both paths… the charts appear when the analysis is done.'
+            ? 'Running both paths… the layer chart, heatmap and verdict appear as soon as the analysis has them.'
             : 'Choose the fused kernels (and, to teach, a fault), then press Run. The report shows where the fused path parts from the reference, layer by layer and op by op, against the noise floor of honest fp32 rounding.'}
         </p>
       </section>
@@ -369,7 +398,7 @@ export function Results({ store }: { store: AppStore }) {
         <section className="card" aria-labelledby={`${ids}-summary`}>
           <div className="card-head">
             <h2 id={`${ids}-summary`}>{changed ? 'Report of the previous run' : 'Report'}</h2>
-            <Exports report={report} />
+            {run.status === 'done' && <Exports report={report} />}
           </div>
           {changed && <StaleBanner changed={changed} />}
           <StoredBanner store={store} />
@@ -383,8 +412,26 @@ export function Results({ store }: { store: AppStore }) {
               .
             </p>
           )}
-          <Bisection report={report} />
-          <Determinism report={report} />
+          {run.pending.includes('bisection') ? (
+            <p className="muted pending" data-testid="bisection" data-pending="yes">
+              <Term id="bisection">Bisection</Term>: running each fused kernel alone…
+            </p>
+          ) : (
+            <Bisection report={report} />
+          )}
+          {run.pending.includes('determinism') ? (
+            <p className="badge-line pending" data-testid="determinism" data-pending="yes">
+              <span className="pill">checking…</span> running the fused path again to compare bits.
+            </p>
+          ) : (
+            <Determinism report={report} />
+          )}
+          {run.status === 'cancelled' && (
+            <p className="note warn" role="note" data-testid="incomplete">
+              Cancelled: this report is incomplete
+              {run.pending.length > 0 ? ` (${run.pending.join(', ')} not run)` : ''}.
+            </p>
+          )}
           <p className="muted small">
             Logits: fused vs reference {formatMetric(report.logits.propagated[report.metric], report.metric)},
             noise floor {formatMetric(report.logits.floor[report.metric], report.metric)} (
@@ -455,7 +502,11 @@ export function Results({ store }: { store: AppStore }) {
 
         <section className="card" aria-labelledby={`${ids}-gen`}>
           <h2 id={`${ids}-gen`}>Generated text</h2>
-          <Generation report={report} segments={run.segments} />
+          {run.pending.includes('generation') ? (
+            <Streaming stream={run.stream} total={report.spec.generate} />
+          ) : (
+            <Generation report={report} segments={run.segments} />
+          )}
         </section>
 
         <section className="card" aria-labelledby={`${ids}-timing`} data-testid="timing">

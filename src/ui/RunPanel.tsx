@@ -79,8 +79,11 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
   };
 
   let status = '';
-  if (running) status = run.progress ? phaseLabel(run.progress) : 'Starting…';
-  else if (run.status === 'done')
+  if (running) {
+    status = run.progress ? phaseLabel(run.progress) : 'Starting…';
+    if (run.stream)
+      status += ` — reference ${run.stream.reference.ids.length} / ${run.stream.total}, fused ${run.stream.fused.ids.length} / ${run.stream.total} tokens`;
+  } else if (run.status === 'done')
     status = stored
       ? 'Showing a stored run (not re-run).'
       : `Done in ${run.elapsedMs === null ? '—' : formatMs(run.elapsedMs)}.`;
@@ -186,7 +189,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
             className="run-progress"
             data-testid="run-progress"
             max={1}
-            value={run.progress ? progressFraction(run.progress) : 0}
+            value={run.progress ? progressFraction(run.progress, run.stream) : 0}
             aria-label="Run progress"
           />
         )}

@@ -103,6 +103,26 @@ export interface CompareProgress {
   total: number;
 }
 
+/**
+ * A piece of the report sent while the comparison runs (analyze's onPartial), so the page shows results as
+ * they exist: first the analysis (layers, verdict, taps, timing; bisection, determinism and generation not
+ * yet known), then each of those as it finishes, and every generated token on each path.
+ */
+export type ComparePartial =
+  | { kind: 'analysis'; report: Report }
+  | { kind: 'bisection'; bisection: Report['bisection'] }
+  | { kind: 'determinism'; determinism: Report['determinism'] }
+  | {
+      kind: 'token';
+      path: 'reference' | 'fused';
+      /** The ids generated so far on this path. */
+      ids: number[];
+      /** Those ids decoded (null without a tokenizer). */
+      text: string | null;
+      /** How many tokens are asked for. */
+      total: number;
+    };
+
 export interface WorkerApi {
   /**
    * Creates the one Engine of this worker. Never throws: a missing WebGPU is a result, not an exception.
@@ -123,7 +143,11 @@ export interface WorkerApi {
    * The whole comparison of one RunSpec on the loaded model (src/compare/analyze.ts). Tokens come from the
    * model's tokenizer for prompt.text, or are prompt.tokens. Rejects with kind 'cancelled' after cancel().
    */
-  compare(spec: RunSpec, onProgress: (p: CompareProgress) => void): Promise<Report>;
+  compare(
+    spec: RunSpec,
+    onProgress: (p: CompareProgress) => void,
+    onPartial?: (p: ComparePartial) => void,
+  ): Promise<Report>;
   /** Decodes ids with the loaded model's tokenizer (null when the model has none). */
   decode(ids: number[]): Promise<string | null>;
   /** Stops a running generation or comparison; it then rejects with kind 'cancelled'. */

@@ -2,6 +2,7 @@
 // every failure (including a worker that crashed or was terminated) turned into a WorkerError.
 import * as Comlink from 'comlink';
 import type {
+  ComparePartial,
   CompareProgress,
   GenerateResult,
   InitResult,
@@ -35,7 +36,11 @@ export interface EngineClient {
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
-  compare(spec: RunSpec, onProgress: (p: CompareProgress) => void): Promise<Report>;
+  compare(
+    spec: RunSpec,
+    onProgress: (p: CompareProgress) => void,
+    onPartial?: (p: ComparePartial) => void,
+  ): Promise<Report>;
   decode(ids: number[]): Promise<string | null>;
   cancel(): Promise<void>;
   poolStats(): Promise<PoolStats>;
@@ -119,7 +124,10 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
     loadModelFromFiles: (files, options) =>
       call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]), options)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
-    compare: (spec, onProgress) => call(() => remote.compare(spec, Comlink.proxy(onProgress))),
+    compare: (spec, onProgress, onPartial) =>
+      call(() =>
+        remote.compare(spec, Comlink.proxy(onProgress), onPartial ? Comlink.proxy(onPartial) : undefined),
+      ),
     decode: (ids) => call(() => remote.decode(ids)),
     cancel: () => call(() => remote.cancel()).catch(() => undefined),
     poolStats: () => call(() => remote.poolStats()),

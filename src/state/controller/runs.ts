@@ -59,9 +59,15 @@ export function createRunner(ctx: Ctx, pool: PoolWatch, history: HistoryKeeper):
       s().runStarted(built.spec, ctx.now());
       pool.start();
       try {
-        const report = await ctx.client().compare(built.spec, (p) => {
-          if (g === ctx.generation()) s().runProgress(p);
-        });
+        const report = await ctx.client().compare(
+          built.spec,
+          (p) => {
+            if (g === ctx.generation()) s().runProgress(p);
+          },
+          (p) => {
+            if (g === ctx.generation()) s().runPartial(p);
+          },
+        );
         if (g !== ctx.generation()) return;
         s().runFinished(report, ctx.now());
         await Promise.all([history.keep(built.spec, report), showSegments(report, g)]);

@@ -259,7 +259,7 @@ export function Drilldown({
       })
       .on('mouseleave', () => tip.hide());
     return () => tip.hide();
-  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top, report, ROW]);
+  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top, report, ROW, scale]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
   useEffect(() => {
