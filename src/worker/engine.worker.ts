@@ -10,6 +10,7 @@ import { ModelLoadError } from '../model/errors';
 import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import { cacheModelFiles } from '../state/history';
 import type {
+  ComparePartial,
   CompareProgress,
   GenerateResult,
   InitResult,
@@ -22,6 +23,7 @@ import type {
   WorkerError,
   WorkerErrorKind,
 } from './api';
+import { compareProgressively } from './progressive';
 
 const MODEL_FILES = {
   config: 'config.json',
@@ -313,7 +315,11 @@ class WorkerEngine implements WorkerApi {
     }
   }
 
-  async compare(specIn: RunSpec, onProgress: (p: CompareProgress) => void): Promise<Report> {
+  async compare(
+    specIn: RunSpec,
+    onProgress: (p: CompareProgress) => void,
+    onPartial?: (p: ComparePartial) => void,
+  ): Promise<Report> {
     try {
       const engine = await this.requireEngine();
       const spec = parseRunSpec(specIn);
@@ -348,10 +354,16 @@ class WorkerEngine implements WorkerApi {
       const abort = new AbortController();
       this.abort = abort;
       try {
-        return await analyze(engine, spec, tokens, {
-          signal: abort.signal,
-          onProgress: (phase, done, total) => notify(onProgress, { phase, done, total }),
-        });
+        const progress = (phase: string, done: number, total: number) =>
+          notify(onProgress, { phase, done, total });
+        // With a listener, results go out as they exist (progressive.ts); without, one analyze() call.
+        return onPartial
+          ? await compareProgressively(engine, spec, tokens, {
+              signal: abort.signal,
+              onProgress: progress,
+              onPartial: (p) => notify(onPartial, p),
+            })
+          : await analyze(engine, spec, tokens, { signal: abort.signal, onProgress: progress });
       } catch (e) {
         if (abort.signal.aborted) {
           engine.trimPool(); // a cancelled run returns its cached buffers too
@@ -366,6 +378,7 @@ class WorkerEngine implements WorkerApi {
       throw toWorkerError(e);
     } finally {
       release(onProgress);
+      if (onPartial) release(onPartial);
     }
   }
 

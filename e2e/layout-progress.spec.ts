@@ -1,0 +1,93 @@
+// Results as they exist, measured in the page (Chromium, WebGPU on SwiftShader): the verdict and the layer
+// chart appear while the run still generates, both paths' tokens stream in with a counter, progress never
+// goes back, and Cancel takes effect quickly. The times are printed (analysis shown at, run done at,
+// cancel latency) for the default run and one scenario; they are not asserted (timing is never a test).
+import { expect, type Page, test } from '@playwright/test';
+import { RUN_DONE_MS, shoot, waitForModel, watchErrors } from './helpers';
+
+/** Presses Run (or the scenario's Run button) and times the analysis, the first token and the end. */
+async function timeRun(page: Page, start: () => Promise<void>) {
+  const status = page.getByTestId('run-status');
+  const progress: number[] = [];
+  const t0 = Date.now();
+  await start();
+  await expect(status).toHaveAttribute('data-state', 'running');
+  // Progress is sampled while the run goes on: it must never go back.
+  const sampler = setInterval(() => {
+    void page
+      .getByTestId('run-progress')
+      .evaluate((el) => (el as HTMLProgressElement).value)
+      .then((v) => progress.push(v))
+      .catch(() => undefined);
+  }, 250);
+  try {
+    await expect(page.getByTestId('verdict')).toBeVisible({ timeout: RUN_DONE_MS });
+    const analysisMs = Date.now() - t0;
+    const stillRunning = (await status.getAttribute('data-state')) === 'running';
+    await expect(status).toHaveAttribute('data-state', /done|error|cancelled/, { timeout: RUN_DONE_MS });
+    const doneMs = Date.now() - t0;
+    await expect(status).toHaveAttribute('data-state', 'done');
+    return { analysisMs, doneMs, stillRunning, progress };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+test('the default run: analysis first, tokens streamed on both paths, progress only forward', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  const counts: string[] = [];
+  page.on('console', () => undefined);
+  const watch = setInterval(() => {
+    void page
+      .getByTestId('stream-count')
+      .textContent({ timeout: 100 })
+      .then((t) => t && counts.push(t))
+      .catch(() => undefined);
+  }, 200);
+  const r = await timeRun(page, () => page.getByTestId('run').click());
+  clearInterval(watch);
+  // The verdict was on screen while both paths were still generating.
+  expect(r.stillRunning).toBe(true);
+  expect(counts.some((c) => /reference [1-9]\d* \/ \d+/.test(c))).toBe(true);
+  expect(counts.some((c) => /fused [1-9]\d* \/ \d+/.test(c))).toBe(true);
+  for (let i = 1; i < r.progress.length; i++) expect(r.progress[i]).toBeGreaterThanOrEqual(r.progress[i - 1]);
+  await expect(page.getByTestId('generation')).toBeVisible();
+  expect(errors).toEqual([]);
+  await shoot(page, testInfo, 'default-run-done-1280', false);
+  console.log(`timing: default run: analysis shown at ${r.analysisMs} ms, run done at ${r.doneMs} ms`);
+});
+
+test('a scenario: analysis shown early; Cancel during generation takes effect quickly', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.goto('./#s=fast-but-wrong');
+  await waitForModel(page);
+  const r = await timeRun(page, () => page.getByTestId('run-linked').first().click());
+  await shoot(page, testInfo, 'scenario-run-done-1920', false);
+  console.log(
+    `timing: scenario fast-but-wrong: analysis shown at ${r.analysisMs} ms, run done at ${r.doneMs} ms`,
+  );
+
+  // Again, cancelled once the first tokens stream in.
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('stream-reference')).not.toHaveAttribute('data-count', '0', {
+    timeout: RUN_DONE_MS,
+  });
+  await shoot(page, testInfo, 'streaming-1920', false);
+  const t0 = Date.now();
+  await page.getByTestId('cancel').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'cancelled', {
+    timeout: 30_000,
+  });
+  const cancelMs = Date.now() - t0;
+  await expect(page.getByTestId('incomplete')).toBeVisible();
+  expect(errors).toEqual([]);
+  console.log(`timing: cancel during generation took effect after ${cancelMs} ms`);
+});
