@@ -68,7 +68,10 @@ export function createController(
   const pool = createPoolWatch(ctx);
   const models = createModelLoader(ctx, pool);
   const history = createHistoryKeeper(ctx);
-  const runner = createRunner(ctx, pool, history);
+  const runner = createRunner(ctx, pool, history, () => {
+    s().runFailed({ kind: 'cancelled', message: 'run cancelled' }, ctx.now());
+    void restartWorker();
+  });
   const opener = createOpener(ctx, () => started, models, history, runner);
 
   async function init(): Promise<boolean> {
@@ -88,6 +91,18 @@ export function createController(
     }
     s().initSucceeded(r.adapter, r.features);
     return true;
+  }
+
+  /** A new worker and engine (the old one is terminated, with any GPU work), the same model loaded again. */
+  async function restartWorker(): Promise<void> {
+    generation++;
+    pool.stop();
+    client.terminate();
+    client = makeClient();
+    const src = models.source();
+    if (!(await init())) return;
+    if (src) await models.reload(src);
+    else await models.loadEmbedded();
   }
 
   let unsubscribe = () => {};
@@ -110,15 +125,8 @@ export function createController(
     run: runner.run,
     cancel: runner.cancel,
     async retry() {
-      generation++;
-      pool.stop();
-      client.terminate();
-      client = makeClient();
-      const src = models.source();
       if (s().run.status === 'running') s().runFailed({ kind: 'cancelled', message: 'restarted' }, ctx.now());
-      if (!(await init())) return;
-      if (src) await models.reload(src);
-      else await models.loadEmbedded();
+      await restartWorker();
     },
     refreshPool: pool.refresh,
     loseDevice() {

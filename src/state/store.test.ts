@@ -14,6 +14,7 @@ import type {
 } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
+import { CANCEL_GRACE_MS } from './controller/runs';
 import { progressFraction } from './spec';
 import { canRun, createAppStore, defaultSettings, faultBlocker, MAX_GENERATE } from './store';
 
@@ -385,6 +386,26 @@ describe('controller', () => {
     expect(store.getState().run.status).toBe('cancelled');
     expect(store.getState().error).toBeNull();
     expect(store.getState().pool?.bytesInUse).toBe(0);
+  });
+
+  it('a run that does not stop within the grace time is ended at once: a fresh worker loads the model', async () => {
+    const { store, c, f, next, made } = await ready();
+    const run = c.run();
+    c.cancel(); // this worker ignores it (a long GPU pass)
+    expect(store.getState().run.status).toBe('running');
+    await new Promise((r) => setTimeout(r, CANCEL_GRACE_MS + 50));
+    expect(store.getState().run.status).toBe('cancelled');
+    expect(store.getState().error).toBeNull();
+    expect(f.calls).toContain('terminate');
+    expect(made()).toBe(2);
+    await flush();
+    expect(next.calls).toEqual(['init', `load ${EMBEDDED.url}`]);
+    next.load.resolve(info);
+    await flush();
+    expect(store.getState().modelStatus).toBe('ready');
+    f.cmp.reject({ kind: 'internal', message: 'the engine worker was stopped' });
+    await run;
+    expect(store.getState().run.status).toBe('cancelled'); // the old worker's last word is ignored
   });
 
   it('an unexpected rejection (not a WorkerError) becomes an internal error', async () => {

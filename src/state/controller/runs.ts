@@ -8,6 +8,12 @@ import type { Ctx } from './context';
 import type { HistoryKeeper } from './history';
 import type { PoolWatch } from './pool';
 
+/**
+ * How long a cancelled run may take to stop on its own (the worker checks between GPU passes, and one pass
+ * can take seconds on a slow adapter) before the worker is stopped outright and started afresh.
+ */
+export const CANCEL_GRACE_MS = 300;
+
 export interface Runner {
   run(): Promise<void>;
   cancel(): void;
@@ -20,7 +26,16 @@ function cut(text: string | null, before: string | null, at: string | null): Tex
   return { before, at, after: text.startsWith(before + at) ? text.slice(before.length + at.length) : '' };
 }
 
-export function createRunner(ctx: Ctx, pool: PoolWatch, history: HistoryKeeper): Runner {
+/**
+ * `hardStop` ends the run in flight at once: the worker is terminated (its GPU work with it) and a fresh
+ * one loads the model again.
+ */
+export function createRunner(
+  ctx: Ctx,
+  pool: PoolWatch,
+  history: HistoryKeeper,
+  hardStop: () => void,
+): Runner {
   const { s, store } = ctx;
 
   async function segments(ids: number[], first: number, text: string | null): Promise<TextSegments | null> {
@@ -81,7 +96,15 @@ export function createRunner(ctx: Ctx, pool: PoolWatch, history: HistoryKeeper):
       }
     },
     cancel() {
-      if (s().run.status === 'running') void ctx.client().cancel();
+      const st = s();
+      if (st.run.status !== 'running') return;
+      const startedAt = st.run.startedAt;
+      void ctx.client().cancel();
+      // Within half a second, whatever the GPU is doing: if the run has not stopped by then, stop the worker.
+      setTimeout(() => {
+        const now = s().run;
+        if (now.status === 'running' && now.startedAt === startedAt) hardStop();
+      }, CANCEL_GRACE_MS);
     },
   };
 }
