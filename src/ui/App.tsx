@@ -13,9 +13,10 @@ import { HistoryPanel } from './HistoryPanel';
 import { LinkBanner, LinkErrorAlert, ModelNeedCard } from './LinkPanels';
 import { ModelPanel } from './ModelPanel';
 import { NoWebGpu } from './NoWebGpu';
+import { Presenter } from './Presenter';
 import { Results } from './Results';
 import { RunPanel } from './RunPanel';
-import { Presenter, ScenarioPicker, ScenarioStage } from './Scenarios';
+import { ScenarioPicker, ScenarioStage } from './Scenarios';
 import { SharePanel } from './SharePanel';
 
 export interface AppProps {

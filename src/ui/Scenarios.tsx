@@ -1,8 +1,7 @@
 // Classroom scenarios: a picker (each opens its short link '#s=<id>'), the open scenario's story, its steps
-// (the current one marked), its expectation and variants, and presenter mode — the steps one at a time in
-// large type for a projector, with the run's verdict and error curve under them; ArrowRight / PageDown and
-// ArrowLeft / PageUp move between steps (what presentation clickers send), Escape leaves.
-import { useEffect, useId, useRef, useState } from 'react';
+// (the current one marked; it follows the layer opened, the run and the variant, and a step clicked shows
+// what it talks about), its expectation and variants, and the way into presenter mode (Presenter.tsx).
+import { useEffect, useId } from 'react';
 import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { scenarioLink } from '../run/permalink';
@@ -18,16 +17,10 @@ import {
   stepForVariant,
   stepView,
 } from '../state/scenario';
-import { phaseLabel, sameRun } from '../state/spec';
+import { sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
-import { Drilldown } from './charts/Drilldown';
-import { ErrorCurve } from './charts/ErrorCurve';
-import { Heatmap } from './charts/Heatmap';
-import { TimingPanel } from './charts/Timing';
-import { exportName } from './export';
 import { RunLinkedButton } from './LinkPanels';
 import { openFragment } from './nav';
-import { Bisection, Determinism } from './Results';
 import { describeSpec, firstLayerWords } from './spec-words';
 
 export function ScenarioPicker({ store, controller }: { store: AppStore; controller: Controller }) {
@@ -68,7 +61,7 @@ export function ScenarioPicker({ store, controller }: { store: AppStore; control
  * Whether a report is a run of the scenario's spec. The number of generated tokens may differ (no expectation
  * depends on it, and a slow GPU may well generate fewer).
  */
-function isRunOf(report: Report | null, sr: ScenarioRun): report is Report {
+export function isRunOf(report: Report | null, sr: ScenarioRun): report is Report {
   return !!report && sameRun({ ...report.spec, generate: 0 }, { ...sr.spec, generate: 0 });
 }
 
@@ -267,206 +260,5 @@ export function ScenarioStage({ store, controller }: { store: AppStore; controll
         </span>
       </div>
     </section>
-  );
-}
-
-function isTyping(t: EventTarget | null): boolean {
-  if (!(t instanceof HTMLElement)) return false;
-  return t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName);
-}
-
-/** The room's screen height for a chart: what is left under the step's words and the buttons. */
-function usePresenterChartHeight(): number {
-  const [h, setH] = useState(() => (typeof window === 'undefined' ? 800 : window.innerHeight));
-  useEffect(() => {
-    const on = () => setH(window.innerHeight);
-    window.addEventListener('resize', on);
-    return () => window.removeEventListener('resize', on);
-  }, []);
-  return Math.max(300, Math.round(h * 0.52));
-}
-
-/** What a step talks about, from the scenario's report, sized for the room. */
-function StepFigure({ store, report, view }: { store: AppStore; report: Report; view: StepView }) {
-  const viewMetric = useStore(store, (s) => s.viewMetric);
-  const selectedLayer = useStore(store, (s) => s.selectedLayer);
-  const selectedTap = useStore(store, (s) => s.selectedTap);
-  const selectLayer = useStore(store, (s) => s.selectLayer);
-  const selectTap = useStore(store, (s) => s.selectTap);
-  const height = usePresenterChartHeight();
-  const fileBase = (what: string, ext: string) => exportName(report, what, ext);
-  const curve = (
-    <ErrorCurve
-      report={report}
-      metric={viewMetric}
-      selectedLayer={selectedLayer}
-      onSelect={selectLayer}
-      fileBase={fileBase}
-      height={height}
-    />
-  );
-  switch (view.kind) {
-    case 'ops':
-      return view.layer < report.layers.length ? (
-        <Drilldown
-          report={report}
-          layer={view.layer}
-          metric={viewMetric}
-          selectedTap={selectedTap}
-          onSelectTap={selectTap}
-          onClose={() => selectLayer(null)}
-          fileBase={fileBase}
-          scale={20 / 12}
-          row={Math.max(
-            30,
-            Math.floor((height - 60) / Math.max(1, report.taps.filter((t) => t.layer === view.layer).length)),
-          )}
-        />
-      ) : (
-        curve
-      );
-    case 'bisection':
-      return (
-        <div className="presenter-words">
-          <Bisection report={report} />
-        </div>
-      );
-    case 'determinism':
-      return (
-        <div className="presenter-words">
-          <Determinism report={report} />
-        </div>
-      );
-    case 'heatmap':
-      return (
-        <Heatmap
-          report={report}
-          selectedLayer={selectedLayer}
-          onSelect={selectLayer}
-          fileBase={fileBase}
-          tokenText={() => null}
-          rowsHeight={height - 60}
-        />
-      );
-    case 'timing':
-      return <TimingPanel report={report} fileBase={fileBase} />;
-    case 'curve':
-      return curve;
-  }
-}
-
-export function Presenter({ store, controller }: { store: AppStore; controller: Controller }) {
-  const on = useStore(store, (s) => s.presenter);
-  const view = useStore(store, (s) => s.scenario);
-  const step = useStore(store, (s) => s.scenario?.step ?? 0);
-  const stepScenario = useStore(store, (s) => s.stepScenario);
-  const setPresenter = useStore(store, (s) => s.setPresenter);
-  const run = useStore(store, (s) => s.run);
-  const selectLayer = useStore(store, (s) => s.selectLayer);
-  const ref = useRef<HTMLDivElement | null>(null);
-  const ids = useId();
-  const sr = view ? scenarioRun(view.id, view.variant) : null;
-  const active = on && sr !== null;
-
-  useEffect(() => {
-    if (!active) return;
-    ref.current?.focus();
-    const onKey = (e: KeyboardEvent) => {
-      if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
-      if (e.key === 'ArrowRight' || e.key === 'PageDown') stepScenario(1);
-      else if (e.key === 'ArrowLeft' || e.key === 'PageUp') stepScenario(-1);
-      else if (e.key === 'Escape') setPresenter(false);
-      else return;
-      e.preventDefault();
-    };
-    window.addEventListener('keydown', onKey);
-    return () => {
-      window.removeEventListener('keydown', onKey);
-      document.querySelector<HTMLElement>('[data-testid="present"]')?.focus();
-    };
-  }, [active, stepScenario, setPresenter]);
-
-  // A step about a layer's ops opens that layer (and the page shows it after presenter mode too).
-  const stepText = sr?.scenario.steps[step] ?? '';
-  useEffect(() => {
-    if (!active) return;
-    const v = stepView(stepText);
-    if (v.kind === 'ops') selectLayer(v.layer);
-  }, [active, stepText, selectLayer]);
-
-  if (!active || !sr) return null;
-  const steps = sr.scenario.steps;
-  const report = isRunOf(run.report, sr) ? run.report : null;
-  const check = report ? checkExpectation(sr.expect, report) : null;
-  return (
-    <div
-      className="presenter"
-      role="dialog"
-      aria-modal="true"
-      aria-labelledby={`${ids}-title`}
-      data-testid="presenter"
-      tabIndex={-1}
-      ref={ref}
-    >
-      <header className="presenter-head">
-        <div>
-          <p className="kicker">
-            Field report {String(sr.scenario.report).padStart(3, '0')}
-            {sr.variant !== null ? ` · ${sr.label}` : ''}
-          </p>
-          <h2 id={`${ids}-title`}>{sr.scenario.title}</h2>
-        </div>
-        <button type="button" data-testid="presenter-exit" onClick={() => setPresenter(false)}>
-          Leave (Esc)
-        </button>
-      </header>
-      <p className="presenter-count" data-testid="presenter-count">
-        Step {step + 1} of {steps.length}
-      </p>
-      <p className="presenter-step" data-testid="presenter-step" data-step={step} aria-live="polite">
-        {steps[step]}
-      </p>
-      <nav className="presenter-nav" aria-label="Steps">
-        <button
-          type="button"
-          data-testid="presenter-prev"
-          disabled={step === 0}
-          onClick={() => stepScenario(-1)}
-        >
-          ← Previous
-        </button>
-        <button
-          type="button"
-          data-testid="presenter-next"
-          disabled={step >= steps.length - 1}
-          onClick={() => stepScenario(1)}
-        >
-          Next →
-        </button>
-        <RunLinkedButton store={store} controller={controller} />
-        <span className="presenter-status" role="status">
-          {run.status === 'running' && run.progress ? phaseLabel(run.progress) : ''}
-        </span>
-      </nav>
-      {report && check && (
-        <div
-          className="presenter-result"
-          data-testid="presenter-result"
-          data-view={stepView(steps[step]).kind}
-        >
-          <p
-            className={`verdict ${report.verdict}`}
-            data-testid="presenter-verdict"
-            data-layer={report.firstDivergentLayer ?? ''}
-          >
-            <span className="verdict-badge">{report.verdict}</span>{' '}
-            {firstLayerWords(report.firstDivergentLayer)} —{' '}
-            {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}
-          </p>
-          <StepFigure store={store} report={report} view={stepView(steps[step])} />
-        </div>
-      )}
-      <p className="presenter-hint">← → or Page Up / Page Down: previous / next step · Esc: leave</p>
-    </div>
   );
 }

@@ -9,9 +9,10 @@ import type { Report, TapResult } from '../../compare/analyze';
 import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
-import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
+import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
+import { useChart } from './useChart';
 
 export interface DrilldownProps {
   report: Report;
@@ -42,9 +43,6 @@ export function Drilldown({
   row: ROW = 26,
   scale = 1,
 }: DrilldownProps) {
-  const [bodyRef, width] = useWidth<HTMLDivElement>();
-  const svgRef = useRef<SVGSVGElement | null>(null);
-  const tipRef = useRef<HTMLDivElement | null>(null);
   const taps = useMemo(() => layerTaps(report, layer), [report, layer]);
   const onSelectRef = useRef(onSelectTap);
   onSelectRef.current = onSelectTap;
@@ -52,214 +50,210 @@ export function Drilldown({
   const height = margin.top + margin.bottom + ROW * Math.max(1, taps.length);
   const l = report.layers.find((x) => x.layer === layer) ?? null;
 
-  useEffect(() => {
-    const svgEl = svgRef.current;
-    if (!svgEl) return;
-    const body = bodyRef.current;
-    const tip = tooltipFor(tipRef.current, body);
-    const svg = select(svgEl);
-    svg.selectAll('*').remove();
-    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
-    const iw = Math.max(60, width - margin.left - margin.right);
-    const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
-    const y = scaleBand<string>()
-      .domain(taps.map((t) => t.name))
-      .range([0, ROW * taps.length])
-      .padding(0.2);
-    const vals = taps.flatMap((t) => [
-      t.vsReference ? errorValue(t.vsReference, metric) : Number.NaN,
-      t.refVsOracle ? errorValue(t.refVsOracle, metric) : Number.NaN,
-    ]);
-    const domain = logDomain(vals);
-    const x = scaleLog().domain(domain).range([0, iw]);
-    const xOf = (v: number) => {
-      const p = clampToDomain(v, domain);
-      return p ? x(p.y) : null;
-    };
-    const ticks = decadeTicks(domain, Math.max(2, Math.floor(iw / 60)));
-    plot
-      .append('g')
-      .attr('class', 'grid')
-      .selectAll('line')
-      .data(ticks)
-      .join('line')
-      .attr('x1', (d) => x(d))
-      .attr('x2', (d) => x(d))
-      .attr('y1', 0)
-      .attr('y2', ROW * taps.length);
-    plot
-      .append('g')
-      .attr('class', 'axis')
-      .call(
-        axisTop(x)
-          .tickValues(ticks)
-          .tickFormat((d) => axisTick(Number(d), metric)),
-      );
-    const fusedOn = report.spec.fused;
-    const kernelOf = (t: TapResult) => kernelOfTap(t.op, fusedOn);
-    const ratioOf = (t: TapResult) =>
-      t.vsReference && t.refVsOracle
-        ? aboveFloor(errorValue(t.vsReference, metric), errorValue(t.refVsOracle, metric))
-        : Number.NaN;
-    const awayWords = (t: TapResult): string => {
-      const k = kernelOf(t);
-      const carrier = carrierOf(taps, taps.indexOf(t));
-      return k
-        ? `inside ${k.title}${carrier ? `: its error shows in ${carrier}` : ''}`
-        : 'never written out by the fused path';
-    };
-    const linesFor = (t: TapResult): string[] =>
-      t.status === 'fused-away'
-        ? [
-            `${t.name}`,
-            `fused away: ${awayWords(t)} (the fused kernel never writes this intermediate out)`,
-            `${t.shape} elements`,
-          ]
-        : [
-            t.name,
-            ...(kernelOf(t) ? [`computed by the fused kernel ${kernelOf(t)?.title}`] : []),
-            `${formatRatio(ratioOf(t))} its own noise floor`,
-            `fused vs reference: ${formatMetric(fromErrorValue(errorValue(t.vsReference!, metric), metric), metric)}`,
-            `reference vs fp64 (floor): ${t.refVsOracle ? formatMetric(fromErrorValue(errorValue(t.refVsOracle, metric), metric), metric) : '—'}`,
-            `${t.shape} elements; max ULP ${t.vsReference!.maxUlp}`,
-          ];
-    const rows = plot
-      .append('g')
-      .selectAll<SVGGElement, TapResult>('g')
-      .data(taps)
-      .join('g')
-      .attr('class', (t) => `tap-row ${t.status}`)
-      .attr('data-testid', 'tap-row')
-      .attr('data-kernel', (t) => kernelOf(t)?.id ?? '')
-      .attr('data-band', (t) => (t.status === 'compared' ? bandOf(ratioOf(t), report.k) : ''))
-      .attr('data-tap', (t) => t.name)
-      .attr('data-status', (t) => t.status)
-      .attr('transform', (t) => `translate(0, ${y(t.name) ?? 0})`);
-    rows
-      .append('rect')
-      .attr('class', 'row-hit')
-      .attr('x', -margin.left + 4)
-      .attr('y', -2)
-      .attr('width', iw + margin.left + margin.right - 8)
-      .attr('height', y.bandwidth() + 4)
-      .attr('rx', 4);
-    rows
-      .append('text')
-      .attr('class', 'row-label')
-      .attr('x', -8)
-      .attr('y', y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .attr('text-anchor', 'end')
-      .text((t) => t.op);
-    const compared = rows.filter((t) => t.status === 'compared');
-    compared
-      .append('rect')
-      .attr('class', (t) => `bar drill band-${bandOf(ratioOf(t), report.k)}`)
-      .attr('x', 0)
-      .attr('y', 0)
-      .attr('height', y.bandwidth())
-      .attr('width', (t) => Math.max(1, xOf(errorValue(t.vsReference!, metric)) ?? 0));
-    compared
-      .filter((t) => t.refVsOracle !== null)
-      .append('line')
-      .attr('class', 'floor-tick')
-      .attr('x1', (t) => xOf(errorValue(t.refVsOracle!, metric)) ?? 0)
-      .attr('x2', (t) => xOf(errorValue(t.refVsOracle!, metric)) ?? 0)
-      .attr('y1', -3)
-      .attr('y2', y.bandwidth() + 3);
-    compared
-      .append('text')
-      .attr('class', 'row-value')
-      .attr('x', iw + 8)
-      .attr('y', y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .text((t) => {
-        const v = errorValue(t.vsReference!, metric);
-        return v === 0
-          ? 'identical'
-          : `${formatMetric(fromErrorValue(v, metric), metric)} · ${formatRatio(ratioOf(t))} floor`;
+  const { bodyRef, svgRef, tipRef, width } = useChart(
+    height,
+    ({ svg, width, tip, body }) => {
+      const iw = Math.max(60, width - margin.left - margin.right);
+      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const y = scaleBand<string>()
+        .domain(taps.map((t) => t.name))
+        .range([0, ROW * taps.length])
+        .padding(0.2);
+      const vals = taps.flatMap((t) => [
+        t.vsReference ? errorValue(t.vsReference, metric) : Number.NaN,
+        t.refVsOracle ? errorValue(t.refVsOracle, metric) : Number.NaN,
+      ]);
+      const domain = logDomain(vals);
+      const x = scaleLog().domain(domain).range([0, iw]);
+      const xOf = (v: number) => {
+        const p = clampToDomain(v, domain);
+        return p ? x(p.y) : null;
+      };
+      const ticks = decadeTicks(domain, Math.max(2, Math.floor(iw / 60)));
+      plot
+        .append('g')
+        .attr('class', 'grid')
+        .selectAll('line')
+        .data(ticks)
+        .join('line')
+        .attr('x1', (d) => x(d))
+        .attr('x2', (d) => x(d))
+        .attr('y1', 0)
+        .attr('y2', ROW * taps.length);
+      plot
+        .append('g')
+        .attr('class', 'axis')
+        .call(
+          axisTop(x)
+            .tickValues(ticks)
+            .tickFormat((d) => axisTick(Number(d), metric)),
+        );
+      const fusedOn = report.spec.fused;
+      const kernelOf = (t: TapResult) => kernelOfTap(t.op, fusedOn);
+      const ratioOf = (t: TapResult) =>
+        t.vsReference && t.refVsOracle
+          ? aboveFloor(errorValue(t.vsReference, metric), errorValue(t.refVsOracle, metric))
+          : Number.NaN;
+      const awayWords = (t: TapResult): string => {
+        const k = kernelOf(t);
+        const carrier = carrierOf(taps, taps.indexOf(t));
+        return k
+          ? `inside ${k.title}${carrier ? `: its error shows in ${carrier}` : ''}`
+          : 'never written out by the fused path';
+      };
+      const linesFor = (t: TapResult): string[] =>
+        t.status === 'fused-away'
+          ? [
+              `${t.name}`,
+              `fused away: ${awayWords(t)} (the fused kernel never writes this intermediate out)`,
+              `${t.shape} elements`,
+            ]
+          : [
+              t.name,
+              ...(kernelOf(t) ? [`computed by the fused kernel ${kernelOf(t)?.title}`] : []),
+              `${formatRatio(ratioOf(t))} its own noise floor`,
+              `fused vs reference: ${formatMetric(fromErrorValue(errorValue(t.vsReference!, metric), metric), metric)}`,
+              `reference vs fp64 (floor): ${t.refVsOracle ? formatMetric(fromErrorValue(errorValue(t.refVsOracle, metric), metric), metric) : '—'}`,
+              `${t.shape} elements; max ULP ${t.vsReference!.maxUlp}`,
+            ];
+      const rows = plot
+        .append('g')
+        .selectAll<SVGGElement, TapResult>('g')
+        .data(taps)
+        .join('g')
+        .attr('class', (t) => `tap-row ${t.status}`)
+        .attr('data-testid', 'tap-row')
+        .attr('data-kernel', (t) => kernelOf(t)?.id ?? '')
+        .attr('data-band', (t) => (t.status === 'compared' ? bandOf(ratioOf(t), report.k) : ''))
+        .attr('data-tap', (t) => t.name)
+        .attr('data-status', (t) => t.status)
+        .attr('transform', (t) => `translate(0, ${y(t.name) ?? 0})`);
+      rows
+        .append('rect')
+        .attr('class', 'row-hit')
+        .attr('x', -margin.left + 4)
+        .attr('y', -2)
+        .attr('width', iw + margin.left + margin.right - 8)
+        .attr('height', y.bandwidth() + 4)
+        .attr('rx', 4);
+      rows
+        .append('text')
+        .attr('class', 'row-label')
+        .attr('x', -8)
+        .attr('y', y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .attr('text-anchor', 'end')
+        .text((t) => t.op);
+      const compared = rows.filter((t) => t.status === 'compared');
+      compared
+        .append('rect')
+        .attr('class', (t) => `bar drill band-${bandOf(ratioOf(t), report.k)}`)
+        .attr('x', 0)
+        .attr('y', 0)
+        .attr('height', y.bandwidth())
+        .attr('width', (t) => Math.max(1, xOf(errorValue(t.vsReference!, metric)) ?? 0));
+      compared
+        .filter((t) => t.refVsOracle !== null)
+        .append('line')
+        .attr('class', 'floor-tick')
+        .attr('x1', (t) => xOf(errorValue(t.refVsOracle!, metric)) ?? 0)
+        .attr('x2', (t) => xOf(errorValue(t.refVsOracle!, metric)) ?? 0)
+        .attr('y1', -3)
+        .attr('y2', y.bandwidth() + 3);
+      compared
+        .append('text')
+        .attr('class', 'row-value')
+        .attr('x', iw + 8)
+        .attr('y', y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .text((t) => {
+          const v = errorValue(t.vsReference!, metric);
+          return v === 0
+            ? 'identical'
+            : `${formatMetric(fromErrorValue(v, metric), metric)} · ${formatRatio(ratioOf(t))} floor`;
+        });
+      const away = rows.filter((t) => t.status === 'fused-away');
+      away
+        .append('text')
+        .attr('class', 'fused-away-label')
+        .attr('x', 4)
+        .attr('y', y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .text('fused away');
+      away
+        .append('text')
+        .attr('class', 'fused-away-why')
+        .attr('data-testid', 'fused-away-why')
+        .attr('x', 84 * scale)
+        .attr('y', y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .text((t) => awayWords(t));
+      // The ops each fused kernel replaced, bracketed under its name (consecutive rows of one kernel).
+      const segments: { kernel: string; title: string; from: number; to: number }[] = [];
+      taps.forEach((t, i) => {
+        const k = kernelOf(t);
+        const last = segments.at(-1);
+        if (k && last && last.kernel === k.id && last.to === i - 1) last.to = i;
+        else if (k) segments.push({ kernel: k.id, title: k.title, from: i, to: i });
       });
-    const away = rows.filter((t) => t.status === 'fused-away');
-    away
-      .append('text')
-      .attr('class', 'fused-away-label')
-      .attr('x', 4)
-      .attr('y', y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .text('fused away');
-    away
-      .append('text')
-      .attr('class', 'fused-away-why')
-      .attr('data-testid', 'fused-away-why')
-      .attr('x', 84 * scale)
-      .attr('y', y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .text((t) => awayWords(t));
-    // The ops each fused kernel replaced, bracketed under its name (consecutive rows of one kernel).
-    const segments: { kernel: string; title: string; from: number; to: number }[] = [];
-    taps.forEach((t, i) => {
-      const k = kernelOf(t);
-      const last = segments.at(-1);
-      if (k && last && last.kernel === k.id && last.to === i - 1) last.to = i;
-      else if (k) segments.push({ kernel: k.id, title: k.title, from: i, to: i });
-    });
-    const groups = plot
-      .append('g')
-      .attr('class', 'kernel-groups')
-      .selectAll('g')
-      .data(segments)
-      .join('g')
-      .attr('data-testid', 'kernel-group')
-      .attr('data-kernel', (g) => g.kernel)
-      .attr('data-ops', (g) =>
-        taps
-          .slice(g.from, g.to + 1)
-          .map((t) => t.op)
-          .join(' '),
-      );
-    const bx = -margin.left + 8;
-    groups
-      .append('path')
-      .attr('class', 'kernel-bracket')
-      .attr('d', (g) => {
-        const y0 = (y(taps[g.from].name) ?? 0) + 2;
-        const y1 = (y(taps[g.to].name) ?? 0) + y.bandwidth() - 2;
-        const xr = -margin.left + 128 * scale;
-        return `M${xr},${y0} H${xr - 6} V${y1} H${xr}`;
-      });
-    groups
-      .append('text')
-      .attr('class', 'kernel-label')
-      .attr('x', bx)
-      .attr('y', (g) => ((y(taps[g.from].name) ?? 0) + (y(taps[g.to].name) ?? 0) + y.bandwidth()) / 2)
-      .attr('dy', '0.35em')
-      .text((g) => g.kernel);
-    compared
-      .attr('tabindex', 0)
-      .attr('role', 'button')
-      .attr('aria-pressed', 'false')
-      .attr('aria-label', (t) => `${linesFor(t).join('; ')}. Press Enter to show its error histogram.`)
-      .on('click', (_ev, t) => onSelectRef.current(t.name))
-      .on('keydown', (ev: KeyboardEvent, t) => {
-        if (ev.key === 'Enter' || ev.key === ' ') {
-          ev.preventDefault();
-          onSelectRef.current(t.name);
-        }
-      })
-      .on('focus', (ev: FocusEvent, t) => {
-        const [px, py] = centerOf(ev.target as Element, body);
-        tip.show(linesFor(t), px, py);
-      })
-      .on('blur', () => tip.hide());
-    rows.filter((t) => t.status === 'fused-away').attr('aria-label', (t) => linesFor(t).join('; '));
-    rows
-      .on('mouseenter mousemove', (ev: MouseEvent, t) => {
-        const [px, py] = localPoint(ev, body);
-        tip.show(linesFor(t), px, py);
-      })
-      .on('mouseleave', () => tip.hide());
-    return () => tip.hide();
-  }, [taps, width, height, metric, bodyRef, margin.left, margin.right, margin.top, report, ROW, scale]);
+      const groups = plot
+        .append('g')
+        .attr('class', 'kernel-groups')
+        .selectAll('g')
+        .data(segments)
+        .join('g')
+        .attr('data-testid', 'kernel-group')
+        .attr('data-kernel', (g) => g.kernel)
+        .attr('data-ops', (g) =>
+          taps
+            .slice(g.from, g.to + 1)
+            .map((t) => t.op)
+            .join(' '),
+        );
+      const bx = -margin.left + 8;
+      groups
+        .append('path')
+        .attr('class', 'kernel-bracket')
+        .attr('d', (g) => {
+          const y0 = (y(taps[g.from].name) ?? 0) + 2;
+          const y1 = (y(taps[g.to].name) ?? 0) + y.bandwidth() - 2;
+          const xr = -margin.left + 128 * scale;
+          return `M${xr},${y0} H${xr - 6} V${y1} H${xr}`;
+        });
+      groups
+        .append('text')
+        .attr('class', 'kernel-label')
+        .attr('x', bx)
+        .attr('y', (g) => ((y(taps[g.from].name) ?? 0) + (y(taps[g.to].name) ?? 0) + y.bandwidth()) / 2)
+        .attr('dy', '0.35em')
+        .text((g) => g.kernel);
+      compared
+        .attr('tabindex', 0)
+        .attr('role', 'button')
+        .attr('aria-pressed', 'false')
+        .attr('aria-label', (t) => `${linesFor(t).join('; ')}. Press Enter to show its error histogram.`)
+        .on('click', (_ev, t) => onSelectRef.current(t.name))
+        .on('keydown', (ev: KeyboardEvent, t) => {
+          if (ev.key === 'Enter' || ev.key === ' ') {
+            ev.preventDefault();
+            onSelectRef.current(t.name);
+          }
+        })
+        .on('focus', (ev: FocusEvent, t) => {
+          const [px, py] = centerOf(ev.target as Element, body);
+          tip.show(linesFor(t), px, py);
+        })
+        .on('blur', () => tip.hide());
+      rows.filter((t) => t.status === 'fused-away').attr('aria-label', (t) => linesFor(t).join('; '));
+      rows
+        .on('mouseenter mousemove', (ev: MouseEvent, t) => {
+          const [px, py] = localPoint(ev, body);
+          tip.show(linesFor(t), px, py);
+        })
+        .on('mouseleave', () => tip.hide());
+    },
+    [taps, metric, margin.left, margin.right, margin.top, report, ROW, scale],
+  );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
   useEffect(() => {

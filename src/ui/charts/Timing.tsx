@@ -2,14 +2,15 @@
 // per fused kernel (one group each: the kernel's time beside the time of the reference ops it replaced,
 // summed over layers; then the ops both paths share), with totals and the speedup. "Timing unavailable"
 // when the adapter has no timestamp queries.
-import { axisBottom, axisLeft, scaleBand, scaleLinear, select } from 'd3';
-import { useEffect, useMemo, useRef } from 'react';
+import { axisBottom, axisLeft, scaleBand, scaleLinear } from 'd3';
+import { useMemo } from 'react';
 import type { Report } from '../../compare/analyze';
 import type { FusedKernelId } from '../../engine/fused-kernels';
 import type { TimingSummary } from '../../engine/timing';
 import { formatNs } from '../format';
-import { ChartCard, centerOf, localPoint, tooltipFor, useWidth } from './ChartCard';
+import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { timeGroups } from './kernels';
+import { useChart } from './useChart';
 
 type FileBase = (what: string, ext: string) => string;
 
@@ -34,79 +35,72 @@ function PerLayer({
   fused: TimingSummary;
   fileBase: FileBase;
 }) {
-  const [bodyRef, width] = useWidth<HTMLDivElement>();
-  const svgRef = useRef<SVGSVGElement | null>(null);
-  const tipRef = useRef<HTMLDivElement | null>(null);
   const height = 260;
-  useEffect(() => {
-    const svgEl = svgRef.current;
-    if (!svgEl) return;
-    const body = bodyRef.current;
-    const tip = tooltipFor(tipRef.current, body);
-    const svg = select(svgEl);
-    svg.selectAll('*').remove();
-    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
-    const margin = { top: 28, right: 16, bottom: 40, left: 72 };
-    const iw = Math.max(40, width - margin.left - margin.right);
-    const ih = height - margin.top - margin.bottom;
-    const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
-    const layers = reference.perLayer.map((_, i) => i);
-    const x0 = scaleBand<number>().domain(layers).range([0, iw]).padding(0.2);
-    const x1 = scaleBand<string>()
-      .domain([...PATHS])
-      .range([0, x0.bandwidth()])
-      .padding(0.08);
-    const max = Math.max(1, ...reference.perLayer, ...fused.perLayer);
-    const y = scaleLinear().domain([0, max]).nice().range([ih, 0]);
-    plot
-      .append('g')
-      .attr('class', 'axis')
-      .attr('transform', `translate(0, ${ih})`)
-      .call(axisBottom(x0).tickFormat((d) => `layer ${d}`));
-    plot
-      .append('g')
-      .attr('class', 'axis')
-      .call(
-        axisLeft(y)
-          .ticks(5)
-          .tickFormat((d) => formatNs(Number(d))),
+  const { bodyRef, svgRef, tipRef } = useChart(
+    height,
+    ({ svg, width, tip, body }) => {
+      const margin = { top: 28, right: 16, bottom: 40, left: 72 };
+      const iw = Math.max(40, width - margin.left - margin.right);
+      const ih = height - margin.top - margin.bottom;
+      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const layers = reference.perLayer.map((_, i) => i);
+      const x0 = scaleBand<number>().domain(layers).range([0, iw]).padding(0.2);
+      const x1 = scaleBand<string>()
+        .domain([...PATHS])
+        .range([0, x0.bandwidth()])
+        .padding(0.08);
+      const max = Math.max(1, ...reference.perLayer, ...fused.perLayer);
+      const y = scaleLinear().domain([0, max]).nice().range([ih, 0]);
+      plot
+        .append('g')
+        .attr('class', 'axis')
+        .attr('transform', `translate(0, ${ih})`)
+        .call(axisBottom(x0).tickFormat((d) => `layer ${d}`));
+      plot
+        .append('g')
+        .attr('class', 'axis')
+        .call(
+          axisLeft(y)
+            .ticks(5)
+            .tickFormat((d) => formatNs(Number(d))),
+        );
+      const data = layers.flatMap((l) =>
+        PATHS.map((p) => ({ layer: l, path: p, ns: (p === 'reference' ? reference : fused).perLayer[l] })),
       );
-    const data = layers.flatMap((l) =>
-      PATHS.map((p) => ({ layer: l, path: p, ns: (p === 'reference' ? reference : fused).perLayer[l] })),
-    );
-    plot
-      .append('g')
-      .selectAll('rect')
-      .data(data)
-      .join('rect')
-      .attr('class', (d) => `bar ${d.path === 'reference' ? 'ref' : 'fused'}`)
-      .attr('x', (d) => (x0(d.layer) ?? 0) + (x1(d.path) ?? 0))
-      .attr('width', x1.bandwidth())
-      .attr('y', (d) => y(d.ns))
-      .attr('height', (d) => ih - y(d.ns))
-      .attr('tabindex', 0)
-      .attr('aria-label', (d) => `layer ${d.layer}, ${d.path}: ${formatNs(d.ns)}`)
-      .on('mouseenter mousemove', (ev: MouseEvent, d) => {
-        const [px, py] = localPoint(ev, body);
-        tip.show([`Layer ${d.layer}, ${d.path} path`, formatNs(d.ns)], px, py);
-      })
-      .on('focus', (ev: FocusEvent, d) => {
-        const [px, py] = centerOf(ev.target as Element, body);
-        tip.show([`Layer ${d.layer}, ${d.path} path`, formatNs(d.ns)], px, py);
-      })
-      .on('mouseleave blur', () => tip.hide());
-    const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
-    PATHS.forEach((p, i) => {
-      const g = legend.append('g').attr('transform', `translate(${i * 120}, 0)`);
-      g.append('rect')
-        .attr('class', `bar ${p === 'reference' ? 'ref' : 'fused'}`)
-        .attr('width', 14)
-        .attr('height', 12)
-        .attr('y', 2);
-      g.append('text').attr('x', 20).attr('y', 12).text(`${p} path`);
-    });
-    return () => tip.hide();
-  }, [reference, fused, width, bodyRef]);
+      plot
+        .append('g')
+        .selectAll('rect')
+        .data(data)
+        .join('rect')
+        .attr('class', (d) => `bar ${d.path === 'reference' ? 'ref' : 'fused'}`)
+        .attr('x', (d) => (x0(d.layer) ?? 0) + (x1(d.path) ?? 0))
+        .attr('width', x1.bandwidth())
+        .attr('y', (d) => y(d.ns))
+        .attr('height', (d) => ih - y(d.ns))
+        .attr('tabindex', 0)
+        .attr('aria-label', (d) => `layer ${d.layer}, ${d.path}: ${formatNs(d.ns)}`)
+        .on('mouseenter mousemove', (ev: MouseEvent, d) => {
+          const [px, py] = localPoint(ev, body);
+          tip.show([`Layer ${d.layer}, ${d.path} path`, formatNs(d.ns)], px, py);
+        })
+        .on('focus', (ev: FocusEvent, d) => {
+          const [px, py] = centerOf(ev.target as Element, body);
+          tip.show([`Layer ${d.layer}, ${d.path} path`, formatNs(d.ns)], px, py);
+        })
+        .on('mouseleave blur', () => tip.hide());
+      const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
+      PATHS.forEach((p, i) => {
+        const g = legend.append('g').attr('transform', `translate(${i * 120}, 0)`);
+        g.append('rect')
+          .attr('class', `bar ${p === 'reference' ? 'ref' : 'fused'}`)
+          .attr('width', 14)
+          .attr('height', 12)
+          .attr('y', 2);
+        g.append('text').attr('x', 20).attr('y', 12).text(`${p} path`);
+      });
+    },
+    [reference, fused],
+  );
   return (
     <ChartCard
       title="GPU time per layer"
@@ -132,9 +126,6 @@ function PerKind({
   fusedOn: readonly FusedKernelId[];
   fileBase: FileBase;
 }) {
-  const [bodyRef, width] = useWidth<HTMLDivElement>();
-  const svgRef = useRef<SVGSVGElement | null>(null);
-  const tipRef = useRef<HTMLDivElement | null>(null);
   const rows = useMemo((): KindRow[] => {
     const out: KindRow[] = [];
     for (const g of timeGroups(reference.perKind, fused.perKind, fusedOn)) {
@@ -172,80 +163,76 @@ function PerKind({
   }, [reference, fused, fusedOn]);
   const ROW = 20;
   const height = 24 + rows.length * ROW + 28;
-  useEffect(() => {
-    const svgEl = svgRef.current;
-    if (!svgEl) return;
-    const body = bodyRef.current;
-    const tip = tooltipFor(tipRef.current, body);
-    const svg = select(svgEl);
-    svg.selectAll('*').remove();
-    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
-    const margin = { top: 24, right: 90, bottom: 28, left: 200 };
-    const iw = Math.max(40, width - margin.left - margin.right);
-    const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
-    const y = scaleBand<string>()
-      .domain(rows.map((r) => r.key))
-      .range([0, rows.length * ROW])
-      .padding(0.15);
-    const bars = rows.filter((r) => r.type === 'bar');
-    const x = scaleLinear()
-      .domain([0, Math.max(1, ...bars.map((r) => r.ns))])
-      .nice()
-      .range([0, iw]);
-    plot
-      .append('g')
-      .attr('class', 'axis')
-      .attr('transform', `translate(0, ${rows.length * ROW})`)
-      .call(
-        axisBottom(x)
-          .ticks(Math.max(2, Math.floor(iw / 90)))
-          .tickFormat((d) => formatNs(Number(d))),
-      );
-    plot
-      .append('g')
-      .selectAll('text')
-      .data(rows.filter((r) => r.type === 'head'))
-      .join('text')
-      .attr('class', 'group-label')
-      .attr('data-testid', 'timing-group')
-      .attr('data-kernel', (r) => r.kernel)
-      .attr('x', -margin.left + 8)
-      .attr('y', (r) => (y(r.key) ?? 0) + y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .text((r) => r.label);
-    const g = plot
-      .append('g')
-      .selectAll('g')
-      .data(bars)
-      .join('g')
-      .attr('data-testid', 'timing-row')
-      .attr('data-kernel', (r) => r.kernel)
-      .attr('data-path', (r) => r.path)
-      .attr('transform', (r) => `translate(0, ${y(r.key) ?? 0})`);
-    g.append('text')
-      .attr('class', 'row-label')
-      .attr('x', -8)
-      .attr('y', y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .attr('text-anchor', 'end')
-      .text((r) => r.label);
-    g.append('rect')
-      .attr('class', (r) => `bar ${r.path === 'reference' ? 'ref' : 'fused'}`)
-      .attr('height', y.bandwidth())
-      .attr('width', (r) => Math.max(1, x(r.ns)))
-      .on('mouseenter mousemove', (ev: MouseEvent, r) => {
-        const [px, py] = localPoint(ev, body);
-        tip.show([`${r.label} (${r.path} path)`, `${formatNs(r.ns)} summed over layers`], px, py);
-      })
-      .on('mouseleave', () => tip.hide());
-    g.append('text')
-      .attr('class', 'row-value')
-      .attr('x', (r) => Math.max(1, x(r.ns)) + 6)
-      .attr('y', y.bandwidth() / 2)
-      .attr('dy', '0.35em')
-      .text((r) => formatNs(r.ns));
-    return () => tip.hide();
-  }, [rows, width, height, bodyRef]);
+  const { bodyRef, svgRef, tipRef } = useChart(
+    height,
+    ({ svg, width, tip, body }) => {
+      const margin = { top: 24, right: 90, bottom: 28, left: 200 };
+      const iw = Math.max(40, width - margin.left - margin.right);
+      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const y = scaleBand<string>()
+        .domain(rows.map((r) => r.key))
+        .range([0, rows.length * ROW])
+        .padding(0.15);
+      const bars = rows.filter((r) => r.type === 'bar');
+      const x = scaleLinear()
+        .domain([0, Math.max(1, ...bars.map((r) => r.ns))])
+        .nice()
+        .range([0, iw]);
+      plot
+        .append('g')
+        .attr('class', 'axis')
+        .attr('transform', `translate(0, ${rows.length * ROW})`)
+        .call(
+          axisBottom(x)
+            .ticks(Math.max(2, Math.floor(iw / 90)))
+            .tickFormat((d) => formatNs(Number(d))),
+        );
+      plot
+        .append('g')
+        .selectAll('text')
+        .data(rows.filter((r) => r.type === 'head'))
+        .join('text')
+        .attr('class', 'group-label')
+        .attr('data-testid', 'timing-group')
+        .attr('data-kernel', (r) => r.kernel)
+        .attr('x', -margin.left + 8)
+        .attr('y', (r) => (y(r.key) ?? 0) + y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .text((r) => r.label);
+      const g = plot
+        .append('g')
+        .selectAll('g')
+        .data(bars)
+        .join('g')
+        .attr('data-testid', 'timing-row')
+        .attr('data-kernel', (r) => r.kernel)
+        .attr('data-path', (r) => r.path)
+        .attr('transform', (r) => `translate(0, ${y(r.key) ?? 0})`);
+      g.append('text')
+        .attr('class', 'row-label')
+        .attr('x', -8)
+        .attr('y', y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .attr('text-anchor', 'end')
+        .text((r) => r.label);
+      g.append('rect')
+        .attr('class', (r) => `bar ${r.path === 'reference' ? 'ref' : 'fused'}`)
+        .attr('height', y.bandwidth())
+        .attr('width', (r) => Math.max(1, x(r.ns)))
+        .on('mouseenter mousemove', (ev: MouseEvent, r) => {
+          const [px, py] = localPoint(ev, body);
+          tip.show([`${r.label} (${r.path} path)`, `${formatNs(r.ns)} summed over layers`], px, py);
+        })
+        .on('mouseleave', () => tip.hide());
+      g.append('text')
+        .attr('class', 'row-value')
+        .attr('x', (r) => Math.max(1, x(r.ns)) + 6)
+        .attr('y', y.bandwidth() / 2)
+        .attr('dy', '0.35em')
+        .text((r) => formatNs(r.ns));
+    },
+    [rows],
+  );
   return (
     <ChartCard
       title="GPU time per fused kernel"

@@ -1,0 +1,261 @@
+// The report in words: the verdict, the bisection, the determinism badge, both paths' generated text (cut
+// at the first difference) and, while the run generates, both paths' tokens as they stream in.
+import type { Report } from '../compare/analyze';
+import { FUSED_KERNELS } from '../engine/fused-kernels';
+import type { TextSegments, TokenStream } from '../state/store';
+import { formatRatio } from './format';
+import { Term } from './Glossary';
+
+function kernelTitle(id: string): string {
+  return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
+}
+
+export function Verdict({ report }: { report: Report }) {
+  const fdl = report.firstDivergentLayer;
+  const layer = fdl === null ? null : report.layers[fdl];
+  const worst = report.layers.reduce((m, l) => Math.max(m, l.ratio), 0);
+  const floor = <Term id="floor" />;
+  const k = <Term id="threshold">k = {report.k}</Term>;
+  let text: React.ReactNode;
+  if (report.verdict === 'agree')
+    text = (
+      <>
+        The paths agree: every layer stays within {report.k} × the {floor} (the{' '}
+        <Term id="ratio">worst layer</Term> is at {formatRatio(worst)} its floor; {k}).
+      </>
+    );
+  else if (layer)
+    text = (
+      <>
+        Diverged at layer {layer.layer}: {formatRatio(layer.ratio)} the {floor} ({k}).{' '}
+        {report.firstBornLayer !== null ? (
+          <>
+            The error is <Term id="born">born</Term> in layer {report.firstBornLayer}.
+          </>
+        ) : (
+          'No layer creates it alone: it builds up across layers.'
+        )}
+      </>
+    );
+  else
+    text = (
+      <>
+        The logits diverge (more than {report.k} × their {floor}) though no layer does on its own.
+      </>
+    );
+  return (
+    <p
+      className={`verdict ${report.verdict}`}
+      data-testid="verdict"
+      data-verdict={report.verdict}
+      data-layer={fdl ?? ''}
+    >
+      <span className="verdict-badge">{report.verdict === 'agree' ? 'agree' : 'diverged'}</span> {text}
+    </p>
+  );
+}
+
+export function Bisection({ report }: { report: Report }) {
+  const rows = report.bisection;
+  if (!rows)
+    return (
+      <p className="muted" data-testid="bisection">
+        Bisection not run: the paths agree.
+      </p>
+    );
+  const hits = rows.filter((r) => r.reproduces);
+  return (
+    <div data-testid="bisection">
+      {hits.length === 0 ? (
+        <p>No single fused kernel reproduces the divergence alone: it takes several of them together.</p>
+      ) : (
+        <ul className="plain">
+          {hits.map((r) => (
+            <li
+              key={r.kernel}
+              data-testid="bisection-hit"
+              data-kernel={r.kernel}
+              data-layer={r.firstLayer ?? ''}
+            >
+              divergence reproduced by <code>{r.kernel}</code> from layer {r.firstLayer}{' '}
+              <span className="muted">
+                ({kernelTitle(r.kernel)} alone, {formatRatio(r.ratio)} the floor)
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p className="muted small">
+        <Term id="bisection">Bisection</Term>: each switched-on fused kernel was run alone:{' '}
+        {rows.map((r) => `${r.kernel} ${r.reproduces ? 'reproduces' : 'does not'}`).join(', ')}.
+      </p>
+    </div>
+  );
+}
+
+export function Determinism({ report }: { report: Report }) {
+  const d = report.determinism;
+  if (d.runs.length === 0)
+    return (
+      <p className="badge-line" data-testid="determinism" data-identical="unknown">
+        <span className="pill">not checked</span>
+      </p>
+    );
+  return (
+    <div className="badge-line" data-testid="determinism" data-identical={d.identical ? 'yes' : 'no'}>
+      <span className={`pill ${d.identical ? 'good' : 'bad'}`}>
+        {d.identical ? 'identical' : 'nondeterministic'}
+      </span>{' '}
+      {d.identical ? (
+        <span>
+          The fused path gave bit-identical results over {d.runs.length + 1} runs (
+          {d.runs.map((r) => r.schedule).join(', ')}
+          {d.runs.some((r) => r.schedule.includes('query tile')) && (
+            <>
+              ; <Term id="queryTile">what is a query tile?</Term>
+            </>
+          )}
+          ).
+        </span>
+      ) : (
+        <span>
+          Bits differ between fused runs:{' '}
+          {d.differences
+            .slice(0, 4)
+            .map((x) => `${x.tensor} (${x.count} elements, first at index ${x.firstIndex}, “${x.schedule}”)`)
+            .join('; ')}
+          {d.differences.length > 4 ? `; and ${d.differences.length - 4} more` : ''}. A race or an
+          uninitialised read.
+        </span>
+      )}
+    </div>
+  );
+}
+
+function Continuation({
+  label,
+  text,
+  ids,
+  segments,
+  first,
+}: {
+  label: string;
+  text: string | null;
+  ids: number[];
+  segments: TextSegments | null;
+  first: number | null;
+}) {
+  let body: React.ReactNode;
+  if (text === null) {
+    body = ids.map((id, i) => (
+      <span
+        // biome-ignore lint/suspicious/noArrayIndexKey: a token's position is its identity here
+        key={`${i}-${id}`}
+        className={i === first ? 'first-diff' : undefined}
+        data-testid={i === first ? 'first-diff' : undefined}
+      >
+        {i ? ', ' : ''}
+        {id}
+      </span>
+    ));
+  } else if (segments) {
+    body = (
+      <>
+        {segments.before}
+        <mark
+          className="first-diff"
+          data-testid="first-diff"
+          data-ws={segments.at.trim() === '' ? 'yes' : undefined}
+        >
+          {segments.at}
+        </mark>
+        {segments.after}
+      </>
+    );
+  } else body = text;
+  return (
+    <div className="continuation">
+      <h4 className="sub">{label}</h4>
+      <div
+        className="output"
+        data-testid={`gen-${label.startsWith('Reference') ? 'reference' : 'fused'}`}
+        data-ids={ids.join(',')}
+      >
+        {body}
+      </div>
+    </div>
+  );
+}
+
+export function Generation({
+  report,
+  segments,
+}: {
+  report: Report;
+  segments: { reference: TextSegments; fused: TextSegments } | null;
+}) {
+  const g = report.generation;
+  if (!g) return <p className="muted">No tokens were generated (generation length 0).</p>;
+  const prompt =
+    'text' in report.spec.prompt ? report.spec.prompt.text : report.spec.prompt.tokens.join(', ');
+  return (
+    <div data-testid="generation" data-first-difference={g.firstDifference ?? ''}>
+      <p className="muted small">
+        Prompt:{' '}
+        <span className="prompt-text" data-testid="generation-prompt">
+          {prompt}
+        </span>
+      </p>
+      <p data-testid="generation-summary">
+        {g.firstDifference === null
+          ? `Both paths generate the same ${g.reference.ids.length} tokens.`
+          : `The continuations part at generated token ${g.firstDifference} (highlighted).`}
+      </p>
+      <div className="side-by-side">
+        <Continuation
+          label="Reference path"
+          text={g.reference.text}
+          ids={g.reference.ids}
+          segments={segments?.reference ?? null}
+          first={g.firstDifference}
+        />
+        <Continuation
+          label="Fused path"
+          text={g.fused.text}
+          ids={g.fused.ids}
+          segments={segments?.fused ?? null}
+          first={g.firstDifference}
+        />
+      </div>
+    </div>
+  );
+}
+
+/** Both paths' tokens as they are generated, with a counter. */
+export function Streaming({ stream, total }: { stream: TokenStream | null; total: number }) {
+  const paths = [
+    ['Reference path', 'reference'],
+    ['Fused path', 'fused'],
+  ] as const;
+  return (
+    <div data-testid="generation-stream">
+      <p className="muted" data-testid="stream-count">
+        Generating: reference {stream?.reference.ids.length ?? 0} / {total}, fused{' '}
+        {stream?.fused.ids.length ?? 0} / {total} tokens.
+      </p>
+      <div className="side-by-side">
+        {paths.map(([label, key]) => {
+          const p = stream?.[key];
+          return (
+            <div className="continuation" key={key}>
+              <h4 className="sub">{label}</h4>
+              <div className="output" data-testid={`stream-${key}`} data-count={p?.ids.length ?? 0}>
+                {p ? (p.text ?? p.ids.join(', ')) : '…'}
+              </div>
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}

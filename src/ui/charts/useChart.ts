@@ -1,0 +1,42 @@
+// One way to make a chart (STYLE.md 12): React owns the <svg>, d3 owns what is inside it. This hook holds
+// the set-up every chart shares — the width that follows the container, the <svg> cleared and sized, the
+// text-only tooltip — and calls `draw` whenever the size or the caller's dependencies change.
+import { type Selection, select } from 'd3';
+import { type DependencyList, type RefObject, useEffect, useRef } from 'react';
+import { type TooltipApi, tooltipFor, useWidth } from './ChartCard';
+
+export interface ChartFrame {
+  svg: Selection<SVGSVGElement, unknown, null, undefined>;
+  width: number;
+  height: number;
+  tip: TooltipApi;
+  /** The chart's body (tooltips and pointer positions are relative to it). */
+  body: HTMLDivElement | null;
+}
+
+export interface ChartRefs {
+  bodyRef: RefObject<HTMLDivElement | null>;
+  svgRef: RefObject<SVGSVGElement | null>;
+  tipRef: RefObject<HTMLDivElement | null>;
+  width: number;
+}
+
+export function useChart(height: number, draw: (f: ChartFrame) => void, deps: DependencyList): ChartRefs {
+  const [bodyRef, width] = useWidth<HTMLDivElement>();
+  const svgRef = useRef<SVGSVGElement | null>(null);
+  const tipRef = useRef<HTMLDivElement | null>(null);
+  const drawRef = useRef(draw);
+  drawRef.current = draw;
+  useEffect(() => {
+    const el = svgRef.current;
+    if (!el) return;
+    const body = bodyRef.current;
+    const tip = tooltipFor(tipRef.current, body);
+    const svg = select(el);
+    svg.selectAll('*').remove();
+    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    drawRef.current({ svg, width, height, tip, body });
+    return () => tip.hide();
+  }, [width, height, bodyRef, ...deps]);
+  return { bodyRef, svgRef, tipRef, width };
+}
