@@ -20,6 +20,9 @@ import type {
   WorkerError,
 } from '../worker/api';
 import type { RunSummary } from './history';
+import { emptyRun, type RunState, withPartial } from './run-state';
+
+export type { PendingPart, RunState, RunStatus, StreamedPath, TextSegments, TokenStream } from './run-state';
 
 export const EMBEDDED_MODEL_ID = 'neox-kjv-bytes';
 export const MAX_GENERATE = LIMITS.generate;
@@ -27,7 +30,6 @@ export const K_RANGE = LIMITS.k;
 
 export type InitStatus = 'idle' | 'pending' | 'ready' | 'no-webgpu' | 'lost' | 'error';
 export type ModelStatus = 'idle' | 'loading' | 'ready' | 'error';
-export type RunStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'error';
 export type Theme = 'system' | 'light' | 'dark';
 
 export interface LoadProgressState {
@@ -64,46 +66,6 @@ export interface RunSettings {
   seed: number;
   k: number;
   metric: Metric;
-}
-
-/** The generated text of one path cut around the first differing token (null when they never differ). */
-export interface TextSegments {
-  before: string;
-  at: string;
-  after: string;
-}
-
-export interface RunState {
-  status: RunStatus;
-  /** The RunSpec of the run in flight or of the report shown. */
-  spec: RunSpec | null;
-  progress: CompareProgress | null;
-  startedAt: number | null;
-  elapsedMs: number | null;
-  report: Report | null;
-  /** Reference and fused continuations cut at the first differing token (decoded by the worker). */
-  segments: { reference: TextSegments; fused: TextSegments } | null;
-  /**
-   * While a run is in flight: the parts of `report` (which then holds the analysis so far) not known yet.
-   * Empty once the run is done.
-   */
-  pending: PendingPart[];
-  /** Tokens generated so far on each path, while the run generates (streamed from the worker). */
-  stream: TokenStream | null;
-}
-
-export type PendingPart = 'bisection' | 'determinism' | 'generation';
-
-export interface StreamedPath {
-  ids: number[];
-  text: string | null;
-}
-
-export interface TokenStream {
-  reference: StreamedPath;
-  fused: StreamedPath;
-  /** Tokens asked for on each path. */
-  total: number;
 }
 
 /** A run opened from a permalink ('#r1=…') or a scenario link ('#s=…'). */
@@ -254,18 +216,6 @@ export function defaultSettings(): RunSettings {
     metric: d.metric,
   };
 }
-
-const emptyRun: RunState = {
-  status: 'idle',
-  spec: null,
-  progress: null,
-  startedAt: null,
-  elapsedMs: null,
-  report: null,
-  segments: null,
-  pending: [],
-  stream: null,
-};
 
 export function initialState(): AppState {
   return {
@@ -481,33 +431,6 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         settings: { ...s.settings, extraFaults: s.settings.extraFaults.filter((f) => f.id !== id) },
       })),
   }));
-}
-
-/** A run in flight with one more piece of its report. */
-function withPartial(run: RunState, p: ComparePartial): RunState {
-  const drop = (part: PendingPart) => run.pending.filter((x) => x !== part);
-  switch (p.kind) {
-    case 'analysis': {
-      const pending: PendingPart[] = [];
-      if (p.report.spec.generate > 0) pending.push('generation');
-      if (p.report.verdict === 'diverged' && p.report.bisection === null) pending.push('bisection');
-      if (p.report.determinism.runs.length === 0) pending.push('determinism');
-      return { ...run, report: p.report, pending };
-    }
-    case 'bisection':
-      return run.report
-        ? { ...run, report: { ...run.report, bisection: p.bisection }, pending: drop('bisection') }
-        : run;
-    case 'determinism':
-      return run.report
-        ? { ...run, report: { ...run.report, determinism: p.determinism }, pending: drop('determinism') }
-        : run;
-    case 'token': {
-      const empty: StreamedPath = { ids: [], text: null };
-      const stream: TokenStream = run.stream ?? { reference: empty, fused: empty, total: p.total };
-      return { ...run, stream: { ...stream, total: p.total, [p.path]: { ids: [...p.ids], text: p.text } } };
-    }
-  }
 }
 
 /** The settings that reproduce a RunSpec (its model is not a setting: the controller loads it). */
