@@ -1,7 +1,10 @@
 // Results as they exist, measured in the page (Chromium, WebGPU on SwiftShader): the verdict and the layer
 // chart appear while the run still generates, both paths' tokens stream in with a counter, progress never
 // goes back, and Cancel takes effect quickly. The times are printed (analysis shown at, run done at,
-// cancel latency) for the default run and one scenario; they are not asserted (timing is never a test).
+// cancel latency) for the default prompt and one scenario; they are not asserted (timing is never a test).
+// Generation is cut to a few tokens (SwiftShader runs a full forward per token): CI time, not coverage.
+const TOKENS = 4;
+
 import { expect, type Page, test } from '@playwright/test';
 import { RUN_DONE_MS, shoot, waitForModel, watchErrors } from './helpers';
 
@@ -40,6 +43,7 @@ test('the default run: analysis first, tokens streamed on both paths, progress o
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto('./');
   await waitForModel(page);
+  await page.getByTestId('generate').fill(String(TOKENS));
   const counts: string[] = [];
   page.on('console', () => undefined);
   const watch = setInterval(() => {
@@ -69,6 +73,7 @@ test('a scenario: analysis shown early; Cancel during generation takes effect qu
   await page.setViewportSize({ width: 1920, height: 1080 });
   await page.goto('./#s=fast-but-wrong');
   await waitForModel(page);
+  await page.getByTestId('generate').fill(String(TOKENS));
   const r = await timeRun(page, () => page.getByTestId('run-linked').first().click());
   await shoot(page, testInfo, 'scenario-run-done-1920', false);
   console.log(
