@@ -30,17 +30,60 @@ out.push(
   `| WebGPU reference linear | ${f(ref.ms)} | ${f(ref.gflops / 1e3, 1)} | ${f((100 * ref.gflops) / 1e3 / mm.tflops, 1)}% |`,
 );
 out.push(`| torch.matmul (TF32 off) | ${f(mm.median_ms)} | ${f(mm.tflops, 1)} | 100% |`, '');
+interface Peer {
+  model: string;
+  T: number;
+  attn: string;
+  graph?: boolean;
+  median_ms?: number;
+  error?: string;
+}
+const peer = (model: string, T: number, attn: string, graph: boolean) =>
+  (t.forward as Peer[]).find(
+    (x) => x.model === model && x.T === T && x.attn === attn && Boolean(x.graph) === graph,
+  );
+// A peer cell: its ms and ours as a ratio (peer ms / fused ms: above 1× means the fused forward is faster).
+const cell = (p: Peer | undefined, oursMs: number) =>
+  p?.median_ms === undefined
+    ? `${p?.error ? 'failed' : '-'} | -`
+    : `${f(p.median_ms)} | ${f(p.median_ms / oursMs, 2)}×`;
 out.push(
-  '| model | T | reference ms | fused ms | fused speedup | HF eager fp32 ms | fused vs HF | dispatches ref / fused |',
+  '| model | T | reference ms | fused ms | fused speedup | HF eager ms | eager / fused | HF SDPA ms | SDPA / fused | HF SDPA + CUDA graph ms | graph / fused | dispatches ref / fused |',
 );
-out.push('|---|---|---|---|---|---|---|---|');
+out.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
 const rows = w.forward as Row[];
 for (const r of rows.filter((x) => x.path === 'reference')) {
   const fz = rows.find((x) => x.path === 'fused' && x.model === r.model && x.T === r.T)!;
-  const hf = t.forward.find((x: { model: string; T: number }) => x.model === r.model && x.T === r.T);
   out.push(
-    `| ${r.model} | ${r.T} | ${f(r.medianMs)} | ${f(fz.medianMs)} | ${f(r.medianMs / fz.medianMs, 2)}× | ${hf ? f(hf.median_ms) : '-'} | ${hf ? `${f(hf.median_ms / fz.medianMs, 2)}×` : '-'} | ${r.dispatches} / ${fz.dispatches} |`,
+    `| ${r.model} | ${r.T} | ${f(r.medianMs)} | ${f(fz.medianMs)} | ${f(r.medianMs / fz.medianMs, 2)}× | ${cell(peer(r.model, r.T, 'eager', false), fz.medianMs)} | ${cell(peer(r.model, r.T, 'sdpa', false), fz.medianMs)} | ${cell(peer(r.model, r.T, 'sdpa', true), fz.medianMs)} | ${r.dispatches} / ${fz.dispatches} |`,
   );
+}
+// torch.matmul at every GEMM shape of the models (M = T); ours where the WebGPU run measured the same shape.
+const shapes = (
+  t.matmul as {
+    op?: string;
+    model?: string;
+    M?: number;
+    N?: number;
+    K?: number;
+    median_ms: number;
+    tflops: number;
+  }[]
+).filter((x) => x.M !== undefined);
+if (shapes.length) {
+  out.push(
+    '',
+    '| GEMM (M × N × K) | first model / op | torch.matmul ms | TFLOP/s | ours ms | ours / torch |',
+    '|---|---|---|---|---|---|',
+  );
+  for (const m of shapes) {
+    const o = (w.gemmShapes ?? []).find(
+      (x: { M: number; N: number; K: number }) => x.M === m.M && x.N === m.N && x.K === m.K,
+    );
+    out.push(
+      `| ${m.M} × ${m.N} × ${m.K} | ${m.model} ${m.op} | ${f(m.median_ms)} | ${f(m.tflops, 1)} | ${o ? f(o.ms) : '-'} | ${o ? `${f((100 * m.median_ms) / o.ms, 1)}%` : 'not measured'} |`,
+    );
+  }
 }
 const c = w.compareCost;
 out.push(

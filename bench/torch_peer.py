@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The PyTorch peer measured in the same run as the WebGPU benchmark (bench/run.ts): Hugging Face
-GPTNeoXForCausalLM eager fp32 forward on the same seeded-shape models and sequence lengths, and torch.matmul
-fp32 with TF32 off at 2048^3. Prints one JSON object."""
+GPTNeoXForCausalLM fp32 forward on the same seeded-shape models and sequence lengths, three ways -- eager
+attention, SDPA attention, and SDPA replayed from a CUDA graph (captured on a side stream after 3 warm-ups,
+so launch overhead disappears) -- and torch.matmul fp32 with TF32 off at 2048^3, 4096^3 and at every GEMM
+shape the models use at T = 128 and 512 (M = T). Prints one JSON object."""
 import json
 import sys
 import time
@@ -31,6 +33,36 @@ def cuda_time(fn, reps):
     return times[len(times) // 2], times[0]
 
 
+def gemm_shapes(name, T):
+    """(op, M, N, K) of every linear in one forward of `name` at T tokens (batch 1: M = T)."""
+    d, ff, V = SHAPES[name]["hidden_size"], SHAPES[name]["intermediate_size"], SHAPES[name]["vocab_size"]
+    return [("qkv", T, 3 * d, d), ("attn_out", T, d, d), ("dense_h_to_4h", T, ff, d), ("dense_4h_to_h", T, d, ff), ("logits", T, V, d)]
+
+
+def graph_forward(model, ids):
+    """Capture model(ids, use_cache=False) in a CUDA graph after 3 warm-ups on a side stream; returns replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s), torch.no_grad():
+        for _ in range(3):
+            model(ids, use_cache=False)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g), torch.no_grad():
+        model(ids, use_cache=False)
+    return g.replay
+
+
+def make_model(name, dev, attn):
+    cfg = GPTNeoXConfig(**SHAPES[name], max_position_embeddings=4096, use_parallel_residual=True, hidden_act="gelu")
+    try:
+        cfg._attn_implementation = attn
+    except Exception:
+        pass
+    torch.manual_seed(0)
+    return GPTNeoXForCausalLM(cfg).to(dev, torch.float32).eval(), cfg._attn_implementation
+
+
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -43,22 +75,38 @@ def main():
         med, best = cuda_time(lambda: torch.matmul(a, b), 20)
         out["matmul"].append({"n": n, "median_ms": med, "tflops": 2 * n**3 / (med * 1e-3) / 1e12})
     models = sys.argv[1:] or list(SHAPES)
+    seen = set()
     for name in models:
-        cfg = GPTNeoXConfig(**SHAPES[name], max_position_embeddings=4096, use_parallel_residual=True, hidden_act="gelu")
-        try:
-            cfg._attn_implementation = "eager"
-        except Exception:
-            pass
-        torch.manual_seed(0)
-        model = GPTNeoXForCausalLM(cfg).to(dev, torch.float32).eval()
         for T in (128, 512):
-            ids = (torch.arange(T, device=dev) * 7919 % 50304).unsqueeze(0)
-            with torch.no_grad():
-                med, best = cuda_time(lambda: model(ids, use_cache=False), 20)
-            out["forward"].append({"model": name, "T": T, "median_ms": med, "min_ms": best, "attn": cfg._attn_implementation})
-            print(f"torch {name} T={T}: {med:.3f} ms", file=sys.stderr)
-        del model
-        torch.cuda.empty_cache()
+            for op, M, N, K in gemm_shapes(name, T):
+                if (M, N, K) in seen:
+                    continue
+                seen.add((M, N, K))
+                a = torch.randn(M, K, device=dev)
+                b = torch.randn(K, N, device=dev)
+                med, best = cuda_time(lambda: torch.matmul(a, b), 50)
+                out["matmul"].append({"model": name, "op": op, "M": M, "N": N, "K": K, "median_ms": med, "min_ms": best, "tflops": 2 * M * N * K / (med * 1e-3) / 1e12})
+                del a, b
+    for name in models:
+        for attn in ("eager", "sdpa"):
+            model, used = make_model(name, dev, attn)
+            for T in (128, 512):
+                ids = (torch.arange(T, device=dev) * 7919 % 50304).unsqueeze(0)
+                with torch.no_grad():
+                    med, best = cuda_time(lambda: model(ids, use_cache=False), 20)
+                out["forward"].append({"model": name, "T": T, "median_ms": med, "min_ms": best, "attn": used, "graph": False})
+                print(f"torch {name} {used} T={T}: {med:.3f} ms", file=sys.stderr)
+                if attn == "sdpa":
+                    try:
+                        replay = graph_forward(model, ids)
+                        med, best = cuda_time(replay, 20)
+                        out["forward"].append({"model": name, "T": T, "median_ms": med, "min_ms": best, "attn": used, "graph": True})
+                        print(f"torch {name} {used}+graph T={T}: {med:.3f} ms", file=sys.stderr)
+                    except Exception as e:  # a failed capture is reported, never silently dropped
+                        out["forward"].append({"model": name, "T": T, "attn": used, "graph": True, "error": repr(e)})
+                        print(f"torch {name} graph capture failed: {e!r}", file=sys.stderr)
+            del model
+            torch.cuda.empty_cache()
     print(json.dumps(out))
 
 
