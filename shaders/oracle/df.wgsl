@@ -13,9 +13,11 @@
 //
 // Status: library only, no kernel or committed test uses it yet. Checked by hand on SwiftShader (Dawn, Node),
 // inputs read from a storage buffer, DF_FMA = false: two_sum, two_prod (Dekker), df_div, df_sqrt, df_rsqrt
-// within 1e-15 relative of fp64. Known broken there: df_exp (1e-9 relative; the range reduction is right, the
-// error enters after it — suspected: two_sum with a literal operand, e.g. df_add_f(em1, 2.0), reassociated by
-// the backend). With DF_FMA = true SwiftShader's `fma` is not fused (lo of two_prod comes back 0).
+// within 1e-15 relative of fp64. Known broken there: df_exp (1e-9 relative). Cause found: a df_add whose
+// operand is a literal constant (the Taylor coefficients) loses the lo part (f32-level error; the same df_add on
+// values read from memory is exact): the backend reassociates two_sum when an operand is a known constant. Fix
+// to make: load such constants from a buffer (opaque to the compiler). With DF_FMA = true SwiftShader's `fma`
+// is not fused (lo of two_prod comes back 0), so SwiftShader needs DF_FMA = false.
 
 // s + e == a + b exactly (Knuth TwoSum; no assumption on magnitudes).
 fn two_sum(a: f32, b: f32) -> vec2<f32> {
