@@ -312,8 +312,9 @@ export async function analyze(
       localFloor: localFloor[i],
       ratio,
       localRatio,
-      diverged: ratio > k,
-      born: localRatio > k,
+      // NaN/Inf in either path is a finding, never agreement (equal NaNs give relL2 0 vs floor 0).
+      diverged: ratio > k || nonFiniteIn(propagated) > 0,
+      born: localRatio > k || nonFiniteIn(local[i]) > 0,
       perToken: Array.from(perTokenRelL2(fused.dump.layers[i], ref.dump.layers[i], T, d)),
     });
   }
@@ -321,7 +322,9 @@ export async function analyze(
   const firstBornLayer = layers.find((l) => l.born)?.layer ?? null;
   const logitsFloor = fullMetrics(ref.dump.logits, oracle.logits, precision);
   const logitsProp = fullMetrics(fused.dump.logits, ref.dump.logits, precision);
-  const logitsDiverged = ratioOf(logitsProp, logitsFloor, metric, precision, maxAbsOf(ref.dump.logits)) > k;
+  const logitsDiverged =
+    ratioOf(logitsProp, logitsFloor, metric, precision, maxAbsOf(ref.dump.logits)) > k ||
+    nonFiniteIn(logitsProp) > 0;
   const verdict = firstDivergentLayer !== null || logitsDiverged ? 'diverged' : 'agree';
 
   // Per-op taps joined by stable name; what the fused plan never writes is reported as fused away.
@@ -477,3 +480,8 @@ function restrictHooks(_all: PlanHooks, planted: PlantedFault[], kernel: FusedKe
 }
 
 export { FUSED_KERNELS };
+
+/** NaN/±Inf count in either operand of a comparison (a: the compared path, b: its baseline). */
+function nonFiniteIn(m: FullMetrics): number {
+  return m.nanCount + m.infCount + m.baselineNonFinite;
+}
