@@ -95,13 +95,13 @@ describe('cli forward', () => {
   it.each([
     [
       ['forward', '--model', 'MODEL', '--tokens', '1', '--out', '/tmp/x.json', '--path', 'warp'],
-      /--path warp/,
+      /--path 'warp'/,
     ],
     [
       ['forward', '--model', 'MODEL', '--tokens', '1', '--out', '/tmp/x.json', '--precision', 'fp8'],
-      /--precision fp8/,
+      /--precision 'fp8'/,
     ],
-    [['forward', '--model', '/nonexistent/dir', '--tokens', '1', '--out', '/tmp/x.json'], /not a folder/],
+    [['forward', '--model', '/nonexistent/dir', '--tokens', '1', '--out', '/tmp/x.json'], /does not exist/],
     [['forward', '--tokens', '1'], /--model DIR is required/],
     [['frobnicate'], /unknown command 'frobnicate'/],
     [

@@ -1,31 +1,28 @@
 // `cli compare` and `cli check`: run the analysis of a RunSpec and write the report / exit by verdict.
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseRunSpec, type RunSpec } from '../run/runspec';
-import { CliInputError, readModelDir } from './model-dir';
+import { CliInputError, fsReason, quoteUser, readTextFile } from './files';
+import { checkLimits, prepareModel, promptTokens } from './prepare';
 
 export function readSpec(file: string): RunSpec {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new CliInputError(`--spec ${file}: cannot read the file`);
-  }
+  const what = `--spec ${quoteUser(file)}`;
+  const text = readTextFile(file, what);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new CliInputError(`--spec ${file}: not valid JSON (${(e as Error).message})`);
+    throw new CliInputError(`${what}: not valid JSON (${(e as Error).message})`);
   }
   try {
     return parseRunSpec(json);
   } catch (e) {
-    throw new CliInputError(`--spec ${file}: ${(e as Error).message}`);
+    throw new CliInputError(`${what}: ${(e as Error).message}`);
   }
 }
 
@@ -36,31 +33,27 @@ export function modelDirFor(spec: RunSpec, override?: string): string {
   throw new CliInputError(`the spec's model is a ${spec.model.kind} model: download it and pass --model DIR`);
 }
 
+/**
+ * Runs a spec's analysis. Everything knowable without the GPU is checked first: the files, the sha256 a
+ * file/url spec names, the prompt's tokens, prompt + generate against max_position_embeddings, fault layers.
+ */
 export async function runAnalysis(
   spec: RunSpec,
   modelDir: string,
   log: (s: string) => void,
 ): Promise<Report> {
-  const files = readModelDir(modelDir);
+  const m = prepareModel(modelDir);
   if (spec.model.kind !== 'embedded') {
-    const sha = createHash('sha256').update(files.weights).digest('hex');
+    const sha = createHash('sha256').update(m.files.weights).digest('hex');
     if (sha !== spec.model.sha256) {
       throw new CliInputError(`model.safetensors has sha256 ${sha}, the spec expects ${spec.model.sha256}`);
     }
   }
+  const tokens = promptTokens(m, spec.prompt);
+  checkLimits(m, { tokens, generate: spec.generate, faults: spec.faults });
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());
   try {
-    const info = await engine.loadModel(files);
-    let tokens: number[];
-    if ('tokens' in spec.prompt) {
-      tokens = spec.prompt.tokens;
-      const bad = tokens.find((t) => t >= info.config.vocabSize);
-      if (bad !== undefined)
-        throw new CliInputError(`prompt token ${bad} is outside the vocabulary (${info.config.vocabSize})`);
-    } else {
-      if (!engine.tokenizer) throw new CliInputError(`${info.name} has no tokenizer: give prompt.tokens`);
-      tokens = engine.tokenizer.encode(spec.prompt.text);
-    }
+    await engine.loadModel(m.files);
     return await analyze(engine, spec, tokens, { onProgress: (phase) => log(`${phase}…`) });
   } finally {
     engine.dispose();
@@ -95,9 +88,16 @@ function fmt(m: Report['layers'][number]['floor'], metric: Report['metric']): st
   return Number(m[metric]).toExponential(2);
 }
 
+/** Writes the report; non-finite numbers become the strings "NaN", "Infinity", "-Infinity" (never null). */
 export function writeReport(r: Report, out: string) {
-  writeFileSync(
-    out,
-    JSON.stringify(r, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v), 2),
+  const text = JSON.stringify(
+    r,
+    (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v),
+    2,
   );
+  try {
+    writeFileSync(out, text);
+  } catch (e) {
+    throw new CliInputError(`--out ${quoteUser(out)}: ${fsReason(e)}`);
+  }
 }

@@ -1,25 +1,25 @@
-// Reads an HF-layout model folder (config.json + model.safetensors [+ tokenizer.json]) from disk.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+// Reads an HF-layout model folder (config.json + model.safetensors [+ tokenizer.json]) from disk: regular files
+// only, every file-system failure reported as bad input naming the file.
 import { basename, join, resolve } from 'node:path';
 import type { ModelFiles } from '../engine/engine';
+import { CliInputError, exists, quoteUser, readRegularFile, readTextFile, requireFolder } from './files';
 
-export class CliInputError extends Error {
-  override name = 'CliInputError';
-}
+export { CliInputError };
 
 export function readModelDir(dir: string): ModelFiles {
   const root = resolve(dir);
-  if (!existsSync(root) || !statSync(root).isDirectory())
-    throw new CliInputError(`--model ${dir}: not a folder`);
+  const what = (f?: string) => `--model ${quoteUser(f === undefined ? dir : join(dir, f))}`;
+  requireFolder(root, what());
   const need = (f: string) => {
     const p = join(root, f);
-    if (!existsSync(p)) throw new CliInputError(`--model ${dir}: ${f} is missing`);
+    if (!exists(p, what(f))) throw new CliInputError(`${what()}: ${f} is missing`);
     return p;
   };
-  const config = readFileSync(need('config.json'), 'utf8');
-  const weightsBuf = readFileSync(need('model.safetensors'));
-  const weights = new Uint8Array(weightsBuf.buffer, weightsBuf.byteOffset, weightsBuf.byteLength);
+  const config = readTextFile(need('config.json'), what('config.json'));
+  const weights = readRegularFile(need('model.safetensors'), what('model.safetensors'));
   const tokPath = join(root, 'tokenizer.json');
-  const tokenizer = existsSync(tokPath) ? readFileSync(tokPath, 'utf8') : undefined;
+  const tokenizer = exists(tokPath, what('tokenizer.json'))
+    ? readTextFile(tokPath, what('tokenizer.json'))
+    : undefined;
   return { config, weights, tokenizer, name: basename(root) };
 }

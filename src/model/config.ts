@@ -2,6 +2,7 @@
 // every option this engine does not implement refused by name.
 
 import { describeJson, ModelLoadError, quoteName } from './errors';
+import { checkJsonDepth, stripBom } from './json-text';
 import type { NeoXConfig } from './types';
 
 type Json = Record<string, unknown>;
@@ -271,11 +272,16 @@ export function parseConfig(json: unknown, file = 'config.json'): NeoXConfig {
   };
 }
 
+/** HF config.json files nest a few levels (task_specific_params, rope_scaling); far deeper is not a config. */
+export const CONFIG_MAX_DEPTH = 32;
+
 /** Parses config.json text; malformed JSON becomes a ModelLoadError. */
 export function parseConfigText(text: string, file = 'config.json'): NeoXConfig {
+  const body = stripBom(text); // editors on Windows write one; JSON.parse refuses it
+  checkJsonDepth(body, CONFIG_MAX_DEPTH, file);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(body);
   } catch (e) {
     throw new ModelLoadError(file, `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }

@@ -6,6 +6,8 @@
  * `model.safetensors: tensor 'gpt_neox.layers.0.mlp.dense_h_to_4h.weight' has shape [96,200], expected [200,96]`.
  */
 export class ModelLoadError extends Error {
+  /** What went wrong, for code that decides (exit status, the worker's error kind): a model file was bad. */
+  readonly kind = 'model' as const;
   /** The file at fault, e.g. 'config.json' or 'model.safetensors'. */
   readonly file: string;
   /** The tensor name or config key at fault, when there is one. */
@@ -13,7 +15,7 @@ export class ModelLoadError extends Error {
 
   constructor(file: string, detail: string, key?: string) {
     // One line, always: parser messages (V8's JSON errors quote the source) may carry newlines.
-    super(`${file}: ${detail.replace(/\s+/g, ' ')}`);
+    super(oneLine(`${file}: ${detail.replace(/\s+/g, ' ')}`));
     this.name = 'ModelLoadError';
     this.file = file;
     if (key !== undefined) this.key = key;
@@ -39,4 +41,28 @@ export function quoteName(name: string): string {
     /[^\x20-\x7e]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+}
+
+/**
+ * The request does not fit the model or the limits known before any work starts (prompt plus generated tokens
+ * past max_position_embeddings, a fault layer past the model's layers, a token id past the vocabulary). The
+ * message is one line; user text in it is quoted by quoteName.
+ */
+export class InputError extends Error {
+  readonly kind = 'input' as const;
+  override name = 'InputError';
+  constructor(message: string) {
+    super(oneLine(message));
+  }
+}
+
+/** A message forced onto one line: every control character left in it (newlines included) is escaped. */
+export function oneLine(message: string): string {
+  let out = '';
+  for (const c of message) {
+    const code = c.charCodeAt(0);
+    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+    out += control ? `\\u${code.toString(16).padStart(4, '0')}` : c;
+  }
+  return out;
 }

@@ -465,13 +465,58 @@ describe('parseSafetensorsHeader: corrupted files', () => {
     expect(e.key).toBe('b');
     const same = { a: header.a, b: { ...header.a } };
     expect(loadError(() => parseSafetensorsHeader(rawFile(same, 16))).message).toContain('overlaps');
-    // touching is fine, and so are gaps and empty tensors
+    // touching is fine, and so are empty tensors
     const touching = {
       a: header.a,
-      b: { dtype: 'F32', shape: [3], data_offsets: [20, 32] },
+      b: { dtype: 'F32', shape: [3], data_offsets: [16, 28] },
       z: { dtype: 'F16', shape: [0], data_offsets: [16, 16] },
     };
-    expect([...parseSafetensorsHeader(rawFile(touching, 32)).entries.keys()]).toEqual(['a', 'b', 'z']);
+    expect([...parseSafetensorsHeader(rawFile(touching, 28)).entries.keys()]).toEqual(['a', 'b', 'z']);
+  });
+
+  it('refuses gaps, a data section not starting at 0, and trailing bytes (the format packs tensors)', () => {
+    const a = { dtype: 'F32', shape: [4], data_offsets: [0, 16] };
+    const gap = { a, b: { dtype: 'F32', shape: [3], data_offsets: [20, 32] } };
+    expect(loadError(() => parseSafetensorsHeader(rawFile(gap, 32))).message).toBe(
+      "model.safetensors: 4 unlisted bytes (16..20) between tensor 'a' and tensor 'b': tensors must be packed without gaps",
+    );
+    const late = { a: { ...a, data_offsets: [2, 18] } };
+    const lateErr = loadError(() => parseSafetensorsHeader(rawFile(late, 18)));
+    expect(lateErr.message).toContain('2 unlisted bytes (0..2) between the start of the data section');
+    expect(lateErr.key).toBe('a');
+    const file = rawFile({ a }, 16);
+    const longer = new Uint8Array(file.length + 3);
+    longer.set(file);
+    expect(loadError(() => parseSafetensorsHeader(longer)).message).toBe(
+      `model.safetensors: file is ${longer.length} bytes but the header's tensors end at byte ${file.length} (3 trailing bytes)`,
+    );
+  });
+
+  it('refuses a tensor name listed twice (JSON.parse would keep the last copy)', () => {
+    const a = '{"dtype":"F32","shape":[1],"data_offsets":[0,4]}';
+    const b = '{"dtype":"F32","shape":[1],"data_offsets":[4,8]}';
+    for (const [json, dup] of [
+      [`{"w":${a},"w":${b}}`, 'w'],
+      [`{"w":${a}, "x":${b}, "\u0077" :${b}}`, 'w'], // escaped spelling of the same name
+      [`{"__metadata__":{"k":"v"},"__metadata__":{"k":"w"},"w":${a}}`, '__metadata__'],
+    ] as const) {
+      const text = new TextEncoder().encode(json);
+      const bytes = new Uint8Array(8 + text.length + 8);
+      new DataView(bytes.buffer).setUint32(0, text.length, true);
+      bytes.set(text, 8);
+      const e = loadError(() => parseSafetensorsHeader(bytes));
+      expect(e.message).toBe(
+        `model.safetensors: header entry '${dup}' appears twice (readers disagree on which copy wins)`,
+      );
+      expect(e.key).toBe(dup);
+    }
+    // the same name nested inside an entry is not a duplicate key of the header
+    const nested = `{"__metadata__":{"w":"1"},"w":${a}}`;
+    const text = new TextEncoder().encode(nested);
+    const ok = new Uint8Array(8 + text.length + 4);
+    new DataView(ok.buffer).setUint32(0, text.length, true);
+    ok.set(text, 8);
+    expect([...parseSafetensorsHeader(ok).entries.keys()]).toEqual(['w']);
   });
 
   it('refuses unknown entry keys and non-object entries', () => {

@@ -6,6 +6,7 @@
 // section; offsets are relative to its start.
 
 import { describeJson, ModelLoadError, quoteName } from './errors';
+import { checkNoDuplicateKeys } from './json-text';
 import type { DType } from './types';
 
 export interface SafetensorsEntry {
@@ -311,6 +312,8 @@ export function parseHeaderSection(
   }
   if (!isObject(parsed))
     throw new ModelLoadError(file, `header must be a JSON object, found ${describeJson(parsed)}`);
+  // JSON.parse keeps the last copy of a repeated name; the format (and its reference parser) refuses it.
+  checkNoDuplicateKeys(text, file, 'header entry');
 
   const metadata: Record<string, string> = {};
   const entries = new Map<string, SafetensorsEntry>();
@@ -343,23 +346,42 @@ export function parseHeaderSection(
     } else entries.set(name, e as SafetensorsEntry);
   }
 
+  // The format packs tensors without gaps from offset 0 (the reference parser refuses anything else): unlisted
+  // bytes between tensors are data no reader accounts for.
   const sorted = all.sort((a, b) => a.begin - b.begin || a.end - b.end);
   let dataEnd = 0;
   for (let i = 0; i < sorted.length; i++) {
     const cur = sorted[i];
-    dataEnd = Math.max(dataEnd, cur.end);
-    if (i === 0) continue;
-    const prev = sorted[i - 1];
-    if (cur.begin < prev.end) {
+    if (i > 0) {
+      const prev = sorted[i - 1];
+      if (cur.begin < prev.end) {
+        throw new ModelLoadError(
+          file,
+          `tensor ${quoteName(cur.name)} (bytes ${cur.begin}..${cur.end}) overlaps tensor ${quoteName(prev.name)} ` +
+            `(bytes ${prev.begin}..${prev.end})`,
+          cur.name,
+        );
+      }
+    }
+    if (cur.begin > dataEnd) {
+      const before = i === 0 ? 'the start of the data section' : `tensor ${quoteName(sorted[i - 1].name)}`;
       throw new ModelLoadError(
         file,
-        `tensor ${quoteName(cur.name)} (bytes ${cur.begin}..${cur.end}) overlaps tensor ${quoteName(prev.name)} ` +
-          `(bytes ${prev.begin}..${prev.end})`,
+        `${cur.begin - dataEnd} unlisted bytes (${dataEnd}..${cur.begin}) between ${before} and tensor ` +
+          `${quoteName(cur.name)}: tensors must be packed without gaps`,
         cur.name,
       );
     }
+    dataEnd = Math.max(dataEnd, cur.end);
   }
   const dataOffset = 8 + json.length;
+  if (dataSize !== null && dataEnd !== dataSize) {
+    throw new ModelLoadError(
+      file,
+      `file is ${dataOffset + dataSize} bytes but the header's tensors end at byte ${dataOffset + dataEnd} ` +
+        `(${dataSize - dataEnd} trailing bytes)`,
+    );
+  }
   return {
     header: { entries, dataOffset, metadata, ignored },
     dataEnd,

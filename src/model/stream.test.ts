@@ -197,18 +197,18 @@ describe('streamSafetensors', () => {
     });
   }
 
-  it('handles gaps, unaligned offsets, empty tensors (also at the very end), metadata and ignored tensors', async () => {
-    const data = new Uint8Array(40).map((_, i) => (i * 37 + 11) & 0xff);
+  it('handles unaligned offsets, empty tensors (also at the very end), metadata and ignored tensors', async () => {
+    const data = new Uint8Array(34).map((_, i) => (i * 37 + 11) & 0xff);
     const header = {
       __metadata__: { format: 'pt' },
-      b: { dtype: 'F16', shape: [3], data_offsets: [1, 7] }, // unaligned, after a 1-byte gap
+      b: { dtype: 'F16', shape: [3], data_offsets: [0, 6] },
       empty0: { dtype: 'F32', shape: [0], data_offsets: [0, 0] },
-      a: { dtype: 'F32', shape: [2], data_offsets: [9, 17] }, // after a 2-byte gap
-      mask: { dtype: 'BOOL', shape: [4], data_offsets: [17, 21] }, // ignored
-      c: { dtype: 'BF16', shape: [2, 2], data_offsets: [21, 29] },
-      mid: { dtype: 'BF16', shape: [2, 0], data_offsets: [29, 29] },
-      d: { dtype: 'F32', shape: [1, 2, 1], data_offsets: [32, 40] },
-      tail: { dtype: 'F16', shape: [0, 5], data_offsets: [40, 40] },
+      a: { dtype: 'F32', shape: [2], data_offsets: [6, 14] }, // unaligned for F32
+      mask: { dtype: 'BOOL', shape: [4], data_offsets: [14, 18] }, // ignored
+      c: { dtype: 'BF16', shape: [2, 2], data_offsets: [18, 26] },
+      mid: { dtype: 'BF16', shape: [2, 0], data_offsets: [26, 26] },
+      d: { dtype: 'F32', shape: [1, 2, 1], data_offsets: [26, 34] },
+      tail: { dtype: 'F16', shape: [0, 5], data_offsets: [34, 34] },
     };
     const bytes = rawFile(header, data);
     const ignore = (n: string) => n === 'mask';
@@ -225,6 +225,32 @@ describe('streamSafetensors', () => {
     const err = await streamError(bytes, bytes.length);
     expect(err.message).toBe(wholeFileError(bytes));
     expect(err.message).toContain("tensor 'mask' has dtype BOOL");
+  });
+
+  it('refuses gaps and duplicate names like the whole-file reader, known length or not', async () => {
+    const gap = rawFile(
+      {
+        a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] },
+        b: { dtype: 'F32', shape: [1], data_offsets: [6, 10] },
+      },
+      new Uint8Array(10),
+    );
+    for (const total of [gap.length, null]) {
+      const err = await streamError(gap, total, fixed(3));
+      expect(err.message).toBe(wholeFileError(gap));
+      expect(err.message).toContain("2 unlisted bytes (4..6) between tensor 'a' and tensor 'b'");
+    }
+    const text = new TextEncoder().encode(
+      '{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}}',
+    );
+    const dup = new Uint8Array(8 + text.length + 4);
+    new DataView(dup.buffer).setUint32(0, text.length, true);
+    dup.set(text, 8);
+    for (const total of [dup.length, null]) {
+      const err = await streamError(dup, total, fixed(5));
+      expect(err.message).toBe(wholeFileError(dup));
+      expect(err.message).toContain("header entry 'w' appears twice");
+    }
   });
 
   it('accepts a header with no tensors and an empty data section', async () => {

@@ -4,6 +4,7 @@
 
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { describeJson, ModelLoadError, quoteName } from './errors';
+import { checkJsonDepth, stripBom } from './json-text';
 
 export interface Tokenizer {
   encode(text: string): number[];
@@ -320,11 +321,17 @@ export function parseTokenizerDescription(json: unknown, file = 'tokenizer.json'
   return byteTokenizer();
 }
 
+/** HF tokenizer.json nests about 6 levels (normalizer/pre_tokenizer sequences); 64 leaves room, stays far from the stack limit. */
+export const TOKENIZER_MAX_DEPTH = 64;
+
 /** Parses tokenizer.json text (either kind); malformed JSON becomes a ModelLoadError. */
 export function parseTokenizerText(text: string, file = 'tokenizer.json'): Tokenizer {
+  const body = stripBom(text);
+  // Checked before parsing: the tokenizer library walks the description recursively and overflows the stack.
+  checkJsonDepth(body, TOKENIZER_MAX_DEPTH, file);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(body);
   } catch (e) {
     throw new ModelLoadError(file, `not valid JSON (${reason(e)})`);
   }

@@ -16,6 +16,32 @@ function shapeStr(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
 }
 
+/**
+ * Refuses a tensor holding NaN or ±Inf: every output downstream would be non-finite on both paths, which says
+ * nothing about the kernels. Names the tensor, the count and the first index.
+ */
+export function checkFinite(data: Float32Array, name: string, file: string): void {
+  let count = 0;
+  let first = -1;
+  for (let i = 0; i < data.length; i++) {
+    const x = data[i];
+    if (x - x !== 0) {
+      // NaN - NaN and Inf - Inf are NaN; every finite x gives 0
+      if (first < 0) first = i;
+      count++;
+    }
+  }
+  if (count > 0) {
+    const v = data[first];
+    throw new ModelLoadError(
+      file,
+      `tensor ${quoteName(name)} holds ${count} non-finite value${count === 1 ? '' : 's'} (NaN or ±Inf) of ` +
+        `${data.length}; the first at index ${first} is ${v}`,
+      name,
+    );
+  }
+}
+
 /** Where the Loader gets tensors from: a whole file in memory, or the tensors a stream already delivered. */
 interface TensorSource {
   entries: Map<string, SafetensorsEntry>;
@@ -53,7 +79,9 @@ class Loader {
       );
     }
     this.used.add(name);
-    return { shape: shape.slice(), data: this.read(e) };
+    const data = this.read(e);
+    checkFinite(data, name, this.file);
+    return { shape: shape.slice(), data };
   }
 
   norm(prefix: string, d: number): NormWeights {

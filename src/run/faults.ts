@@ -3,6 +3,7 @@
 // fused path only; the reference path is the baseline they are measured against.
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
+import { checkFaultLayer } from '../model/limits';
 import { mulberry32 } from '../model/random';
 
 export type FaultId =
@@ -185,17 +186,20 @@ export interface PlantedFault {
   fromLayer: number;
 }
 
-/** The first faulty layer: as given, or drawn from the seed (so a link replays the same run). */
+/**
+ * The first faulty layer: as given, or drawn from the seed (so a link replays the same run). A layer outside
+ * 0..numLayers-1 is refused (InputError), never moved to a layer the spec did not name.
+ */
 export function placeFaults(
   faults: readonly { id: FaultId; fromLayer?: number }[],
   seed: number,
   numLayers: number,
 ): PlantedFault[] {
   const rng = mulberry32(seed);
-  return faults.map((f) => ({
-    id: f.id,
-    fromLayer: Math.min(numLayers - 1, Math.max(0, f.fromLayer ?? Math.floor(rng() * numLayers))),
-  }));
+  return faults.map((f) => {
+    checkFaultLayer(f, numLayers);
+    return { id: f.id, fromLayer: f.fromLayer ?? Math.floor(rng() * numLayers) };
+  });
 }
 
 /** Plan hooks that plant the faults in their fused kernels from their first layer on. */

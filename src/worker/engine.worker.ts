@@ -6,7 +6,7 @@ import { Engine, EngineError } from '../engine/engine';
 import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
 import { browserShaderSource } from '../kernels/shaders-browser';
-import { ModelLoadError } from '../model/errors';
+import { InputError, ModelLoadError, oneLine } from '../model/errors';
 import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import { cacheModelFiles } from '../state/history';
 import type {
@@ -34,7 +34,7 @@ const MODEL_FILES = {
 const PROGRESS_STEP = 1 << 20;
 
 function workerError(kind: WorkerErrorKind, message: string): WorkerError {
-  return { kind, message };
+  return { kind, message: oneLine(message) };
 }
 
 function isWorkerError(e: unknown): e is WorkerError {
@@ -52,6 +52,7 @@ function toWorkerError(e: unknown): WorkerError {
   if (e instanceof GpuUnavailableError) return workerError('no-webgpu', e.message);
   if (e instanceof DeviceLostError) return workerError('device-lost', e.message);
   if (e instanceof ModelLoadError) return workerError('model', e.message);
+  if (e instanceof InputError) return workerError('input', e.message);
   if (e instanceof AnalysisCancelled) return workerError('cancelled', 'run cancelled');
   if (e instanceof RunSpecError) return workerError('input', e.message);
   if (e instanceof EngineError) {
