@@ -20,8 +20,12 @@ const SPEC = {
   dtype: 'F32',
 } as const;
 
-function cli(args: string[]) {
-  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 60_000 });
+function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, ...env },
+  });
   const stderr = r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn'));
   return { code: r.status, stdout: r.stdout, stderr, timedOut: r.error !== undefined };
 }
@@ -156,6 +160,22 @@ describe('CLI: one line per error, user text escaped', () => {
     const bad = cli(['check', '--spec', writeSpec(dir, '{"version":\n\n1,,}'), '--model', dir]);
     expectRefused(bad, /not valid JSON/);
     expectRefused(cli([`fro\nbnicate`]), /unknown command "fro\\nbnicate"/);
+  });
+});
+
+describe("CLI: the GPU driver's own output", () => {
+  it("with no Vulkan driver, Dawn's warnings stay out of the one error line (exit 3); --verbose shows them", () => {
+    const { dir } = modelDir();
+    const s = writeSpec(dir, JSON.stringify(spec()));
+    const noDriver = { VK_ICD_FILENAMES: join(dir, 'no-such-icd.json') };
+    const r = cli(['check', '--spec', s, '--model', dir], noDriver);
+    expect(r.code, r.stderr.join('\n')).toBe(3);
+    expect(r.stderr, r.stderr.join('\n')).toHaveLength(1);
+    expect(r.stderr[0]).toMatch(/^error: .*adapter/);
+    const v = cli(['check', '--spec', s, '--model', dir, '--verbose'], noDriver);
+    expect(v.code).toBe(3);
+    expect(v.stderr.length, 'the driver said nothing: this test no longer tests anything').toBeGreaterThan(1);
+    expect(v.stderr.at(-1)).toBe(r.stderr[0]);
   });
 });
 

@@ -15,12 +15,14 @@ import { dumpJsonText, firstNonFinite } from './dump-json';
 import { exitCodeFor, formatError } from './exit';
 import { CliInputError, checkOutPath, fsReason, quoteUser } from './files';
 import { checkLimits, prepareModel } from './prepare';
+import { isWorker, runQuietChild, say } from './quiet';
 
 const USAGE = `usage:
   cli forward  --model DIR (--tokens 3,14,15 | --prompt TEXT) --out out.json [--path reference|fused] [--precision fp32|fp16|fp16acc|bf16] [--nonfinite-as-strings]
   cli generate --model DIR (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]
   cli compare  --spec spec.json --out report.json [--model DIR]
   cli check    --spec spec.json [--model DIR]
+--verbose (any command) also shows what the GPU driver prints (Dawn and Vulkan loader warnings).
 forward refuses (exit 1, nothing written) when the dump holds NaN or Inf, unless --nonfinite-as-strings, which
 writes them as the JSON strings "NaN", "Infinity" and "-Infinity".`;
 
@@ -93,7 +95,7 @@ async function main(argv: string[]): Promise<number> {
       const { dump } = await engine.forward(ids, run);
       const bad = firstNonFinite(dump);
       if (bad !== null && !values['nonfinite-as-strings']) {
-        process.stderr.write(
+        say(
           `${formatError(`forward: the dump holds ${bad.count} non-finite values (first: ${bad.where} is ${bad.value}); nothing written (--nonfinite-as-strings writes them as strings)`)}\n`,
         );
         return 1;
@@ -125,18 +127,21 @@ async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise
   if (cmd === 'compare' && !values.out) throw new CliInputError('--out FILE is required');
   if (values.out) checkOutPath(values.out);
   const spec = readSpec(values.spec);
-  const report = await runAnalysis(spec, modelDirFor(spec, values.model), (s) =>
-    process.stderr.write(`${s}\n`),
-  );
+  const report = await runAnalysis(spec, modelDirFor(spec, values.model), say);
   if (values.out) writeReport(report, values.out);
   process.stdout.write(`${formatVerdict(report)}\n`);
   return cmd === 'check' && report.verdict !== 'agree' ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    process.stderr.write(`${formatError(e)}\n`);
-    process.exit(exitCodeFor(e));
-  },
-);
+const argv = process.argv.slice(2);
+if (isWorker()) {
+  main(argv.filter((a) => a !== '--verbose')).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      say(formatError(e));
+      process.exit(exitCodeFor(e));
+    },
+  );
+} else {
+  void runQuietChild(argv, argv.includes('--verbose')).then((code) => process.exit(code));
+}
