@@ -603,7 +603,7 @@ const MUTATORS: [string, number, Mutator][] = [
       }
       const s = split(writeSafetensors(ts))!;
       if (op === 1) {
-        // Gaps between tensors: the whole-file reader allows them.
+        // Gaps between tensors: refused by both readers (the format packs tensors).
         let shift = 0;
         for (const name of tensorNames(s.header)) {
           const e = s.header[name] as Json;
@@ -623,7 +623,7 @@ const MUTATORS: [string, number, Mutator][] = [
         }
         return [`gaps (${shift} bytes)`, join(s.header, out.subarray(0, q))];
       }
-      // Trailing bytes after the last tensor: accepted whole, refused when streamed.
+      // Trailing bytes after the last tensor: refused by both readers.
       const out = new Uint8Array(bytes.length + 1 + r.int(16));
       out.set(bytes);
       return ['trailing bytes', out];
