@@ -7,6 +7,7 @@ import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
 import { browserShaderSource } from '../kernels/shaders-browser';
 import { InputError, ModelLoadError, oneLine } from '../model/errors';
+import { checkRunLimits } from '../model/limits';
 import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import { cacheModelFiles } from '../state/history';
 import type {
@@ -345,12 +346,8 @@ class WorkerEngine implements WorkerApi {
           throw workerError('input', `${info.name} has no tokenizer: give the prompt as token ids`);
         tokens = engine.tokenizer.encode(spec.prompt.text);
       }
-      const maxPos = info.config.maxPositionEmbeddings;
-      if (tokens.length + spec.generate > maxPos)
-        throw workerError(
-          'input',
-          `the prompt (${tokens.length} tokens) plus ${spec.generate} generated tokens exceeds the model's ${maxPos} positions`,
-        );
+      // Every limit the config decides (positions, token ids, fault layers), before the GPU is touched.
+      checkRunLimits(info.config, { tokens, generate: spec.generate, faults: spec.faults });
       this.claim('comparing');
       const abort = new AbortController();
       this.abort = abort;
