@@ -74,8 +74,10 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     } catch (e) {
       if (g !== ctx.generation()) return;
       const err = asWorkerError(e);
-      // A refused hash loads nothing: the worker still holds the model from before, so the page does too.
-      if (err.kind === 'model-mismatch' && prev.ready && prev.model)
+      // A refused model (bad files, a wrong hash, too large) loads nothing: the engine installs a model only once
+      // it is known good, so the worker still holds the one from before, and the page keeps it too. Only a lost
+      // device takes the old model with it.
+      if (err.kind !== 'device-lost' && err.kind !== 'no-webgpu' && prev.ready && prev.model)
         store.setState({
           modelStatus: 'ready',
           model: prev.model,
