@@ -18,9 +18,10 @@ import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights, loadWeightsStream, modelSummary } from '../model/weights';
+import { GpuBatch } from './batch';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
-import { buildPlan, PlanError, type PlanHooks, type TapPart } from './plan';
+import { buildPlan, PlanError, type PlanHooks, type PlanOptions, type TapPart } from './plan';
 
 /** Weight bytes of the model on the GPU (matrices in fp16 or fp32; LayerNorms and biases in fp32). */
 export function estimateWeightBytes(cfg: NeoXConfig, weightsF16: boolean): number {
@@ -470,13 +471,45 @@ export class Engine {
     return out;
   }
 
+  /**
+   * A batch: forwards (and the caller's own recorded work: the oracle, metric reductions) in one encoder and one
+   * submit, every tap kept on the GPU (src/engine/batch.ts).
+   */
+  batch(): GpuBatch {
+    const m = this.requireModel();
+    return new GpuBatch({
+      device: this.ctx.device,
+      pipelines: this.pipelines,
+      pool: this.pool,
+      plan: (tokens, opts) => {
+        this.checkTokens(m.cfg, tokens);
+        return this.plan(m, tokens, opts);
+      },
+      checkAlive: () => this.checkAlive(),
+    });
+  }
+
+  /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */
+  gpuParts(): { device: GPUDevice; pipelines: PipelineCache; pool: BufferPool; model: GpuModel } {
+    return {
+      device: this.ctx.device,
+      pipelines: this.pipelines,
+      pool: this.pool,
+      model: this.requireModel(),
+    };
+  }
+
   dispose(): void {
     this.unloadModel();
     this.pool.destroyAll();
     this.ctx.device.destroy();
   }
 
-  private plan(m: GpuModel, tokens: number[], opts: ForwardOptions) {
+  private plan(
+    m: GpuModel,
+    tokens: number[],
+    opts: Pick<ForwardOptions, 'path' | 'precision' | 'hooks'> & { layers?: PlanOptions['layers'] },
+  ) {
     try {
       return buildPlan(this.ctx.device, this.pool, m, tokens, {
         fused: resolvePath(opts.path),

@@ -61,13 +61,16 @@ export interface PlanOptions {
   hooks?: PlanHooks;
   /** The largest storage binding to use (tensors beyond it are split). */
   maxBindingBytes: number;
-  /** Run layers [from, to) only; the residual entering layer `from` is `input` ([T, d]) when given. */
-  layers?: { from: number; to: number; input?: Float32Array };
+  /** Run layers [from, to) only; the residual entering layer `from` is `input` ([T, d]): values, or a GPU buffer
+   * copied in by the plan's `before` copies. */
+  layers?: { from: number; to: number; input?: Float32Array | GPUBuffer };
 }
 
 export interface Plan {
   T: number;
   ops: PlanOp[];
+  /** Buffer copies to record before the first op (a layer range's input that is already on the GPU). */
+  before?: { src: GPUBuffer; dst: GPUBuffer; bytes: number }[];
   /** Releases the plan's activation buffers to the pool. */
   release(): void;
 }
@@ -135,6 +138,7 @@ export function buildPlan(
     return b;
   };
   const ops: PlanOp[] = [];
+  const before: { src: GPUBuffer; dst: GPUBuffer; bytes: number }[] = [];
   try {
     const tables = rotaryTables(T, cfg.rotaryNdims, cfg.rotaryBase);
     const cos = upload(tables.cos, 'cos');
@@ -191,9 +195,12 @@ export function buildPlan(
         );
       });
     } else {
-      if (!o.layers?.input || o.layers.input.length !== T * d)
-        throw new Error(`plan: layers ${from}..${to} need an input of [${T}, ${d}]`);
-      device.queue.writeBuffer(xs[0], 0, o.layers.input.buffer, o.layers.input.byteOffset, T * d * 4);
+      const input = o.layers?.input;
+      if (input instanceof Float32Array && input.length === T * d)
+        device.queue.writeBuffer(xs[0], 0, input.buffer, input.byteOffset, T * d * 4);
+      else if (input && !(input instanceof Float32Array) && input.size >= T * d * 4)
+        before.push({ src: input, dst: xs[0], bytes: T * d * 4 });
+      else throw new Error(`plan: layers ${from}..${to} need an input of [${T}, ${d}]`);
     }
     let cur = 0;
     for (let i = from; i < to; i++) {
@@ -535,6 +542,7 @@ export function buildPlan(
   return {
     T,
     ops,
+    before,
     release: () => {
       acts.release();
       for (const u of uploads) u.destroy();
