@@ -1,0 +1,253 @@
+// The oracle's df kernels (those that need no exp/erf) against the CPU fp64 kernels, on fresh random inputs
+// that use both halves of each df value, NaN-poisoned outputs and sizes that are not multiples of the tiles
+// (linear: 32 × 32 blocks, BK 16; workgroups of 64/256). DF_FMA = false on SwiftShader (its fma is not fused).
+//
+// Tolerances: u = 2^-24, one df operation carries a relative error of at most ~3u² = 3·2^-48 (accurate
+// df add, Joldes–Muller–Popescu 2017; df × f32 ≤ 2u², df × df ≤ 5u²), each relative to the magnitudes it
+// combines. A sum of n products then errs by at most ~(5n + few)·u²·Σ|terms|; the bounds below use 8 per
+// term. Any f32 rounding in the chain (2^-24 ≈ 6e-8) breaks them by six orders or more.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packF16 } from '../../engine/gpu-model';
+import { mulberry32 } from '../../model/random';
+import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
+import { embeddingF64 } from '../cpu/embedding';
+import { layerNormF64 } from '../cpu/layernorm';
+import { linearF64 } from '../cpu/linear';
+import { add3F64, addF64 } from '../cpu/residual';
+import { splitHeadsRotaryF64 } from '../cpu/rotary';
+import { createHarness, freshSeed, type Harness } from '../testing';
+import { dfScores, dfValues } from './attention';
+import { toDfPairs } from './df-common';
+import { dfEmbedding } from './embedding';
+import { dfLayerNorm } from './layernorm';
+import { dfLinear } from './linear';
+import { dfPromote } from './promote';
+import { dfResidual } from './residual';
+import { dfRotary, rotaryTablesF64 } from './rotary';
+import { checkDf, poisonedDf, randDf, readDfH } from './testing';
+
+const U2 = 2 ** -48;
+const FMA = { DF_FMA: false };
+
+let h: Harness;
+let dummy: GPUBuffer;
+beforeAll(async () => {
+  h = await createHarness();
+  dummy = h.upload(new Float32Array(4));
+});
+afterAll(() => h?.destroy());
+
+describe('oracle df kernels vs CPU fp64', () => {
+  it.each([
+    [37, 45, 70, false],
+    [1, 33, 16, false],
+    [40, 70, 33, true],
+  ] as const)('linear M=%i N=%i K=%i, f16 weights %s', async (M, N, K, f16) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const x = randDf(rng, M * K);
+    // f16 weights: multiples of 2^-10 in (-2, 2), exact in f16 (as an fp16 checkpoint's are).
+    const w = f16
+      ? Float32Array.from({ length: N * K }, () => Math.round((rng() * 4 - 2) * 1024) / 1024)
+      : randDf(rng, N * K, 1 / Math.sqrt(K)).pairs.filter((_, i) => i % 2 === 0);
+    const b = randDf(rng, N, 0.1).pairs.filter((_, i) => i % 2 === 0);
+    const y = poisonedDf(h, M * N);
+    const yn = poisonedDf(h, M * N);
+    const wBuf = h.upload(f16 ? packF16(w) : w);
+    const opts = { constants: { ...FMA, W_F16: f16 } };
+    await h.run([
+      dfLinear('linear', { x: h.upload(x.pairs), w: wBuf, b: h.upload(b), y, dummy }, M, N, K, opts),
+      dfLinear('linear_nobias', { x: h.upload(x.pairs), w: wBuf, b: null, y: yn, dummy }, M, N, K, opts),
+    ]);
+    const ref = linearF64(x.values, M, K, w, b, N);
+    const refN = linearF64(x.values, M, K, w, null, N);
+    const absSum = linearF64(x.values.map(Math.abs), M, K, w.map(Math.abs), null, N);
+    const tol = (i: number) => (8 * K + 16) * U2 * (absSum[i] + Math.abs(b[i % N]));
+    checkDf('linear', await readDfH(h, y, M * N), ref, tol, seed);
+    checkDf('linear (no bias)', await readDfH(h, yn, M * N), refN, tol, seed);
+  });
+
+  it('embedding gather from two row chunks, and f32 -> df promotion (exact)', async () => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const [V, d, T, cut] = [300, 90, 29, 137];
+    const table = randDf(rng, V * d).pairs.filter((_, i) => i % 2 === 0);
+    const ids = Array.from({ length: T }, (_, t) => (t === 0 ? 0 : t === 1 ? V - 1 : Math.floor(rng() * V)));
+    const out = poisonedDf(h, T * d);
+    const idsBuf = h.upload(new Uint32Array(ids));
+    const xf = table.subarray(0, T * d);
+    const promoted = poisonedDf(h, T * d);
+    await h.run([
+      dfEmbedding(
+        'embed[0]',
+        { ids: idsBuf, table: h.upload(table.subarray(0, cut * d)), out },
+        T,
+        d,
+        { row0: 0, rows: cut },
+        { constants: FMA },
+      ),
+      dfEmbedding(
+        'embed[1]',
+        { ids: idsBuf, table: h.upload(table.subarray(cut * d)), out },
+        T,
+        d,
+        { row0: cut, rows: V - cut },
+        { constants: FMA },
+      ),
+      dfPromote('promote', { x: h.upload(xf), out: promoted }, T * d),
+    ]);
+    checkDf('embedding', await readDfH(h, out, T * d), embeddingF64(table, d, ids), () => 0, seed);
+    checkDf('promote', await readDfH(h, promoted, T * d), Float64Array.from(xf), () => 0, seed);
+  });
+
+  it.each([
+    [1, 90, 1e-5],
+    [29, 257, 1e-6],
+  ])('layernorm rows=%i d=%i eps=%f', async (rows, d, eps) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    // A mean offset so the centring cancels digits, as in a residual stream.
+    const x = randDf(rng, rows * d, 2);
+    for (let i = 0; i < rows * d; i++) {
+      x.pairs[2 * i] += 3;
+      x.values[i] = x.pairs[2 * i] + x.pairs[2 * i + 1];
+    }
+    const w = randDf(rng, d, 0.5)
+      .pairs.filter((_, i) => i % 2 === 0)
+      .map((v) => v + 1);
+    const b = randDf(rng, d, 0.1).pairs.filter((_, i) => i % 2 === 0);
+    const y = poisonedDf(h, rows * d);
+    await h.run([
+      dfLayerNorm('ln', { x: h.upload(x.pairs), weight: h.upload(w), bias: h.upload(b), y }, rows, d, eps, {
+        constants: FMA,
+      }),
+    ]);
+    const ref = layerNormF64(x.values, rows, d, w, b, eps);
+    // Per row: the mean carries ~d·u²·mean|x| absolute error, which reaches the output scaled by inv·|w|.
+    const scale = new Float64Array(rows);
+    for (let r = 0; r < rows; r++) {
+      let s = 0;
+      let sq = 0;
+      for (let c = 0; c < d; c++) s += x.values[r * d + c];
+      const mean = s / d;
+      let abs = 0;
+      for (let c = 0; c < d; c++) {
+        sq += (x.values[r * d + c] - mean) ** 2;
+        abs += Math.abs(x.values[r * d + c]);
+      }
+      scale[r] = abs / d / Math.sqrt(sq / d + eps);
+    }
+    const tol = (i: number) => {
+      const c = i % d;
+      return (
+        (8 * d + 64) *
+        U2 *
+        (Math.abs(ref[i] - b[c]) + Math.abs(b[c]) + scale[Math.floor(i / d)] * Math.abs(w[c]))
+      );
+    };
+    checkDf('layernorm', await readDfH(h, y, rows * d), ref, tol, seed);
+  });
+
+  it.each([
+    [1, 3, 30, 12],
+    [37, 4, 24, 24],
+    [25, 2, 16, 0],
+  ])('rotary T=%i H=%i hd=%i r=%i', async (T, H, hd, r) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const base = 10000;
+    const qkv = randDf(rng, T * H * 3 * hd);
+    const tables = rotaryTablesF64(T, r, base);
+    const [q, k, v] = [poisonedDf(h, H * T * hd), poisonedDf(h, H * T * hd), poisonedDf(h, H * T * hd)];
+    const cos = h.upload(toDfPairs(tables.cos));
+    const sin = h.upload(toDfPairs(tables.sin));
+    await h.run([
+      dfRotary('rotary', { qkv: h.upload(qkv.pairs), cos, sin, q, k, v }, T, H, hd, r, { constants: FMA }),
+    ]);
+    const ref = splitHeadsRotaryF64(qkv.values, T, H, hd, r, base);
+    // The tables' df pairs differ from the doubles by ≤ u²·|cos|, one df mul + one add: 16 u² of the terms.
+    const abs = splitHeadsRotaryF64(qkv.values.map(Math.abs), T, H, hd, r, base); // only a scale: |x| sums
+    const tol = (i: number) => 16 * U2 * 2 * Math.max(Math.abs(abs.q[i]), Math.abs(abs.k[i]), 1e-300) * 2;
+    const got = {
+      q: await readDfH(h, q, H * T * hd),
+      k: await readDfH(h, k, H * T * hd),
+      v: await readDfH(h, v, H * T * hd),
+    };
+    // abs.q is rotated too, so bound by the unrotated magnitudes: |x1 cos − x2 sin| <= |x1| + |x2|.
+    const mag = (name: 'q' | 'k') => {
+      const m = new Float64Array(H * T * hd);
+      const off = name === 'q' ? 0 : hd;
+      for (let hh = 0; hh < H; hh++)
+        for (let t = 0; t < T; t++)
+          for (let e = 0; e < hd; e++) {
+            const src = (t * H + hh) * 3 * hd + off;
+            const partner = e < r ? (e < r / 2 ? e + r / 2 : e - r / 2) : e;
+            m[(hh * T + t) * hd + e] =
+              Math.abs(qkv.values[src + e]) + (e < r ? Math.abs(qkv.values[src + partner]) : 0);
+          }
+      return m;
+    };
+    const mq = mag('q');
+    const mk = mag('k');
+    expect(tol(0)).toBeGreaterThan(0);
+    checkDf('rotary q', got.q, ref.q, (i) => 16 * U2 * mq[i], seed);
+    checkDf('rotary k', got.k, ref.k, (i) => 16 * U2 * mk[i], seed);
+    checkDf('v (copy)', got.v, ref.v, () => 0, seed);
+  });
+
+  it.each([
+    [1, 3, 30],
+    [37, 2, 24],
+  ])('scores and weighted values T=%i H=%i hd=%i', async (T, H, hd) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const q = randDf(rng, H * T * hd);
+    const k = randDf(rng, H * T * hd);
+    const v = randDf(rng, H * T * hd);
+    // Probabilities: a causal softmax of random scores computed on the CPU, handed over as df.
+    const probs = softmaxCausalF64(randDf(rng, H * T * T, 2).values, H, T);
+    const pPairs = toDfPairs(probs);
+    const pVals = Float64Array.from(
+      pPairs.filter((_, i) => i % 2 === 0),
+      (hi, i) => hi + pPairs[2 * i + 1],
+    );
+    const s = poisonedDf(h, H * T * T);
+    const ctx = poisonedDf(h, T * H * hd);
+    await h.run([
+      dfScores('scores', { q: h.upload(q.pairs), k: h.upload(k.pairs), s }, H, T, hd, { constants: FMA }),
+      dfValues('ctx', { p: h.upload(pPairs), v: h.upload(v.pairs), ctx }, H, T, hd, { constants: FMA }),
+    ]);
+    const ref = attentionScoresF64(q.values, k.values, H, T, hd).map((x) =>
+      x === Number.NEGATIVE_INFINITY ? 0 : x,
+    );
+    const absS = attentionScoresF64(q.values.map(Math.abs), k.values.map(Math.abs), H, T, hd);
+    checkDf(
+      'scores',
+      await readDfH(h, s, H * T * T),
+      ref,
+      (i) => (absS[i] === Number.NEGATIVE_INFINITY ? 0 : (8 * hd + 16) * U2 * absS[i]),
+      seed,
+    );
+    const refC = attentionValuesF64(pVals, v.values, H, T, hd);
+    const absC = attentionValuesF64(pVals, v.values.map(Math.abs), H, T, hd);
+    checkDf('ctx', await readDfH(h, ctx, T * H * hd), refC, (i) => (8 * T + 16) * U2 * absC[i], seed);
+  });
+
+  it('residual adds in HF order', async () => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const n = 1001;
+    const [a, b, c] = [randDf(rng, n), randDf(rng, n), randDf(rng, n)];
+    const [o2, o3] = [poisonedDf(h, n), poisonedDf(h, n)];
+    const [ab, bb, cb] = [h.upload(a.pairs), h.upload(b.pairs), h.upload(c.pairs)];
+    await h.run([
+      dfResidual('add2', { a: ab, b: bb, c: null, out: o2, dummy }, n, { constants: FMA }),
+      dfResidual('add3', { a: ab, b: bb, c: cb, out: o3, dummy }, n, { constants: FMA }),
+    ]);
+    const tol = (i: number) =>
+      8 * U2 * (Math.abs(a.values[i]) + Math.abs(b.values[i]) + Math.abs(c.values[i]));
+    checkDf('a + b', await readDfH(h, o2, n), addF64(a.values, b.values), tol, seed);
+    // add3F64(x, attn, mlp) = (mlp + attn) + x: here a = mlp, b = attn, c = x.
+    checkDf('(a + b) + c', await readDfH(h, o3, n), add3F64(c.values, b.values, a.values), tol, seed);
+  });
+});
