@@ -4,10 +4,11 @@
 // starts the worker's engine, restarts it with a fresh worker after a device loss (the store — and so the
 // user's settings — survives), and runs a link's comparison once its model is ready when the link asked
 // to. The only place that creates the EngineClient.
+import type { UrlProbe } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import type { ControllerOptions, Ctx, HistoryApi } from './controller/context';
 import { createHistoryKeeper } from './controller/history';
-import { createModelLoader, type FileLoadOptions } from './controller/models';
+import { createModelLoader, type FileLoadOptions, type LoadOutcome } from './controller/models';
 import { createOpener } from './controller/open';
 import { createPoolWatch } from './controller/pool';
 import { createRunner } from './controller/runs';
@@ -15,7 +16,7 @@ import * as historyDb from './history';
 import { modelMatches } from './spec';
 import { type AppStore, canRun } from './store';
 
-export type { ControllerOptions, FileLoadOptions, HistoryApi };
+export type { ControllerOptions, FileLoadOptions, HistoryApi, LoadOutcome };
 
 export interface Controller {
   /** Initialises WebGPU in the worker, then loads the embedded model. */
@@ -25,6 +26,14 @@ export interface Controller {
   loadFromUrl(baseUrl: string, options?: FileLoadOptions): Promise<void>;
   /** Files picked or dropped: config.json + model.safetensors (+ tokenizer.json). */
   loadFromFiles(files: File[], options?: FileLoadOptions): Promise<void>;
+  /** A URL model with a pinned sha256 (a Hub preset): from this browser's cache if kept there, else downloaded. */
+  loadPinned(ref: { url: string; sha256: string }): Promise<LoadOutcome>;
+  /** Sizes and memory need of a URL model before downloading it (null when the worker cannot tell). */
+  probeModelUrl(url: string): Promise<UrlProbe | null>;
+  /** Stops a model download in progress; the model loaded before stays loaded. */
+  cancelModelLoad(): void;
+  /** sha256 of the model files kept in this browser. */
+  cachedModelSha256s(): Promise<string[]>;
   /**
    * Opens a link's fragment ('#r1=…' or '#s=…'): restores every setting and loads (or asks for) its model.
    * A malformed link sets one message (linkError) and changes nothing else. An empty fragment does nothing.
@@ -117,6 +126,10 @@ export function createController(
     loadEmbedded: models.loadEmbedded,
     loadFromUrl: models.loadFromUrl,
     loadFromFiles: models.loadFromFiles,
+    loadPinned: models.loadPinned,
+    probeModelUrl: models.probeUrl,
+    cancelModelLoad: models.cancelLoad,
+    cachedModelSha256s: models.cachedSha256s,
     openLink: opener.openLink,
     fetchNeededModel: opener.fetchNeededModel,
     refreshHistory: history.refresh,

@@ -237,8 +237,8 @@ export async function clearRuns(): Promise<void> {
 export interface ModelFilesToCache {
   /** config.json text. */
   config: string;
-  /** model.safetensors bytes (its sha256 is the cache key). */
-  weights: ArrayBuffer | ArrayBufferView;
+  /** model.safetensors bytes (its sha256 is the cache key); a Blob is stored as one (browsers may keep it on disk). */
+  weights: ArrayBuffer | ArrayBufferView | Blob;
   /** tokenizer.json text, if any. */
   tokenizer?: string;
 }
@@ -270,23 +270,34 @@ export async function sha256Hex(bytes: ArrayBuffer | ArrayBufferView): Promise<s
 }
 
 /**
- * Caches a model's files under the sha256 of its weights (checked: a mismatch throws, nothing is stored).
- * Keeps the MODEL_CAP most recently cached models. Rejects with the browser's error when over quota.
+ * Caches a model's files under the sha256 of its weights (checked: a mismatch throws, nothing is stored;
+ * `hashed`: the caller computed `sha256` from these very bytes as they streamed in, so they are not hashed
+ * again). Keeps the MODEL_CAP most recently cached models. Rejects with the browser's error when over quota.
  */
-export async function cacheModelFiles(sha256: string, files: ModelFilesToCache, name: string): Promise<void> {
+export async function cacheModelFiles(
+  sha256: string,
+  files: ModelFilesToCache,
+  name: string,
+  opts: { hashed?: boolean } = {},
+): Promise<void> {
   if (!SHA256.test(sha256))
     throw new Error(`cacheModelFiles: '${sha256.slice(0, 80)}' is not a sha256 hex digest`);
-  const actual = await sha256Hex(files.weights);
-  if (actual !== sha256) throw new Error(`cacheModelFiles: the weights hash to ${actual}, not ${sha256}`);
-  const src = bytesOf(files.weights);
-  const weights = src.slice().buffer; // an own copy: the caller's buffer may be transferred or reused
+  const blob = files.weights instanceof Blob ? files.weights : null;
+  if (!(blob && opts.hashed)) {
+    const actual = await sha256Hex(
+      blob ? await blob.arrayBuffer() : (files.weights as ArrayBuffer | ArrayBufferView),
+    );
+    if (actual !== sha256) throw new Error(`cacheModelFiles: the weights hash to ${actual}, not ${sha256}`);
+  }
+  // An own copy: the caller's buffer may be transferred or reused (a Blob is immutable).
+  const weights = blob ?? bytesOf(files.weights as ArrayBuffer | ArrayBufferView).slice().buffer;
   const info: CachedModelInfo = {
     sha256,
     name: name.slice(0, 200),
     cachedAt: new Date().toISOString(),
-    bytes: weights.byteLength,
+    bytes: blob ? blob.size : (weights as ArrayBuffer).byteLength,
   };
-  const payload: { config: string; weights: ArrayBuffer; tokenizer?: string } = {
+  const payload: { config: string; weights: ArrayBuffer | Blob; tokenizer?: string } = {
     config: files.config,
     weights,
   };
@@ -308,10 +319,20 @@ export async function cacheModelFiles(sha256: string, files: ModelFilesToCache, 
 }
 
 export async function getCachedModel(sha256: string): Promise<CachedModel | undefined> {
+  const m = await getCachedModelBlob(sha256);
+  if (!m) return undefined;
+  return { ...m, weights: m.weights instanceof Blob ? await m.weights.arrayBuffer() : m.weights };
+}
+
+/** A cached model with its weights as stored: a Blob for a streamed download (never read whole here). */
+export async function getCachedModelBlob(
+  sha256: string,
+): Promise<(Omit<CachedModel, 'weights'> & { weights: ArrayBuffer | Blob }) | undefined> {
   if (!SHA256.test(sha256)) return undefined;
   const [info, files] = await getMany([`m:${sha256}`, `f:${sha256}`], models());
   if (!info || !files) return undefined;
-  return { ...(info as CachedModelInfo), ...(files as Omit<CachedModel, keyof CachedModelInfo>) };
+  const f = files as { config: string; weights: ArrayBuffer | Blob; tokenizer?: string };
+  return { ...(info as CachedModelInfo), ...f };
 }
 
 /** The cached models, most recently cached first (metadata only). */

@@ -69,12 +69,40 @@ export interface ModelFilesInput {
   name: string;
 }
 
+/** Model files as Blobs (a File, a cached download): the worker streams the weights, never holding them whole. */
+export interface ModelBlobInput {
+  /** config.json text. */
+  config: string;
+  /** model.safetensors (a Blob is cloned cheaply across the boundary: no copy of its bytes). */
+  weights: Blob;
+  /** tokenizer.json text; without it the model takes token ids only. */
+  tokenizer?: string;
+  /** Display name (folder or file name). */
+  name: string;
+}
+
 /** How a model is loaded: checked against an expected hash, and kept in the IndexedDB model cache. */
 export interface LoadOptions {
   /** Refuse (kind 'model-mismatch') unless model.safetensors hashes to this lower-case hex sha256. */
   expectSha256?: string;
   /** Keep the files in the model cache (src/state/history.ts) under their sha256 after a good load. */
   cache?: boolean;
+}
+
+/** What a URL model costs, known before its download (WorkerApi.probeModelUrl). */
+export interface UrlProbe {
+  /** config.json, tokenizer.json, model.safetensors: Content-Length of a HEAD (redirects followed), or null. */
+  files: { file: string; bytes: number | null }[];
+  /** The three together, or null when a server did not say. */
+  totalBytes: number | null;
+  /** Parameters, from config.json. */
+  params: number;
+  /** The least GPU memory its weights can take (matrices in fp16). */
+  minGpuBytes: number;
+  /** The memory budget of the engine. */
+  budgetBytes: number;
+  /** One line refusing the model before download (it cannot fit the budget), or null. */
+  refusal: string | null;
 }
 
 /** One new token of a generation. */
@@ -129,14 +157,26 @@ export interface WorkerApi {
    * `onDeviceLost` (optional) is called once if the GPU device is lost later, even while nothing runs.
    */
   init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult>;
-  /** Fetches config.json, model.safetensors and tokenizer.json under baseUrl (an absolute URL ending in '/'). */
+  /**
+   * Fetches config.json, tokenizer.json and model.safetensors under baseUrl (an absolute URL ending in '/'):
+   * the weights are streamed into the engine and hashed as they arrive (never held whole); a model that cannot
+   * fit the memory budget is refused from its config.json, before the weights are asked for. cancel() stops
+   * the download (kind 'cancelled'); the model loaded before stays loaded.
+   */
   loadModelFromUrl(
     baseUrl: string,
     onProgress: (p: LoadProgress) => void,
     options?: LoadOptions,
   ): Promise<LoadedModel>;
+  /**
+   * Sizes and memory need of the model under baseUrl before downloading it: HEAD of the three files and
+   * config.json (small). Rejects with a WorkerError (kind 'model' or 'input') when a file cannot be reached.
+   */
+  probeModelUrl(baseUrl: string): Promise<UrlProbe>;
   /** Loads a model from files the page read (picker or drag-and-drop). */
   loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
+  /** Loads a model whose weights are a Blob, streaming and hashing them (cancel() stops it). */
+  loadModelFromBlob(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Greedy generation of n new tokens after the encoded prompt. */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   /**
@@ -150,7 +190,7 @@ export interface WorkerApi {
   ): Promise<Report>;
   /** Decodes ids with the loaded model's tokenizer (null when the model has none). */
   decode(ids: number[]): Promise<string | null>;
-  /** Stops a running generation or comparison; it then rejects with kind 'cancelled'. */
+  /** Stops a running generation, comparison or model download; it then rejects with kind 'cancelled'. */
   cancel(): void;
   /** The engine's buffer pool: bytes handed out to a running pass (bytesInUse) and kept for reuse. */
   poolStats(): PoolStats;

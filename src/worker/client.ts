@@ -9,11 +9,13 @@ import type {
   LoadedModel,
   LoadOptions,
   LoadProgress,
+  ModelBlobInput,
   ModelFilesInput,
   PoolStats,
   Report,
   RunSpec,
   TokenEvent,
+  UrlProbe,
   WorkerApi,
   WorkerError,
   WorkerErrorKind,
@@ -31,8 +33,15 @@ export interface EngineClient {
     onProgress: (p: LoadProgress) => void,
     options?: LoadOptions,
   ): Promise<LoadedModel>;
+  /**
+   * Sizes and memory need of a URL model before its download. Optional so that test doubles may leave it out
+   * (the page then shows the sizes it knows without asking the server).
+   */
+  probeModelUrl?(baseUrl: string): Promise<UrlProbe>;
   /** The weights' ArrayBuffer is transferred to the worker (detached here afterwards). */
   loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
+  /** Weights as a Blob, streamed by the worker. Optional like probeModelUrl (callers fall back to the above). */
+  loadModelFromBlob?(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
@@ -123,6 +132,8 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
       call(() => remote.loadModelFromUrl(baseUrl, Comlink.proxy(onProgress), options)),
     loadModelFromFiles: (files, options) =>
       call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]), options)),
+    loadModelFromBlob: (files, options) => call(() => remote.loadModelFromBlob(files, options)),
+    probeModelUrl: (baseUrl) => call(() => remote.probeModelUrl(baseUrl)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
     compare: (spec, onProgress, onPartial) =>
       call(() =>

@@ -2,12 +2,14 @@
 // leaves here as a plain WorkerError object ({ kind, message }), which comlink clones as-is.
 import * as Comlink from 'comlink';
 import { AnalysisCancelled, analyze, type Report } from '../compare/analyze';
-import { Engine, EngineError } from '../engine/engine';
+import { DEFAULT_MEMORY_BUDGET, Engine, EngineError } from '../engine/engine';
 import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
 import { browserShaderSource } from '../kernels/shaders-browser';
+import { parseConfigText } from '../model/config';
 import { InputError, ModelLoadError, oneLine } from '../model/errors';
 import { checkRunLimits } from '../model/limits';
+import { modelNameOfUrl } from '../run/hub';
 import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import { cacheModelFiles } from '../state/history';
 import type {
@@ -18,19 +20,29 @@ import type {
   LoadedModel,
   LoadOptions,
   LoadProgress,
+  ModelBlobInput,
   ModelFilesInput,
   TokenEvent,
+  UrlProbe,
   WorkerApi,
   WorkerError,
   WorkerErrorKind,
 } from './api';
 import { compareProgressively } from './progressive';
+import {
+  BlobCollector,
+  budgetRefusal,
+  contentLength,
+  decodeText,
+  folderUrl,
+  hashChunks,
+  MODEL_FILES,
+  mismatchError,
+  openFile,
+  probeModelUrl,
+  readBody,
+} from './url-model';
 
-const MODEL_FILES = {
-  config: 'config.json',
-  weights: 'model.safetensors',
-  tokenizer: 'tokenizer.json',
-} as const;
 /** At most one progress message per this many bytes (plus one at the end of each file). */
 const PROGRESS_STEP = 1 << 20;
 
@@ -83,78 +95,6 @@ function release(cb: unknown): void {
   if (typeof fn === 'function') notify(() => fn.call(cb), undefined);
 }
 
-async function openFile(base: URL, file: string): Promise<Response> {
-  const url = new URL(file, base).href;
-  let res: Response;
-  try {
-    res = await fetch(url);
-  } catch (e) {
-    throw workerError(
-      'model',
-      `${file}: could not fetch ${url} (${e instanceof Error ? e.message : String(e)})`,
-    );
-  }
-  if (!res.ok) throw workerError('model', `${file}: HTTP ${res.status} ${res.statusText} for ${url}`);
-  // A static host's SPA fallback answers a missing file with index.html and status 200.
-  if ((res.headers.get('content-type') ?? '').includes('text/html')) {
-    throw workerError('model', `${file}: not found at ${url} (the server answered with an HTML page)`);
-  }
-  return res;
-}
-
-function contentLength(res: Response): number | null {
-  const v = res.headers.get('content-length');
-  if (v === null || res.headers.get('content-encoding')) return null;
-  const n = Number(v);
-  return Number.isSafeInteger(n) && n >= 0 ? n : null;
-}
-
-/** Reads a body to the end, reporting each chunk's size. */
-async function readBody(res: Response, onBytes: (n: number) => void): Promise<Uint8Array> {
-  if (!res.body) {
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    onBytes(bytes.length);
-    return bytes;
-  }
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    onBytes(value.length);
-  }
-  if (
-    chunks.length === 1 &&
-    chunks[0].byteOffset === 0 &&
-    chunks[0].byteLength === chunks[0].buffer.byteLength
-  ) {
-    return chunks[0];
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
-
-function decodeText(file: string, bytes: Uint8Array): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw workerError('model', `${file}: not valid UTF-8 text`);
-  }
-}
-
-function modelName(base: URL): string {
-  const parts = base.pathname.split('/').filter((p) => p !== '');
-  return decodeURIComponent(parts[parts.length - 1] ?? base.host);
-}
-
 /** Lower-case hex SHA-256 (WebGPU needs a secure context, so crypto.subtle is there whenever a GPU is). */
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
@@ -205,43 +145,67 @@ class WorkerEngine implements WorkerApi {
     try {
       const engine = await this.requireEngine();
       this.claim('loading');
+      const abort = new AbortController();
+      this.abort = abort;
+      const signal = abort.signal;
       try {
-        let base: URL;
-        try {
-          base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
-        } catch {
-          throw workerError('input', `not an absolute URL: ${JSON.stringify(baseUrl)}`);
-        }
-        if (base.protocol !== 'http:' && base.protocol !== 'https:')
-          throw workerError('input', `only http(s) URLs can be loaded, not ${base.protocol}`);
-        // Open all three at once so the total size is known before the first byte is counted.
-        const [cfgRes, tokRes, wRes] = await Promise.all([
-          openFile(base, MODEL_FILES.config),
-          openFile(base, MODEL_FILES.tokenizer),
-          openFile(base, MODEL_FILES.weights),
-        ]);
-        const lengths = [cfgRes, tokRes, wRes].map(contentLength);
-        const totalBytes = lengths.some((l) => l === null)
-          ? null
-          : lengths.reduce<number>((a, l) => a + (l ?? 0), 0);
+        const base = folderUrl(baseUrl);
         let loadedBytes = 0;
+        let totalBytes: number | null = null;
         let lastReport = -PROGRESS_STEP;
-        const reader = (file: string) => (n: number) => {
-          loadedBytes += n;
-          if (loadedBytes - lastReport >= PROGRESS_STEP) {
+        const report = (file: string, force = false) => {
+          if (force || loadedBytes - lastReport >= PROGRESS_STEP) {
             lastReport = loadedBytes;
             notify(onProgress, { file, loadedBytes, totalBytes });
           }
         };
-        const config = decodeText(MODEL_FILES.config, await readBody(cfgRes, reader(MODEL_FILES.config)));
+        // The two small files first: config.json decides whether the weights can fit before they are asked for.
+        const [cfgRes, tokRes] = await Promise.all([
+          openFile(base, MODEL_FILES.config, { signal }),
+          openFile(base, MODEL_FILES.tokenizer, { signal }),
+        ]);
+        const small = [contentLength(cfgRes), contentLength(tokRes)];
+        const count = (file: string) => (n: number) => {
+          loadedBytes += n;
+          report(file);
+        };
+        const config = decodeText(MODEL_FILES.config, await readBody(cfgRes, count(MODEL_FILES.config)));
         const tokenizer = decodeText(
           MODEL_FILES.tokenizer,
-          await readBody(tokRes, reader(MODEL_FILES.tokenizer)),
+          await readBody(tokRes, count(MODEL_FILES.tokenizer)),
         );
-        const weights = await readBody(wRes, reader(MODEL_FILES.weights));
-        notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes });
-        return await this.load(engine, config, weights, tokenizer, modelName(base), options);
+        const refusal = budgetRefusal(parseConfigText(config), DEFAULT_MEMORY_BUDGET);
+        if (refusal) throw workerError('model', refusal);
+        const wRes = await openFile(base, MODEL_FILES.weights, { signal });
+        const wLen = contentLength(wRes);
+        totalBytes = [...small, wLen].some((l) => l === null)
+          ? null
+          : [...small, wLen].reduce<number>((a, l) => a + (l ?? 0), 0);
+        const before = loadedBytes;
+        report(MODEL_FILES.weights, true);
+        return await this.loadStream(
+          engine,
+          {
+            config,
+            tokenizer,
+            name: modelNameOfUrl(base.href),
+            weights: wRes.body ?? new Blob([await wRes.arrayBuffer()]).stream(),
+            totalBytes: wLen,
+            onProgress: (loaded) => {
+              loadedBytes = before + loaded;
+              report(MODEL_FILES.weights);
+            },
+            onDownloaded: () =>
+              notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes }),
+            signal,
+          },
+          options,
+        );
+      } catch (e) {
+        if (signal.aborted) throw workerError('cancelled', 'download cancelled');
+        throw e;
       } finally {
+        this.abort = null;
         this.busy = null;
       }
     } catch (e) {
@@ -249,6 +213,12 @@ class WorkerEngine implements WorkerApi {
     } finally {
       release(onProgress);
     }
+  }
+
+  probeModelUrl(baseUrl: string): Promise<UrlProbe> {
+    return probeModelUrl(baseUrl, DEFAULT_MEMORY_BUDGET).catch((e: unknown) => {
+      throw toWorkerError(e);
+    });
   }
 
   async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
@@ -270,6 +240,42 @@ class WorkerEngine implements WorkerApi {
           options,
         );
       } finally {
+        this.busy = null;
+      }
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async loadModelFromBlob(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel> {
+    try {
+      const engine = await this.requireEngine();
+      if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
+      if (!(files.weights instanceof Blob)) throw workerError('model', 'model.safetensors is missing');
+      if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
+        throw workerError('model', 'tokenizer.json: expected text');
+      this.claim('loading');
+      const abort = new AbortController();
+      this.abort = abort;
+      try {
+        const name = typeof files.name === 'string' && files.name ? files.name.slice(0, 200) : 'model';
+        return await this.loadStream(
+          engine,
+          {
+            config: files.config,
+            tokenizer: files.tokenizer,
+            name,
+            weights: files.weights.stream(),
+            totalBytes: files.weights.size,
+            signal: abort.signal,
+          },
+          options,
+        );
+      } catch (e) {
+        if (abort.signal.aborted) throw workerError('cancelled', 'load cancelled');
+        throw e;
+      } finally {
+        this.abort = null;
         this.busy = null;
       }
     } catch (e) {
@@ -396,6 +402,63 @@ class WorkerEngine implements WorkerApi {
 
   debugLoseDevice(): void {
     this.engine?.ctx.device.destroy();
+  }
+
+  /**
+   * Streams model.safetensors into the engine, hashing it on the way; the hash is checked when the stream
+   * ends, before the engine installs the model, so a refused file leaves the model loaded before in place.
+   */
+  private async loadStream(
+    engine: Engine,
+    f: {
+      config: string;
+      tokenizer: string | undefined;
+      name: string;
+      weights: ReadableStream<Uint8Array>;
+      totalBytes: number | null;
+      onProgress?: (loaded: number) => void;
+      onDownloaded?: () => void;
+      signal?: AbortSignal;
+    },
+    options: LoadOptions | undefined,
+  ): Promise<LoadedModel> {
+    const expected = options?.expectSha256;
+    const kept = options?.cache ? new BlobCollector() : null;
+    let sha256 = '';
+    let weightsBytes = 0;
+    const source = hashChunks(
+      f.weights,
+      (hex, bytes) => {
+        sha256 = hex;
+        weightsBytes = bytes;
+        if (typeof expected === 'string' && expected !== hex) throw mismatchError(hex, expected);
+        f.onDownloaded?.();
+      },
+      kept ? (c) => kept.add(c) : undefined,
+    );
+    const info = await engine.loadModelStream({
+      config: f.config,
+      tokenizer: f.tokenizer,
+      name: f.name,
+      weights: source,
+      totalBytes: f.totalBytes,
+      onProgress: f.onProgress,
+      signal: f.signal,
+    });
+    this.loaded = { ...info, sha256, weightsBytes };
+    if (kept) {
+      try {
+        await cacheModelFiles(
+          sha256,
+          { config: f.config, weights: kept.finish(), tokenizer: f.tokenizer },
+          f.name,
+          { hashed: true },
+        );
+      } catch {
+        // No IndexedDB, or over quota: the model runs, it is only not kept for the next visit.
+      }
+    }
+    return this.loaded;
   }
 
   private async load(

@@ -7,7 +7,13 @@ import type { AppStore } from '../store';
 /** The parts of history.ts the controller uses (tests pass their own). */
 export type HistoryApi = Pick<
   typeof historyDb,
-  'saveRun' | 'listRuns' | 'getRun' | 'deleteRun' | 'getCachedModel'
+  | 'saveRun'
+  | 'listRuns'
+  | 'getRun'
+  | 'deleteRun'
+  | 'getCachedModel'
+  | 'getCachedModelBlob'
+  | 'listCachedModels'
 >;
 
 export interface ControllerOptions {

@@ -1,7 +1,8 @@
-// Loading a model: the embedded one, one from a URL, files picked or dropped, or the IndexedDB cache
-// (loaded like picked files); a refused hash keeps the model loaded before. Remembers where the model came
-// from, so a restart after a device loss loads it again.
-import type { LoadedModel } from '../../worker/api';
+// Loading a model: the embedded one, one from a URL (a Hub preset is a URL model with a pinned sha256), files
+// picked or dropped, or the IndexedDB cache (loaded like picked files); a refused hash or a cancelled
+// download keeps the model loaded before. Remembers where the model came from, so a restart after a device
+// loss loads it again.
+import type { LoadedModel, UrlProbe } from '../../worker/api';
 import { asWorkerError } from '../../worker/client';
 import type { CachedModel } from '../history';
 import { classifyModelFiles } from '../model-files';
@@ -14,6 +15,9 @@ export interface FileLoadOptions {
   expectSha256?: string;
 }
 
+/** How a load ended ('stale': a newer worker replaced the one that ran it). */
+export type LoadOutcome = 'loaded' | 'cancelled' | 'failed' | 'stale';
+
 /** Where the loaded model came from, with what it takes to load it again after a device loss. */
 export type Source = ModelSource & { files?: File[]; expectSha256?: string };
 
@@ -23,6 +27,17 @@ export interface ModelLoader {
   loadFromFiles(files: File[], options?: FileLoadOptions): Promise<void>;
   /** Cached files as the model a link names (`as`: the URL or name they stand in for). */
   loadCached(m: CachedModel, expectSha256: string, as: { url: string } | { name: string }): Promise<void>;
+  /**
+   * A URL model known by its sha256 (a Hub preset): from the IndexedDB cache when it is there (no network),
+   * else downloaded and checked against the sha256.
+   */
+  loadPinned(ref: { url: string; sha256: string }): Promise<LoadOutcome>;
+  /** Sizes and memory need of a URL model before its download (null when the worker cannot tell). */
+  probeUrl(url: string): Promise<UrlProbe | null>;
+  /** Stops a model download or load in progress; the model loaded before stays. */
+  cancelLoad(): void;
+  /** sha256 of the models kept in this browser (empty without IndexedDB). */
+  cachedSha256s(): Promise<string[]>;
   /** The model loaded last (and how), or null. */
   source(): Source | null;
   /** Loads `src` again (after a restart). */
@@ -41,7 +56,7 @@ function publicSource(src: Source): ModelSource {
 }
 
 /** The cached files as File objects (what a picker gives), so a cached model loads like picked files. */
-function filesOf(m: CachedModel): File[] {
+function filesOf(m: Omit<CachedModel, 'weights'> & { weights: ArrayBuffer | Blob }): File[] {
   return [
     new File([m.config], 'config.json', { type: 'application/json' }),
     new File([m.weights], 'model.safetensors'),
@@ -55,7 +70,7 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
   const { s, store } = ctx;
   let source: Source | null = null;
 
-  async function load(src: Source, doLoad: () => Promise<LoadedModel>): Promise<void> {
+  async function load(src: Source, doLoad: () => Promise<LoadedModel>): Promise<LoadOutcome> {
     const g = ctx.generation();
     const before = s();
     const prev = {
@@ -66,14 +81,17 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     s().modelLoadStarted(publicSource(src));
     try {
       const info = await doLoad();
-      if (g !== ctx.generation()) return;
+      if (g !== ctx.generation()) return 'stale';
       source = src;
       s().modelLoaded(info);
       const need = s().modelNeed;
       if (need && need.ref.sha256 === info.sha256) s().setModelNeed(null);
+      void pool.refresh();
+      return 'loaded';
     } catch (e) {
-      if (g !== ctx.generation()) return;
+      if (g !== ctx.generation()) return 'stale';
       const err = asWorkerError(e);
+      const cancelled = err.kind === 'cancelled';
       // A refused model (bad files, a wrong hash, too large) loads nothing: the engine installs a model only once
       // it is known good, so the worker still holds the one from before, and the page keeps it too. Only a lost
       // device takes the old model with it.
@@ -83,11 +101,13 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
           model: prev.model,
           modelSource: prev.modelSource,
           modelProgress: null,
-          error: err,
+          // A cancel is what the user asked for: no error is shown.
+          ...(cancelled ? {} : { error: err }),
         });
       else s().modelFailed(err);
+      void pool.refresh();
+      return cancelled ? 'cancelled' : 'failed';
     }
-    void pool.refresh();
   }
 
   const loadEmbedded = () => {
@@ -103,7 +123,7 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       url = u.href.endsWith('/') ? u.href : `${u.href}/`;
     } catch {
       s().modelFailed({ kind: 'input', message: `not a URL: ${baseUrl.slice(0, 200)}` });
-      return Promise.resolve();
+      return Promise.resolve<LoadOutcome>('failed');
     }
     return load({ kind: 'url', url, expectSha256: o.expectSha256 }, () =>
       ctx.client().loadModelFromUrl(url, (p) => s().setModelProgress(p), {
@@ -124,7 +144,7 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     if (!picked.ok) {
       // A wrong selection is reported; the model already loaded (if any) stays.
       store.setState({ error: { kind: 'model', message: picked.message } });
-      return;
+      return 'failed';
     }
     const list = [
       picked.config.file,
@@ -137,7 +157,21 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       as && 'url' in as
         ? { kind: 'url', url: as.url, files: list, expectSha256: o.expectSha256 }
         : { kind: 'files', name, files: list, expectSha256: o.expectSha256 };
-    await load(src, async () => {
+    return load(src, async () => {
+      const client = ctx.client();
+      if (client.loadModelFromBlob) {
+        // The worker streams the weights (hashing them on the way): never read whole on either side.
+        const w = picked.weights.file;
+        const [config, tokenizer] = await Promise.all([
+          picked.config.file.text(),
+          picked.tokenizer ? picked.tokenizer.file.text() : Promise.resolve(undefined),
+        ]);
+        s().setModelProgress({ file: 'gpu', loadedBytes: w.size, totalBytes: w.size });
+        return client.loadModelFromBlob(
+          { config, weights: w, tokenizer, name },
+          { expectSha256: o.expectSha256, cache: o.cache },
+        );
+      }
       const [config, weights, tokenizer] = await Promise.all([
         picked.config.file.text(),
         picked.weights.file.arrayBuffer(),
@@ -153,21 +187,49 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     });
   };
 
+  const done = () => undefined;
   return {
-    loadEmbedded,
-    loadFromUrl,
-    loadFromFiles: (files, o = {}) => loadFileSet(files, { expectSha256: o.expectSha256, cache: true }),
-    loadCached: (m, expectSha256, as) => loadFileSet(filesOf(m), { expectSha256, as, cache: false }),
+    loadEmbedded: () => loadEmbedded().then(done),
+    loadFromUrl: (url, o) => loadFromUrl(url, o).then(done),
+    loadFromFiles: (files, o = {}) =>
+      loadFileSet(files, { expectSha256: o.expectSha256, cache: true }).then(done),
+    loadCached: (m, expectSha256, as) =>
+      loadFileSet(filesOf(m), { expectSha256, as, cache: false }).then(done),
+    async loadPinned(ref) {
+      let cached: Awaited<ReturnType<typeof ctx.hist.getCachedModelBlob>>;
+      try {
+        cached = await ctx.hist.getCachedModelBlob(ref.sha256);
+      } catch {
+        cached = undefined; // no IndexedDB: download it
+      }
+      if (cached)
+        return loadFileSet(filesOf(cached), { expectSha256: ref.sha256, as: { url: ref.url }, cache: false });
+      return loadFromUrl(ref.url, { expectSha256: ref.sha256 });
+    },
+    async probeUrl(url) {
+      const client = ctx.client();
+      return client.probeModelUrl ? client.probeModelUrl(url) : null;
+    },
+    cancelLoad() {
+      if (s().modelStatus === 'loading') void ctx.client().cancel();
+    },
+    async cachedSha256s() {
+      try {
+        return (await ctx.hist.listCachedModels()).map((m) => m.sha256);
+      } catch {
+        return [];
+      }
+    },
     source: () => source,
-    reload(src) {
+    async reload(src) {
       if (src.files)
-        return loadFileSet(src.files, {
+        await loadFileSet(src.files, {
           expectSha256: src.expectSha256,
           as: src.kind === 'url' ? { url: src.url } : src.kind === 'files' ? { name: src.name } : undefined,
           cache: false,
         });
-      if (src.kind === 'url') return loadFromUrl(src.url, { expectSha256: src.expectSha256 });
-      return loadEmbedded();
+      else if (src.kind === 'url') await loadFromUrl(src.url, { expectSha256: src.expectSha256 });
+      else await loadEmbedded();
     },
   };
 }
