@@ -7,20 +7,48 @@
 //
 // The including kernel declares `override DF_FMA: bool` (see two_prod).
 //
-// Error-free transforms only survive a compiler that keeps IEEE order and does not contract: TwoProd uses
-// `fma(a, b, -p)` (never Dekker splitting, which a contracting compiler breaks). Nothing here is trusted on
-// an adapter until the oracle's self-test has passed there.
+// Error-free transforms only survive a compiler that keeps IEEE order. TwoProd has two forms: `fma(a, b, -p)`
+// (DF_FMA = true; exact only where `fma` is really fused) and Dekker's product of split halves (DF_FMA = false;
+// broken by a compiler that contracts `c - (c - a)` into an fma). The self-test picks the one that is exact on
+// the adapter; nothing here is trusted on an adapter until that self-test has passed there.
 //
-// Status: library only, no kernel or committed test uses it yet. Checked by hand on SwiftShader (Dawn, Node),
-// inputs read from a storage buffer, DF_FMA = false: two_sum, two_prod (Dekker), df_div, df_sqrt, df_rsqrt
-// within 1e-15 relative of fp64. Known broken there: df_exp (1e-9 relative). Cause found: a df_add whose
-// operand is a literal constant (the Taylor coefficients) loses the lo part (f32-level error; the same df_add on
-// values read from memory is exact): the backend reassociates two_sum when an operand is a known constant. Fix
-// to make: load such constants from a buffer (opaque to the compiler). With DF_FMA = true SwiftShader's `fma`
-// is not fused (lo of two_prod comes back 0), so SwiftShader needs DF_FMA = false.
+// CONSTANTS MUST BE OPAQUE (the rule for every kernel that includes this file). A backend may rewrite float
+// arithmetic whose operand is a compile-time constant: SwiftShader (Dawn, Node) turns two_sum(c, x) with a
+// literal c into something that drops the error term (df_add(c, x) came back with f32-level error, 4e-8, where
+// the same df_add on values read from memory is exact). What counts as compile-time constant there: literals,
+// `const` values, `bitcast<f32>(u32 literal)` and `var<private>` values with an initializer all failed;
+// anything computed from run-time data survived. So a constant that enters df arithmetic (a series
+// coefficient, ln 2, 1/√2, even 1.0 or 2.0 in a df_add) goes through df_const(k, key) / f_const(k, key), where
+// key is any run-time f32 (the function's own input): the value is k for every key except one NaN bit pattern
+// (DF_NEVER), so the compiler cannot fold it, and the cost is a compare and a select. Values from uniforms and
+// storage buffers are already opaque. Exact power-of-two scalings (x * 0.5) are safe as literals.
+//
+// Status: used by the GPU oracle; trusted on an adapter only after src/engine/df-selftest.ts has passed there
+// (DF_FMA is chosen by that self-test: SwiftShader's `fma` is not fused, lo of two_prod comes back 0, so it
+// needs DF_FMA = false). exp, erf, erfc and GELU are in df_math.wgsl (include after this file).
+//
+// DF_BREAK (tests only; 0 in every real pipeline): 1 = two_sum without its error term (a naive sum), a library
+// the self-test must reject.
+
+override DF_BREAK: u32 = 0u;
+
+// A NaN bit pattern no arithmetic produces: the one key for which df_const returns the key instead of k.
+const DF_NEVER: u32 = 0x7fa5a5a5u;
+
+// k, opaque to the compiler (see CONSTANTS MUST BE OPAQUE): k for every key but the NaN pattern DF_NEVER.
+fn df_const(k: vec2<f32>, key: f32) -> vec2<f32> {
+  return select(k, vec2<f32>(key, key), bitcast<u32>(key) == DF_NEVER);
+}
+
+fn f_const(k: f32, key: f32) -> f32 {
+  return select(k, key, bitcast<u32>(key) == DF_NEVER);
+}
 
 // s + e == a + b exactly (Knuth TwoSum; no assumption on magnitudes).
 fn two_sum(a: f32, b: f32) -> vec2<f32> {
+  if (DF_BREAK == 1u) {
+    return vec2<f32>(a + b, 0.0);
+  }
   let s = a + b;
   let bb = s - a;
   let e = (a - (s - bb)) + (b - bb);
@@ -118,39 +146,8 @@ fn df_sqrt(a: vec2<f32>) -> vec2<f32> {
 fn df_rsqrt(a: vec2<f32>) -> vec2<f32> {
   var y = df_from(inverseSqrt(a.x));
   for (var i = 0; i < 2; i++) {
-    let r = df_sub(df_from(1.0), df_mul(a, df_mul(y, y)));
+    let r = df_sub(df_const(vec2<f32>(1.0, 0.0), a.x), df_mul(a, df_mul(y, y)));
     y = df_add(y, df_mul_f(df_mul(y, r), 0.5));
   }
   return y;
-}
-
-// ln 2 as a df pair: hi = f32(ln 2), lo = f32(ln 2 - hi).
-const DF_LN2 = vec2<f32>(0.693147182464599609375, -1.9046542121259336e-9);
-
-// exp: x = k ln2 + r, |r| <= ln2 / 2; r / 16 by Taylor (9 terms, truncation < 1e-18) as em1 = exp(r/16) - 1;
-// squared four times as em1 <- em1 (em1 + 2), which keeps the relative error of the small quantity;
-// then scaled by 2^k. Underflows to 0 below about -87 (f32 range), overflows above about 88.
-fn df_exp(x: vec2<f32>) -> vec2<f32> {
-  if (x.x < -104.0) {
-    return vec2<f32>(0.0, 0.0);
-  }
-  let k = round(x.x / DF_LN2.x);
-  let r = df_mul_f(df_sub(x, df_mul_f(DF_LN2, k)), 0.0625);
-  // Horner for r + r^2/2! + ... + r^9/9!; 1/n! as df pairs (hi = f32(1/n!), lo = f32(1/n! - hi)).
-  var t = vec2<f32>(2.7557318844628753e-6, 3.7935712242972291e-14);
-  t = df_add(vec2<f32>(2.4801587642286904e-5, -3.4069960936668198e-13), df_mul(t, r));
-  t = df_add(vec2<f32>(1.9841270113829523e-4, -2.7255968749334558e-12), df_mul(t, r));
-  t = df_add(vec2<f32>(1.3888889225199819e-3, -3.3631094437103215e-11), df_mul(t, r));
-  t = df_add(vec2<f32>(8.3333337679505348e-3, -4.3461720333759502e-10), df_mul(t, r));
-  t = df_add(vec2<f32>(4.1666667908430099e-2, -1.2417634698280722e-9), df_mul(t, r));
-  t = df_add(vec2<f32>(1.6666667163372040e-1, -4.9670538793122887e-9), df_mul(t, r));
-  t = df_add(df_from(0.5), df_mul(t, r));
-  t = df_add(df_from(1.0), df_mul(t, r));
-  var em1 = df_mul(t, r);
-  for (var i = 0; i < 4; i++) {
-    em1 = df_mul(em1, df_add_f(em1, 2.0));
-  }
-  let e = df_add_f(em1, 1.0);
-  let ki = i32(k);
-  return vec2<f32>(ldexp(e.x, ki), ldexp(e.y, ki));
 }

@@ -1,0 +1,217 @@
+// Double-float transcendental functions for the GPU oracle: df_exp, df_erf, df_erfc, df_gelu.
+// Include after oracle/df.wgsl (the including kernel declares `override DF_FMA: bool`).
+//
+// Every constant below enters df arithmetic through df_const / f_const with the function's own input as key
+// (see "CONSTANTS MUST BE OPAQUE" in df.wgsl): a literal operand of df_add is rewritten by SwiftShader's
+// compiler and loses the lo part. Kernels that call these functions need no extra binding.
+//
+// Accuracy (measured against fp64 on SwiftShader by src/kernels/oracle/df.test.ts; the bounds there):
+//   df_exp   relative ~1e-15 for x >= -70 (the result's lo part is still a normal f32 there); below, an
+//            absolute error under 2^-126 (denormal lo / flushed results); 0 exactly below -104 (exp < 2^-150);
+//            +inf above 88.72. The range a causal softmax needs (x <= 0).
+//   df_erf   relative ~1e-15 everywhere; ±1 exactly for |x| >= 9 (1 - erf < 1e-36 there).
+//   df_erfc  relative ~1e-15 while erfc(x) is a normal f32 (x < ~9.1), no cancellation in the right tail.
+//   df_gelu  0.5·x·(1 + erf(x/√2)) (Hugging Face "gelu"), relative ~1e-15 for every finite f32 x whose
+//            result is a normal f32: the left tail is x²·e^(−x²/2)/(√(2π)·K(x²)) with x² split exactly, so no
+//            cancellation and no rounding of x/√2 amplified by the exponent; x for x >= 13; 0 for x < -20.
+//
+// Methods. exp: k = round(x / ln 2), r = x − k·ln 2 with ln 2 in three parts (16 + 16 + 48 bits, k·part exact)
+// so r is exact to ~2^-80 even at k = 150; exp(r/16) − 1 by Taylor (9 terms), squared four times as
+// m ← m(m + 2), scaled by 2^k. erf for |x| < 0.5: its Maclaurin series in x² (14 terms, alternating but with
+// Σ|terms| < 1.2·erf). erfc for x ≥ 0.5: e^(−x²)·(2x/√π)/K(2x²), K the even contraction of Laplace's continued
+// fraction K(y) = y + 1 − 1·2/(y + 5 − 3·4/(y + 9 − …)) evaluated bottom-up (stable) with N = 8 + 210/y terms
+// (2^-56 truncation, measured in high precision for 0.35 <= x <= 9: at most ~430 terms, at x = 0.5).
+
+// 1/n! for n = 1..9 as df pairs (hi = f32(v), lo = f32(v − hi); from tools/df_constants.py).
+const DF_EXP_TAYLOR = array<vec2<f32>, 9>(
+  vec2<f32>(1.0, 0.0),
+  vec2<f32>(0.5, 0.0),
+  vec2<f32>(0.1666666716337204, -4.967053879312289e-09),
+  vec2<f32>(0.0416666679084301, -1.2417634698280722e-09),
+  vec2<f32>(0.008333333767950535, -4.34617203337595e-10),
+  vec2<f32>(0.0013888889225199819, -3.3631094437103215e-11),
+  vec2<f32>(0.00019841270113829523, -2.725596874933456e-12),
+  vec2<f32>(2.4801587642286904e-05, -3.40699609366682e-13),
+  vec2<f32>(2.7557318844628753e-06, 3.793571224297229e-14),
+);
+
+// ln 2 = DF_LN2_A + DF_LN2_B + DF_LN2_C (16 bits, 16 bits, df): k·A and k·B are exact for |k| < 256.
+const DF_LN2_A: f32 = 0.693145751953125;
+const DF_LN2_B: f32 = 1.4286197256296873e-06;
+const DF_LN2_C = vec2<f32>(-1.2905320041778356e-11, -2.2829879883612685e-19);
+const DF_INV_LN2: f32 = 1.4426950216293335;
+
+// erf(x) = x · Σ c_n x^(2n), c_n = (2/√π)·(−1)^n / (n!·(2n + 1)), n = 0..13.
+const DF_ERF_SERIES = array<vec2<f32>, 14>(
+  vec2<f32>(1.128379225730896, -5.8635382771399236e-08),
+  vec2<f32>(-0.37612637877464294, -1.0257194205109954e-08),
+  vec2<f32>(0.11283791810274124, -1.3931900078034687e-09),
+  vec2<f32>(-0.02686617150902748, 8.638962323281874e-10),
+  vec2<f32>(0.005223977845162153, -2.1971996444491992e-10),
+  vec2<f32>(-0.0008548327023163438, -2.8741498249310396e-14),
+  vec2<f32>(0.00012055332626914605, 3.5487504861791974e-12),
+  vec2<f32>(-1.4925650248187594e-05, -1.1021865793095151e-13),
+  vec2<f32>(1.6462114444948384e-06, -7.905913303304837e-15),
+  vec2<f32>(-1.6365844146548625e-07, -5.446863155010671e-15),
+  vec2<f32>(1.4807192805221803e-08, 1.065741486446791e-17),
+  vec2<f32>(-1.2290555240213052e-09, -6.150487382567624e-18),
+  vec2<f32>(9.4227591007634e-11, -3.611298914429414e-19),
+  vec2<f32>(-6.711366705436372e-12, -1.4972774295837333e-19),
+);
+
+const DF_TWO_OVER_SQRT_PI = vec2<f32>(1.128379225730896, -5.8635382771399236e-08);
+const DF_INV_SQRT2 = vec2<f32>(0.7071067690849304, 1.2101617485882343e-08);
+const DF_INV_SQRT_2PI = vec2<f32>(0.3989422917366028, -1.1335170135851058e-08);
+
+// Below this |x| erf comes from its series; at and above it erfc from the continued fraction.
+const DF_ERF_SPLIT: f32 = 0.5;
+
+// x² = a + b with a a normalised df and b the f32 remainder (|b| <~ 2^-47·x²): exact to ~2^-72·x², so that
+// e^(−x²) keeps its relative accuracy where x² is large. Requires |x| < 2^60 (no overflow in the split).
+struct DfSquare {
+  a: vec2<f32>,
+  b: f32,
+}
+
+fn df_square_exact(x: vec2<f32>) -> DfSquare {
+  let p = two_prod(x.x, x.x); // hi²
+  let q = two_prod(2.0 * x.x, x.y); // 2·hi·lo
+  let s = two_sum(p.y, q.x);
+  let t = fast_two_sum(p.x, s.x);
+  let u = two_sum(t.y, s.y);
+  let a = fast_two_sum(t.x, u.x);
+  return DfSquare(a, u.y + q.y + x.y * x.y);
+}
+
+fn df_exp(x: vec2<f32>) -> vec2<f32> {
+  if (x.x != x.x) {
+    return x;
+  }
+  if (x.x < -104.0) {
+    return vec2<f32>(0.0, 0.0);
+  }
+  if (x.x > 88.72) {
+    let inf = x.x * 3.0e38; // overflows at run time (an infinite literal is a shader-creation error)
+    return vec2<f32>(inf, 0.0);
+  }
+  let key = x.x;
+  let k = round(x.x * f_const(DF_INV_LN2, key));
+  var t = df_add_f(x, -(k * f_const(DF_LN2_A, key)));
+  t = df_add_f(t, -(k * f_const(DF_LN2_B, key)));
+  t = df_sub(t, df_mul_f(df_const(DF_LN2_C, key), k));
+  let s = t * 0.0625; // r / 16, exact
+  var p = df_const(DF_EXP_TAYLOR[8], key);
+  for (var n = 7; n >= 0; n--) {
+    p = df_add(df_const(DF_EXP_TAYLOR[n], key), df_mul(p, s));
+  }
+  var m = df_mul(p, s); // exp(r/16) − 1
+  let two = f_const(2.0, key);
+  for (var i = 0; i < 4; i++) {
+    m = df_mul(m, df_add_f(m, two));
+  }
+  var e = df_add_f(m, f_const(1.0, key));
+  var ki = i32(k);
+  if (ki < -100) {
+    // ldexp's exponent stays within what WGSL defines; the final scaling rounds once into the subnormals.
+    e = ldexp(e, vec2<i32>(-60, -60));
+    ki += 60;
+  }
+  return ldexp(e, vec2<i32>(ki, ki));
+}
+
+// e^(−(a + b)) for a square split by df_square_exact (b only matters to first order).
+fn df_exp_neg_square(sq: DfSquare) -> vec2<f32> {
+  let e = df_exp(df_neg(sq.a));
+  return df_add_f(e, -e.x * sq.b);
+}
+
+// K(y) = y + 1 − 1·2/(y + 5 − 3·4/(y + 9 − …)), bottom-up, N = 8 + 210/y terms (y = 2x² >= 0.5).
+fn df_erfc_cf(y: vec2<f32>) -> vec2<f32> {
+  let key = y.x;
+  let terms = u32(8.0 + 210.0 / y.x);
+  var v = df_add_f(y, f32(4u * terms + 1u));
+  for (var n = terms; n >= 1u; n--) {
+    let a = f32((2u * n - 1u) * (2u * n));
+    v = df_sub(df_add_f(y, f32(4u * n - 3u)), df_div(df_const(vec2<f32>(a, 0.0), key), v));
+  }
+  return v;
+}
+
+// erfc(x) for 0.5 <= x < 11: e^(−x²)·(2x/√π)/K(2x²).
+fn df_erfc_tail(x: vec2<f32>) -> vec2<f32> {
+  let sq = df_square_exact(x);
+  let k = df_erfc_cf(sq.a * 2.0);
+  let num = df_mul(df_exp_neg_square(sq), df_mul(x, df_const(DF_TWO_OVER_SQRT_PI, x.x)));
+  return df_div(num, k);
+}
+
+// erf(x) for |x| < 0.5 by its series.
+fn df_erf_series(x: vec2<f32>) -> vec2<f32> {
+  let key = x.x;
+  let w = df_mul(x, x);
+  var s = df_const(DF_ERF_SERIES[13], key);
+  for (var n = 12; n >= 0; n--) {
+    s = df_add(df_const(DF_ERF_SERIES[n], key), df_mul(s, w));
+  }
+  return df_mul(x, s);
+}
+
+fn df_erf(x: vec2<f32>) -> vec2<f32> {
+  if (x.x != x.x) {
+    return x;
+  }
+  let neg = x.x < 0.0;
+  let a = select(x, df_neg(x), neg);
+  var r: vec2<f32>;
+  if (a.x < DF_ERF_SPLIT) {
+    r = df_erf_series(a);
+  } else if (a.x < 9.0) {
+    r = df_sub(df_const(vec2<f32>(1.0, 0.0), x.x), df_erfc_tail(a));
+  } else {
+    r = vec2<f32>(1.0, 0.0);
+  }
+  return select(r, df_neg(r), neg);
+}
+
+fn df_erfc(x: vec2<f32>) -> vec2<f32> {
+  if (x.x != x.x) {
+    return x;
+  }
+  let one = df_const(vec2<f32>(1.0, 0.0), x.x);
+  if (abs(x.x) < DF_ERF_SPLIT) {
+    return df_sub(one, df_erf_series(x));
+  }
+  if (x.x >= 11.0) {
+    return vec2<f32>(0.0, 0.0); // erfc(11) < 2^-150
+  }
+  if (x.x > 0.0) {
+    return df_erfc_tail(x);
+  }
+  if (x.x <= -9.0) {
+    return vec2<f32>(2.0, 0.0);
+  }
+  return df_add(one, df_sub(one, df_erfc_tail(df_neg(x))));
+}
+
+fn df_gelu(x: vec2<f32>) -> vec2<f32> {
+  if (x.x != x.x) {
+    return x;
+  }
+  if (x.x >= 13.0) {
+    return x; // 1 − erf(13/√2) < 1e-37
+  }
+  if (x.x < -20.0) {
+    return vec2<f32>(0.0, 0.0); // |gelu(-20)| < 1e-80
+  }
+  let key = x.x;
+  if (x.x >= -DF_ERF_SPLIT * 1.4142135) {
+    let h = x * 0.5;
+    let e = df_erf(df_mul(x, df_const(DF_INV_SQRT2, key)));
+    return df_add(h, df_mul(h, e));
+  }
+  // 0.5·x·erfc(−x/√2) = −x²·e^(−x²/2) / (√(2π)·K(x²)).
+  let sq = df_square_exact(x);
+  let half = DfSquare(sq.a * 0.5, sq.b * 0.5);
+  let num = df_mul(df_mul(sq.a, df_exp_neg_square(half)), df_const(DF_INV_SQRT_2PI, key));
+  return df_neg(df_div(num, df_erfc_cf(sq.a)));
+}
