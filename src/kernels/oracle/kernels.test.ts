@@ -6,7 +6,7 @@
 // df add, Joldes–Muller–Popescu 2017; df × f32 ≤ 2u², df × df ≤ 5u²), each relative to the magnitudes it
 // combines. A sum of n products then errs by at most ~(5n + few)·u²·Σ|terms|; the bounds below use 8 per
 // term. Any f32 rounding in the chain (2^-24 ≈ 6e-8) breaks them by six orders or more.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { packF16 } from '../../engine/gpu-model';
 import { mulberry32 } from '../../model/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
