@@ -19,6 +19,7 @@ import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { HiddenDump, ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights, loadWeightsStream, modelSummary } from '../model/weights';
 import { GpuBatch } from './batch';
+import { Decoder } from './decode';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { type GpuModel, uploadModel } from './gpu-model';
 import { buildPlan, PlanError, type PlanHooks, type PlanOptions, type TapPart } from './plan';
@@ -102,6 +103,7 @@ export class Engine {
   private pool: BufferPool;
   private pipelines: PipelineCache;
   private gpuCtx: GpuContext;
+  private custom: { file: string; source: string } | null = null;
 
   private constructor(
     ctx: GpuContext,
@@ -141,6 +143,7 @@ export class Engine {
     this.gpuCtx = ctx;
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, this.shaders);
+    if (this.custom) this.pipelines.setOverride(this.custom.file, this.custom.source);
     const w = this.cpuWeights;
     const info = this.info;
     this.model = null;
@@ -299,6 +302,22 @@ export class Engine {
     return this.info;
   }
 
+  /**
+   * A kernel written in the page: `source` replaces the WGSL text of the shipped file `file` (under shaders/)
+   * in every forward from now on, until called with null. Only the fused path runs fused files, so the
+   * reference path is unchanged. The caller checks the source first (src/kernels/custom/check.ts).
+   */
+  setCustomKernel(custom: { file: string; source: string } | null): void {
+    if (this.custom) this.pipelines.setOverride(this.custom.file, null);
+    this.custom = custom ? { ...custom } : null;
+    if (custom) this.pipelines.setOverride(custom.file, custom.source);
+  }
+
+  /** The shader source of the shipped files (what a custom kernel is compared with and compiled against). */
+  get shaderSource(): ShaderSource {
+    return this.shaders;
+  }
+
   unloadModel(): void {
     this.model?.destroy();
     this.model = null;
@@ -438,8 +457,10 @@ export class Engine {
   }
 
   /**
-   * Greedy decoding of `n` new tokens (argmax, lowest id on ties), re-running the full forward per step.
-   * `onToken` sees each new id; an aborted signal stops between steps.
+   * Greedy decoding of `n` new tokens (argmax, lowest id on ties, NaN never wins) with a KV cache
+   * (src/engine/decode.ts): one pass over the prompt that keeps every layer's keys and values, then one
+   * single-position step per token; the argmax runs on the GPU and one id is read back per token. The ids are
+   * those of generateNoCache. `onToken` sees each new id; an aborted signal stops between steps.
    */
   async generate(
     prompt: number[],
@@ -449,14 +470,57 @@ export class Engine {
     opts: Pick<ForwardOptions, 'path' | 'precision' | 'hooks'> = {},
   ): Promise<number[]> {
     const m = this.requireModel();
-    if (!Number.isInteger(n) || n < 0)
-      throw new EngineError(`generation length must be a non-negative integer, got ${n}`);
-    this.checkTokens(m.cfg, prompt);
-    if (prompt.length + n > m.cfg.maxPositionEmbeddings) {
-      throw new EngineError(
-        `prompt (${prompt.length}) + ${n} new tokens exceeds max_position_embeddings ${m.cfg.maxPositionEmbeddings}`,
-      );
+    this.checkGenerate(m.cfg, prompt, n);
+    if (n === 0) return [];
+    if (signal?.aborted) throw new EngineError('generation cancelled');
+    const ctx = { device: this.ctx.device, pipelines: this.pipelines, pool: this.pool, model: m };
+    const fused = resolvePath(opts.path);
+    const precision = opts.precision ?? 'fp32';
+    let decoder: Decoder | null = null;
+    try {
+      // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
+      const rows = prompt.length + n - 1;
+      decoder = new Decoder({ ...ctx, maxBindingBytes: this.maxBindingBytes }, rows, {
+        fused,
+        precision,
+        hooks: opts.hooks,
+      });
+      const out: number[] = [];
+      let next = prompt;
+      for (let step = 0; step < n; step++) {
+        if (signal?.aborted) throw new EngineError('generation cancelled');
+        const id = await decoder.step(next);
+        this.checkAlive();
+        out.push(id);
+        onToken?.(id, step);
+        next = [id];
+      }
+      return out;
+    } catch (e) {
+      if (e instanceof PlanError) throw new EngineError(e.message);
+      if (e instanceof EngineError) throw e;
+      // A failed map or submit is often the device going away: give its loss a moment to be reported.
+      await Promise.race([this.ctx.lost, new Promise((r) => setTimeout(r, 50))]);
+      this.checkAlive();
+      throw e;
+    } finally {
+      decoder?.release();
     }
+  }
+
+  /**
+   * Greedy decoding that re-runs the whole forward over prompt + generated tokens for every new token and reads
+   * the logits back (the oracle of generate's KV cache; same arguments and ids).
+   */
+  async generateNoCache(
+    prompt: number[],
+    n: number,
+    onToken?: (id: number, step: number) => void,
+    signal?: AbortSignal,
+    opts: Pick<ForwardOptions, 'path' | 'precision' | 'hooks'> = {},
+  ): Promise<number[]> {
+    const m = this.requireModel();
+    this.checkGenerate(m.cfg, prompt, n);
     const ids = [...prompt];
     const out: number[] = [];
     for (let step = 0; step < n; step++) {
@@ -533,6 +597,18 @@ export class Engine {
   private checkAlive(): void {
     const lost = this.ctx.lostError();
     if (lost) throw lost;
+  }
+
+  /** Generation limits, checked before any GPU work. */
+  private checkGenerate(cfg: NeoXConfig, prompt: number[], n: number): void {
+    if (!Number.isInteger(n) || n < 0)
+      throw new EngineError(`generation length must be a non-negative integer, got ${n}`);
+    this.checkTokens(cfg, prompt);
+    if (prompt.length + n > cfg.maxPositionEmbeddings) {
+      throw new EngineError(
+        `prompt (${prompt.length}) + ${n} new tokens exceeds max_position_embeddings ${cfg.maxPositionEmbeddings}`,
+      );
+    }
   }
 
   private checkTokens(cfg: NeoXConfig, tokens: number[]): void {

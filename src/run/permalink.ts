@@ -407,10 +407,13 @@ export function adapterLine(a: {
 
 /**
  * Whether to honour a link's autorun: only for an embedded model (a link must not make the viewer's browser
- * fetch from a host the link chose, nor ask for a file) and a modest run (≤ 512 tokens of prompt, ≤ 64 generated).
+ * fetch from a host the link chose, nor ask for a file), a modest run (≤ 512 tokens of prompt, ≤ 64
+ * generated), and no custom kernel (WGSL from a link waits for the viewer's consent).
  */
 export function autorunAllowed(p: LinkPayload): boolean {
   if (!p.autorun || p.spec.model.kind !== 'embedded') return false;
+  // GPU code from a link never runs before the viewer has seen it and agreed (src/run/custom-kernel.ts).
+  if (p.spec.custom) return false;
   const promptLen = 'text' in p.spec.prompt ? p.spec.prompt.text.length : p.spec.prompt.tokens.length;
   return promptLen <= 512 && p.spec.generate <= 64;
 }

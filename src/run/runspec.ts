@@ -1,6 +1,7 @@
 // RunSpec: the single, versioned input of a comparison (the permalink carries it). Validation is strict:
 // every field is checked and anything malformed is rejected with a message naming the field.
 import { FUSED_KERNELS, type FusedKernelId, isFusedKernelId } from '../engine/fused-kernels';
+import { type CustomSlotId, customSlot, isCustomSlotId } from '../kernels/custom/slots';
 import { PRECISIONS, type Precision } from '../kernels/precision';
 import { type FaultId, faultInfo, isFaultId } from './faults';
 
@@ -38,6 +39,17 @@ export interface RunSpec {
   k: number;
   /** The metric the verdict and the charts use. */
   metric: Metric;
+  /**
+   * A kernel written in the page: `source` replaces the WGSL file of fused-kernel slot `slot` in the fused
+   * path (src/kernels/custom/). Absent for the shipped kernels. Builds before it refuse a spec carrying it
+   * (unknown key), so it is never silently dropped.
+   */
+  custom?: CustomKernelSpec;
+}
+
+export interface CustomKernelSpec {
+  slot: CustomSlotId;
+  source: string;
 }
 
 /**
@@ -47,7 +59,15 @@ export interface RunSpec {
  */
 export const DEFAULT_K = 10;
 
-export const LIMITS = { promptChars: 4000, tokens: 2048, generate: 256, faults: 12, k: [1, 1e6] as const };
+export const LIMITS = {
+  promptChars: 4000,
+  tokens: 2048,
+  generate: 256,
+  faults: 12,
+  k: [1, 1e6] as const,
+  /** Characters of a custom kernel's WGSL (the shipped fused files are 1–14 KiB). */
+  customSourceChars: 64 * 1024,
+};
 
 export function defaultRunSpec(): RunSpec {
   return {
@@ -166,7 +186,19 @@ export function parseRunSpec(v: unknown): RunSpec {
   }
   onlyKeys(
     v,
-    ['version', 'model', 'prompt', 'generate', 'precision', 'fused', 'faults', 'seed', 'k', 'metric'],
+    [
+      'version',
+      'model',
+      'prompt',
+      'generate',
+      'precision',
+      'fused',
+      'faults',
+      'seed',
+      'k',
+      'metric',
+      'custom',
+    ],
     '(root)',
   );
   const precision = str(v.precision, 'precision', 16);
@@ -207,7 +239,7 @@ export function parseRunSpec(v: unknown): RunSpec {
   const metric = str(v.metric, 'metric', 20);
   if (!(METRICS as readonly string[]).includes(metric))
     throw new RunSpecError('metric', `unknown '${metric}'`);
-  return {
+  const spec: RunSpec = {
     version: 1,
     model: parseModel(v.model),
     prompt: parsePrompt(v.prompt),
@@ -219,4 +251,22 @@ export function parseRunSpec(v: unknown): RunSpec {
     k,
     metric: metric as Metric,
   };
+  if (v.custom !== undefined) spec.custom = parseCustom(v.custom, fused);
+  return spec;
+}
+
+function parseCustom(v: unknown, fused: readonly FusedKernelId[]): CustomKernelSpec {
+  if (!isObj(v)) throw new RunSpecError('custom', 'expected an object');
+  onlyKeys(v, ['slot', 'source'], 'custom');
+  const slot = str(v.slot, 'custom.slot', 40);
+  if (!isCustomSlotId(slot)) throw new RunSpecError('custom.slot', `unknown kernel slot '${slot}'`);
+  const kernel = customSlot(slot).fused;
+  if (!fused.includes(kernel))
+    throw new RunSpecError(
+      'custom.slot',
+      `'${slot}' is a file of fused kernel '${kernel}', which is not switched on`,
+    );
+  const source = str(v.source, 'custom.source', LIMITS.customSourceChars);
+  if (source.trim().length === 0) throw new RunSpecError('custom.source', 'is empty');
+  return { slot, source };
 }

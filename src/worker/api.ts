@@ -6,9 +6,24 @@ import type { Report } from '../compare/analyze';
 import type { ModelInfo } from '../engine/engine';
 import type { AdapterSummary, GpuFeatures } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
+import type { KernelCheck, KernelDiagnostic } from '../kernels/custom/check';
+import type { IsolatedResult, IsolatedRow } from '../kernels/custom/isolated';
+import type { CustomSlotId } from '../kernels/custom/slots';
 import type { RunSpec } from '../run/runspec';
 
-export type { AdapterSummary, GpuFeatures, ModelInfo, PoolStats, Report, RunSpec };
+export type {
+  AdapterSummary,
+  CustomSlotId,
+  GpuFeatures,
+  IsolatedResult,
+  IsolatedRow,
+  KernelCheck,
+  KernelDiagnostic,
+  ModelInfo,
+  PoolStats,
+  Report,
+  RunSpec,
+};
 
 /** What went wrong, in words the UI can act on. */
 export type WorkerErrorKind =
@@ -188,6 +203,18 @@ export interface WorkerApi {
     onProgress: (p: CompareProgress) => void,
     onPartial?: (p: ComparePartial) => void,
   ): Promise<Report>;
+  /**
+   * Compiles a kernel written in the page for a fused-kernel slot (its WGSL file replaced by `source`) and
+   * checks its binding interface against the shipped kernel's: compiler messages at their line and column in
+   * `source`, interface problems naming the binding. Runs nothing.
+   */
+  checkKernel(slot: CustomSlotId, source: string): Promise<KernelCheck>;
+  /**
+   * The slot's isolated test (src/kernels/custom/recipes.ts) with `source` as its file (null: the shipped
+   * file): seeded random inputs at a few shapes, NaN-poisoned outputs, the fp64 oracle chain. A source that
+   * does not pass checkKernel is refused (kind 'input').
+   */
+  testKernel(slot: CustomSlotId, source: string | null, seed: number): Promise<IsolatedResult>;
   /** Decodes ids with the loaded model's tokenizer (null when the model has none). */
   decode(ids: number[]): Promise<string | null>;
   /** Stops a running generation, comparison or model download; it then rejects with kind 'cancelled'. */

@@ -4,8 +4,11 @@ import * as Comlink from 'comlink';
 import type {
   ComparePartial,
   CompareProgress,
+  CustomSlotId,
   GenerateResult,
   InitResult,
+  IsolatedResult,
+  KernelCheck,
   LoadedModel,
   LoadOptions,
   LoadProgress,
@@ -51,6 +54,10 @@ export interface EngineClient {
     onPartial?: (p: ComparePartial) => void,
   ): Promise<Report>;
   decode(ids: number[]): Promise<string | null>;
+  /** Compiles and interface-checks a kernel written in the page. Optional like probeModelUrl (test doubles). */
+  checkKernel?(slot: CustomSlotId, source: string): Promise<KernelCheck>;
+  /** A slot's isolated test with `source` (null: the shipped file). Optional like probeModelUrl. */
+  testKernel?(slot: CustomSlotId, source: string | null, seed: number): Promise<IsolatedResult>;
   cancel(): Promise<void>;
   poolStats(): Promise<PoolStats>;
   /** Test hook: makes the worker's GPU device lost. */
@@ -140,6 +147,8 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
         remote.compare(spec, Comlink.proxy(onProgress), onPartial ? Comlink.proxy(onPartial) : undefined),
       ),
     decode: (ids) => call(() => remote.decode(ids)),
+    checkKernel: (slot, source) => call(() => remote.checkKernel(slot, source)),
+    testKernel: (slot, source, seed) => call(() => remote.testKernel(slot, source, seed)),
     cancel: () => call(() => remote.cancel()).catch(() => undefined),
     poolStats: () => call(() => remote.poolStats()),
     debugLoseDevice: () => call(() => remote.debugLoseDevice()).catch(() => undefined),

@@ -5,12 +5,16 @@ import { AnalysisCancelled, analyze, type Report } from '../compare/analyze';
 import { DEFAULT_MEMORY_BUDGET, Engine, EngineError } from '../engine/engine';
 import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
+import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
+import { installCustomKernel } from '../kernels/custom/engine-side';
+import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
+import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';
 import { parseConfigText } from '../model/config';
 import { InputError, ModelLoadError, oneLine } from '../model/errors';
 import { checkRunLimits } from '../model/limits';
 import { modelNameOfUrl } from '../run/hub';
-import { parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
+import { LIMITS, parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import { cacheModelFiles } from '../state/history';
 import type {
   ComparePartial,
@@ -103,11 +107,12 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
 
-type Busy = 'loading' | 'generating' | 'comparing';
+type Busy = 'loading' | 'generating' | 'comparing' | 'testing';
 const BUSY_WORDS: Record<Busy, string> = {
   loading: 'a model loads',
   generating: 'a generation runs',
   comparing: 'a comparison runs',
+  testing: 'a kernel test runs',
 };
 
 class WorkerEngine implements WorkerApi {
@@ -153,8 +158,11 @@ class WorkerEngine implements WorkerApi {
         let loadedBytes = 0;
         let totalBytes: number | null = null;
         let lastReport = -PROGRESS_STEP;
+        // Every 1 MiB, or every 1 % of a small download (at least 64 KiB), so a slow one is seen to move.
+        const step = () =>
+          totalBytes === null ? PROGRESS_STEP : Math.min(PROGRESS_STEP, Math.max(1 << 16, totalBytes / 100));
         const report = (file: string, force = false) => {
-          if (force || loadedBytes - lastReport >= PROGRESS_STEP) {
+          if (force || loadedBytes - lastReport >= step()) {
             lastReport = loadedBytes;
             notify(onProgress, { file, loadedBytes, totalBytes });
           }
@@ -357,7 +365,10 @@ class WorkerEngine implements WorkerApi {
       this.claim('comparing');
       const abort = new AbortController();
       this.abort = abort;
+      let restoreKernel: () => void = () => undefined;
       try {
+        // A kernel written in the page: checked, then used by this run's fused path only.
+        restoreKernel = await installCustomKernel(engine, spec.custom);
         const progress = (phase: string, done: number, total: number) =>
           notify(onProgress, { phase, done, total });
         // With a listener, results go out as they exist (progressive.ts); without, one analyze() call.
@@ -375,6 +386,7 @@ class WorkerEngine implements WorkerApi {
         }
         throw e;
       } finally {
+        restoreKernel();
         this.abort = null;
         this.busy = null;
       }
@@ -383,6 +395,57 @@ class WorkerEngine implements WorkerApi {
     } finally {
       release(onProgress);
       if (onPartial) release(onPartial);
+    }
+  }
+
+  async checkKernel(slot: CustomSlotId, source: string): Promise<KernelCheck> {
+    try {
+      const engine = await this.requireEngine();
+      if (!isCustomSlotId(slot))
+        throw workerError('input', `unknown kernel slot '${String(slot).slice(0, 40)}'`);
+      if (typeof source !== 'string' || source.length > LIMITS.customSourceChars)
+        throw workerError(
+          'input',
+          `a kernel's source is text of at most ${LIMITS.customSourceChars} characters`,
+        );
+      return await checkCustomKernel(engine.ctx.device, slot, source, engine.shaderSource);
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async testKernel(slot: CustomSlotId, source: string | null, seed: number): Promise<IsolatedResult> {
+    try {
+      const engine = await this.requireEngine();
+      if (!isCustomSlotId(slot))
+        throw workerError('input', `unknown kernel slot '${String(slot).slice(0, 40)}'`);
+      if (source !== null && (typeof source !== 'string' || source.length > LIMITS.customSourceChars))
+        throw workerError(
+          'input',
+          `a kernel's source is text of at most ${LIMITS.customSourceChars} characters`,
+        );
+      if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 31 - 1)
+        throw workerError('input', `the seed must be an integer in [0, 2^31 − 1], got ${seed}`);
+      if (source !== null) {
+        const check = await checkCustomKernel(engine.ctx.device, slot, source, engine.shaderSource);
+        if (!check.ok) {
+          const err = check.diagnostics.find((d) => d.severity === 'error');
+          throw workerError(
+            'input',
+            err
+              ? `the kernel does not compile: line ${err.line}, column ${err.column}: ${err.message}`
+              : `the kernel does not fit its slot: ${check.problems[0]}`,
+          );
+        }
+      }
+      this.claim('testing');
+      try {
+        return await runIsolatedTest(engine.ctx.device, engine.shaderSource, slot, source, seed);
+      } finally {
+        this.busy = null;
+      }
+    } catch (e) {
+      throw toWorkerError(e);
     }
   }
 
