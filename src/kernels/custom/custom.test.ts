@@ -6,6 +6,7 @@ import { kernelCode } from '../../gpu/pipelines';
 import { nodeShaderSource } from '../shaders-node';
 import { createHarness, freshSeed, type Harness } from '../testing';
 import { checkCustomKernel } from './check';
+import { EXERCISES } from './exercises';
 import { checkCustomInterface, reflectInterface } from './interface';
 import { runIsolatedTest } from './isolated';
 import { RECIPES } from './recipes';
@@ -61,11 +62,13 @@ describe('custom kernel slots', () => {
     expect(unbiased).not.toBe(shipped);
     const r = await runIsolatedTest(h.device, shaders, 'layernorm2', unbiased, seed);
     expect(r.pass, `seed ${seed}`).toBe(false);
-    const gelu = shaders('fused/linear_gelu.wgsl');
-    // Writes one row past M: the guard tail after y catches it.
-    const past = gelu.replace('if (m < params.M && n < params.N)', 'if (m <= params.M && n < params.N)');
-    expect(past).not.toBe(gelu);
-    const r2 = await runIsolatedTest(h.device, shaders, 'linear_gelu', past, seed);
+    // Writes one element past each row (the last row's lands past the end): the guard tail after y1 catches it.
+    const past = shipped.replace(
+      'c < params.d; c += WG) {\n    let xhat',
+      'c <= params.d; c += WG) {\n    let xhat',
+    );
+    expect(past).not.toBe(shipped);
+    const r2 = await runIsolatedTest(h.device, shaders, 'layernorm2', past, seed);
     expect(r2.pass, `seed ${seed}`).toBe(false);
     expect(r2.rows.some((x) => /wrote past its end/.test(x.report))).toBe(true);
   });
@@ -94,4 +97,35 @@ describe('custom kernel slots', () => {
     const clean = await checkCustomKernel(h.device, 'layernorm2', shipped, shaders);
     expect(clean).toMatchObject({ ok: true, problems: [] });
   });
+
+  /** Each exercise's fix, as a student would write it. */
+  const FIXES: Record<string, (src: string) => string> = {
+    'layernorm-barrier': (src) =>
+      src.replace(
+        'for (var c = lid; c < params.d; c += WG) { row[c] = x[base + c]; }\n',
+        'for (var c = lid; c < params.d; c += WG) { row[c] = x[base + c]; }\n  workgroupBarrier();\n',
+      ),
+    'gelu-tanh': (src) => src.replace('select(gelu_tanh(z),', 'select(gelu_exact(z),'),
+  };
+
+  it.each(EXERCISES.map((e) => e.id))(
+    'exercise %s: fits its slot, fails its isolated test, and its fix passes',
+    async (id) => {
+      const ex = EXERCISES.find((e) => e.id === id)!;
+      const seed = freshSeed();
+      const buggy = shaders(ex.file);
+      const check = await checkCustomKernel(h.device, ex.slot, buggy, shaders);
+      expect(
+        check.diagnostics.filter((d) => d.severity === 'error'),
+        ex.id,
+      ).toEqual([]);
+      expect(check.problems, ex.id).toEqual([]);
+      const bad = await runIsolatedTest(h.device, shaders, ex.slot, buggy, seed);
+      expect(bad.pass, `${ex.id} buggy (seed ${seed})`).toBe(false);
+      const fixed = FIXES[id](buggy);
+      expect(fixed).not.toBe(buggy);
+      const good = await runIsolatedTest(h.device, shaders, ex.slot, fixed, seed);
+      expect(good.pass, good.rows.map((r) => r.report).join('\n')).toBe(true);
+    },
+  );
 });

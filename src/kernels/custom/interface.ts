@@ -40,11 +40,39 @@ function typeText(t: TypeInfo | null): string {
   return t.name;
 }
 
+/**
+ * wgsl_reflect reads only literal @group / @binding numbers; WGSL allows const-expressions there
+ * (`@binding(GEMM_IN + 1u)`). This folds sums and differences of integer literals and module-scope integer
+ * `const`s into literals first (anything else is left for the parser to refuse).
+ */
+export function foldAttributeConsts(code: string): string {
+  const consts = new Map<string, number>();
+  for (const m of code.matchAll(/\bconst\s+([A-Za-z_]\w*)\s*(?::\s*[iu]32\s*)?=\s*(\d+)[iu]?\s*;/g))
+    consts.set(m[1], Number(m[2]));
+  return code.replace(/@(binding|group)\(\s*([^()]*?)\s*\)/g, (all, attr: string, expr: string) => {
+    if (/^\d+[iu]?$/.test(expr)) return all;
+    const terms = expr.split(/\s*([+-])\s*/);
+    let total = 0;
+    let sign = 1;
+    for (const [i, t] of terms.entries()) {
+      if (i % 2 === 1) {
+        sign = t === '-' ? -1 : 1;
+        continue;
+      }
+      const lit = /^(\d+)[iu]?$/.exec(t);
+      const v = lit ? Number(lit[1]) : consts.get(t);
+      if (v === undefined) return all;
+      total += sign * v;
+    }
+    return `@${attr}(${total})`;
+  });
+}
+
 /** The interface of a whole WGSL module (includes + file). Throws InterfaceReadError when it does not parse. */
 export function reflectInterface(code: string): KernelInterface {
   let r: WgslReflect;
   try {
-    r = new WgslReflect(code);
+    r = new WgslReflect(foldAttributeConsts(code));
   } catch (e) {
     throw new InterfaceReadError(`the WGSL could not be read: ${e instanceof Error ? e.message : String(e)}`);
   }
