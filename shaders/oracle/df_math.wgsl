@@ -137,14 +137,6 @@ fn df_erfc_cf(y: vec2<f32>) -> vec2<f32> {
   return v;
 }
 
-// erfc(x) for 0.5 <= x < 11: e^(−x²)·(2x/√π)/K(2x²).
-fn df_erfc_tail(x: vec2<f32>) -> vec2<f32> {
-  let sq = df_square_exact(x);
-  let k = df_erfc_cf(sq.a * 2.0);
-  let num = df_mul(df_exp_neg_square(sq), df_mul(x, df_const(DF_TWO_OVER_SQRT_PI, x.x)));
-  return df_div(num, k);
-}
-
 // erf(x) for |x| < 0.5 by its series.
 fn df_erf_series(x: vec2<f32>) -> vec2<f32> {
   let key = x.x;
@@ -156,62 +148,80 @@ fn df_erf_series(x: vec2<f32>) -> vec2<f32> {
   return df_mul(x, s);
 }
 
-fn df_erf(x: vec2<f32>) -> vec2<f32> {
+// The erf family in one body, so a kernel that needs several of them (the probe) compiles one copy of the series,
+// the continued fraction and exp: mode 0 = erf(x), 1 = erfc(x), 2 = gelu(x). With z the erf argument (x, or
+// x/√2 for gelu): |z| < 0.5 by the series; otherwise through C = erfc(|z|) = e^(−z²)·(2|z|/√π)/K(2z²), where
+// z² comes from x² split exactly (z = x/√2 is never rounded in the tail: e^(−x²/2)·|x|·√(2/π)/K(x²)).
+fn df_erf_family(x: vec2<f32>, mode: u32) -> vec2<f32> {
   if (x.x != x.x) {
     return x;
   }
-  let neg = x.x < 0.0;
-  let a = select(x, df_neg(x), neg);
-  var r: vec2<f32>;
-  if (a.x < DF_ERF_SPLIT) {
-    r = df_erf_series(a);
-  } else if (a.x < 9.0) {
-    r = df_sub(df_const(vec2<f32>(1.0, 0.0), x.x), df_erfc_tail(a));
-  } else {
-    r = vec2<f32>(1.0, 0.0);
+  let key = x.x;
+  let gelu = mode == 2u;
+  let pos = x.x >= 0.0;
+  let h = x * 0.5;
+  // Where the result no longer depends on the tail (beyond df precision, or under the smallest f32).
+  if (gelu) {
+    if (x.x >= 13.0) {
+      return x; // 1 − erf(13/√2) < 1e-37
+    }
+    if (x.x < -20.0) {
+      return vec2<f32>(0.0, 0.0); // |gelu(−20)| < 1e-80
+    }
+  } else if (abs(x.x) >= 9.0) {
+    // erfc(9) < 5e-37: erf = ±1; erfc(x >= 9) is still computed (a normal f32 down to x ≈ 9.1) below 11.
+    if (mode == 0u) {
+      return select(vec2<f32>(-1.0, 0.0), vec2<f32>(1.0, 0.0), pos);
+    }
+    if (!pos) {
+      return vec2<f32>(2.0, 0.0);
+    }
+    if (x.x >= 11.0) {
+      return vec2<f32>(0.0, 0.0); // erfc(11) < 2^-150
+    }
   }
-  return select(r, df_neg(r), neg);
+  let one = df_const(vec2<f32>(1.0, 0.0), key);
+  let zs = select(x, df_mul(x, df_const(DF_INV_SQRT2, key)), gelu);
+  if (abs(zs.x) < DF_ERF_SPLIT) {
+    let e = df_erf_series(zs);
+    if (mode == 0u) {
+      return e;
+    }
+    if (mode == 1u) {
+      return df_sub(one, e);
+    }
+    return df_add(h, df_mul(h, e));
+  }
+  let ax = select(df_neg(x), x, pos);
+  let sq = df_square_exact(x);
+  // erf/erfc: e^(−x²), K(2x²), 2/√π. gelu: e^(−x²/2), K(x²), √(2/π) = 2·(1/√(2π)).
+  let s = select(1.0, 0.5, gelu);
+  let k = df_erfc_cf(sq.a * (2.0 * s));
+  let p = select(DF_TWO_OVER_SQRT_PI, DF_INV_SQRT_2PI * 2.0, gelu);
+  let num = df_mul(df_exp_neg_square(DfSquare(sq.a * s, sq.b * s)), df_mul(ax, df_const(p, key)));
+  let c = df_div(num, k); // erfc(|z|)
+  if (mode == 0u) {
+    let r = df_sub(one, c);
+    return select(df_neg(r), r, pos);
+  }
+  if (mode == 1u) {
+    return select(df_add(one, df_sub(one, c)), c, pos);
+  }
+  if (pos) {
+    return df_sub(x, df_mul(h, c));
+  }
+  // h·C as (h·num)/K: C alone is a subnormal f32 (flushed) where gelu is not yet, near x = −13.
+  return df_div(df_mul(h, num), k);
+}
+
+fn df_erf(x: vec2<f32>) -> vec2<f32> {
+  return df_erf_family(x, 0u);
 }
 
 fn df_erfc(x: vec2<f32>) -> vec2<f32> {
-  if (x.x != x.x) {
-    return x;
-  }
-  let one = df_const(vec2<f32>(1.0, 0.0), x.x);
-  if (abs(x.x) < DF_ERF_SPLIT) {
-    return df_sub(one, df_erf_series(x));
-  }
-  if (x.x >= 11.0) {
-    return vec2<f32>(0.0, 0.0); // erfc(11) < 2^-150
-  }
-  if (x.x > 0.0) {
-    return df_erfc_tail(x);
-  }
-  if (x.x <= -9.0) {
-    return vec2<f32>(2.0, 0.0);
-  }
-  return df_add(one, df_sub(one, df_erfc_tail(df_neg(x))));
+  return df_erf_family(x, 1u);
 }
 
 fn df_gelu(x: vec2<f32>) -> vec2<f32> {
-  if (x.x != x.x) {
-    return x;
-  }
-  if (x.x >= 13.0) {
-    return x; // 1 − erf(13/√2) < 1e-37
-  }
-  if (x.x < -20.0) {
-    return vec2<f32>(0.0, 0.0); // |gelu(-20)| < 1e-80
-  }
-  let key = x.x;
-  if (x.x >= -DF_ERF_SPLIT * 1.4142135) {
-    let h = x * 0.5;
-    let e = df_erf(df_mul(x, df_const(DF_INV_SQRT2, key)));
-    return df_add(h, df_mul(h, e));
-  }
-  // 0.5·x·erfc(−x/√2) = −x²·e^(−x²/2) / (√(2π)·K(x²)).
-  let sq = df_square_exact(x);
-  let half = DfSquare(sq.a * 0.5, sq.b * 0.5);
-  let num = df_mul(df_mul(sq.a, df_exp_neg_square(half)), df_const(DF_INV_SQRT_2PI, key));
-  return df_neg(df_div(num, df_erfc_cf(sq.a)));
+  return df_erf_family(x, 2u);
 }
