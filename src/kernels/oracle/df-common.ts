@@ -37,3 +37,15 @@ export function fromDfPairs(pairs: Float32Array, n = pairs.length / 2): Float64A
   for (let i = 0; i < n; i++) out[i] = pairs[2 * i] + pairs[2 * i + 1];
   return out;
 }
+
+/** Relative L2 distance ‖a − b‖ / ‖b‖ (NaN when a has a non-finite value; ‖a − b‖ when b is all zeros). */
+export function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < b.length; i++) {
+    if (!Number.isFinite(a[i])) return Number.NaN;
+    num += (a[i] - b[i]) ** 2;
+    den += b[i] ** 2;
+  }
+  return den === 0 ? Math.sqrt(num) : Math.sqrt(num / den);
+}

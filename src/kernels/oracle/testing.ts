@@ -5,6 +5,8 @@ import { randn } from '../../model/random';
 import type { Harness } from '../testing';
 import { fromDfPairs } from './df-common';
 
+export { relL2 } from './df-common';
+
 export interface DfInput {
   /** Interleaved (hi, lo) pairs to upload. */
   pairs: Float32Array;
@@ -71,16 +73,4 @@ export function checkDf(
   const head = `${what} (seed ${seed}): ${bad} of ${ref.length} outside tolerance, worst err/tol ${worst.toExponential(3)}`;
   expect(bad, [head, ...lines].join('\n')).toBe(0);
   return worst;
-}
-
-/** Relative L2 distance ‖a − b‖ / ‖b‖ (NaN when a has a non-finite value). */
-export function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < b.length; i++) {
-    if (!Number.isFinite(a[i])) return Number.NaN;
-    num += (a[i] - b[i]) ** 2;
-    den += b[i] ** 2;
-  }
-  return den === 0 ? Math.sqrt(num) : Math.sqrt(num / den);
 }
