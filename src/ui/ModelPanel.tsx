@@ -1,10 +1,12 @@
-// The loaded model and where to load another from: the embedded default, files from disk (picker or
-// drag-and-drop of config.json + model.safetensors [+ tokenizer.json]) or a URL of a folder holding them.
+// The loaded model and where to load another from: the Pythia presets on the Hugging Face Hub, the embedded
+// default, files from disk (picker or drag-and-drop of config.json + model.safetensors [+ tokenizer.json]) or
+// a URL of a folder holding them. A download shows its progress and can be cancelled (the model before stays).
 import { type DragEvent, type FormEvent, useId, useState } from 'react';
 import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
 import { formatBytes, formatCount } from './format';
+import { HubPresets } from './HubPresets';
 
 export function ModelPanel({ store, controller }: { store: AppStore; controller: Controller }) {
   const status = useStore(store, (s) => s.modelStatus);
@@ -44,17 +46,31 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
       {status === 'loading' && (
         <div className="load">
           <label htmlFor={`${ids}-progress`}>
-            {progress?.file === 'gpu' ? 'Uploading weights to the GPU…' : 'Loading the model…'}
+            {progress?.file === 'gpu'
+              ? 'Uploading weights to the GPU…'
+              : progress?.file
+                ? `Downloading ${progress.file}…`
+                : 'Loading the model…'}
           </label>
           <progress
             id={`${ids}-progress`}
             max={progress?.totalBytes ?? undefined}
             value={progress?.totalBytes ? progress.loadedBytes : undefined}
           />
-          <span className="muted small">
+          <span className="muted small" data-testid="load-bytes">
             {formatBytes(progress?.loadedBytes ?? 0)}
             {progress?.totalBytes ? ` / ${formatBytes(progress.totalBytes)}` : ''}
           </span>
+          {source?.kind === 'url' && progress?.file !== 'gpu' && (
+            <button
+              type="button"
+              className="small-btn"
+              data-testid="cancel-load"
+              onClick={() => controller.cancelModelLoad()}
+            >
+              Cancel
+            </button>
+          )}
         </div>
       )}
       {status === 'error' && <p className="muted">No model is loaded.</p>}
@@ -89,11 +105,12 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
           <dt>Weights on the GPU</dt>
           <dd data-testid="weights-precision">{model.weightsOnGpu}</dd>
           <dt>sha256</dt>
-          <dd className="mono small" title={model.sha256}>
-            {model.sha256.slice(0, 16)}…
+          <dd className="mono small" data-testid="model-sha256">
+            {model.sha256}
           </dd>
         </dl>
       )}
+      <HubPresets store={store} controller={controller} />
       <details className="loader">
         <summary>Load another model</summary>
         <div className="loader-body">

@@ -2,6 +2,7 @@
 // picked or dropped, or the IndexedDB cache (loaded like picked files); a refused hash or a cancelled
 // download keeps the model loaded before. Remembers where the model came from, so a restart after a device
 // loss loads it again.
+import { modelNameOfUrl } from '../../run/hub';
 import type { LoadedModel, UrlProbe } from '../../worker/api';
 import { asWorkerError } from '../../worker/client';
 import type { CachedModel } from '../history';
@@ -152,7 +153,8 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       ...(picked.tokenizer ? [picked.tokenizer.file] : []),
     ];
     const as = o.as;
-    const name = as && 'name' in as ? as.name : picked.name;
+    // A cached URL model keeps its URL's name (a Hub repo's name), not the file's.
+    const name = as ? ('name' in as ? as.name : modelNameOfUrl(as.url)) : picked.name;
     const src: Source =
       as && 'url' in as
         ? { kind: 'url', url: as.url, files: list, expectSha256: o.expectSha256 }
