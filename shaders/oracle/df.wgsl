@@ -27,8 +27,8 @@
 // (DF_FMA is chosen by that self-test: SwiftShader's `fma` is not fused, lo of two_prod comes back 0, so it
 // needs DF_FMA = false). exp, erf, erfc and GELU are in df_math.wgsl (include after this file).
 //
-// DF_BREAK (tests only; 0 in every real pipeline): 1 = two_sum without its error term (a naive sum), a library
-// the self-test must reject.
+// DF_BREAK (tests only; 0 in every real pipeline): libraries the self-test must reject. 1 = two_sum without its
+// error term (a naive sum); 2 = df_const / f_const return the bare literal (what the compiler may fold).
 
 override DF_BREAK: u32 = 0u;
 
@@ -37,10 +37,16 @@ const DF_NEVER: u32 = 0x7fa5a5a5u;
 
 // k, opaque to the compiler (see CONSTANTS MUST BE OPAQUE): k for every key but the NaN pattern DF_NEVER.
 fn df_const(k: vec2<f32>, key: f32) -> vec2<f32> {
+  if (DF_BREAK == 2u) {
+    return k;
+  }
   return select(k, vec2<f32>(key, key), bitcast<u32>(key) == DF_NEVER);
 }
 
 fn f_const(k: f32, key: f32) -> f32 {
+  if (DF_BREAK == 2u) {
+    return k;
+  }
   return select(k, key, bitcast<u32>(key) == DF_NEVER);
 }
 
@@ -130,24 +136,36 @@ fn df_div(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return df_add_f(fast_two_sum(q1, q2), q3);
 }
 
-// sqrt by two Newton steps y <- (y + a / y) / 2 in df from the f32 root (24 -> 48+ bits). a <= 0 gives 0.
+// k with a = m · 4^k, m in [0.5, 2) (k clamped to ±60, where ldexp stays defined): sqrt and rsqrt work on m, so
+// their intermediate products (y², a/y) stay far from the f32 range's ends, where a lo part would be flushed.
+fn df_sqrt_scale(a: f32) -> i32 {
+  return clamp(frexp(a).exp >> 1u, -60, 60);
+}
+
+// sqrt by two Newton steps y <- (y + m / y) / 2 in df from the f32 root (24 -> 48+ bits), on m = a / 4^k,
+// then times 2^k. a <= 0 gives 0.
 fn df_sqrt(a: vec2<f32>) -> vec2<f32> {
   if (a.x <= 0.0) {
     return vec2<f32>(0.0, 0.0);
   }
-  var y = df_from(sqrt(a.x));
+  let k = df_sqrt_scale(a.x);
+  let m = ldexp(a, vec2<i32>(-2 * k));
+  var y = df_from(sqrt(m.x));
   for (var i = 0; i < 2; i++) {
-    y = df_mul_f(df_add(y, df_div(a, y)), 0.5);
+    y = df_mul_f(df_add(y, df_div(m, y)), 0.5);
   }
-  return y;
+  return ldexp(y, vec2<i32>(k));
 }
 
-// 1/sqrt(a) by two Newton steps y <- y + y (1 - a y^2) / 2 in df from the f32 estimate. Requires a > 0.
+// 1/sqrt(a) by two Newton steps y <- y + y (1 - m y^2) / 2 in df from the f32 estimate, on m = a / 4^k, then
+// times 2^-k. Requires a > 0.
 fn df_rsqrt(a: vec2<f32>) -> vec2<f32> {
-  var y = df_from(inverseSqrt(a.x));
+  let k = df_sqrt_scale(a.x);
+  let m = ldexp(a, vec2<i32>(-2 * k));
+  var y = df_from(inverseSqrt(m.x));
   for (var i = 0; i < 2; i++) {
-    let r = df_sub(df_const(vec2<f32>(1.0, 0.0), a.x), df_mul(a, df_mul(y, y)));
+    let r = df_sub(df_const(vec2<f32>(1.0, 0.0), a.x), df_mul(m, df_mul(y, y)));
     y = df_add(y, df_mul_f(df_mul(y, r), 0.5));
   }
-  return y;
+  return ldexp(y, vec2<i32>(-k));
 }

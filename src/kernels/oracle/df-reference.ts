@@ -105,3 +105,12 @@ export function dfSplitExact(v: number): [number, number] {
   if (hi + lo !== v || !Number.isFinite(hi)) throw new Error(`${v} is not a df pair exactly`);
   return [hi, lo];
 }
+
+/** Whether an error-free transform's result (s, e) is exact: s + e equals a + b (two_sum, fast_two_sum) or
+ * a·b (two_prod) exactly, with |e| <= ulp-sized (compared as normalised f64 pairs, which are unique). */
+export function eftExact(op: DfOp, a: number, b: number, s: number, e: number): boolean {
+  if (!Number.isFinite(s) || !Number.isFinite(e)) return false;
+  const got = twoSum64(s, e);
+  const want = op === 'two_prod' ? [a * b, 0] : twoSum64(a, b);
+  return got[0] === want[0] && got[1] === want[1] && Math.abs(e) <= Math.abs(s) * 2 ** -24;
+}

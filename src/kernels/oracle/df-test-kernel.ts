@@ -51,6 +51,8 @@ export interface DfProbeOpts extends KernelOpts {
   dfFma: boolean;
   /** Deliberately broken library variants for tests (DF_BREAK in df.wgsl); 0 = none. */
   dfBreak?: number;
+  /** Compile only the error-free transforms (two_sum, two_prod, fast_two_sum; other ops give NaN): fast. */
+  eftOnly?: boolean;
 }
 
 /** y[i] = op[i](a[i], b[i]) in df — op: [n] u32 codes (DF_OP_CODES), a, b, y: [n] df pairs. */
@@ -65,7 +67,13 @@ export function dfProbe(
   return {
     label,
     kernel: dfProbeKernel,
-    constants: { WG, DF_FMA: opts.dfFma, DF_BREAK: opts.dfBreak ?? 0, ...opts.constants },
+    constants: {
+      WG,
+      DF_FMA: opts.dfFma,
+      DF_BREAK: opts.dfBreak ?? 0,
+      PROBE_ALL: !opts.eftOnly,
+      ...opts.constants,
+    },
     buffers: b,
     params: paramsBytes([n]),
     workgroups: grid1d(n, WG),
