@@ -1,0 +1,207 @@
+// Comparison metrics reduced on the GPU: FullMetrics, per-row relative L2 and the error histogram of
+// src/compare/metrics.ts (the CPU oracle these are tested against, whose conventions they follow), and bitwise
+// differences, with only small summaries read back — one map of one buffer per record().
+//
+// How (shaders/metrics/): pass 1 summarises tiles of at most TILE elements (never across a row), one
+// workgroup each, one dispatch per pair of operand buffers (a tile table, so hundreds of jobs on shared
+// buffers cost one dispatch); pass 2 folds each job's and each row's tiles in one dispatch. Counts, maxUlp
+// and the histogram are exact integers. Sums are extended double-floats (an i32 exponent beside an f32 pair),
+// so squares of any f32 neither overflow nor underflow, and 6.4 M terms stay within ~1e-13 relative. maxAbs
+// is exact: the GPU keeps the operands of the largest difference and the f64 difference is taken here.
+// Values are decoded from their bits, so adapters that flush subnormals give the same answers.
+import type { PipelineCache } from '../gpu/pipelines';
+import { Program } from '../gpu/program';
+import { bitDiffTiles, compareTiles, HIST_BINS, reduceRecords } from '../kernels/metrics';
+import type { Precision } from '../kernels/precision';
+import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
+import { edgeWords, histogramEdges } from './gpu-metrics-edges';
+import { packTiles, planRecord, splitRanges } from './gpu-metrics-plan';
+import type { ErrorHistogram, FullMetrics } from './metrics';
+
+/** A tensor in a GPU buffer: f32 elements, or double-float pairs (hi, lo) read as the f64 hi + lo. */
+export type Operand = { kind: 'f32' | 'df'; buffer: GPUBuffer; offset?: number }; // offset in elements
+
+export interface CompareJob {
+  /** The result under test (f32). */
+  a: Operand;
+  /** The baseline. */
+  b: Operand;
+  /** Elements. A tensor split by columns is given as several segments reduced into one result. */
+  n: number;
+  /**
+   * When set, these are the tensor's pieces (a and b above are then not read) and n must be their total.
+   * With `rows`, row r of the result is row r of every segment (each segment holds rows × (its n / rows)).
+   */
+  segments?: { a: Operand; b: Operand; n: number }[];
+  /** When set, also per-row relative L2 over rows of n / rows elements (per token). */
+  rows?: number;
+  precision: Precision;
+  /** errorHistogram's bins (40). */
+  histogram?: boolean;
+}
+
+export interface CompareOut {
+  metrics: FullMetrics;
+  perRow: Float64Array | null;
+  histogram: ErrorHistogram | null;
+}
+
+/** u32-wise comparison of the first n words of two buffers. */
+export interface BitDiffJob {
+  a: GPUBuffer;
+  b: GPUBuffer;
+  n: number;
+}
+
+export interface BitDiffOut {
+  count: number;
+  /** -1 when identical. */
+  firstIndex: number;
+}
+
+export interface PendingMetrics {
+  /** After the encoder was submitted: maps the summary buffer once and decodes every job. */
+  read(): Promise<{ compare: CompareOut[]; bitDiff: BitDiffOut[] }>;
+  /** Frees the buffers of this record (also after a read). */
+  release(): void;
+}
+
+const ALIGN_WORDS = 64; // 256 bytes: a table region's start, for a binding offset
+
+let edgeCache: Uint32Array | null = null;
+
+/** The histogram's bin edges as the shaders read them (computed once from the CPU histogram). */
+export function histogramEdgeWords(): Uint32Array {
+  edgeCache ??= edgeWords(histogramEdges(HIST_BINS));
+  return edgeCache;
+}
+
+function alignUp(n: number, a: number): number {
+  return Math.ceil(n / a) * a;
+}
+
+function mappedBuffer(device: GPUDevice, words: Uint32Array, usage: GPUBufferUsageFlags, label: string) {
+  const buf = device.createBuffer({
+    size: Math.max(16, words.byteLength),
+    usage,
+    label,
+    mappedAtCreation: true,
+  });
+  new Uint32Array(buf.getMappedRange()).set(words);
+  buf.unmap();
+  return buf;
+}
+
+export class GpuMetrics {
+  private edges: GPUBuffer | null = null;
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly pipelines: PipelineCache,
+  ) {}
+
+  /** Records all jobs' reductions into `encoder` (no submit); summaries land in one small buffer. */
+  record(encoder: GPUCommandEncoder, jobs: CompareJob[], bitDiffs: BitDiffJob[] = []): PendingMetrics {
+    const device = this.device;
+    const limits = device.limits;
+    const plan = planRecord(jobs, bitDiffs);
+    const maxBinding = limits.maxStorageBufferBindingSize;
+    const recBytes = plan.totalWords * 4;
+    if (recBytes > maxBinding || recBytes > limits.maxBufferSize)
+      throw new Error(
+        `GpuMetrics: ${jobs.length} jobs need ${recBytes} bytes of summaries, over the binding limit ${maxBinding}; record fewer at once`,
+      );
+    const align = limits.minStorageBufferOffsetAlignment;
+    const maxGroups = limits.maxComputeWorkgroupsPerDimension;
+    const compare = packTiles(plan.compareTiles, maxBinding, align, maxGroups);
+    const bits = packTiles(plan.bitTiles, maxBinding, align, maxGroups);
+    const rangeParts = splitRanges(plan.ranges, maxGroups);
+
+    // One table buffer: every dispatch's descriptors from a 256-byte aligned start.
+    const parts = [...compare.map((c) => c.table), ...bits.map((c) => c.table), ...rangeParts];
+    const starts: number[] = [];
+    let tableWords = 0;
+    for (const p of parts) {
+      starts.push(tableWords);
+      tableWords = alignUp(tableWords + p.length, ALIGN_WORDS);
+    }
+    const tableData = new Uint32Array(Math.max(4, tableWords));
+    parts.forEach((p, i) => {
+      tableData.set(p, starts[i]);
+    });
+    const made: GPUBuffer[] = [];
+    const keep = (b: GPUBuffer) => {
+      made.push(b);
+      return b;
+    };
+    const tables = keep(mappedBuffer(device, tableData, GPUBufferUsage.STORAGE, 'metrics.tables'));
+    const tableRange = (i: number) => ({
+      buffer: tables,
+      offset: starts[i] * 4,
+      size: Math.max(4, parts[i].byteLength),
+    });
+
+    // Records: the summary part starts poisoned (0xffffffff) so that anything unwritten fails decoding; the
+    // bit-diff slots and tile records start at 0 (a fresh buffer).
+    const recData = new Uint32Array(plan.totalWords);
+    recData.fill(0xffffffff, 0, plan.bitDiffs.length ? plan.bitDiffs[0].slot : plan.summaryWords);
+    const rec = keep(
+      mappedBuffer(device, recData, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, 'metrics.records'),
+    );
+    this.edges ??= mappedBuffer(device, histogramEdgeWords(), GPUBufferUsage.STORAGE, 'metrics.edges');
+    const readBytes = Math.max(4, plan.summaryWords * 4);
+    const readback = keep(
+      device.createBuffer({
+        size: readBytes,
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+        label: 'metrics.readback',
+      }),
+    );
+
+    const program = new Program(device, this.pipelines);
+    let part = 0;
+    for (const c of compare) {
+      const buffers = { a: c.a, b: c.b, tiles: tableRange(part++), edges: this.edges, rec };
+      program.add(compareTiles('metrics.tiles', buffers, c.tiles));
+    }
+    for (const c of bits) {
+      program.add(
+        bitDiffTiles('metrics.bitdiff', { a: c.a, b: c.b, tiles: tableRange(part++), slots: rec }, c.tiles),
+      );
+    }
+    for (const r of rangeParts) {
+      program.add(reduceRecords('metrics.reduce', { ranges: tableRange(part++), rec }, r.length / 8));
+    }
+    program.encode(encoder);
+    program.dispose();
+    if (plan.summaryWords > 0) encoder.copyBufferToBuffer(rec, 0, readback, 0, plan.summaryWords * 4);
+
+    let state: 'recorded' | 'read' | 'released' = 'recorded';
+    const release = () => {
+      if (state === 'released') return;
+      state = 'released';
+      for (const b of made) b.destroy();
+    };
+    return {
+      read: async () => {
+        if (state !== 'recorded') throw new Error(`GpuMetrics: summaries already ${state}`);
+        state = 'read';
+        await readback.mapAsync(GPUMapMode.READ);
+        const data = readback.getMappedRange(0, readBytes).slice(0);
+        readback.unmap();
+        const views = summaryViews(data);
+        return {
+          compare: plan.jobs.map((l, j) => decodeJob(views, l, j)),
+          bitDiff: plan.bitDiffs.map((b, i) => decodeBitDiff(views, b.slot, b.n, i)),
+        };
+      },
+      release,
+    };
+  }
+
+  /** Frees the edge table (records free their own buffers). */
+  destroy(): void {
+    this.edges?.destroy();
+    this.edges = null;
+  }
+}
