@@ -28,7 +28,7 @@
 // needs DF_FMA = false). exp, erf, erfc and GELU are in df_math.wgsl (include after this file).
 //
 // DF_BREAK (tests only; 0 in every real pipeline): libraries the self-test must reject. 1 = two_sum without its
-// error term (a naive sum); 2 = df_const / f_const return the bare literal (what the compiler may fold).
+// error term (a naive sum); 2 = df_mul without the cross terms hi·lo (the error-free transforms still pass).
 
 override DF_BREAK: u32 = 0u;
 
@@ -37,16 +37,10 @@ const DF_NEVER: u32 = 0x7fa5a5a5u;
 
 // k, opaque to the compiler (see CONSTANTS MUST BE OPAQUE): k for every key but the NaN pattern DF_NEVER.
 fn df_const(k: vec2<f32>, key: f32) -> vec2<f32> {
-  if (DF_BREAK == 2u) {
-    return k;
-  }
   return select(k, vec2<f32>(key, key), bitcast<u32>(key) == DF_NEVER);
 }
 
 fn f_const(k: f32, key: f32) -> f32 {
-  if (DF_BREAK == 2u) {
-    return k;
-  }
   return select(k, key, bitcast<u32>(key) == DF_NEVER);
 }
 
@@ -116,6 +110,9 @@ fn df_add_f(a: vec2<f32>, b: f32) -> vec2<f32> {
 
 fn df_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   let p = two_prod(a.x, b.x);
+  if (DF_BREAK == 2u) {
+    return fast_two_sum(p.x, p.y);
+  }
   let e = p.y + (a.x * b.y + a.y * b.x);
   return fast_two_sum(p.x, e);
 }

@@ -180,38 +180,43 @@ fn df_erf_family(x: vec2<f32>, mode: u32) -> vec2<f32> {
       return vec2<f32>(0.0, 0.0); // erfc(11) < 2^-150
     }
   }
-  let one = df_const(vec2<f32>(1.0, 0.0), key);
+  // The result is alpha + beta·t, one df multiply-add for every mode and branch (a smaller shader):
+  //   series (t = erf(z)):      erf t;  erfc 1 − t;  gelu h + h·t
+  //   tail (t = erfc(|z|)):     erf ±(1 − t);  erfc t (x > 0), 2 − t;  gelu x − h·t (x > 0), t = h·erfc (x < 0,
+  //                             as (h·num)/K: erfc alone is a subnormal f32 near x = −13 where gelu is not yet).
+  var t: vec2<f32>;
+  var alpha: vec2<f32>;
+  var beta: vec2<f32>;
   let zs = select(x, df_mul(x, df_const(DF_INV_SQRT2, key)), gelu);
   if (abs(zs.x) < DF_ERF_SPLIT) {
-    let e = df_erf_series(zs);
+    t = df_erf_series(zs);
+    alpha = select(select(vec2<f32>(0.0), vec2<f32>(1.0, 0.0), mode == 1u), h, gelu);
+    beta = select(select(vec2<f32>(1.0, 0.0), vec2<f32>(-1.0, 0.0), mode == 1u), h, gelu);
+  } else {
+    let ax = select(df_neg(x), x, pos);
+    let sq = df_square_exact(x);
+    // erf/erfc: e^(−x²), K(2x²), 2/√π. gelu: e^(−x²/2), K(x²), √(2/π) = 2·(1/√(2π)).
+    let s = select(1.0, 0.5, gelu);
+    let k = df_erfc_cf(sq.a * (2.0 * s));
+    let p = select(DF_TWO_OVER_SQRT_PI, DF_INV_SQRT_2PI * 2.0, gelu);
+    var num = df_mul(df_exp_neg_square(DfSquare(sq.a * s, sq.b * s)), df_mul(ax, df_const(p, key)));
+    if (gelu && !pos) {
+      num = df_mul(h, num);
+    }
+    t = df_div(num, k);
+    let sgn = select(-1.0, 1.0, pos);
     if (mode == 0u) {
-      return e;
+      alpha = vec2<f32>(sgn, 0.0);
+      beta = vec2<f32>(-sgn, 0.0);
+    } else if (mode == 1u) {
+      alpha = select(vec2<f32>(2.0, 0.0), vec2<f32>(0.0), pos);
+      beta = vec2<f32>(sgn, 0.0);
+    } else {
+      alpha = select(vec2<f32>(0.0), x, pos);
+      beta = select(vec2<f32>(1.0, 0.0), df_neg(h), pos);
     }
-    if (mode == 1u) {
-      return df_sub(one, e);
-    }
-    return df_add(h, df_mul(h, e));
   }
-  let ax = select(df_neg(x), x, pos);
-  let sq = df_square_exact(x);
-  // erf/erfc: e^(−x²), K(2x²), 2/√π. gelu: e^(−x²/2), K(x²), √(2/π) = 2·(1/√(2π)).
-  let s = select(1.0, 0.5, gelu);
-  let k = df_erfc_cf(sq.a * (2.0 * s));
-  let p = select(DF_TWO_OVER_SQRT_PI, DF_INV_SQRT_2PI * 2.0, gelu);
-  let num = df_mul(df_exp_neg_square(DfSquare(sq.a * s, sq.b * s)), df_mul(ax, df_const(p, key)));
-  let c = df_div(num, k); // erfc(|z|)
-  if (mode == 0u) {
-    let r = df_sub(one, c);
-    return select(df_neg(r), r, pos);
-  }
-  if (mode == 1u) {
-    return select(df_add(one, df_sub(one, c)), c, pos);
-  }
-  if (pos) {
-    return df_sub(x, df_mul(h, c));
-  }
-  // h·C as (h·num)/K: C alone is a subnormal f32 (flushed) where gelu is not yet, near x = −13.
-  return df_div(df_mul(h, num), k);
+  return df_add(df_const(alpha, key), df_mul(df_const(beta, key), t));
 }
 
 fn df_erf(x: vec2<f32>) -> vec2<f32> {
