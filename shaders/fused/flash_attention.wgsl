@@ -23,6 +23,13 @@
 // another BQ to expose races). FAULT_NO_RESCALE skips the rescales of the running state, so it is exact while
 // a row has one chunk (T <= KC = 8) and wrong once a later chunk raises the running max.
 //
+// Positions (KV-cache decoding): the T query rows of a dispatch are the tokens at positions p0 .. p0 + T − 1
+// (row i above is a position), q is [H, T, hd], k and v are [H, KT, hd] (the cache) of which keys
+// 0 .. p0 + T − 1 are read, ctx is [T, H*hd]. A whole forward is p0 = 0, KT = T. Query tiles start at p0; since
+// a row's arithmetic depends only on its position, a decoded row is bit-identical to that row of a whole
+// forward (masked keys past the row contribute exact zeros either way; they are future tokens there and zeros
+// here, so only a non-finite future value could tell them apart).
+//
 // Limits: hd <= MAX_HD <= 128 (the launcher sets MAX_HD = hd; HD4 = ceil(MAX_HD / 4) vec4s per row, at most
 // HD4_CAP = 32 in registers). Workgroup storage: 16·max(2·BK·HD4, G > 1 ? BQ·(HD4 + 1) : 0) bytes (16 KiB with
 // BQ = BK = 32, hd = 64; default limit 16 KiB); BQ·G invocations (limit 256). The launcher checks both.
@@ -34,12 +41,12 @@
 // Precision (common/precision.wgsl): acc() after every accumulate step (each product added to a score, l, the
 // output accumulators, every rescale and merge), st() on what is written to ctx.
 
-struct Params { T: u32, hd: u32, H: u32, scale: f32 }
+struct Params { T: u32, hd: u32, H: u32, scale: f32, p0: u32, KT: u32, _pad0: u32, _pad1: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;         // [H, T, hd]
-@group(0) @binding(2) var<storage, read> k: array<f32>;         // [H, T, hd]
-@group(0) @binding(3) var<storage, read> v: array<f32>;         // [H, T, hd]
+@group(0) @binding(2) var<storage, read> k: array<f32>;         // [H, KT, hd]
+@group(0) @binding(3) var<storage, read> v: array<f32>;         // [H, KT, hd]
 @group(0) @binding(4) var<storage, read_write> ctx: array<f32>; // [T, H*hd]
 
 override BQ: u32 = 32u; // query rows per workgroup (workgroup_size x), one per thread column
@@ -99,39 +106,45 @@ fn v4(off: u32, e: u32, hd: u32) -> vec4f {
   return x;
 }
 
-/** Staged element x of the tile at key j0: vec4 x % HD4 of key j0 + x / HD4 (zeros past T). */
+/** Keys this dispatch may read: 0 .. p0 + T − 1. */
+fn key_count() -> u32 {
+  return params.p0 + params.T;
+}
+
+/** Staged element x of the tile at key j0: vec4 x % HD4 of key j0 + x / HD4 (zeros past the last key). */
 fn fetch_k(base: u32, j0: u32, x: u32) -> vec4f {
   let j = j0 + x / HD4;
-  if (j >= params.T) { return vec4f(0.0); }
+  if (j >= key_count()) { return vec4f(0.0); }
   return k4(base + j * params.hd, (x % HD4) * 4u, params.hd);
 }
 
 fn fetch_v(base: u32, j0: u32, x: u32) -> vec4f {
   let j = j0 + x / HD4;
-  if (j >= params.T) { return vec4f(0.0); }
+  if (j >= key_count()) { return vec4f(0.0); }
   return v4(base + j * params.hd, (x % HD4) * 4u, params.hd);
 }
 
 @compute @workgroup_size(BQ, G)
 fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u) {
-  let T = params.T;
+  let Tk = key_count(); // keys 0 .. Tk - 1: the last query row's position + 1
   let hd = params.hd;
   let H = params.H;
   let h = wid.x;
-  let tiles = (T + BQ - 1u) / BQ;
+  let tiles = (params.T + BQ - 1u) / BQ;
   if (h >= H || wid.y >= tiles) { return; } // uniform per workgroup
   let r = lid.x; // query row in the tile
   let g = lid.y; // this thread takes the chunks n ≡ g (mod G)
   let tid = g * BQ + r;
-  let q0 = (tiles - 1u - wid.y) * BQ; // longest tiles first
-  let i = q0 + r; // this thread's query row
-  let live = i < T;
-  let base = h * T * hd; // head h in q, k, v
+  let q0 = params.p0 + (tiles - 1u - wid.y) * BQ; // longest tiles first
+  let i = q0 + r; // this thread's query row: its position
+  let live = i < Tk;
+  let base = h * params.KT * hd; // head h in k, v
+  let qrow = (h * params.T + i - params.p0) * hd; // q[h, i - p0, :]
 
-  var qr: array<vec4f, HD4_CAP>; // q[h, i, :] (zeros past hd and for rows past T)
+  var qr: array<vec4f, HD4_CAP>; // q[h, i - p0, :] (zeros past hd and for rows past the last)
   var o: array<vec4f, HD4_CAP>;  // running Σ exp(s - m) · v[j, :] (zero-initialised)
   if (live) {
-    for (var e4 = 0u; e4 < HD4; e4++) { qr[e4] = q4(base + i * hd, e4 * 4u, hd); }
+    for (var e4 = 0u; e4 < HD4; e4++) { qr[e4] = q4(qrow, e4 * 4u, hd); }
   }
   var m = NEG; // running max of this thread's scores of row i
   var l = 0.0; // running Σ exp(s - m)
@@ -148,7 +161,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     }
   }
 
-  let kEnd = min(T, q0 + BQ); // causal: the tile's last row sees keys < kEnd; later tiles are skipped
+  let kEnd = min(Tk, q0 + BQ); // causal: the tile's last row sees keys < kEnd; later tiles are skipped
   for (var j0 = 0u; j0 < kEnd; j0 += BK) {
     // 1. K and V tiles (every read of the previous tile happened before the barrier that ended it).
     if (USE_PF) {
@@ -176,7 +189,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
       }
     }
 
-    // 2. This thread's chunk: keys jc .. jc + KC - 1 (all < T when jc <= i < T).
+    // 2. This thread's chunk: keys jc .. jc + KC - 1 (all < Tk when jc <= i < Tk).
     let jc = j0 + g * KC;
     if (live && jc <= i) {
       let kb = g * KC * HD4;      // the chunk's first K row in kv
@@ -250,7 +263,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   }
 
   if (g == 0u && live) {
-    let out = i * H * hd + h * hd;
+    let out = (i - params.p0) * H * hd + h * hd;
     for (var e4 = 0u; e4 < HD4; e4++) {
       let x = o[e4];
       let e = e4 * 4u;

@@ -1,12 +1,16 @@
 // Weighted values, heads merged back: ctx[i, h*hd + e] = Σ_{j<=i} p[h, i, j] · v[h, j, e].
 // p: [H, T, T] (zero above the diagonal), v: [H, T, hd], ctx: [T, H*hd]. Tiled matmul per head
 // (workgroup z = head), the j loop stops at the tile's last causal column.
+// Positions (KV-cache decoding): row i is the query at position p0 + i; p is [H, T, Tk] (Tk = p0 + T keys),
+// v is [H, KT, hd] (the cache). A whole forward is p0 = 0, KT = T. A row sums the same products in the same
+// order (j ascending) whatever p0 is; only the count of trailing zero products (p = 0 past the row's position)
+// differs, which leaves a finite sum unchanged.
 
-struct Params { T: u32, hd: u32, H: u32, _pad: u32 }
+struct Params { T: u32, hd: u32, H: u32, p0: u32, KT: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> p: array<f32>;         // [H, T, T]
-@group(0) @binding(2) var<storage, read> v: array<f32>;         // [H, T, hd]
+@group(0) @binding(1) var<storage, read> p: array<f32>;         // [H, T, Tk], Tk = p0 + T
+@group(0) @binding(2) var<storage, read> v: array<f32>;         // [H, KT, hd]
 @group(0) @binding(3) var<storage, read_write> ctx: array<f32>; // [T, H*hd]
 
 override TILE: u32 = 16;
@@ -16,20 +20,21 @@ var<workgroup> vs: array<f32, TILE * TILE>; // [j, e]
 @compute @workgroup_size(TILE, TILE)
 fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u) {
   let T = params.T;
+  let Tk = params.p0 + T;
   let hd = params.hd;
   let h = wid.z;
   let i = wid.y * TILE + lid.y;
   let e = wid.x * TILE + lid.x;
-  let jEnd = min(T, (wid.y + 1u) * TILE); // causal: rows of this tile need j < jEnd
+  let jEnd = min(Tk, params.p0 + (wid.y + 1u) * TILE); // causal: rows of this tile need j < jEnd
   var sum = 0.0;
   for (var j0 = 0u; j0 < jEnd; j0 += TILE) {
     let jp = j0 + lid.x;
     var pv = 0.0;
-    if (i < T && jp < T) { pv = p[(h * T + i) * T + jp]; }
+    if (i < T && jp < Tk) { pv = p[(h * T + i) * Tk + jp]; }
     ps[lid.y * TILE + lid.x] = pv;
     let jv = j0 + lid.y;
     var vv = 0.0;
-    if (jv < T && e < hd) { vv = v[(h * T + jv) * hd + e]; }
+    if (jv < Tk && e < hd) { vv = v[(h * params.KT + jv) * hd + e]; }
     vs[lid.y * TILE + lid.x] = vv;
     workgroupBarrier();
     for (var jj = 0u; jj < TILE; jj++) {

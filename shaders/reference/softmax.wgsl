@@ -1,11 +1,13 @@
 // Causal softmax over each row of the scores, in f32: p[h, i, j] = exp(s[h,i,j] - max) / sum for j <= i,
 // 0 for j > i. s, p: [H, T, T]. One workgroup per (h, i) row; max and sum are tree reductions.
+// Positions (KV-cache decoding): row i is the query at position p0 + i, rows are Tk = p0 + T long and cover
+// columns j <= p0 + i. A whole forward is p0 = 0. A row's arithmetic depends only on its position.
 
-struct Params { T: u32, rows: u32, _pad0: u32, _pad1: u32 }
+struct Params { T: u32, rows: u32, p0: u32, _pad1: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> s: array<f32>;       // [H, T, T]
-@group(0) @binding(2) var<storage, read_write> p: array<f32>; // [H, T, T]
+@group(0) @binding(1) var<storage, read> s: array<f32>;       // [H, T, Tk], Tk = p0 + T
+@group(0) @binding(2) var<storage, read_write> p: array<f32>; // [H, T, Tk]
 
 override WG: u32 = 128;
 var<workgroup> red: array<f32, WG>;
@@ -17,9 +19,10 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   if (row >= params.rows) { return; } // uniform per workgroup
   let lid = lid3.x;
   let T = params.T;
+  let Tk = params.p0 + T;
   let i = row % T;
-  let base = row * T;
-  let n = i + 1u; // causal: columns 0..i
+  let base = row * Tk;
+  let n = params.p0 + i + 1u; // causal: columns 0 .. p0 + i
   var m = bitcast<f32>(0xff7fffffu); // -FLT_MAX
   for (var j = lid; j < n; j += WG) { m = max(m, s[base + j]); }
   red[lid] = m;
@@ -39,7 +42,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     workgroupBarrier();
   }
   let inv = 1.0 / red[0];
-  for (var j = lid; j < T; j += WG) {
+  for (var j = lid; j < Tk; j += WG) {
     var out = 0.0;
     if (j < n) { out = exp(s[base + j] - rowmax) * inv; }
     p[base + j] = st(out);

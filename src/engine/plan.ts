@@ -19,6 +19,7 @@ import { linear } from '../kernels/linear';
 import { type Precision, precisionConstants } from '../kernels/precision';
 import { residualAdd } from '../kernels/residual';
 import { rotary, rotaryTables } from '../kernels/rotary';
+import type { KvCacheView } from './decode';
 import type { FusedKernelId } from './fused-kernels';
 import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
 
@@ -61,6 +62,9 @@ export interface PlanOptions {
   hooks?: PlanHooks;
   /** The largest storage binding to use (tensors beyond it are split). */
   maxBindingBytes: number;
+  /** KV-cache decoding (src/engine/decode.ts): the tokens sit at positions kv.p0.., each layer writes its k and v
+   * into the cache and attends to keys 0 .. kv.p0 + T − 1 there; rotary tables come with the cache. */
+  kv?: KvCacheView;
   /** Run layers [from, to) only; the residual entering layer `from` is `input` ([T, d]): values, or a GPU buffer
    * copied in by the plan's `before` copies. */
   layers?: { from: number; to: number; input?: Float32Array | GPUBuffer };
@@ -140,19 +144,23 @@ export function buildPlan(
   const ops: PlanOp[] = [];
   const before: { src: GPUBuffer; dst: GPUBuffer; bytes: number }[] = [];
   try {
-    const tables = rotaryTables(T, cfg.rotaryNdims, cfg.rotaryBase);
-    const cos = upload(tables.cos, 'cos');
-    const sin = upload(tables.sin, 'sin');
+    const tables = o.kv ? null : rotaryTables(T, cfg.rotaryNdims, cfg.rotaryBase);
+    const cos = tables ? upload(tables.cos, 'cos') : o.kv!.cos;
+    const sin = tables ? upload(tables.sin, 'sin') : o.kv!.sin;
+    // Token positions and the k/v layout: [H, T, hd] per layer, or the cache's [H, rows, hd] (KV cache).
+    const at = o.kv ? { p0: o.kv.p0, rows: o.kv.rows } : { p0: 0, rows: T };
+    const Tk = at.p0 + T; // keys the last token attends to
 
     const xs = [acts.get(T * d, 'x0'), acts.get(T * d, 'x1')]; // residual stream ping-pong
     const b = {
       ln1: acts.get(T * d, 'ln1'),
       qkv: acts.get(T * 3 * d, 'qkv'),
       q: acts.get(H * T * hd, 'q'),
-      k: acts.get(H * T * hd, 'k'),
-      v: acts.get(H * T * hd, 'v'),
-      scores: on('flash_attention') ? null : acts.get(H * T * T, 'scores'),
-      probs: on('flash_attention') ? null : acts.get(H * T * T, 'probs'),
+      k: o.kv ? null : acts.get(H * T * hd, 'k'),
+      v: o.kv ? null : acts.get(H * T * hd, 'v'),
+      // [H, T, Tk], sized for the cache's capacity with a KV cache (one size for every decode step)
+      scores: on('flash_attention') ? null : acts.get(H * T * at.rows, 'scores'),
+      probs: on('flash_attention') ? null : acts.get(H * T * at.rows, 'probs'),
       ctx: [acts.get(T * d, 'ctx0'), acts.get(T * d, 'ctx1')], // alternate per layer (stale-buffer fault)
       attnOut: acts.get(T * d, 'attn_out'),
       residMid: acts.get(T * d, 'resid_mid'),
@@ -239,6 +247,9 @@ export function buildPlan(
         );
       }
       const qkv = layer.attention.qkv;
+      const kc = o.kv?.k[i] ?? b.k!; // k, v: [H, at.rows, hd]
+      const vc = o.kv?.v[i] ?? b.v!;
+      const kvFloats = H * at.rows * hd;
       if (on('qkv_rotary')) {
         op(
           'qkv_rotary',
@@ -246,16 +257,17 @@ export function buildPlan(
           (k) =>
             qkvRotary(
               `${p}.qkv_rotary`,
-              { x: b.ln1, w: qkv.weight, b: qkv.bias, cos, sin, q: b.q, k: b.k, v: b.v, dummy: m.dummy },
+              { x: b.ln1, w: qkv.weight, b: qkv.bias, cos, sin, q: b.q, k: kc, v: vc, dummy: m.dummy },
               T,
               H,
               hd,
               cfg.rotaryNdims,
               k,
+              at,
             ),
           [`${p}.q`, b.q, H * T * hd],
-          [`${p}.k`, b.k, H * T * hd],
-          [`${p}.v`, b.v, H * T * hd],
+          [`${p}.k`, kc, kvFloats],
+          [`${p}.v`, vc, kvFloats],
         );
       } else {
         op(
@@ -278,35 +290,40 @@ export function buildPlan(
           (k) =>
             rotary(
               `${p}.rotary`,
-              { qkv: b.qkv, cos, sin, q: b.q, k: b.k, v: b.v },
+              { qkv: b.qkv, cos, sin, q: b.q, k: kc, v: vc },
               T,
               H,
               hd,
               cfg.rotaryNdims,
               k,
+              at,
             ),
           [`${p}.q`, b.q, H * T * hd],
-          [`${p}.k`, b.k, H * T * hd],
-          [`${p}.v`, b.v, H * T * hd],
+          [`${p}.k`, kc, kvFloats],
+          [`${p}.v`, vc, kvFloats],
         );
       }
       if (on('flash_attention')) {
         op(
           'flash_attention',
           i,
-          (k) => flashAttention(`${p}.flash_attention`, { q: b.q, k: b.k, v: b.v, ctx }, H, T, hd, k),
+          (k) => flashAttention(`${p}.flash_attention`, { q: b.q, k: kc, v: vc, ctx }, H, T, hd, k, at),
           [`${p}.ctx`, ctx, T * d],
         );
       } else {
         const s = b.scores!;
         const pr = b.probs!;
-        op(null, i, (k) => attnScores(`${p}.scores`, { q: b.q, k: b.k, s }, H, T, hd, k), [
+        op(null, i, (k) => attnScores(`${p}.scores`, { q: b.q, k: kc, s }, H, T, hd, k, at), [
           `${p}.scores`,
           s,
-          H * T * T,
+          H * T * Tk,
         ]);
-        op(null, i, (k) => softmaxCausal(`${p}.probs`, { s, p: pr }, H, T, k), [`${p}.probs`, pr, H * T * T]);
-        op(null, i, (k) => attnValues(`${p}.ctx`, { p: pr, v: b.v, ctx }, H, T, hd, k), [
+        op(null, i, (k) => softmaxCausal(`${p}.probs`, { s, p: pr }, H, T, k, at), [
+          `${p}.probs`,
+          pr,
+          H * T * Tk,
+        ]);
+        op(null, i, (k) => attnValues(`${p}.ctx`, { p: pr, v: vc, ctx }, H, T, hd, k, at), [
           `${p}.ctx`,
           ctx,
           T * d,

@@ -4,6 +4,7 @@
 import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { ceilDiv, MAX_GROUPS } from './grid';
+import { type KvPositions, kvPositions } from './positions';
 
 export const flashAttentionKernel: KernelDef = {
   name: 'fused/flash_attention',
@@ -12,8 +13,8 @@ export const flashAttentionKernel: KernelDef = {
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'q', kind: 'read' }, // [H, T, hd]
-    { name: 'k', kind: 'read' }, // [H, T, hd]
-    { name: 'v', kind: 'read' }, // [H, T, hd]
+    { name: 'k', kind: 'read' }, // [H, rows, hd] (rows = T in a whole forward)
+    { name: 'v', kind: 'read' }, // [H, rows, hd]
     { name: 'ctx', kind: 'rw' }, // [T, H*hd]
   ],
 };
@@ -52,6 +53,8 @@ export function flashTiles(hd: number): { BQ: number; BK: number } {
 /**
  * ctx[i, h*hd + e] = Σ_{j<=i} softmax_j(q[h,i]·k[h,j] / sqrt(hd)) v[h,j,e] — q, k, v: [H, T, hd],
  * ctx: [T, H*hd]. `opts.constants` (precision, fault switches, BQ/BK) are merged over the default tiles.
+ * With `at` (KV-cache decoding) the T query rows are positions at.p0.., k and v are [H, at.rows, hd] and keys
+ * 0 .. at.p0 + T − 1 are read; each row is bit-identical to that row of a whole forward.
  */
 export function flashAttention(
   label: string,
@@ -60,7 +63,9 @@ export function flashAttention(
   T: number,
   hd: number,
   opts: { constants?: OverrideConstants } = {},
+  at?: KvPositions,
 ): DispatchSpec {
+  const { p0, rows } = kvPositions(label, T, at);
   if (!Number.isInteger(hd) || hd < 1 || hd > FLASH_MAX_HEAD_DIM) {
     throw new Error(`${label}: flash attention supports head_dim 1..${FLASH_MAX_HEAD_DIM}, got ${hd}`);
   }
@@ -91,7 +96,7 @@ export function flashAttention(
     kernel: flashAttentionKernel,
     constants,
     buffers: b,
-    params: paramsBytes([T, hd, H, { f32: 1 / Math.sqrt(hd) }]),
+    params: paramsBytes([T, hd, H, { f32: 1 / Math.sqrt(hd) }, p0, rows]),
     workgroups: [H, tiles, 1],
   };
 }

@@ -5,6 +5,7 @@
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { gemmConstants, gemmWorkgroups } from './gemm';
+import { type KvPositions, kvPositions } from './positions';
 
 export interface GemmOpts {
   constants?: OverrideConstants;
@@ -56,11 +57,11 @@ export const qkvRotaryKernel: KernelDef = {
     { name: 'x', kind: 'read' }, // [T, d]
     { name: 'w', kind: 'read' }, // [3d, d] = [H, 3, hd, d]
     { name: 'b', kind: 'read' }, // [3d] = [H, 3, hd]
-    { name: 'cos', kind: 'read' }, // [T, r/2]
-    { name: 'sin', kind: 'read' }, // [T, r/2]
+    { name: 'cos', kind: 'read' }, // [>= p0 + T, r/2]
+    { name: 'sin', kind: 'read' }, // [>= p0 + T, r/2]
     { name: 'q', kind: 'rw' }, // [H, T, hd]
-    { name: 'k', kind: 'rw' }, // [H, T, hd]
-    { name: 'v', kind: 'rw' }, // [H, T, hd]
+    { name: 'k', kind: 'rw' }, // [H, rows, hd] (rows = T in a whole forward)
+    { name: 'v', kind: 'rw' }, // [H, rows, hd]
   ],
 };
 
@@ -159,7 +160,8 @@ export function linearResidual(
  * QKV projection + bias + head split + partial rotary in one kernel: x [T, d] (d = H·hd), W [3d, d] and
  * b [3d] in HF's fused layout [H, 3, hd], cos/sin [T, r/2] (rotaryTables) -> q, k, v each [H, T, hd], the
  * first r dims of q and k rotated (rotate-half). The GEMM runs over 3·H·hdE permuted columns (hdE = hd
- * rounded up to even; see shaders/fused/qkv_rotary.wgsl). Fault: FAULT_GPTJ_ROTARY.
+ * rounded up to even; see shaders/fused/qkv_rotary.wgsl). Fault: FAULT_GPTJ_ROTARY. With `at` (KV-cache
+ * decoding) the rows are the tokens at positions at.p0.. and k, v go to rows at.p0.. of [H, at.rows, hd].
  */
 export function qkvRotary(
   label: string,
@@ -167,11 +169,11 @@ export function qkvRotary(
     x: GPUBuffer; // [T, d]
     w: GPUBuffer; // [3d, d]
     b: GPUBuffer | null; // [3d]
-    cos: GPUBuffer; // [T, r/2]
-    sin: GPUBuffer; // [T, r/2]
+    cos: GPUBuffer; // [>= p0 + T, r/2]
+    sin: GPUBuffer; // [>= p0 + T, r/2]
     q: GPUBuffer; // [H, T, hd]
-    k: GPUBuffer; // [H, T, hd]
-    v: GPUBuffer; // [H, T, hd]
+    k: GPUBuffer; // [H, rows, hd]
+    v: GPUBuffer; // [H, rows, hd]
     dummy: GPUBuffer;
   },
   T: number,
@@ -179,7 +181,9 @@ export function qkvRotary(
   hd: number,
   r: number,
   opts: GemmOpts = {},
+  at?: KvPositions,
 ): DispatchSpec {
+  const { p0, rows } = kvPositions(label, T, at);
   if (r < 0 || r > hd || r % 2 !== 0)
     throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
   const d = H * hd;
@@ -199,7 +203,7 @@ export function qkvRotary(
       k: buf.k,
       v: buf.v,
     },
-    params: paramsBytes([T, H, hd, r, d, buf.b ? 1 : 0]),
+    params: paramsBytes([T, H, hd, r, d, buf.b ? 1 : 0, p0, rows]),
     workgroups: gemmWorkgroups(T, virtualCols, tiles),
   };
 }

@@ -2,6 +2,7 @@ import type { KernelDef } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelOpts } from './grid';
 import { grid1d } from './grid';
+import { type KvPositions, kvPositions } from './positions';
 
 export const rotaryKernel: KernelDef = {
   name: 'reference/rotary',
@@ -10,11 +11,11 @@ export const rotaryKernel: KernelDef = {
   bindings: [
     { name: 'params', kind: 'uniform' },
     { name: 'qkv', kind: 'read' }, // [T, H, 3, hd]
-    { name: 'cos', kind: 'read' }, // [T, r/2]
-    { name: 'sin', kind: 'read' }, // [T, r/2]
+    { name: 'cos', kind: 'read' }, // [>= p0 + T, r/2]
+    { name: 'sin', kind: 'read' }, // [>= p0 + T, r/2]
     { name: 'q', kind: 'rw' }, // [H, T, hd]
-    { name: 'k', kind: 'rw' }, // [H, T, hd]
-    { name: 'v', kind: 'rw' }, // [H, T, hd]
+    { name: 'k', kind: 'rw' }, // [H, rows, hd] (rows = T in a whole forward)
+    { name: 'v', kind: 'rw' }, // [H, rows, hd]
   ],
 };
 
@@ -39,7 +40,10 @@ export function rotaryTables(T: number, r: number, base: number): { cos: Float32
   return { cos, sin };
 }
 
-/** Splits qkv [T, H, 3, hd] into q, k, v [H, T, hd], rotating the first r dims of q and k. */
+/**
+ * Splits qkv [T, H, 3, hd] into q, k, v [H, T, hd], rotating the first r dims of q and k. With `at` (KV-cache
+ * decoding) the rows are the tokens at positions at.p0.. and k, v go to rows at.p0.. of [H, at.rows, hd].
+ */
 export function rotary(
   label: string,
   b: { qkv: GPUBuffer; cos: GPUBuffer; sin: GPUBuffer; q: GPUBuffer; k: GPUBuffer; v: GPUBuffer },
@@ -48,13 +52,15 @@ export function rotary(
   hd: number,
   r: number,
   opts: KernelOpts = {},
+  at?: KvPositions,
 ): DispatchSpec {
+  const { p0, rows } = kvPositions(label, T, at);
   return {
     label,
     kernel: rotaryKernel,
     constants: { WG, ...opts.constants },
     buffers: b,
-    params: paramsBytes([T, H, hd, r]),
+    params: paramsBytes([T, H, hd, r, p0, rows]),
     workgroups: grid1d(H * T * hd, WG),
   };
 }
