@@ -267,7 +267,32 @@ describe('GpuMetrics vs fullMetrics / perTokenRelL2 / errorHistogram', () => {
       }
     }
     cases.push(['histogram edges', finishCase(Float32Array.from(ea), Float32Array.from(eb), null)]);
-    const specs = cases.map(([name, c]) => ({ name, c, precision: PRECISIONS[Math.floor(rng() * 4)] }));
+    // Double-float baselines whose f32 rounding is a tie (lo = ±ulp/2, or −ulp/4 below a power of two): a is
+    // that rounding, so maxUlp is 0 only if the GPU rounds hi + lo as Math.fround does; and one that rounds
+    // past the f32 maximum to Inf (1 ulp from the maximum).
+    const th: number[] = [];
+    const tl: number[] = [];
+    const ta: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const bits = (0x3f000000 + Math.floor(rng() * 0x2000000)) >>> 0;
+      const hv = f32FromBits(bits);
+      const ulp = f32FromBits(bits + 1) - hv;
+      const pow2 = i % 3 === 2;
+      const hiv = pow2 ? f32FromBits(bits & 0xff800000) : hv;
+      const lov = pow2 ? -ulp / 4 : i % 2 ? ulp / 2 : -ulp / 2;
+      th.push(hiv);
+      tl.push(lov);
+      ta.push(Math.fround(hiv + lov));
+    }
+    const ties = finishCase(Float32Array.from(ta), Float32Array.from(th), Float32Array.from(tl));
+    cases.push(['df ties', ties]);
+    const max = new Float32Array([f32FromBits(0x7f7fffff)]);
+    cases.push(['df past f32 max', finishCase(max, max, new Float32Array([2 ** 103]))]);
+    const specs = cases.map(([name, c]) => ({
+      name,
+      c,
+      precision: name.startsWith('df ') ? 'fp32' : PRECISIONS[Math.floor(rng() * 4)],
+    }));
     const jobs = specs.map(({ c, precision }): CompareJob => {
       return { ...operands(c), n: c.a.length, precision, histogram: true };
     });
@@ -284,6 +309,7 @@ describe('GpuMetrics vs fullMetrics / perTokenRelL2 / errorHistogram', () => {
     expect([m[1].relL2, m[1].cosineDistance]).toEqual([1, 1]);
     expect([m[2].relL2, m[2].cosineDistance, m[2].sqnrDb, m[2].maxUlp]).toEqual([0, 0, Infinity, 0]);
     expect([m[3].relL2, m[3].sqnrDb, m[4].relL2, m[4].sqnrDb]).toEqual([0, Infinity, 0, Infinity]);
+    expect([m[m.length - 2].maxUlp, m[m.length - 1].maxUlp]).toEqual([0, 1]);
   });
 
   it('≈ 2 M elements (16 rows of 125003), double-float baseline, histogram', async () => {

@@ -81,6 +81,7 @@ export function randomCase(rng: () => number, n: number, df: boolean, plant: Pla
       set(1, 1, -(2 ** -25)); // below a power of two the f32 tie is at ulp/4
       set(1, 1, 2 ** -53); // the f64 sum 1 + 2^-53 is a tie (to even: 1): |a − b| is 0 in f64
       set(1, 1, -(2 ** -54)); // 1 − 2^-54: f64 tie below a power of two (to even: 1)
+      set(1, 1, -3 * 2 ** -55); // below 1 the f64 spacing is 2^-53: the sum rounds to 1 − 2^-53, not 1
       set(3, 3, 3 * 2 ** -60);
       set(-5, -5, 2 ** -80);
       set(0.75, 0, 0.75); // (0, lo)
