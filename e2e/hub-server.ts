@@ -2,8 +2,9 @@
 // generated GPT-NeoX checkpoints in the Hub's layout and answers the way the Hub does where the app relies on
 // it: `/<org>/<name>/resolve/<revision>/<file>` gives a small file (config.json, tokenizer.json) directly and
 // an LFS file (model.safetensors) as a 302 redirect, with X-Linked-Size / X-Linked-Etag / X-Repo-Commit, to a
-// CDN-like path that answers with the bytes and their Content-Length; HEAD works on both; every answer carries
-// CORS headers (the page is on another origin). It counts every request, and can be made slow (so a download
+// CDN-like path on another origin (a second port, as the Hub's CDN is another host) that answers with the
+// bytes and their Content-Length; HEAD works on both; every answer carries CORS headers (the page is on a
+// third origin, and a cross-origin redirect leaves the request with an opaque origin: only `*` lets it read). It counts every request, and can be made slow (so a download
 // can be cancelled half-way). Started by the spec itself on a free port.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -26,12 +27,16 @@ interface Repo {
 
 export interface HubRequest {
   method: string;
+  /** host:port the request was sent to (the Hub's or the CDN's). */
+  host: string;
   path: string;
   status: number;
 }
 
 export interface StandIn {
   origin: string;
+  /** Where the 302s point: the stand-in's CDN, another origin. */
+  cdnOrigin: string;
   /** Every request so far, in order. */
   requests: HubRequest[];
   /** The override a page needs (localStorage) to point its presets here. */
@@ -190,10 +195,11 @@ export async function startHubServer(): Promise<StandIn> {
     tick();
   };
 
-  const server = createServer((req, res) => {
+  let cdnOrigin = '';
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const path = decodeURIComponent(url.pathname);
-    const entry: HubRequest = { method: req.method ?? '?', path, status: 0 };
+    const entry: HubRequest = { method: req.method ?? '?', host: req.headers.host ?? '', path, status: 0 };
     requests.push(entry);
     res.on('finish', () => {
       entry.status = res.statusCode;
@@ -220,23 +226,35 @@ export async function startHubServer(): Promise<StandIn> {
     if (!f.lfs) return serveBody(req, res, f);
     // The Hub's answer for an LFS file: a redirect to the CDN, with the LFS object's size and sha256.
     return send(res, 302, {
-      Location: `/cdn/${f.sha256}/${encodeURIComponent(m[3])}`,
+      Location: `${cdnOrigin}/cdn/${f.sha256}/${encodeURIComponent(m[3])}`,
       'X-Linked-Size': f.body.length,
       'X-Linked-Etag': `"${f.sha256}"`,
       ETag: `"${f.sha256}"`,
       'X-Repo-Commit': repo.revision,
       'Content-Length': 0,
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  const server = createServer(handler);
+  const cdn = createServer(handler);
+  const listen = async (s: typeof server) => {
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  };
+  const origin = await listen(server);
+  cdnOrigin = await listen(cdn);
   const override: HubOverride = { origin, presets: {} };
   for (const p of HUB_PRESETS) {
     const w = repos.get(p.repo)!.files.get('model.safetensors')!;
     override.presets[p.id] = { sha256: w.sha256, bytes: w.body.length };
   }
+  const closeOne = (s: typeof server) =>
+    new Promise<void>((resolve) => {
+      s.closeAllConnections();
+      s.close(() => resolve());
+    });
   return {
     origin,
+    cdnOrigin,
     requests,
     override,
     file: (repo, name) => {
@@ -248,10 +266,8 @@ export async function startHubServer(): Promise<StandIn> {
     setSlow: (s) => {
       slow = s;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      await Promise.all([closeOne(server), closeOne(cdn)]);
+    },
   };
 }

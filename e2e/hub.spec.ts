@@ -112,6 +112,10 @@ test('Pythia presets: size before download, progress and cancel, sha256, the Ind
   expect(since(mark).filter((r) => r.startsWith('GET /cdn/'))).toEqual([
     `GET /cdn/${weights.sha256}/model.safetensors 200`,
   ]);
+  // That GET followed a redirect to another origin (the CDN's), as on the Hub.
+  const cdnGet = hub.requests.slice(mark).find((r) => r.method === 'GET' && r.path.startsWith('/cdn/'));
+  expect(`http://${cdnGet?.host}`).toBe(hub.cdnOrigin);
+  expect(hub.cdnOrigin).not.toBe(hub.origin);
   // The share link names the model by URL and sha256.
   const link = await page.getByTestId('share-link').inputValue();
   expect(link).toContain('#r1=');

@@ -191,8 +191,10 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
               </>
             )}
             <dt>sha256</dt>
-            <dd className="mono small" data-testid="preset-sha256">
-              {p.sha256}
+            <dd>
+              <span className="mono small" data-testid="preset-sha256">
+                {p.sha256}
+              </span>
             </dd>
           </dl>
           {refusal && (

@@ -105,7 +105,7 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
           <dt>Weights on the GPU</dt>
           <dd data-testid="weights-precision">{model.weightsOnGpu}</dd>
           <dt>sha256</dt>
-          <dd className="mono small" data-testid="model-sha256">
+          <dd className="mono small" data-testid="model-sha256" title={model.sha256}>
             {model.sha256}
           </dd>
         </dl>
