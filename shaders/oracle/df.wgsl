@@ -23,6 +23,14 @@
 // (DF_NEVER), so the compiler cannot fold it, and the cost is a compare and a select. Values from uniforms and
 // storage buffers are already opaque. Exact power-of-two scalings (x * 0.5) are safe as literals.
 //
+// ALGEBRA ON RUN-TIME VALUES TOO. NVIDIA's Vulkan compiler (H200, driver 580.159.04, Dawn) simplifies
+// (a + b) − a to b even when a and b come from memory: TwoSum's error term came back 0 and every df op was
+// f32-accurate (the self-test failed, as it must). So two_sum, fast_two_sum, two_prod and the Dekker split pass
+// the value they round through df_opq(x, key), the same compare-and-select as df_const: the compiler can no
+// longer relate s to a + b. Measured there with it: every transform exact, with DF_FMA = true (fma is fused)
+// and false, and the functions within 6·2^-48 (tools/df-check.ts). A new kernel that writes its own error-free
+// arithmetic must do the same.
+//
 // Status: used by the GPU oracle; trusted on an adapter only after src/engine/df-selftest.ts has passed there
 // (DF_FMA is chosen by that self-test: SwiftShader's `fma` is not fused, lo of two_prod comes back 0, so it
 // needs DF_FMA = false). exp, erf, erfc and GELU are in df_math.wgsl (include after this file).
@@ -44,35 +52,41 @@ fn f_const(k: f32, key: f32) -> f32 {
   return select(k, key, bitcast<u32>(key) == DF_NEVER);
 }
 
+// x, opaque to the compiler: what the error-free transforms round (a + b, a·b) goes through this, so that no
+// algebra can see that s − a came from (a + b) − a (see ALGEBRA in the header).
+fn df_opq(x: f32, key: f32) -> f32 {
+  return select(x, key, bitcast<u32>(key) == DF_NEVER);
+}
+
 // s + e == a + b exactly (Knuth TwoSum; no assumption on magnitudes).
 fn two_sum(a: f32, b: f32) -> vec2<f32> {
   if (DF_BREAK == 1u) {
     return vec2<f32>(a + b, 0.0);
   }
-  let s = a + b;
-  let bb = s - a;
+  let s = df_opq(a + b, a);
+  let bb = df_opq(s - a, b);
   let e = (a - (s - bb)) + (b - bb);
   return vec2<f32>(s, e);
 }
 
 // s + e == a + b exactly, requires |a| >= |b| (or a == 0) (Dekker Fast2Sum).
 fn fast_two_sum(a: f32, b: f32) -> vec2<f32> {
-  let s = a + b;
+  let s = df_opq(a + b, a);
   let e = b - (s - a);
   return vec2<f32>(s, e);
 }
 
 // Veltkamp split: a == hi + lo exactly, each half with at most 12 significant bits.
 fn df_split(a: f32) -> vec2<f32> {
-  let c = 4097.0 * a;
-  let hi = c - (c - a);
+  let c = df_opq(4097.0 * a, a);
+  let hi = c - df_opq(c - a, a);
   return vec2<f32>(hi, a - hi);
 }
 
 // p + e == a * b exactly. DF_FMA: through fma (one rounding of a*b - p); where an adapter's `fma` is not fused
 // (SwiftShader lowers it to a multiply and an add), by Dekker's product of split halves.
 fn two_prod(a: f32, b: f32) -> vec2<f32> {
-  let p = a * b;
+  let p = df_opq(a * b, a);
   if (DF_FMA) {
     return vec2<f32>(p, fma(a, b, -p));
   }

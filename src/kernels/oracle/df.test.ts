@@ -9,159 +9,24 @@
 //   "Tight and rigorous error bounds for basic building blocks of double-word arithmetic", 2017: AccurateDWPlusDW,
 //   DWPlusFP, DWTimesFP, DWTimesDW1), plus 2^-52 for the f64 reference's own rounding;
 // - div, sqrt, rsqrt 8u²: long division / two Newton steps, each result the sum of three corrections whose
-//   remainders are computed with the operations above (measured worst ~3u²);
-// - exp, erf, erfc, gelu: 8u² relative (measured worst 5.5u² over 10^5 inputs per function on SwiftShader), plus an
-//   absolute 2^-125 where the result's lo part falls below the smallest normal f32 (flushed to zero on GPUs:
-//   the df format itself ends there). A lost lo part, a wrong coefficient or a dropped term shows up at >= 1e-9.
+//   remainders are computed with the operations above (measured worst over 10^5 inputs: 1.8u² div);
+// - exp, erf, erfc, gelu 10u² relative: a dozen of the operations above in sequence, whose worst cases do not
+//   line up (measured worst over 10^5 inputs each on SwiftShader: exp 2.0u², erf 5.4u², erfc 5.7u², gelu
+//   6.2u²), plus an absolute 2^-125 where the result's lo part falls below the smallest normal f32 (flushed on
+//   GPUs: the df format itself ends there). A lost lo part, a wrong coefficient or a dropped term shows up at
+//   >= 1e-9.
+// Operands keep a normal lo part (or 0): a GPU may flush a subnormal one on load.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../model/random';
 import { createHarness, freshSeed, type Harness } from '../testing';
+import { DF_ABS, DF_REL, dfRandomCases, U2 } from './df-random-cases';
 import { dfReference, eftExact } from './df-reference';
 import { type DfCase, type DfOp, dfProbe, packDfCases } from './df-test-kernel';
 
-const U2 = 2 ** -48;
-const REF = 2 ** -52; // the f64 reference's rounding, relative
-const FLUSH = 2 ** -125; // absolute: a lo part below the smallest normal f32 may be flushed
 const N = Number(process.env.DF_TEST_N ?? 1500) + 37; // not a multiple of 64
-
-const REL: Record<DfOp, number> = {
-  two_sum: 0,
-  fast_two_sum: 0,
-  two_prod: 0,
-  add: 3 * U2 + REF,
-  sub: 3 * U2 + REF,
-  add_f: 2 * U2 + REF,
-  mul_f: 2 * U2 + REF,
-  mul: 7 * U2 + REF,
-  div: 8 * U2,
-  sqrt: 8 * U2,
-  rsqrt: 8 * U2,
-  exp: 8 * U2,
-  erf: 8 * U2,
-  erfc: 8 * U2,
-  gelu: 8 * U2,
-};
-const ABS: Partial<Record<DfOp, number>> = { exp: FLUSH, erfc: FLUSH, gelu: FLUSH };
-
-type Rng = () => number;
-
-/** A random f32 with a uniform exponent in [e0, e1] and a random sign (or positive). */
-function randF32(rng: Rng, e0: number, e1: number, positive = false): number {
-  const e = Math.floor(e0 + (e1 - e0 + 1) * rng());
-  const v = Math.fround((1 + rng()) * 2 ** e);
-  return positive || rng() < 0.5 ? v : -v;
-}
-
-/** The df pair nearest v whose hi + lo is exactly representable in f64 (lo dropped when it is not). */
-function toDf(v: number): [number, number] {
-  const hi = Math.fround(v);
-  const lo = Math.fround(v - hi);
-  return hi + lo - hi === lo ? [hi, lo] : [hi, 0];
-}
-
-/** A random df: hi with a uniform exponent in [e0, e1], lo a random normalised tail (|lo| <= ulp(hi)/2). */
-function randDf(rng: Rng, e0: number, e1: number, positive = false): [number, number] {
-  const hi = randF32(rng, e0, e1, positive);
-  return toDf(hi + hi * 2 ** -25 * (2 * rng() - 1));
-}
-
-function uniformDf(rng: Rng, lo: number, hi: number): [number, number] {
-  return toDf(lo + (hi - lo) * rng());
-}
-
-const ZERO: readonly [number, number] = [0, 0];
-
-/** Random cases for one op: many magnitudes, plus the adversarial shapes each op has. */
-function casesFor(op: DfOp, rng: Rng, n: number): DfCase[] {
-  const out: DfCase[] = [];
-  for (let i = 0; i < n; i++) {
-    const k = i % 4;
-    switch (op) {
-      case 'two_sum':
-      case 'fast_two_sum': {
-        let a = randF32(rng, -50, 50);
-        let b = k === 0 ? -a * Math.fround(1 + 2 ** -23 * Math.floor(8 * rng())) : randF32(rng, -50, 50);
-        b = Math.fround(b);
-        if (op === 'fast_two_sum' && Math.abs(a) < Math.abs(b)) [a, b] = [b, a];
-        out.push({ op, a: [a, 0], b: [b, 0] });
-        break;
-      }
-      case 'two_prod': {
-        // Products >= 2^-60: the error term (>= 2^-108 when not 0) stays a normal f32. Near powers of two too.
-        const a =
-          k === 0 ? Math.fround(2 ** Math.floor(20 * rng() - 10) * (1 - 2 ** -24)) : randF32(rng, -30, 30);
-        out.push({ op, a: [a, 0], b: [randF32(rng, -30, 30), 0] });
-        break;
-      }
-      case 'add':
-      case 'sub': {
-        const a = randDf(rng, -40, 40);
-        const x = a[0] + a[1];
-        let b: [number, number];
-        if (k === 0 || k === 1) {
-          // Cancellation: b within a relative 2^-j of ∓a (j up to 40: deep into the lo part).
-          const j = 1 + Math.floor(40 * rng());
-          const t = (op === 'add' ? -x : x) * (1 + 2 ** -j * (2 * rng() - 1));
-          b = toDf(t);
-        } else b = randDf(rng, -40, 40);
-        out.push({ op, a, b });
-        break;
-      }
-      case 'mul':
-      case 'div':
-        out.push({ op, a: randDf(rng, -30, 30), b: randDf(rng, -30, 30) });
-        break;
-      case 'add_f':
-        out.push({ op, a: randDf(rng, -30, 30), b: [randF32(rng, -30, 30), 0] });
-        break;
-      case 'mul_f':
-        out.push({ op, a: randDf(rng, -30, 30), b: [randF32(rng, -30, 30), 0] });
-        break;
-      case 'sqrt':
-      case 'rsqrt': {
-        const a =
-          k === 0
-            ? toDf(2 ** Math.floor(60 * rng() - 30) * (1 + 2 ** -40 * rng()))
-            : randDf(rng, -95, 126, true); // up to the f32 range: the 4^k scaling
-        out.push({ op, a, b: ZERO });
-        break;
-      }
-      case 'exp': {
-        const a =
-          k === 0 ? uniformDf(rng, -1, 1) : k === 1 ? uniformDf(rng, -1e-3, 1e-3) : uniformDf(rng, -104, 0);
-        out.push({ op, a, b: ZERO });
-        break;
-      }
-      case 'erf':
-      case 'erfc': {
-        const r = rng();
-        const a =
-          k === 0
-            ? uniformDf(rng, 0.45, 0.55) // the switch between series and continued fraction
-            : k === 1
-              ? randDf(rng, -40, 2)
-              : op === 'erf'
-                ? uniformDf(rng, -10, 10)
-                : uniformDf(rng, -6, 10);
-        out.push({ op, a: r < 0.5 || op === 'erfc' ? a : [-a[0], -a[1]], b: ZERO });
-        break;
-      }
-      case 'gelu': {
-        const a =
-          k === 0
-            ? uniformDf(rng, -16, 16)
-            : k === 1
-              ? uniformDf(rng, -14, -0.6) // the left tail and the switch at −0.707
-              : k === 2
-                ? randDf(rng, -40, 4)
-                : randDf(rng, -40, 127);
-        out.push({ op, a, b: ZERO });
-        break;
-      }
-    }
-  }
-  return out;
-}
+const REL = DF_REL;
+const ABS = DF_ABS;
+const casesFor = dfRandomCases;
 
 let h: Harness;
 let fmaFused = false;
