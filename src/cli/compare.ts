@@ -1,8 +1,10 @@
 // `cli compare` and `cli check`: run the analysis of a RunSpec and write the report / exit by verdict.
+
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
+import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
@@ -67,6 +69,8 @@ export function formatVerdict(r: Report): string {
       `layer ${l.layer}: ${r.metric} ${fmt(l.propagated, r.metric)} vs floor ${fmt(l.floor, r.metric)} (×${l.ratio.toPrecision(3)})` +
       `${l.diverged ? '  DIVERGED' : ''}${l.born ? ' (born here)' : ''}`,
   );
+  const nonFinite = firstNonFinite(r);
+  if (nonFinite) lines.push(`non-finite: ${describeNonFinite(nonFinite)}`);
   if (r.verdict === 'agree') lines.push(`agree: no layer exceeds ${r.k} × the noise floor`);
   else {
     const blamed = r.bisection?.filter((b) => b.reproduces) ?? [];

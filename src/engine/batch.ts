@@ -49,6 +49,7 @@ export class GpuBatch {
   private programs: Program[] = [];
   private timers: { timer: GpuTimer; run: BatchForward }[] = [];
   private held: GPUBuffer[] = [];
+  private cleanups: (() => void)[] = [];
   private submitted = false;
   private released = false;
 
@@ -67,6 +68,11 @@ export class GpuBatch {
     const b = this.ctx.pool.acquire(bytes, usage, label);
     this.held.push(b);
     return b;
+  }
+
+  /** Runs `f` at release() (for resources the caller's recorded work made: the oracle's buffers). */
+  onRelease(f: () => void): void {
+    this.cleanups.push(f);
   }
 
   /** Records one forward; its taps are copied, as each op finishes, into buffers that outlive the plan. */
@@ -155,6 +161,7 @@ export class GpuBatch {
     for (const p of this.plans) p.release();
     for (const { timer } of this.timers) timer.destroy();
     for (const b of this.held) this.ctx.pool.release(b);
+    for (const f of this.cleanups.splice(0)) f();
     this.programs = [];
     this.plans = [];
     this.timers = [];

@@ -1,6 +1,7 @@
 // The report in words: the verdict, the bisection, the determinism badge, both paths' generated text (cut
 // at the first difference) and, while the run generates, both paths' tokens as they stream in.
 import type { Report } from '../compare/analyze';
+import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import type { TextSegments, TokenStream } from '../state/store';
 import { formatRatio } from './format';
@@ -43,6 +44,7 @@ export function Verdict({ report }: { report: Report }) {
         The logits diverge (more than {report.k} × their {floor}) though no layer does on its own.
       </>
     );
+  const nonFinite = firstNonFinite(report);
   return (
     <p
       className={`verdict ${report.verdict}`}
@@ -51,6 +53,12 @@ export function Verdict({ report }: { report: Report }) {
       data-layer={fdl ?? ''}
     >
       <span className="verdict-badge">{report.verdict === 'agree' ? 'agree' : 'diverged'}</span> {text}
+      {nonFinite && (
+        <strong className="nonfinite" data-testid="nonfinite">
+          {' '}
+          {describeNonFinite(nonFinite)}.
+        </strong>
+      )}
     </p>
   );
 }
@@ -257,5 +265,17 @@ export function Streaming({ stream, total }: { stream: TokenStream | null; total
         })}
       </div>
     </div>
+  );
+}
+
+/** Which oracle the floor was measured against, and why (double-float on the GPU, or fp64 on the CPU). */
+export function OracleNote({ report }: { report: Report }) {
+  const o = report.oracle;
+  if (!o) return null; // a report stored before reports named their oracle
+  return (
+    <p className="muted small" data-testid="oracle-note" data-oracle={o.kind}>
+      Noise floor against the {o.kind === 'gpu' ? 'double-float oracle on the GPU' : 'fp64 oracle on the CPU'}
+      : {o.reason}.
+    </p>
   );
 }

@@ -17,7 +17,7 @@ import { download, exportName, layersToCsv, reportToJson, runDetails } from './e
 import { formatMetric, formatMs, METRIC_LABELS } from './format';
 import { Term } from './Glossary';
 import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
-import { Bisection, Determinism, Generation, Streaming, Verdict } from './ReportParts';
+import { Bisection, Determinism, Generation, OracleNote, Streaming, Verdict } from './ReportParts';
 
 function Exports({ report }: { report: Report }) {
   return (
@@ -149,6 +149,7 @@ export function Results({ store }: { store: AppStore }) {
           {changed && <StaleBanner changed={changed} />}
           <StoredBanner store={store} />
           <Verdict report={report} />
+          <OracleNote report={report} />
           {report.plantedFaults.length > 0 && (
             <p data-testid="planted">
               Planted:{' '}

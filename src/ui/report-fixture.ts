@@ -155,6 +155,7 @@ export function fixtureReport(): Report {
       },
       speedup: 2,
     },
+    oracle: { kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null },
     durations: { reference: 12.5, fused: 13 },
   };
 }
