@@ -4,12 +4,12 @@
 // model, and on the 70m shape at a short prompt.
 // Bundle: npx esbuild src/engine/oracle-gpu-bench.ts --bundle --platform=node --format=esm --outfile=.devpack/oracle-bench.mjs
 //   (with SHADERS_DIR pointing at the shaders/ folder when run from elsewhere).
-// Measured 2026-11-23, H200 (Dawn on NVIDIA Vulkan 580.159.04), T = 128, DF_FMA = true, medians of 5, with
-// two_sum and fast_two_sum given opaque intermediates (as written, that compiler folds their error term to 0
-// and the oracle lands at ~3e-7): oracle forward 20.5 / 52.9 / 130.2 ms for 70m / 160m / 410m against a
-// reference forward measured the same way (plan built, recorded, submitted, done) of 7.5 / 17.3 / 41.8 ms
-// (2.8x / 3.1x / 3.1x). GPU vs CPU oracle, worst relative L2 over every tap: 1.2e-14 (tiny, T = 33), 2.1e-14
-// (70m, T = 128; the CPU oracle took 6.9 s there), 3.2e-14 (410m, T = 8).
+// Measured 2026-11-23, H200 (Dawn on NVIDIA Vulkan 580.159.04), T = 128, DF_FMA = true, medians of 5, df.wgsl
+// with df_opq in its transforms (8d52aeb; before it that compiler folded TwoSum's error term to 0 and the oracle
+// landed at ~3e-7): oracle forward 22.9 / 54.2 / 136.8 ms for 70m / 160m / 410m against a reference forward
+// measured the same way (plan built, recorded, submitted, done) of 13.9 / 18.3 / 49.2 ms (1.6x / 3.0x / 2.8x).
+// GPU vs CPU oracle, worst relative L2 over every tap (DF_FMA true / false): 1.2e-14 / 1.2e-14 (tiny, T = 33),
+// 2.1e-14 / 2.1e-14 (70m, T = 128; the CPU oracle took 10.4 s there), 3.2e-14 / 3.4e-14 (410m, T = 8).
 // Flags: --models pythia-70m,pythia-160m,pythia-410m  --T 128  --reps 5  --check tiny:33,pythia-70m:16 (vs CPU)
 import { acquireGpu } from '../gpu/device';
 import { nodeGpu } from '../gpu/node';
