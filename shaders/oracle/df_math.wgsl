@@ -8,14 +8,14 @@
 //
 // Accuracy, worst relative error over 10^5 seeded random inputs per function against f64 (u² = 2^-48 =
 // 3.55e-15; tools/df-check.ts and src/kernels/oracle/df.test.ts, whose bound is 10u²), SwiftShader / NVIDIA H200:
-//   df_exp   2.0u² / 1.8u² (7e-15). Relative while the result's lo part is a normal f32 (exp(x) >= ~2^-100,
+//   df_exp   2.0u² / 2.2u² (8e-15). Relative while the result's lo part is a normal f32 (exp(x) >= ~2^-100,
 //            x >= ~-69); below, an absolute error under 2^-125 (a lo part under 2^-126 is flushed: the df format
 //            ends there); 0 exactly below -104 (exp < 2^-150); +inf above 88.72. x <= 0 is what a causal
 //            softmax needs.
-//   df_erf   5.4u² / 4.1u² (2e-14), worst just above |x| = 0.5 (1 − erfc); ±1 exactly for |x| >= 9.
-//   df_erfc  5.7u² / 5.4u², relative into the right tail (no cancellation) while erfc(x) is a normal f32
+//   df_erf   5.4u² / 4.7u² (2e-14), worst just above |x| = 0.5 (1 − erfc); ±1 exactly for |x| >= 9.
+//   df_erfc  5.7u² / 5.9u², relative into the right tail (no cancellation) while erfc(x) is a normal f32
 //            (x < ~9.1); 2 − erfc(|x|) on the left.
-//   df_gelu  6.2u² / 5.0u² (2.2e-14). 0.5·x·(1 + erf(x/√2)) (Hugging Face "gelu") for every finite f32 x,
+//   df_gelu  6.2u² / 5.6u² (2.2e-14). 0.5·x·(1 + erf(x/√2)) (Hugging Face "gelu") for every finite f32 x,
 //            relative while the result is a normal f32: the tail is ±x²·e^(−x²/2)/(√(2π)·K(x²))-based with x²
 //            split exactly, so no cancellation and no rounding of x/√2 amplified by the exponent; x for x >= 13;
 //            0 for x < -20 (|gelu| < 1e-80). NaN in, NaN out.
