@@ -18,7 +18,7 @@ import type { CompareOut } from './gpu-metrics';
 import { GpuMetrics } from './gpu-metrics';
 import { JobList, type Side } from './jobs';
 import { type FullMetrics, metricValue } from './metrics';
-import { decideOracle, type OracleChoice, oracleTensors } from './oracle-source';
+import { decideOracle, type OracleChoice, oracleTensors, type SelfTestOptions } from './oracle-source';
 import type {
   BisectionRow,
   DeterminismResult,
@@ -47,6 +47,8 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Which oracle: 'auto' (default) lets the engine choose per adapter. */
   oracle?: OracleChoice;
+  /** Test hook: run the self-test against a deliberately broken double-float library. */
+  selfTest?: SelfTestOptions;
   /** Skip parts (the bench measures the bare compare). */
   skip?: {
     local?: boolean;
@@ -125,7 +127,7 @@ export async function analyze(
       a.forward(tokens, { path: fusedSet, precision, hooks, taps, timing: true }),
     );
     const localLayers = skip.local ? [] : Array.from({ length: L }, (_, i) => i);
-    const oracleInfo = await decideOracle(engine, opts.oracle ?? 'auto');
+    const oracleInfo = await decideOracle(engine, opts.oracle ?? 'auto', opts.selfTest);
     const oracle = await step('oracle', () => oracleTensors(engine, a, oracleInfo, tokens, localLayers));
     const localRuns = await step('local', () =>
       localLayers.map((i) => ({

@@ -12,6 +12,7 @@ import { Program } from '../gpu/program';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { dfHi } from '../kernels/df-hi';
 import type { HiddenDump, ModelWeights } from '../model/types';
+import { tinyModelCheck } from './oracle-selftest';
 import type { OracleInfo } from './report';
 
 /** 'auto': the GPU oracle where the self-test passed and the adapter is a real GPU; else as asked. */
@@ -20,19 +21,37 @@ export type OracleChoice = 'auto' | 'gpu' | 'cpu';
 type SelfTest = NonNullable<OracleInfo['selfTest']> & { dfFma: boolean };
 const selfTests = new WeakMap<GPUDevice, Promise<SelfTest>>();
 
-/** The double-float self-test, run once per device (a recovered device is tested again) and remembered. */
-function selfTestOf(engine: Engine): Promise<SelfTest> {
-  const { device, pipelines } = engine.gpuParts();
-  let p = selfTests.get(device);
+/** Test hooks: a deliberately broken double-float library (DF_BREAK), so the fallback can be seen to work. */
+export interface SelfTestOptions {
+  dfBreak?: number;
+}
+
+/**
+ * The double-float self-test, run once per device (a recovered device is tested again) and remembered: the
+ * error-free transforms and df functions on adversarial inputs (src/engine/df-selftest.ts), then a tiny model
+ * through the whole GPU oracle against fp64 on the CPU (src/compare/oracle-selftest.ts).
+ */
+function selfTestOf(engine: Engine, o: SelfTestOptions): Promise<SelfTest> {
+  const { device, pipelines, pool } = engine.gpuParts();
+  let p = o.dfBreak ? undefined : selfTests.get(device);
   if (!p) {
-    p = dfSelfTest(device, pipelines).catch((e: unknown) => ({
+    const run = async (): Promise<SelfTest> => {
+      const ops = await dfSelfTest(device, pipelines, { dfBreak: o.dfBreak });
+      if (!ops.ok) return ops;
+      const t0 = performance.now();
+      const tiny = await tinyModelCheck(device, pipelines, pool, ops.dfFma);
+      const ms = ops.ms + performance.now() - t0;
+      if (!tiny.ok) return { ...ops, ok: false, failures: [tiny.failure ?? 'tiny model failed'], ms };
+      return { ...ops, ms };
+    };
+    p = run().catch((e: unknown) => ({
       ok: false,
       dfFma: false,
       worstRelErr: Number.NaN,
       failures: [`the self-test could not run: ${e instanceof Error ? e.message : String(e)}`],
       ms: 0,
     }));
-    selfTests.set(device, p);
+    if (!o.dfBreak) selfTests.set(device, p);
   }
   return p;
 }
@@ -46,10 +65,11 @@ function isCpuAdapter(engine: Engine): boolean {
 export async function decideOracle(
   engine: Engine,
   choice: OracleChoice,
+  o: SelfTestOptions = {},
 ): Promise<OracleInfo & { dfFma: boolean }> {
   if (choice === 'cpu')
     return { kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null, dfFma: false };
-  const st = await selfTestOf(engine);
+  const st = await selfTestOf(engine, o);
   const selfTest = { ok: st.ok, worstRelErr: st.worstRelErr, failures: st.failures, ms: st.ms };
   if (!st.ok) {
     const why = st.failures[0] ?? 'unknown failure';
