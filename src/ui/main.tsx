@@ -34,8 +34,11 @@ store.subscribe((s, prev) => {
     // Storage may be off (private mode): preferences then last for this visit.
   }
 });
+const oracleParam = new URLSearchParams(location.search).get('oracle');
 const controller = createController(store, createEngineClient, {
   embedded: { id: EMBEDDED_MODEL_ID, url: new URL(EMBEDDED_MODEL_PATH, document.baseURI).href },
+  // ?oracle=gpu or ?oracle=cpu forces the comparison's oracle; anything else leaves the engine's choice.
+  oracle: oracleParam === 'gpu' || oracleParam === 'cpu' ? oracleParam : 'auto',
 });
 void controller.start();
 // A link in the fragment ('#r1=…' permalink, '#s=…' scenario): opened now, and whenever it changes.

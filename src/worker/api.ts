@@ -138,6 +138,12 @@ export interface GenerateResult {
   text: string;
 }
 
+/** How a comparison runs (not part of the RunSpec: the same run, measured another way). */
+export interface CompareOptions {
+  /** The fp64-class oracle: 'auto' (default) lets the engine choose for the adapter. */
+  oracle?: 'auto' | 'gpu' | 'cpu';
+}
+
 /** Progress of a comparison, as analyze() reports it. */
 export interface CompareProgress {
   /** 'reference', 'fused', 'oracle', 'local', 'local layer 2', 'bisection', 'determinism', 'generation'. */
@@ -202,6 +208,7 @@ export interface WorkerApi {
     spec: RunSpec,
     onProgress: (p: CompareProgress) => void,
     onPartial?: (p: ComparePartial) => void,
+    options?: CompareOptions,
   ): Promise<Report>;
   /**
    * Compiles a kernel written in the page for a fused-kernel slot (its WGSL file replaced by `source`) and

@@ -2,6 +2,7 @@
 // every failure (including a worker that crashed or was terminated) turned into a WorkerError.
 import * as Comlink from 'comlink';
 import type {
+  CompareOptions,
   ComparePartial,
   CompareProgress,
   CustomSlotId,
@@ -52,6 +53,7 @@ export interface EngineClient {
     spec: RunSpec,
     onProgress: (p: CompareProgress) => void,
     onPartial?: (p: ComparePartial) => void,
+    options?: CompareOptions,
   ): Promise<Report>;
   decode(ids: number[]): Promise<string | null>;
   /** Compiles and interface-checks a kernel written in the page. Optional like probeModelUrl (test doubles). */
@@ -142,9 +144,14 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
     loadModelFromBlob: (files, options) => call(() => remote.loadModelFromBlob(files, options)),
     probeModelUrl: (baseUrl) => call(() => remote.probeModelUrl(baseUrl)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
-    compare: (spec, onProgress, onPartial) =>
+    compare: (spec, onProgress, onPartial, options) =>
       call(() =>
-        remote.compare(spec, Comlink.proxy(onProgress), onPartial ? Comlink.proxy(onPartial) : undefined),
+        remote.compare(
+          spec,
+          Comlink.proxy(onProgress),
+          onPartial ? Comlink.proxy(onPartial) : undefined,
+          options,
+        ),
       ),
     decode: (ids) => call(() => remote.decode(ids)),
     checkKernel: (slot, source) => call(() => remote.checkKernel(slot, source)),

@@ -17,6 +17,7 @@ import { modelNameOfUrl } from '../run/hub';
 import { LIMITS, parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
 import { cacheModelFiles } from '../state/history';
 import type {
+  CompareOptions,
   ComparePartial,
   CompareProgress,
   GenerateResult,
@@ -32,7 +33,6 @@ import type {
   WorkerError,
   WorkerErrorKind,
 } from './api';
-import { compareProgressively } from './progressive';
 import {
   BlobCollector,
   budgetRefusal,
@@ -335,6 +335,7 @@ class WorkerEngine implements WorkerApi {
     specIn: RunSpec,
     onProgress: (p: CompareProgress) => void,
     onPartial?: (p: ComparePartial) => void,
+    options?: CompareOptions,
   ): Promise<Report> {
     try {
       const engine = await this.requireEngine();
@@ -371,14 +372,14 @@ class WorkerEngine implements WorkerApi {
         restoreKernel = await installCustomKernel(engine, spec.custom);
         const progress = (phase: string, done: number, total: number) =>
           notify(onProgress, { phase, done, total });
-        // With a listener, results go out as they exist (progressive.ts); without, one analyze() call.
-        return onPartial
-          ? await compareProgressively(engine, spec, tokens, {
-              signal: abort.signal,
-              onProgress: progress,
-              onPartial: (p) => notify(onPartial, p),
-            })
-          : await analyze(engine, spec, tokens, { signal: abort.signal, onProgress: progress });
+        // With a listener, results go out as they exist: the analysis, then bisection and determinism, then
+        // each generated token on both paths.
+        return await analyze(engine, spec, tokens, {
+          signal: abort.signal,
+          onProgress: progress,
+          onPartial: onPartial ? (p) => notify(onPartial, p) : undefined,
+          oracle: options?.oracle ?? 'auto',
+        });
       } catch (e) {
         if (abort.signal.aborted) {
           engine.trimPool(); // a cancelled run returns its cached buffers too

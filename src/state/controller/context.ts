@@ -22,6 +22,8 @@ export interface ControllerOptions {
   /** How often the pool is polled while a run is in flight (ms). */
   pollMs?: number;
   now?: () => number;
+  /** Which fp64-class oracle a run uses ('auto': the engine's choice for the adapter; the page's ?oracle=). */
+  oracle?: 'auto' | 'gpu' | 'cpu';
   /** Run history and model cache (default: IndexedDB through history.ts). */
   history?: HistoryApi;
 }

@@ -82,6 +82,7 @@ export function createRunner(
           (p) => {
             if (g === ctx.generation()) s().runPartial(p);
           },
+          { oracle: ctx.opts.oracle ?? 'auto' },
         );
         if (g !== ctx.generation()) return;
         s().runFinished(report, ctx.now());
