@@ -8,16 +8,27 @@
 //    (squares of f32 span 2^-298 … 2^256);
 //  - aligned values are cut to 0 below 2^CUT of the leading operand, so every float that arithmetic sees or
 //    makes is normal: the error-free transforms stay exact, and what is cut is below 2^-100 relative.
-// Two-sum and the exact square use additions and exact products only, so a contracting compiler (fma) or a
-// reassociating one cannot change them (operands are values read from memory, never literal constants).
+// Two-sum and the exact square use additions and exact products only, so a contracting compiler (fma) cannot
+// change them; what they round passes through opq() so that a compiler cannot simplify them algebraically, and
+// their operands are values read from memory, never literal constants (which a backend may fold).
 
 const ZE: i32 = -100000; // exponent of zero
 const CUT: i32 = -100;
 
+// A NaN bit pattern no arithmetic produces (as DF_NEVER in shaders/oracle/df.wgsl).
+const NEVER: u32 = 0x7fa5a5a5u;
+
+// x, opaque to the compiler: x for every key but the NaN pattern NEVER. NVIDIA's Vulkan compiler simplifies
+// (a + b) − a to b on run-time values (see "ALGEBRA ON RUN-TIME VALUES" in shaders/oracle/df.wgsl), which
+// drops TwoSum's error term; what the transforms round goes through this, so no algebra relates s to a + b.
+fn opq(x: f32, key: f32) -> f32 {
+  return select(x, key, bitcast<u32>(key) == NEVER);
+}
+
 // s + e == a + b exactly (Knuth TwoSum).
 fn two_sum(a: f32, b: f32) -> vec2<f32> {
-  let s = a + b;
-  let bb = s - a;
+  let s = opq(a + b, a);
+  let bb = opq(s - a, b);
   let e = (a - (s - bb)) + (b - bb);
   return vec2<f32>(s, e);
 }
@@ -131,8 +142,9 @@ fn acc_add_pos(a: Acc, t: vec2<f32>, te: i32) -> Acc {
   }
   let u = sh2(t, te - r.e);
   let s = two_sum(r.v.x, u.x);
-  let f = s.x + (s.y + (r.v.y + u.y));
-  r.v = vec2<f32>(f, (s.x - f) + (s.y + (r.v.y + u.y)));
+  let e = s.y + (r.v.y + u.y);
+  let f = opq(s.x + e, e); // Fast2Sum (|s.x| ≥ |e|)
+  r.v = vec2<f32>(f, e - (f - s.x));
   return r;
 }
 
