@@ -2,7 +2,8 @@
 // reference, plus tile configurations), reference vs fused forward of Pythia-shaped seeded models at T = 128
 // and 512 with dispatch counts, and the cost of a full compare against two bare forwards. On SwiftShader
 // (CPU) the sizes shrink so it finishes; those numbers are sanity checks, never claims.
-// Flags: --out FILE (JSON), --models pythia-70m,pythia-160m,pythia-410m, --tune, --quick
+// Flags: --out FILE (JSON), --models pythia-70m,pythia-160m,pythia-410m, --tune, --quick,
+// --compare-shapes pythia-70m,… (the full compare at T = 128 on seeded models; 'none' skips it)
 import { writeFileSync } from 'node:fs';
 import { readModelDir } from '../src/cli/model-dir';
 import { analyze } from '../src/compare/analyze';
@@ -11,6 +12,7 @@ import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { defaultRunSpec } from '../src/run/runspec';
 import { benchAttention } from './attention';
+import { benchCompare } from './compare';
 import { benchForward, type ForwardRow, SHAPES } from './forward';
 import { benchGemm, cube, formatTimings, tuneGemm } from './gemm';
 
@@ -110,6 +112,14 @@ async function main() {
     rows.push(...(await benchForward(engine, m, quick ? [16] : [128, 512], quick ? 2 : 20, log)));
   }
   out.forward = rows;
+  const compareShapes = value('--compare-shapes') ?? (quick ? 'tiny' : 'pythia-70m,pythia-160m,pythia-410m');
+  if (compareShapes !== 'none') {
+    out.compare = [];
+    for (const m of compareShapes.split(',')) {
+      if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
+      (out.compare as unknown[]).push(await benchCompare(engine, m, quick ? 16 : 128, quick ? 2 : 7, log));
+    }
+  }
   out.compareCost = await compareCost(
     engine,
     value('--compare-model') ?? 'public/models/neox-kjv-bytes',
