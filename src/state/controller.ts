@@ -8,6 +8,7 @@ import type { UrlProbe } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import type { ControllerOptions, Ctx, HistoryApi } from './controller/context';
 import { createHistoryKeeper } from './controller/history';
+import { createKernelDesk, type KernelDesk } from './controller/kernels';
 import { createModelLoader, type FileLoadOptions, type LoadOutcome } from './controller/models';
 import { createOpener } from './controller/open';
 import { createPoolWatch } from './controller/pool';
@@ -16,7 +17,7 @@ import * as historyDb from './history';
 import { modelMatches } from './spec';
 import { type AppStore, canRun } from './store';
 
-export type { ControllerOptions, FileLoadOptions, HistoryApi, LoadOutcome };
+export type { ControllerOptions, FileLoadOptions, HistoryApi, KernelDesk, LoadOutcome };
 
 export interface Controller {
   /** Initialises WebGPU in the worker, then loads the embedded model. */
@@ -53,6 +54,8 @@ export interface Controller {
   refreshPool(): Promise<void>;
   /** Test hook (?debug): makes the GPU device lost. */
   loseDevice(): void;
+  /** The kernel editor (custom kernels): its state and effects. */
+  kernels: KernelDesk;
   dispose(): void;
 }
 
@@ -82,6 +85,7 @@ export function createController(
     void restartWorker();
   });
   const opener = createOpener(ctx, () => started, models, history, runner);
+  const kernels = createKernelDesk(ctx);
 
   async function init(): Promise<boolean> {
     const g = generation;
@@ -135,7 +139,12 @@ export function createController(
     refreshHistory: history.refresh,
     openStoredRun: opener.openStoredRun,
     deleteStoredRun: history.delete,
-    run: runner.run,
+    run() {
+      // A custom kernel's isolated test first (once per source), so its report can say how it fared alone.
+      // Without one the run starts synchronously, as before.
+      if (canRun(s()) && kernels.untested()) return kernels.beforeRun().then(() => runner.run());
+      return runner.run();
+    },
     cancel: runner.cancel,
     async retry() {
       if (s().run.status === 'running') s().runFailed({ kind: 'cancelled', message: 'restarted' }, ctx.now());
@@ -145,6 +154,7 @@ export function createController(
     loseDevice() {
       void client.debugLoseDevice();
     },
+    kernels,
     dispose() {
       unsubscribe();
       pool.stop();

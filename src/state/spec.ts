@@ -52,6 +52,7 @@ export function buildSpec(settings: RunSettings, source: ModelSource, model: Loa
     seed: settings.seed,
     k: settings.k,
     metric: settings.metric,
+    ...(settings.custom ? { custom: { ...settings.custom } } : {}),
   };
   try {
     return { ok: true, spec: parseRunSpec(candidate) };
@@ -94,6 +95,8 @@ export function specKey(spec: RunSpec): string {
     spec.seed,
     spec.k,
     spec.metric,
+    // Only present with a custom kernel, so the keys of runs without one are unchanged.
+    ...(spec.custom ? [[spec.custom.slot, spec.custom.source]] : []),
   ]);
 }
 
@@ -173,5 +176,6 @@ export function specChanges(shown: RunSpec, now: RunSpec): string[] {
   else if (shown.seed !== now.seed && now.faults.some((f) => f.fromLayer === undefined)) out.push('the seed');
   if (shown.k !== now.k) out.push('k');
   if (shown.metric !== now.metric) out.push('the metric');
+  if (!same(shown.custom ?? null, now.custom ?? null)) out.push('the custom kernel');
   return out;
 }

@@ -7,7 +7,14 @@ import { FUSED_KERNELS } from '../engine/fused-kernels';
 import type { Precision } from '../kernels/precision';
 import { type FaultId, faultInfo } from '../run/faults';
 import type { Sharer } from '../run/permalink';
-import { defaultRunSpec, LIMITS, type Metric, type ModelRef, type RunSpec } from '../run/runspec';
+import {
+  type CustomKernelSpec,
+  defaultRunSpec,
+  LIMITS,
+  type Metric,
+  type ModelRef,
+  type RunSpec,
+} from '../run/runspec';
 import { scenarioById } from '../run/scenarios';
 import type {
   AdapterSummary,
@@ -66,6 +73,8 @@ export interface RunSettings {
   seed: number;
   k: number;
   metric: Metric;
+  /** A kernel written in the page, used in the fused path (null: the shipped kernels). */
+  custom: CustomKernelSpec | null;
 }
 
 /** A run opened from a permalink ('#r1=…') or a scenario link ('#s=…'). */
@@ -141,6 +150,11 @@ export interface AppState {
   scenario: ScenarioView | null;
   /** Presenter mode: the scenario's steps in large type, one at a time. */
   presenter: boolean;
+  /**
+   * A custom kernel a link or a stored run carries, shown as a diff and waiting for the viewer's consent: Run
+   * is disabled until they agree (it then becomes settings.custom) or set it aside.
+   */
+  customPending: CustomKernelSpec | null;
 }
 
 export interface AppActions {
@@ -214,6 +228,7 @@ export function defaultSettings(): RunSettings {
     seed: d.seed,
     k: d.k,
     metric: d.metric,
+    custom: null,
   };
 }
 
@@ -241,6 +256,7 @@ export function initialState(): AppState {
     storedRun: null,
     scenario: null,
     presenter: false,
+    customPending: null,
   };
 }
 
@@ -272,6 +288,7 @@ export function canRun(s: AppState): boolean {
     s.modelStatus === 'ready' &&
     s.run.status !== 'running' &&
     s.settings.prompt.trim().length > 0 &&
+    s.customPending === null &&
     faultBlocker(s.settings) === null &&
     extraFaultBlocker(s.settings) === null
   );
@@ -396,6 +413,8 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         presenter: scenario ? s.presenter : false,
         modelNeed: null,
         storedRun: null,
+        // GPU code that came with the run waits for the viewer's consent (settingsOf leaves it out).
+        customPending: spec.custom ? { ...spec.custom } : null,
         // An error about what was open before goes; one about the GPU (with its restart button) stays.
         error: s.initStatus === 'lost' || s.initStatus === 'error' ? s.error : null,
       })),
@@ -419,6 +438,7 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
               presenter: false,
               modelNeed: null,
               error: null,
+              customPending: spec.custom ? { ...spec.custom } : null,
             },
       ),
     setStoredRun: (storedRun) => set({ storedRun }),
@@ -450,5 +470,7 @@ export function settingsOf(spec: RunSpec): RunSettings {
     seed: spec.seed,
     k: spec.k,
     metric: spec.metric,
+    // Never restored directly: a spec's custom kernel becomes customPending and runs only after consent.
+    custom: null,
   };
 }

@@ -10,6 +10,9 @@ import { AdapterPanel } from './AdapterPanel';
 import { formatBytes } from './format';
 import { GlossaryPanel } from './Glossary';
 import { HistoryPanel } from './HistoryPanel';
+import { KernelConsent } from './kernel-editor/KernelConsent';
+import { KernelEditor } from './kernel-editor/KernelEditor';
+import { KernelVerdict } from './kernel-editor/KernelVerdict';
 import { LinkBanner, LinkErrorAlert, ModelNeedCard } from './LinkPanels';
 import { ModelPanel } from './ModelPanel';
 import { NoWebGpu } from './NoWebGpu';
@@ -93,6 +96,7 @@ export function App({ store, controller, debug = false }: AppProps) {
   const error = useStore(store, (s) => s.error);
   const clearError = useStore(store, (s) => s.clearError);
   const prefs = useStore(store, (s) => s.prefs);
+  const customInUse = useStore(store, (s) => s.settings.custom !== null);
 
   useEffect(() => {
     const root = document.documentElement;
@@ -133,6 +137,12 @@ export function App({ store, controller, debug = false }: AppProps) {
                       are kept; restarting creates a new device and loads the model again.
                     </p>
                   )}
+                  {lost && customInUse && (
+                    <p data-testid="lost-custom-kernel">
+                      The run used your custom kernel: a kernel that loops too long or goes wrong on the GPU can
+                      lose the device. Its source is kept in the editor.
+                    </p>
+                  )}
                 </div>
                 {lost || initStatus === 'error' ? (
                   <button
@@ -153,7 +163,10 @@ export function App({ store, controller, debug = false }: AppProps) {
             <LinkErrorAlert store={store} />
             <ModelNeedCard store={store} controller={controller} />
             <LinkBanner store={store} controller={controller} />
+            <KernelConsent store={store} controller={controller} />
             <ScenarioStage store={store} controller={controller} />
+            <KernelEditor store={store} controller={controller} />
+            <KernelVerdict store={store} controller={controller} />
             <div className="layout">
               <div className="side">
                 <RunPanel store={store} controller={controller} />

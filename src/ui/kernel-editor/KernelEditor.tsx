@@ -1,0 +1,270 @@
+// Bring your own kernel: pick a fused-kernel slot, start from its shipped WGSL or an exercise, edit it with
+// the compiler's messages inline, run the slot's isolated test in the worker, and use the kernel in Run.
+import { useEffect, useId, useMemo, useState } from 'react';
+import { useStore } from 'zustand';
+import { EXERCISES, type ExerciseId, exerciseById } from '../../kernels/custom/exercises';
+import { CUSTOM_SLOTS, type CustomSlotId, customSlot, isCustomSlotId } from '../../kernels/custom/slots';
+import { shippedSource } from '../../kernels/custom/sources-browser';
+import { consentKey, kernelDiff } from '../../run/custom-kernel';
+import type { Controller } from '../../state/controller';
+import { sourceReady } from '../../state/kernel-editor';
+import type { AppStore } from '../../state/store';
+import { download } from '../export';
+import { CodeEditor } from './CodeEditor';
+import { IsolatedTable } from './IsolatedTable';
+import { KernelDiffView } from './KernelDiffView';
+import './kernel-editor.css';
+
+const NO_DIAGNOSTICS: never[] = [];
+
+export function KernelEditor({ store, controller }: { store: AppStore; controller: Controller }) {
+  const desk = controller.kernels;
+  const ed = useStore(desk.editor);
+  const custom = useStore(store, (s) => s.settings.custom);
+  const fused = useStore(store, (s) => s.settings.fused);
+  const ready = useStore(store, (s) => s.initStatus === 'ready');
+  const [open, setOpen] = useState(false);
+  const ids = useId();
+  const shown = open || custom !== null;
+
+  // (Re)check when the panel opens and whenever the GPU comes back (a restart keeps the edited source).
+  useEffect(() => {
+    if (shown && ready) desk.recheck();
+  }, [shown, ready, desk]);
+
+  const slot = customSlot(ed.slot);
+  const check = ed.check.source === ed.source ? ed.check : null;
+  const diagnostics = check?.result?.diagnostics ?? NO_DIAGNOSTICS;
+  const errors = diagnostics.filter((d) => d.severity === 'error');
+  const ok = sourceReady(ed);
+  const key = consentKey({ slot: ed.slot, source: ed.source });
+  const result = ed.test.key === key && ed.test.result ? ed.test.result : (ed.tested[key] ?? null);
+  const testing = ed.test.status === 'running';
+  const inUse = custom !== null;
+  const slotOff = !fused.includes(slot.fused);
+  const diff = useMemo(
+    () => kernelDiff(shippedSource(ed.slot), { slot: ed.slot, source: ed.source }),
+    [ed.slot, ed.source],
+  );
+  const exercise = ed.exercise ? exerciseById(ed.exercise) : undefined;
+
+  return (
+    <section className="card kernel-editor" aria-labelledby={`${ids}-title`} data-testid="kernel-editor">
+      <div className="card-head">
+        <h2 id={`${ids}-title`}>Bring your own kernel</h2>
+        <button
+          type="button"
+          className="small-btn"
+          aria-expanded={shown}
+          data-testid="kernel-editor-toggle"
+          disabled={inUse}
+          onClick={() => setOpen(!open)}
+        >
+          {shown ? 'Hide the editor' : 'Write a fused kernel'}
+        </button>
+      </div>
+      {!shown ? (
+        <p className="muted small">
+          Replace one fused kernel’s WGSL with your own, test it alone against the fp64 oracle, then run the
+          model with it and see where it parts from the reference path.
+        </p>
+      ) : (
+        <>
+          <div className="ke-controls">
+            <label className="inline-label">
+              Kernel{' '}
+              <select
+                value={ed.slot}
+                data-testid="kernel-slot"
+                onChange={(e) =>
+                  isCustomSlotId(e.target.value) && desk.selectSlot(e.target.value as CustomSlotId)
+                }
+              >
+                {CUSTOM_SLOTS.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    {s.title}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label className="inline-label">
+              Start from{' '}
+              <select
+                value={ed.exercise ?? ''}
+                data-testid="kernel-start"
+                onChange={(e) =>
+                  e.target.value ? desk.loadExercise(e.target.value as ExerciseId) : desk.selectSlot(ed.slot)
+                }
+              >
+                <option value="">the shipped kernel</option>
+                {EXERCISES.map((x) => (
+                  <option key={x.id} value={x.id}>
+                    Exercise: {x.title}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button
+              type="button"
+              className="small-btn"
+              data-testid="kernel-reset"
+              onClick={() => desk.selectSlot(ed.slot)}
+            >
+              Reset to shipped
+            </button>
+            <button
+              type="button"
+              className="small-btn"
+              data-testid="kernel-download"
+              onClick={() =>
+                download(new Blob([ed.source], { type: 'text/plain' }), `${ed.slot}.custom.wgsl`)
+              }
+            >
+              Download .wgsl
+            </button>
+          </div>
+          <p className="muted small">
+            Replaces <span className="mono">shaders/{slot.kernel.file}</span> (its includes stay): {slot.note}
+          </p>
+          {exercise && (
+            <div className="ke-exercise" data-testid="kernel-exercise" data-exercise={exercise.id}>
+              <p>
+                <strong>Exercise: {exercise.title}.</strong> {exercise.story}
+              </p>
+              <p>
+                <strong>Goal:</strong> {exercise.goal}
+              </p>
+              <details>
+                <summary>Hint</summary>
+                <p>{exercise.hint}</p>
+              </details>
+            </div>
+          )}
+          <div className="ke-main">
+            <div className="ke-code">
+              <CodeEditor
+                value={ed.source}
+                onChange={desk.edit}
+                diagnostics={diagnostics}
+                label={`WGSL of ${slot.kernel.file}`}
+              />
+              <CheckStatus
+                status={check ? check.status : 'checking'}
+                message={check?.message ?? null}
+                errors={errors}
+                warnings={diagnostics.length - errors.length}
+                problems={check?.result?.problems ?? []}
+                ms={check?.result?.ms ?? null}
+              />
+            </div>
+            <div className="ke-side">
+              <label className="check ke-use">
+                <input
+                  type="checkbox"
+                  data-testid="kernel-use"
+                  checked={inUse}
+                  disabled={!inUse && !ok}
+                  onChange={(e) => desk.setUse(e.target.checked)}
+                />
+                Use this kernel in Run (the fused path)
+              </label>
+              {inUse && slotOff && (
+                <p className="note warn small" role="note" data-testid="kernel-slot-off">
+                  The fused kernel “{slot.fused}” is switched off: switch it on under Fused kernels, or Run
+                  refuses the custom kernel.
+                </p>
+              )}
+              <button
+                type="button"
+                className="primary"
+                data-testid="kernel-test"
+                disabled={!ok || testing}
+                onClick={() => void desk.test()}
+              >
+                {testing ? 'Testing…' : 'Run the isolated test'}
+              </button>
+              {ed.test.status === 'error' && ed.test.key === key && (
+                <p className="bad-line small" role="alert">
+                  {ed.test.message}
+                </p>
+              )}
+              {result ? (
+                <IsolatedTable result={result} />
+              ) : (
+                <p className="muted small">
+                  Fresh seeded random inputs at shapes that are multiples of no tile, outputs poisoned with
+                  NaN, checked against the unfused fp64 oracle — the kernel tests’ own harness.
+                </p>
+              )}
+            </div>
+          </div>
+          <details className="ke-diff" open={diff.lines.length > 0 && diff.lines.length < 40}>
+            <summary>
+              Changes from the shipped kernel (
+              {diff.added === 0 && diff.removed === 0 ? 'none' : `+${diff.added} −${diff.removed}`})
+            </summary>
+            <KernelDiffView diff={diff} />
+          </details>
+        </>
+      )}
+    </section>
+  );
+}
+
+function CheckStatus(props: {
+  status: 'idle' | 'checking' | 'done' | 'error';
+  message: string | null;
+  errors: { line: number; column: number; message: string }[];
+  warnings: number;
+  problems: string[];
+  ms: number | null;
+}) {
+  const { status, errors, problems } = props;
+  if (status === 'error')
+    return (
+      <p className="bad-line small" data-testid="kernel-status" data-state="unavailable">
+        Not checked: {props.message}
+      </p>
+    );
+  if (status !== 'done')
+    return (
+      <p className="muted small" data-testid="kernel-status" data-state="checking">
+        Checking…
+      </p>
+    );
+  const state = errors.length ? 'errors' : problems.length ? 'interface' : 'ok';
+  return (
+    <div data-testid="kernel-status" data-state={state}>
+      {errors.length > 0 && (
+        <ul className="ke-messages" aria-label="Compile errors">
+          {errors.map((d) => (
+            <li
+              key={`${d.line}:${d.column}:${d.message}`}
+              className="bad-line"
+              data-testid="kernel-diagnostic"
+              data-line={d.line}
+            >
+              Line {d.line}, column {d.column}: {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {errors.length === 0 && problems.length > 0 && (
+        <ul className="ke-messages" aria-label="Binding interface">
+          {problems.map((p) => (
+            <li key={p} className="bad-line" data-testid="kernel-interface">
+              Refused: {p}
+            </li>
+          ))}
+        </ul>
+      )}
+      {state === 'ok' && (
+        <p className="ok-line small">
+          Compiles; its bindings and constants match the slot
+          {props.warnings ? ` (${props.warnings} warnings)` : ''}
+          {props.ms !== null ? ` — checked in ${Math.round(props.ms)} ms` : ''}.
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,108 @@
+// What a run with a custom kernel says about that kernel, in plain words: how it fared alone (its isolated
+// test) next to how the model fared with it — above all the case where it passed alone yet the model
+// diverges — with the way into the per-op drill-down of the layer where it parts. For an exercise, "fixed"
+// once both agree.
+import { useStore } from 'zustand';
+import { exerciseById } from '../../kernels/custom/exercises';
+import { customSlot } from '../../kernels/custom/slots';
+import type { Controller } from '../../state/controller';
+import { isolatedFor } from '../../state/kernel-editor';
+import type { AppStore } from '../../state/store';
+import type { IsolatedResult } from '../../worker/api';
+import './kernel-editor.css';
+
+function alone(r: IsolatedResult | null): string {
+  if (!r) return 'was not tested alone';
+  const worst = Math.max(...r.rows.map((x) => x.worstRatio));
+  const shapes = new Set(r.rows.map((x) => x.shape)).size;
+  const w = Number.isFinite(worst) ? worst.toFixed(3) : '∞';
+  return r.pass
+    ? `passed its isolated test (${shapes} shapes, worst error ${w} × tolerance)`
+    : `failed its isolated test (worst error ${w} × tolerance)`;
+}
+
+export function KernelVerdict({ store, controller }: { store: AppStore; controller: Controller }) {
+  const report = useStore(store, (s) => (s.run.status === 'done' ? s.run.report : null));
+  const ed = useStore(controller.kernels.editor);
+  const selectLayer = useStore(store, (s) => s.selectLayer);
+  const custom = report?.spec.custom;
+  if (!report || !custom) return null;
+  const slot = customSlot(custom.slot);
+  const iso = isolatedFor(ed, custom);
+  const diverged = report.verdict === 'diverged';
+  const L = report.firstDivergentLayer;
+  const born = report.firstBornLayer;
+  const model = diverged
+    ? L !== null
+      ? `the model diverges from layer ${L}${born !== null ? ` (the error is born in layer ${born})` : ''}`
+      : 'the model’s logits diverge'
+    : `the model agrees with the reference path within k = ${report.k} × the noise floor at every layer`;
+  const passedYetDiverged = iso?.pass === true && diverged;
+  const exercise = ed.exercise ? exerciseById(ed.exercise) : undefined;
+  const fixed =
+    !!exercise &&
+    exercise.slot === custom.slot &&
+    ed.source === custom.source &&
+    iso?.pass === true &&
+    !diverged;
+  const state = passedYetDiverged
+    ? 'passed-yet-diverged'
+    : diverged
+      ? 'diverged'
+      : iso?.pass === false
+        ? 'failed-alone'
+        : 'agree';
+  return (
+    <section
+      className={`card kernel-verdict ${diverged ? 'is-bad' : 'is-good'}`}
+      data-testid="kernel-verdict"
+      data-state={state}
+      aria-live="polite"
+    >
+      <h2>Your {slot.id} kernel</h2>
+      <p className="ke-verdict-line">
+        {passedYetDiverged ? (
+          <>
+            <strong>It passed its isolated test, yet the model diverges.</strong> Your custom {slot.id} kernel{' '}
+            {alone(iso)}, but {model}: the test’s shapes and random inputs did not exercise what the model
+            does.
+          </>
+        ) : (
+          <>
+            Your custom {slot.id} kernel {alone(iso)}, and {model}
+            {iso?.pass === false && !diverged
+              ? ' — its error stays under the model’s own rounding noise.'
+              : '.'}
+          </>
+        )}
+      </p>
+      {diverged && (L ?? born) !== null && (
+        <button
+          type="button"
+          className="small-btn"
+          data-testid="kernel-verdict-drill"
+          onClick={() => {
+            selectLayer((born ?? L) as number);
+            // The drill-down mounts on the next frame; bring it into view.
+            requestAnimationFrame(() =>
+              document.querySelector('[data-testid="drilldown"]')?.scrollIntoView({ block: 'start' }),
+            );
+          }}
+        >
+          Show layer {born ?? L}’s ops in the drill-down
+        </button>
+      )}
+      {exercise && exercise.slot === custom.slot && (
+        <p
+          className={fixed ? 'ok-line' : 'muted'}
+          data-testid="exercise-status"
+          data-fixed={fixed ? 'yes' : 'no'}
+        >
+          {fixed
+            ? `Fixed: “${exercise.title}” passes its isolated test and the model agrees within the floor.`
+            : `Exercise “${exercise.title}”: not fixed yet — ${exercise.goal}`}
+        </p>
+      )}
+    </section>
+  );
+}
