@@ -1,8 +1,12 @@
 // Custom kernels in RunSpecs and links: validated strictly, carried compressed, refused (not truncated) past
 // the link limit, never autorun; the diff against the shipped file; the consent key changes with the source.
+import Ajv2020 from 'ajv/dist/2020';
 import { describe, expect, it } from 'vitest';
+import schema from '../../docs/report.schema.json';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { mulberry32 } from '../model/random';
+import { reportToJson } from '../ui/export';
+import { fixtureReport } from '../ui/report-fixture';
 import { consentKey, kernelDiff, runLink } from './custom-kernel';
 import { autorunAllowed, decodeLink, encodeLink, LINK_LIMITS } from './permalink';
 import { defaultRunSpec, parseRunSpec, type RunSpec } from './runspec';
@@ -76,5 +80,19 @@ describe('custom kernels in RunSpecs and links', () => {
     expect(consentKey({ slot: 'layernorm2', source: edited })).not.toBe(
       consentKey({ slot: 'layernorm2', source: shipped }),
     );
+  });
+
+  it('a report whose run used a custom kernel validates against docs/report.schema.json; a bad slot does not', () => {
+    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+    const r = fixtureReport();
+    const json = JSON.parse(
+      reportToJson({
+        ...r,
+        spec: { ...r.spec, fused: ['layernorm'], custom: { slot: 'layernorm2', source: shipped } },
+      }),
+    );
+    expect(validate(json), JSON.stringify(validate.errors)).toBe(true);
+    json.spec.custom.slot = 'softmax';
+    expect(validate(json)).toBe(false);
   });
 });
