@@ -1,15 +1,27 @@
 // Shared GEMM core of the fused linear kernels: one workgroup computes a BM×BN block of
 //   y[M, N] = x[M, K] · W[N, K]^T          (PyTorch nn.Linear weight layout, both row-major)
-// and each thread returns its TM×TN register tile for the kernel file's epilogue.
+// and hands each thread's TM×TN register tile to the kernel file's epilogue, four columns at a time. The
+// entry point lives here, once; a kernel file (shaders/fused/linear_*.wgsl, qkv_rotary.wgsl) is only its
+// bindings and two hooks. The same kernel file also compiles against common/gemm_reduce.wgsl, the split-K
+// reduction, which calls the same epilogue on the summed partials.
 //
-// Contract with the including kernel file (WGSL has no includes: precision.wgsl, this file and the kernel
+// Contract with the kernel file (WGSL has no includes: precision.wgsl, weights.wgsl, this file and the kernel
 // file are concatenated, and module-scope names may be used before their declaration):
-// - it declares `x: array<f32>` ([M, K]) and `w: array<f32>` (rows of K) storage bindings;
-// - it defines `fn gemm_w_row(n: u32) -> u32`: the W row that tile column n computes (identity for a plain
-//   linear, a permutation for qkv_rotary), or GEMM_NONE for a padding column (loads zeros);
-// - its entry point has @workgroup_size(GEMM_THREADS), calls gemm_tile() in uniform control flow and reads
-//   element (i, j) of the result, i < TM, j < TN, at row block_m + gemm_row(lid, i) and column
-//   block_n + gemm_col(lid, j) as tile[i * GEMM_TN_VECS + j / 4][j % 4].
+// - `params` (binding 0) is a uniform struct that begins with `M: u32, N: u32, K: u32, k_chunk: u32`:
+//   the output is [M, N] (N in tile columns), K the reduction length, k_chunk the K range of one split
+//   (a multiple of BK; ≥ K when the GEMM is not split);
+// - the kernel file's own bindings come next, and `const GEMM_IN: u32` names the first binding after them:
+//   this file declares x (GEMM_IN) and w (GEMM_IN + 1);
+// - `fn gemm_w_row(n: u32) -> u32`: the W row that tile column n computes (identity for a plain linear, a
+//   permutation for qkv_rotary), or GEMM_NONE for a padding column (loads zeros);
+// - `fn gemm_epilogue(m: u32, n: u32, v: vec4f)`: the f32 sums of row m, tile columns n .. n + 3 (n a
+//   multiple of 4, m < M, n < N; columns ≥ N are the epilogue's to skip). It applies bias, activation,
+//   residual, rotary, and rounds each output once with st().
+// One of two small files follows this one: common/gemm_whole.wgsl (const GEMM_SPLIT = false: the epilogue
+// runs here) or common/gemm_split.wgsl (const GEMM_SPLIT = true, the workspace at GEMM_IN + 2): then the grid's
+// z index is the split s, the workgroup sums k in [s·k_chunk, (s+1)·k_chunk) ∩ [0, K) and gemm_store_partial()
+// keeps the raw sums (accumulators, not activations: no st()) in the workspace [S, M, N];
+// common/gemm_reduce.wgsl adds the S partials (through acc()) and calls the epilogue.
 //
 // Design (the classic register-blocked SGEMM, sized for WebGPU's default limits):
 // - GEMM_THREADS = (BM/TM)·(BN/TN) threads in a TY × TX grid; each warp of 32 covers a 4 × 8 patch of it
@@ -54,6 +66,9 @@ override GEMM_WX: u32 = min(GEMM_TX, 8u); // a warp's threads along N
 override GEMM_WY: u32 = 32u / GEMM_WX; // a warp's threads along M
 
 const GEMM_NONE: u32 = 0xffffffffu;
+
+@group(0) @binding(GEMM_IN) var<storage, read> x: array<f32>; // [M, K]
+@group(0) @binding(GEMM_IN + 1u) var<storage, read> w: array<u32>; // f32 bits or packed f16 (load_w), rows of K
 const GEMM_TN_VECS: u32 = 2u; // vec4s per register-tile row (TN ≤ 8)
 const GEMM_LOADS_MAX: u32 = 16u; // staged elements per thread and K step, per operand
 
@@ -144,11 +159,13 @@ fn gemm_stage(lid: u32, buf: u32, xr: GemmLoads, wr: GemmLoads) {
 }
 
 /**
- * This thread's TM×TN tile of x·W^T for the block at (block_m, block_n): x rows [block_m, block_m + BM) ∩
- * [0, M), tile columns [block_n, block_n + BN) ∩ [0, N) mapped to W rows by gemm_w_row(). Must be called in
- * uniform control flow (it has barriers) by every thread of the workgroup.
+ * This thread's TM×TN tile of x·W^T for the block at (block_m, block_n), summed over k in [k_begin, k_end):
+ * x rows [block_m, block_m + BM) ∩ [0, M), tile columns [block_n, block_n + BN) ∩ [0, N) mapped to W rows by
+ * gemm_w_row(). k_begin is a multiple of BK and k_end is K or a multiple of BK, so every staged k below K
+ * lies in the range (loads are bounds-checked against K alone, as the teaching fault's shifted load was).
+ * Must be called in uniform control flow (it has barriers) by every thread of the workgroup.
  */
-fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32) -> GemmTile {
+fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32, k_begin: u32, k_end: u32) -> GemmTile {
   let tx = gemm_tx(lid);
   let ty = gemm_ty(lid);
   // The W rows this thread stages are the same at every K step: map them once.
@@ -161,13 +178,13 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32) -> Ge
     }
   }
   var sum: GemmTile;
-  var xr = gemm_fetch_x(block_m, lid, M, K, 0u);
-  var wr = gemm_fetch_w(rows, lid, K, 0u);
+  var xr = gemm_fetch_x(block_m, lid, M, K, k_begin);
+  var wr = gemm_fetch_w(rows, lid, K, k_begin);
   gemm_stage(lid, 0u, xr, wr);
   workgroupBarrier();
-  for (var k0 = 0u; k0 < K; k0 += BK) {
-    let buf = (k0 / BK) % GEMM_BUFS;
-    let more = k0 + BK < K;
+  for (var k0 = k_begin; k0 < k_end; k0 += BK) {
+    let buf = ((k0 - k_begin) / BK) % GEMM_BUFS;
+    let more = k0 + BK < k_end;
     if (more) {
       // Prefetch the next step; the loads are in flight during the FMAs below.
       xr = gemm_fetch_x(block_m, lid, M, K, k0 + BK);
@@ -202,4 +219,35 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32) -> Ge
     workgroupBarrier();
   }
   return sum;
+}
+
+/**
+ * The fused GEMM: one BM×BN block per workgroup; with GEMM_SPLIT, split s = wid.z of the K range.
+ * Grid: (ceil(N / BN), ceil(M / BM), S) workgroups of GEMM_THREADS threads (S = 1 unless split).
+ */
+@compute @workgroup_size(GEMM_THREADS)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u) {
+  let M = params.M;
+  let N = params.N;
+  let K = params.K;
+  let block_m = wid.y * BM;
+  let block_n = wid.x * BN;
+  let k_begin = wid.z * params.k_chunk;
+  let k_end = min(K, k_begin + params.k_chunk);
+  var tile = gemm_tile(block_m, block_n, lid, M, N, K, k_begin, k_end);
+  for (var i = 0u; i < TM; i++) {
+    let m = block_m + gemm_row(lid, i);
+    for (var g = 0u; g < TN / 4u; g++) {
+      let n = block_n + gemm_col(lid, g * 4u); // a multiple of 4; columns n .. n + 3 are this thread's
+      if (m >= M || n >= N) {
+        continue;
+      }
+      let v = tile[i * GEMM_TN_VECS + g];
+      if (GEMM_SPLIT) {
+        gemm_store_partial(wid.z, m, n, v);
+      } else {
+        gemm_epilogue(m, n, v);
+      }
+    }
+  }
 }

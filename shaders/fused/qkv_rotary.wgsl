@@ -13,23 +13,25 @@
 // consecutive tile columns (gemm_col), so an even virtual column and its odd neighbour — a pair — land in
 // the same thread's registers, whatever hd and the tile sizes are (no tile alignment to heads needed).
 // Each output is rounded once by st(), after the rotation (done in f32 on the unrounded projection).
-// Grid: (ceil(3·H·hdE / BN), ceil(T / BM)) workgroups of GEMM_THREADS threads.
+// The GEMM's M is T and its N the 3·H·hdE virtual columns. Grid: (ceil(3·H·hdE / BN), ceil(T / BM)) workgroups
+// of GEMM_THREADS threads; the entry point is the core's, which hands this file's epilogue 4 consecutive
+// virtual columns (two whole pairs) at a time.
 // Positions (KV-cache decoding): GEMM row t is the token at position p0 + t (its cos/sin row); q is written at
 // row t of [H, T, hd], k and v at row p0 + t of [H, KT, hd] (the cache). A whole forward is p0 = 0, KT = T. The
 // projection of a row does not depend on the other rows (each output sums over K in the same order), so a
 // decoded row is bit-identical to that row of a whole forward.
 
-struct Params { T: u32, H: u32, hd: u32, r: u32, K: u32, has_bias: u32, p0: u32, KT: u32 }
+struct Params { M: u32, N: u32, K: u32, k_chunk: u32, H: u32, hd: u32, r: u32, has_bias: u32, p0: u32, KT: u32 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;       // [T, K]
-@group(0) @binding(2) var<storage, read> w: array<u32>;       // f32 bits or packed f16 (load_w), [H, 3, hd, K] = [3d, K]
-@group(0) @binding(3) var<storage, read> b: array<f32>;       // [H, 3, hd] = [3d] (a dummy when has_bias = 0)
-@group(0) @binding(4) var<storage, read> cos_t: array<f32>;   // [>= p0 + T, r/2]
-@group(0) @binding(5) var<storage, read> sin_t: array<f32>;   // [>= p0 + T, r/2]
-@group(0) @binding(6) var<storage, read_write> q: array<f32>; // [H, T, hd]
-@group(0) @binding(7) var<storage, read_write> k: array<f32>; // [H, KT, hd]
-@group(0) @binding(8) var<storage, read_write> v: array<f32>; // [H, KT, hd]
+@group(0) @binding(0) var<uniform> params: Params;                // M = T rows, N = 3·H·hdE virtual columns
+@group(0) @binding(1) var<storage, read> b: array<f32>;       // [H, 3, hd] = [3d] (a dummy when has_bias = 0)
+@group(0) @binding(2) var<storage, read> cos_t: array<f32>;   // [>= p0 + T, r/2]
+@group(0) @binding(3) var<storage, read> sin_t: array<f32>;   // [>= p0 + T, r/2]
+@group(0) @binding(4) var<storage, read_write> q: array<f32>; // [H, T, hd]
+@group(0) @binding(5) var<storage, read_write> k: array<f32>; // [H, KT, hd]
+@group(0) @binding(6) var<storage, read_write> v: array<f32>; // [H, KT, hd]
+// x [T, K], w (f32 bits or packed f16, [H, 3, hd, K] = [3d, K]), workspace: declared by the core
+const GEMM_IN: u32 = 7u;
 
 // Teaching fault: GPT-J's interleaved convention, pairs (2i, 2i + 1), instead of rotate-half.
 override FAULT_GPTJ_ROTARY: bool = false;
@@ -63,7 +65,7 @@ fn qkv_bias(col: u32) -> f32 {
 /** Writes head-split element (s: 0 q, 1 k, 2 v) at index o of q [H, T, hd] or k, v [H, KT, hd] (in range by
  * construction). */
 fn qkv_store(s: u32, o: u32, val: f32) {
-  if (o >= params.H * select(params.KT, params.T, s == 0u) * params.hd) {
+  if (o >= params.H * select(params.KT, params.M, s == 0u) * params.hd) {
     return;
   }
   if (s == 0u) {
@@ -75,46 +77,39 @@ fn qkv_store(s: u32, o: u32, val: f32) {
   }
 }
 
-@compute @workgroup_size(GEMM_THREADS)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u) {
-  let block_m = wid.y * BM;
-  let block_n = wid.x * BN;
-  let nv = 3u * params.H * qkv_seg_cols();
-  var tile = gemm_tile(block_m, block_n, lid, params.T, nv, params.K);
+/** Row t, virtual columns n .. n + 3 (two whole pairs) of x·W^T (f32 sums). */
+fn gemm_epilogue(t: u32, n: u32, vals: vec4f) {
   let half = params.r / 2u;
-  for (var i = 0u; i < TM; i++) {
-    let t = block_m + gemm_row(lid, i);
-    // Columns j, j + 1 are virtual columns n0 (even), n0 + 1: the same segment, a rotary pair if u0 < r.
-    for (var j = 0u; j < TN; j += 2u) {
-      let n0 = block_n + gemm_col(lid, j);
-      if (t >= params.T || n0 >= nv) {
-        continue;
+  // Columns j, j + 1 are virtual columns n0 (even), n0 + 1: the same segment, a rotary pair if u0 < r.
+  for (var j = 0u; j < 4u; j += 2u) {
+    let n0 = n + j;
+    if (n0 >= params.N) {
+      continue;
+    }
+    let seg = n0 / qkv_seg_cols();
+    let s = seg % 3u;
+    let u0 = n0 % qkv_seg_cols();
+    let pos = params.p0 + t;
+    // q[h, t, 0] or k|v[h, pos, 0]; + (W row − seg·hd) = that row's element e
+    let dst = select((seg / 3u) * params.KT + pos, (seg / 3u) * params.M + t, s == 0u) * params.hd;
+    let col0 = seg * params.hd; // the segment's first W row
+    let c0 = gemm_w_row(n0);
+    let c1 = gemm_w_row(n0 + 1u);
+    let y0 = vals[j] + qkv_bias(c0);
+    let y1 = vals[j + 1u] + qkv_bias(c1);
+    if (s < 2u && u0 < params.r) {
+      // Rotary pair (c0, c1) = dims (i, i + r/2) (GPT-J fault: (2i, 2i + 1)), frequency i = u0 / 2.
+      let f = pos * half + u0 / 2u;
+      let cs = cos_t[f];
+      let sn = sin_t[f];
+      qkv_store(s, dst + c0 - col0, y0 * cs - y1 * sn);
+      qkv_store(s, dst + c1 - col0, y1 * cs + y0 * sn);
+    } else {
+      if (c0 != GEMM_NONE) {
+        qkv_store(s, dst + c0 - col0, y0);
       }
-      let seg = n0 / qkv_seg_cols();
-      let s = seg % 3u;
-      let u0 = n0 % qkv_seg_cols();
-      let pos = params.p0 + t;
-      // q[h, t, 0] or k|v[h, pos, 0]; + (W row − seg·hd) = that row's element e
-      let dst = select((seg / 3u) * params.KT + pos, (seg / 3u) * params.T + t, s == 0u) * params.hd;
-      let col0 = seg * params.hd; // the segment's first W row
-      let c0 = gemm_w_row(n0);
-      let c1 = gemm_w_row(n0 + 1u);
-      let y0 = tile[i * GEMM_TN_VECS + j / 4u][j % 4u] + qkv_bias(c0);
-      let y1 = tile[i * GEMM_TN_VECS + j / 4u][j % 4u + 1u] + qkv_bias(c1);
-      if (s < 2u && u0 < params.r) {
-        // Rotary pair (c0, c1) = dims (i, i + r/2) (GPT-J fault: (2i, 2i + 1)), frequency i = u0 / 2.
-        let f = pos * half + u0 / 2u;
-        let cs = cos_t[f];
-        let sn = sin_t[f];
-        qkv_store(s, dst + c0 - col0, y0 * cs - y1 * sn);
-        qkv_store(s, dst + c1 - col0, y1 * cs + y0 * sn);
-      } else {
-        if (c0 != GEMM_NONE) {
-          qkv_store(s, dst + c0 - col0, y0);
-        }
-        if (c1 != GEMM_NONE) {
-          qkv_store(s, dst + c1 - col0, y1);
-        }
+      if (c1 != GEMM_NONE) {
+        qkv_store(s, dst + c1 - col0, y1);
       }
     }
   }

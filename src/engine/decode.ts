@@ -43,7 +43,7 @@ export interface DecodeContext {
   maxBindingBytes: number;
 }
 
-export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks'>;
+export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 'gemm'>;
 
 export class Decoder {
   private pos = 0;

@@ -10,7 +10,9 @@ import {
 import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';
 import { Program } from '../gpu/program';
+import { refineTimings } from '../gpu/timestamp-refine';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
+import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
 import type { Precision } from '../kernels/precision';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
@@ -44,6 +46,8 @@ export interface EngineOptions extends AcquireOptions {
   memoryBudgetBytes?: number;
   /** Cap on one storage binding (below the device's limit): large tensors are then split across buffers. */
   maxBindingBytes?: number;
+  /** How the fused GEMMs pick tiles and split-K (default: gemmPolicyFor this adapter; tests force split-K). */
+  gemm?: GemmPolicy;
 }
 
 export interface ModelFiles {
@@ -79,8 +83,13 @@ export interface ForwardOptions {
   layers?: { from: number; to: number; input?: Float32Array };
   /** Per-op intermediates to read back: 'all', or a list of stable tap names. */
   taps?: 'all' | string[];
-  /** Time each op with timestamp queries (when the adapter has them). */
+  /**
+   * Time each op with timestamp queries (when the adapter has them); where the adapter's timestamps come in
+   * steps, ops shorter than a few steps are re-timed by repetition (src/gpu/timestamp-refine.ts).
+   */
   timing?: boolean;
+  /** Force the timestamp step (ns) instead of detecting it (tests exercise repetition on SwiftShader). */
+  timingQuantumNs?: number;
 }
 
 export interface ForwardResult {
@@ -157,6 +166,16 @@ export class Engine {
   ): Promise<Engine> {
     const ctx = await acquireGpu(gpu, opts);
     return new Engine(ctx, shaders, gpu as GPU, opts);
+  }
+
+  /** How the fused GEMMs pick tiles and split-K on this adapter (src/kernels/gemm-configs.ts). */
+  get gemmPolicy(): GemmPolicy {
+    if (this.acquireOpts.gemm) return this.acquireOpts.gemm;
+    const l = this.ctx.device.limits;
+    return gemmPolicyFor(this.ctx.adapter, {
+      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+    });
   }
 
   get adapter(): AdapterSummary {
@@ -394,7 +413,10 @@ export class Engine {
         }),
       );
       this.checkAlive();
-      const timings = timer ? await timer.read() : null;
+      const first = timer ? await timer.read() : null;
+      const timings = first
+        ? await refineTimings(device, program, first, timer!.raw(), { quantumNs: opts.timingQuantumNs })
+        : null;
       const empty = new Float32Array(0);
       const dump: HiddenDump = {
         T,
@@ -484,6 +506,7 @@ export class Engine {
         fused,
         precision,
         hooks: opts.hooks,
+        gemm: this.gemmPolicy,
       });
       const out: number[] = [];
       let next = prompt;
@@ -581,6 +604,7 @@ export class Engine {
         hooks: opts.hooks,
         layers: opts.layers,
         maxBindingBytes: this.maxBindingBytes,
+        gemm: this.gemmPolicy,
       });
     } catch (e) {
       if (e instanceof PlanError) throw new EngineError(e.message);

@@ -10,9 +10,10 @@ import { uploadBuffer } from '../gpu/readback';
 import { attnScores, attnValues, softmaxCausal } from '../kernels/attention';
 import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
-import { linearBias, linearGelu, linearResidual, qkvRotary } from '../kernels/fused-linear';
+import { linearBiasOps, linearGeluOps, linearResidualOps, qkvRotary } from '../kernels/fused-linear';
 import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
 import { gelu } from '../kernels/gelu';
+import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
 import { linear } from '../kernels/linear';
@@ -62,6 +63,8 @@ export interface PlanOptions {
   hooks?: PlanHooks;
   /** The largest storage binding to use (tensors beyond it are split). */
   maxBindingBytes: number;
+  /** How the fused GEMMs pick tiles and split-K (src/kernels/gemm-configs.ts; default: the heuristic). */
+  gemm?: GemmPolicy;
   /** KV-cache decoding (src/engine/decode.ts): the tokens sit at positions kv.p0.., each layer writes its k and v
    * into the cache and attends to keys 0 .. kv.p0 + T − 1 there; rotary tables come with the cache. */
   kv?: KvCacheView;
@@ -174,18 +177,33 @@ export function buildPlan(
     const kopts = (kernel: FusedKernelId | 'reference', layer: number | null): KernelOpts => ({
       constants: { ...prec, ...o.hooks?.constants?.(kernel, layer) },
     });
+    // Split-K GEMMs share one workspace: each is consumed by the reduction right after it.
+    let workspace: GPUBuffer | null = null;
+    const gemmOpts = {
+      policy: o.gemm,
+      workspace: (floats: number) => {
+        if (!workspace || workspace.size < floats * 4) workspace = acts.get(floats, 'gemm_workspace');
+        return workspace;
+      },
+    };
+    // An op is one dispatch, or several (a split-K GEMM and its reduction): the taps follow the last.
     const op = (
       fused: FusedKernelId | null,
       layer: number | null,
-      make: (opts: KernelOpts) => DispatchSpec,
+      make: (opts: KernelOpts) => DispatchSpec | DispatchSpec[],
       ...writes: [string, GPUBuffer, number, TapPart[]?][]
     ) => {
-      const spec = make(kopts(fused ?? 'reference', layer));
-      ops.push({
-        spec,
-        fused,
-        layer,
-        writes: writes.map(([name, buffer, floats, parts]) => ({ name, buffer, floats, parts })),
+      const specs = [make(kopts(fused ?? 'reference', layer))].flat();
+      specs.forEach((spec, j) => {
+        const last = j === specs.length - 1;
+        ops.push({
+          spec,
+          fused,
+          layer,
+          writes: last
+            ? writes.map(([name, buffer, floats, parts]) => ({ name, buffer, floats, parts }))
+            : [],
+        });
       });
     };
 
@@ -338,13 +356,13 @@ export function buildPlan(
           'gemm',
           i,
           (k) =>
-            linearBias(
+            linearBiasOps(
               `${p}.attn_out`,
               { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
               T,
               d,
               d,
-              k,
+              { ...k, ...gemmOpts },
             ),
           [`${p}.attn_out`, attnOut, T * d],
         );
@@ -420,13 +438,13 @@ export function buildPlan(
           'linear_gelu',
           i,
           (k) =>
-            linearGelu(
+            linearGeluOps(
               `${p}.linear_gelu`,
               { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.gelu, dummy: m.dummy },
               T,
               ff,
               d,
-              k,
+              { ...k, ...gemmOpts },
             ),
           [`${p}.gelu`, b.gelu, T * ff],
         );
@@ -458,7 +476,7 @@ export function buildPlan(
           'residual_epilogue',
           i,
           (k) =>
-            linearResidual(
+            linearResidualOps(
               `${p}.residual_epilogue`,
               {
                 x: b.gelu,
@@ -472,7 +490,7 @@ export function buildPlan(
               T,
               d,
               ff,
-              k,
+              { ...k, ...gemmOpts },
             ),
           [`${p}.out`, xNext, T * d],
         );
@@ -547,7 +565,12 @@ export function buildPlan(
         const write: [string, GPUBuffer, number, TapPart[]] = ['logits', parts[0].buffer, T * V, parts];
         const buffers = { x: b.finalNorm, w, b: null, y, dummy: m.dummy };
         if (on('gemm'))
-          op('gemm', null, (k) => linearBias(label, buffers, T, piece.rows, d, k), ...(last ? [write] : []));
+          op(
+            'gemm',
+            null,
+            (k) => linearBiasOps(label, buffers, T, piece.rows, d, { ...k, ...gemmOpts }),
+            ...(last ? [write] : []),
+          );
         else op(null, null, (k) => linear(label, buffers, T, piece.rows, d, k), ...(last ? [write] : []));
       });
     }

@@ -125,6 +125,24 @@ export class Program {
     pass?.end();
   }
 
+  /**
+   * Timing by repetition: for each op with repeats(label) > 1, one timed pass that runs its dispatch that many
+   * times (same pipeline, bind group and workgroups; no copies). Meant for after a forward whose results were
+   * read: every op is out of place, so re-running one rewrites the values it wrote.
+   */
+  encodeRepeated(encoder: GPUCommandEncoder, timer: GpuTimer, repeats: (label: string) => number): void {
+    for (const op of this.ops) {
+      const n = repeats(op.spec.label);
+      if (n <= 1) continue;
+      const pass = encoder.beginComputePass(timer.pass(op.spec.label));
+      pass.setPipeline(op.pipeline);
+      pass.setBindGroup(0, op.bindGroup);
+      const [x, y = 1, z = 1] = op.spec.workgroups;
+      if (x > 0 && y > 0 && z > 0) for (let i = 0; i < n; i++) pass.dispatchWorkgroups(x, y, z);
+      pass.end();
+    }
+  }
+
   dispose(): void {
     for (const u of this.uniforms) u.destroy();
     this.uniforms = [];

@@ -1,9 +1,18 @@
 // GPU timing through timestamp queries: one begin/end pair per compute pass. When the device lacks
 // 'timestamp-query' every method is a no-op and read() resolves to null ("timing unavailable").
+// Timestamps may come in coarse steps (Dawn and browsers quantize them): timestamp-quantum.ts detects the step
+// from the raw values (raw()) and timestamp-refine.ts re-times short ops by repetition.
 
 export interface PassTiming {
   label: string;
+  /** GPU time of the op (per dispatch when it was repeated). */
   ns: number;
+  /** The op's dispatch ran this many times in one pass and the total was divided (absent: once). */
+  repeats?: number;
+  /** The measured span is within a few timestamp steps: the number is a step count, not a measurement. */
+  quantized?: boolean;
+  /** The adapter's timestamp step in ns (1: unquantized; null: could not be told), when detected. */
+  quantumNs?: number | null;
 }
 
 export class GpuTimer {
@@ -11,6 +20,7 @@ export class GpuTimer {
   private readonly resolveBuf: GPUBuffer | null;
   private readonly readBuf: GPUBuffer | null;
   private labels: string[] = [];
+  private lastRaw: bigint[] = [];
 
   constructor(
     device: GPUDevice,
@@ -65,7 +75,13 @@ export class GpuTimer {
     await this.readBuf.mapAsync(GPUMapMode.READ);
     const t = new BigInt64Array(this.readBuf.getMappedRange().slice(0));
     this.readBuf.unmap();
+    this.lastRaw = Array.from(t.subarray(0, this.labels.length * 2));
     return this.labels.map((label, i) => ({ label, ns: Math.max(0, Number(t[2 * i + 1] - t[2 * i])) }));
+  }
+
+  /** The raw timestamps of the last read(), begin and end of each pass in order. */
+  raw(): readonly bigint[] {
+    return this.lastRaw;
   }
 
   destroy(): void {

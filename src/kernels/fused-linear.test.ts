@@ -3,14 +3,25 @@
 // failure; KERNEL_SEED=<seed> replays), NaN-poisoned outputs, and sizes that are multiples of no tile
 // (blocks 32/64/128, BK 8/16): M in {1, 24, 129} (three tile configs by M), (N, K) in {(300, 90), (200, 90),
 // (90, 200), (270, 90)}, and M=67, N=1031, K=515. Tolerances are derived in the comments; `worst` prints
-// the largest err/tol ratio seen per kernel at the end.
+// the largest err/tol ratio seen per kernel at the end. Split-K ('split-K' below): every epilogue and precision
+// through the partial GEMM + reduction, K partitions with a short last split, NaN-poisoned workspace; the
+// K partition's independence of M (a row's bits do not depend on how many rows run); the policy's choices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../model/random';
 import { geluF64 } from './cpu/gelu';
 import { linearF64 } from './cpu/linear';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
-import { linearBias, linearGelu, linearResidual, qkvRotary } from './fused-linear';
+import {
+  gemmLaunch,
+  linearBias,
+  linearBiasOps,
+  linearGelu,
+  linearGeluOps,
+  linearResidual,
+  linearResidualOps,
+  qkvRotary,
+} from './fused-linear';
 import {
   GEMM_DEFAULT,
   GEMM_MEDIUM,
@@ -21,6 +32,16 @@ import {
   TUNE_CONFIGS,
   tilesName,
 } from './gemm';
+import {
+  CPU_ADAPTER,
+  chooseGemm,
+  chunkFor,
+  type GemmPolicy,
+  gemmPolicyFor,
+  HOPPER_POLICY,
+  heuristicChunk,
+  UNKNOWN_ADAPTER,
+} from './gemm-configs';
 import { roundStorage } from './precision';
 import { rotaryTables } from './rotary';
 import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
@@ -524,5 +545,195 @@ describe('fault switches change the result (relative L2 vs the correct oracle > 
     check('fault gptj q', got.q, gptj.q, 1e-4, seed);
     check('fault gptj k', got.k, gptj.k, 1e-4, seed);
     check('fault gptj v', got.v, ref.v, 1e-4, seed);
+  });
+});
+
+describe('split-K (partial GEMM into a workspace, then the reduction runs the epilogue)', () => {
+  /** A NaN-poisoned workspace per launch (an unwritten partial then poisons its outputs). */
+  const workspace = (floats: number) => h.poisoned(floats);
+  // (M, N, K, K per split): splits of 64 with a short last one (515 = 8·64 + 3), two uneven halves, many
+  // splits of one BK-multiple, odd sizes everywhere; M = 1 (decode) and M past one block.
+  const SPLITS = [
+    [1, 67, 515, 64],
+    [37, 131, 515, 272],
+    [24, 90, 1000, 128],
+    [67, 300, 200, 48],
+  ] as const;
+
+  it.each(SPLITS)('every epilogue, M=%i N=%i K=%i, K per split %i', async (M, N, K, kChunk) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const c = linearCase(rng, M, N, K);
+    const [r1, r2] = [randn(rng, M * N), randn(rng, M * N)];
+    const dummy = h.upload(new Float32Array(M * N).fill(1000));
+    const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), dummy };
+    const ys = [0, 1, 2, 3, 4].map(() => h.poisoned(M * N));
+    const opts = { workspace, kChunk, constants: { ...GEMM_SMALL } };
+    const specs = [
+      linearBiasOps('lin', { ...bufs, y: ys[0] }, M, N, K, opts),
+      linearBiasOps('head', { ...bufs, b: null, y: ys[1] }, M, N, K, opts),
+      linearGeluOps('up', { ...bufs, y: ys[2] }, M, N, K, opts),
+      linearResidualOps('out', { ...bufs, r1: h.upload(r1), r2: h.upload(r2), y: ys[3] }, M, N, K, opts),
+      linearResidualOps('out1', { ...bufs, r1: h.upload(r1), r2: null, y: ys[4] }, M, N, K, opts),
+    ];
+    const splits = Math.ceil(K / kChunk);
+    for (const sp of specs) {
+      expect(sp.map((d) => d.label)).toEqual([`${sp[1].label}/splitk`, sp[1].label]);
+      expect(sp[0].workgroups[2]).toBe(splits);
+    }
+    await h.run(specs.flat());
+    // Any summation order of the K products and the bias (split partials added in order) keeps the unsplit
+    // bounds: γ_{K+1} Σ|terms| holds for every order; so do GELU's and the residual sum's.
+    const E = (i: number) => dotBound(K + 2, c.absZ[i]) + 1e-30;
+    check('splitK linearBias', await h.read(ys[0], M * N), c.z, E, seed);
+    const noBias = linearF64(c.x, M, K, c.w, null, N);
+    const absNoBias = linearF64(abs32(c.x), M, K, abs32(c.w), null, N);
+    check(
+      'splitK linearBias(no bias)',
+      await h.read(ys[1], M * N),
+      noBias,
+      (i) => dotBound(K + 1, absNoBias[i]) + 1e-30,
+      seed,
+    );
+    const g = geluF64(c.z);
+    const gTol = (i: number) => {
+      const z = c.z[i];
+      return 1.13 * E(i) + (4e-7 + (16 + z * z) * U32) * (Math.abs(z) + 1e-3);
+    };
+    check('splitK linearGelu', await h.read(ys[2], M * N), g, gTol, seed);
+    const resTol = (i: number) => dotBound(K + 3, c.absZ[i] + Math.abs(r1[i]) + Math.abs(r2[i]));
+    check('splitK linearResidual', await h.read(ys[3], M * N), add3F64(r1, r2, c.z), resTol, seed);
+    check('splitK linearResidual(1)', await h.read(ys[4], M * N), addF64(c.z, r1), resTol, seed);
+  });
+
+  it('storage precisions round once, after the reduction; fp16 accumulation rounds the partial sums too', async () => {
+    const seed = freshSeed();
+    const [M, N, K, kChunk] = [24, 131, 515, 128];
+    const c = linearCase(mulberry32(seed), M, N, K, 'fp16');
+    const dummy = h.upload(new Float32Array(4));
+    const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), dummy };
+    const ys = [0, 1, 2, 3, 4].map(() => h.poisoned(M * N));
+    const opts = (STORAGE_PREC: number, ACC_F16: boolean) => ({
+      workspace,
+      kChunk,
+      constants: { STORAGE_PREC, ACC_F16 },
+    });
+    await h.run([
+      ...linearBiasOps('fp16', { ...bufs, y: ys[0] }, M, N, K, opts(1, false)),
+      ...linearBiasOps('bf16', { ...bufs, y: ys[1] }, M, N, K, opts(2, false)),
+      ...linearBiasOps('acc16', { ...bufs, y: ys[2] }, M, N, K, opts(0, true)),
+      ...linearBiasOps('fp16acc', { ...bufs, y: ys[3] }, M, N, K, opts(1, true)),
+      ...linearBiasOps('fp32', { ...bufs, y: ys[4] }, M, N, K, opts(0, false)),
+    ]);
+    const E = (i: number) => dotBound(K + 2, c.absZ[i]);
+    const round = (p: 'fp16' | 'bf16') => Float64Array.from(c.z, (v) => roundStorage(p, v));
+    // One storage rounding of an f32 sum: within one ulp of the rounded oracle (storageTol). A partial rounded
+    // to storage precision as well would add up to ceil(K / kChunk) more half-ulps and fail this.
+    check('splitK fp16', await h.read(ys[0], M * N), round('fp16'), storageTol('fp16', c.z, E), seed);
+    check('splitK bf16', await h.read(ys[1], M * N), round('bf16'), storageTol('bf16', c.z, E), seed);
+    // fp16 accumulation: every accumulate step, in the splits and in the reduction, rounds to f16 — a recursive
+    // sum of K + 1 terms in some order, so the unsplit bound γ'_{K+1} (Σ|xw| + |b|) + K·2^-25 holds.
+    const u16 = 2 ** -11 + 2 ** -24;
+    const n = K + 1;
+    const accBound = (i: number) => ((n * u16) / (1 - n * u16)) * c.absZ[i] + K * 2 ** -25;
+    const r16 = check('splitK ACC_F16', await h.read(ys[2], M * N), c.z, accBound, seed);
+    check('splitK fp16acc', await h.read(ys[3], M * N), c.z, storageTol('fp16', c.z, accBound), seed);
+    // And the accumulators really were rounded: well above the fp32 split result's error.
+    const r32 = check('splitK fp32', await h.read(ys[4], M * N), c.z, (i) => E(i) + 1e-30, seed);
+    expect(r16.maxAbs, `seed ${seed}: ACC_F16 ${r16.maxAbs} vs fp32 ${r32.maxAbs}`).toBeGreaterThan(
+      4 * r32.maxAbs,
+    );
+  });
+
+  it("a row's bits do not depend on M: the K partition is the same at every M (decode = whole forward)", async () => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const [M, N, K] = [37, 90, 1000];
+    const c = linearCase(rng, M, N, K);
+    const row = 29;
+    const dummy = h.upload(new Float32Array(4));
+    const [w, b] = [h.upload(c.w), h.upload(c.b)];
+    const yAll = h.poisoned(M * N);
+    const yRow = h.poisoned(N);
+    // The policy's K partition for (N, K), and tiles that differ between M = 37 and M = 1.
+    const policy: GemmPolicy = {
+      ...UNKNOWN_ADAPTER,
+      table: { measuredOn: 'test', date: '', tiles: {}, kChunks: { '90x1000': 192 } },
+    };
+    const all = linearBiasOps('all', { x: h.upload(c.x), w, b, y: yAll, dummy }, M, N, K, {
+      policy,
+      workspace,
+      constants: { ...GEMM_MEDIUM },
+    });
+    const one = linearBiasOps(
+      'one',
+      { x: h.upload(c.x.slice(row * K, (row + 1) * K)), w, b, y: yRow, dummy },
+      1,
+      N,
+      K,
+      { policy, workspace },
+    );
+    expect(all.length).toBe(2);
+    expect(one.length).toBe(2);
+    await h.run([...all, ...one]);
+    const got = await h.read(yAll, M * N);
+    expect(Array.from(await h.read(yRow, N)), `seed ${seed}`).toEqual(
+      Array.from(got.subarray(row * N, (row + 1) * N)),
+    );
+    check('splitK row', got, c.z, (i) => dotBound(K + 2, c.absZ[i]) + 1e-30, seed);
+  });
+
+  it('refuses a split without a workspace and a K per split that is not a multiple of BK', () => {
+    expect(() => gemmLaunch('x', 8, 64, 512, { kChunk: 128 })).toThrow(/needs a workspace/);
+    expect(() => gemmLaunch('x', 8, 64, 512, { kChunk: 100, workspace })).toThrow(/multiple of BK/);
+    expect(() => gemmLaunch('x', 0, 64, 512)).toThrow(/M = 0/);
+    // kChunk ≥ K is no split; the single-dispatch launchers never split whatever the policy says.
+    expect(gemmLaunch('x', 8, 64, 512, { kChunk: 4096, workspace }).split).toBe(1);
+    const d = h.upload(new Float32Array(4));
+    const spec = linearBias('one', { x: d, w: d, b: null, y: d, dummy: d }, 8, 64, 4096, {
+      policy: UNKNOWN_ADAPTER,
+    });
+    expect(spec.workgroups[2]).toBe(1);
+  });
+
+  it('the policy: a table per adapter, the heuristic elsewhere, no split on CPU adapters, K partition per (N, K)', () => {
+    const info = (vendor: string, device: string, description = '') => ({
+      vendor,
+      architecture: '',
+      device,
+      description,
+    });
+    expect(gemmPolicyFor(info('google', 'swiftshader-device-subzero-', 'SwiftShader driver 5.0.0'))).toBe(
+      CPU_ADAPTER,
+    );
+    expect(gemmPolicyFor(info('nvidia', 'nvidia-h200', 'NVIDIA: 580.159.04'))).toBe(HOPPER_POLICY);
+    expect(gemmPolicyFor(info('nvidia', 'nvidia-h100-80gb-hbm3'))).toBe(HOPPER_POLICY);
+    expect(gemmPolicyFor(info('amd', 'radeon'))).toBe(UNKNOWN_ADAPTER);
+    // CPU adapters: never split. Heuristic: split the small-grid, deep-K shapes, the same partition at every M.
+    expect(chooseGemm(128, 512, 2048, CPU_ADAPTER).kChunk).toBe(2048);
+    const c128 = chooseGemm(128, 512, 2048, UNKNOWN_ADAPTER);
+    expect(c128.kChunk).toBeLessThan(2048);
+    expect(c128.kChunk % 64).toBe(0);
+    for (const M of [1, 7, 512, 4096])
+      expect(chooseGemm(M, 512, 2048, UNKNOWN_ADAPTER).kChunk).toBe(c128.kChunk);
+    expect(heuristicChunk(50304, 512)).toBe(512); // the LM head fills the GPU unsplit
+    expect(heuristicChunk(2048, 2048)).toBe(2048);
+    expect(chunkFor(515, 8)).toBe(128);
+    expect(chunkFor(515, 1)).toBe(515);
+    // A table entry wins where it fits the device's limits; otherwise the heuristic tiles.
+    const big = { ...GEMM_DEFAULT, BM: 128, BN: 256 }; // 512 threads
+    const table = {
+      measuredOn: 'test',
+      date: '',
+      tiles: { '128x512x2048': big },
+      kChunks: { '512x2048': 256 },
+    };
+    const p: GemmPolicy = { name: 'test', table, splitK: true };
+    expect(chooseGemm(128, 512, 2048, p)).toEqual({ tiles: big, kChunk: 256 });
+    const limited = {
+      ...p,
+      limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 16384 },
+    };
+    expect(chooseGemm(128, 512, 2048, limited).tiles).toBe(GEMM_SMALL);
   });
 });

@@ -1,52 +1,91 @@
-// The fused path's linear kernels: one shared GEMM core (shaders/common/gemm_core.wgsl) with a small epilogue
-// per kernel (shaders/fused/*.wgsl). Convention: y[M, N] = x[M, K] · W[N, K]^T (nn.Linear layout).
+// The fused path's linear kernels: one shared GEMM core (shaders/common/gemm_core.wgsl, which holds the entry
+// point) with a small epilogue file per kernel (shaders/fused/*.wgsl: bindings + gemm_epilogue()). Convention:
+// y[M, N] = x[M, K] · W[N, K]^T (nn.Linear layout).
+// Split-K (the linear kernels): the GEMM writes S partial sums into a workspace [S, M, N] (GEMM_SPLIT), then a
+// reduction (shaders/common/gemm_reduce.wgsl compiled with the same epilogue file) adds them and applies the
+// epilogue, so a launch is one dispatch, or two when split. Tiles and split count come from gemm-configs.ts
+// (a measured table per adapter, else a heuristic) unless `opts` overrides them.
 // `opts.constants` is merged into the pipeline constants: precision ({ STORAGE_PREC, ACC_F16 }), fault
 // switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS, GEMM_SWIZZLE; see gemm.ts).
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
-import { gemmConstants, gemmWorkgroups } from './gemm';
+import { gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
+import { chooseGemm, type GemmPolicy } from './gemm-configs';
+import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
 
 export interface GemmOpts {
   constants?: OverrideConstants;
+  /** How tiles and split count are chosen (default: the heuristic for an unknown adapter). */
+  policy?: GemmPolicy;
+  /**
+   * A workspace of at least `floats` f32 for split-K partials (the plan shares one across its GEMMs: each is
+   * consumed by the next dispatch). Without it no launch is split.
+   */
+  workspace?: (floats: number) => GPUBuffer;
+  /** Force the K per split (tests, tuning): a multiple of BK; ≥ K for no split; needs `workspace` below K. */
+  kChunk?: number;
 }
 
-const GEMM_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_core.wgsl'] as const;
+const CORE_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_core.wgsl'] as const;
+const GEMM_INCLUDES = [...CORE_INCLUDES, 'common/gemm_whole.wgsl'] as const;
+const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
+const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
+/** Threads per workgroup of the split-K reduction (one per row and 4-column group). */
+const REDUCE_WG = 64;
 
-export const linearBiasKernel: KernelDef = {
-  name: 'fused/linear_bias',
-  file: 'fused/linear_bias.wgsl',
-  includes: GEMM_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [M, K]
-    { name: 'w', kind: 'read' }, // [N, K]
-    { name: 'b', kind: 'read' }, // [N]
-    { name: 'y', kind: 'rw' }, // [M, N]
-  ],
-};
+/** The core's bindings after a kernel file's own: x [M, K], w [N, K] (and the split-K workspace [S, M, N]). */
+const CORE_BINDINGS = [
+  { name: 'x', kind: 'read' },
+  { name: 'w', kind: 'read' },
+] as const;
+const SPLIT_BINDINGS = [...CORE_BINDINGS, { name: 'ws', kind: 'rw' }] as const;
+const REDUCE_BINDINGS = [{ name: 'ws', kind: 'read' }] as const; // [S, M, N]
 
-export const linearGeluKernel: KernelDef = {
-  name: 'fused/linear_gelu',
-  file: 'fused/linear_gelu.wgsl',
-  includes: [...GEMM_INCLUDES, 'common/gelu.wgsl'],
-  bindings: linearBiasKernel.bindings, // x [M, K], w [N, K], b [N], y [M, N]
-};
+/**
+ * The kernels of one epilogue file: the GEMM, the split-K partial GEMM (the same file on the core with
+ * common/gemm_split.wgsl) and the split-K reduction (the same file on common/gemm_reduce.wgsl).
+ */
+function gemmKernels(name: string, file: string, own: KernelDef['bindings'], extra: readonly string[] = []) {
+  const params = { name: 'params', kind: 'uniform' } as const;
+  const gemm: KernelDef = {
+    name: `fused/${name}`,
+    file,
+    includes: [...GEMM_INCLUDES, ...extra],
+    bindings: [params, ...own, ...CORE_BINDINGS],
+  };
+  const partial: KernelDef = {
+    name: `fused/${name}.splitk`,
+    file,
+    includes: [...SPLIT_INCLUDES, ...extra],
+    bindings: [params, ...own, ...SPLIT_BINDINGS],
+  };
+  const reduce: KernelDef = {
+    name: `fused/${name}.reduce`,
+    file,
+    includes: [...REDUCE_INCLUDES, ...extra],
+    bindings: [params, ...own, ...REDUCE_BINDINGS],
+  };
+  return { gemm, partial, reduce };
+}
 
-export const linearResidualKernel: KernelDef = {
-  name: 'fused/linear_residual',
-  file: 'fused/linear_residual.wgsl',
-  includes: GEMM_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [M, K]
-    { name: 'w', kind: 'read' }, // [N, K]
-    { name: 'b', kind: 'read' }, // [N]
-    { name: 'r1', kind: 'read' }, // [M, N] hidden_states
-    { name: 'r2', kind: 'read' }, // [M, N] attn_output
-    { name: 'y', kind: 'rw' }, // [M, N]
-  ],
-};
+const BIAS_OUT: KernelDef['bindings'] = [
+  { name: 'b', kind: 'read' }, // [N]
+  { name: 'y', kind: 'rw' }, // [M, N]
+];
+
+const linearBiasPair = gemmKernels('linear_bias', 'fused/linear_bias.wgsl', BIAS_OUT);
+const linearGeluPair = gemmKernels('linear_gelu', 'fused/linear_gelu.wgsl', BIAS_OUT, ['common/gelu.wgsl']);
+const linearResidualPair = gemmKernels('linear_residual', 'fused/linear_residual.wgsl', [
+  { name: 'b', kind: 'read' }, // [N]
+  { name: 'r1', kind: 'read' }, // [M, N] hidden_states
+  { name: 'r2', kind: 'read' }, // [M, N] attn_output
+  { name: 'y', kind: 'rw' }, // [M, N]
+]);
+
+export const linearBiasKernel = linearBiasPair.gemm;
+export const linearGeluKernel = linearGeluPair.gemm;
+export const linearResidualKernel = linearResidualPair.gemm;
 
 export const qkvRotaryKernel: KernelDef = {
   name: 'fused/qkv_rotary',
@@ -54,14 +93,13 @@ export const qkvRotaryKernel: KernelDef = {
   includes: GEMM_INCLUDES,
   bindings: [
     { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [T, d]
-    { name: 'w', kind: 'read' }, // [3d, d] = [H, 3, hd, d]
     { name: 'b', kind: 'read' }, // [3d] = [H, 3, hd]
     { name: 'cos', kind: 'read' }, // [>= p0 + T, r/2]
     { name: 'sin', kind: 'read' }, // [>= p0 + T, r/2]
     { name: 'q', kind: 'rw' }, // [H, T, hd]
     { name: 'k', kind: 'rw' }, // [H, rows, hd] (rows = T in a whole forward)
     { name: 'v', kind: 'rw' }, // [H, rows, hd]
+    ...CORE_BINDINGS, // x [T, d], w [3d, d] = [H, 3, hd, d]
   ],
 };
 
@@ -70,7 +108,102 @@ export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   linearGeluKernel,
   linearResidualKernel,
   qkvRotaryKernel,
+  ...[linearBiasPair, linearGeluPair, linearResidualPair].flatMap((k) => [k.partial, k.reduce]),
 ];
+
+/** How one launch of (M, N, K) runs: pipeline constants, tiles, split count and K per split. */
+export interface GemmLaunch {
+  constants: OverrideConstants;
+  tiles: ReturnType<typeof gemmConstants>['tiles'];
+  split: number;
+  kChunk: number;
+}
+
+/**
+ * The launch of (M, N, K) under `opts`: the policy's configuration with the tile constants of `opts.constants`
+ * on top, and its K partition (forced by opts.kChunk, or the policy's; none without a workspace).
+ */
+export function gemmLaunch(label: string, M: number, N: number, K: number, opts: GemmOpts = {}): GemmLaunch {
+  for (const [k, v] of Object.entries({ M, N, K }))
+    if (!Number.isInteger(v) || v < 1)
+      throw new Error(`${label}: GEMM ${k} = ${v} must be a positive integer`);
+  const config = chooseGemm(M, N, K, opts.policy);
+  const { constants, tiles } = gemmConstants(M, N, opts.constants, config.tiles);
+  let kChunk = opts.kChunk ?? (opts.workspace ? config.kChunk : K);
+  if (!Number.isInteger(kChunk) || kChunk < 1) throw new Error(`${label}: K per split ${kChunk} must be ≥ 1`);
+  kChunk = Math.min(kChunk, K);
+  const split = ceilDiv(K, kChunk);
+  if (split > 1) {
+    if (!opts.workspace)
+      throw new Error(`${label}: split-K (${split} splits of ${kChunk}) needs a workspace`);
+    if (kChunk % tiles.BK)
+      throw new Error(`${label}: K per split ${kChunk} is not a multiple of BK = ${tiles.BK}`);
+    if (split > MAX_GROUPS) throw new Error(`${label}: ${split} splits exceed ${MAX_GROUPS} workgroups`);
+  }
+  return { constants, tiles, split, kChunk };
+}
+
+/** The tile override keys (for callers that build constants by hand). */
+export const GEMM_TILE_KEYS = TILE_KEYS;
+
+/**
+ * One fused GEMM: a dispatch of the epilogue's kernel, or (split-K) the partial GEMM into the workspace then
+ * the reduction with the epilogue. `own` are the epilogue's buffers (bias, residuals, output).
+ */
+function gemmSpecs(
+  pair: ReturnType<typeof gemmKernels>,
+  label: string,
+  io: { x: GPUBuffer; w: BufferRef },
+  own: Record<string, BufferRef>,
+  M: number,
+  N: number,
+  K: number,
+  head: number[],
+  extraConstants: OverrideConstants,
+  opts: GemmOpts,
+): DispatchSpec[] {
+  const launch = gemmLaunch(label, M, N, K, opts);
+  const constants = { ...launch.constants, ...extraConstants };
+  const params = paramsBytes([M, N, K, launch.kChunk, ...head]);
+  if (launch.split === 1) {
+    return [
+      {
+        label,
+        kernel: pair.gemm,
+        constants,
+        buffers: { ...own, x: io.x, w: io.w },
+        params,
+        workgroups: gemmWorkgroups(M, N, launch.tiles, 1),
+      },
+    ];
+  }
+  const ws = opts.workspace!(launch.split * M * N);
+  // The reduction never reads tiles, and takes only the constants its module declares.
+  const reduceConstants: OverrideConstants = { GEMM_REDUCE_WG: REDUCE_WG };
+  for (const [k, v] of Object.entries(constants))
+    if (!(TILE_KEYS as readonly string[]).includes(k) && k !== 'FAULT_TILE_OFFSET' && k !== 'W_F16')
+      reduceConstants[k] = v;
+  const groups = ceilDiv(ceilDiv(N, 4), REDUCE_WG);
+  if (M > MAX_GROUPS) throw new Error(`${label}: split-K reduction over ${M} rows exceeds ${MAX_GROUPS}`);
+  return [
+    {
+      label: `${label}/splitk`,
+      kernel: pair.partial,
+      constants,
+      buffers: { ...own, x: io.x, w: io.w, ws },
+      params,
+      workgroups: gemmWorkgroups(M, N, launch.tiles, launch.split),
+    },
+    {
+      label,
+      kernel: pair.reduce,
+      constants: reduceConstants,
+      buffers: { ...own, ws },
+      params,
+      workgroups: [groups, M, 1],
+    },
+  ];
+}
 
 interface LinearBuffers {
   x: GPUBuffer; // [M, K]
@@ -80,27 +213,71 @@ interface LinearBuffers {
   dummy: GPUBuffer;
 }
 
-function linearSpec(
-  kernel: KernelDef,
+type ResidualBuffers = {
+  x: GPUBuffer; // [M, K]
+  w: BufferRef; // [N, K] (a buffer or a range of one)
+  b: GPUBuffer | null; // [N]
+  r1: GPUBuffer; // [M, N]
+  r2: GPUBuffer | null; // [M, N]
+  y: GPUBuffer; // [M, N]
+  dummy: GPUBuffer;
+};
+
+/**
+ * y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); `b: null` for none (the LM head). The dispatches of one launch: one,
+ * or two when split-K (the partial GEMM `${label}/splitk`, then the reduction labelled `label`, which writes y).
+ */
+export function linearBiasOps(
   label: string,
   buf: LinearBuffers,
   M: number,
   N: number,
   K: number,
-  opts: GemmOpts,
-): DispatchSpec {
-  const { constants, tiles } = gemmConstants(M, N, opts.constants);
-  return {
-    label,
-    kernel,
-    constants,
-    buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
-    params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
-    workgroups: gemmWorkgroups(M, N, tiles),
-  };
+  opts: GemmOpts = {},
+): DispatchSpec[] {
+  const own = { b: buf.b ?? buf.dummy, y: buf.y };
+  return gemmSpecs(linearBiasPair, label, buf, own, M, N, K, [buf.b ? 1 : 0], {}, opts);
 }
 
-/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); `b: null` for none (the LM head). */
+/** y[M, N] = gelu_exact(x[M, K] · W[N, K]^T + b[N]) (the MLP up-projection and its activation); see linearBiasOps. */
+export function linearGeluOps(
+  label: string,
+  buf: LinearBuffers,
+  M: number,
+  N: number,
+  K: number,
+  opts: GemmOpts = {},
+): DispatchSpec[] {
+  const own = { b: buf.b ?? buf.dummy, y: buf.y };
+  return gemmSpecs(linearGeluPair, label, buf, own, M, N, K, [buf.b ? 1 : 0], {}, opts);
+}
+
+/**
+ * y[M, N] = ((x·W^T + b) + r2) + r1 (parallel residual, HF `mlp_output + attn_output + hidden_states`,
+ * r1 = hidden_states, r2 = attn_output) or, with `r2: null`, (x·W^T + b) + r1 (sequential residual); see
+ * linearBiasOps. Faults: FAULT_WIRING (r2 twice, r1 dropped), FAULT_DROP_BIAS.
+ */
+export function linearResidualOps(
+  label: string,
+  buf: ResidualBuffers,
+  M: number,
+  N: number,
+  K: number,
+  opts: GemmOpts = {},
+): DispatchSpec[] {
+  const own = { b: buf.b ?? buf.dummy, r1: buf.r1, r2: buf.r2 ?? buf.dummy, y: buf.y };
+  const residuals = { RESIDUALS: buf.r2 ? 2 : 1, ...opts.constants };
+  return gemmSpecs(linearResidualPair, label, buf, own, M, N, K, [buf.b ? 1 : 0], residuals, opts);
+}
+
+/** One dispatch: split-K is off (no workspace), whatever the policy says. */
+function single(specs: DispatchSpec[]): DispatchSpec {
+  if (specs.length !== 1) throw new Error(`${specs[0]?.label}: expected one dispatch, got ${specs.length}`);
+  return specs[0];
+}
+const unsplit = (opts: GemmOpts): GemmOpts => ({ ...opts, workspace: undefined, kChunk: undefined });
+
+/** linearBiasOps as one dispatch (never split-K). */
 export function linearBias(
   label: string,
   buf: LinearBuffers,
@@ -109,10 +286,10 @@ export function linearBias(
   K: number,
   opts: GemmOpts = {},
 ): DispatchSpec {
-  return linearSpec(linearBiasKernel, label, buf, M, N, K, opts);
+  return single(linearBiasOps(label, buf, M, N, K, unsplit(opts)));
 }
 
-/** y[M, N] = gelu_exact(x[M, K] · W[N, K]^T + b[N]) (the MLP up-projection and its activation). */
+/** linearGeluOps as one dispatch (never split-K). */
 export function linearGelu(
   label: string,
   buf: LinearBuffers,
@@ -121,39 +298,19 @@ export function linearGelu(
   K: number,
   opts: GemmOpts = {},
 ): DispatchSpec {
-  return linearSpec(linearGeluKernel, label, buf, M, N, K, opts);
+  return single(linearGeluOps(label, buf, M, N, K, unsplit(opts)));
 }
 
-/**
- * y[M, N] = ((x·W^T + b) + r2) + r1 (parallel residual, HF `mlp_output + attn_output + hidden_states`,
- * r1 = hidden_states, r2 = attn_output) or, with `r2: null`, (x·W^T + b) + r1 (sequential residual).
- * Faults: FAULT_WIRING (r2 twice, r1 dropped), FAULT_DROP_BIAS.
- */
+/** linearResidualOps as one dispatch (never split-K). */
 export function linearResidual(
   label: string,
-  buf: {
-    x: GPUBuffer; // [M, K]
-    w: BufferRef; // [N, K] (a buffer or a range of one)
-    b: GPUBuffer | null; // [N]
-    r1: GPUBuffer; // [M, N]
-    r2: GPUBuffer | null; // [M, N]
-    y: GPUBuffer; // [M, N]
-    dummy: GPUBuffer;
-  },
+  buf: ResidualBuffers,
   M: number,
   N: number,
   K: number,
   opts: GemmOpts = {},
 ): DispatchSpec {
-  const { constants, tiles } = gemmConstants(M, N, { RESIDUALS: buf.r2 ? 2 : 1, ...opts.constants });
-  return {
-    label,
-    kernel: linearResidualKernel,
-    constants,
-    buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, r1: buf.r1, r2: buf.r2 ?? buf.dummy, y: buf.y },
-    params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
-    workgroups: gemmWorkgroups(M, N, tiles),
-  };
+  return single(linearResidualOps(label, buf, M, N, K, unsplit(opts)));
 }
 
 /**
@@ -188,7 +345,12 @@ export function qkvRotary(
     throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
   const d = H * hd;
   const virtualCols = 3 * H * (hd + (hd % 2));
-  const { constants, tiles } = gemmConstants(T, virtualCols, opts.constants);
+  // One dispatch (no split-K: its N = 3d output fills the GPU at the shapes measured).
+  const { constants, tiles } = gemmLaunch(label, T, virtualCols, d, {
+    ...opts,
+    workspace: undefined,
+    kChunk: d,
+  });
   return {
     label,
     kernel: qkvRotaryKernel,
@@ -203,7 +365,7 @@ export function qkvRotary(
       k: buf.k,
       v: buf.v,
     },
-    params: paramsBytes([T, H, hd, r, d, buf.b ? 1 : 0, p0, rows]),
+    params: paramsBytes([T, virtualCols, d, d, H, hd, r, buf.b ? 1 : 0, p0, rows]),
     workgroups: gemmWorkgroups(T, virtualCols, tiles),
   };
 }

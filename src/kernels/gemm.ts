@@ -96,7 +96,8 @@ export function gemmTilesProblem(
 }
 
 /**
- * The pipeline constants of a GEMM launch over an [M, N] output: the default tiles for it, then the caller's
+ * The pipeline constants of a GEMM launch over an [M, N] output: `base` tiles (the default for it unless
+ * given, see gemm-configs.ts), then the caller's
  * constants (precision, faults, or tile overrides) on top. Returns the constants and the tiles they amount
  * to (for the grid). The shape rules are checked here; the device's own limits when the pipeline is made
  * (tiles beyond the WebGPU defaults are for tuning on devices that grant more).
@@ -105,8 +106,9 @@ export function gemmConstants(
   M: number,
   N: number,
   extra: OverrideConstants = {},
+  base: GemmTiles = gemmTilesFor(M, N),
 ): { constants: OverrideConstants; tiles: GemmTiles } {
-  const constants: OverrideConstants = { ...gemmTilesFor(M, N), ...extra };
+  const constants: OverrideConstants = { ...base, ...extra };
   const tiles = { ...GEMM_DEFAULT };
   for (const k of TILE_KEYS) tiles[k] = Number(constants[k]);
   const problem = gemmTilesProblem(tiles, {
@@ -117,12 +119,12 @@ export function gemmConstants(
   return { constants, tiles };
 }
 
-/** The grid over an [M, N] output: (ceil(N / BN), ceil(M / BM)), each ≤ 65535. */
-export function gemmWorkgroups(M: number, N: number, t: GemmTiles): [number, number, number] {
+/** The grid over an [M, N] output: (ceil(N / BN), ceil(M / BM), split), each ≤ 65535. */
+export function gemmWorkgroups(M: number, N: number, t: GemmTiles, split = 1): [number, number, number] {
   const gx = ceilDiv(N, t.BN);
   const gy = ceilDiv(M, t.BM);
   if (gx > MAX_GROUPS || gy > MAX_GROUPS) throw new Error(`GEMM grid ${gx}x${gy} exceeds ${MAX_GROUPS}`);
-  return [gx, gy, 1];
+  return [gx, gy, split];
 }
 
 /** Tile configurations tuneGemm times (those beyond the device's limits are skipped there). */

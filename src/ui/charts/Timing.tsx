@@ -1,7 +1,8 @@
 // (e) GPU time of the reference and the fused path from timestamp queries: per layer (grouped bars) and
 // per fused kernel (one group each: the kernel's time beside the time of the reference ops it replaced,
 // summed over layers; then the ops both paths share), with totals and the speedup. "Timing unavailable"
-// when the adapter has no timestamp queries.
+// when the adapter has no timestamp queries; a note on the timestamps' resolution when they come in steps
+// (ops re-timed by repetition, and how to lift the steps in Chrome).
 import { axisBottom, axisLeft, scaleBand, scaleLinear } from 'd3';
 import { useMemo } from 'react';
 import type { Report } from '../../compare/analyze';
@@ -248,6 +249,47 @@ function PerKind({
   );
 }
 
+/** Microseconds or nanoseconds of one timestamp step, for the note. */
+function stepText(ns: number): string {
+  return ns >= 1e3 ? `${(ns / 1e3).toPrecision(3)} µs` : `${Math.round(ns)} ns`;
+}
+
+/** Steps at or below this are a GPU's own timestamp resolution, not a browser's or Dawn's quantization. */
+const FULL_RESOLUTION_NS = 1000;
+
+/**
+ * What the timestamps could resolve: the adapter's step, how many ops were timed by repetition, whether some
+ * times are still only step counts, and how to get full resolution in Chrome. Nothing for reports made before
+ * the step was recorded.
+ */
+export function TimingResolution({ reference, fused }: { reference: TimingSummary; fused: TimingSummary }) {
+  if (reference.quantumNs === undefined && fused.quantumNs === undefined) return null;
+  const steps = [reference.quantumNs, fused.quantumNs].filter((q): q is number => typeof q === 'number');
+  const step = steps.length ? Math.max(...steps) : null;
+  const repeated = (reference.repeatedOps ?? 0) + (fused.repeatedOps ?? 0);
+  const quantized = !!(reference.quantized || fused.quantized);
+  if (step !== null && step <= FULL_RESOLUTION_NS && !quantized) {
+    return (
+      <p className="muted small" data-testid="timing-resolution">
+        Timestamps at full resolution on this adapter (steps of {stepText(step)}).
+      </p>
+    );
+  }
+  return (
+    <p className="muted small" data-testid="timing-quantized">
+      {step === null
+        ? 'The step of this adapter’s timestamps could not be told. '
+        : `GPU timestamps on this adapter come in steps of ${stepText(step)}, so an op shorter than a few steps reads 0 or one step. `}
+      {repeated > 0 &&
+        `${repeated} op${repeated === 1 ? ' was' : 's were'} timed by repetition instead (the same dispatch run many times in one pass, the total divided). `}
+      {quantized &&
+        'Some times are still within a few steps even so: read them as step counts, not measurements. '}
+      In Chrome, turn on <code>chrome://flags/#enable-webgpu-developer-features</code> (“WebGPU Developer
+      Features”) and reload for full-resolution timestamps.
+    </p>
+  );
+}
+
 export function TimingPanel({ report, fileBase }: { report: Report; fileBase: FileBase }) {
   const { reference, fused, speedup } = report.timing;
   if (!reference || !fused) {
@@ -276,6 +318,7 @@ export function TimingPanel({ report, fileBase }: { report: Report; fileBase: Fi
         GPU time of one forward pass from timestamp queries, one compute pass per op. On a software adapter
         (SwiftShader) these numbers say nothing about a real GPU.
       </p>
+      <TimingResolution reference={reference} fused={fused} />
       <PerLayer reference={reference} fused={fused} fileBase={fileBase} />
       <PerKind reference={reference} fused={fused} fusedOn={report.spec.fused} fileBase={fileBase} />
     </>

@@ -1,0 +1,286 @@
+// Shape-aware GEMM tuning (src/kernels/gemm-configs.ts): every GEMM shape of Pythia-70m/160m/410m at T = 128
+// and 512, plus 2048³, timed for each tile configuration of TUNE_CONFIGS (within the device's limits) and each
+// split-K partition of K, through the fused linear launcher (linearBiasOps: the partial GEMM and the reduction
+// when split). Prints every row, then the chosen table as TypeScript for gemm-configs.ts: per (N, K) the K
+// partition whose best time summed over both T is least, per (M, N, K) the best tiles under that partition.
+// --confirm times instead what the engine's policy picks for this adapter at every shape (the numbers of
+// record for bench/RESULTS.md) and writes them as `gemmShapes` rows that bench/report.ts reads.
+//
+//   npx tsx bench/gemm-sweep.ts [--confirm] [--models pythia-70m,...] [--T 128,512] [--cube 2048|0] [--json FILE]
+// GPU times from timestamp queries (Dawn's quantization off: src/gpu/node.ts), each configuration's dispatches
+// repeated in one pass until the pass spans ≥ 2 ms, median of three passes.
+import { writeFileSync } from 'node:fs';
+import { acquireGpu } from '../src/gpu/device';
+import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
+import { PipelineCache } from '../src/gpu/pipelines';
+import { type DispatchSpec, Program } from '../src/gpu/program';
+import { uploadBuffer } from '../src/gpu/readback';
+import { GpuTimer } from '../src/gpu/timestamps';
+import { linearBiasOps } from '../src/kernels/fused-linear';
+import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
+import {
+  chooseGemm,
+  chunkFor,
+  chunkKey,
+  type GemmPolicy,
+  gemmPolicyFor,
+  shapeKey,
+} from '../src/kernels/gemm-configs';
+import { SHAPES } from './forward';
+
+export interface SweepShape {
+  model: string;
+  op: string;
+  M: number;
+  N: number;
+  K: number;
+}
+
+export interface SweepRow extends SweepShape {
+  tiles: string;
+  kChunk: number;
+  split: number;
+  ms: number;
+  tflops: number;
+}
+
+/** Every linear of one forward of each model at each T (qkv as its plain GEMM: N = 3d), and 2048³; deduplicated. */
+export function sweepShapes(models: string[], Ts: number[] = [128, 512], cube = 2048): SweepShape[] {
+  const out: SweepShape[] = [];
+  const seen = new Set<string>();
+  const add = (s: SweepShape) => {
+    const k = shapeKey(s.M, s.N, s.K);
+    if (seen.has(k)) return;
+    out.push(s);
+    seen.add(k);
+  };
+  for (const model of models) {
+    const { d, ff, vocab } = SHAPES[model];
+    for (const T of Ts) {
+      add({ model, op: 'qkv', M: T, N: 3 * d, K: d });
+      add({ model, op: 'attn_out', M: T, N: d, K: d });
+      add({ model, op: 'dense_h_to_4h', M: T, N: ff, K: d });
+      add({ model, op: 'dense_4h_to_h', M: T, N: d, K: ff });
+      add({ model, op: 'logits', M: T, N: vocab, K: d });
+    }
+  }
+  if (cube > 0) add({ model: 'cube', op: `${cube}³`, M: cube, N: cube, K: cube });
+  return out;
+}
+
+/** K partitions to try: none, and 2..16 splits of at least 128 (outputs of 4M elements and more: none only). */
+function chunkCandidates(s: SweepShape): number[] {
+  if (s.M * s.N >= 2 ** 22) return [s.K];
+  const set = new Set<number>([s.K]);
+  for (const n of [2, 3, 4, 6, 8, 12, 16]) {
+    const c = chunkFor(s.K, n);
+    if (c >= 128) set.add(c);
+  }
+  return [...set];
+}
+
+function filled(device: GPUDevice, n: number, salt: number): GPUBuffer {
+  const a = new Float32Array(n);
+  let s = (salt * 2654435761) >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    a[i] = s / 4294967296 - 0.5;
+  }
+  return uploadBuffer(device, a, `sweep.${salt}`);
+}
+
+/** GPU ms of one launch (its dispatches run `reps` times each, one timed pass per dispatch): median of three. */
+async function timeLaunch(
+  device: GPUDevice,
+  pipelines: PipelineCache,
+  specs: DispatchSpec[],
+): Promise<number> {
+  const program = new Program(device, pipelines);
+  device.pushErrorScope('validation');
+  try {
+    for (const s of specs) program.add(s);
+    const run = async (reps: number) => {
+      const timer = new GpuTimer(device, specs.length);
+      try {
+        const enc = device.createCommandEncoder();
+        program.encodeRepeated(enc, timer, () => reps);
+        timer.resolve(enc);
+        device.queue.submit([enc.finish()]);
+        const passes = (await timer.read()) ?? [];
+        return passes.reduce((a, p) => a + p.ns, 0) / reps / 1e6;
+      } finally {
+        timer.destroy();
+      }
+    };
+    const first = await run(3); // warm-up and estimate
+    const err = await device.popErrorScope();
+    if (err) throw new Error(`${specs[0].label}: ${err.message}`);
+    const reps = Math.max(3, Math.min(400, Math.ceil(2 / Math.max(first, 1e-4))));
+    const t = [await run(reps), await run(reps), await run(reps)].sort((a, b) => a - b);
+    return t[1];
+  } finally {
+    program.dispose();
+  }
+}
+
+interface Ctx {
+  device: GPUDevice;
+  pipelines: PipelineCache;
+}
+
+async function timeShape(
+  c: Ctx,
+  s: SweepShape,
+  configs: { tiles: GemmTiles; kChunk: number }[],
+  log: (row: SweepRow) => void,
+): Promise<SweepRow[]> {
+  const { device } = c;
+  const x = filled(device, s.M * s.K, 1); // [M, K]
+  const w = filled(device, s.N * s.K, 2); // [N, K]
+  const y = device.createBuffer({ size: 4 * s.M * s.N, usage: GPUBufferUsage.STORAGE }); // [M, N]
+  const dummy = filled(device, 4, 3);
+  let ws: GPUBuffer | null = null;
+  const workspace = (floats: number) => {
+    if (!ws || ws.size < floats * 4) {
+      ws?.destroy();
+      ws = device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
+    }
+    return ws;
+  };
+  const rows: SweepRow[] = [];
+  try {
+    for (const { tiles, kChunk } of configs) {
+      const specs = linearBiasOps(
+        `sweep ${shapeKey(s.M, s.N, s.K)}`,
+        { x, w, b: null, y, dummy },
+        s.M,
+        s.N,
+        s.K,
+        {
+          constants: { ...tiles },
+          workspace,
+          kChunk,
+        },
+      );
+      const ms = await timeLaunch(device, c.pipelines, specs);
+      const row = {
+        ...s,
+        tiles: tilesName(tiles),
+        kChunk,
+        split: Math.ceil(s.K / kChunk),
+        ms,
+        tflops: (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12,
+      };
+      rows.push(row);
+      log(row);
+    }
+  } finally {
+    for (const b of [x, w, y, dummy, ws as GPUBuffer | null]) b?.destroy();
+  }
+  return rows;
+}
+
+/** Per (N, K) the partition with the least summed best time over M; per (M, N, K) the best tiles under it. */
+export function chooseTable(rows: SweepRow[]): {
+  tiles: Record<string, string>;
+  kChunks: Record<string, number>;
+} {
+  const byNK = new Map<string, SweepRow[]>();
+  for (const r of rows) {
+    const k = chunkKey(r.N, r.K);
+    byNK.set(k, [...(byNK.get(k) ?? []), r]);
+  }
+  const tiles: Record<string, string> = {};
+  const kChunks: Record<string, number> = {};
+  for (const [nk, rs] of byNK) {
+    const Ms = [...new Set(rs.map((r) => r.M))];
+    const chunks = [...new Set(rs.map((r) => r.kChunk))];
+    const best = (M: number, c: number) =>
+      rs.filter((r) => r.M === M && r.kChunk === c).sort((a, b) => a.ms - b.ms)[0];
+    const score = (c: number) => Ms.reduce((a, M) => a + (best(M, c)?.ms ?? Number.POSITIVE_INFINITY), 0);
+    const chunk = chunks.sort((a, b) => score(a) - score(b))[0];
+    kChunks[nk] = chunk;
+    for (const M of Ms) tiles[shapeKey(M, rs[0].N, rs[0].K)] = best(M, chunk).tiles;
+  }
+  return { tiles, kChunks };
+}
+
+function tilesSource(name: string): string {
+  const t = TUNE_CONFIGS.find((c) => tilesName(c) === name);
+  if (!t) throw new Error(`unknown tiles ${name}`);
+  return `t(${t.BM}, ${t.BN}, ${t.BK}, ${t.TM}, ${t.TN}, ${t.GEMM_BUFS}, ${t.GEMM_SWIZZLE})`;
+}
+
+const fmt = (r: SweepRow) =>
+  `${`${r.model} ${r.op}`.padEnd(26)} ${shapeKey(r.M, r.N, r.K).padEnd(16)} ${r.tiles.padEnd(26)} kChunk ${String(r.kChunk).padStart(5)} (split ${String(r.split).padStart(2)})  ${r.ms.toFixed(4)} ms  ${r.tflops.toFixed(2)} TFLOP/s`;
+
+async function main(argv: string[]) {
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const models = (value('--models') ?? 'pythia-70m,pythia-160m,pythia-410m').split(',');
+  const ctx = await acquireGpu(nodeGpu());
+  const { device, adapter } = ctx;
+  const pipelines = new PipelineCache(
+    device,
+    (await import('../src/kernels/shaders-node')).nodeShaderSource(),
+  );
+  console.log(`adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.device} ${adapter.description}`);
+  console.log(`dawn toggles: ${NODE_DAWN_TOGGLES.join(' ')}; timestamp-query ${ctx.features.timestampQuery}`);
+  const Ts = (value('--T') ?? '128,512').split(',').map(Number);
+  const shapes = sweepShapes(models, Ts, Number(value('--cube') ?? 2048));
+  const out: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    adapter,
+    toggles: NODE_DAWN_TOGGLES,
+  };
+  if (argv.includes('--confirm')) {
+    const policy: GemmPolicy = gemmPolicyFor(adapter, device.limits);
+    console.log(`policy: ${policy.name}`);
+    const rows: SweepRow[] = [];
+    for (const s of shapes)
+      rows.push(
+        ...(await timeShape({ device, pipelines }, s, [chooseGemm(s.M, s.N, s.K, policy)], (r) =>
+          console.log(fmt(r)),
+        )),
+      );
+    out.policy = policy.name;
+    out.gemmShapes = rows;
+  } else {
+    const configs = TUNE_CONFIGS.filter((t) => gemmTilesProblem(t, device.limits) === null);
+    const rows: SweepRow[] = [];
+    const t0 = performance.now();
+    for (const s of shapes) {
+      const cands = chunkCandidates(s).flatMap((kChunk) =>
+        configs.filter((t) => kChunk % t.BK === 0).map((tiles) => ({ tiles, kChunk })),
+      );
+      const got = await timeShape({ device, pipelines }, s, cands, () => {});
+      const best = [...got].sort((a, b) => a.ms - b.ms)[0];
+      const none = got.filter((r) => r.split === 1).sort((a, b) => a.ms - b.ms)[0];
+      console.log(`best ${fmt(best)}  | unsplit best ${none.ms.toFixed(4)} ms (${none.tiles})`);
+      rows.push(...got);
+    }
+    console.log(`sweep: ${rows.length} timings in ${((performance.now() - t0) / 1e3).toFixed(1)} s`);
+    const table = chooseTable(rows);
+    out.rows = rows;
+    out.table = table;
+    console.log('\n// gemm-configs.ts HOPPER_TABLE');
+    console.log('tiles: {');
+    for (const [k, v] of Object.entries(table.tiles)) console.log(`  '${k}': ${tilesSource(v)},`);
+    console.log('},\nkChunks: {');
+    for (const [k, v] of Object.entries(table.kChunks)) console.log(`  '${k}': ${v},`);
+    console.log('},');
+  }
+  const json = value('--json');
+  if (json) writeFileSync(json, JSON.stringify(out, null, 2));
+  device.destroy();
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,131 @@
+// Which GEMM configuration the fused path uses for an (M, N, K) shape on an adapter: tile sizes per (M, N, K),
+// and the split-K partition of K per (N, K). A table measured on a real GPU (bench/gemm-sweep.ts) serves the
+// adapters it was measured on; a heuristic serves every other shape and adapter.
+//
+// Why the K partition depends on (N, K) and not on M: every output element sums its K products in ascending k
+// within a split whatever the tiles are (the tile sizes only change what is staged where), and the splits are
+// added in order. So with one partition per (N, K), row t of a GEMM is bit-identical whatever M is — a decoded
+// token (M = 1, src/engine/decode.ts) gets exactly the bits of that row of a whole forward (M = T). A split
+// count chosen per M would trade that for a few percent; the sweep measures both M = 128 and 512 and picks the
+// partition that is best summed over them.
+import { type GemmTiles, gemmTilesFor, gemmTilesProblem } from './gemm';
+import { ceilDiv } from './grid';
+
+/** Split-K chunks are multiples of this (so of every BK the tile rules allow up to 64). */
+export const K_CHUNK_GRANULE = 64;
+
+/** Tiles and K per split of one GEMM launch (kChunk ≥ K: one dispatch, no workspace). */
+export interface GemmConfig {
+  tiles: GemmTiles;
+  kChunk: number;
+}
+
+/** The adapters a policy is for, as `GPUAdapterInfo` describes them. */
+export interface AdapterInfoLike {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+}
+
+/** Measured best configurations: tiles per exact `${M}x${N}x${K}`, K per split per `${N}x${K}`. */
+export interface GemmConfigTable {
+  /** The adapter it was measured on, the software, and the date. */
+  measuredOn: string;
+  date: string;
+  tiles: Readonly<Record<string, GemmTiles>>;
+  kChunks: Readonly<Record<string, number>>;
+}
+
+/** How a device picks GEMM configurations. */
+export interface GemmPolicy {
+  /** For reports: which table or rule applies. */
+  name: string;
+  table: GemmConfigTable | null;
+  /** Split K where the grid is small (false on CPU adapters, where a dispatch costs more than it gives). */
+  splitK: boolean;
+  /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
+  limits?: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number };
+}
+
+/** The M at which the heuristic judges the grid of an (N, K) GEMM (a prompt of a hundred-odd tokens). */
+const NOMINAL_M = 128;
+/** Split-K aims at this many workgroups (an H100/H200 has 132 SMs; about 2 resident workgroups each). */
+const SPLIT_TARGET = 2 * 132;
+/** Fewest K per split: below this the reduction and the extra dispatch cost more than they save. */
+const MIN_K_PER_SPLIT = 256;
+const MAX_SPLIT = 16;
+
+export const shapeKey = (M: number, N: number, K: number): string => `${M}x${N}x${K}`;
+export const chunkKey = (N: number, K: number): string => `${N}x${K}`;
+
+/** The K per split for `split` splits: ceil(K / split) rounded up to K_CHUNK_GRANULE (K itself for 1). */
+export function chunkFor(K: number, split: number): number {
+  if (split <= 1) return K;
+  return Math.min(K, ceilDiv(ceilDiv(K, split), K_CHUNK_GRANULE) * K_CHUNK_GRANULE);
+}
+
+/**
+ * The heuristic K partition of an (N, K) GEMM: none when the grid at NOMINAL_M rows has a quarter of
+ * SPLIT_TARGET workgroups or more (larger M only adds workgroups); otherwise enough splits to reach about SPLIT_TARGET workgroups, each at least MIN_K_PER_SPLIT deep, at most
+ * MAX_SPLIT.
+ */
+export function heuristicChunk(N: number, K: number): number {
+  const t = gemmTilesFor(NOMINAL_M, N);
+  const grid = ceilDiv(NOMINAL_M, t.BM) * ceilDiv(N, t.BN);
+  if (grid >= SPLIT_TARGET / 4) return K;
+  const s = Math.min(MAX_SPLIT, ceilDiv(SPLIT_TARGET, grid), Math.floor(K / MIN_K_PER_SPLIT));
+  return chunkFor(K, s);
+}
+
+/** The configuration for (M, N, K): the policy's table where it has the shape (and the tiles fit), else the heuristic. */
+export function chooseGemm(
+  M: number,
+  N: number,
+  K: number,
+  policy: GemmPolicy = UNKNOWN_ADAPTER,
+): GemmConfig {
+  const measured = policy.table?.tiles[shapeKey(M, N, K)];
+  const fits = measured && (!policy.limits || gemmTilesProblem(measured, policy.limits) === null);
+  const tiles = fits ? measured : gemmTilesFor(M, N);
+  if (!policy.splitK) return { tiles, kChunk: K };
+  return { tiles, kChunk: policy.table?.kChunks[chunkKey(N, K)] ?? heuristicChunk(N, K) };
+}
+
+/** An adapter without a measured table: default-limit tiles by grid size, split-K where the grid is small. */
+export const UNKNOWN_ADAPTER: GemmPolicy = {
+  name: 'heuristic (no measured table)',
+  table: null,
+  splitK: true,
+};
+
+/** SwiftShader and other CPU adapters: no split-K (an extra dispatch costs more than the parallelism gives). */
+export const CPU_ADAPTER: GemmPolicy = { name: 'CPU adapter (no split-K)', table: null, splitK: false };
+
+/**
+ * Measured on an NVIDIA H200 (Dawn `webgpu` 0.6.2 over Vulkan, driver 580.159.04) by bench/gemm-sweep.ts: for
+ * each GEMM shape of Pythia-70m/160m/410m at T = 128 and 512 and 2048³, the fastest tiles given the K
+ * partition that is fastest summed over both T (bench/RESULTS.md, "Shape-aware GEMM").
+ */
+export const HOPPER_TABLE: GemmConfigTable = {
+  measuredOn: 'not yet measured',
+  date: '',
+  tiles: {},
+  kChunks: {},
+};
+
+/** NVIDIA Hopper (H100/H200): the measured table, the heuristic for other shapes. */
+export const HOPPER_POLICY: GemmPolicy = {
+  name: 'NVIDIA Hopper (measured table)',
+  table: HOPPER_TABLE,
+  splitK: true,
+};
+
+/** The policy for an adapter: the measured table for the adapters it was measured on, CPU rules for software. */
+export function gemmPolicyFor(info: AdapterInfoLike, limits?: GemmPolicy['limits']): GemmPolicy {
+  const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
+  let base = UNKNOWN_ADAPTER;
+  if (/swiftshader|llvmpipe|lavapipe|software|\bcpu\b/.test(text)) base = CPU_ADAPTER;
+  else if (/nvidia/.test(text) && /h100|h200|h800|gh200|hopper/.test(text)) base = HOPPER_POLICY;
+  return limits ? { ...base, limits } : base;
+}
