@@ -98,6 +98,9 @@ export interface ForwardResult {
   /** Per-op GPU time, or null when timing was not asked for or is unavailable. */
   timings: PassTiming[] | null;
   dispatches: number;
+  /** Wall time of the call's parts, ms: plan (build and bind), record (encode and submit), gpu (submit to mapped),
+   * read (copies out of the mapped staging buffer). */
+  wall?: Record<string, number>;
 }
 
 export class EngineError extends Error {
@@ -112,6 +115,7 @@ export class Engine {
   private pool: BufferPool;
   private pipelines: PipelineCache;
   private gpuCtx: GpuContext;
+  private stagingFree: GPUBuffer[] = [];
   private custom: { file: string; source: string } | null = null;
 
   private constructor(
@@ -121,6 +125,7 @@ export class Engine {
     private readonly acquireOpts: EngineOptions,
   ) {
     this.gpuCtx = ctx;
+    this.stagingFree = []; // buffers of the lost device
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, shaders);
   }
@@ -150,6 +155,7 @@ export class Engine {
     if (!this.lost) return;
     const ctx = await acquireGpu(this.gpu, this.acquireOpts);
     this.gpuCtx = ctx;
+    this.stagingFree = []; // buffers of the lost device
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, this.shaders);
     if (this.custom) this.pipelines.setOverride(this.custom.file, this.custom.source);
@@ -223,9 +229,27 @@ export class Engine {
     return true;
   }
 
+  /** A readback buffer of at least `bytes` (reused across forwards: creating a mappable buffer per call is slow). */
+  private takeStaging(bytes: number): GPUBuffer {
+    const size = Math.max(256, Math.ceil(bytes / 256) * 256);
+    const i = this.stagingFree.findIndex((b) => b.size >= size && b.size <= 2 * size);
+    if (i >= 0) return this.stagingFree.splice(i, 1)[0];
+    return this.ctx.device.createBuffer({
+      size,
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      label: 'forward readback',
+    });
+  }
+
+  private giveStaging(b: GPUBuffer): void {
+    this.stagingFree.push(b);
+    while (this.stagingFree.length > 4) this.stagingFree.shift()?.destroy();
+  }
+
   /** Destroys the pool's cached free buffers (in-use ones stay): what a cancelled run leaves behind. */
   trimPool(): void {
     this.pool.trim();
+    for (const b of this.stagingFree.splice(0)) b.destroy();
   }
 
   poolStats(): PoolStats {
@@ -342,7 +366,7 @@ export class Engine {
     this.model = null;
     this.cpuWeights = null;
     this.info = null;
-    this.pool.trim();
+    this.trimPool();
   }
 
   /** One forward pass over `tokens`, recorded into one command encoder and submitted once. */
@@ -350,6 +374,7 @@ export class Engine {
     const m = this.requireModel();
     this.checkTokens(m.cfg, tokens);
     const device = this.ctx.device;
+    const t0 = performance.now();
     const plan = this.plan(m, tokens, opts);
     const program = new Program(device, this.pipelines);
     const { cfg } = m;
@@ -366,8 +391,13 @@ export class Engine {
     const want = new Set<string>(dumpNames);
     if (opts.taps === 'all') for (const op of plan.ops) for (const w of op.writes) want.add(w.name);
     else for (const t of opts.taps ?? []) want.add(t);
-    // Staging buffers per tap; a tap split by columns (the LM head of a large vocabulary) has one per piece.
-    const staging = new Map<string, { buffers: GPUBuffer[]; floats: number; parts?: TapPart[] }>();
+    // Every tap read back lands in one staging buffer (one map, not one per tap), at its own offset; a tap split
+    // by columns (the LM head of a large vocabulary) has one range per piece.
+    const staging = new Map<string, { offsets: number[]; floats: number; parts?: TapPart[] }>();
+    const copies: { after: string; src: GPUBuffer; offset: number; bytes: number }[] = [];
+    let stagingBytes = 0;
+    let stage: GPUBuffer | null = null;
+    const wall: Record<string, number> = {};
     const timer = opts.timing ? new GpuTimer(device, plan.ops.length) : null;
     device.pushErrorScope('validation');
     try {
@@ -378,40 +408,45 @@ export class Engine {
           const sources = w.parts
             ? w.parts.map((p) => ({ buffer: p.buffer, bytes: T * p.cols * 4 }))
             : [{ buffer: w.buffer, bytes: w.floats * 4 }];
-          const buffers = sources.map((src) => {
-            const dst = device.createBuffer({
-              size: src.bytes,
-              usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-              label: `tap:${w.name}`,
-            });
-            program.copyAfter({
-              after: op.spec.label,
-              src: src.buffer,
-              srcOffset: 0,
-              dst,
-              dstOffset: 0,
-              bytes: src.bytes,
-            });
-            return dst;
+          const offsets = sources.map((src) => {
+            const offset = stagingBytes;
+            copies.push({ after: op.spec.label, src: src.buffer, offset, bytes: src.bytes });
+            stagingBytes += Math.ceil(src.bytes / 256) * 256;
+            return offset;
           });
-          staging.set(w.name, { buffers, floats: w.floats, parts: w.parts });
+          staging.set(w.name, { offsets, floats: w.floats, parts: w.parts });
         }
       }
       for (const name of want) if (!staging.has(name)) throw new EngineError(`unknown tap '${name}'`);
+      stage = this.takeStaging(stagingBytes);
+      for (const c of copies)
+        program.copyAfter({
+          after: c.after,
+          src: c.src,
+          srcOffset: 0,
+          dst: stage,
+          dstOffset: c.offset,
+          bytes: c.bytes,
+        });
+      wall.plan = performance.now() - t0;
       const encoder = device.createCommandEncoder({ label: 'forward' });
       program.encode(encoder, timer);
       timer?.resolve(encoder);
       device.queue.submit([encoder.finish()]);
+      wall.record = performance.now() - t0 - wall.plan;
       const err = await device.popErrorScope();
       if (err) throw new EngineError(`GPU validation error in forward: ${err.message}`);
       const read = new Map<string, Float32Array>();
-      await Promise.all(
-        [...staging].map(async ([name, st]) => {
-          await Promise.all(st.buffers.map((b) => b.mapAsync(GPUMapMode.READ)));
-          const pieces = st.buffers.map((b) => new Float32Array(b.getMappedRange().slice(0)));
-          read.set(name, st.parts ? joinColumns(pieces, st.parts, T, st.floats / T) : pieces[0]);
-        }),
-      );
+      await stage.mapAsync(GPUMapMode.READ, 0, stagingBytes);
+      wall.gpu = performance.now() - t0 - wall.plan - wall.record;
+      const mapped = stage.getMappedRange(0, stagingBytes);
+      for (const [name, st] of staging) {
+        const sizes = st.parts ? st.parts.map((p) => T * p.cols) : [st.floats];
+        const pieces = st.offsets.map((o, i) => new Float32Array(mapped.slice(o, o + sizes[i] * 4)));
+        read.set(name, st.parts ? joinColumns(pieces, st.parts, T, st.floats / T) : pieces[0]);
+      }
+      stage.unmap();
+      wall.read = performance.now() - t0 - wall.plan - wall.record - wall.gpu;
       this.checkAlive();
       const first = timer ? await timer.read() : null;
       const timings = first
@@ -429,8 +464,12 @@ export class Engine {
       };
       const taps = new Map<string, Float32Array>();
       for (const [name, data] of read) if (!dumpNames.includes(name) || opts.taps) taps.set(name, data);
-      return { dump, taps, timings, dispatches: program.dispatchCount };
+      return { dump, taps, timings, dispatches: program.dispatchCount, wall };
     } catch (e) {
+      if (stage) {
+        stage.destroy();
+        stage = null;
+      }
       // Leave the error scope balanced when the failure came before the pop.
       await device.popErrorScope().catch(() => null);
       // A failed map or submit is often the device going away: give its loss a moment to be reported.
@@ -438,7 +477,7 @@ export class Engine {
       this.checkAlive();
       throw e;
     } finally {
-      for (const st of staging.values()) for (const b of st.buffers) b.destroy();
+      if (stage) this.giveStaging(stage);
       timer?.destroy();
       program.dispose();
       plan.release();
