@@ -2,7 +2,7 @@
 // (getCompilationInfo) at their line and column within the edited file, then the binding interface.
 import { includesPrefix, kernelCode, type ShaderSource } from '../../gpu/pipelines';
 import { checkCustomInterface } from './interface';
-import { type CustomSlotId, customSlot } from './slots';
+import { type CustomSlotId, customSlot, slotKernels } from './slots';
 
 export interface KernelDiagnostic {
   severity: 'error' | 'warning' | 'info';
@@ -78,14 +78,27 @@ export async function checkCustomKernel(
   const t0 = performance.now();
   const slot = customSlot(slotId);
   const withSource: ShaderSource = (f) => (f === slot.kernel.file ? source : shaders(f));
-  device.pushErrorScope('validation');
-  const mod = device.createShaderModule({
-    label: `custom/${slot.id}`,
-    code: kernelCode(slot.kernel, withSource),
-  });
-  const info = await mod.getCompilationInfo();
-  await device.popErrorScope(); // the messages below say it all
-  const diagnostics = mapMessages(info.messages, includesPrefix(slot.kernel, shaders), source);
+  // Every kernel built from the file (the GEMM epilogues also compile as split-K partial and reduction): the
+  // slot's own kernel's messages are shown; another's errors only once the slot's own compiles.
+  let diagnostics: KernelDiagnostic[] = [];
+  for (const [n, kernel] of slotKernels(slot).entries()) {
+    device.pushErrorScope('validation');
+    const mod = device.createShaderModule({
+      label: `custom/${kernel.name}`,
+      code: kernelCode(kernel, withSource),
+    });
+    const info = await mod.getCompilationInfo();
+    await device.popErrorScope(); // the messages below say it all
+    const found = mapMessages(info.messages, includesPrefix(kernel, shaders), source);
+    if (n === 0) diagnostics = found;
+    else
+      diagnostics.push(
+        ...found
+          .filter((d) => d.severity === 'error')
+          .map((d) => ({ ...d, message: `${d.message} (when compiled as ${kernel.name})` })),
+      );
+    if (diagnostics.some((d) => d.severity === 'error')) break;
+  }
   const compiles = !diagnostics.some((d) => d.severity === 'error');
   const problems = compiles ? checkCustomInterface(slotId, source, shaders) : [];
   return { diagnostics, problems, ok: compiles && problems.length === 0, ms: performance.now() - t0 };

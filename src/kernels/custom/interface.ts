@@ -4,8 +4,8 @@
 // launcher binds the same buffers and sets the same constants — or it is refused with a message naming the
 // binding (or constant) that differs.
 import { type TypeInfo, WgslReflect } from 'wgsl_reflect/wgsl_reflect.module.js';
-import { kernelCode, type ShaderSource } from '../../gpu/pipelines';
-import { type CustomSlot, type CustomSlotId, customSlot } from './slots';
+import { type KernelDef, kernelCode, type ShaderSource } from '../../gpu/pipelines';
+import { type CustomSlotId, customSlot, slotKernels } from './slots';
 
 export interface BindingInfo {
   group: number;
@@ -92,13 +92,13 @@ export function reflectInterface(code: string): KernelInterface {
   };
 }
 
-/** The shipped kernel's interface (cached per slot: the shipped text does not change while the page runs). */
-const shippedCache = new Map<CustomSlotId, KernelInterface>();
-export function shippedInterface(slot: CustomSlot, shaders: ShaderSource): KernelInterface {
-  let i = shippedCache.get(slot.id);
+/** A shipped kernel's interface (cached per kernel: the shipped text does not change while the page runs). */
+const shippedCache = new Map<string, KernelInterface>();
+export function shippedInterface(kernel: KernelDef, shaders: ShaderSource): KernelInterface {
+  let i = shippedCache.get(kernel.name);
   if (!i) {
-    i = reflectInterface(kernelCode(slot.kernel, shaders));
-    shippedCache.set(slot.id, i);
+    i = reflectInterface(kernelCode(kernel, shaders));
+    shippedCache.set(kernel.name, i);
   }
   return i;
 }
@@ -143,16 +143,25 @@ export function interfaceProblems(want: KernelInterface, got: KernelInterface): 
   return out;
 }
 
-/** Interface problems of a custom source for a slot (its includes are the shipped ones). */
+/**
+ * Interface problems of a custom source for a slot (its includes are the shipped ones), in every kernel built
+ * from the slot's file (a problem only in the split-K variants says so).
+ */
 export function checkCustomInterface(slotId: CustomSlotId, source: string, shaders: ShaderSource): string[] {
   const slot = customSlot(slotId);
-  const want = shippedInterface(slot, shaders);
-  const code = kernelCode(slot.kernel, (f) => (f === slot.kernel.file ? source : shaders(f)));
-  let got: KernelInterface;
-  try {
-    got = reflectInterface(code);
-  } catch (e) {
-    return [(e as Error).message];
+  const out: string[] = [];
+  for (const [n, kernel] of slotKernels(slot).entries()) {
+    const want = shippedInterface(kernel, shaders);
+    const code = kernelCode(kernel, (f) => (f === slot.kernel.file ? source : shaders(f)));
+    let got: KernelInterface;
+    try {
+      got = reflectInterface(code);
+    } catch (e) {
+      return [(e as Error).message];
+    }
+    const where = n === 0 ? '' : ` (in ${kernel.name})`;
+    for (const p of interfaceProblems(want, got))
+      if (!out.some((o) => o.startsWith(p))) out.push(`${p}${where}`);
   }
-  return interfaceProblems(want, got);
+  return out;
 }

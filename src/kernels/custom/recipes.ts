@@ -11,7 +11,7 @@ import { linearF64 } from '../cpu/linear';
 import { add3F64, addF64 } from '../cpu/residual';
 import { splitHeadsRotaryF64 } from '../cpu/rotary';
 import { flashAttention, flashTiles } from '../flash-attention';
-import { linearBias, linearGelu, linearResidual, qkvRotary } from '../fused-linear';
+import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotary } from '../fused-linear';
 import { addLayerNorm, layerNorm2 } from '../fused-norm';
 import { type CompareResult, compare, type DeviceHarness } from '../harness';
 import { rotaryTables } from '../rotary';
@@ -99,11 +99,23 @@ function normInputs(rng: () => number, T: number, d: number) {
 }
 
 const EPS = 1e-5;
-const LINEAR_SHAPES = [
+/** The last shape runs split-K (3 partial sums of K, then the reduction, both built from the slot's file). */
+const LINEAR_SHAPES: readonly Record<string, number>[] = [
   { M: 1, N: 300, K: 90 },
   { M: 7, N: 200, K: 90 },
   { M: 33, N: 270, K: 130 },
+  { M: 20, N: 130, K: 301, split: 3 },
 ];
+
+/** K per split-K piece must be a multiple of the core's K tile (BK ≤ 16 in every configuration). */
+const SPLIT_GRAIN = 16;
+
+/** Unsplit, or split-K into about `split` pieces of K (whole K tiles) with a NaN-poisoned workspace. */
+function gemmOpts(h: DeviceHarness, K: number, split: number | undefined): GemmOpts {
+  if (!split) return {};
+  const kChunk = SPLIT_GRAIN * Math.ceil(K / split / SPLIT_GRAIN);
+  return { workspace: (floats) => h.poisoned(floats), kChunk };
+}
 
 export const RECIPES: readonly Recipe[] = [
   {
@@ -237,13 +249,12 @@ export const RECIPES: readonly Recipe[] = [
     oracle: 'linearF64 (x·Wᵀ + b)',
     tolerance: 'γ_{K+2}·(Σ|x w| + |b|)',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K }, seed) {
+    async run(h, { M, N, K, split }, seed) {
       const c = linearInputs(mulberry32(seed), M, N, K);
       const y = output(h, M * N);
       const dummy = h.upload(new Float32Array(4));
-      await h.run([
-        linearBias('lin', { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy }, M, N, K),
-      ]);
+      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
+      await h.run(linearBiasOps('lin', bufs, M, N, K, gemmOpts(h, K, split)));
       return [await checkOutput(h, 'y', y, M * N, c.z, linearTol(K, c.absZ), seed)];
     },
   },
@@ -252,13 +263,12 @@ export const RECIPES: readonly Recipe[] = [
     oracle: 'linearF64 then geluF64 (exact, erf form)',
     tolerance: '1.13·γ_{K+2}·(Σ|x w| + |b|) + (4e-7 + (16 + z²)u)|z|',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K }, seed) {
+    async run(h, { M, N, K, split }, seed) {
       const c = linearInputs(mulberry32(seed), M, N, K);
       const y = output(h, M * N);
       const dummy = h.upload(new Float32Array(4));
-      await h.run([
-        linearGelu('up', { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy }, M, N, K),
-      ]);
+      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
+      await h.run(linearGeluOps('up', bufs, M, N, K, gemmOpts(h, K, split)));
       return [await checkOutput(h, 'y', y, M * N, geluF64(c.z), linearGeluTol(K, c.z, c.absZ), seed)];
     },
   },
@@ -267,7 +277,7 @@ export const RECIPES: readonly Recipe[] = [
     oracle: 'linearF64 then add3F64 (HF order: mlp + attn + hidden_states)',
     tolerance: 'γ_{K+3}·(Σ|x w| + |b| + |r1| + |r2|)',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K }, seed) {
+    async run(h, { M, N, K, split }, seed) {
       const rng = mulberry32(seed);
       const c = linearInputs(rng, M, N, K);
       const r1 = randn(rng, M * N); // hidden_states [M, N]
@@ -281,7 +291,7 @@ export const RECIPES: readonly Recipe[] = [
         r1: h.upload(r1),
         r2: h.upload(r2),
       };
-      await h.run([linearResidual('out', { ...bufs, y, dummy }, M, N, K)]);
+      await h.run(linearResidualOps('out', { ...bufs, y, dummy }, M, N, K, gemmOpts(h, K, split)));
       const ref = add3F64(r1, r2, c.z);
       return [await checkOutput(h, 'y', y, M * N, ref, linearResidualTol(K, c.absZ, r1, r2), seed)];
     },

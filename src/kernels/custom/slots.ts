@@ -4,7 +4,13 @@
 import type { FusedKernelId } from '../../engine/fused-kernels';
 import type { KernelDef } from '../../gpu/pipelines';
 import { flashAttentionKernel } from '../flash-attention';
-import { linearBiasKernel, linearGeluKernel, linearResidualKernel, qkvRotaryKernel } from '../fused-linear';
+import {
+  FUSED_LINEAR_KERNELS,
+  linearBiasKernel,
+  linearGeluKernel,
+  linearResidualKernel,
+  qkvRotaryKernel,
+} from '../fused-linear';
 import { addLayerNormKernel, layerNorm2Kernel } from '../fused-norm';
 
 export type CustomSlotId =
@@ -81,6 +87,24 @@ export const CUSTOM_SLOTS: readonly CustomSlot[] = [
 
 export function isCustomSlotId(s: string): s is CustomSlotId {
   return CUSTOM_SLOTS.some((k) => k.id === s);
+}
+
+/**
+ * Every kernel compiled from a slot's file: the slot's own, then the others that include the same file (the
+ * GEMM epilogues also run as the split-K partial GEMM and the split-K reduction, on other includes).
+ */
+export function slotKernels(slot: CustomSlot): KernelDef[] {
+  const all = [
+    slot.kernel,
+    addLayerNormKernel,
+    layerNorm2Kernel,
+    flashAttentionKernel,
+    ...FUSED_LINEAR_KERNELS,
+  ];
+  return [
+    slot.kernel,
+    ...all.filter((k) => k.file === slot.kernel.file && k.name !== slot.kernel.name),
+  ].filter((k, i, a) => a.findIndex((x) => x.name === k.name) === i);
 }
 
 export function customSlot(id: CustomSlotId): CustomSlot {
