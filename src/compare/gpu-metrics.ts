@@ -11,7 +11,7 @@
 // Values are decoded from their bits, so adapters that flush subnormals give the same answers.
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
-import { bitDiffTiles, compareTiles, HIST_BINS, reduceRecords } from '../kernels/metrics';
+import { bitDiffTiles, compareTiles, HIST_BINS, RANGE_WORDS, reduceRecords } from '../kernels/metrics';
 import type { Precision } from '../kernels/precision';
 import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
 import { edgeWords, histogramEdges } from './gpu-metrics-edges';
@@ -115,10 +115,10 @@ export class GpuMetrics {
     const maxGroups = limits.maxComputeWorkgroupsPerDimension;
     const compare = packTiles(plan.compareTiles, maxBinding, align, maxGroups);
     const bits = packTiles(plan.bitTiles, maxBinding, align, maxGroups);
-    const rangeParts = splitRanges(plan.ranges, maxGroups);
+    const rangeParts = plan.levels.map((l) => splitRanges(l, maxGroups));
 
     // One table buffer: every dispatch's descriptors from a 256-byte aligned start.
-    const parts = [...compare.map((c) => c.table), ...bits.map((c) => c.table), ...rangeParts];
+    const parts = [...compare.map((c) => c.table), ...bits.map((c) => c.table), ...rangeParts.flat()];
     const starts: number[] = [];
     let tableWords = 0;
     for (const p of parts) {
@@ -169,8 +169,12 @@ export class GpuMetrics {
         bitDiffTiles('metrics.bitdiff', { a: c.a, b: c.b, tiles: tableRange(part++), slots: rec }, c.tiles),
       );
     }
-    for (const r of rangeParts) {
-      program.add(reduceRecords('metrics.reduce', { ranges: tableRange(part++), rec }, r.length / 8));
+    for (const level of rangeParts) {
+      for (const r of level) {
+        program.add(
+          reduceRecords('metrics.reduce', { ranges: tableRange(part++), rec }, r.length / RANGE_WORDS),
+        );
+      }
     }
     program.encode(encoder);
     program.dispose();
