@@ -142,7 +142,8 @@ export function settingsLine(spec: RunSpec): string {
     spec.faults.length === 0
       ? 'no fault'
       : `fault ${spec.faults.map((f) => (f.fromLayer === undefined ? `${f.id} (seed ${spec.seed})` : `${f.id} from layer ${f.fromLayer}`)).join(', ')}`;
-  return `${spec.precision} · ${kernels} · ${faults}`;
+  const custom = spec.custom ? ` · custom ${spec.custom.slot} kernel` : '';
+  return `${spec.precision} · ${kernels} · ${faults}${custom}`;
 }
 
 /** Saves a run (and prunes the oldest past RUN_CAP). Returns its id. */

@@ -55,6 +55,15 @@ export function describeSpec(spec: RunSpec): SpecLine[] {
     { label: 'Precision', value: spec.precision },
     { label: 'Fused kernels', value: fusedWords(spec) },
     { label: 'Faults', value: faultWords(spec), testId: 'spec-faults' },
+    ...(spec.custom
+      ? [
+          {
+            label: 'Custom kernel',
+            value: `${spec.custom.slot}: WGSL written in the page (${spec.custom.source.split('\n').length} lines), runs only after you agree`,
+            testId: 'spec-custom',
+          },
+        ]
+      : []),
     { label: 'Verdict', value: `diverged = error > ${spec.k} × noise floor, ${METRIC_LABELS[spec.metric]}` },
   ];
 }
