@@ -33,7 +33,10 @@ fn bin_of(d: Diff) -> u32 {
   return lo;
 }
 
-var<workgroup> hist: array<atomic<u32>, HIST_BINS>;
+// HIST_COPIES interleaved copies of the histogram (thread lid counts into copy lid % HIST_COPIES): errors
+// crowd into a few bins, and one copy would serialise the workgroup's atomics on them.
+const HIST_COPIES: u32 = 8u;
+var<workgroup> hist: array<atomic<u32>, HIST_BINS * HIST_COPIES>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u) {
@@ -112,7 +115,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
       }
       p.sum_abs = acc_add_pos(p.sum_abs, vec2<f32>(d.h, d.l), d.e);
       p.ssq_e = acc_add_pos(p.ssq_e, sq_df(d.h, d.l), 2 * d.e);
-      if (want_hist) { atomicAdd(&hist[bin_of(d)], 1u); }
+      if (want_hist) { atomicAdd(&hist[bin_of(d) * HIST_COPIES + lid % HIST_COPIES], 1u); }
     }
     if (x.m != 0.0) { p.ssq_a = acc_add_pos(p.ssq_a, sq_exact(x.m), 2 * x.e); }
     if (h.m != 0.0) { p.ssq_b = acc_add_pos(p.ssq_b, sq_df(h.m, ls), 2 * h.e); }
@@ -133,6 +136,10 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     rec[dst + 27u] = 0u;
   }
   if (want_hist) {
-    for (var k = lid; k < HIST_BINS; k += WG) { rec[hdst + k] = atomicLoad(&hist[k]); }
+    for (var k = lid; k < HIST_BINS; k += WG) {
+      var c = 0u;
+      for (var j = 0u; j < HIST_COPIES; j++) { c += atomicLoad(&hist[k * HIST_COPIES + j]); }
+      rec[hdst + k] = c;
+    }
   }
 }
