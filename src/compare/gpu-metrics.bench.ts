@@ -245,7 +245,7 @@ async function timeGpu(jobs: CompareJob[], reps: number) {
     V,
     baseline: 'df',
     gpuMsRecordSubmitRead: gpuMs,
-    gpuMsPerRecordInOneSubmit: gpuOnlyMs,
+    gpuMsTimestamps: gpuOnlyMs,
     cpuMsFullPerTokenHistogram: cpuMs,
     bytes: n * 12,
   };
@@ -293,7 +293,7 @@ async function timeGpu(jobs: CompareJob[], reps: number) {
     jobs: J,
     elementsPerJob: per,
     gpuMsRecordSubmitRead: gpuMs,
-    gpuMsPerRecordInOneSubmit: gpuOnlyMs,
+    gpuMsTimestamps: gpuOnlyMs,
     cpuMs,
   };
 }

@@ -24,7 +24,8 @@ export type Operand = { kind: 'f32' | 'df'; buffer: GPUBuffer; offset?: number }
 export interface CompareJob {
   /** The result under test (f32). */
   a: Operand;
-  /** The baseline. */
+  /** The baseline. A double-float baseline must be normalized (|lo| ≤ ulp(hi)/2, the oracle's format): the
+   * f64 rounding of hi + lo is reproduced for such pairs, and the square drops lo², below 2^-46 relative. */
   b: Operand;
   /** Elements. A tensor split by columns is given as several segments reduced into one result. */
   n: number;
