@@ -33,6 +33,9 @@ export function paramsBytes(values: Array<number | { f32: number } | { i32: numb
   return buf;
 }
 
+/** Bytes of one uniform slab: 256 params structs at the usual 256-byte offset alignment. */
+const SLAB_BYTES = 64 * 1024;
+
 interface Compiled {
   spec: DispatchSpec;
   pipeline: GPUComputePipeline;
@@ -50,7 +53,8 @@ export interface TapCopy {
 
 export class Program {
   private ops: Compiled[] = [];
-  private uniforms: GPUBuffer[] = [];
+  /** Every op's uniform params live in a few slabs (one buffer and one write per slab, not one per op). */
+  private slabs: { buffer: GPUBuffer; bytes: Uint8Array; used: number; dirty: boolean }[] = [];
   private copies = new Map<string, TapCopy[]>();
 
   constructor(
@@ -78,17 +82,45 @@ export class Program {
     const buffers = { ...spec.buffers };
     if (spec.kernel.bindings.some((b) => b.name === 'params')) {
       if (!spec.params) throw new Error(`${spec.label}: kernel ${spec.kernel.name} needs params`);
-      const ubuf = this.device.createBuffer({
-        size: spec.params.byteLength,
-        usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
-        label: `${spec.label}.params`,
-      });
-      this.device.queue.writeBuffer(ubuf, 0, spec.params);
-      this.uniforms.push(ubuf);
-      buffers.params = ubuf;
+      buffers.params = this.paramsSlot(spec.params);
     }
     const bindGroup = this.pipelines.bindGroup(spec.kernel, layout, buffers, spec.label);
     this.ops.push({ spec, pipeline, bindGroup });
+  }
+
+  /** A range of a uniform slab holding `params` (written to the GPU at encode). */
+  private paramsSlot(params: ArrayBuffer): GPUBufferBinding {
+    const align = this.device.limits.minUniformBufferOffsetAlignment;
+    const size = params.byteLength;
+    let slab = this.slabs.at(-1);
+    if (!slab || slab.used + size > slab.bytes.length) {
+      const bytes = Math.max(SLAB_BYTES, Math.ceil(size / align) * align);
+      slab = {
+        buffer: this.device.createBuffer({
+          size: bytes,
+          usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+          label: 'params',
+        }),
+        bytes: new Uint8Array(bytes),
+        used: 0,
+        dirty: false,
+      };
+      this.slabs.push(slab);
+    }
+    const offset = slab.used;
+    slab.bytes.set(new Uint8Array(params), offset);
+    slab.used = Math.ceil((offset + size) / align) * align;
+    slab.dirty = true;
+    return { buffer: slab.buffer, offset, size };
+  }
+
+  /** Writes the params of ops added since the last encode. */
+  private flushParams(): void {
+    for (const slab of this.slabs) {
+      if (!slab.dirty) continue;
+      this.device.queue.writeBuffer(slab.buffer, 0, slab.bytes, 0, slab.used);
+      slab.dirty = false;
+    }
   }
 
   /** Copies `bytes` of `src` into `dst` right after the dispatch labelled `after` (taps, dumps). */
@@ -105,6 +137,7 @@ export class Program {
    * dispatches share one pass, which is closed only where a copy must follow.
    */
   encode(encoder: GPUCommandEncoder, timer?: GpuTimer | null): void {
+    this.flushParams();
     let pass: GPUComputePassEncoder | null = null;
     const timed = !!timer?.available;
     for (const op of this.ops) {
@@ -144,8 +177,8 @@ export class Program {
   }
 
   dispose(): void {
-    for (const u of this.uniforms) u.destroy();
-    this.uniforms = [];
+    for (const slab of this.slabs) slab.buffer.destroy();
+    this.slabs = [];
     this.ops = [];
     this.copies.clear();
   }
