@@ -1,28 +1,36 @@
 // Plans: the ordered, named ops of one forward pass. Every op writes one or more taps (stable names such as
 // 'layers.3.ln1', the join key with the oracle and the UI); the residual after layer i is 'layers.i.out'.
-// One builder serves both paths: each fused kernel replaces its reference ops when it is switched on, so a
-// plan can be fully reference, fully fused, or anything between (bisection).
+// One builder serves both paths, read from the fused-kernel table (fused-kernels.ts): a layer is its reference
+// ops in forward.ts's order, and each switched-on kernel's fusion runs where the first op it replaces would,
+// the reference kernel of every other op as it is. So a plan is fully reference, fully fused, or anything
+// between (bisection), and swapping one kernel's entry (its launcher in plan-ops.ts, or its WGSL through a
+// custom-kernel slot) changes nothing else.
 
 import type { BufferRef } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
-import { attnScores, attnValues, softmaxCausal } from '../kernels/attention';
 import { embedding } from '../kernels/embedding';
-import { flashAttention } from '../kernels/flash-attention';
-import { linearBiasOps, linearGeluOps, linearResidualOps, qkvRotary } from '../kernels/fused-linear';
-import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
-import { gelu } from '../kernels/gelu';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
-import { linear } from '../kernels/linear';
 import { type Precision, precisionConstants } from '../kernels/precision';
-import { residualAdd } from '../kernels/residual';
-import { rotary, rotaryTables } from '../kernels/rotary';
+import { rotaryTables } from '../kernels/rotary';
 import type { KvCacheView } from './decode';
-import type { FusedKernelId } from './fused-kernels';
+import {
+  activeFusions,
+  type FusedKernelId,
+  type Fusion,
+  HEAD_OPS,
+  LAYER_OPS,
+  type LayerOp,
+  layerOpsOf,
+  type PlanOpName,
+} from './fused-kernels';
 import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
+import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
+
+const ALL_OPS: readonly PlanOpName[] = [...LAYER_OPS, ...HEAD_OPS];
 
 /** One piece of a tap split by columns: [rows, cols] in its own buffer, columns col0.. of the whole. */
 export interface TapPart {
@@ -111,10 +119,10 @@ class Activations {
 }
 
 /**
- * Reference op order per layer: ln1 → qkv → rotary (q, k, v) → scores → probs → ctx → attn_out →
+ * Reference op order per layer (LAYER_OPS): ln1 → qkv → rotary (q, k, v) → scores → probs → ctx → attn_out →
  * [resid_mid] → ln2 → fc1 → gelu → mlp_out → out; then final_norm and logits.
  * All fused (parallel residual): layernorm2 (ln1, ln2) → qkv_rotary (q, k, v) → flash (ctx) → dense (attn_out)
- * → linear_gelu (gelu) → residual epilogue (out): 6 dispatches a layer.
+ * → linear_gelu (gelu) → residual epilogue (out): 6 dispatches a layer (split-K GEMMs add their reduction).
  */
 export function buildPlan(
   device: GPUDevice,
@@ -228,299 +236,63 @@ export function buildPlan(
         before.push({ src: input, dst: xs[0], bytes: T * d * 4 });
       else throw new Error(`plan: layers ${from}..${to} need an input of [${T}, ${d}]`);
     }
+    // Which fusions of the switched-on kernels run on this model, each where its first replaced op would.
+    const fusions = activeFusions(o.fused, cfg.useParallelResidual);
+    const fusionAt = new Map<PlanOpName, Fusion>();
+    const replaced = new Set<PlanOpName>();
+    for (const { fusion } of fusions) {
+      const first = ALL_OPS.find((op) => fusion.replaces.includes(op));
+      if (first) fusionAt.set(first, fusion);
+      for (const op of fusion.replaces) replaced.add(op);
+    }
+    const kernelOf = new Map(fusions.map((f) => [f.fusion, f.kernel]));
+    const layerOps = layerOpsOf(cfg.useParallelResidual);
+    const gemmOn = on('gemm');
     let cur = 0;
     for (let i = from; i < to; i++) {
-      const layer = m.layers[i];
-      const p = `layers.${i}`;
       const x = xs[cur];
-      const xNext = xs[1 - cur];
       const ctx = b.ctx[i % 2];
-      const ln1 = layer.inputLayernorm;
-      const ln2 = layer.postAttentionLayernorm;
-      // --- attention block
-      if (on('layernorm')) {
-        const second = cfg.useParallelResidual ? { w2: ln2.weight, b2: ln2.bias, y2: b.ln2 } : null;
-        op(
-          'layernorm',
-          i,
-          (k) =>
-            layerNorm2(
-              `${p}.layernorm`,
-              { x, w1: ln1.weight, b1: ln1.bias, y1: b.ln1, dummy: m.dummy },
-              second,
-              T,
-              d,
-              eps,
-              k,
-            ),
-          [`${p}.ln1`, b.ln1, T * d],
-          ...(second ? [[`${p}.ln2`, b.ln2, T * d] as [string, GPUBuffer, number]] : []),
-        );
-      } else {
-        op(
-          null,
-          i,
-          (k) => layerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, k),
-          [`${p}.ln1`, b.ln1, T * d],
-        );
-      }
-      const qkv = layer.attention.qkv;
-      const kc = o.kv?.k[i] ?? b.k!; // k, v: [H, at.rows, hd]
-      const vc = o.kv?.v[i] ?? b.v!;
-      const kvFloats = H * at.rows * hd;
-      if (on('qkv_rotary')) {
-        op(
-          'qkv_rotary',
-          i,
-          (k) =>
-            qkvRotary(
-              `${p}.qkv_rotary`,
-              { x: b.ln1, w: qkv.weight, b: qkv.bias, cos, sin, q: b.q, k: kc, v: vc, dummy: m.dummy },
-              T,
-              H,
-              hd,
-              cfg.rotaryNdims,
-              k,
-              at,
-            ),
-          [`${p}.q`, b.q, H * T * hd],
-          [`${p}.k`, kc, kvFloats],
-          [`${p}.v`, vc, kvFloats],
-        );
-      } else {
-        op(
-          null,
-          i,
-          (k) =>
-            linear(
-              `${p}.qkv`,
-              { x: b.ln1, w: qkv.weight, b: qkv.bias, y: b.qkv, dummy: m.dummy },
-              T,
-              3 * d,
-              d,
-              k,
-            ),
-          [`${p}.qkv`, b.qkv, T * 3 * d],
-        );
-        op(
-          null,
-          i,
-          (k) =>
-            rotary(
-              `${p}.rotary`,
-              { qkv: b.qkv, cos, sin, q: b.q, k: kc, v: vc },
-              T,
-              H,
-              hd,
-              cfg.rotaryNdims,
-              k,
-              at,
-            ),
-          [`${p}.q`, b.q, H * T * hd],
-          [`${p}.k`, kc, kvFloats],
-          [`${p}.v`, vc, kvFloats],
-        );
-      }
-      if (on('flash_attention')) {
-        op(
-          'flash_attention',
-          i,
-          (k) => flashAttention(`${p}.flash_attention`, { q: b.q, k: kc, v: vc, ctx }, H, T, hd, k, at),
-          [`${p}.ctx`, ctx, T * d],
-        );
-      } else {
-        const s = b.scores!;
-        const pr = b.probs!;
-        op(null, i, (k) => attnScores(`${p}.scores`, { q: b.q, k: kc, s }, H, T, hd, k, at), [
-          `${p}.scores`,
-          s,
-          H * T * Tk,
-        ]);
-        op(null, i, (k) => softmaxCausal(`${p}.probs`, { s, p: pr }, H, T, k, at), [
-          `${p}.probs`,
-          pr,
-          H * T * Tk,
-        ]);
-        op(null, i, (k) => attnValues(`${p}.ctx`, { p: pr, v: vc, ctx }, H, T, hd, k, at), [
-          `${p}.ctx`,
-          ctx,
-          T * d,
-        ]);
-      }
-      const dense = layer.attention.dense;
       // Wiring faults belong to the fused path: they apply only where the fused GEMM runs attention.dense.
-      const denseIn = on('gemm') && o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx;
-      const attnOut = on('gemm') && o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
-      if (on('gemm')) {
-        op(
-          'gemm',
-          i,
-          (k) =>
-            linearBiasOps(
-              `${p}.attn_out`,
-              { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
-              T,
-              d,
-              d,
-              { ...k, ...gemmOpts },
-            ),
-          [`${p}.attn_out`, attnOut, T * d],
-        );
-      } else {
-        op(
-          null,
-          i,
-          (k) =>
-            linear(
-              `${p}.attn_out`,
-              { x: denseIn, w: dense.weight, b: dense.bias, y: attnOut, dummy: m.dummy },
-              T,
-              d,
-              d,
-              k,
-            ),
-          [`${p}.attn_out`, attnOut, T * d],
-        );
-      }
-      // --- MLP block
-      let resid = x; // what the MLP output is added to (sequential: attn + x)
-      if (!cfg.useParallelResidual) {
-        resid = b.residMid;
-        if (on('layernorm')) {
-          op(
-            'layernorm',
-            i,
-            (k) =>
-              addLayerNorm(
-                `${p}.add_layernorm`,
-                { a: x, b: attnOut, w: ln2.weight, bias: ln2.bias, r: b.residMid, y: b.ln2 },
-                T,
-                d,
-                eps,
-                k,
-              ),
-            [`${p}.resid_mid`, b.residMid, T * d],
-            [`${p}.ln2`, b.ln2, T * d],
-          );
-        } else {
-          op(
-            null,
-            i,
-            (k) => residualAdd(`${p}.resid_mid`, { a: x, b: attnOut, c: null, out: b.residMid }, T * d, k),
-            [`${p}.resid_mid`, b.residMid, T * d],
-          );
-          op(
-            null,
-            i,
-            (k) =>
-              layerNorm(
-                `${p}.ln2`,
-                { x: b.residMid, weight: ln2.weight, bias: ln2.bias, y: b.ln2 },
-                T,
-                d,
-                eps,
-                k,
-              ),
-            [`${p}.ln2`, b.ln2, T * d],
-          );
+      const attnOut = gemmOn && o.hooks?.aliasResidual?.(i) ? x : b.attnOut;
+      const L: LayerCtx = {
+        p: `layers.${i}`,
+        T,
+        d,
+        H,
+        hd,
+        ff,
+        eps,
+        rotaryNdims: cfg.rotaryNdims,
+        parallel: cfg.useParallelResidual,
+        weights: m.layers[i],
+        dummy: m.dummy,
+        b,
+        x,
+        xNext: xs[1 - cur],
+        ctx,
+        denseIn: gemmOn && o.hooks?.staleContext?.(i) ? b.ctx[(i + 1) % 2] : ctx,
+        attnOut,
+        resid: cfg.useParallelResidual ? x : b.residMid,
+        k: o.kv?.k[i] ?? b.k!, // [H, at.rows, hd]
+        v: o.kv?.v[i] ?? b.v!,
+        kvFloats: H * at.rows * hd,
+        cos,
+        sin,
+        at,
+        Tk,
+        gemm: gemmOpts,
+      };
+      // The layer, op by op in the reference order (forward.ts): a fusion where its first replaced op would
+      // run, the reference kernel for every op no switched-on kernel replaces.
+      for (const name of layerOps) {
+        const fusion = fusionAt.get(name);
+        if (fusion && fusion.launcher !== 'lm_head') {
+          const launch = FUSION_OPS[fusion.launcher](L);
+          op(kernelOf.get(fusion)!, i, launch.make, ...launch.writes);
+        } else if (!replaced.has(name)) {
+          const launch = REFERENCE_OPS[name as LayerOp](L);
+          op(null, i, launch.make, ...launch.writes);
         }
-      } else if (!on('layernorm')) {
-        op(
-          null,
-          i,
-          (k) => layerNorm(`${p}.ln2`, { x, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, eps, k),
-          [`${p}.ln2`, b.ln2, T * d],
-        );
-      }
-      const fc1 = layer.mlp.denseHTo4h;
-      if (on('linear_gelu')) {
-        op(
-          'linear_gelu',
-          i,
-          (k) =>
-            linearGeluOps(
-              `${p}.linear_gelu`,
-              { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.gelu, dummy: m.dummy },
-              T,
-              ff,
-              d,
-              { ...k, ...gemmOpts },
-            ),
-          [`${p}.gelu`, b.gelu, T * ff],
-        );
-      } else {
-        op(
-          null,
-          i,
-          (k) =>
-            linear(
-              `${p}.fc1`,
-              { x: b.ln2, w: fc1.weight, b: fc1.bias, y: b.fc1, dummy: m.dummy },
-              T,
-              ff,
-              d,
-              k,
-            ),
-          [`${p}.fc1`, b.fc1, T * ff],
-        );
-        op(null, i, (k) => gelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff, k), [
-          `${p}.gelu`,
-          b.gelu,
-          T * ff,
-        ]);
-      }
-      const fc2 = layer.mlp.dense4hToH;
-      const parallel = cfg.useParallelResidual;
-      if (on('residual_epilogue')) {
-        op(
-          'residual_epilogue',
-          i,
-          (k) =>
-            linearResidualOps(
-              `${p}.residual_epilogue`,
-              {
-                x: b.gelu,
-                w: fc2.weight,
-                b: fc2.bias,
-                r1: resid,
-                r2: parallel ? attnOut : null,
-                y: xNext,
-                dummy: m.dummy,
-              },
-              T,
-              d,
-              ff,
-              { ...k, ...gemmOpts },
-            ),
-          [`${p}.out`, xNext, T * d],
-        );
-      } else {
-        op(
-          null,
-          i,
-          (k) =>
-            linear(
-              `${p}.mlp_out`,
-              { x: b.gelu, w: fc2.weight, b: fc2.bias, y: b.mlpOut, dummy: m.dummy },
-              T,
-              d,
-              ff,
-              k,
-            ),
-          [`${p}.mlp_out`, b.mlpOut, T * d],
-        );
-        op(
-          null,
-          i,
-          (k) =>
-            residualAdd(
-              `${p}.out`,
-              { a: resid, b: parallel ? attnOut : b.mlpOut, c: parallel ? b.mlpOut : null, out: xNext },
-              T * d,
-              k,
-            ),
-          [`${p}.out`, xNext, T * d],
-        );
       }
       cur = 1 - cur;
     }
@@ -552,6 +324,7 @@ export function buildPlan(
         for (let r0 = 0; r0 < chunk.rows; r0 += actRows)
           pieces.push({ chunk, r0, rows: Math.min(actRows, chunk.rows - r0) });
       }
+      const head = fusionAt.get('logits');
       const parts: TapPart[] = [];
       pieces.forEach((piece, i) => {
         const label = pieces.length === 1 ? 'logits' : `logits[${i}]`;
@@ -563,15 +336,16 @@ export function buildPlan(
         parts.push({ buffer: y, col0: piece.chunk.row0 + piece.r0, cols: piece.rows });
         const last = i === pieces.length - 1;
         const write: [string, GPUBuffer, number, TapPart[]] = ['logits', parts[0].buffer, T * V, parts];
-        const buffers = { x: b.finalNorm, w, b: null, y, dummy: m.dummy };
-        if (on('gemm'))
-          op(
-            'gemm',
-            null,
-            (k) => linearBiasOps(label, buffers, T, piece.rows, d, { ...k, ...gemmOpts }),
-            ...(last ? [write] : []),
-          );
-        else op(null, null, (k) => linear(label, buffers, T, piece.rows, d, k), ...(last ? [write] : []));
+        const make = headLaunch(
+          !!head,
+          label,
+          { x: b.finalNorm, w, y, dummy: m.dummy },
+          T,
+          piece.rows,
+          d,
+          gemmOpts,
+        );
+        op(head ? kernelOf.get(head)! : null, null, make, ...(last ? [write] : []));
       });
     }
   } catch (e) {

@@ -1,0 +1,321 @@
+// The launchers of a plan's ops, with named arguments: one per reference op (the names of forward.ts) and one
+// per fusion of the fused-kernel table (fused-kernels.ts). Each takes the layer's context — its weights, the
+// buffers of its intermediates, the residual stream — and returns what to dispatch and which taps it writes.
+// The plan (plan.ts) only decides which of them run, in the order of the reference ops.
+import type { BufferRef } from '../gpu/pipelines';
+import type { DispatchSpec } from '../gpu/program';
+import { attnScores, attnValues, softmaxCausal } from '../kernels/attention';
+import { flashAttention } from '../kernels/flash-attention';
+import {
+  type GemmOpts,
+  linearBiasOps,
+  linearGeluOps,
+  linearResidualOps,
+  qkvRotary,
+} from '../kernels/fused-linear';
+import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
+import { gelu } from '../kernels/gelu';
+import type { KernelOpts } from '../kernels/grid';
+import { layerNorm } from '../kernels/layernorm';
+import { linear } from '../kernels/linear';
+import type { KvPositions } from '../kernels/positions';
+import { residualAdd } from '../kernels/residual';
+import { rotary } from '../kernels/rotary';
+import type { Fusion, LayerOp } from './fused-kernels';
+import type { GpuModel } from './gpu-model';
+
+/** A tap an op writes: name, buffer, floats, and the column pieces of a split tap. */
+export type TapSpec = [
+  name: string,
+  buffer: GPUBuffer,
+  floats: number,
+  parts?: { buffer: GPUBuffer; col0: number; cols: number }[],
+];
+
+/** What a launcher returns: the dispatch(es), given the op's kernel options, and the taps written after them. */
+export interface Launch {
+  make(k: KernelOpts): DispatchSpec | DispatchSpec[];
+  writes: TapSpec[];
+}
+
+/** The activation buffers of a plan (shared by the layers; taps are copied out per op). */
+export interface PlanBuffers {
+  ln1: GPUBuffer; // [T, d]
+  qkv: GPUBuffer; // [T, 3d]
+  q: GPUBuffer; // [H, T, hd]
+  scores: GPUBuffer | null; // [H, T, rows] (reference attention only)
+  probs: GPUBuffer | null; // [H, T, rows]
+  attnOut: GPUBuffer; // [T, d]
+  residMid: GPUBuffer; // [T, d]
+  ln2: GPUBuffer; // [T, d]
+  fc1: GPUBuffer; // [T, ff]
+  gelu: GPUBuffer; // [T, ff]
+  mlpOut: GPUBuffer; // [T, d]
+}
+
+/** One layer as its ops see it. */
+export interface LayerCtx {
+  /** Tap prefix, 'layers.3'. */
+  p: string;
+  T: number;
+  d: number;
+  H: number;
+  hd: number;
+  ff: number;
+  eps: number;
+  rotaryNdims: number;
+  parallel: boolean;
+  weights: GpuModel['layers'][number];
+  dummy: GPUBuffer;
+  b: PlanBuffers;
+  /** The residual stream entering the layer, and the buffer of the one leaving it: [T, d]. */
+  x: GPUBuffer;
+  xNext: GPUBuffer;
+  /** This layer's attention context [T, d] (and what attention.dense reads: the stale-buffer fault may swap it). */
+  ctx: GPUBuffer;
+  denseIn: GPUBuffer;
+  /** Where attention.dense writes (the aliasing fault: over x). */
+  attnOut: GPUBuffer;
+  /** What the MLP output is added to: x (parallel) or attn + x (sequential). */
+  resid: GPUBuffer;
+  /** k, v [H, rows, hd] (the KV cache's, or the plan's), rotary tables, token positions, keys attended to. */
+  k: GPUBuffer;
+  v: GPUBuffer;
+  kvFloats: number;
+  cos: GPUBuffer;
+  sin: GPUBuffer;
+  at: KvPositions;
+  Tk: number;
+  gemm: GemmOpts;
+}
+
+/** The reference ops: one plain kernel each (LayerNorm, linear, rotary, attention in three, GELU, adds). */
+export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
+  ln1: (L) => ({
+    make: (k) => {
+      const ln = L.weights.inputLayernorm;
+      return layerNorm(
+        `${L.p}.ln1`,
+        { x: L.x, weight: ln.weight, bias: ln.bias, y: L.b.ln1 },
+        L.T,
+        L.d,
+        L.eps,
+        k,
+      );
+    },
+    writes: [[`${L.p}.ln1`, L.b.ln1, L.T * L.d]],
+  }),
+  qkv: (L) => ({
+    make: (k) => {
+      const qkv = L.weights.attention.qkv;
+      const buf = { x: L.b.ln1, w: qkv.weight, b: qkv.bias, y: L.b.qkv, dummy: L.dummy };
+      return linear(`${L.p}.qkv`, buf, L.T, 3 * L.d, L.d, k);
+    },
+    writes: [[`${L.p}.qkv`, L.b.qkv, L.T * 3 * L.d]],
+  }),
+  rotary: (L) => ({
+    make: (k) => {
+      const buf = { qkv: L.b.qkv, cos: L.cos, sin: L.sin, q: L.b.q, k: L.k, v: L.v };
+      return rotary(`${L.p}.rotary`, buf, L.T, L.H, L.hd, L.rotaryNdims, k, L.at);
+    },
+    writes: qkvTaps(L),
+  }),
+  scores: (L) => ({
+    make: (k) => attnScores(`${L.p}.scores`, { q: L.b.q, k: L.k, s: L.b.scores! }, L.H, L.T, L.hd, k, L.at),
+    writes: [[`${L.p}.scores`, L.b.scores!, L.H * L.T * L.Tk]],
+  }),
+  probs: (L) => ({
+    make: (k) => softmaxCausal(`${L.p}.probs`, { s: L.b.scores!, p: L.b.probs! }, L.H, L.T, k, L.at),
+    writes: [[`${L.p}.probs`, L.b.probs!, L.H * L.T * L.Tk]],
+  }),
+  ctx: (L) => ({
+    make: (k) => attnValues(`${L.p}.ctx`, { p: L.b.probs!, v: L.v, ctx: L.ctx }, L.H, L.T, L.hd, k, L.at),
+    writes: [[`${L.p}.ctx`, L.ctx, L.T * L.d]],
+  }),
+  attn_out: (L) => ({
+    make: (k) => {
+      const dense = L.weights.attention.dense;
+      const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
+      return linear(`${L.p}.attn_out`, buf, L.T, L.d, L.d, k);
+    },
+    writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
+  }),
+  resid_mid: (L) => ({
+    make: (k) =>
+      residualAdd(`${L.p}.resid_mid`, { a: L.x, b: L.attnOut, c: null, out: L.b.residMid }, L.T * L.d, k),
+    writes: [[`${L.p}.resid_mid`, L.b.residMid, L.T * L.d]],
+  }),
+  ln2: (L) => ({
+    make: (k) => {
+      const ln = L.weights.postAttentionLayernorm;
+      return layerNorm(
+        `${L.p}.ln2`,
+        { x: L.resid, weight: ln.weight, bias: ln.bias, y: L.b.ln2 },
+        L.T,
+        L.d,
+        L.eps,
+        k,
+      );
+    },
+    writes: [[`${L.p}.ln2`, L.b.ln2, L.T * L.d]],
+  }),
+  fc1: (L) => ({
+    make: (k) => {
+      const fc1 = L.weights.mlp.denseHTo4h;
+      const buf = { x: L.b.ln2, w: fc1.weight, b: fc1.bias, y: L.b.fc1, dummy: L.dummy };
+      return linear(`${L.p}.fc1`, buf, L.T, L.ff, L.d, k);
+    },
+    writes: [[`${L.p}.fc1`, L.b.fc1, L.T * L.ff]],
+  }),
+  gelu: (L) => ({
+    make: (k) => gelu(`${L.p}.gelu`, { x: L.b.fc1, y: L.b.gelu }, L.T * L.ff, k),
+    writes: [[`${L.p}.gelu`, L.b.gelu, L.T * L.ff]],
+  }),
+  mlp_out: (L) => ({
+    make: (k) => {
+      const fc2 = L.weights.mlp.dense4hToH;
+      const buf = { x: L.b.gelu, w: fc2.weight, b: fc2.bias, y: L.b.mlpOut, dummy: L.dummy };
+      return linear(`${L.p}.mlp_out`, buf, L.T, L.d, L.ff, k);
+    },
+    writes: [[`${L.p}.mlp_out`, L.b.mlpOut, L.T * L.d]],
+  }),
+  // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `mlp_output + (attn + x)`.
+  out: (L) => ({
+    make: (k) => {
+      const [b, c] = L.parallel ? [L.attnOut, L.b.mlpOut] : [L.b.mlpOut, null];
+      return residualAdd(`${L.p}.out`, { a: L.resid, b, c, out: L.xNext }, L.T * L.d, k);
+    },
+    writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
+  }),
+};
+
+function qkvTaps(L: LayerCtx): TapSpec[] {
+  return [
+    [`${L.p}.q`, L.b.q, L.H * L.T * L.hd],
+    [`${L.p}.k`, L.k, L.kvFloats],
+    [`${L.p}.v`, L.v, L.kvFloats],
+  ];
+}
+
+/** The fusions' launchers in a layer (the LM head's is headLaunch below). */
+export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: LayerCtx) => Launch> = {
+  // Parallel residual: ln1 and ln2 from one read of x. Sequential: ln1 alone (DUAL off).
+  layernorm2: (L) => {
+    const ln1 = L.weights.inputLayernorm;
+    const ln2 = L.weights.postAttentionLayernorm;
+    const second = L.parallel ? { w2: ln2.weight, b2: ln2.bias, y2: L.b.ln2 } : null;
+    return {
+      make: (k) =>
+        layerNorm2(
+          `${L.p}.layernorm`,
+          { x: L.x, w1: ln1.weight, b1: ln1.bias, y1: L.b.ln1, dummy: L.dummy },
+          second,
+          L.T,
+          L.d,
+          L.eps,
+          k,
+        ),
+      writes: [
+        [`${L.p}.ln1`, L.b.ln1, L.T * L.d],
+        ...(second ? [[`${L.p}.ln2`, L.b.ln2, L.T * L.d] as TapSpec] : []),
+      ],
+    };
+  },
+  add_layernorm: (L) => {
+    const ln2 = L.weights.postAttentionLayernorm;
+    return {
+      make: (k) =>
+        addLayerNorm(
+          `${L.p}.add_layernorm`,
+          { a: L.x, b: L.attnOut, w: ln2.weight, bias: ln2.bias, r: L.b.residMid, y: L.b.ln2 },
+          L.T,
+          L.d,
+          L.eps,
+          k,
+        ),
+      writes: [
+        [`${L.p}.resid_mid`, L.b.residMid, L.T * L.d],
+        [`${L.p}.ln2`, L.b.ln2, L.T * L.d],
+      ],
+    };
+  },
+  qkv_rotary: (L) => ({
+    make: (k) => {
+      const qkv = L.weights.attention.qkv;
+      const buf = {
+        x: L.b.ln1,
+        w: qkv.weight,
+        b: qkv.bias,
+        cos: L.cos,
+        sin: L.sin,
+        q: L.b.q,
+        k: L.k,
+        v: L.v,
+        dummy: L.dummy,
+      };
+      return qkvRotary(`${L.p}.qkv_rotary`, buf, L.T, L.H, L.hd, L.rotaryNdims, k, L.at);
+    },
+    writes: qkvTaps(L),
+  }),
+  flash_attention: (L) => ({
+    make: (k) =>
+      flashAttention(
+        `${L.p}.flash_attention`,
+        { q: L.b.q, k: L.k, v: L.v, ctx: L.ctx },
+        L.H,
+        L.T,
+        L.hd,
+        k,
+        L.at,
+      ),
+    writes: [[`${L.p}.ctx`, L.ctx, L.T * L.d]],
+  }),
+  dense: (L) => ({
+    make: (k) => {
+      const dense = L.weights.attention.dense;
+      const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
+      return linearBiasOps(`${L.p}.attn_out`, buf, L.T, L.d, L.d, { ...k, ...L.gemm });
+    },
+    writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
+  }),
+  linear_gelu: (L) => ({
+    make: (k) => {
+      const fc1 = L.weights.mlp.denseHTo4h;
+      const buf = { x: L.b.ln2, w: fc1.weight, b: fc1.bias, y: L.b.gelu, dummy: L.dummy };
+      return linearGeluOps(`${L.p}.linear_gelu`, buf, L.T, L.ff, L.d, { ...k, ...L.gemm });
+    },
+    writes: [[`${L.p}.gelu`, L.b.gelu, L.T * L.ff]],
+  }),
+  residual_epilogue: (L) => ({
+    make: (k) => {
+      const fc2 = L.weights.mlp.dense4hToH;
+      const buf = {
+        x: L.b.gelu,
+        w: fc2.weight,
+        b: fc2.bias,
+        r1: L.resid,
+        r2: L.parallel ? L.attnOut : null,
+        y: L.xNext,
+        dummy: L.dummy,
+      };
+      return linearResidualOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm });
+    },
+    writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
+  }),
+};
+
+/** One piece of the LM head: logits[:, rows of this piece] = final_norm · W_piece^T (no bias). */
+export function headLaunch(
+  fused: boolean,
+  label: string,
+  buf: { x: GPUBuffer; w: BufferRef; y: GPUBuffer; dummy: GPUBuffer },
+  T: number,
+  rows: number,
+  d: number,
+  gemm: GemmOpts,
+): (k: KernelOpts) => DispatchSpec | DispatchSpec[] {
+  const buffers = { x: buf.x, w: buf.w, b: null, y: buf.y, dummy: buf.dummy };
+  return fused
+    ? (k) => linearBiasOps(label, buffers, T, rows, d, { ...k, ...gemm })
+    : (k) => linear(label, buffers, T, rows, d, k);
+}
