@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../gpu/device';
 import { nodeGpu } from '../gpu/node';
 import { BufferPool } from '../gpu/pool';
+import { customSlot } from '../kernels/custom/slots';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { randomModelFiles } from '../model/random-model';
@@ -85,6 +86,11 @@ describe.each([true, false])('the plan is built from FUSED_KERNELS (parallel res
         .flatMap((o) => o.writes.map((w) => w.name.replace(/^layers\.\d+\./, '')));
       const want = swapped.flatMap(tapsOf).filter((t) => !entry.fusedAway.includes(t));
       expect([...new Set(written)].sort()).toEqual([...new Set(want)].sort());
+      // Each fused dispatch runs the WGSL file of one of the entry's slots (its binding interface and isolated
+      // test recipe live with the slot).
+      const files = entry.fusions.map((f) => customSlot(f.slot).kernel.file);
+      for (const o of one.ops.filter((x) => x.fused === id))
+        expect(files, o.spec.label).toContain(o.spec.kernel.file);
       // Every other op is the reference plan's own, in the same order.
       const refKept = ref.ops.filter((o) => !swapped.includes(short(o.spec.label) as never)).map(opKey);
       expect(one.ops.filter((o) => o.fused === null).map(opKey)).toEqual(refKept);
