@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readModelDir } from '../cli/model-dir';
+import { DeviceLostError } from '../gpu/device';
 import { nodeGpu } from '../gpu/node';
 import type { DispatchSpec } from '../gpu/program';
 import { argmaxRow } from '../kernels/argmax';
@@ -491,5 +492,18 @@ describe('limits, cancellation and memory', () => {
       await engine.generate(prompt, 4, undefined, undefined, { path });
       expect(engine.poolStats(), `${path}: the second run reuses the first run's buffers`).toEqual(first);
     }
+  });
+
+  it('a device lost between steps is reported as such, and recover() gives the same ids again', async () => {
+    await engine.loadModel(randomModelFiles(sequential, 9));
+    const prompt = promptFor(9, 4, sequential.vocab);
+    const want = await engine.generate(prompt, 5);
+    const run = engine.generate(prompt, 5, (_, step) => {
+      if (step === 1) engine.ctx.device.destroy();
+    });
+    await expect(run).rejects.toBeInstanceOf(DeviceLostError);
+    await engine.recover();
+    expect(await engine.generate(prompt, 5)).toEqual(want);
+    expect(engine.poolStats().bytesInUse).toBe(0);
   });
 });
