@@ -146,7 +146,9 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
       const wide = [...document.querySelectorAll<HTMLElement>('body *')]
         .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
         .slice(0, 5)
-        .map((e) => `${e.tagName.toLowerCase()}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`);
+        .map(
+          (e) => `${e.tagName.toLowerCase()}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`,
+        );
       return { sideways: el.scrollWidth - window.innerWidth, wide };
     });
     expect(sideways, `sideways scroll at ${w}: ${wide.join('; ')}`).toBeLessThanOrEqual(0);
@@ -165,6 +167,10 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   await expect(consent.getByTestId('kernel-diff')).toContainText(BUG_TO);
   await expect(consent.getByTestId('kernel-diff')).toContainText(BUG_FROM);
   await expect(viewer.getByTestId('run')).toBeDisabled();
+  await expect(viewer.getByTestId('run-linked').first()).toBeDisabled();
+  // The kernel waiting for consent is still the link's: the banner does not call it a changed setting.
+  await expect(viewer.getByText('Your settings differ from the link')).toHaveCount(0);
+  await expect(viewer.getByTestId('spec-custom')).toContainText('layernorm2');
   await expect(viewer.getByTestId('run-status')).not.toHaveAttribute('data-state', 'running');
   await shoot(viewer, testInfo, 'consent');
   await viewer.getByTestId('kernel-consent-accept').click();

@@ -50,7 +50,9 @@ function useLinkedRunnable(store: AppStore): boolean {
 function useSettingsMatchLink(store: AppStore): boolean | null {
   return useStore(store, (s) => {
     if (!s.linked || !s.model || !s.modelSource) return null;
-    const built = buildSpec(s.settings, s.modelSource, s.model);
+    // A custom kernel waiting for the viewer's consent is still the link's (it is not a changed setting).
+    const settings = { ...s.settings, custom: s.settings.custom ?? s.customPending };
+    const built = buildSpec(settings, s.modelSource, s.model);
     return built.ok && sameRun(built.spec, s.linked.spec);
   });
 }

@@ -3,7 +3,8 @@
 // always in a read-only field too, since the clipboard may be unavailable (permissions, insecure context).
 import { useId, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
-import { adapterLine, autorunAllowed, encodeLink, type LinkPayload, sharerSummary } from '../run/permalink';
+import { runLink } from '../run/custom-kernel';
+import { adapterLine, autorunAllowed, type LinkPayload, sharerSummary } from '../run/permalink';
 import { buildSpec, sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
 import { showInAddressBar } from './nav';
@@ -30,7 +31,10 @@ export function SharePanel({ store }: { store: AppStore }) {
     if (report && withResult)
       payload.sharer = { adapter: adapterLine(report.adapter), summary: sharerSummary(report) };
     try {
-      const link = new URL(encodeLink(payload), location.href).href;
+      // runLink: a custom kernel too large for a link gives no link and says so (it is never dropped).
+      const made = runLink(payload);
+      if (!made.ok) return { link: null, error: made.message, withResult, auto: false };
+      const link = new URL(made.link, location.href).href;
       return { link, error: null, withResult, auto: autorunAllowed(payload) };
     } catch (e) {
       return { link: null, error: (e as Error).message, withResult, auto: false };
