@@ -139,8 +139,8 @@ export function App({ store, controller, debug = false }: AppProps) {
                   )}
                   {lost && customInUse && (
                     <p data-testid="lost-custom-kernel">
-                      The run used your custom kernel: a kernel that loops too long or goes wrong on the GPU can
-                      lose the device. Its source is kept in the editor.
+                      The run used your custom kernel: a kernel that loops too long or goes wrong on the GPU
+                      can lose the device. Its source is kept in the editor.
                     </p>
                   )}
                 </div>
