@@ -132,6 +132,7 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   await expect(verdict).toHaveAttribute('data-state', 'passed-yet-diverged');
   await expect(verdict).toContainText('It passed its isolated test, yet the model diverges');
   await expect(verdict).toContainText('layer 0');
+  await expect(page.getByTestId('kernel-verdict-op')).toContainText('ln1');
   await page.getByTestId('kernel-verdict-drill').click();
   await expect(page.getByTestId('drilldown')).toBeVisible();
   await expect(page.getByTestId('drilldown')).toContainText('ln1');

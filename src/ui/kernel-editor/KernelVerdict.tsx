@@ -8,7 +8,9 @@ import { customSlot } from '../../kernels/custom/slots';
 import type { Controller } from '../../state/controller';
 import { isolatedFor } from '../../state/kernel-editor';
 import type { AppStore } from '../../state/store';
-import type { IsolatedResult } from '../../worker/api';
+import type { IsolatedResult, Report } from '../../worker/api';
+import { aboveFloor, kernelOfTap } from '../charts/kernels';
+import { errorValue } from '../charts/scales';
 import './kernel-editor.css';
 
 function alone(r: IsolatedResult | null): string {
@@ -19,6 +21,23 @@ function alone(r: IsolatedResult | null): string {
   return r.pass
     ? `passed its isolated test (${shapes} shapes, worst error ${w} × tolerance)`
     : `failed its isolated test (worst error ${w} × tolerance)`;
+}
+
+/** The first op of `layer` (in plan order) whose error is past k × its own noise floor, with its kernel. */
+function firstOpPast(
+  report: Report,
+  layer: number,
+): { op: string; ratio: number; kernel: string | null } | null {
+  for (const t of report.taps) {
+    if (t.layer !== layer || t.status !== 'compared' || !t.vsReference || !t.refVsOracle) continue;
+    const ratio = aboveFloor(
+      errorValue(t.vsReference, report.metric),
+      errorValue(t.refVsOracle, report.metric),
+    );
+    if (Number.isNaN(ratio) || ratio > report.k)
+      return { op: t.op, ratio, kernel: kernelOfTap(t.op, report.spec.fused)?.title ?? null };
+  }
+  return null;
 }
 
 export function KernelVerdict({ store, controller }: { store: AppStore; controller: Controller }) {
@@ -38,6 +57,7 @@ export function KernelVerdict({ store, controller }: { store: AppStore; controll
       : 'the model’s logits diverge'
     : `the model agrees with the reference path within k = ${report.k} × the noise floor at every layer`;
   const passedYetDiverged = iso?.pass === true && diverged;
+  const where = diverged && (born ?? L) !== null ? firstOpPast(report, (born ?? L) as number) : null;
   const exercise = ed.exercise ? exerciseById(ed.exercise) : undefined;
   const fixed =
     !!exercise &&
@@ -76,6 +96,14 @@ export function KernelVerdict({ store, controller }: { store: AppStore; controll
           </>
         )}
       </p>
+      {where && (
+        <p data-testid="kernel-verdict-op">
+          In layer {born ?? L} the first op past {report.k} × its own noise floor is{' '}
+          <strong className="mono">{where.op}</strong>
+          {where.kernel ? ` (computed by ${where.kernel})` : ''}:{' '}
+          {Number.isFinite(where.ratio) ? `${where.ratio.toPrecision(3)} ×` : 'not finite'}.
+        </p>
+      )}
       {diverged && (L ?? born) !== null && (
         <button
           type="button"
