@@ -36,7 +36,7 @@ export const EXERCISES: readonly Exercise[] = [
     title: 'The other GELU',
     story:
       'The MLP up-projection with its activation fused into the GEMM epilogue. The generated text still ' +
-      'reads well, yet the isolated test fails by a few hundred times its tolerance.',
+      'reads well, yet its isolated test fails: every output is off by several times its tolerance.',
     goal: 'Make the isolated test pass, then Run: the model must agree with the reference path within the noise floor.',
     hint: 'GPT-NeoX\'s hidden_act "gelu" is the exact erf form; tanh(…) is the approximation of "gelu_new".',
   },

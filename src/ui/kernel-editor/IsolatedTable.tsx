@@ -19,8 +19,10 @@ export function IsolatedTable({ result }: { result: IsolatedResult }) {
             <tr>
               <th scope="col">Shape</th>
               <th scope="col">Output</th>
-              <th scope="col">Max |error|</th>
-              <th scope="col">Worst err / tol</th>
+              <th scope="col">Max |err|</th>
+              <th scope="col" title="Worst error / tolerance over the output (≤ 1 passes)">
+                Worst err/tol
+              </th>
               <th scope="col">Result</th>
               <th scope="col">Seed</th>
             </tr>
