@@ -45,8 +45,18 @@ describe('analysis with the GPU oracle and GPU metrics', () => {
     const rng = mulberry32(seed);
     const tokens = Array.from({ length: 19 }, () => Math.floor(rng() * shape.vocab));
     const s = spec();
-    const gpu = await analyze(engine, s, tokens, { oracle: 'gpu', skip: { bisection: true } });
-    const cpu = await analyze(engine, s, tokens, { oracle: 'cpu', skip: { bisection: true } });
+    // The GPU route (GPU oracle, GPU metrics) against the CPU route (CPU oracle, metrics.ts on read-back tensors).
+    const gpu = await analyze(engine, s, tokens, {
+      oracle: 'gpu',
+      metrics: 'gpu',
+      skip: { bisection: true },
+    });
+    const cpu = await analyze(engine, s, tokens, {
+      oracle: 'cpu',
+      metrics: 'cpu',
+      skip: { bisection: true },
+    });
+    expect([gpu.metricsOn, cpu.metricsOn]).toEqual(['gpu', 'cpu']);
     expect(gpu.oracle.kind, gpu.oracle.reason).toBe('gpu');
     expect(gpu.oracle.selfTest?.ok).toBe(true);
     expect(cpu.oracle.kind).toBe('cpu');
@@ -69,7 +79,7 @@ describe('analysis with the GPU oracle and GPU metrics', () => {
         closeFloor(r.layers[i].propagated.relL2, p.relL2, `propagated ${i}`);
       }
       closeFloor(gpu.layers[i].localFloor.relL2, cpu.layers[i].localFloor.relL2, `local floor ${i}`);
-      expect(gpu.layers[i].local.relL2).toBe(cpu.layers[i].local.relL2);
+      closeFloor(gpu.layers[i].local.relL2, cpu.layers[i].local.relL2, `local ${i}`);
     }
     closeFloor(
       gpu.logits.floor.relL2,

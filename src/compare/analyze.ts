@@ -13,12 +13,19 @@ import type { PlanHooks } from '../engine/plan';
 import { summarizeTimings } from '../engine/timing';
 import { faultHooks, faultInfo, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
+import { CpuMetrics } from './cpu-metrics';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
 import type { CompareOut } from './gpu-metrics';
 import { GpuMetrics } from './gpu-metrics';
-import { JobList, type Side } from './jobs';
+import { JobList, type MetricsEngine, type Side } from './jobs';
 import { type FullMetrics, metricValue } from './metrics';
-import { decideOracle, type OracleChoice, oracleTensors, type SelfTestOptions } from './oracle-source';
+import {
+  decideOracle,
+  isCpuAdapter,
+  type OracleChoice,
+  oracleTensors,
+  type SelfTestOptions,
+} from './oracle-source';
 import type {
   BisectionRow,
   DeterminismResult,
@@ -47,6 +54,8 @@ export interface AnalyzeOptions {
   signal?: AbortSignal;
   /** Which oracle: 'auto' (default) lets the engine choose per adapter. */
   oracle?: OracleChoice;
+  /** Where the comparisons are reduced: 'auto' (default): on the GPU, but by metrics.ts on a CPU adapter. */
+  metrics?: 'auto' | 'gpu' | 'cpu';
   /** Test hook: run the self-test against a deliberately broken double-float library. */
   selfTest?: SelfTestOptions;
   /** Skip parts (the bench measures the bare compare). */
@@ -63,16 +72,22 @@ export class AnalysisCancelled extends Error {
   override name = 'AnalysisCancelled';
 }
 
-const metricsOf = new WeakMap<Engine, { device: GPUDevice; metrics: GpuMetrics }>();
+const metricsOf = new WeakMap<GPUDevice, GpuMetrics>();
 
-/** One GpuMetrics per engine device (its pipelines are cached; a recovered device gets a new one). */
-function gpuMetrics(engine: Engine): GpuMetrics {
+/**
+ * Where the comparisons are reduced: on the GPU (one GpuMetrics per device; its pipelines are cached), or, on a CPU
+ * adapter where the reduction kernels are emulated and reading back is a memory copy, by metrics.ts ('auto').
+ */
+function metricsEngine(
+  engine: Engine,
+  choice: 'auto' | 'gpu' | 'cpu',
+): { on: 'gpu' | 'cpu'; m: MetricsEngine } {
   const { device, pipelines } = engine.gpuParts();
-  const hit = metricsOf.get(engine);
-  if (hit && hit.device === device) return hit.metrics;
-  const metrics = new GpuMetrics(device, pipelines);
-  metricsOf.set(engine, { device, metrics });
-  return metrics;
+  if (choice === 'cpu' || (choice === 'auto' && isCpuAdapter(engine)))
+    return { on: 'cpu', m: new CpuMetrics(device) };
+  let m = metricsOf.get(device);
+  if (!m) metricsOf.set(device, (m = new GpuMetrics(device, pipelines)));
+  return { on: 'gpu', m };
 }
 
 const dumpName = (i: number) => (i < 0 ? 'embed' : `layers.${i}.out`);
@@ -95,7 +110,7 @@ export async function analyze(
   const hooks = faultHooks(planted);
   const durations: Record<string, number> = {};
   const skip = opts.skip ?? {};
-  const metrics = gpuMetrics(engine);
+  const { on: metricsOn, m: metrics } = metricsEngine(engine, opts.metrics ?? 'auto');
   const phases = 9;
   let phase = 0;
   const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
@@ -271,6 +286,7 @@ export async function analyze(
             : null,
       },
       oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
+      metricsOn,
       durations,
     };
     opts.onPartial?.({ kind: 'analysis', report });

@@ -4,15 +4,7 @@
 import type { GpuTap } from '../engine/batch';
 import type { DfBuffer } from '../engine/oracle-gpu';
 import type { Precision } from '../kernels/precision';
-import type {
-  BitDiffJob,
-  BitDiffOut,
-  CompareJob,
-  CompareOut,
-  GpuMetrics,
-  Operand,
-  PendingMetrics,
-} from './gpu-metrics';
+import type { BitDiffJob, BitDiffOut, CompareJob, CompareOut, Operand, PendingMetrics } from './gpu-metrics';
 
 /** A tensor on the GPU to compare: a path's tap (f32) or an oracle tensor (double-float). */
 export type Side = { f32: GpuTap } | { df: DfBuffer } | { zero: GPUBuffer; floats: number };
@@ -117,7 +109,7 @@ export class JobList {
     return this.bitMaps.length - 1;
   }
 
-  record(metrics: GpuMetrics, encoder: GPUCommandEncoder): PendingJobs {
+  record(metrics: MetricsEngine, encoder: GPUCommandEncoder): PendingJobs {
     const pending: PendingMetrics = metrics.record(encoder, this.jobs, this.bits);
     const maps = this.bitMaps;
     return {
@@ -128,6 +120,11 @@ export class JobList {
       release: () => pending.release(),
     };
   }
+}
+
+/** What reduces the jobs: GpuMetrics (on the GPU) or CpuMetrics (metrics.ts on read-back operands). */
+export interface MetricsEngine {
+  record(encoder: GPUCommandEncoder, jobs: CompareJob[], bitDiffs?: BitDiffJob[]): PendingMetrics;
 }
 
 export interface PendingJobs {

@@ -57,7 +57,7 @@ function selfTestOf(engine: Engine, o: SelfTestOptions): Promise<SelfTest> {
 }
 
 /** A CPU adapter (SwiftShader, a fallback adapter): the JavaScript oracle is faster there than emulated df. */
-function isCpuAdapter(engine: Engine): boolean {
+export function isCpuAdapter(engine: Engine): boolean {
   const a = engine.adapter;
   return /swiftshader|llvmpipe|lavapipe|cpu/i.test(`${a.vendor} ${a.architecture} ${a.description}`);
 }

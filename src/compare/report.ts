@@ -101,6 +101,8 @@ export interface Report {
   timing: { reference: TimingSummary | null; fused: TimingSummary | null; speedup: number | null };
   /** Which oracle the floor was measured against, and why that one. */
   oracle: OracleInfo;
+  /** Where the metrics were reduced: on the GPU (summaries read back), or by metrics.ts on a CPU adapter. */
+  metricsOn: 'gpu' | 'cpu';
   /** Wall time of the phases, milliseconds. */
   durations: Record<string, number>;
 }

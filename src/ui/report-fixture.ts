@@ -156,6 +156,7 @@ export function fixtureReport(): Report {
       speedup: 2,
     },
     oracle: { kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null },
+    metricsOn: 'cpu',
     durations: { reference: 12.5, fused: 13 },
   };
 }
