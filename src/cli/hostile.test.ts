@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { randomModelFiles } from '../model/random-model';
+import { randomConfigJson, randomModelFiles, randomTensors } from '../model/random-model';
 import { parseSafetensorsHeader, writeSafetensors } from '../model/safetensors';
 
 const SPEC = {
@@ -220,5 +220,40 @@ describe('CLI: model files the format or the loader refuses', () => {
       cli(['forward', '--model', good.dir, '--tokens', '1', '--out', out]),
       /\(3 trailing bytes\)/,
     );
+  });
+});
+
+describe('CLI: a dump that holds NaN or Inf', () => {
+  it('forward refuses to write it (exit 1, one line, nothing written) unless --nonfinite-as-strings', () => {
+    // Finite weights that overflow fp32 in layer 1: attention and MLP output biases of channel 3 at 3e38 each, so
+    // x + attn + mlp is +Inf (parallel residual) while every weight is finite and loads.
+    const dir = mkdtempSync(join(tmpdir(), 'neox-overflow-'));
+    const spec = { ...SPEC, parallel: true };
+    const tensors = randomTensors(spec, 9);
+    for (const name of ['attention.dense.bias', 'mlp.dense_4h_to_h.bias'])
+      (tensors.find((t) => t.name === `gpt_neox.layers.1.${name}`)!.data as Float32Array)[3] = 3e38;
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(randomConfigJson(spec)));
+    writeFileSync(join(dir, 'model.safetensors'), writeSafetensors(tensors, { format: 'pt' }));
+    const out = join(dir, 'o.json');
+    const refused = cli(['forward', '--model', dir, '--tokens', '1,2,3', '--out', out]);
+    expect(refused.code, refused.stderr.join('\n')).toBe(1);
+    expect(refused.stderr).toHaveLength(1);
+    expect(refused.stderr[0]).toMatch(/non-finite values \(first: layers\[1\]/);
+    expect(() => readFileSync(out)).toThrow();
+    const written = cli([
+      'forward',
+      '--model',
+      dir,
+      '--tokens',
+      '1,2,3',
+      '--out',
+      out,
+      '--nonfinite-as-strings',
+    ]);
+    expect(written.code, written.stderr.join('\n')).toBe(0);
+    const dump = JSON.parse(readFileSync(out, 'utf8'));
+    const cells: unknown[] = dump.layers[1].flat();
+    expect(cells).toContain('Infinity');
+    expect(JSON.stringify(dump)).not.toContain('null');
   });
 });
