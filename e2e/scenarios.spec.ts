@@ -55,10 +55,12 @@ for (const sc of SCENARIOS) {
     expect(errors).toEqual([]);
     await shoot(page, testInfo, `scenario-${sc.id}`, false);
     if (sc.id === 'no-rescale') {
-      // Presenter mode with a result: the verdict and the error curve under the step.
+      // Presenter mode with a result: the verdict and the step's own view under the step.
       await page.getByTestId('present').click();
+      const presenter = page.getByTestId('presenter');
       await expect(page.getByTestId('presenter-verdict')).toHaveAttribute('data-layer', '');
-      await expect(page.getByTestId('presenter').getByTestId('curve-point')).toHaveCount(4);
+      // This story's steps talk about key tiles and a longer prompt: their view is the layer × token heatmap.
+      await expect(presenter.getByTestId('heat-row')).toHaveCount(4);
       await shoot(page, testInfo, 'presenter-with-result', false);
       await page.keyboard.press('Escape');
     }

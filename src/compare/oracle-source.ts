@@ -69,6 +69,16 @@ export async function decideOracle(
 ): Promise<OracleInfo & { dfFma: boolean }> {
   if (choice === 'cpu')
     return { kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null, dfFma: false };
+  // On a CPU adapter the CPU oracle is the faster one: no self-test (its shaders alone take seconds to compile there).
+  if (choice === 'auto' && isCpuAdapter(engine)) {
+    return {
+      kind: 'cpu',
+      reason:
+        'this adapter is itself a CPU (emulated double-float would be slower): the fp64 oracle ran on the CPU',
+      selfTest: null,
+      dfFma: false,
+    };
+  }
   const st = await selfTestOf(engine, o);
   const selfTest = { ok: st.ok, worstRelErr: st.worstRelErr, failures: st.failures, ms: st.ms };
   if (!st.ok) {
@@ -78,15 +88,6 @@ export async function decideOracle(
       reason: `double-float arithmetic failed its self-test on this adapter (${why}); the fp64 oracle ran on the CPU`,
       selfTest,
       dfFma: false,
-    };
-  }
-  if (choice === 'auto' && isCpuAdapter(engine)) {
-    return {
-      kind: 'cpu',
-      reason:
-        'this adapter is itself a CPU (emulated double-float would be slower): the fp64 oracle ran on the CPU',
-      selfTest,
-      dfFma: st.dfFma,
     };
   }
   return {
