@@ -2,6 +2,7 @@
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary } from '../gpu/device';
+import type { IsolatedResult } from '../kernels/custom/isolated';
 import type { NeoXConfig } from '../model/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
@@ -105,4 +106,9 @@ export interface Report {
   metricsOn: 'gpu' | 'cpu';
   /** Wall time of the phases, milliseconds. */
   durations: Record<string, number>;
+  /**
+   * With a custom kernel (spec.custom): how that source fared in its isolated test before the run (the page
+   * runs it first), null when it was not tested alone. Absent for runs of the shipped kernels.
+   */
+  isolated?: IsolatedResult | null;
 }

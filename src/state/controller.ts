@@ -13,7 +13,9 @@ import { createModelLoader, type FileLoadOptions, type LoadOutcome } from './con
 import { createOpener } from './controller/open';
 import { createPoolWatch } from './controller/pool';
 import { createRunner } from './controller/runs';
+import { createWatch, WATCHDOG_MS } from './controller/watchdog';
 import * as historyDb from './history';
+import { isolatedFor } from './kernel-editor';
 import { modelMatches } from './spec';
 import { type AppStore, canRun } from './store';
 
@@ -75,17 +77,30 @@ export function createController(
     opts,
     hist: opts.history ?? historyDb,
     now: opts.now ?? (() => Date.now()),
+    // A hang: the worker is stopped with its GPU work at once (late answers are ignored); Restart starts anew.
+    watch: createWatch(opts.watchdogMs ?? WATCHDOG_MS, (e) => {
+      generation++;
+      pool.stop();
+      client.terminate();
+      s().deviceLost(e);
+    }),
   };
   const s = ctx.s;
   const pool = createPoolWatch(ctx);
   const models = createModelLoader(ctx, pool);
   const history = createHistoryKeeper(ctx);
-  const runner = createRunner(ctx, pool, history, () => {
-    s().runFailed({ kind: 'cancelled', message: 'run cancelled' }, ctx.now());
-    void restartWorker();
-  });
-  const opener = createOpener(ctx, () => started, models, history, runner);
   const kernels = createKernelDesk(ctx);
+  const runner = createRunner(
+    ctx,
+    pool,
+    history,
+    () => {
+      s().runFailed({ kind: 'cancelled', message: 'run cancelled' }, ctx.now());
+      void restartWorker();
+    },
+    (custom) => isolatedFor(kernels.editor.getState(), custom),
+  );
+  const opener = createOpener(ctx, () => started, models, history, runner);
 
   async function init(): Promise<boolean> {
     const g = generation;

@@ -1,7 +1,8 @@
 // The kernel editor's state and effects with a scripted worker: a source is checked once typing stops (the
 // latest text only), a link's custom kernel waits for consent (Run disabled, nothing runs), agreeing puts it
 // in the editor and in the RunSpec, declining drops it; a run with an untested custom kernel runs its isolated
-// test first; specs without a custom kernel keep their identity key.
+// test first; specs without a custom kernel keep their identity key; custom GPU code that never answers ends
+// in the device-loss state (worker stopped, source kept), while progress keeps a slow run alive.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { shippedSource } from '../kernels/custom/sources-browser';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
@@ -10,6 +11,7 @@ import type { IsolatedResult, KernelCheck, LoadedModel, Report } from '../worker
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
 import { CHECK_DELAY_MS } from './controller/kernels';
+import { createWatch, WATCHDOG_MS, watchdogParam } from './controller/watchdog';
 import { buildSpec, specKey } from './spec';
 import { type AppStore, canRun, createAppStore } from './store';
 
@@ -109,6 +111,9 @@ describe('kernel editor', () => {
     // The run tests the kernel alone first, then compares; a second run does not test again.
     await c.run();
     expect(f.calls.filter((x) => !x.startsWith('check'))).toEqual(['test layernorm2', 'compare layernorm2']);
+    // The report keeps how the kernel fared alone (history and export carry it).
+    const done = store.getState().run;
+    expect(done.status === 'done' && done.report?.isolated).toEqual({ ...passed, slot: 'layernorm2' });
     await c.run();
     expect(f.calls.filter((x) => x.startsWith('test'))).toHaveLength(1);
   });
@@ -128,6 +133,76 @@ describe('kernel editor', () => {
     expect(store.getState().settings.custom).toBeNull();
     await c.run();
     expect(f.calls).toEqual(['compare shipped']);
+  });
+
+  it('a custom kernel that never answers: the worker is stopped, the device-loss state, the source kept', async () => {
+    const store = readyStore();
+    const f = fake();
+    const never = new Promise<never>(() => {});
+    let made = 0;
+    (f.client as { testKernel: unknown }).testKernel = () => never;
+    (f.client as { terminate: unknown }).terminate = () => f.calls.push('terminate');
+    const c = createController(
+      store,
+      () => {
+        made++;
+        return f.client;
+      },
+      { embedded: EMBEDDED, watchdogMs: 5000 },
+    );
+    const source = shippedSource('layernorm2').replace('let r = wid.x;', 'let r = wid.x; // spins');
+    c.kernels.edit(source);
+    c.kernels.setUse(true);
+    const run = c.run();
+    await vi.advanceTimersByTimeAsync(4900);
+    expect(store.getState().initStatus).toBe('ready');
+    expect(f.calls).not.toContain('terminate');
+    await vi.advanceTimersByTimeAsync(200);
+    await run;
+    expect(f.calls).toContain('terminate');
+    expect(store.getState().initStatus).toBe('lost');
+    expect(store.getState().error?.kind).toBe('device-lost');
+    expect(store.getState().error?.message).toMatch(
+      /No answer from the GPU for 5 s while the kernel's isolated test/,
+    );
+    expect(c.kernels.editor.getState().source).toBe(source);
+    expect(store.getState().settings.custom).toEqual({ slot: 'layernorm2', source });
+    expect(f.calls.filter((x) => x.startsWith('compare'))).toEqual([]); // the run did not go on
+    expect(made).toBe(1); // no new worker until the user restarts
+  });
+
+  it('the watchdog restarts its wait on every sign of life and is quiet once the call answers', async () => {
+    const hangs: string[] = [];
+    const watch = createWatch(1000, (e) => hangs.push(e.message));
+    let beat = () => {};
+    let answer: (v: number) => void = () => {};
+    const slow = watch('slow', (b) => {
+      beat = b;
+      return new Promise<number>((r) => {
+        answer = r;
+      });
+    });
+    for (let i = 0; i < 5; i++) {
+      await vi.advanceTimersByTimeAsync(900);
+      beat();
+    }
+    expect(hangs).toEqual([]);
+    answer(7);
+    await expect(slow).resolves.toBe(7);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(hangs).toEqual([]);
+    const stuck = watch('stuck', () => new Promise<number>(() => {}));
+    const caught = stuck.catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1001);
+    expect(await caught).toMatchObject({ kind: 'device-lost' });
+    expect(hangs).toHaveLength(1);
+    expect(hangs[0]).toContain('while stuck ran');
+    expect(WATCHDOG_MS).toBeGreaterThanOrEqual(30_000);
+    expect([watchdogParam('?watchdog=2.5'), watchdogParam('?watchdog=-1'), watchdogParam('?x')]).toEqual([
+      2500,
+      null,
+      null,
+    ]);
   });
 
   it('the identity key of a spec without a custom kernel has the same fields as before', () => {

@@ -133,8 +133,9 @@ export function App({ store, controller, debug = false }: AppProps) {
                   <p>{error.message}</p>
                   {lost && (
                     <p>
-                      This happens when the GPU driver resets or the browser reclaims the GPU. Your settings
-                      are kept; restarting creates a new device and loads the model again.
+                      This happens when the GPU driver resets, the browser reclaims the GPU or a kernel never
+                      finishes. Your settings are kept; restarting creates a new device and loads the model
+                      again.
                     </p>
                   )}
                   {lost && customInUse && (

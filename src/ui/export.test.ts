@@ -41,6 +41,25 @@ describe('report JSON', () => {
     expect(ok).toBe(true);
   });
 
+  it('a custom kernel run keeps its isolated test (a failing row with an infinite ratio) and validates', () => {
+    const r = fixtureReport();
+    const custom = { slot: 'layernorm2' as const, source: 'fn main() {}' };
+    const row = { shape: 'T=7 d=90', output: 'y1', maxAbs: 0.5, bad: 3, seed: 12, report: 'y1[0]: NaN' };
+    const isolated = {
+      slot: custom.slot,
+      rows: [{ ...row, worstRatio: Number.POSITIVE_INFINITY, pass: false }],
+      pass: false,
+      oracle: 'fp64 LayerNorm',
+      tolerance: '4 ulp',
+      ms: 12,
+    };
+    const back = JSON.parse(reportToJson({ ...r, spec: { ...r.spec, custom }, isolated }));
+    expect(back.isolated.rows[0].worstRatio).toBe('Infinity');
+    expect(validate(back), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...back, isolated: null })).toBe(true);
+    expect(validate({ ...back, isolated: { ...isolated, rows: [{ ...row, pass: false }] } })).toBe(false);
+  });
+
   it('the schema rejects a report with a missing field, an extra field or a raw null for a number', () => {
     const r = JSON.parse(reportToJson(fixtureReport()));
     delete r.verdict;

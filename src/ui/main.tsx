@@ -4,6 +4,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createController } from '../state/controller';
+import { watchdogParam } from '../state/controller/watchdog';
 import { createAppStore, EMBEDDED_MODEL_ID, type Prefs } from '../state/store';
 import { createEngineClient } from '../worker/client';
 import { App } from './App';
@@ -39,6 +40,8 @@ const controller = createController(store, createEngineClient, {
   embedded: { id: EMBEDDED_MODEL_ID, url: new URL(EMBEDDED_MODEL_PATH, document.baseURI).href },
   // ?oracle=gpu or ?oracle=cpu forces the comparison's oracle; anything else leaves the engine's choice.
   oracle: oracleParam === 'gpu' || oracleParam === 'cpu' ? oracleParam : 'auto',
+  // ?watchdog=SECONDS: how long custom GPU code may give no sign of life before it counts as a hang.
+  watchdogMs: watchdogParam(location.search) ?? undefined,
 });
 void controller.start();
 // A link in the fragment ('#r1=…' permalink, '#s=…' scenario): opened now, and whenever it changes.

@@ -3,6 +3,7 @@
 import type { EngineClient } from '../../worker/client';
 import type * as historyDb from '../history';
 import type { AppStore } from '../store';
+import type { Watch } from './watchdog';
 
 /** The parts of history.ts the controller uses (tests pass their own). */
 export type HistoryApi = Pick<
@@ -26,6 +27,8 @@ export interface ControllerOptions {
   oracle?: 'auto' | 'gpu' | 'cpu';
   /** Run history and model cache (default: IndexedDB through history.ts). */
   history?: HistoryApi;
+  /** How long a call running custom GPU code may give no sign of life before it counts as a hang (ms). */
+  watchdogMs?: number;
 }
 
 export interface Ctx {
@@ -39,6 +42,8 @@ export interface Ctx {
   opts: ControllerOptions;
   hist: HistoryApi;
   now: () => number;
+  /** Runs a call that executes custom GPU code under the hang watchdog (watchdog.ts). */
+  watch: Watch;
 }
 
 export function errText(e: unknown): string {

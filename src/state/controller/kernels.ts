@@ -78,7 +78,8 @@ export function createKernelDesk(ctx: Ctx): KernelDesk {
     e().testStarted(key);
     try {
       const seed = Math.floor(Math.random() * 2 ** 31);
-      e().testDone(key, await client.testKernel(slot, source, seed));
+      const test = client.testKernel.bind(client);
+      e().testDone(key, await ctx.watch("the kernel's isolated test", () => test(slot, source, seed)));
     } catch (err) {
       e().testFailed(key, asWorkerError(err).message);
     }

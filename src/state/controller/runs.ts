@@ -1,6 +1,8 @@
 // Running a comparison of the current settings (progress into the store, the report kept in the history,
 // the pool polled meanwhile), cancelling it, and cutting both generated texts at their first difference.
 import type { Report } from '../../compare/analyze';
+import type { IsolatedResult } from '../../kernels/custom/isolated';
+import type { CustomKernelSpec } from '../../run/runspec';
 import { asWorkerError } from '../../worker/client';
 import { buildSpec } from '../spec';
 import { canRun, type TextSegments } from '../store';
@@ -35,6 +37,8 @@ export function createRunner(
   pool: PoolWatch,
   history: HistoryKeeper,
   hardStop: () => void,
+  /** The isolated test result of a custom kernel's source, if it ran (it goes into the report). */
+  isolatedOf: (custom: CustomKernelSpec) => IsolatedResult | null,
 ): Runner {
   const { s, store } = ctx;
 
@@ -74,16 +78,24 @@ export function createRunner(
       s().runStarted(built.spec, ctx.now());
       pool.start();
       try {
-        const report = await ctx.client().compare(
-          built.spec,
-          (p) => {
-            if (g === ctx.generation()) s().runProgress(p);
-          },
-          (p) => {
-            if (g === ctx.generation()) s().runPartial(p);
-          },
-          { oracle: ctx.opts.oracle ?? 'auto' },
-        );
+        const compare = (beat: () => void) =>
+          ctx.client().compare(
+            built.spec,
+            (p) => {
+              beat();
+              if (g === ctx.generation()) s().runProgress(p);
+            },
+            (p) => {
+              beat();
+              if (g === ctx.generation()) s().runPartial(p);
+            },
+            { oracle: ctx.opts.oracle ?? 'auto' },
+          );
+        // Custom GPU code may never finish: such a run is watched (shipped kernels are not).
+        const custom = built.spec.custom;
+        const report = custom
+          ? { ...(await ctx.watch('the run with your custom kernel', compare)), isolated: isolatedOf(custom) }
+          : await compare(() => {});
         if (g !== ctx.generation()) return;
         s().runFinished(report, ctx.now());
         await Promise.all([history.keep(built.spec, report), showSegments(report, g)]);

@@ -47,7 +47,8 @@ export function KernelVerdict({ store, controller }: { store: AppStore; controll
   const custom = report?.spec.custom;
   if (!report || !custom) return null;
   const slot = customSlot(custom.slot);
-  const iso = isolatedFor(ed, custom);
+  // The report's own record (a stored run keeps it); the editor's for reports from before it had one.
+  const iso = report.isolated !== undefined ? report.isolated : isolatedFor(ed, custom);
   const diverged = report.verdict === 'diverged';
   const L = report.firstDivergentLayer;
   const born = report.firstBornLayer;
