@@ -1,0 +1,87 @@
+// The engine's options, results and error, and how a path resolves to the fused kernels it switches on: shared
+// by engine.ts and the modules it runs on (batch, forward, generate), so that imports run one way, from the
+// engine down. engine.ts re-exports all of it; callers import from there.
+import type { AcquireOptions } from '../gpu/device';
+import type { PassTiming } from '../gpu/timestamps';
+import type { GemmPolicy } from '../kernels/gemm-configs';
+import type { Precision } from '../kernels/precision';
+import type { HiddenDump, NeoXConfig } from '../model/types';
+import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
+import type { PlanHooks } from './plan';
+
+export interface EngineOptions extends AcquireOptions {
+  /** GPU storage of the large weight matrices (default 'auto', see chooseF16Weights). */
+  weights?: 'auto' | 'fp32' | 'fp16';
+  /** Refuse models whose weights need more than this many bytes of GPU memory (default 4 GiB). */
+  memoryBudgetBytes?: number;
+  /** Cap on one storage binding (below the device's limit): large tensors are then split across buffers. */
+  maxBindingBytes?: number;
+  /** How the fused GEMMs pick tiles and split-K (default: gemmPolicyFor this adapter; tests force split-K). */
+  gemm?: GemmPolicy;
+}
+
+export interface ModelFiles {
+  /** config.json text. */
+  config: string;
+  /** model.safetensors bytes. */
+  weights: Uint8Array;
+  /** tokenizer description text (optional; byte-level when absent). */
+  tokenizer?: string;
+  /** A display name (folder or file name). */
+  name?: string;
+}
+
+export interface ModelInfo {
+  name: string;
+  config: NeoXConfig;
+  params: number;
+  gpuBytes: number;
+  tokenizer: string;
+  /** How the large weight matrices are stored on the GPU. */
+  weightsOnGpu: 'fp32' | 'fp16';
+}
+
+export type PathSpec = 'reference' | 'fused' | ReadonlySet<FusedKernelId>;
+
+export interface ForwardOptions {
+  /** 'reference' (no fused kernel), 'fused' (all), or the set of fused kernels switched on. */
+  path?: PathSpec;
+  precision?: Precision;
+  /** Fault switches and wiring faults (src/run/faults.ts). */
+  hooks?: PlanHooks;
+  /** Run only layers [from, to) on the given residual input [T, d] (local error). */
+  layers?: { from: number; to: number; input?: Float32Array };
+  /** Per-op intermediates to read back: 'all', or a list of stable tap names. */
+  taps?: 'all' | string[];
+  /**
+   * Time each op with timestamp queries (when the adapter has them); where the adapter's timestamps come in
+   * steps, ops shorter than a few steps are re-timed by repetition (src/gpu/timestamp-refine.ts).
+   */
+  timing?: boolean;
+  /** Force the timestamp step (ns) instead of detecting it (tests exercise repetition on SwiftShader). */
+  timingQuantumNs?: number;
+}
+
+/** The options a generation takes (a forward's path, precision and fault hooks). */
+export type GenerateOptions = Pick<ForwardOptions, 'path' | 'precision' | 'hooks'>;
+
+export interface ForwardResult {
+  dump: HiddenDump;
+  taps: Map<string, Float32Array>;
+  /** Per-op GPU time, or null when timing was not asked for or is unavailable. */
+  timings: PassTiming[] | null;
+  dispatches: number;
+  /** Wall time of the call's parts, ms: plan (build and bind), record (encode and submit), gpu (submit to mapped),
+   * read (copies out of the mapped staging buffer). */
+  wall?: Record<string, number>;
+}
+
+export class EngineError extends Error {
+  override name = 'EngineError';
+}
+
+export function resolvePath(path: PathSpec | undefined): ReadonlySet<FusedKernelId> {
+  if (path === undefined || path === 'reference') return new Set();
+  if (path === 'fused') return ALL_FUSED;
+  return path;
+}
