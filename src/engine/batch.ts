@@ -7,8 +7,8 @@ import type { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import { readBuffer } from '../gpu/readback';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
-import type { ForwardOptions } from './engine';
 import type { Plan, TapPart } from './plan';
+import type { ForwardOptions } from './types';
 
 /** A tap kept on the GPU: f32 [floats], or side-by-side column pieces (the LM head of a large vocabulary). */
 export interface GpuTap {

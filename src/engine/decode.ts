@@ -20,20 +20,6 @@ import { rotaryTables } from '../kernels/rotary';
 import type { GpuModel } from './gpu-model';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
 
-/** A plan's view of the KV cache: where its tokens sit and the buffers it writes and attends to. */
-export interface KvCacheView {
-  /** Position of the plan's first token. */
-  p0: number;
-  /** Capacity: rows per head of every k and v buffer. */
-  rows: number;
-  /** Per layer, keys [H, rows, hd] (rotary applied) and values [H, rows, hd]. */
-  k: readonly GPUBuffer[];
-  v: readonly GPUBuffer[];
-  /** Rotary tables [rows, r/2] (rotaryTables of the cache's positions). */
-  cos: GPUBuffer;
-  sin: GPUBuffer;
-}
-
 /** What a Decoder needs from the engine. */
 export interface DecodeContext {
   device: GPUDevice;

@@ -5,8 +5,6 @@
 // from the WGSL, the isolated test recipe) — and its launcher (src/engine/plan-ops.ts, named arguments).
 // Op names are the reference plan's and the oracle's (src/kernels/cpu/forward.ts): the join key everywhere.
 
-import type { CustomSlotId } from '../kernels/custom/slots';
-
 export type FusedKernelId =
   | 'layernorm'
   | 'qkv_rotary'
@@ -39,6 +37,19 @@ export const HEAD_OPS = ['final_norm', 'logits'] as const;
 export type LayerOp = (typeof LAYER_OPS)[number];
 export type HeadOp = (typeof HEAD_OPS)[number];
 export type PlanOpName = LayerOp | HeadOp;
+
+/**
+ * The WGSL files a fusion runs, by slot name: each is a custom-kernel slot (src/kernels/custom/slots.ts holds
+ * the slot's kernel descriptors, title and note).
+ */
+export type CustomSlotId =
+  | 'layernorm2'
+  | 'add_layernorm'
+  | 'qkv_rotary'
+  | 'flash_attention'
+  | 'linear_bias'
+  | 'linear_gelu'
+  | 'linear_residual';
 
 /** One fused dispatch group: what it replaces, on which models, and the WGSL file (slot) it runs. */
 export interface Fusion {

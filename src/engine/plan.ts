@@ -16,7 +16,6 @@ import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
 import { type Precision, precisionConstants } from '../kernels/precision';
 import { rotaryTables } from '../kernels/rotary';
-import type { KvCacheView } from './decode';
 import {
   activeFusions,
   type FusedKernelId,
@@ -45,6 +44,20 @@ export interface TapWrite {
   floats: number;
   /** When the tap is split by columns (the LM head of a large vocabulary): its pieces, in column order. */
   parts?: TapPart[];
+}
+
+/** A plan's view of the KV cache: where its tokens sit and the buffers it writes and attends to. */
+export interface KvCacheView {
+  /** Position of the plan's first token. */
+  p0: number;
+  /** Capacity: rows per head of every k and v buffer. */
+  rows: number;
+  /** Per layer, keys [H, rows, hd] (rotary applied) and values [H, rows, hd]. */
+  k: readonly GPUBuffer[];
+  v: readonly GPUBuffer[];
+  /** Rotary tables [rows, r/2] (rotaryTables of the cache's positions). */
+  cos: GPUBuffer;
+  sin: GPUBuffer;
 }
 
 export interface PlanOp {

@@ -1,7 +1,7 @@
 // The slots a kernel written in the page can fill: one per WGSL file of a fused kernel. A custom kernel
 // replaces that file's text (its includes stay the shipped ones) through the pipeline cache's override, so
 // the launcher, the plan and every binding stay as they are; only the WGSL differs.
-import type { FusedKernelId } from '../../engine/fused-kernels';
+import type { CustomSlotId, FusedKernelId } from '../../engine/fused-kernels';
 import type { KernelDef } from '../../gpu/pipelines';
 import { flashAttentionKernel } from '../flash-attention';
 import {
@@ -13,14 +13,8 @@ import {
 } from '../fused-linear';
 import { addLayerNormKernel, layerNorm2Kernel } from '../fused-norm';
 
-export type CustomSlotId =
-  | 'layernorm2'
-  | 'add_layernorm'
-  | 'qkv_rotary'
-  | 'flash_attention'
-  | 'linear_bias'
-  | 'linear_gelu'
-  | 'linear_residual';
+// The slot names are declared with the fused-kernel table that runs them (imports run one way: here to there).
+export type { CustomSlotId };
 
 export interface CustomSlot {
   id: CustomSlotId;
