@@ -205,6 +205,7 @@ function gemmSpecs(
   ];
 }
 
+/** The buffers every epilogue binds (the linear epilogues bind no more). */
 interface LinearBuffers {
   x: GPUBuffer; // [M, K]
   w: BufferRef; // [N, K] (a buffer or a range of one)
@@ -213,62 +214,13 @@ interface LinearBuffers {
   dummy: GPUBuffer;
 }
 
-type ResidualBuffers = {
-  x: GPUBuffer; // [M, K]
-  w: BufferRef; // [N, K] (a buffer or a range of one)
-  b: GPUBuffer | null; // [N]
+interface ResidualBuffers extends LinearBuffers {
   r1: GPUBuffer; // [M, N]
   r2: GPUBuffer | null; // [M, N]
-  y: GPUBuffer; // [M, N]
-  dummy: GPUBuffer;
-};
-
-/**
- * y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); `b: null` for none (the LM head). The dispatches of one launch: one,
- * or two when split-K (the partial GEMM `${label}/splitk`, then the reduction labelled `label`, which writes y).
- */
-export function linearBiasOps(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec[] {
-  const own = { b: buf.b ?? buf.dummy, y: buf.y };
-  return gemmSpecs(linearBiasPair, label, buf, own, M, N, K, [buf.b ? 1 : 0], {}, opts);
 }
 
-/** y[M, N] = gelu_exact(x[M, K] · W[N, K]^T + b[N]) (the MLP up-projection and its activation); see linearBiasOps. */
-export function linearGeluOps(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec[] {
-  const own = { b: buf.b ?? buf.dummy, y: buf.y };
-  return gemmSpecs(linearGeluPair, label, buf, own, M, N, K, [buf.b ? 1 : 0], {}, opts);
-}
-
-/**
- * y[M, N] = ((x·W^T + b) + r2) + r1 (parallel residual, HF `mlp_output + attn_output + hidden_states`,
- * r1 = hidden_states, r2 = attn_output) or, with `r2: null`, (x·W^T + b) + r1 (sequential residual); see
- * linearBiasOps. Faults: FAULT_WIRING (r2 twice, r1 dropped), FAULT_DROP_BIAS.
- */
-export function linearResidualOps(
-  label: string,
-  buf: ResidualBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec[] {
-  const own = { b: buf.b ?? buf.dummy, r1: buf.r1, r2: buf.r2 ?? buf.dummy, y: buf.y };
-  const residuals = { RESIDUALS: buf.r2 ? 2 : 1, ...opts.constants };
-  return gemmSpecs(linearResidualPair, label, buf, own, M, N, K, [buf.b ? 1 : 0], residuals, opts);
-}
+/** A launcher of one epilogue: its dispatches for y[M, N] from x[M, K] and W[N, K]. */
+type Launcher<B, R> = (label: string, buf: B, M: number, N: number, K: number, opts?: GemmOpts) => R;
 
 /** One dispatch: split-K is off (no workspace), whatever the policy says. */
 function single(specs: DispatchSpec[]): DispatchSpec {
@@ -277,41 +229,56 @@ function single(specs: DispatchSpec[]): DispatchSpec {
 }
 const unsplit = (opts: GemmOpts): GemmOpts => ({ ...opts, workspace: undefined, kChunk: undefined });
 
-/** linearBiasOps as one dispatch (never split-K). */
-export function linearBias(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec {
-  return single(linearBiasOps(label, buf, M, N, K, unsplit(opts)));
+/**
+ * The two launchers of one epilogue file: `ops`, its dispatches (split-K where the policy and a workspace
+ * allow), and `one`, the same as one dispatch (never split-K). `own` names the epilogue's buffers (bias,
+ * residuals, output); `constants` are its pipeline constants, applied over the launch's.
+ */
+function epilogueLaunchers<B extends LinearBuffers>(
+  pair: ReturnType<typeof gemmKernels>,
+  own: (buf: B) => Record<string, BufferRef>,
+  constants: (buf: B, opts: GemmOpts) => OverrideConstants = () => ({}),
+): { ops: Launcher<B, DispatchSpec[]>; one: Launcher<B, DispatchSpec> } {
+  const ops: Launcher<B, DispatchSpec[]> = (label, buf, M, N, K, opts = {}) =>
+    gemmSpecs(pair, label, buf, own(buf), M, N, K, [buf.b ? 1 : 0], constants(buf, opts), opts);
+  const one: Launcher<B, DispatchSpec> = (label, buf, M, N, K, opts = {}) =>
+    single(ops(label, buf, M, N, K, unsplit(opts)));
+  return { ops, one };
 }
+
+const biasOut = (buf: LinearBuffers) => ({ b: buf.b ?? buf.dummy, y: buf.y });
+const linearBiasLaunchers = epilogueLaunchers(linearBiasPair, biasOut);
+const linearGeluLaunchers = epilogueLaunchers(linearGeluPair, biasOut);
+const linearResidualLaunchers = epilogueLaunchers(
+  linearResidualPair,
+  (buf: ResidualBuffers) => ({ b: buf.b ?? buf.dummy, r1: buf.r1, r2: buf.r2 ?? buf.dummy, y: buf.y }),
+  (buf, opts) => ({ RESIDUALS: buf.r2 ? 2 : 1, ...opts.constants }),
+);
+
+/**
+ * y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); `b: null` for none (the LM head). The dispatches of one launch: one,
+ * or two when split-K (the partial GEMM `${label}/splitk`, then the reduction labelled `label`, which writes y).
+ */
+export const linearBiasOps = linearBiasLaunchers.ops;
+
+/** y[M, N] = gelu_exact(x[M, K] · W[N, K]^T + b[N]) (the MLP up-projection and its activation); see linearBiasOps. */
+export const linearGeluOps = linearGeluLaunchers.ops;
+
+/**
+ * y[M, N] = ((x·W^T + b) + r2) + r1 (parallel residual, HF `mlp_output + attn_output + hidden_states`,
+ * r1 = hidden_states, r2 = attn_output) or, with `r2: null`, (x·W^T + b) + r1 (sequential residual); see
+ * linearBiasOps. Faults: FAULT_WIRING (r2 twice, r1 dropped), FAULT_DROP_BIAS.
+ */
+export const linearResidualOps = linearResidualLaunchers.ops;
+
+/** linearBiasOps as one dispatch (never split-K). */
+export const linearBias = linearBiasLaunchers.one;
 
 /** linearGeluOps as one dispatch (never split-K). */
-export function linearGelu(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec {
-  return single(linearGeluOps(label, buf, M, N, K, unsplit(opts)));
-}
+export const linearGelu = linearGeluLaunchers.one;
 
 /** linearResidualOps as one dispatch (never split-K). */
-export function linearResidual(
-  label: string,
-  buf: ResidualBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec {
-  return single(linearResidualOps(label, buf, M, N, K, unsplit(opts)));
-}
+export const linearResidual = linearResidualLaunchers.one;
 
 /**
  * QKV projection + bias + head split + partial rotary in one kernel: x [T, d] (d = H·hd), W [3d, d] and
