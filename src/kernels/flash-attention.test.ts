@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../model/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
+import { flashTol } from './custom/tolerances';
 import {
   FLASH_BK,
   FLASH_KEY_CHUNK,
@@ -15,7 +16,7 @@ import {
   flashWorkgroupBytes,
 } from './flash-attention';
 import { precisionConstants, roundStorage, roundStorageArray } from './precision';
-import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
+import { compare, createHarness, freshSeed, type Harness } from './testing';
 
 let h: Harness;
 beforeAll(async () => {
@@ -67,49 +68,9 @@ function oracle(x: Inputs, H: number, T: number, hd: number) {
   };
 }
 
-const gamma = (n: number) => (n * U32) / (1 - n * U32);
-
-/**
- * Per-element bound of the f32 kernel against the exact result, first order in u = 2^-24, for ctx[i, h*hd+e]:
- *  - a score s_j = (q·k_j)·scale is off by δs ≤ γ_{hd+2}·A_i, A_i = max_{j≤i} Σ_e |q_e k_je|·scale (dotBound:
- *    hd products and sums, the scale product and the f32 rounding of scale itself);
- *  - p_j = exp(s_j − m) then has relative error ≤ 2δs + u (the subtraction) + (3 + 2X_i)u (WGSL's exp
- *    accuracy, X_i = max_j (m − s_j)); the value of m is irrelevant (softmax is shift-invariant);
- *  - o = Σ p_j v_j and l = Σ p_j each take ≤ i + 1 rounded additions plus one rounded rescale per key chunk
- *    of 8, then the merge of the BK/8 partial sums of a row (a rescale, a scaling and an addition each; the
- *    factors cancel in o / l: both get the same ones up to the rounding of exp), then one division;
- *  - ctx = o / l, so a relative error ε_j in p_j moves ctx by ≤ Σ_j ε_j p_j (|v_j| + |ctx|) ≤ 2ε·Σ p|v|.
- * Hence |err| ≤ [4γ_{hd+2}A_i + 2(4 + 2X_i)u + 2γ_{T + T/8 + 3BK/8 + 2}]·Σ_j p_ij|v_je|.
- */
+/** The f32 kernel's per-element bound against the exact result (derived at flashTol). */
 function f32Bound(x: Inputs, o: ReturnType<typeof oracle>, H: number, T: number, hd: number, BK = FLASH_BK) {
-  const sAbs = attentionScoresF64(
-    Float64Array.from(x.q, Math.abs),
-    Float64Array.from(x.k, Math.abs),
-    H,
-    T,
-    hd,
-  );
-  const rowFactor = new Float64Array(H * T); // [H, T]
-  for (let r = 0; r < H * T; r++) {
-    const i = r % T;
-    let A = 0;
-    let m = Number.NEGATIVE_INFINITY;
-    let lo = Number.POSITIVE_INFINITY;
-    for (let j = 0; j <= i; j++) {
-      A = Math.max(A, sAbs[r * T + j]);
-      m = Math.max(m, o.s[r * T + j]);
-      lo = Math.min(lo, o.s[r * T + j]);
-    }
-    const X = m - lo;
-    const adds = T + T / FLASH_KEY_CHUNK + (3 * BK) / FLASH_KEY_CHUNK + 2;
-    rowFactor[r] = 4 * dotBound(hd + 2, A) + 2 * (4 + 2 * X) * U32 + 2 * gamma(adds);
-  }
-  const d = H * hd;
-  return (idx: number) => {
-    const i = Math.floor(idx / d);
-    const head = Math.floor((idx % d) / hd);
-    return rowFactor[head * T + i] * o.pAbsV[idx] + 1e-30;
-  };
+  return flashTol(x.q, x.k, o.s, o.pAbsV, H, T, hd, BK);
 }
 
 function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -12,6 +12,7 @@ import { geluF64 } from './cpu/gelu';
 import { linearF64 } from './cpu/linear';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
+import { linearGeluTol, linearResidualTol, linearTol, qkvRotaryTol } from './custom/tolerances';
 import {
   gemmLaunch,
   linearBias,
@@ -44,7 +45,7 @@ import {
 } from './gemm-configs';
 import { roundStorage } from './precision';
 import { rotaryTables } from './rotary';
-import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
+import { compare, createHarness, dotBound, freshSeed, type Harness } from './testing';
 
 let h: Harness;
 beforeAll(async () => {
@@ -132,19 +133,10 @@ function qkvCase(rng: () => number, T: number, H: number, hd: number, r: number,
   const c = linearCase(rng, T, 3 * d, d, round);
   const { cos, sin } = rotaryTables(T, r, 10000);
   const ref = splitHeadsRotaryF64(c.z, T, H, hd, r, 10000);
-  // Split (no rotation) the |x||W|^T + |b| sums to the output layout, then per output: a pass-through
-  // element has E = γ_{K+2}·A; a rotated one out = y0·c ∓ y1·s gets E0 + E1 (|c|, |s| <= 1), the tables'
-  // rounding to f32 (u each) and three roundings: E0 + E1 + 4u(A0 + A1).
+  // Split (no rotation) the |x||W|^T + |b| sums to the output layout, then per output the bound of
+  // qkvRotaryTol: E = γ_{K+2}·A, a rotated element E0 + E1 + 4u(A0 + A1).
   const a = splitHeadsRotaryF64(c.absZ, T, H, hd, 0, 10000);
-  const half = r / 2;
-  const bound = (arr: Float64Array, rotated: boolean) =>
-    arr.map((ai, i) => {
-      const e = i % hd;
-      const E = dotBound(d + 2, ai);
-      if (!rotated || e >= r) return E + 1e-30;
-      const ap = arr[i - e + (e < half ? e + half : e - half)];
-      return E + dotBound(d + 2, ap) + 4 * U32 * (ai + ap) + 1e-30;
-    });
+  const bound = (arr: Float64Array, rotated: boolean) => qkvRotaryTol(arr, d, hd, r, rotated);
   return {
     x: c.x,
     w: c.w,
@@ -215,8 +207,8 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
       ),
     ]);
     // K products and the bias summed in some order (fused multiply-adds only remove roundings):
-    // |err| <= γ_{K+1} Σ|x_k w_k| + |b|; dotBound(K + 2, ·) leaves one rounding to spare.
-    check('linearBias', await h.read(y, M * N), c.z, (i) => dotBound(K + 2, c.absZ[i]) + 1e-30, seed);
+    // |err| <= γ_{K+1} Σ|x_k w_k| + |b|; linearTol's γ_{K+2} leaves one rounding to spare.
+    check('linearBias', await h.read(y, M * N), c.z, linearTol(K, c.absZ), seed);
   });
 
   it('linearBias without bias ignores the bias binding (the LM head)', async () => {
@@ -254,12 +246,8 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     ]);
     const ref = geluF64(c.z);
     // z carries E = γ_{K+2} Σ|xw| + |b|; |gelu'| <= 1.13, so that becomes <= 1.13 E; gelu_exact itself
-    // (reference.test.ts) adds (4e-7 + (16 + z²) u)|z|.
-    const tol = (i: number) => {
-      const z = c.z[i];
-      return 1.13 * dotBound(K + 2, c.absZ[i]) + (4e-7 + (16 + z * z) * U32) * (Math.abs(z) + 1e-3) + 1e-30;
-    };
-    check('linearGelu', await h.read(y, M * N), ref, tol, seed);
+    // (reference.test.ts) adds (4e-7 + (16 + z²) u)|z| (linearGeluTol).
+    check('linearGelu', await h.read(y, M * N), ref, linearGeluTol(K, c.z, c.absZ), seed);
   });
 
   it.each(
@@ -280,9 +268,9 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     await h.run([linearResidual('out', { ...bufs, r2: r2b }, M, N, K, tileOpts(M))]);
     // HF order: mlp_output + attn_output + hidden_states (add3F64(x, attn, mlp)), or attn + x.
     const ref = residuals === 2 ? add3F64(r1, r2, c.z) : addF64(c.z, r1);
-    // One sum of K + 2 (or K + 3) terms in some order: γ_{K+3} (Σ|xw| + |b| + |r1| + |r2|).
-    const tol = (i: number) =>
-      dotBound(K + 3, c.absZ[i] + Math.abs(r1[i]) + (residuals === 2 ? Math.abs(r2[i]) : 0));
+    // One sum of K + 2 (or K + 3) terms in some order: γ_{K+3} (Σ|xw| + |b| + |r1| + |r2|)
+    // (linearResidualTol).
+    const tol = linearResidualTol(K, c.absZ, r1, residuals === 2 ? r2 : null);
     check('linearResidual', await h.read(y, M * N), ref, tol, seed);
   });
 
@@ -325,13 +313,7 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     for (const t of configs) {
       const y = h.poisoned(M * N);
       await h.run([linearBias('lin', { x: xb, w: wb, b: bb, y, dummy }, M, N, K, { constants: { ...t } })]);
-      check(
-        `tiles ${tilesName(t)}`,
-        await h.read(y, M * N),
-        c.z,
-        (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
-        seed,
-      );
+      check(`tiles ${tilesName(t)}`, await h.read(y, M * N), c.z, linearTol(K, c.absZ), seed);
       // The rotary pairing depends on the column mapping only (BN, TN): one buffering/staging variant each.
       const key = `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN}`;
       if (qkvSeen.has(key)) continue;
@@ -442,13 +424,7 @@ describe('precision emulation', () => {
     const u16 = 2 ** -11 + 2 ** -24;
     const n = K + 1;
     const accBound = (i: number) => ((n * u16) / (1 - n * u16)) * c.absZ[i] + K * 2 ** -25;
-    const r32 = check(
-      'acc fp32',
-      await h.read(y32, M * N),
-      c.z,
-      (i) => dotBound(K + 2, c.absZ[i]) + 1e-30,
-      seed,
-    );
+    const r32 = check('acc fp32', await h.read(y32, M * N), c.z, linearTol(K, c.absZ), seed);
     const r16a = check('acc ACC_F16', await h.read(y16a, M * N), c.z, accBound, seed);
     check('acc fp16acc', await h.read(y16, M * N), c.z, storageTol('fp16', c.z, accBound), seed);
     expect(r16a.maxAbs, `ACC_F16 max error ${r16a.maxAbs} vs fp32 ${r32.maxAbs}`).toBeGreaterThan(
@@ -584,8 +560,7 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
     await h.run(specs.flat());
     // Any summation order of the K products and the bias (split partials added in order) keeps the unsplit
     // bounds: γ_{K+1} Σ|terms| holds for every order; so do GELU's and the residual sum's.
-    const E = (i: number) => dotBound(K + 2, c.absZ[i]) + 1e-30;
-    check('splitK linearBias', await h.read(ys[0], M * N), c.z, E, seed);
+    check('splitK linearBias', await h.read(ys[0], M * N), c.z, linearTol(K, c.absZ), seed);
     const noBias = linearF64(c.x, M, K, c.w, null, N);
     const absNoBias = linearF64(abs32(c.x), M, K, abs32(c.w), null, N);
     check(
@@ -596,12 +571,8 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
       seed,
     );
     const g = geluF64(c.z);
-    const gTol = (i: number) => {
-      const z = c.z[i];
-      return 1.13 * E(i) + (4e-7 + (16 + z * z) * U32) * (Math.abs(z) + 1e-3);
-    };
-    check('splitK linearGelu', await h.read(ys[2], M * N), g, gTol, seed);
-    const resTol = (i: number) => dotBound(K + 3, c.absZ[i] + Math.abs(r1[i]) + Math.abs(r2[i]));
+    check('splitK linearGelu', await h.read(ys[2], M * N), g, linearGeluTol(K, c.z, c.absZ), seed);
+    const resTol = linearResidualTol(K, c.absZ, r1, r2);
     check('splitK linearResidual', await h.read(ys[3], M * N), add3F64(r1, r2, c.z), resTol, seed);
     check('splitK linearResidual(1)', await h.read(ys[4], M * N), addF64(c.z, r1), resTol, seed);
   });
@@ -680,7 +651,7 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
     expect(Array.from(await h.read(yRow, N)), `seed ${seed}`).toEqual(
       Array.from(got.subarray(row * N, (row + 1) * N)),
     );
-    check('splitK row', got, c.z, (i) => dotBound(K + 2, c.absZ[i]) + 1e-30, seed);
+    check('splitK row', got, c.z, linearTol(K, c.absZ), seed);
   });
 
   it('refuses a split without a workspace and a K per split that is not a multiple of BK', () => {

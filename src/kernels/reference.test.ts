@@ -12,6 +12,7 @@ import { layerNormF64 } from './cpu/layernorm';
 import { linearF64 } from './cpu/linear';
 import { add3F64, addF64 } from './cpu/residual';
 import { splitHeadsRotaryF64 } from './cpu/rotary';
+import { layerNormTol } from './custom/tolerances';
 import { embedding } from './embedding';
 import { gelu } from './gelu';
 import { layerNorm } from './layernorm';
@@ -72,19 +73,8 @@ describe('reference kernels vs fp64 oracle', () => {
     const y = h.poisoned(T * d);
     await h.run([layerNorm('ln', { x: h.upload(x), weight: h.upload(w), bias: h.upload(b), y }, T, d, 1e-5)]);
     const ref = layerNormF64(x, T, d, w, b, 1e-5);
-    // x̂ = (x − mean)·inv. The mean's rounding (≤ γ_d·mean|x|) shifts every x̂ by δmean/σ; the variance and
-    // the ~4 remaining roundings add ≤ (d + 8)·u relative. Then ·w + b: 2 more roundings.
-    const xhat = layerNormF64(x, T, d, new Float32Array(d).fill(1), new Float32Array(d), 1e-5);
-    const rowTol = Array.from({ length: T }, (_, t) => {
-      const row = Array.from(x.subarray(t * d, (t + 1) * d));
-      const mean = row.reduce((a, v) => a + v, 0) / d;
-      const sigma = Math.sqrt(row.reduce((a, v) => a + (v - mean) ** 2, 0) / d + 1e-5);
-      return ((d + 2) * U32 * (row.reduce((a, v) => a + Math.abs(v), 0) / d)) / sigma;
-    });
-    const tol = (i: number) =>
-      Math.abs(w[i % d]) * (rowTol[Math.floor(i / d)] + (d + 10) * U32 * Math.abs(xhat[i])) +
-      4 * U32 * Math.abs(ref[i]) +
-      1e-12;
+    // The mean's rounding shifts every x̂ by δmean/σ, the rest is ≤ (d + 10)·u relative (layerNormTol).
+    const tol = layerNormTol(x, T, d, w, ref, 1e-5);
     check('layernorm', await h.read(y, T * d), ref, tol, seed);
   });
 

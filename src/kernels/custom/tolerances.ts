@@ -1,13 +1,15 @@
-// Tolerance rules of the isolated kernel tests: per-element bounds of a correct fp32 kernel against the fp64
-// oracle, derived in the comments (the same derivations as the kernel tests in src/kernels/*.test.ts).
+// Tolerance rules of the kernel tests: per-element bounds of a correct fp32 kernel against the fp64 oracle,
+// derived in the comments. One definition for the isolated tests of custom kernels (recipes.ts) and the
+// kernel tests of the shipped ones (src/kernels/*.test.ts), so the two cannot drift apart.
 import { attentionScoresF64 } from '../cpu/attention';
 import { layerNormF64 } from '../cpu/layernorm';
 import { FLASH_KEY_CHUNK } from '../flash-attention';
 import { dotBound, U32 } from '../harness';
 
 /**
- * LayerNorm: rounding the mean shifts x̂ by ≤ γ_d·mean|x|/σ; the rest (variance, rsqrt, the products) is
- * ≤ (d + 10)·u relative to x̂, then ·w + b adds 4u|ref|.
+ * LayerNorm, x̂ = (x − mean)·inv: the mean's rounding (≤ γ_d·mean|x|) shifts every x̂ by ≤ γ_d·mean|x|/σ; the
+ * variance, rsqrt and the ~4 remaining roundings add ≤ (d + 8)·u relative to x̂, ·w + b two more ((d + 10)·u
+ * in all); then 4u|ref|.
  */
 export function layerNormTol(
   x: ArrayLike<number>,
@@ -90,11 +92,19 @@ export function qkvRotaryTol(
 const gamma = (n: number) => (n * U32) / (1 - n * U32);
 
 /**
- * Flash attention, per element of ctx [T, H·hd] (first order in u): a score is off by ≤ γ_{hd+2}·A_i
- * (A_i = max_j Σ|q k_j|·scale); p_j = exp(s_j − m) then has relative error ≤ 2δs + u + (3 + 2X_i)u (WGSL's
- * exp accuracy, X_i the row's score range); o = Σ p v and l = Σ p take ≤ i + 1 additions plus a rescale per
- * key chunk of 8 and the merge of BK/8 partial states, then one division; a relative error ε in every p_j
- * moves ctx by ≤ 2ε·Σ_j p_ij|v_je| (pAbsV). Hence [4γ_{hd+2}A_i + 2(4 + 2X_i)u + 2γ_{T + T/8 + 3BK/8 + 2}]·pAbsV.
+ * Flash attention, per element ctx[i, h·hd + e] of ctx [T, H·hd], first order in u = 2^-24:
+ *  - a score s_j = (q·k_j)·scale is off by δs ≤ γ_{hd+2}·A_i, A_i = max_{j≤i} Σ_e |q_e k_je|·scale (dotBound:
+ *    hd products and sums, the scale product and the f32 rounding of scale itself);
+ *  - p_j = exp(s_j − m) then has relative error ≤ 2δs + u (the subtraction) + (3 + 2X_i)u (WGSL's exp
+ *    accuracy, X_i = max_j (m − s_j), the row's score range); the value of m is irrelevant (softmax is
+ *    shift-invariant);
+ *  - o = Σ p_j v_j and l = Σ p_j each take ≤ i + 1 rounded additions plus one rounded rescale per key chunk
+ *    of 8, then the merge of the BK/8 partial sums of a row (a rescale, a scaling and an addition each; the
+ *    factors cancel in o / l: both get the same ones up to the rounding of exp), then one division;
+ *  - ctx = o / l, so a relative error ε_j in p_j moves ctx by ≤ Σ_j ε_j p_j (|v_j| + |ctx|) ≤ 2ε·Σ p|v|
+ *    (pAbsV = Σ_j p_ij|v_je|).
+ * Hence |err| ≤ [4γ_{hd+2}A_i + 2(4 + 2X_i)u + 2γ_{T + T/8 + 3BK/8 + 2}]·pAbsV. `s` are the exact scores
+ * [H, T, T] (scaled), q, k the kernel's inputs.
  */
 export function flashTol(
   q: ArrayLike<number>,
