@@ -1,6 +1,7 @@
 // The engine API shared by the Web Worker and the Node CLI: load a model, run a forward pass returning the
-// hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM. The work itself lives
-// in the modules it delegates to: forward.ts (record and read back), generate.ts, time-forward.ts, batch.ts.
+// hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM. The work itself
+// lives in the modules it delegates to: forward.ts (record and read back), generate.ts, time-forward.ts,
+// install.ts (checked upload), batch.ts.
 import { type AdapterSummary, acquireGpu, type GpuContext, type GpuFeatures } from '../gpu/device';
 import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';

@@ -1,6 +1,6 @@
-// Greedy generation: with a KV cache (src/engine/decode.ts; the argmax on the GPU, one id read back per token)
-// and without one (the whole forward again per token, the argmax here on the read-back logits): the oracle of
-// the cached loop, which gives the same ids.
+// Greedy generation: with a KV cache (src/engine/decode.ts; the argmax on the GPU, one id read back per
+// token) and without one (the whole forward again per token, the argmax here on the read-back logits): the
+// oracle of the cached loop, which gives the same ids.
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import { type DecodeContext, Decoder } from './decode';
 import { PlanError } from './plan';

@@ -1,6 +1,6 @@
-// The engine's options, results and error, and how a path resolves to the fused kernels it switches on: shared
-// by engine.ts and the modules it runs on (batch, forward, generate), so that imports run one way, from the
-// engine down. engine.ts re-exports all of it; callers import from there.
+// The engine's options, results and error, and how a path resolves to the fused kernels it switches on:
+// shared by engine.ts and the modules it runs on (batch, forward, generate), so that imports run one way,
+// from the engine down. engine.ts re-exports all of it; callers import from there.
 import type { AcquireOptions } from '../gpu/device';
 import type { PassTiming } from '../gpu/timestamps';
 import type { GemmPolicy } from '../kernels/gemm-configs';
