@@ -1,9 +1,9 @@
-// The engine's Web Worker: one Engine per worker, exposed through comlink as a WorkerApi. Every failure
-// leaves here as a plain WorkerError object ({ kind, message }), which comlink clones as-is.
+// The engine's Web Worker: one Engine per worker, exposed through comlink as a WorkerApi, running one job at
+// a time. Every failure leaves here as a plain WorkerError object ({ kind, message }, src/worker/boundary.ts),
+// which comlink clones as-is.
 import * as Comlink from 'comlink';
-import { AnalysisCancelled, analyze, type Report } from '../compare/analyze';
-import { DEFAULT_MEMORY_BUDGET, Engine, EngineError } from '../engine/engine';
-import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
+import { analyze, type Report } from '../compare/analyze';
+import { DEFAULT_MEMORY_BUDGET, Engine } from '../engine/engine';
 import type { PoolStats } from '../gpu/pool';
 import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { installCustomKernel } from '../kernels/custom/engine-side';
@@ -11,11 +11,9 @@ import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated
 import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';
 import { parseConfigText } from '../model/config';
-import { InputError, ModelLoadError, oneLine } from '../model/errors';
 import { checkRunLimits } from '../model/limits';
 import { modelNameOfUrl } from '../run/hub';
-import { LIMITS, parseRunSpec, type RunSpec, RunSpecError } from '../run/runspec';
-import { cacheModelFiles } from '../state/history';
+import { LIMITS, parseRunSpec, type RunSpec } from '../run/runspec';
 import type {
   CompareOptions,
   ComparePartial,
@@ -31,17 +29,15 @@ import type {
   UrlProbe,
   WorkerApi,
   WorkerError,
-  WorkerErrorKind,
 } from './api';
+import { notify, release, toWorkerError, workerError } from './boundary';
+import { loadBytes, loadStream } from './install-model';
 import {
-  BlobCollector,
   budgetRefusal,
   contentLength,
   decodeText,
   folderUrl,
-  hashChunks,
   MODEL_FILES,
-  mismatchError,
   openFile,
   probeModelUrl,
   readBody,
@@ -50,59 +46,20 @@ import {
 /** At most one progress message per this many bytes (plus one at the end of each file). */
 const PROGRESS_STEP = 1 << 20;
 
-function workerError(kind: WorkerErrorKind, message: string): WorkerError {
-  return { kind, message: oneLine(message) };
+/** The checks an in-page model (files read by the page, or a Blob) gets before the worker is claimed. */
+function checkModelInput(
+  files: { config: unknown; weights: unknown; tokenizer?: unknown } | undefined,
+  weights: typeof ArrayBuffer | typeof Blob,
+): void {
+  if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
+  if (!(files.weights instanceof weights)) throw workerError('model', 'model.safetensors is missing');
+  if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
+    throw workerError('model', 'tokenizer.json: expected text');
 }
 
-function isWorkerError(e: unknown): e is WorkerError {
-  return (
-    typeof e === 'object' &&
-    e !== null &&
-    typeof (e as Record<string, unknown>).kind === 'string' &&
-    typeof (e as Record<string, unknown>).message === 'string'
-  );
-}
-
-/** Maps anything thrown inside the worker to the WorkerError that crosses the boundary. */
-function toWorkerError(e: unknown): WorkerError {
-  if (isWorkerError(e)) return { kind: e.kind, message: e.message };
-  if (e instanceof GpuUnavailableError) return workerError('no-webgpu', e.message);
-  if (e instanceof DeviceLostError) return workerError('device-lost', e.message);
-  if (e instanceof ModelLoadError) return workerError('model', e.message);
-  if (e instanceof InputError) return workerError('input', e.message);
-  if (e instanceof AnalysisCancelled) return workerError('cancelled', 'run cancelled');
-  if (e instanceof RunSpecError) return workerError('input', e.message);
-  if (e instanceof EngineError) {
-    const m = e.message;
-    if (/cancelled/.test(m)) return workerError('cancelled', 'generation cancelled');
-    if (/token|prompt|generation length|max_position_embeddings/.test(m)) return workerError('input', m);
-    if (/no model is loaded|uploading the weights/.test(m)) return workerError('model', m);
-    return workerError('internal', m);
-  }
-  if (e instanceof Error) return workerError('internal', `${e.name}: ${e.message}`);
-  return workerError('internal', `unexpected failure: ${String(e)}`);
-}
-
-/** Calls a callback that may be a comlink proxy (returns a promise) without letting a rejection escape. */
-function notify<T>(cb: (v: T) => void, v: T): void {
-  try {
-    const r: unknown = cb(v);
-    if (r instanceof Promise) r.catch(() => undefined);
-  } catch {
-    // A broken progress listener must not break the work it listens to.
-  }
-}
-
-/** Drops the MessagePort behind a proxied callback once it is no longer needed. */
-function release(cb: unknown): void {
-  const fn = (cb as Partial<Record<typeof Comlink.releaseProxy, unknown>>)[Comlink.releaseProxy];
-  if (typeof fn === 'function') notify(() => fn.call(cb), undefined);
-}
-
-/** Lower-case hex SHA-256 (WebGPU needs a secure context, so crypto.subtle is there whenever a GPU is). */
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+/** A model's display name from the page: at most 200 characters, 'model' when absent. */
+function displayName(name: unknown): string {
+  return typeof name === 'string' && name ? name.slice(0, 200) : 'model';
 }
 
 const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
@@ -121,6 +78,10 @@ class WorkerEngine implements WorkerApi {
   private busy: Busy | null = null;
   private abort: AbortController | null = null;
   private loaded: LoadedModel | null = null;
+  /** A new model, as soon as the engine holds it. */
+  private readonly keepLoaded = (m: LoadedModel): void => {
+    this.loaded = m;
+  };
 
   init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult> {
     this.initPromise ??= Engine.create(navigator.gpu, browserShaderSource).then(
@@ -149,11 +110,7 @@ class WorkerEngine implements WorkerApi {
   ): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
-      this.claim('loading');
-      const abort = new AbortController();
-      this.abort = abort;
-      const signal = abort.signal;
-      try {
+      return await this.exclusive('loading', { cancelled: 'download cancelled' }, async (signal) => {
         const base = folderUrl(baseUrl);
         let loadedBytes = 0;
         let totalBytes: number | null = null;
@@ -191,7 +148,7 @@ class WorkerEngine implements WorkerApi {
           : [...small, wLen].reduce<number>((a, l) => a + (l ?? 0), 0);
         const before = loadedBytes;
         report(MODEL_FILES.weights, true);
-        return await this.loadStream(
+        return await loadStream(
           engine,
           {
             config,
@@ -208,14 +165,9 @@ class WorkerEngine implements WorkerApi {
             signal,
           },
           options,
+          this.keepLoaded,
         );
-      } catch (e) {
-        if (signal.aborted) throw workerError('cancelled', 'download cancelled');
-        throw e;
-      } finally {
-        this.abort = null;
-        this.busy = null;
-      }
+      });
     } catch (e) {
       throw toWorkerError(e);
     } finally {
@@ -232,24 +184,18 @@ class WorkerEngine implements WorkerApi {
   async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
-      if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
-      if (!(files.weights instanceof ArrayBuffer)) throw workerError('model', 'model.safetensors is missing');
-      if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
-        throw workerError('model', 'tokenizer.json: expected text');
-      this.claim('loading');
-      try {
-        const name = typeof files.name === 'string' && files.name ? files.name.slice(0, 200) : 'model';
-        return await this.load(
+      checkModelInput(files, ArrayBuffer);
+      return await this.exclusive('loading', null, () =>
+        loadBytes(
           engine,
           files.config,
           new Uint8Array(files.weights),
           files.tokenizer,
-          name,
+          displayName(files.name),
           options,
-        );
-      } finally {
-        this.busy = null;
-      }
+          this.keepLoaded,
+        ),
+      );
     } catch (e) {
       throw toWorkerError(e);
     }
@@ -258,34 +204,22 @@ class WorkerEngine implements WorkerApi {
   async loadModelFromBlob(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
-      if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
-      if (!(files.weights instanceof Blob)) throw workerError('model', 'model.safetensors is missing');
-      if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
-        throw workerError('model', 'tokenizer.json: expected text');
-      this.claim('loading');
-      const abort = new AbortController();
-      this.abort = abort;
-      try {
-        const name = typeof files.name === 'string' && files.name ? files.name.slice(0, 200) : 'model';
-        return await this.loadStream(
+      checkModelInput(files, Blob);
+      return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
+        loadStream(
           engine,
           {
             config: files.config,
             tokenizer: files.tokenizer,
-            name,
+            name: displayName(files.name),
             weights: files.weights.stream(),
             totalBytes: files.weights.size,
-            signal: abort.signal,
+            signal,
           },
           options,
-        );
-      } catch (e) {
-        if (abort.signal.aborted) throw workerError('cancelled', 'load cancelled');
-        throw e;
-      } finally {
-        this.abort = null;
-        this.busy = null;
-      }
+          this.keepLoaded,
+        ),
+      );
     } catch (e) {
       throw toWorkerError(e);
     }
@@ -301,10 +235,7 @@ class WorkerEngine implements WorkerApi {
         throw workerError('input', 'the prompt is empty');
       if (!Number.isInteger(n) || n < 1)
         throw workerError('input', `the number of new tokens must be a whole number ≥ 1, got ${n}`);
-      this.claim('generating');
-      const abort = new AbortController();
-      this.abort = abort;
-      try {
+      return await this.exclusive('generating', { cancelled: 'generation cancelled' }, async (signal) => {
         const promptIds = tok.encode(prompt);
         const sofar: number[] = [];
         const newIds = await engine.generate(
@@ -314,16 +245,10 @@ class WorkerEngine implements WorkerApi {
             sofar.push(id);
             notify(onToken, { id, step, total: n, text: tok.decode(sofar) });
           },
-          abort.signal,
+          signal,
         );
         return { promptIds, newIds, text: tok.decode(newIds) };
-      } catch (e) {
-        if (abort.signal.aborted) throw workerError('cancelled', 'generation cancelled');
-        throw e;
-      } finally {
-        this.abort = null;
-        this.busy = null;
-      }
+      });
     } catch (e) {
       throw toWorkerError(e);
     } finally {
@@ -363,34 +288,27 @@ class WorkerEngine implements WorkerApi {
       }
       // Every limit the config decides (positions, token ids, fault layers), before the GPU is touched.
       checkRunLimits(info.config, { tokens, generate: spec.generate, faults: spec.faults });
-      this.claim('comparing');
-      const abort = new AbortController();
-      this.abort = abort;
-      let restoreKernel: () => void = () => undefined;
-      try {
-        // A kernel written in the page: checked, then used by this run's fused path only.
-        restoreKernel = await installCustomKernel(engine, spec.custom);
-        const progress = (phase: string, done: number, total: number) =>
-          notify(onProgress, { phase, done, total });
-        // With a listener, results go out as they exist: the analysis, then bisection and determinism, then
-        // each generated token on both paths.
-        return await analyze(engine, spec, tokens, {
-          signal: abort.signal,
-          onProgress: progress,
-          onPartial: onPartial ? (p) => notify(onPartial, p) : undefined,
-          oracle: options?.oracle ?? 'auto',
-        });
-      } catch (e) {
-        if (abort.signal.aborted) {
-          engine.trimPool(); // a cancelled run returns its cached buffers too
-          throw workerError('cancelled', 'run cancelled');
+      // A cancelled run returns its cached buffers too.
+      const cancel = { cancelled: 'run cancelled', onCancel: () => engine.trimPool() };
+      return await this.exclusive('comparing', cancel, async (signal) => {
+        let restoreKernel: () => void = () => undefined;
+        try {
+          // A kernel written in the page: checked, then used by this run's fused path only.
+          restoreKernel = await installCustomKernel(engine, spec.custom);
+          const progress = (phase: string, done: number, total: number) =>
+            notify(onProgress, { phase, done, total });
+          // With a listener, results go out as they exist: the analysis, then bisection and determinism, then
+          // each generated token on both paths.
+          return await analyze(engine, spec, tokens, {
+            signal,
+            onProgress: progress,
+            onPartial: onPartial ? (p) => notify(onPartial, p) : undefined,
+            oracle: options?.oracle ?? 'auto',
+          });
+        } finally {
+          restoreKernel();
         }
-        throw e;
-      } finally {
-        restoreKernel();
-        this.abort = null;
-        this.busy = null;
-      }
+      });
     } catch (e) {
       throw toWorkerError(e);
     } finally {
@@ -439,12 +357,9 @@ class WorkerEngine implements WorkerApi {
           );
         }
       }
-      this.claim('testing');
-      try {
-        return await runIsolatedTest(engine.ctx.device, engine.shaderSource, slot, source, seed);
-      } finally {
-        this.busy = null;
-      }
+      return await this.exclusive('testing', null, () =>
+        runIsolatedTest(engine.ctx.device, engine.shaderSource, slot, source, seed),
+      );
     } catch (e) {
       throw toWorkerError(e);
     }
@@ -468,94 +383,6 @@ class WorkerEngine implements WorkerApi {
     this.engine?.ctx.device.destroy();
   }
 
-  /**
-   * Streams model.safetensors into the engine, hashing it on the way; the hash is checked when the stream
-   * ends, before the engine installs the model, so a refused file leaves the model loaded before in place.
-   */
-  private async loadStream(
-    engine: Engine,
-    f: {
-      config: string;
-      tokenizer: string | undefined;
-      name: string;
-      weights: ReadableStream<Uint8Array>;
-      totalBytes: number | null;
-      onProgress?: (loaded: number) => void;
-      onDownloaded?: () => void;
-      signal?: AbortSignal;
-    },
-    options: LoadOptions | undefined,
-  ): Promise<LoadedModel> {
-    const expected = options?.expectSha256;
-    const kept = options?.cache ? new BlobCollector() : null;
-    let sha256 = '';
-    let weightsBytes = 0;
-    const source = hashChunks(
-      f.weights,
-      (hex, bytes) => {
-        sha256 = hex;
-        weightsBytes = bytes;
-        if (typeof expected === 'string' && expected !== hex) throw mismatchError(hex, expected);
-        f.onDownloaded?.();
-      },
-      kept ? (c) => kept.add(c) : undefined,
-    );
-    const info = await engine.loadModelStream({
-      config: f.config,
-      tokenizer: f.tokenizer,
-      name: f.name,
-      weights: source,
-      totalBytes: f.totalBytes,
-      onProgress: f.onProgress,
-      signal: f.signal,
-    });
-    this.loaded = { ...info, sha256, weightsBytes };
-    if (kept) {
-      try {
-        await cacheModelFiles(
-          sha256,
-          { config: f.config, weights: kept.finish(), tokenizer: f.tokenizer },
-          f.name,
-          { hashed: true },
-        );
-      } catch {
-        // No IndexedDB, or over quota: the model runs, it is only not kept for the next visit.
-      }
-    }
-    return this.loaded;
-  }
-
-  private async load(
-    engine: Engine,
-    config: string,
-    weights: Uint8Array,
-    tokenizer: string | undefined,
-    name: string,
-    options: LoadOptions | undefined,
-  ): Promise<LoadedModel> {
-    const sha256 = await sha256Hex(weights);
-    const expected = options?.expectSha256;
-    // Checked before anything reaches the engine: a refused model leaves the one loaded before in place.
-    if (typeof expected === 'string' && expected !== sha256) {
-      throw workerError(
-        'model-mismatch',
-        `model.safetensors hashes to sha256 ${sha256.slice(0, 16)}…, but the run names ${expected.slice(0, 16)}…: ` +
-          'these are not the weights it was made with, so nothing was loaded.',
-      );
-    }
-    const weightsBytes = weights.byteLength;
-    const info = await engine.loadModel({ config, weights, tokenizer, name });
-    this.loaded = { ...info, sha256, weightsBytes };
-    if (options?.cache) {
-      try {
-        await cacheModelFiles(sha256, { config, weights, tokenizer }, name);
-      } catch {
-        // No IndexedDB, or over quota: the model runs, it is only not kept for the next visit.
-      }
-    }
-    return this.loaded;
-  }
-
   private async requireEngine(): Promise<Engine> {
     const r = await this.init();
     if (!r.ok) throw r.error;
@@ -565,6 +392,33 @@ class WorkerEngine implements WorkerApi {
   private claim(what: Busy): void {
     if (this.busy) throw workerError('input', `cannot start ${what} while ${BUSY_WORDS[this.busy]}`);
     this.busy = what;
+  }
+
+  /**
+   * Runs `work` as the worker's one job `what` (refused while another runs) and frees the worker after. With
+   * `cancel`, cancel() aborts the signal `work` gets, and a job that fails once aborted runs `onCancel` and
+   * rejects with a 'cancelled' error saying `cancelled`; with null, cancel() leaves the job alone.
+   */
+  private async exclusive<T>(
+    what: Busy,
+    cancel: { cancelled: string; onCancel?: () => void } | null,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    this.claim(what);
+    const abort = new AbortController();
+    if (cancel) this.abort = abort;
+    try {
+      return await work(abort.signal);
+    } catch (e) {
+      if (cancel && abort.signal.aborted) {
+        cancel.onCancel?.();
+        throw workerError('cancelled', cancel.cancelled);
+      }
+      throw e;
+    } finally {
+      if (cancel) this.abort = null;
+      this.busy = null;
+    }
   }
 }
 
