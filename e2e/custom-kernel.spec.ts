@@ -1,8 +1,9 @@
 // Bring your own kernel, in Chromium on SwiftShader (the built site): type a syntax error and see it at its
 // line, fix it, run the isolated test; plant a bug that passes the isolated test at its shapes but diverges in
 // the model, run, read the verdict and the drill-down; copy the link, open it in a fresh context, see the
-// diff and the consent step, agree, run. Then a lost device with a custom kernel in use: the message, a
-// restart, the edited source kept. Each step's wall time on SwiftShader is printed and attached.
+// diff and the consent step, agree, run. Both exercises from buggy to fixed (alone and in the model). Then a
+// custom kernel that never answers (the watchdog) and a lost device with a custom kernel in use: the message,
+// a restart, the edited source kept. Each step's wall time on SwiftShader is printed and attached.
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import { cspViolations, downloadOf, PROMPT, shoot, waitForModel, watchCsp, watchErrors } from './helpers';
@@ -192,46 +193,97 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   });
 });
 
-test('an exercise: the buggy LayerNorm fails alone; fixed, it passes and the model agrees', async ({
+/** Each exercise: its buggy kernel fails alone; the fix (from → to) passes alone and the model agrees. */
+const EXERCISE_FIXES = [
+  {
+    id: 'layernorm-barrier',
+    from: 'for (var c = lid; c < params.d; c += WG) { row[c] = x[base + c]; }',
+    to: 'for (var c = lid; c < params.d; c += WG) { row[c] = x[base + c]; }\n  workgroupBarrier();',
+  },
+  { id: 'gelu-tanh', from: 'st(select(gelu_tanh(z)', to: 'st(select(gelu_exact(z)' },
+] as const;
+
+for (const ex of EXERCISE_FIXES) {
+  test(`exercise ${ex.id}: the buggy kernel fails alone; fixed, it passes and the model agrees`, async ({
+    page,
+  }, testInfo) => {
+    test.setTimeout(400_000);
+    await page.goto('./');
+    await waitForModel(page);
+    await page.getByLabel('Prompt', { exact: true }).fill(PROMPT);
+    await page.getByTestId('generate').fill('0');
+    await page.getByTestId('kernel-editor-toggle').click();
+    await page.getByTestId('kernel-start').selectOption(ex.id);
+    await expect(page.getByTestId('kernel-exercise')).toContainText('Goal');
+    await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
+    await page.getByTestId('kernel-test').click();
+    await expect(page.getByTestId('isolated-result')).toHaveAttribute('data-pass', 'no', {
+      timeout: 120_000,
+    });
+    await replaceInEditor(page, ex.from, ex.to);
+    await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok');
+    await timed(`exercise ${ex.id}: isolated test of the fix`, async () => {
+      await page.getByTestId('kernel-test').click();
+      await expect(page.getByTestId('isolated-result')).toHaveAttribute('data-pass', 'yes', {
+        timeout: 120_000,
+      });
+    });
+    await page.getByTestId('kernel-use').check();
+    await timed(`exercise ${ex.id}: model run`, () => runAndWait(page));
+    await expect(page.getByTestId('exercise-status')).toHaveAttribute('data-fixed', 'yes');
+    await expect(page.getByTestId('kernel-verdict')).toHaveAttribute('data-state', 'agree');
+    await expect(page.getByTestId('kernel-verdict')).toContainText('passed its isolated test');
+    await shoot(page.getByTestId('kernel-verdict'), testInfo, `exercise-${ex.id}-fixed`);
+  });
+}
+
+/**
+ * A kernel that spins: one invocation of the first row's workgroup runs a long float loop (its trip count
+ * read at run time, its result kept alive by a comparison no value passes) before the row is loaded: some
+ * 10–20 s on SwiftShader (about 1e7 steps a second), far past the page's 4 s watchdog. It does end, so that
+ * the CPU driver's thread is free again after the page gave up on it.
+ */
+const SPIN =
+  'if (r == 0u && lid == 0u) { var acc = 1.0; for (var i = 0u; i < max(params.d, 150000000u); i++) { acc = acc * 1.0000001 + 0.5; } if (acc == -1.0) { y1[0] = acc; } }';
+
+test('a custom kernel that never answers, then a lost device: the message, a restart, the source kept', async ({
   page,
 }, testInfo) => {
-  test.setTimeout(400_000);
-  await page.goto('./');
+  test.setTimeout(300_000);
+  await page.goto('./?debug&watchdog=4');
   await waitForModel(page);
-  await page.getByLabel('Prompt', { exact: true }).fill(PROMPT);
-  await page.getByTestId('generate').fill('0');
   await page.getByTestId('kernel-editor-toggle').click();
-  await page.getByTestId('kernel-start').selectOption('layernorm-barrier');
-  await expect(page.getByTestId('kernel-exercise')).toContainText('Goal');
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
-  await page.getByTestId('kernel-test').click();
-  await expect(page.getByTestId('isolated-result')).toHaveAttribute('data-pass', 'no', { timeout: 120_000 });
-  const loop = 'for (var c = lid; c < params.d; c += WG) { row[c] = x[base + c]; }';
-  await replaceInEditor(page, loop, `${loop}\n  workgroupBarrier();`);
+  const spin = SPIN;
+  await replaceInEditor(page, BASE_LINE, `${BASE_LINE}\n  ${spin}`);
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok');
-  await timed('exercise: isolated test of the fix', async () => {
-    await page.getByTestId('kernel-test').click();
-    await expect(page.getByTestId('isolated-result')).toHaveAttribute('data-pass', 'yes', {
+  await page.getByTestId('kernel-use').check();
+  // Run: the isolated test goes first and never answers within the watchdog's 4 s.
+  await timed('hang → device-loss message', async () => {
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('error')).toHaveAttribute('data-kind', 'device-lost', { timeout: 60_000 });
+  });
+  await expect(page.getByTestId('error')).toContainText('No answer from the GPU for 4 s');
+  await expect(page.getByTestId('lost-custom-kernel')).toBeVisible();
+  await expect(page.getByTestId('run-status')).not.toHaveAttribute('data-state', 'running');
+  await shoot(page, testInfo, 'hang');
+  await timed('hang → restarted', async () => {
+    await page.getByTestId('retry').click();
+    await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready', {
       timeout: 120_000,
     });
   });
-  await page.getByTestId('kernel-use').check();
-  await timed('exercise: model run', () => runAndWait(page));
-  await expect(page.getByTestId('exercise-status')).toHaveAttribute('data-fixed', 'yes');
-  await shoot(page.getByTestId('kernel-verdict'), testInfo, 'exercise-fixed');
-});
-
-test('a lost device with a custom kernel in use: the message, a restart, the source kept', async ({
-  page,
-}) => {
-  test.setTimeout(300_000);
-  await page.goto('./?debug');
-  await waitForModel(page);
-  await page.getByTestId('kernel-editor-toggle').click();
+  await expect(page.getByTestId('error')).toHaveCount(0);
+  // The editor still says what became of this source's isolated test.
+  await expect(page.getByTestId('kernel-editor').getByRole('alert')).toContainText('No answer from the GPU');
+  expect(await editorText(page)).toContain(spin);
+  await expect(page.getByTestId('kernel-use')).toBeChecked();
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
+
+  // The shipped LayerNorm again, and the device lost under it (the test hook): the same way back.
+  await replaceInEditor(page, spin, '');
   await replaceInEditor(page, BUG_FROM, BUG_TO);
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok');
-  await page.getByTestId('kernel-use').check();
   await page.getByTestId('lose-device').click();
   await expect(page.getByTestId('error')).toHaveAttribute('data-kind', 'device-lost');
   await expect(page.getByTestId('lost-custom-kernel')).toBeVisible();
