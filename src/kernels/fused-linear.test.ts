@@ -24,6 +24,7 @@ import {
   qkvRotary,
 } from './fused-linear';
 import {
+  GEMM_CPU,
   GEMM_DEFAULT,
   GEMM_MEDIUM,
   GEMM_SMALL,
@@ -680,8 +681,17 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
     expect(gemmPolicyFor(info('nvidia', 'nvidia-h200', 'NVIDIA: 580.159.04'))).toBe(HOPPER_POLICY);
     expect(gemmPolicyFor(info('nvidia', 'nvidia-h100-80gb-hbm3'))).toBe(HOPPER_POLICY);
     expect(gemmPolicyFor(info('amd', 'radeon'))).toBe(UNKNOWN_ADAPTER);
-    // CPU adapters: never split. Heuristic: split the small-grid, deep-K shapes, the same partition at every M.
+    // CPU adapters: never split, one valid tile configuration at every shape. Heuristic: split the small-grid,
+    // deep-K shapes, the same partition at every M.
     expect(chooseGemm(128, 512, 2048, CPU_ADAPTER).kChunk).toBe(2048);
+    for (const [M, N, K] of [
+      [1, 256, 1024],
+      [37, 1024, 256],
+      [513, 50304, 512],
+    ])
+      expect(chooseGemm(M, N, K, CPU_ADAPTER).tiles).toBe(GEMM_CPU);
+    expect(gemmTilesProblem(GEMM_CPU)).toBeNull();
+    expect(TUNE_CONFIGS).toContainEqual(GEMM_CPU); // so the every-configuration test covers it
     const c128 = chooseGemm(128, 512, 2048, UNKNOWN_ADAPTER);
     expect(c128.kChunk).toBeLessThan(2048);
     expect(c128.kChunk % 64).toBe(0);

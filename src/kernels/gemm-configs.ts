@@ -8,7 +8,7 @@
 // token (M = 1, src/engine/decode.ts) gets exactly the bits of that row of a whole forward (M = T). A split
 // count chosen per M would trade that for a few percent; the sweep measures both M = 128 and 512 and picks the
 // partition that is best summed over them.
-import { type GemmTiles, gemmTilesFor, gemmTilesProblem } from './gemm';
+import { GEMM_CPU, type GemmTiles, gemmTilesFor, gemmTilesProblem } from './gemm';
 import { ceilDiv } from './grid';
 
 /** Split-K chunks are multiples of this (so of every BK the tile rules allow up to 64). */
@@ -44,6 +44,8 @@ export interface GemmPolicy {
   table: GemmConfigTable | null;
   /** Split K where the grid is small (false on CPU adapters, where a dispatch costs more than it gives). */
   splitK: boolean;
+  /** One tile configuration for every shape the table does not hold (CPU adapters), instead of the heuristic. */
+  tiles?: GemmTiles;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
   limits?: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number };
 }
@@ -87,7 +89,7 @@ export function chooseGemm(
 ): GemmConfig {
   const measured = policy.table?.tiles[shapeKey(M, N, K)];
   const fits = measured && (!policy.limits || gemmTilesProblem(measured, policy.limits) === null);
-  const tiles = fits ? measured : gemmTilesFor(M, N);
+  const tiles = fits ? measured : (policy.tiles ?? gemmTilesFor(M, N));
   if (!policy.splitK) return { tiles, kChunk: K };
   return { tiles, kChunk: policy.table?.kChunks[chunkKey(N, K)] ?? heuristicChunk(N, K) };
 }
@@ -100,7 +102,12 @@ export const UNKNOWN_ADAPTER: GemmPolicy = {
 };
 
 /** SwiftShader and other CPU adapters: no split-K (an extra dispatch costs more than the parallelism gives). */
-export const CPU_ADAPTER: GemmPolicy = { name: 'CPU adapter (no split-K)', table: null, splitK: false };
+export const CPU_ADAPTER: GemmPolicy = {
+  name: 'CPU adapter (no split-K, few threads)',
+  table: null,
+  splitK: false,
+  tiles: GEMM_CPU,
+};
 
 const t = (
   BM: number,

@@ -35,6 +35,15 @@ export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GE
 /** 32×64 blocks, 4×4 per thread, 128 threads, double-buffered (12288 B): few tokens, or few columns. */
 export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2, GEMM_SWIZZLE: 1 };
 
+/**
+ * Tiles for CPU adapters: 32×64 blocks, 8×8 per thread, 32 threads, BK 8 (10 KiB). SwiftShader runs a
+ * workgroup's invocations four at a time as coroutines that switch at every barrier, so few threads with big
+ * register tiles win: measured in Node on SwiftShader (2 cores, 2026-11-23), x·W^T + b at 37×1024×256 took
+ * 144 ms against 288–373 ms with GEMM_SMALL, 164 against 281 ms at 37×256×1024, 372 against 774 ms at
+ * 129×1024×256. The sums are bit-identical whatever the tiles (k ascending within a split).
+ */
+export const GEMM_CPU: GemmTiles = { BM: 32, BN: 64, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 };
+
 /** Mirrors the WGSL constants GEMM_LOADS_MAX and the register tile's 8×8 maximum. */
 const LOADS_MAX = 16;
 
@@ -141,6 +150,7 @@ export const TUNE_CONFIGS: readonly GemmTiles[] = [
   GEMM_SMALL,
   { ...GEMM_SMALL, GEMM_BUFS: 1 },
   { BM: 32, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
+  GEMM_CPU, // 32 threads
   { BM: 128, BN: 256, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 512 threads: a raised limit
 ];
 
