@@ -4,7 +4,7 @@
 // follows what the viewer opens. Generation is set to 0 (no step depends on it; SwiftShader is slow).
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import { SCENARIOS } from '../src/run/scenarios';
-import { runToEnd, shoot, waitForModel, watchErrors } from './helpers';
+import { expectScenarioOutcome, runToEnd, shoot, waitForModel, watchErrors } from './helpers';
 
 const sc = SCENARIOS.find((s) => s.id === 'fused-add');
 
@@ -41,6 +41,7 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await waitForModel(page);
   await page.getByTestId('generate').fill('0');
   await runToEnd(page);
+  await expectScenarioOutcome(page, sc); // scenarios.spec.ts leaves this scenario to this spec
   // The run moved the highlighted step past "Run …"? This scenario starts with "Look at": it stays.
   const current = page.locator('[data-testid="scenario-step"][aria-current="step"]');
   await expect(current).toHaveText(sc.steps[0]);

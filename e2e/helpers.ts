@@ -1,9 +1,11 @@
 // Shared steps of the e2e specs: wait for the GPU and the model, set the run's inputs, run to the end,
-// collect page errors, save a download, and take screenshots that are attached to the report.
+// collect page errors, save a download, take screenshots that are attached to the report, and check that a
+// scenario's run reproduced its expectation.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
 import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
+import type { Scenario } from '../src/run/scenarios';
 
 export const MODEL_DIR = 'public/models/neox-kjv-bytes';
 /** 12 bytes = 12 tokens of the byte-level tokenizer: short, since SwiftShader is a CPU. */
@@ -110,4 +112,23 @@ export async function runLinked(page: Page): Promise<number> {
   const ms = Date.now() - t0;
   await expect(status).toHaveAttribute('data-state', 'done');
   return ms;
+}
+
+/**
+ * A scenario's run reproduced its own expectation: the verdict's first divergent layer, the kernel bisection
+ * blames, and the scenario card's own check. Scenarios that another spec runs to the end are checked there
+ * (scenarios.spec.ts runs the rest).
+ */
+export async function expectScenarioOutcome(page: Page, sc: Scenario): Promise<void> {
+  await expect(page.getByTestId('verdict')).toHaveAttribute(
+    'data-layer',
+    String(sc.expect.firstDivergentLayer ?? ''),
+  );
+  if (sc.expect.kernel)
+    await expect(
+      page.locator(`[data-testid="bisection-hit"][data-kernel="${sc.expect.kernel}"]`),
+    ).toHaveCount(1);
+  const check = page.getByTestId('scenario-check');
+  await expect(check).toHaveAttribute('data-match', 'yes');
+  await expect(check).toContainText('as expected');
 }

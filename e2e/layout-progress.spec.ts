@@ -1,12 +1,14 @@
 // Results as they exist, measured in the page (Chromium, WebGPU on SwiftShader): the verdict and the layer
 // chart appear while the run still generates, both paths' tokens stream in with a counter, progress never
-// goes back, and Cancel takes effect quickly. The times are printed (analysis shown at, run done at,
-// cancel latency) for the default prompt and one scenario; they are not asserted (timing is never a test).
+// goes back, and Cancel takes effect quickly; a diverging scenario shows its analysis before bisection and
+// generation end, with the outcome it expects. The times are printed (analysis shown at, run done at, cancel
+// latency) for the default prompt and the scenario; they are not asserted (timing is never a test).
 // Generation is cut to a few tokens (SwiftShader runs a full forward per token): CI time, not coverage.
 const TOKENS = 4;
 
 import { expect, type Page, test } from '@playwright/test';
-import { RUN_DONE_MS, shoot, waitForModel, watchErrors } from './helpers';
+import { SCENARIOS } from '../src/run/scenarios';
+import { expectScenarioOutcome, RUN_DONE_MS, shoot, waitForModel, watchErrors } from './helpers';
 
 /** Presses Run (or the scenario's Run button) and times the analysis, the first token and the end. */
 async function timeRun(page: Page, start: () => Promise<void>) {
@@ -36,7 +38,7 @@ async function timeRun(page: Page, start: () => Promise<void>) {
   }
 }
 
-test('the default run: analysis first, tokens streamed on both paths, progress only forward', async ({
+test('the default run: analysis first, tokens streamed on both paths, progress only forward; Cancel quick', async ({
   page,
 }, testInfo) => {
   const errors = watchErrors(page);
@@ -64,9 +66,25 @@ test('the default run: analysis first, tokens streamed on both paths, progress o
   expect(errors).toEqual([]);
   await shoot(page, testInfo, 'default-run-done-1280', false);
   console.log(`timing: default run: analysis shown at ${r.analysisMs} ms, run done at ${r.doneMs} ms`);
+
+  // Again, cancelled once the first tokens stream in (an agreeing run: no bisection before generation).
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('stream-reference')).not.toHaveAttribute('data-count', '0', {
+    timeout: RUN_DONE_MS,
+  });
+  await shoot(page, testInfo, 'streaming-1280', false);
+  const t0 = Date.now();
+  await page.getByTestId('cancel').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'cancelled', {
+    timeout: 30_000,
+  });
+  const cancelMs = Date.now() - t0;
+  await expect(page.getByTestId('incomplete')).toBeVisible();
+  console.log(`timing: cancel during generation took effect after ${cancelMs} ms`);
+  expect(errors).toEqual([]);
 });
 
-test('a scenario: analysis shown early; Cancel during generation takes effect quickly', async ({
+test('a scenario: analysis shown early, then bisection and generation; its outcome as expected', async ({
   page,
 }, testInfo) => {
   const errors = watchErrors(page);
@@ -80,19 +98,9 @@ test('a scenario: analysis shown early; Cancel during generation takes effect qu
     `timing: scenario fast-but-wrong: analysis shown at ${r.analysisMs} ms, run done at ${r.doneMs} ms`,
   );
 
-  // Again, cancelled once the first tokens stream in.
-  await page.getByTestId('run').click();
-  await expect(page.getByTestId('stream-reference')).not.toHaveAttribute('data-count', '0', {
-    timeout: RUN_DONE_MS,
-  });
-  await shoot(page, testInfo, 'streaming-1920', false);
-  const t0 = Date.now();
-  await page.getByTestId('cancel').click();
-  await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'cancelled', {
-    timeout: 30_000,
-  });
-  const cancelMs = Date.now() - t0;
-  await expect(page.getByTestId('incomplete')).toBeVisible();
+  // The scenario's own outcome (scenarios.spec.ts leaves this scenario to this spec).
+  const sc = SCENARIOS.find((x) => x.id === 'fast-but-wrong');
+  if (!sc) throw new Error('no fast-but-wrong scenario');
+  await expectScenarioOutcome(page, sc);
   expect(errors).toEqual([]);
-  console.log(`timing: cancel during generation took effect after ${cancelMs} ms`);
 });
