@@ -171,6 +171,43 @@ describe('kernel editor', () => {
     expect(made).toBe(1); // no new worker until the user restarts
   });
 
+  it('a run with a custom kernel is watched, and progress keeps it alive; a run of the shipped kernels is not', async () => {
+    const store = readyStore();
+    const f = fake();
+    let progress: (() => void) | null = null;
+    (f.client as { compare: unknown }).compare = (spec: RunSpec, onProgress: (p: unknown) => void) => {
+      f.calls.push(`compare ${spec.custom ? 'custom' : 'shipped'}`);
+      progress = () => onProgress({ phase: 'analysis', done: 0, total: 1 });
+      return new Promise<never>(() => {});
+    };
+    (f.client as { terminate: unknown }).terminate = () => f.calls.push('terminate');
+    const c = createController(store, () => f.client, { embedded: EMBEDDED, watchdogMs: 5000 });
+    // Shipped kernels: a long silence is not a hang.
+    void c.run();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(f.calls).toEqual(['compare shipped']);
+    expect(store.getState().run.status).toBe('running');
+    store.setState({ run: { ...store.getState().run, status: 'idle' } as never });
+
+    // A custom kernel (tested alone already): progress every 4 s keeps it alive, then silence ends it.
+    c.kernels.edit(`${shippedSource('layernorm2')}\n// mine`);
+    c.kernels.setUse(true);
+    await c.kernels.test();
+    void c.run();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(f.calls.at(-1)).toBe('compare custom');
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(4000);
+      progress?.();
+    }
+    expect(f.calls).not.toContain('terminate');
+    await vi.advanceTimersByTimeAsync(5001);
+    expect(f.calls).toContain('terminate');
+    expect(store.getState().initStatus).toBe('lost');
+    expect(store.getState().run.status).toBe('error');
+    expect(store.getState().error?.message).toContain('while the run with your custom kernel ran');
+  });
+
   it('the watchdog restarts its wait on every sign of life and is quiet once the call answers', async () => {
     const hangs: string[] = [];
     const watch = createWatch(1000, (e) => hangs.push(e.message));
