@@ -1,7 +1,7 @@
 // The plan with split-K GEMMs and the timing of a forward: a policy that splits every fused linear (a K
 // partition table for the test model's shapes) against the CPU adapter's policy (no split): the same results
 // to fp32 rounding, one extra dispatch per split GEMM with its taps after the reduction, timing labels folded
-// into their op's kind; and timing by repetition with a forced timestamp step (SwiftShader's timestamps are not
+// into their op's kind, cached generation equal to the no-cache loop; and timing by repetition with a forced timestamp step (SwiftShader's timestamps are not
 // quantized), which must not change a single bit of the forward's results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
@@ -12,11 +12,17 @@ import { randomModelFiles } from '../model/random-model';
 import { Engine } from './engine';
 import { summarizeTimings } from './timing';
 
-// d 40, ff 136: attn_out (N 40, K 40), dense_h_to_4h (136, 40), dense_4h_to_h (40, 136).
+// d 40, ff 136: qkv (N 3·40 = 120 virtual columns, K 40), attn_out (N 40, K 40), dense_h_to_4h (136, 40),
+// dense_4h_to_h (40, 136).
 const spec = { vocab: 101, d: 40, layers: 2, heads: 2, ff: 136, rotaryPct: 0.5, parallel: true };
 const SPLITTING: GemmPolicy = {
   name: 'test: split every fused linear',
-  table: { measuredOn: 'test', date: '', tiles: {}, kChunks: { '40x40': 16, '136x40': 32, '40x136': 64 } },
+  table: {
+    measuredOn: 'test',
+    date: '',
+    tiles: {},
+    kChunks: { '120x40': 16, '40x40': 16, '136x40': 32, '40x136': 64 },
+  },
   splitK: true,
 };
 const tokens = [3, 1, 4, 1, 5, 9, 2];
@@ -39,8 +45,8 @@ describe('split-K in the fused plan', () => {
   it('agrees with the unsplit plan to fp32 rounding, with a partial GEMM before each split reduction', async () => {
     const a = await split.forward(tokens, { path: 'fused', timing: true });
     const b = await whole.forward(tokens, { path: 'fused', timing: true });
-    // attn_out, linear_gelu, residual_epilogue split in both layers: 3 extra dispatches per layer.
-    expect(a.dispatches).toBe(b.dispatches + 3 * spec.layers);
+    // qkv_rotary, attn_out, linear_gelu, residual_epilogue split in both layers: 4 extra dispatches per layer.
+    expect(a.dispatches).toBe(b.dispatches + 4 * spec.layers);
     for (const [x, y] of [
       [a.dump.logits, b.dump.logits],
       ...a.dump.layers.map((l, i) => [l, b.dump.layers[i]]),
@@ -50,7 +56,7 @@ describe('split-K in the fused plan', () => {
       expect(basicMetrics(x, y).relL2).toBeLessThan(1e-5);
     }
     const labels = a.timings!.map((t) => t.label);
-    for (const op of ['attn_out', 'linear_gelu', 'residual_epilogue'])
+    for (const op of ['qkv_rotary', 'attn_out', 'linear_gelu', 'residual_epilogue'])
       expect(labels.indexOf(`layers.1.${op}/splitk`)).toBe(labels.indexOf(`layers.1.${op}`) - 1);
     const s = summarizeTimings(a.timings!, spec.layers);
     expect(Object.keys(s.perKind).some((k) => k.includes('/'))).toBe(false);
@@ -59,8 +65,25 @@ describe('split-K in the fused plan', () => {
 
   it('every tap of the split plan is written (read back after the reduction)', async () => {
     const r = await split.forward(tokens, { path: 'fused', taps: 'all' });
-    for (const name of ['layers.0.attn_out', 'layers.0.gelu', 'layers.1.out'])
+    for (const name of [
+      'layers.0.q',
+      'layers.0.k',
+      'layers.1.v',
+      'layers.0.attn_out',
+      'layers.0.gelu',
+      'layers.1.out',
+    ])
       expect(r.taps.get(name)?.every(Number.isFinite), name).toBe(true);
+  });
+});
+
+describe('split-K and the KV cache', () => {
+  it('a decoded token gets the bits of its row in a whole forward: cached ids equal the no-cache loop', async () => {
+    // The K partition is per (N, K), never per M: a one-row decode step sums like that row of the prefill.
+    for (const path of ['fused', 'reference'] as const) {
+      const cached = await split.generate(tokens, 5, undefined, undefined, { path });
+      expect(cached, path).toEqual(await split.generateNoCache(tokens, 5, undefined, undefined, { path }));
+    }
   });
 });
 

@@ -11,7 +11,7 @@ import {
   linearBiasOps,
   linearGeluOps,
   linearResidualOps,
-  qkvRotary,
+  qkvRotaryOps,
 } from '../kernels/fused-linear';
 import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
 import { gelu } from '../kernels/gelu';
@@ -253,7 +253,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
         v: L.v,
         dummy: L.dummy,
       };
-      return qkvRotary(`${L.p}.qkv_rotary`, buf, L.T, L.H, L.hd, L.rotaryNdims, k, L.at);
+      return qkvRotaryOps(`${L.p}.qkv_rotary`, buf, L.T, L.H, L.hd, L.rotaryNdims, { ...k, ...L.gemm }, L.at);
     },
     writes: qkvTaps(L),
   }),

@@ -22,6 +22,7 @@ import {
   linearResidual,
   linearResidualOps,
   qkvRotary,
+  qkvRotaryOps,
 } from './fused-linear';
 import {
   GEMM_CPU,
@@ -654,6 +655,55 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
     );
     check('splitK row', got, c.z, linearTol(K, c.absZ), seed);
   });
+
+  it.each([
+    [37, 3, 30, 8, 32], // K = 90: splits of 32, 32, 26
+    [29, 3, 15, 6, 16], // odd head dim (a padding column per segment), K = 45: three splits of 16 and a short one
+  ] as const)(
+    'qkv_rotary split-K, T=%i H=%i hd=%i r=%i, K per split %i: the oracle, and a decoded row keeps its bits',
+    async (T, H, hd, r, kChunk) => {
+      const seed = freshSeed();
+      const qc = qkvCase(mulberry32(seed), T, H, hd, r);
+      const n = H * T * hd;
+      const [q, k, v] = [h.poisoned(n), h.poisoned(n), h.poisoned(n)];
+      const dummy = h.upload(new Float32Array(4));
+      const [x, w, b, cos, sin] = [qc.x, qc.w, qc.b, qc.cos, qc.sin].map((a) => h.upload(a));
+      const opts = { workspace, kChunk };
+      const whole = qkvRotaryOps('qkv', { x, w, b, cos, sin, q, k, v, dummy }, T, H, hd, r, opts);
+      expect(whole.map((s) => s.label)).toEqual(['qkv/splitk', 'qkv']);
+      expect(whole[0].workgroups[2]).toBe(Math.ceil((H * hd) / kChunk));
+      // Row t alone at position t (KV-cache decoding): q [H, 1, hd]; k, v into rows t of fresh [H, T, hd].
+      const t = T - 2;
+      const d = H * hd;
+      const [q1, k1, v1] = [h.poisoned(H * hd), h.poisoned(n), h.poisoned(n)];
+      const xRow = h.upload(qc.x.slice(t * d, (t + 1) * d));
+      const one = qkvRotaryOps(
+        'row',
+        { x: xRow, w, b, cos, sin, q: q1, k: k1, v: v1, dummy },
+        1,
+        H,
+        hd,
+        r,
+        opts,
+        {
+          p0: t,
+          rows: T,
+        },
+      );
+      await h.run([...whole, ...one]);
+      const got = { q: await h.read(q, n), k: await h.read(k, n), v: await h.read(v, n) };
+      // Any order of the K products and the bias keeps the bounds (γ_{K+2}·A covers every order).
+      for (const s of ['q', 'k', 'v'] as const)
+        check(`splitK qkv ${s}`, got[s], qc.ref[s], (i) => qc.err[s][i], seed);
+      const row = (a: Float32Array, rows: number, at: number) =>
+        Array.from({ length: H }, (_, hh) =>
+          Array.from(a.subarray((hh * rows + at) * hd, (hh * rows + at + 1) * hd)),
+        ).flat();
+      expect(row(await h.read(q1, H * hd), 1, 0), `q row (seed ${seed})`).toEqual(row(got.q, T, t));
+      expect(row(await h.read(k1, n), T, t), `k row (seed ${seed})`).toEqual(row(got.k, T, t));
+      expect(row(await h.read(v1, n), T, t), `v row (seed ${seed})`).toEqual(row(got.v, T, t));
+    },
+  );
 
   it('refuses a split without a workspace and a K per split that is not a multiple of BK', () => {
     expect(() => gemmLaunch('x', 8, 64, 512, { kChunk: 128 })).toThrow(/needs a workspace/);

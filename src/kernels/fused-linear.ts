@@ -87,28 +87,25 @@ export const linearBiasKernel = linearBiasPair.gemm;
 export const linearGeluKernel = linearGeluPair.gemm;
 export const linearResidualKernel = linearResidualPair.gemm;
 
-export const qkvRotaryKernel: KernelDef = {
-  name: 'fused/qkv_rotary',
-  file: 'fused/qkv_rotary.wgsl',
-  includes: GEMM_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'b', kind: 'read' }, // [3d] = [H, 3, hd]
-    { name: 'cos', kind: 'read' }, // [>= p0 + T, r/2]
-    { name: 'sin', kind: 'read' }, // [>= p0 + T, r/2]
-    { name: 'q', kind: 'rw' }, // [H, T, hd]
-    { name: 'k', kind: 'rw' }, // [H, rows, hd] (rows = T in a whole forward)
-    { name: 'v', kind: 'rw' }, // [H, rows, hd]
-    ...CORE_BINDINGS, // x [T, d], w [3d, d] = [H, 3, hd, d]
-  ],
-};
+const qkvRotaryPair = gemmKernels('qkv_rotary', 'fused/qkv_rotary.wgsl', [
+  { name: 'b', kind: 'read' }, // [3d] = [H, 3, hd]
+  { name: 'cos', kind: 'read' }, // [>= p0 + T, r/2]
+  { name: 'sin', kind: 'read' }, // [>= p0 + T, r/2]
+  { name: 'q', kind: 'rw' }, // [H, T, hd]
+  { name: 'k', kind: 'rw' }, // [H, rows, hd] (rows = T in a whole forward)
+  { name: 'v', kind: 'rw' }, // [H, rows, hd]
+]); // then x [T, d], w [3d, d] = [H, 3, hd, d]
+export const qkvRotaryKernel = qkvRotaryPair.gemm;
 
 export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   linearBiasKernel,
   linearGeluKernel,
   linearResidualKernel,
   qkvRotaryKernel,
-  ...[linearBiasPair, linearGeluPair, linearResidualPair].flatMap((k) => [k.partial, k.reduce]),
+  ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair].flatMap((k) => [
+    k.partial,
+    k.reduce,
+  ]),
 ];
 
 /** How one launch of (M, N, K) runs: pipeline constants, tiles, split count and K per split. */
@@ -280,26 +277,53 @@ export const linearGelu = linearGeluLaunchers.one;
 /** linearResidualOps as one dispatch (never split-K). */
 export const linearResidual = linearResidualLaunchers.one;
 
+/** The buffers of the fused QKV projection. */
+interface QkvBuffers {
+  x: GPUBuffer; // [T, d]
+  w: BufferRef; // [3d, d]
+  b: GPUBuffer | null; // [3d]
+  cos: GPUBuffer; // [>= p0 + T, r/2]
+  sin: GPUBuffer; // [>= p0 + T, r/2]
+  q: GPUBuffer; // [H, T, hd]
+  k: GPUBuffer; // [H, rows, hd]
+  v: GPUBuffer; // [H, rows, hd]
+  dummy: GPUBuffer;
+}
+
 /**
  * QKV projection + bias + head split + partial rotary in one kernel: x [T, d] (d = H·hd), W [3d, d] and
  * b [3d] in HF's fused layout [H, 3, hd], cos/sin [T, r/2] (rotaryTables) -> q, k, v each [H, T, hd], the
  * first r dims of q and k rotated (rotate-half). The GEMM runs over 3·H·hdE permuted columns (hdE = hd
  * rounded up to even; see shaders/fused/qkv_rotary.wgsl). Fault: FAULT_GPTJ_ROTARY. With `at` (KV-cache
  * decoding) the rows are the tokens at positions at.p0.. and k, v go to rows at.p0.. of [H, at.rows, hd].
+ * Split-K as the linear kernels (the reduction runs the same epilogue: a rotary pair is two adjacent virtual
+ * columns of one 4-column group, summed before it is rotated); the K partition is per (3·H·hdE, d), so a
+ * decoded row keeps the bits of that row of a whole forward.
  */
+export function qkvRotaryOps(
+  label: string,
+  buf: QkvBuffers,
+  T: number,
+  H: number,
+  hd: number,
+  r: number,
+  opts: GemmOpts = {},
+  at?: KvPositions,
+): DispatchSpec[] {
+  const { p0, rows } = kvPositions(label, T, at);
+  if (r < 0 || r > hd || r % 2 !== 0)
+    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  const d = H * hd;
+  const virtualCols = 3 * H * (hd + (hd % 2));
+  const own = { b: buf.b ?? buf.dummy, cos: buf.cos, sin: buf.sin, q: buf.q, k: buf.k, v: buf.v };
+  const head = [H, hd, r, buf.b ? 1 : 0, p0, rows];
+  return gemmSpecs(qkvRotaryPair, label, buf, own, T, virtualCols, d, head, {}, opts);
+}
+
+/** qkvRotaryOps as one dispatch (never split-K). */
 export function qkvRotary(
   label: string,
-  buf: {
-    x: GPUBuffer; // [T, d]
-    w: GPUBuffer; // [3d, d]
-    b: GPUBuffer | null; // [3d]
-    cos: GPUBuffer; // [>= p0 + T, r/2]
-    sin: GPUBuffer; // [>= p0 + T, r/2]
-    q: GPUBuffer; // [H, T, hd]
-    k: GPUBuffer; // [H, rows, hd]
-    v: GPUBuffer; // [H, rows, hd]
-    dummy: GPUBuffer;
-  },
+  buf: QkvBuffers,
   T: number,
   H: number,
   hd: number,
@@ -307,32 +331,5 @@ export function qkvRotary(
   opts: GemmOpts = {},
   at?: KvPositions,
 ): DispatchSpec {
-  const { p0, rows } = kvPositions(label, T, at);
-  if (r < 0 || r > hd || r % 2 !== 0)
-    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
-  const d = H * hd;
-  const virtualCols = 3 * H * (hd + (hd % 2));
-  // One dispatch (no split-K: its N = 3d output fills the GPU at the shapes measured).
-  const { constants, tiles } = gemmLaunch(label, T, virtualCols, d, {
-    ...opts,
-    workspace: undefined,
-    kChunk: d,
-  });
-  return {
-    label,
-    kernel: qkvRotaryKernel,
-    constants,
-    buffers: {
-      x: buf.x,
-      w: buf.w,
-      b: buf.b ?? buf.dummy,
-      cos: buf.cos,
-      sin: buf.sin,
-      q: buf.q,
-      k: buf.k,
-      v: buf.v,
-    },
-    params: paramsBytes([T, virtualCols, d, d, H, hd, r, buf.b ? 1 : 0, p0, rows]),
-    workgroups: gemmWorkgroups(T, virtualCols, tiles),
-  };
+  return single(qkvRotaryOps(label, buf, T, H, hd, r, unsplit(opts), at));
 }

@@ -123,9 +123,9 @@ const t = (
  * Measured on an NVIDIA H100 80GB HBM3 (Dawn `webgpu` 0.6.2 over Vulkan, driver 580.159.04, timestamp
  * quantization off) by bench/gemm-sweep.ts on 2026-11-23: 1885 timings over 13 tile configurations and up to 8
  * K partitions for each GEMM shape of Pythia-70m/160m/410m at T = 128 and 512 and 2048³. Per (N, K) the K
- * partition whose best time summed over T = 128 and 512 is least; per (M, N, K) the fastest tiles under it. The
- * qkv shapes (N = 3d, K = d) run unsplit (the qkv_rotary launcher never splits): their tiles are the best
- * unsplit ones. Every tile configuration here fits WebGPU's default limits. bench/RESULTS.md, "Shape-aware
+ * partition whose best time summed over T = 128 and 512 is least; per (M, N, K) the fastest tiles under it
+ * that fit WebGPU's default limits (as for the qkv shapes, N = 3d and K = d, which qkv_rotary splits the same
+ * way). Every tile configuration here fits WebGPU's default limits. bench/RESULTS.md, "Shape-aware
  * GEMM", has the numbers.
  */
 export const HOPPER_TABLE: GemmConfigTable = {
@@ -143,7 +143,7 @@ export const HOPPER_TABLE: GemmConfigTable = {
     '128x50304x512': t(128, 64, 8, 8, 4, 1, 0),
     '512x50304x512': t(128, 64, 8, 8, 4, 1, 0),
     '128x2304x768': t(64, 64, 16, 4, 4, 1, 1),
-    '512x2304x768': t(64, 64, 16, 4, 4, 1, 0),
+    '512x2304x768': t(128, 128, 16, 8, 8, 1, 1),
     '128x768x768': t(32, 64, 16, 4, 4, 2, 1),
     '512x768x768': t(64, 64, 16, 4, 4, 1, 0),
     '128x3072x768': t(32, 64, 16, 4, 4, 2, 1),
@@ -152,8 +152,8 @@ export const HOPPER_TABLE: GemmConfigTable = {
     '512x768x3072': t(64, 128, 16, 8, 8, 1, 0),
     '128x50304x768': t(128, 64, 8, 8, 4, 1, 0),
     '512x50304x768': t(128, 64, 8, 8, 4, 1, 0),
-    '128x3072x1024': t(64, 64, 16, 4, 4, 1, 1),
-    '512x3072x1024': t(64, 64, 16, 4, 4, 1, 0),
+    '128x3072x1024': t(64, 64, 16, 4, 4, 1, 0),
+    '512x3072x1024': t(128, 128, 16, 8, 8, 1, 1),
     '128x1024x1024': t(64, 64, 16, 4, 4, 1, 0),
     '512x1024x1024': t(128, 128, 16, 8, 8, 1, 1),
     '128x4096x1024': t(64, 64, 16, 4, 4, 1, 1),
@@ -170,12 +170,12 @@ export const HOPPER_TABLE: GemmConfigTable = {
     '2048x512': 128,
     '512x2048': 128,
     '50304x512': 512,
-    '2304x768': 768,
+    '2304x768': 256,
     '768x768': 192,
     '3072x768': 384,
     '768x3072': 384,
     '50304x768': 768,
-    '3072x1024': 1024,
+    '3072x1024': 256,
     '1024x1024': 128,
     '4096x1024': 512,
     '1024x4096': 512,
