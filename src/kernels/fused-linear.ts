@@ -321,15 +321,7 @@ export function qkvRotaryOps(
 }
 
 /** qkvRotaryOps as one dispatch (never split-K). */
-export function qkvRotary(
-  label: string,
-  buf: QkvBuffers,
-  T: number,
-  H: number,
-  hd: number,
-  r: number,
-  opts: GemmOpts = {},
-  at?: KvPositions,
-): DispatchSpec {
+export function qkvRotary(...args: Parameters<typeof qkvRotaryOps>): DispatchSpec {
+  const [label, buf, T, H, hd, r, opts = {}, at] = args;
   return single(qkvRotaryOps(label, buf, T, H, hd, r, unsplit(opts), at));
 }
