@@ -3,8 +3,8 @@
 // becomes FullMetrics, per-row relative L2 and the histogram. A summary that was not written (the records
 // start poisoned with 0xffffffff) or does not add up to its element count throws.
 import { HIST_BINS, ROW_WORDS, ZERO_EXP } from '../kernels/metrics';
-import type { BitDiffOut, CompareOut } from './gpu-metrics';
 import type { JobLayout } from './gpu-metrics-plan';
+import type { BitDiffOut, CompareOut } from './gpu-metrics-types';
 import { type FullMetrics, HIST_LOG10_MAX, HIST_LOG10_MIN } from './metrics';
 
 export interface SummaryViews {

@@ -3,7 +3,7 @@
 
 import { HIST_BINS, NO_HIST, RANGE_WORDS, REC_WORDS, ROW_WORDS, TILE_WORDS } from '../kernels/metrics';
 import { PRECISIONS, type Precision } from '../kernels/precision';
-import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics';
+import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 
 /** Elements per tile (WG 128 × 32). */
 export const TILE = 4096;

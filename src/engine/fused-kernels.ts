@@ -5,13 +5,10 @@
 // from the WGSL, the isolated test recipe) — and its launcher (src/engine/plan-ops.ts, named arguments).
 // Op names are the reference plan's and the oracle's (src/kernels/cpu/forward.ts): the join key everywhere.
 
-export type FusedKernelId =
-  | 'layernorm'
-  | 'qkv_rotary'
-  | 'flash_attention'
-  | 'gemm'
-  | 'linear_gelu'
-  | 'residual_epilogue';
+// The ids are declared below the engine (src/kernels/fused-ids.ts), so the kernels' slots can name them.
+import type { CustomSlotId, FusedKernelId } from '../kernels/fused-ids';
+
+export type { CustomSlotId, FusedKernelId };
 
 /**
  * The reference ops of one layer in the order they run (HF GPTNeoXLayer; forward.ts taps the same names), then
@@ -37,19 +34,6 @@ export const HEAD_OPS = ['final_norm', 'logits'] as const;
 export type LayerOp = (typeof LAYER_OPS)[number];
 export type HeadOp = (typeof HEAD_OPS)[number];
 export type PlanOpName = LayerOp | HeadOp;
-
-/**
- * The WGSL files a fusion runs, by slot name: each is a custom-kernel slot (src/kernels/custom/slots.ts holds
- * the slot's kernel descriptors, title and note).
- */
-export type CustomSlotId =
-  | 'layernorm2'
-  | 'add_layernorm'
-  | 'qkv_rotary'
-  | 'flash_attention'
-  | 'linear_bias'
-  | 'linear_gelu'
-  | 'linear_residual';
 
 /** One fused dispatch group: what it replaces, on which models, and the WGSL file (slot) it runs. */
 export interface Fusion {

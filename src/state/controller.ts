@@ -4,6 +4,8 @@
 // starts the worker's engine, restarts it with a fresh worker after a device loss (the store — and so the
 // user's settings — survives), and runs a link's comparison once its model is ready when the link asked
 // to. The only place that creates the EngineClient.
+
+import * as historyDb from '../run/history';
 import type { UrlProbe } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import type { ControllerOptions, Ctx, HistoryApi } from './controller/context';
@@ -14,7 +16,6 @@ import { createOpener } from './controller/open';
 import { createPoolWatch } from './controller/pool';
 import { createRunner } from './controller/runs';
 import { createWatch, WATCHDOG_MS } from './controller/watchdog';
-import * as historyDb from './history';
 import { isolatedFor } from './kernel-editor';
 import { modelMatches } from './spec';
 import { type AppStore, canRun } from './store';

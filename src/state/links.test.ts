@@ -4,6 +4,7 @@
 import 'fake-indexeddb/auto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Report } from '../compare/analyze';
+import { cacheModelFiles, clearModelCache, clearRuns, listRuns, sha256Hex } from '../run/history';
 import { encodeLink, scenarioLink, sharerSummary } from '../run/permalink';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { SCENARIOS } from '../run/scenarios';
@@ -11,7 +12,6 @@ import { fixtureReport } from '../ui/report-fixture';
 import type { InitResult, LoadedModel, LoadOptions, ModelFilesInput, WorkerError } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
-import { cacheModelFiles, clearModelCache, clearRuns, listRuns, sha256Hex } from './history';
 import { checkExpectation, scenarioRun } from './scenario';
 import { AGREE_FACTOR, agreementSentence, compareWithSharer } from './sharer';
 import { buildSpec, modelMatches, sameRun, specKey } from './spec';

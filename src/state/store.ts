@@ -6,6 +6,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import type { Precision } from '../kernels/precision';
 import { type FaultId, faultInfo } from '../run/faults';
+import type { RunSummary } from '../run/history';
 import type { Sharer } from '../run/permalink';
 import {
   type CustomKernelSpec,
@@ -26,7 +27,6 @@ import type {
   Report,
   WorkerError,
 } from '../worker/api';
-import type { RunSummary } from './history';
 import { emptyRun, type RunState, withPartial } from './run-state';
 
 export type { PendingPart, RunState, RunStatus, StreamedPath, TextSegments, TokenStream } from './run-state';

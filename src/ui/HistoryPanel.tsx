@@ -3,8 +3,8 @@
 // Delete removes it. Prompts and model names are rendered as text.
 import { useId } from 'react';
 import { useStore } from 'zustand';
+import type { RunSummary } from '../run/history';
 import type { Controller } from '../state/controller';
-import type { RunSummary } from '../state/history';
 import type { AppStore } from '../state/store';
 import { formatWhen } from './spec-words';
 

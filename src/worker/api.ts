@@ -100,7 +100,7 @@ export interface ModelBlobInput {
 export interface LoadOptions {
   /** Refuse (kind 'model-mismatch') unless model.safetensors hashes to this lower-case hex sha256. */
   expectSha256?: string;
-  /** Keep the files in the model cache (src/state/history.ts) under their sha256 after a good load. */
+  /** Keep the files in the model cache (src/run/history.ts) under their sha256 after a good load. */
   cache?: boolean;
 }
 

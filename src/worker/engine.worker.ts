@@ -3,10 +3,10 @@
 // which comlink clones as-is.
 import * as Comlink from 'comlink';
 import { analyze, type Report } from '../compare/analyze';
+import { installCustomKernel } from '../engine/custom-kernel';
 import { DEFAULT_MEMORY_BUDGET, Engine } from '../engine/engine';
 import type { PoolStats } from '../gpu/pool';
 import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
-import { installCustomKernel } from '../kernels/custom/engine-side';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
 import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';

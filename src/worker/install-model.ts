@@ -3,7 +3,7 @@
 // refused file leaves the model loaded before in place); then kept in IndexedDB when asked. `onLoaded` sees
 // the new model as soon as the engine holds it, before the cache write.
 import type { Engine } from '../engine/engine';
-import { cacheModelFiles } from '../state/history';
+import { cacheModelFiles } from '../run/history';
 import type { LoadedModel, LoadOptions } from './api';
 import { workerError } from './boundary';
 import { BlobCollector, hashChunks, mismatchError } from './url-model';

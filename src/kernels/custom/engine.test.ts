@@ -2,6 +2,7 @@
 // wirings); changed, it changes the fused path and never the reference path; removed, the shipped kernel is
 // back bit for bit. A source that does not compile or fit its slot is refused before any GPU work.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installCustomKernel } from '../../engine/custom-kernel';
 import { Engine } from '../../engine/engine';
 import { nodeGpu } from '../../gpu/node';
 import { InputError } from '../../model/errors';
@@ -9,7 +10,6 @@ import { mulberry32 } from '../../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../../model/random-model';
 import { nodeShaderSource } from '../shaders-node';
 import { freshSeed } from '../testing';
-import { installCustomKernel } from './engine-side';
 import { CUSTOM_SLOTS } from './slots';
 
 const shaders = nodeShaderSource();

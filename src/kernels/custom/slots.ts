@@ -1,9 +1,10 @@
 // The slots a kernel written in the page can fill: one per WGSL file of a fused kernel. A custom kernel
 // replaces that file's text (its includes stay the shipped ones) through the pipeline cache's override, so
 // the launcher, the plan and every binding stay as they are; only the WGSL differs.
-import type { CustomSlotId, FusedKernelId } from '../../engine/fused-kernels';
+
 import type { KernelDef } from '../../gpu/pipelines';
 import { flashAttentionKernel } from '../flash-attention';
+import type { CustomSlotId, FusedKernelId } from '../fused-ids';
 import {
   FUSED_LINEAR_KERNELS,
   linearBiasKernel,
@@ -13,7 +14,7 @@ import {
 } from '../fused-linear';
 import { addLayerNormKernel, layerNorm2Kernel } from '../fused-norm';
 
-// The slot names are declared with the fused-kernel table that runs them (imports run one way: here to there).
+// The slot names are declared in fused-ids.ts, beside the fused kernels' names.
 export type { CustomSlotId };
 
 export interface CustomSlot {

@@ -1,7 +1,8 @@
 // What every part of the controller shares: the store, the worker's client (replaced after a device loss),
 // the generation counter that makes late answers from a replaced worker harmless, and the options.
+
+import type * as historyDb from '../../run/history';
 import type { EngineClient } from '../../worker/client';
-import type * as historyDb from '../history';
 import type { AppStore } from '../store';
 import type { Watch } from './watchdog';
 

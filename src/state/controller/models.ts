@@ -2,10 +2,11 @@
 // picked or dropped, or the IndexedDB cache (loaded like picked files); a refused hash or a cancelled
 // download keeps the model loaded before. Remembers where the model came from, so a restart after a device
 // loss loads it again.
+
+import type { CachedModel } from '../../run/history';
 import { modelNameOfUrl } from '../../run/hub';
 import type { LoadedModel, UrlProbe } from '../../worker/api';
 import { asWorkerError } from '../../worker/client';
-import type { CachedModel } from '../history';
 import { classifyModelFiles } from '../model-files';
 import type { ModelSource } from '../store';
 import type { Ctx } from './context';

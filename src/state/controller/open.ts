@@ -2,10 +2,10 @@
 // run stored in the history. Both restore the settings and load (or ask for) the model they name; a newer
 // open wins over an older, slower one.
 import type { Report } from '../../compare/analyze';
+import type { CachedModel, StoredRun } from '../../run/history';
 import { autorunAllowed, decodeLink, LinkError, type LinkPayload } from '../../run/permalink';
 import { type ModelRef, parseRunSpec, type RunSpec } from '../../run/runspec';
 import { scenarioById } from '../../run/scenarios';
-import type { CachedModel, StoredRun } from '../history';
 import { modelMatches } from '../spec';
 import type { ModelNeed, ScenarioView } from '../store';
 import { type Ctx, errText } from './context';

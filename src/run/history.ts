@@ -10,7 +10,7 @@
 // weights (model.safetensors), the same hash a RunSpec's url/file model names.
 import { clear, createStore, delMany, get, getMany, keys, setMany, type UseStore } from 'idb-keyval';
 import { ALL_FUSED } from '../engine/fused-kernels';
-import type { RunSpec } from '../run/runspec';
+import type { RunSpec } from './runspec';
 
 export const RUN_CAP = 200;
 export const REPORT_MAX_BYTES = 20 * 1024 * 1024;

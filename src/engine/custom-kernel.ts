@@ -1,9 +1,9 @@
 // A custom kernel in a run: checked (compiles, presents the slot's interface) before the engine uses it, then
 // installed for the fused path of that run only.
-import type { Engine } from '../../engine/engine';
-import { InputError } from '../../model/errors';
-import { checkCustomKernel } from './check';
-import { type CustomSlotId, customSlot } from './slots';
+import { checkCustomKernel } from '../kernels/custom/check';
+import { type CustomSlotId, customSlot } from '../kernels/custom/slots';
+import { InputError } from '../model/errors';
+import type { Engine } from './engine';
 
 /**
  * Checks `custom` and installs it in `engine`; returns the function that puts the shipped kernel back.

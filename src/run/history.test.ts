@@ -1,7 +1,6 @@
 // Run history and the model cache on an in-memory IndexedDB (fake-indexeddb).
 import 'fake-indexeddb/auto';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import {
   cacheModelFiles,
   clearModelCache,
@@ -19,6 +18,7 @@ import {
   settingsLine,
   sha256Hex,
 } from './history';
+import { defaultRunSpec, type RunSpec } from './runspec';
 
 const report = (over: Record<string, unknown> = {}) => ({
   schema: 'divergence-report/1',
