@@ -239,18 +239,18 @@ for (const ex of EXERCISE_FIXES) {
 
 /**
  * A kernel that spins: one invocation of the first row's workgroup runs a long float loop (its trip count
- * read at run time, its result kept alive by a comparison no value passes) before the row is loaded: some
- * 10–20 s on SwiftShader (about 1e7 steps a second), far past the page's 4 s watchdog. It does end, so that
- * the CPU driver's thread is free again after the page gave up on it.
+ * read at run time, its result kept alive by a comparison no value passes) before the row is loaded: 1.2e9
+ * steps, some 20 s in Chromium's SwiftShader (1.5e8 steps took 2.3 s there), far past the page's 3 s watchdog.
+ * It does end, so that the CPU driver's thread is free again some seconds after the page gave up on it.
  */
 const SPIN =
-  'if (r == 0u && lid == 0u) { var acc = 1.0; for (var i = 0u; i < max(params.d, 150000000u); i++) { acc = acc * 1.0000001 + 0.5; } if (acc == -1.0) { y1[0] = acc; } }';
+  'if (r == 0u && lid == 0u) { var acc = 1.0; for (var i = 0u; i < max(params.d, 1200000000u); i++) { acc = acc * 1.0000001 + 0.5; } if (acc == -1.0) { y1[0] = acc; } }';
 
 test('a custom kernel that never answers, then a lost device: the message, a restart, the source kept', async ({
   page,
 }, testInfo) => {
   test.setTimeout(300_000);
-  await page.goto('./?debug&watchdog=4');
+  await page.goto('./?debug&watchdog=3');
   await waitForModel(page);
   await page.getByTestId('kernel-editor-toggle').click();
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
@@ -258,12 +258,12 @@ test('a custom kernel that never answers, then a lost device: the message, a res
   await replaceInEditor(page, BASE_LINE, `${BASE_LINE}\n  ${spin}`);
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok');
   await page.getByTestId('kernel-use').check();
-  // Run: the isolated test goes first and never answers within the watchdog's 4 s.
+  // Run: the isolated test goes first and never answers within the watchdog's 3 s.
   await timed('hang → device-loss message', async () => {
     await page.getByTestId('run').click();
     await expect(page.getByTestId('error')).toHaveAttribute('data-kind', 'device-lost', { timeout: 60_000 });
   });
-  await expect(page.getByTestId('error')).toContainText('No answer from the GPU for 4 s');
+  await expect(page.getByTestId('error')).toContainText('No answer from the GPU for 3 s');
   await expect(page.getByTestId('lost-custom-kernel')).toBeVisible();
   await expect(page.getByTestId('run-status')).not.toHaveAttribute('data-state', 'running');
   await shoot(page, testInfo, 'hang');
