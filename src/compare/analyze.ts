@@ -78,7 +78,7 @@ const metricsOf = new WeakMap<GPUDevice, GpuMetrics>();
  * Where the comparisons are reduced: on the GPU (one GpuMetrics per device; its pipelines are cached), or, on a CPU
  * adapter where the reduction kernels are emulated and reading back is a memory copy, by metrics.ts ('auto').
  */
-function metricsEngine(
+export function metricsEngine(
   engine: Engine,
   choice: 'auto' | 'gpu' | 'cpu',
 ): { on: 'gpu' | 'cpu'; m: MetricsEngine } {

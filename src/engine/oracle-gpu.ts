@@ -6,6 +6,7 @@ import type { BufferRef, OverrideConstants, PipelineCache } from '../gpu/pipelin
 import type { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import { recordReadback, uploadBuffer } from '../gpu/readback';
+import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { dfScores, dfSoftmax, dfValues } from '../kernels/oracle/attention';
 import { fromDfPairs, toDfPairs } from '../kernels/oracle/df-common';
 import { dfEmbedding } from '../kernels/oracle/embedding';
@@ -32,6 +33,30 @@ export interface OracleRun {
 }
 
 export type OracleTaps = 'dump' | 'all';
+
+/** The ops a run's local checks re-run (src/compare/run-checks.ts). */
+export type OracleOp =
+  | 'embed'
+  | 'ln1'
+  | 'qkv'
+  | 'attention'
+  | 'dense'
+  | 'ln2'
+  | 'fc1'
+  | 'act'
+  | 'fc2'
+  | 'residual'
+  | 'layer'
+  | 'final_norm'
+  | 'lm_head';
+
+/** One op on recorded inputs: f32 buffers of n floats each, in the op's argument order. */
+export interface OracleOpCall {
+  op: OracleOp;
+  layer: number | null;
+  inputs: { buffer: GPUBuffer; n: number }[];
+  label: string;
+}
 
 export class OracleError extends Error {
   override name = 'OracleError';
@@ -115,7 +140,7 @@ export class GpuOracle {
     private readonly pipelines: PipelineCache,
     private readonly pool: BufferPool,
     private readonly model: GpuModel,
-    private readonly opts: { dfFma: boolean; maxBindingBytes: number },
+    private readonly opts: { dfFma: boolean; maxBindingBytes: number; angles?: RotaryAngles },
   ) {
     this.df = { DF_FMA: opts.dfFma };
     this.dfW = { DF_FMA: opts.dfFma, W_F16: model.weightsF16 };
@@ -211,6 +236,134 @@ export class GpuOracle {
     return rec.run();
   }
 
+  /**
+   * One op of the model, exactly, on inputs a run recorded (f32 [T, width] buffers, promoted exactly): the local
+   * check of a run from elsewhere (src/compare/run-checks.ts). The result is the tap 'out'. `embed` reads `tokens`;
+   * `residual` adds its two or three inputs in HF's order; `layer` is the whole layer.
+   */
+  opOn(encoder: GPUCommandEncoder, c: OracleOpCall, tokens: number[]): OracleRun {
+    const { cfg } = this.model;
+    const T = tokens.length;
+    const d = cfg.hiddenSize;
+    const rec = this.recording();
+    try {
+      const xs = c.inputs.map(({ buffer, n }, j) => {
+        const x = rec.df(n, `${c.label}.in${j}`);
+        rec.program.add(dfPromote(`${c.label}.promote${j}`, { x: buffer, out: x }, n));
+        return x;
+      });
+      const df = { constants: this.df };
+      const lw = c.layer === null ? null : this.model.layers[c.layer];
+      const linear = (w: GpuLinear, N: number, K: number) => {
+        const y = rec.df(T * N, c.label);
+        rec.program.add(
+          dfLinear(c.label, { x: xs[0], w: w.weight, b: w.bias, y, dummy: this.model.dummy }, T, N, K, {
+            constants: this.dfW,
+          }),
+        );
+        return { buffer: y, n: T * N };
+      };
+      const norm = (nw: { weight: GPUBuffer; bias: GPUBuffer }) => {
+        const y = rec.df(T * d, c.label);
+        rec.program.add(dfLayerNorm(c.label, { x: xs[0], ...nw, y }, T, d, cfg.layerNormEps, df));
+        return { buffer: y, n: T * d };
+      };
+      let out: DfBuffer;
+      switch (c.op) {
+        case 'embed': {
+          const ids = rec.upload(new Uint32Array(tokens), 'ids');
+          const y = rec.df(T * d, c.label);
+          this.model.embedIn.forEach((chunk, k) => {
+            rec.program.add(
+              dfEmbedding(`${c.label}[${k}]`, { ids, table: chunk.buffer, out: y }, T, d, chunk, {
+                constants: this.dfW,
+              }),
+            );
+          });
+          out = { buffer: y, n: T * d };
+          break;
+        }
+        case 'ln1':
+          out = norm(lw!.inputLayernorm);
+          break;
+        case 'ln2':
+          out = norm(lw!.postAttentionLayernorm);
+          break;
+        case 'final_norm':
+          out = norm(this.model.finalLayerNorm);
+          break;
+        case 'qkv':
+          out = linear(lw!.attention.qkv, 3 * d, d);
+          break;
+        case 'dense':
+          out = linear(lw!.attention.dense, d, d);
+          break;
+        case 'fc1':
+          out = linear(lw!.mlp.denseHTo4h, cfg.intermediateSize, d);
+          break;
+        case 'fc2':
+          out = linear(lw!.mlp.dense4hToH, d, cfg.intermediateSize);
+          break;
+        case 'act': {
+          const n = T * cfg.intermediateSize;
+          const y = rec.df(n, c.label);
+          rec.program.add(dfGelu(c.label, { x: xs[0], y }, n, df));
+          out = { buffer: y, n };
+          break;
+        }
+        case 'attention': {
+          const H = cfg.numHeads;
+          const hd = cfg.headDim;
+          const rope = this.rotary(rec, T);
+          const [q, k, v] = ['q', 'k', 'v'].map((n) => rec.df(T * d, `${c.label}.${n}`));
+          const scores = rec.df(H * T * T, `${c.label}.scores`);
+          const probs = rec.df(H * T * T, `${c.label}.probs`);
+          const ctx = rec.df(T * d, c.label);
+          rec.program.add(
+            dfRotary(`${c.label}.rotary`, { qkv: xs[0], ...rope, q, k, v }, T, H, hd, cfg.rotaryNdims, df),
+          );
+          rec.program.add(dfScores(`${c.label}.scores`, { q, k, s: scores }, H, T, hd, df));
+          rec.program.add(dfSoftmax(`${c.label}.probs`, { s: scores, p: probs }, H, T, df));
+          rec.program.add(dfValues(c.label, { p: probs, v, ctx }, H, T, hd, df));
+          out = { buffer: ctx, n: T * d };
+          break;
+        }
+        case 'residual': {
+          const y = rec.df(T * d, c.label);
+          const [a, b, cc] = xs;
+          rec.program.add(
+            dfResidual(c.label, { a, b, c: cc ?? null, out: y, dummy: this.model.dummy }, T * d, df),
+          );
+          out = { buffer: y, n: T * d };
+          break;
+        }
+        case 'layer': {
+          const rope = this.rotary(rec, T);
+          const y = this.recordLayer(
+            rec,
+            c.layer!,
+            xs[0],
+            T,
+            rope,
+            this.layerBuffers(rec, T, c.label),
+            'dump',
+          );
+          out = { buffer: y, n: T * d };
+          break;
+        }
+        case 'lm_head':
+          out = this.lmHead(rec, xs[0], T);
+          break;
+      }
+      rec.taps.set('out', out);
+      rec.program.encode(encoder);
+    } catch (e) {
+      rec.release();
+      throw e;
+    }
+    return rec.run();
+  }
+
   private recording(): Recording {
     return new Recording(this.device, this.pipelines, this.pool, this.opts.maxBindingBytes);
   }
@@ -218,7 +371,7 @@ export class GpuOracle {
   /** cos/sin [T, r/2] in fp64 as the CPU oracle computes them, uploaded as df pairs. */
   private rotary(rec: Recording, T: number): { cos: GPUBuffer; sin: GPUBuffer } {
     const { cfg } = this.model;
-    const t = rotaryTablesF64(T, cfg.rotaryNdims, cfg.rotaryBase);
+    const t = rotaryTablesF64(T, cfg.rotaryNdims, cfg.rotaryBase, this.opts.angles);
     return { cos: rec.upload(toDfPairs(t.cos), 'cos'), sin: rec.upload(toDfPairs(t.sin), 'sin') };
   }
 

@@ -10,6 +10,7 @@ import { layerNormF64 } from './layernorm';
 import { linearF64 } from './linear';
 import { add3F64, addF64 } from './residual';
 import { splitHeadsRotaryF64 } from './rotary';
+import type { RotaryAngles } from './rotary-angles';
 
 function linear(x: Float64Array, M: number, K: number, w: LinearWeights, N: number): Float64Array {
   return linearF64(x, M, K, w.weight.data, w.bias ? w.bias.data : null, N);
@@ -28,6 +29,8 @@ function finiteScores(scores: Float64Array, H: number, T: number): Float64Array 
 export interface OracleOptions {
   /** Applied to every op's output: the storage rounding of a precision mode (identity = exact fp64). */
   round?: (v: Float64Array) => Float64Array;
+  /** Rotary angles: 'exact' (default) or Hugging Face's fp32 ones (rotary-angles.ts; runs dumped from PyTorch). */
+  angles?: RotaryAngles;
 }
 
 /**
@@ -104,7 +107,7 @@ export function oracleLayer(
   // Attention: dense(attention(input_layernorm(x))).
   const ln1 = r(layerNormF64(x, T, d, lw.inputLayernorm.weight.data, lw.inputLayernorm.bias.data, eps)); // [T, d]
   const qkv = r(linear(ln1, T, d, lw.qkv, 3 * d)); // [T, 3d] = [T, H, 3, hd]
-  const split = splitHeadsRotaryF64(qkv, T, H, hd, cfg.rotaryNdims, cfg.rotaryBase);
+  const split = splitHeadsRotaryF64(qkv, T, H, hd, cfg.rotaryNdims, cfg.rotaryBase, opts.angles);
   const [q, k, v] = [r(split.q), r(split.k), r(split.v)]; // [H, T, hd]
   const scores = r(attentionScoresF64(q, k, H, T, hd)); // [H, T, T]
   const probs = r(softmaxCausalF64(scores, H, T)); // [H, T, T]

@@ -1,17 +1,12 @@
 // fp64 oracle: split the fused QKV into heads and apply rotary embeddings (HF GPTNeoX, rotate-half).
+import { type RotaryAngles, rotaryAngleTable } from './rotary-angles';
 
-/** inv_freq[i] = 1 / base^(2i / rotaryNdims), i < rotaryNdims / 2, in float64 (HF uses fp32 here). */
-export function rotaryInvFreq(rotaryNdims: number, base: number): Float64Array {
-  const half = Math.floor(rotaryNdims / 2);
-  const out = new Float64Array(half); // [r/2]
-  for (let i = 0; i < half; i++) out[i] = 1 / base ** ((2 * i) / rotaryNdims);
-  return out;
-}
+export { rotaryInvFreq } from './rotary-angles';
 
 /**
  * qkv [T, H, 3, hd] (HF fused layout: per head q = [0, hd), k = [hd, 2hd), v = [2hd, 3hd)) -> q, k, v each
  * [H, T, hd]; q and k rotated on their first rotaryNdims dims at positions t = 0..T-1:
- * out[i] = x[i] cos - x[i+half] sin, out[i+half] = x[i+half] cos + x[i] sin, angle = t * inv_freq[i].
+ * out[i] = x[i] cos - x[i+half] sin, out[i+half] = x[i+half] cos + x[i] sin, angle = t · inv_freq[i] (rotary-angles.ts).
  */
 export function splitHeadsRotaryF64(
   qkv: ArrayLike<number>,
@@ -20,6 +15,7 @@ export function splitHeadsRotaryF64(
   hd: number,
   rotaryNdims: number,
   base: number,
+  angles: RotaryAngles = 'exact',
 ): { q: Float64Array; k: Float64Array; v: Float64Array } {
   if (rotaryNdims < 0 || rotaryNdims > hd || rotaryNdims % 2 !== 0) {
     throw new Error(`splitHeadsRotaryF64: rotaryNdims ${rotaryNdims} must be even and within [0, ${hd}]`);
@@ -30,12 +26,12 @@ export function splitHeadsRotaryF64(
   const k = new Float64Array(H * T * hd); // [H, T, hd]
   const v = new Float64Array(H * T * hd); // [H, T, hd]
   const half = rotaryNdims / 2;
-  const invFreq = rotaryInvFreq(rotaryNdims, base);
+  const theta = rotaryAngleTable(T, rotaryNdims, base, angles); // [T, r/2]
   const cos = new Float64Array(half);
   const sin = new Float64Array(half);
   for (let t = 0; t < T; t++) {
     for (let i = 0; i < half; i++) {
-      const angle = t * invFreq[i];
+      const angle = theta[t * half + i];
       cos[i] = Math.cos(angle);
       sin[i] = Math.sin(angle);
     }

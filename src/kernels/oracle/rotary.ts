@@ -1,6 +1,6 @@
 import type { KernelDef } from '../../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../../gpu/program';
-import { rotaryInvFreq } from '../cpu/rotary';
+import { type RotaryAngles, rotaryAngleTable } from '../cpu/rotary-angles';
 import { grid1d, type KernelOpts } from '../grid';
 import { DF_INCLUDES } from './df-common';
 
@@ -30,14 +30,15 @@ export function rotaryTablesF64(
   T: number,
   r: number,
   base: number,
+  angles: RotaryAngles = 'exact',
 ): { cos: Float64Array; sin: Float64Array } {
   const half = r / 2;
-  const invFreq = rotaryInvFreq(r, base);
+  const theta = rotaryAngleTable(T, r, base, angles); // [T, r/2]
   const cos = new Float64Array(Math.max(1, T * half));
   const sin = new Float64Array(Math.max(1, T * half));
   for (let t = 0; t < T; t++) {
     for (let i = 0; i < half; i++) {
-      const angle = t * invFreq[i];
+      const angle = theta[t * half + i];
       cos[t * half + i] = Math.cos(angle);
       sin[t * half + i] = Math.sin(angle);
     }

@@ -1,0 +1,353 @@
+// The analysis of runs made elsewhere (docs/RUNS.md): one or two run files of the loaded model on the same tokens,
+// as a pipeline of named phases — sources (the files' tensors uploaded, the engine's reference path as the floor's
+// run), oracle (the exact forward, and each op re-run exactly from every run's own recorded inputs), comparisons
+// (reduced on the GPU in one submit) and verdict (the first op whose local error passes k × its floor, in words).
+//
+// An op's floor is the local error of the engine's fp32 reference kernel at the same op, measured the same way (the
+// reference path is a run too), never below one rounding of the run's storage precision. The oracle takes Hugging
+// Face's fp32 rotary angles (kernels/cpu/rotary-angles.ts): that is how the runs were made.
+import type { BatchForward, GpuBatch, GpuTap } from '../engine/batch';
+import type { Engine } from '../engine/engine';
+import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
+import { oracleForward } from '../kernels/cpu/forward';
+import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
+import type { Precision } from '../kernels/precision';
+import { checkSameTokens, type RunFile } from '../model/run-file';
+import type { DType } from '../model/types';
+import { DEFAULT_K, type Metric } from '../run/runspec';
+import { AnalysisCancelled, metricsEngine } from './analyze';
+import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
+import { JobList, type Side } from './jobs';
+import type { FullMetrics } from './metrics';
+import { decideOracle, type OracleChoice } from './oracle-source';
+import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
+import { exactOnCpu } from './run-checks-cpu';
+import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
+
+export interface RunInput {
+  file: RunFile;
+  /** sha256 of the file's bytes (hex), when the caller hashed it. */
+  sha256: string | null;
+}
+
+export interface AnalyzeRunsOptions {
+  k?: number;
+  metric?: Metric;
+  oracle?: OracleChoice;
+  metrics?: 'auto' | 'gpu' | 'cpu';
+  signal?: AbortSignal;
+  onProgress?: (phase: string, done: number, total: number) => void;
+}
+
+const ANGLES: RotaryAngles = 'hf-fp32';
+const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'bf16' };
+
+/** A run as the comparisons see it: its slots as f32 tensors on the GPU. */
+interface GpuRun {
+  id: string;
+  slots: Map<string, GpuTap>;
+  precision: Precision;
+  checks: OpCheck[];
+  missing: MissingCheck[];
+  names: (slot: string) => string;
+  /** The slots on the CPU (the CPU oracle's route only). */
+  cpu: Map<string, Float32Array> | null;
+}
+
+/** The engine's taps under the run-file slots (resid_mid is the sequential style's ln2_in). */
+function engineSlots(run: BatchForward): Map<string, GpuTap> {
+  const slots = new Map<string, GpuTap>();
+  for (const [name, tap] of run.taps) slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), tap);
+  return slots;
+}
+
+/** Sources: each file's slots uploaded (a tensor split like the oracle's logits is uploaded in the same pieces). */
+function uploadRun(batch: GpuBatch, run: RunFile, logitsParts: DfBuffer['parts']): Map<string, GpuTap> {
+  const T = run.tokens.length;
+  const slots = new Map<string, GpuTap>();
+  const put = (label: string, data: Float32Array) => {
+    const b = batch.buffer(data.byteLength, label);
+    batch.device.queue.writeBuffer(b, 0, data.buffer, data.byteOffset, data.byteLength);
+    return b;
+  };
+  for (const [slot, t] of run.slots) {
+    if (slot === 'logits' && logitsParts && logitsParts.length > 1) {
+      const width = t.data.length / T;
+      const parts = logitsParts.map((p) => {
+        const piece = new Float32Array(T * p.cols);
+        for (let r = 0; r < T; r++)
+          piece.set(t.data.subarray(r * width + p.col0, r * width + p.col0 + p.cols), r * p.cols);
+        return { buffer: put(`run:${slot}[${p.col0}]`, piece), col0: p.col0, cols: p.cols };
+      });
+      slots.set(slot, { name: t.name, buffer: parts[0].buffer, floats: t.data.length, parts });
+    } else slots.set(slot, { name: t.name, buffer: put(`run:${slot}`, t.data), floats: t.data.length });
+  }
+  return slots;
+}
+
+/** Runs the analysis of run A (and B, against A) on the engine's loaded model. */
+export async function analyzeRuns(
+  engine: Engine,
+  a: RunInput,
+  b: RunInput | null,
+  opts: AnalyzeRunsOptions = {},
+): Promise<RunsReport> {
+  const info = engine.modelInfo;
+  if (!info || !engine.gpuParts().model) throw new Error('no model is loaded');
+  if (b) checkSameTokens(a.file, b.file);
+  const cfg = info.config;
+  const tokens = a.file.tokens;
+  const T = tokens.length;
+  const k = opts.k ?? DEFAULT_K;
+  const metric = opts.metric ?? 'relL2';
+  const durations: Record<string, number> = {};
+  const phases = ['sources', 'oracle', 'comparisons', 'verdict'];
+  const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
+    if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
+    opts.onProgress?.(name, phases.indexOf(name), phases.length);
+    const t0 = performance.now();
+    const r = await f();
+    durations[name] = performance.now() - t0;
+    return r;
+  };
+  const { on: metricsOn, m: metrics } = metricsEngine(engine, opts.metrics ?? 'auto');
+  const oracleInfo = await decideOracle(engine, opts.oracle ?? 'auto');
+  const { device, pipelines, pool, model } = engine.gpuParts();
+  const gpuOracle =
+    oracleInfo.kind === 'gpu'
+      ? new GpuOracle(device, pipelines, pool, model, {
+          dfFma: oracleInfo.dfFma,
+          maxBindingBytes: engine.maxBindingBytes,
+          angles: ANGLES,
+        })
+      : null;
+  const layerOuts = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
+  const refBatch = engine.batch();
+  const batch = engine.batch();
+  try {
+    // The reference path first, in a submit of its own: on the CPU oracle's route its taps are read back.
+    const ref = refBatch.forward(tokens, { path: 'reference', precision: 'fp32', taps: 'all' });
+    await refBatch.submit();
+    let refCpu: Map<string, Float32Array> | null = null;
+    if (!gpuOracle) {
+      refCpu = new Map();
+      for (const [slot, tap] of engineSlots(ref)) refCpu.set(slot, await refBatch.read(tap, T));
+    }
+
+    // Oracle's whole forward first (its logits' pieces decide how a run's logits are uploaded).
+    const forward = await phase('oracle', () => {
+      if (gpuOracle) {
+        const run = gpuOracle.forward(batch.encoder, tokens, 'dump');
+        batch.onRelease(() => run.release());
+        return run.taps;
+      }
+      const taps = new Map<string, Float64Array>();
+      oracleForward(cfg, engine.weights!, tokens, taps, { angles: ANGLES });
+      const up = new Map<string, DfBuffer>();
+      for (const name of ['embed', 'final_norm', 'logits', ...layerOuts]) {
+        const v = taps.get(name);
+        if (!v) continue;
+        const buffer = uploadDf(device, v);
+        batch.onRelease(() => buffer.destroy());
+        up.set(name, { buffer, n: v.length });
+      }
+      return up;
+    });
+
+    const runs = await phase('sources', () => {
+      const lmHead = a.file.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
+      const make = (
+        id: string,
+        slots: Map<string, GpuTap>,
+        precision: Precision,
+        cpu: Map<string, Float32Array> | null,
+      ): GpuRun => {
+        const { checks, missing } = runChecks(cfg, (s) => slots.has(s), lmHead);
+        return { id, slots, precision, checks, missing, names: (s) => slots.get(s)?.name ?? s, cpu };
+      };
+      const files = [a, b].filter((r): r is RunInput => r !== null);
+      return {
+        ref: make('reference', engineSlots(ref), 'fp32', refCpu),
+        files: files.map((r, j) =>
+          make(
+            j === 0 ? 'A' : 'B',
+            uploadRun(batch, r.file, forward.get('logits')?.parts),
+            PRECISION[r.file.storage],
+            gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
+          ),
+        ),
+      };
+    });
+
+    // The exact output of every check of every run (the reference path's own checks are the floors).
+    const exact = await phase('oracle', () => {
+      const all = [runs.ref, ...runs.files];
+      return all.map((run) =>
+        run.checks.map((c): DfBuffer => {
+          if (gpuOracle) {
+            const inputs = c.inputs.map((s) => ({
+              buffer: run.slots.get(s)!.buffer,
+              n: run.slots.get(s)!.floats,
+            }));
+            const one = gpuOracle.opOn(
+              batch.encoder,
+              { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
+              tokens,
+            );
+            batch.onRelease(() => one.release());
+            return one.taps.get('out')!;
+          }
+          return cpuExact(engine, batch, run, c, tokens);
+        }),
+      );
+    });
+
+    const results = await phase('comparisons', async () => {
+      const jobs = new JobList(T, 'fp32');
+      const f32 = (t: GpuTap): Side => ({ f32: t });
+      const zero = needsScale(metric)
+        ? batch.buffer(T * Math.max(cfg.hiddenSize * 4, cfg.vocabSize) * 4, 'zero')
+        : null;
+      const scaleJob = (t: GpuTap) =>
+        zero ? jobs.compare(f32(t), { zero, floats: t.floats }, `${t.name} scale`) : -1;
+      const layerSlots = ['embed', ...layerOuts, 'final_norm', 'logits'];
+      const curves = layerSlots.map((slot) => {
+        const o = forward.get(slot);
+        const refTap = runs.ref.slots.get(slot)!;
+        if (!o) return null;
+        return {
+          slot,
+          floor: jobs.compare(f32(refTap), { df: o }, `${slot} floor`),
+          scale: scaleJob(refTap),
+          runs: runs.files.map((r) =>
+            r.slots.has(slot) ? jobs.compare(f32(r.slots.get(slot)!), { df: o }, `${r.id} ${slot}`) : -1,
+          ),
+          bVsA:
+            runs.files.length === 2 && runs.files.every((r) => r.slots.has(slot))
+              ? jobs.compare(
+                  f32(runs.files[1].slots.get(slot)!),
+                  f32(runs.files[0].slots.get(slot)!),
+                  `B vs A ${slot}`,
+                )
+              : -1,
+        };
+      });
+      const checkJobs = [runs.ref, ...runs.files].map((run, j) =>
+        run.checks.map((c, i) => ({
+          err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`),
+          scale: scaleJob(run.slots.get(c.output)!),
+        })),
+      );
+      const pending = jobs.record(metrics, batch.encoder);
+      batch.onRelease(() => pending.release());
+      await batch.submit();
+      const out = (await pending.read()).compare;
+      return { curves, checkJobs, got: (j: number): FullMetrics => out[j].metrics };
+    });
+
+    return await phase('verdict', () => {
+      const { got } = results;
+      const scaleOf = (j: number) => (j < 0 ? 0 : got(j).maxAbs);
+      const refChecks = new Map(runs.ref.checks.map((c, i) => [c.id, results.checkJobs[0][i]]));
+      const checks: RunCheckResult[] = runs.files.flatMap((run, r) =>
+        run.checks.map((c, i) => {
+          const jobs = results.checkJobs[r + 1][i];
+          const floorJob = refChecks.get(c.id)!;
+          const error = got(jobs.err);
+          const floor = got(floorJob.err);
+          const ratio = ratioOf(error, floor, metric, run.precision, scaleOf(jobs.scale));
+          const nonFinite = nonFiniteIn(error);
+          return {
+            run: run.id,
+            id: c.id,
+            op: c.op,
+            layer: c.layer,
+            module: c.module,
+            what: c.what,
+            inputs: c.inputs.map(run.names),
+            output: run.names(c.output),
+            error,
+            floor,
+            floorValue: effectiveFloor(floor, metric, run.precision, scaleOf(jobs.scale)),
+            ratio,
+            nonFinite,
+            born: ratio > k || nonFinite > 0,
+          };
+        }),
+      );
+      const curves = results.curves.flatMap((c) => {
+        if (!c) return [];
+        const floor = got(c.floor);
+        const scale = scaleOf(c.scale);
+        const per = (j: number, precision: Precision) => {
+          if (j < 0) return null;
+          const m = got(j);
+          const ratio = ratioOf(m, floor, metric, precision, scale);
+          return { metrics: m, ratio, diverged: ratio > k || nonFiniteIn(m) > 0 };
+        };
+        const lowest = runs.files.reduce<Precision>(
+          (p, r) => (r.precision === 'fp32' ? p : r.precision),
+          'fp32',
+        );
+        return [
+          {
+            slot: c.slot,
+            floor,
+            floorValue: effectiveFloor(floor, metric, 'fp32', scale),
+            runs: Object.fromEntries(runs.files.map((r, j) => [r.id, per(c.runs[j], r.precision)])),
+            bVsA: per(c.bVsA, lowest),
+          },
+        ];
+      });
+      const sources = [a, b]
+        .filter((r): r is RunInput => r !== null)
+        .map((r, j) => {
+          const run = runs.files[j];
+          return {
+            id: run.id,
+            file: r.file.file,
+            sha256: r.sha256,
+            label: r.file.label,
+            device: r.file.device,
+            dtype: r.file.dtype,
+            storage: r.file.storage,
+            tensors: r.file.slots.size,
+            ignored: r.file.ignored,
+            handoffs: r.file.handoffs,
+            checks: run.checks.length,
+            missing: run.missing,
+          };
+        });
+      const report: RunsReport = {
+        schema: RUNS_REPORT_SCHEMA,
+        createdAt: new Date().toISOString(),
+        model: { name: info.name, config: cfg },
+        adapter: engine.adapter,
+        tokens,
+        metric,
+        k,
+        oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
+        metricsOn,
+        floorFrom: 'the engine reference path (fp32), its local error at the same op',
+        runs: sources,
+        curves,
+        checks,
+        ...verdictOf(sources, checks, curves, k),
+        durations,
+      };
+      return report;
+    });
+  } finally {
+    batch.release();
+    refBatch.release();
+  }
+}
+
+/** The CPU oracle's exact output of one check, uploaded as double-float pairs. */
+function cpuExact(engine: Engine, batch: GpuBatch, run: GpuRun, c: OpCheck, tokens: number[]): DfBuffer {
+  const cfg = engine.modelInfo!.config;
+  const v = exactOnCpu(c, cfg, engine.weights!, tokens, (s) => run.cpu!.get(s)!, ANGLES);
+  const buffer = uploadDf(batch.device, v);
+  batch.onRelease(() => buffer.destroy());
+  return { buffer, n: v.length };
+}

@@ -1,0 +1,182 @@
+// The report of an analysis of runs from elsewhere (docs/RUNS.md): where each run came from, its per-layer curves
+// against the exact forward, every local check, and the verdict in words, naming the op by the dump's own module path.
+import type { OracleOp } from '../engine/oracle-gpu';
+import type { AdapterSummary } from '../gpu/device';
+import type { Handoff } from '../model/run-file';
+import type { DType, NeoXConfig } from '../model/types';
+import type { Metric } from '../run/runspec';
+import type { FullMetrics } from './metrics';
+import type { OracleInfo } from './report';
+import type { MissingCheck } from './run-checks';
+
+export const RUNS_REPORT_SCHEMA = 'divergence-runs-report/1';
+
+export interface RunSourceInfo {
+  /** 'A' or 'B'. */
+  id: string;
+  file: string;
+  sha256: string | null;
+  label: string | null;
+  device: string | null;
+  dtype: string | null;
+  /** The widest storage dtype among its tensors: the floor is never below one rounding of it. */
+  storage: DType;
+  /** Slots filled (a tensor and its aliases count once). */
+  tensors: number;
+  /** Names the contract does not use. */
+  ignored: string[];
+  /** Two names of one slot that hold different tensors. */
+  handoffs: Handoff[];
+  checks: number;
+  /** Checks that could not run for lack of taps: the answer is narrowed by these. */
+  missing: MissingCheck[];
+}
+
+export interface RunCheckResult {
+  run: string;
+  id: string;
+  op: OracleOp;
+  layer: number | null;
+  module: string;
+  what: string;
+  /** The run's own tensor names the check read and compared. */
+  inputs: string[];
+  output: string;
+  /** The run's output against the exact op on the run's own inputs. */
+  error: FullMetrics;
+  /** The engine's fp32 reference kernel measured the same way at the same op. */
+  floor: FullMetrics;
+  floorValue: number;
+  ratio: number;
+  nonFinite: number;
+  /** ratio > k, or NaN/Inf in the output: the error is born at this op. */
+  born: boolean;
+}
+
+export interface CurvePoint {
+  metrics: FullMetrics;
+  ratio: number;
+  diverged: boolean;
+}
+
+/** One point of the per-layer curves: embed, layers.i.out, final_norm, logits. */
+export interface RunCurve {
+  slot: string;
+  /** The engine's reference path against the exact forward (the noise floor). */
+  floor: FullMetrics;
+  floorValue: number;
+  /** Each run against the exact forward (null where the run lacks the tensor). */
+  runs: Record<string, CurvePoint | null>;
+  bVsA: CurvePoint | null;
+}
+
+export interface RunFinding {
+  run: string;
+  diverged: boolean;
+  check: string | null;
+  layer: number | null;
+  module: string | null;
+  sentence: string;
+}
+
+export interface RunsReport {
+  schema: typeof RUNS_REPORT_SCHEMA;
+  createdAt: string;
+  model: { name: string; config: NeoXConfig };
+  adapter: AdapterSummary;
+  tokens: number[];
+  metric: Metric;
+  k: number;
+  oracle: OracleInfo;
+  metricsOn: 'gpu' | 'cpu';
+  floorFrom: string;
+  runs: RunSourceInfo[];
+  curves: RunCurve[];
+  checks: RunCheckResult[];
+  verdict: 'agree' | 'diverged';
+  /** Per run: its first divergent op (or that it agrees), in words. */
+  findings: RunFinding[];
+  /** The whole answer in one line. */
+  sentence: string;
+  durations: Record<string, number>;
+}
+
+const times = (r: number) => (Number.isFinite(r) ? `${r.toPrecision(2)}×` : 'infinitely far past');
+
+function runName(s: RunSourceInfo): string {
+  return `run ${s.id}${s.label ? ` (${s.label})` : ''}`;
+}
+
+/** The verdict: per run, the first check (in forward order) whose error is born there, said in words. */
+export function verdictOf(
+  sources: RunSourceInfo[],
+  checks: RunCheckResult[],
+  curves: RunCurve[],
+  k: number,
+): Pick<RunsReport, 'verdict' | 'findings' | 'sentence'> {
+  const findings: RunFinding[] = sources.map((s) => {
+    const mine = checks.filter((c) => c.run === s.id);
+    const first = mine.find((c) => c.born);
+    const narrowed =
+      s.missing.length > 0 ? ` (${s.missing.length} checks could not run for lack of taps)` : '';
+    if (first) {
+      const where = first.layer === null ? '' : `layer ${first.layer}: `;
+      const before = mine.slice(0, mine.indexOf(first));
+      const agreeBefore =
+        before.length === 0
+          ? 'it is the first op checked'
+          : `every op checked before it agrees (${before.length})`;
+      const what =
+        first.nonFinite > 0
+          ? `${first.what} (${first.module}) writes ${first.nonFinite} NaN/Inf values into ${first.output}`
+          : `${first.what}'s output (${first.output}) is ${times(first.ratio)} its floor away from the exact ${first.what} of its own inputs (${first.module})`;
+      return {
+        run: s.id,
+        diverged: true,
+        check: first.id,
+        layer: first.layer,
+        module: first.module,
+        sentence: `${runName(s)}, ${where}${what}; ${agreeBefore}${narrowed}.`,
+      };
+    }
+    const handoff = s.handoffs[0];
+    if (handoff)
+      return {
+        run: s.id,
+        diverged: true,
+        check: null,
+        layer: null,
+        module: null,
+        sentence: `${runName(s)}: every local check agrees, but ${handoff.other} differs from ${handoff.kept} in ${handoff.differing} elements: the tensor changed between those two modules.`,
+      };
+    const drift = curves.find((c) => c.runs[s.id]?.diverged);
+    if (drift)
+      return {
+        run: s.id,
+        diverged: true,
+        check: null,
+        layer: null,
+        module: null,
+        sentence: `${runName(s)}: no local check passes ${k}× its floor, yet its ${drift.slot} is ${times(drift.runs[s.id]!.ratio)} the end-to-end floor away from the exact forward${narrowed}.`,
+      };
+    const worst = checks
+      .filter((c) => c.run === s.id)
+      .reduce<RunCheckResult | null>((w, c) => (w === null || c.ratio > w.ratio ? c : w), null);
+    return {
+      run: s.id,
+      diverged: false,
+      check: null,
+      layer: null,
+      module: null,
+      sentence: `${runName(s)} agrees with the exact forward: all ${s.checks} local checks within ${k}× their floors${
+        worst ? ` (closest: ${worst.module} at ${times(worst.ratio)})` : ''
+      }${narrowed}.`,
+    };
+  });
+  const diverged = findings.some((f) => f.diverged);
+  return {
+    verdict: diverged ? 'diverged' : 'agree',
+    findings,
+    sentence: findings.map((f) => f.sentence).join(' '),
+  };
+}

@@ -1,0 +1,216 @@
+// A run file (docs/RUNS.md, the contract): one safetensors file of named tensors from one forward of a known model on
+// known tokens, dumped by forward hooks in PyTorch (tools/dump_run.py) or anything that writes the same names. Read as
+// a stream, tensor by tensor; everything that can be checked against the model's config is checked as soon as the
+// header is in, before any tensor is decoded and before any GPU work: one line naming what is wrong.
+import { ModelLoadError, quoteName } from './errors';
+import { layerIndexIn, type SlotRef, slotOfName, slotWidth } from './run-names';
+import type { SafetensorsEntry } from './safetensors';
+import { streamSafetensors } from './stream';
+import type { DType, NeoXConfig } from './types';
+
+/** One slot of a run: the tensor that filled it, as f32 [T, width]. */
+export interface RunTensor {
+  /** The run's own name for it (the first of its aliases in the file). */
+  name: string;
+  dtype: DType;
+  data: Float32Array;
+}
+
+/** Two names of one slot whose tensors differ: something changed the tensor between two modules. */
+export interface Handoff {
+  slot: string;
+  kept: string;
+  other: string;
+  /** Elements whose bits differ. */
+  differing: number;
+}
+
+export interface RunFile {
+  file: string;
+  tokens: number[];
+  label: string | null;
+  device: string | null;
+  dtype: string | null;
+  /** Slot → tensor ('embed', 'layers.3.ln1', …, 'logits'). */
+  slots: Map<string, RunTensor>;
+  /** Names in the file the contract does not use (skipped, listed in the report). */
+  ignored: string[];
+  handoffs: Handoff[];
+  /** The widest storage dtype among the slots' tensors (F32 > F16 > BF16 in precision). */
+  storage: DType;
+  bytes: number;
+}
+
+export interface ReadRunOptions {
+  file?: string;
+  signal?: AbortSignal;
+  onProgress?(loaded: number, total: number | null): void;
+}
+
+function bad(file: string, detail: string, key?: string): ModelLoadError {
+  return new ModelLoadError(file, detail, key);
+}
+
+/** `__metadata__.tokens`: a JSON list of token ids inside the vocabulary, within max_position_embeddings. */
+export function parseRunTokens(meta: Record<string, string>, cfg: NeoXConfig, file: string): number[] {
+  const raw = meta.tokens;
+  if (raw === undefined)
+    throw bad(file, "__metadata__ has no 'tokens' (the JSON list of token ids the run was made on)");
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    throw bad(file, "__metadata__.tokens is not JSON (expected a list of token ids, e.g. '[3, 14, 15]')");
+  }
+  if (!Array.isArray(v) || v.length === 0)
+    throw bad(file, '__metadata__.tokens must be a non-empty JSON list of token ids');
+  v.forEach((id, t) => {
+    if (!Number.isInteger(id) || id < 0 || id >= cfg.vocabSize)
+      throw bad(
+        file,
+        `__metadata__.tokens[${t}] = ${JSON.stringify(id)} is not a token id of this model (vocabulary ${cfg.vocabSize})`,
+      );
+  });
+  if (v.length > cfg.maxPositionEmbeddings)
+    throw bad(
+      file,
+      `__metadata__.tokens holds ${v.length} tokens, past the model's max_position_embeddings ${cfg.maxPositionEmbeddings}`,
+    );
+  return v as number[];
+}
+
+/** Checks a tensor's shape against its slot: [T, width] (TransformerLens' hook_z: [T, H, head_dim]). */
+function checkShape(e: SafetensorsEntry, ref: SlotRef, T: number, cfg: NeoXConfig, file: string): void {
+  const width = slotWidth(ref.kind, cfg);
+  const want = ref.heads ? [T, cfg.numHeads, cfg.headDim] : [T, width];
+  const s = e.shape;
+  if (s.length === want.length && s.every((n, i) => n === want[i])) return;
+  const name = quoteName(e.name);
+  const shown = `[${s.join(', ')}]`;
+  if (s.length === want.length + 1 && s[0] === 1 && s.slice(1).every((n, i) => n === want[i]))
+    throw bad(
+      file,
+      `tensor ${name} has shape ${shown}: a run drops the batch dimension, expected [${want.join(', ')}]`,
+      e.name,
+    );
+  if (s.length !== want.length)
+    throw bad(
+      file,
+      `tensor ${name} has rank ${s.length} (shape ${shown}), expected rank ${want.length} [${want.join(', ')}]`,
+      e.name,
+    );
+  if (s[0] !== T)
+    throw bad(
+      file,
+      `tensor ${name} has ${s[0]} rows but __metadata__.tokens holds ${T} tokens (a run of another prompt?)`,
+      e.name,
+    );
+  throw bad(
+    file,
+    `tensor ${name} has shape ${shown}, expected [${want.join(', ')}] for this model (a run of another model?)`,
+    e.name,
+  );
+}
+
+const RANK: Record<DType, number> = { F32: 2, F16: 1, BF16: 0 };
+
+/** Elements whose bits differ (NaN payloads included). */
+function bitDiff(a: Float32Array, b: Float32Array): number {
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  let n = 0;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) n++;
+  return n;
+}
+
+/**
+ * Reads a run file from a stream of chunks for the model `cfg`. The header, the metadata and every used tensor's
+ * name, dtype and shape are checked before any tensor is read; then each tensor is decoded as it arrives and kept
+ * once per slot (a second name of the same slot is compared bit for bit with the first and dropped).
+ */
+export async function readRunFile(
+  source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+  totalBytes: number | null,
+  cfg: NeoXConfig,
+  opts: ReadRunOptions = {},
+): Promise<RunFile> {
+  const file = opts.file ?? 'run.safetensors';
+  const L = cfg.numLayers;
+  const refs = new Map<string, SlotRef>();
+  const ignored: string[] = [];
+  const slots = new Map<string, RunTensor>();
+  const handoffs: Handoff[] = [];
+  let tokens: number[] = [];
+  let meta: Record<string, string> = {};
+  const used = (name: string) => {
+    const ref = slotOfName(name, L);
+    if (ref) refs.set(name, ref);
+    else ignored.push(name);
+    return ref !== null;
+  };
+  const { bytes } = await streamSafetensors(source, totalBytes, {
+    file,
+    signal: opts.signal,
+    onProgress: opts.onProgress,
+    ignore: (name) => !used(name),
+    onHeader(header) {
+      meta = header.metadata;
+      tokens = parseRunTokens(meta, cfg, file);
+      for (const name of [...ignored, ...header.entries.keys()]) {
+        const i = layerIndexIn(name);
+        const last = name.startsWith('hidden_states.') ? L : L - 1;
+        if (i !== null && i > last)
+          throw bad(
+            file,
+            `tensor ${quoteName(name)} names layer ${i}, but the model has ${L} layers (a run of another model?)`,
+            name,
+          );
+      }
+      if (header.entries.size === 0)
+        throw bad(
+          file,
+          `no tensor of the run-file contract (module paths with ':in'/':out', 'hidden_states.N', 'logits'; docs/RUNS.md) among its ${ignored.length} tensors`,
+        );
+      for (const e of header.entries.values()) {
+        checkShape(e, refs.get(e.name)!, tokens.length, cfg, file);
+      }
+    },
+    onTensor(name, e, data) {
+      const ref = refs.get(name)!;
+      const held = slots.get(ref.slot);
+      if (!held) {
+        slots.set(ref.slot, { name, dtype: e.dtype, data });
+        return;
+      }
+      const differing = bitDiff(held.data, data);
+      if (differing > 0) handoffs.push({ slot: ref.slot, kept: held.name, other: name, differing });
+    },
+  });
+  let storage: DType = 'BF16';
+  for (const t of slots.values()) if (RANK[t.dtype] > RANK[storage]) storage = t.dtype;
+  const str = (k: string) => (typeof meta[k] === 'string' && meta[k] !== '' ? meta[k] : null);
+  return {
+    file,
+    tokens,
+    label: str('label'),
+    device: str('device'),
+    dtype: str('dtype'),
+    slots,
+    ignored,
+    handoffs,
+    storage,
+    bytes,
+  };
+}
+
+/** Two runs must be of the same tokens to be compared with each other. */
+export function checkSameTokens(a: RunFile, b: RunFile): void {
+  const same = a.tokens.length === b.tokens.length && a.tokens.every((t, i) => t === b.tokens[i]);
+  if (same) return;
+  const at = a.tokens.findIndex((t, i) => t !== b.tokens[i]);
+  const where =
+    a.tokens.length !== b.tokens.length
+      ? `${a.tokens.length} tokens against ${b.tokens.length}`
+      : `they differ first at position ${at} (${a.tokens[at]} against ${b.tokens[at]})`;
+  throw bad(b.file, `run B is of other tokens than run A (${a.file}): ${where}`);
+}

@@ -1,0 +1,140 @@
+// The names of a run file (docs/RUNS.md): Hugging Face module paths + `:in` / `:out` (what forward pre-/post-hooks
+// on GPTNeoXForCausalLM.named_modules() give), `hidden_states.{i}`, `logits`, and TransformerLens cache names,
+// each mapped onto one slot of the forward. A slot is the join key with the oracle and the engine's taps: `embed`,
+// `layers.{i}.{ln1|qkv|ctx|attn_out|ln2_in|ln2|fc1|gelu|mlp_out|out}`, `final_norm`, `logits`. A layer's input is
+// the previous layer's `out` (or `embed`), so `gpt_neox.layers.3:in` is the slot `layers.2.out`.
+import type { NeoXConfig } from './types';
+
+/** What a slot holds: its width per token (shape [T, width]). */
+export type SlotKind = 'hidden' | 'qkv' | 'ff' | 'vocab';
+
+/** The per-layer slots in forward order. */
+export const LAYER_SLOTS = [
+  'ln1',
+  'qkv',
+  'ctx',
+  'attn_out',
+  'ln2_in',
+  'ln2',
+  'fc1',
+  'gelu',
+  'mlp_out',
+  'out',
+] as const;
+export type LayerSlot = (typeof LAYER_SLOTS)[number];
+
+/** Where a name of a run file lands: its slot and layer (null for embed, final_norm, logits). */
+export interface SlotRef {
+  slot: string;
+  layer: number | null;
+  kind: SlotKind;
+  /** TransformerLens' hook_z is [T, H, hd]; everything else is [T, width]. */
+  heads?: boolean;
+}
+
+const LAYER_MODULE: Record<string, { in?: LayerSlot | 'in'; out?: LayerSlot }> = {
+  '': { in: 'in', out: 'out' },
+  input_layernorm: { in: 'in', out: 'ln1' },
+  attention: { in: 'ln1', out: 'attn_out' },
+  'attention.query_key_value': { in: 'ln1', out: 'qkv' },
+  'attention.dense': { in: 'ctx', out: 'attn_out' },
+  post_attention_dropout: { in: 'attn_out', out: 'attn_out' },
+  post_attention_layernorm: { in: 'ln2_in', out: 'ln2' },
+  mlp: { in: 'ln2', out: 'mlp_out' },
+  'mlp.dense_h_to_4h': { in: 'ln2', out: 'fc1' },
+  'mlp.act': { in: 'fc1', out: 'gelu' },
+  'mlp.dense_4h_to_h': { in: 'gelu', out: 'mlp_out' },
+  post_mlp_dropout: { in: 'mlp_out', out: 'mlp_out' },
+};
+
+const TL_LAYER: Record<string, LayerSlot | 'in'> = {
+  hook_resid_pre: 'in',
+  hook_resid_mid: 'ln2_in',
+  hook_resid_post: 'out',
+  hook_attn_out: 'attn_out',
+  hook_mlp_out: 'mlp_out',
+  'ln1.hook_normalized': 'ln1',
+  'ln2.hook_normalized': 'ln2',
+  'mlp.hook_pre': 'fc1',
+  'mlp.hook_post': 'gelu',
+  'attn.hook_z': 'ctx',
+};
+
+const TOP: Record<string, string> = {
+  'gpt_neox.embed_in:out': 'embed',
+  'gpt_neox.emb_dropout:in': 'embed',
+  'gpt_neox.emb_dropout:out': 'embed',
+  'gpt_neox.final_layer_norm:out': 'final_norm',
+  'gpt_neox:out': 'final_norm',
+  'embed_out:in': 'final_norm',
+  'lm_head:in': 'final_norm',
+  'embed_out:out': 'logits',
+  'lm_head:out': 'logits',
+  ':out': 'logits',
+  logits: 'logits',
+  hook_embed: 'embed',
+  'ln_final.hook_normalized': 'final_norm',
+};
+
+export function slotKind(slot: string): SlotKind {
+  if (slot === 'logits') return 'vocab';
+  if (slot.endsWith('.qkv')) return 'qkv';
+  if (slot.endsWith('.fc1') || slot.endsWith('.gelu')) return 'ff';
+  return 'hidden';
+}
+
+/** The width of a slot's rows for a config. */
+export function slotWidth(kind: SlotKind, cfg: NeoXConfig): number {
+  return kind === 'vocab'
+    ? cfg.vocabSize
+    : kind === 'qkv'
+      ? 3 * cfg.hiddenSize
+      : kind === 'ff'
+        ? cfg.intermediateSize
+        : cfg.hiddenSize;
+}
+
+/** The slot a layer's input is: the previous layer's output, or the embeddings. */
+export function inputSlot(layer: number): string {
+  return layer === 0 ? 'embed' : `layers.${layer - 1}.out`;
+}
+
+function layerRef(layer: number, s: LayerSlot | 'in', heads = false): SlotRef {
+  const slot = s === 'in' ? inputSlot(layer) : `layers.${layer}.${s}`;
+  return { slot, layer: s === 'in' ? (layer === 0 ? null : layer - 1) : layer, kind: slotKind(slot), heads };
+}
+
+/**
+ * The slot a run file's tensor name lands in, or null for names the contract does not use (other modules such as
+ * the rotary embedding, dropouts inside attention): those are skipped and listed. `layers` is the model's count:
+ * a layer index past it is reported by the caller (a run of another model), so it is returned as it is.
+ */
+export function slotOfName(name: string, numLayers: number): SlotRef | null {
+  const top = TOP[name];
+  if (top !== undefined) return { slot: top, layer: null, kind: slotKind(top) };
+  if (name === 'gpt_neox.final_layer_norm:in') return layerRef(numLayers, 'in');
+  let m = /^hidden_states\.(\d+)$/.exec(name);
+  if (m) {
+    const i = Number(m[1]);
+    if (i === numLayers) return { slot: 'final_norm', layer: null, kind: 'hidden' };
+    return layerRef(i, 'in');
+  }
+  m = /^gpt_neox\.layers\.(\d+)(?:\.([a-z0-9_.]+))?:(in|out)$/.exec(name);
+  if (m) {
+    const entry = LAYER_MODULE[m[2] ?? ''];
+    const s = entry?.[m[3] as 'in' | 'out'];
+    return s === undefined ? null : layerRef(Number(m[1]), s);
+  }
+  m = /^blocks\.(\d+)\.([a-z0-9_.]+)$/.exec(name);
+  if (m) {
+    const s = TL_LAYER[m[2]];
+    return s === undefined ? null : layerRef(Number(m[1]), s, m[2] === 'attn.hook_z');
+  }
+  return null;
+}
+
+/** The layer index a name mentions (for "a run of another model" messages), or null. */
+export function layerIndexIn(name: string): number | null {
+  const m = /^(?:gpt_neox\.layers|blocks|hidden_states)\.(\d+)/.exec(name);
+  return m ? Number(m[1]) : null;
+}
