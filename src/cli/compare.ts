@@ -94,6 +94,11 @@ function fmt(m: Report['layers'][number]['floor'], metric: Report['metric']): st
 
 /** Writes the report; non-finite numbers become the strings "NaN", "Infinity", "-Infinity" (never null). */
 export function writeReport(r: Report, out: string) {
+  writeJson(r, out);
+}
+
+/** Writes a report as JSON, non-finite numbers as strings (never null). */
+export function writeJson(r: object, out: string) {
   const text = JSON.stringify(
     r,
     (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v),

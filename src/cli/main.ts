@@ -11,6 +11,7 @@ import { PRECISIONS, type Precision } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseTokenIds } from '../model/tokenizer';
 import { formatVerdict, modelDirFor, readSpec, runAnalysis, writeReport } from './compare';
+import { compareRunsCommand } from './compare-runs';
 import { dumpJsonText, firstNonFinite } from './dump-json';
 import { exitCodeFor, formatError } from './exit';
 import { CliInputError, checkOutPath, fsReason, quoteUser } from './files';
@@ -22,6 +23,7 @@ const USAGE = `usage:
   cli generate --model DIR (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]
   cli compare  --spec spec.json --out report.json [--model DIR]
   cli check    --spec spec.json [--model DIR]
+  cli compare-runs --model DIR --a A.safetensors [--b B.safetensors] [--out report.json] [--k 10] [--metric relL2]
 --verbose (any command) also shows what the GPU driver prints (Dawn and Vulkan loader warnings).
 forward refuses (exit 1, nothing written) when the dump holds NaN or Inf, unless --nonfinite-as-strings, which
 writes them as the JSON strings "NaN", "Infinity" and "-Infinity".`;
@@ -33,9 +35,10 @@ async function main(argv: string[]): Promise<number> {
     return cmd === undefined ? 2 : 0;
   }
   if (cmd === 'compare' || cmd === 'check') return compareCommand(cmd, rest);
+  if (cmd === 'compare-runs') return compareRunsCommand(rest, say);
   if (cmd !== 'forward' && cmd !== 'generate')
     throw new CliInputError(
-      `unknown command ${quoteUser(cmd)} (expected forward, generate, compare or check; --help for usage)`,
+      `unknown command ${quoteUser(cmd)} (expected forward, generate, compare, check or compare-runs; --help for usage)`,
     );
   const { values } = parseArgs({
     args: rest,

@@ -1,0 +1,136 @@
+// The run-file reader against bad runs: each refused with one line naming what is wrong, before any tensor is
+// decoded — another model, another prompt, the batch dimension kept, a truncated file, a name listed twice, tokens
+// past the vocabulary, no tokens, nothing of the contract; and good runs read with their aliases and handoffs.
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from './config';
+import { randomConfigJson } from './random-model';
+import { checkSameTokens, readRunFile } from './run-file';
+import { slotOfName } from './run-names';
+import { type TensorToWrite, writeSafetensors } from './safetensors';
+
+const cfg = parseConfigText(
+  JSON.stringify(
+    randomConfigJson({ vocab: 50, d: 12, layers: 2, heads: 3, ff: 20, rotaryPct: 0.5, parallel: true }),
+  ),
+);
+const T = 5;
+const tokens = [1, 2, 3, 4, 49];
+const t = (name: string, shape: number[], fill = 0.5): TensorToWrite => ({
+  name,
+  dtype: 'F32',
+  shape,
+  data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(fill),
+});
+const meta = (over: Record<string, string> = {}) => ({ tokens: JSON.stringify(tokens), ...over });
+
+async function read(bytes: Uint8Array, total: number | null = bytes.length) {
+  async function* one() {
+    yield bytes;
+  }
+  return readRunFile(one(), total, cfg, { file: 'run.safetensors' });
+}
+
+async function refused(bytes: Uint8Array, pattern: RegExp) {
+  const e = await read(bytes).then(
+    () => null,
+    (err: unknown) => err as Error & { kind?: string },
+  );
+  expect(e, `expected a refusal matching ${pattern}`).not.toBeNull();
+  expect(e!.kind).toBe('model');
+  expect(e!.message).not.toContain('\n');
+  expect(e!.message).toMatch(pattern);
+}
+
+describe('run files', () => {
+  it('maps module paths, hidden_states and TransformerLens names onto slots', () => {
+    const L = 4;
+    expect(slotOfName('gpt_neox.layers.3:in', L)?.slot).toBe('layers.2.out');
+    expect(slotOfName('gpt_neox.layers.0:in', L)?.slot).toBe('embed');
+    expect(slotOfName('gpt_neox.layers.2.mlp.dense_4h_to_h:in', L)?.slot).toBe('layers.2.gelu');
+    expect(slotOfName('gpt_neox.layers.2.attention.dense:in', L)?.slot).toBe('layers.2.ctx');
+    expect(slotOfName('gpt_neox.layers.2.post_attention_layernorm:in', L)?.slot).toBe('layers.2.ln2_in');
+    expect(slotOfName('hidden_states.0', L)?.slot).toBe('embed');
+    expect(slotOfName('hidden_states.2', L)?.slot).toBe('layers.1.out');
+    expect(slotOfName('hidden_states.4', L)?.slot).toBe('final_norm');
+    expect(slotOfName('gpt_neox.final_layer_norm:in', L)?.slot).toBe('layers.3.out');
+    expect(slotOfName('lm_head:out', L)?.slot).toBe('logits');
+    expect(slotOfName('embed_out:in', L)?.slot).toBe('final_norm');
+    expect(slotOfName('blocks.1.hook_resid_pre', L)?.slot).toBe('layers.0.out');
+    expect(slotOfName('blocks.1.hook_resid_mid', L)?.slot).toBe('layers.1.ln2_in');
+    expect(slotOfName('blocks.1.ln2.hook_normalized', L)?.slot).toBe('layers.1.ln2');
+    expect(slotOfName('gpt_neox.rotary_emb:out', L)).toBeNull();
+    expect(slotOfName('gpt_neox.layers.1.attention.rotary_emb:out', L)).toBeNull();
+  });
+
+  it('reads a good run: one tensor per slot, aliases compared, unknown names listed', async () => {
+    const differ = t('gpt_neox.layers.1:in', [T, 12], 0.25);
+    const r = await read(
+      writeSafetensors(
+        [
+          t('gpt_neox.layers.0:out', [T, 12]),
+          differ,
+          t('hidden_states.1', [T, 12]),
+          t('gpt_neox.rotary_emb:out', [T, 2]),
+          { ...t('logits', [T, 50]), dtype: 'BF16' },
+        ],
+        meta({ label: 'mine', device: 'cpu' }),
+      ),
+    );
+    expect(r.tokens).toEqual(tokens);
+    expect(r.label).toBe('mine');
+    expect([...r.slots.keys()].sort()).toEqual(['layers.0.out', 'logits']);
+    expect(r.ignored).toEqual(['gpt_neox.rotary_emb:out']);
+    expect(r.handoffs).toEqual([
+      {
+        slot: 'layers.0.out',
+        kept: 'gpt_neox.layers.0:out',
+        other: 'gpt_neox.layers.1:in',
+        differing: T * 12,
+      },
+    ]);
+    expect(r.storage).toBe('F32');
+  });
+
+  it('refuses bad runs with one line naming what is wrong', async () => {
+    const good = t('gpt_neox.layers.0:out', [T, 12]);
+    await refused(
+      writeSafetensors([t('gpt_neox.layers.0:out', [1, T, 12])], meta()),
+      /drops the batch dimension/,
+    );
+    await refused(writeSafetensors([t('gpt_neox.layers.0:out', [T * 12])], meta()), /rank 1/);
+    await refused(writeSafetensors([t('gpt_neox.layers.0:out', [T, 16])], meta()), /another model/);
+    await refused(
+      writeSafetensors([t('gpt_neox.layers.0:out', [T + 1, 12])], meta()),
+      /holds 5 tokens.*another prompt/,
+    );
+    await refused(
+      writeSafetensors([t('gpt_neox.layers.5:out', [T, 12])], meta()),
+      /layer 5, but the model has 2 layers/,
+    );
+    await refused(writeSafetensors([t('hidden_states.3', [T, 12])], meta()), /layer 3, but the model has 2/);
+    await refused(
+      writeSafetensors([good], meta({ tokens: '[1, 2, 50]' })),
+      /tokens\[2\] = 50 .*vocabulary 50/,
+    );
+    await refused(writeSafetensors([good], meta({ tokens: 'one two' })), /not JSON/);
+    await refused(writeSafetensors([good], {}), /no 'tokens'/);
+    await refused(
+      writeSafetensors([t('gpt_neox.rotary_emb:out', [T, 2])], meta()),
+      /no tensor of the run-file contract/,
+    );
+    const bytes = writeSafetensors([good, t('logits', [T, 50])], meta());
+    await refused(bytes.subarray(0, bytes.length - 7), /past the end of the data section|truncated/);
+    // A name listed twice: the header's second name overwritten in place with the first (same length).
+    const two = writeSafetensors([t('hidden_states.0', [T, 12]), t('hidden_states.1', [T, 12])], meta());
+    const twice = Uint8Array.from(two);
+    const at = Buffer.from(twice).indexOf('hidden_states.1');
+    twice[at + 'hidden_states.'.length] = '0'.charCodeAt(0);
+    await refused(twice, /twice|duplicate/i);
+  });
+
+  it('two runs of different prompts are refused', async () => {
+    const a = await read(writeSafetensors([t('logits', [T, 50])], meta()));
+    const b = await read(writeSafetensors([t('logits', [T, 50])], meta({ tokens: '[1, 2, 3, 5, 49]' })));
+    expect(() => checkSameTokens(a, b)).toThrow(/other tokens .* position 3 \(4 against 5\)/);
+  });
+});
