@@ -83,7 +83,7 @@ describe('buildSpec', () => {
 
 describe('progress', () => {
   it('labels phases in words and counts local layers from 1', () => {
-    expect(phaseLabel({ phase: 'reference', done: 0, total: 6 })).toMatch(/Reference path/);
+    expect(phaseLabel({ phase: 'sources', done: 0, total: 6 })).toMatch(/Both paths/);
     expect(phaseLabel({ phase: 'local layer 2', done: 2, total: 4 })).toBe('Local error: layer 3 of 4');
     expect(phaseLabel({ phase: 'mystery', done: 0, total: 1 })).toBe('mystery');
   });

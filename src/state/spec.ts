@@ -106,24 +106,22 @@ export function sameRun(a: RunSpec, b: RunSpec): boolean {
 
 /** analyze()'s phases in the order they run. */
 export const PHASES = [
-  'reference',
-  'fused',
+  'sources',
   'oracle',
   'local',
-  'gpu',
-  'readback',
+  'comparisons',
+  'verdict',
   'bisection',
   'determinism',
   'generation',
 ] as const;
 
 const PHASE_WORDS: Record<(typeof PHASES)[number], string> = {
-  reference: 'Reference path (every tap, timed)',
-  fused: 'Fused path (every tap, timed)',
+  sources: 'Both paths (every tap, timed)',
   oracle: 'fp64-class oracle (the noise floor)',
   local: 'Local error, layer by layer',
-  gpu: 'Both paths, the oracle and every comparison on the GPU',
-  readback: 'Reading back the summaries',
+  comparisons: 'Both paths, the oracle and every comparison on the GPU',
+  verdict: 'The verdict, layer by layer',
   bisection: 'Bisection: one fused kernel at a time',
   determinism: 'Determinism: the fused path twice more',
   generation: 'Generating on both paths',

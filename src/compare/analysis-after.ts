@@ -1,0 +1,141 @@
+// The phases after the verdict (analyze.ts runs them in order): bisection (each enabled fused kernel alone, with the
+// faults it carries, in one submit), determinism (the fused path again, bit for bit, under two schedules), and greedy
+// generation on both paths (KV cache), streamed token by token.
+import type { FusedKernelId } from '../engine/fused-kernels';
+import type { PlanHooks } from '../engine/plan';
+import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
+import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
+import type { AnalysisPartial } from './analyze';
+import { nonFiniteIn, ratioOf } from './floor';
+import { JobList } from './jobs';
+import { metricValue } from './metrics';
+import type { BisectionRow, DeterminismResult, GenerationResult, Report } from './report';
+
+export async function bisect(
+  c: AnalysisContext,
+  runs: EngineRuns,
+  report: Report,
+  m: Measured,
+): Promise<BisectionRow[]> {
+  const { precision, metric, k } = c.spec;
+  const b = c.newBatch();
+  const rows = c.spec.fused.map((kernel) => ({
+    kernel,
+    run: b.forward(c.tokens, {
+      path: new Set([kernel]),
+      precision,
+      hooks: restrictHooks(c.planted, kernel),
+      taps: 'dump',
+    }),
+  }));
+  const jobs = new JobList(c.tokens.length, precision);
+  const idx = rows.map(({ run }) =>
+    report.layers.map((_, i) =>
+      jobs.compare(f32(run, dumpName(i)), f32(runs.ref, dumpName(i)), `bisection ${i}`),
+    ),
+  );
+  const p = jobs.record(c.metrics, b.encoder);
+  b.onRelease(() => p.release());
+  await b.submit();
+  const r = (await p.read()).compare;
+  return rows.map(({ kernel }, j): BisectionRow => {
+    let firstLayer: number | null = null;
+    let worst = { value: 0, ratio: 0 };
+    idx[j].forEach((jobIndex, i) => {
+      const got = r[jobIndex].metrics;
+      const ratio = ratioOf(got, report.layers[i].floor, metric, precision, m.scaleOf(m.perLayer[i].scale));
+      const hit = ratio > k || nonFiniteIn(got) > 0;
+      if (hit && firstLayer === null) {
+        firstLayer = i;
+        worst = { value: metricValue(got, metric), ratio };
+      } else if (firstLayer === null && ratio > worst.ratio)
+        worst = { value: metricValue(got, metric), ratio };
+    });
+    return { kernel, reproduces: firstLayer !== null, firstLayer, ...worst };
+  });
+}
+
+/**
+ * The fused path again, bit for bit, compared on the GPU — once as it was, once with another flash-attention
+ * query-tile shape. A correct kernel gives identical bits either way (every output row is computed by the same
+ * arithmetic whatever tile it falls in); a race shows up in one of the two even on an emulator whose scheduling is
+ * itself deterministic.
+ */
+export async function determinismOf(c: AnalysisContext, runs: EngineRuns): Promise<DeterminismResult> {
+  const b = c.newBatch();
+  const schedules: [string, PlanHooks][] = [
+    ['repeat', c.hooks],
+    ['query tile 8', withConstants(c.hooks, 'flash_attention', { BQ: 8 })],
+  ];
+  const names = [...runs.fused.taps.keys()];
+  const jobs = new JobList(c.tokens.length, c.spec.precision);
+  const idx = schedules.map(([, hooks]) => {
+    const again = b.forward(c.tokens, { path: c.fusedSet, precision: c.spec.precision, hooks, taps: c.taps });
+    return names.map((name) => jobs.bitDiff(runs.fused.taps.get(name)!, again.taps.get(name)!));
+  });
+  const p = jobs.record(c.metrics, b.encoder);
+  b.onRelease(() => p.release());
+  await b.submit();
+  const r = (await p.read()).bitDiff;
+  const differences: DeterminismResult['differences'] = [];
+  const results = schedules.map(([schedule], s) => {
+    const found = names.flatMap((name, j) => {
+      const d = r[idx[s][j]];
+      return d.count > 0 ? [{ tensor: name, count: d.count, firstIndex: d.firstIndex, schedule }] : [];
+    });
+    differences.push(...found);
+    return { schedule, identical: found.length === 0 };
+  });
+  return { identical: differences.length === 0, differences, runs: results };
+}
+
+/** Greedy generation on both paths (KV cache), each token handed out as it comes. */
+export async function generate(
+  c: AnalysisContext,
+  onPartial: ((p: AnalysisPartial) => void) | undefined,
+  signal: AbortSignal | undefined,
+): Promise<GenerationResult> {
+  const { engine, spec } = c;
+  const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
+  const gen = async (path: 'reference' | 'fused') => {
+    const ids: number[] = [];
+    await engine.generate(
+      c.tokens,
+      spec.generate,
+      (id) => {
+        ids.push(id);
+        onPartial?.({ kind: 'token', path, ids: [...ids], text: text(ids), total: spec.generate });
+      },
+      signal,
+      path === 'reference'
+        ? { path: 'reference', precision: spec.precision }
+        : { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
+    );
+    return ids;
+  };
+  const refIds = await gen('reference');
+  const fusedIds = await gen('fused');
+  const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
+  return {
+    reference: { ids: refIds, text: text(refIds) },
+    fused: { ids: fusedIds, text: text(fusedIds) },
+    firstDifference: first < 0 ? null : first,
+  };
+}
+
+/** Adds override constants to one fused kernel's ops (a schedule perturbation). */
+function withConstants(
+  h: PlanHooks,
+  kernel: FusedKernelId,
+  extra: Record<string, number | boolean>,
+): PlanHooks {
+  return {
+    ...h,
+    constants: (kk, layer) => ({ ...h.constants?.(kk, layer), ...(kk === kernel ? extra : {}) }),
+  };
+}
+
+/** The fault hooks limited to the faults that live in `kernel` (bisection switches one kernel on at a time). */
+function restrictHooks(planted: PlantedFault[], kernel: FusedKernelId): PlanHooks {
+  return faultHooks(planted.filter((f) => faultInfo(f.id).kernel === kernel));
+}
