@@ -3,6 +3,7 @@
 // boundary is structured-cloneable data; errors cross as plain WorkerError objects, never as Error or `any`.
 
 import type { Report } from '../compare/analyze';
+import type { RunsReport } from '../compare/runs-report';
 import type { ModelInfo } from '../engine/engine';
 import type { AdapterSummary, GpuFeatures } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
@@ -23,6 +24,7 @@ export type {
   PoolStats,
   Report,
   RunSpec,
+  RunsReport,
 };
 
 /** What went wrong, in words the UI can act on. */
@@ -172,6 +174,20 @@ export type ComparePartial =
       total: number;
     };
 
+/** A run file the page read (picker or drag-and-drop), and the sha256 a link names for it, if any. */
+export interface RunFileInput {
+  name: string;
+  blob: Blob;
+  expectedSha256?: string;
+}
+
+/** Bytes of a run file read so far. */
+export interface RunLoadProgress {
+  file: string;
+  loadedBytes: number;
+  totalBytes: number | null;
+}
+
 export interface WorkerApi {
   /**
    * Creates the one Engine of this worker. Never throws: a missing WebGPU is a result, not an exception.
@@ -210,6 +226,17 @@ export interface WorkerApi {
     onPartial?: (p: ComparePartial) => void,
     options?: CompareOptions,
   ): Promise<Report>;
+  /**
+   * The analysis of one or two runs made elsewhere (docs/RUNS.md) on the loaded model: each file streamed tensor
+   * by tensor and hashed, every name, shape and token checked against the model before any GPU work (kind
+   * 'model' with one line), a sha256 the link names checked (kind 'model-mismatch'). The loaded model stays as
+   * it was whatever the files hold. Rejects with kind 'cancelled' after cancel().
+   */
+  compareRuns(
+    runs: RunFileInput[],
+    onLoad: (p: RunLoadProgress) => void,
+    onProgress: (p: CompareProgress) => void,
+  ): Promise<RunsReport>;
   /**
    * Compiles a kernel written in the page for a fused-kernel slot (its WGSL file replaced by `source`) and
    * checks its binding interface against the shipped kernel's: compiler messages at their line and column in

@@ -17,7 +17,10 @@ import type {
   ModelFilesInput,
   PoolStats,
   Report,
+  RunFileInput,
+  RunLoadProgress,
   RunSpec,
+  RunsReport,
   TokenEvent,
   UrlProbe,
   WorkerApi,
@@ -55,6 +58,12 @@ export interface EngineClient {
     onPartial?: (p: ComparePartial) => void,
     options?: CompareOptions,
   ): Promise<Report>;
+  /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). Optional like probeModelUrl (test doubles). */
+  compareRuns?(
+    runs: RunFileInput[],
+    onLoad: (p: RunLoadProgress) => void,
+    onProgress: (p: CompareProgress) => void,
+  ): Promise<RunsReport>;
   decode(ids: number[]): Promise<string | null>;
   /** Compiles and interface-checks a kernel written in the page. Optional like probeModelUrl (test doubles). */
   checkKernel?(slot: CustomSlotId, source: string): Promise<KernelCheck>;
@@ -153,6 +162,8 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
           options,
         ),
       ),
+    compareRuns: (runs, onLoad, onProgress) =>
+      call(() => remote.compareRuns(runs, Comlink.proxy(onLoad), Comlink.proxy(onProgress))),
     decode: (ids) => call(() => remote.decode(ids)),
     checkKernel: (slot, source) => call(() => remote.checkKernel(slot, source)),
     testKernel: (slot, source, seed) => call(() => remote.testKernel(slot, source, seed)),

@@ -3,6 +3,7 @@
 // which comlink clones as-is.
 import * as Comlink from 'comlink';
 import { analyze, type Report } from '../compare/analyze';
+import type { RunsReport } from '../compare/runs-report';
 import { installCustomKernel } from '../engine/custom-kernel';
 import { DEFAULT_MEMORY_BUDGET, Engine } from '../engine/engine';
 import type { PoolStats } from '../gpu/pool';
@@ -25,6 +26,8 @@ import type {
   LoadProgress,
   ModelBlobInput,
   ModelFilesInput,
+  RunFileInput,
+  RunLoadProgress,
   TokenEvent,
   UrlProbe,
   WorkerApi,
@@ -32,6 +35,7 @@ import type {
 } from './api';
 import { notify, release, toWorkerError, workerError } from './boundary';
 import { loadBytes, loadStream } from './install-model';
+import { compareRunFiles } from './runs';
 import {
   budgetRefusal,
   contentLength,
@@ -314,6 +318,31 @@ class WorkerEngine implements WorkerApi {
     } finally {
       release(onProgress);
       if (onPartial) release(onPartial);
+    }
+  }
+
+  async compareRuns(
+    runs: RunFileInput[],
+    onLoad: (p: RunLoadProgress) => void,
+    onProgress: (p: CompareProgress) => void,
+  ): Promise<RunsReport> {
+    try {
+      const engine = await this.requireEngine();
+      const cancel = { cancelled: 'run analysis cancelled', onCancel: () => engine.trimPool() };
+      return await this.exclusive('comparing', cancel, (signal) =>
+        compareRunFiles(
+          engine,
+          runs,
+          signal,
+          (p) => notify(onLoad, p),
+          (phase, done, total) => notify(onProgress, { phase, done, total }),
+        ),
+      );
+    } catch (e) {
+      throw toWorkerError(e);
+    } finally {
+      release(onLoad);
+      release(onProgress);
     }
   }
 
