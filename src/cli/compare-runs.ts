@@ -69,8 +69,11 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
     throw new CliInputError(`--metric ${quoteUser(metric)}: expected one of ${METRICS.join(', ')}`);
   // Everything up to Engine.create runs without the GPU: the model, both runs, their tokens.
   const m = prepareModel(values.model);
-  const a = await readRun(values.a, '--a', m.config);
-  const b = values.b ? await readRun(values.b, '--b', m.config) : null;
+  // Both files at once: one's disk reads overlap the other's parsing and hashing.
+  const [a, b] = await Promise.all([
+    readRun(values.a, '--a', m.config),
+    values.b ? readRun(values.b, '--b', m.config) : null,
+  ]);
   if (b) checkSameTokens(a.file, b.file);
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());
   try {

@@ -161,22 +161,26 @@ export async function analyzeRuns(
         slots: Map<string, GpuTap>,
         precision: Precision,
         cpu: Map<string, Float32Array> | null,
+        wholeLayers?: ReadonlySet<number>,
       ): GpuRun => {
-        const { checks, missing } = runChecks(cfg, (s) => slots.has(s), lmHead);
+        const { checks, missing } = runChecks(cfg, (s) => slots.has(s), lmHead, wholeLayers);
         return { id, slots, precision, checks, missing, names: (s) => slots.get(s)?.name ?? s, cpu };
       };
-      const files = [a, b].filter((r): r is RunInput => r !== null);
-      return {
-        ref: make('reference', engineSlots(ref), 'fp32', refCpu),
-        files: files.map((r, j) =>
+      const files = [a, b]
+        .filter((r): r is RunInput => r !== null)
+        .map((r, j) =>
           make(
             j === 0 ? 'A' : 'B',
             uploadRun(batch, r.file, forward.get('logits')?.parts),
             PRECISION[r.file.storage],
             gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
           ),
-        ),
-      };
+        );
+      // The floors' run checks every op the files' runs check, whole layers included.
+      const wholeLayers = new Set(
+        files.flatMap((f) => f.checks.filter((c) => c.op === 'layer').map((c) => c.layer!)),
+      );
+      return { ref: make('reference', engineSlots(ref), 'fp32', refCpu, wholeLayers), files };
     });
 
     // The exact output of every check of every run (the reference path's own checks are the floors).

@@ -34,6 +34,8 @@ export function runChecks(
   cfg: NeoXConfig,
   has: (slot: string) => boolean,
   lmHead: 'embed_out' | 'lm_head' = 'embed_out',
+  /** Layers whose whole-layer check runs even where every op is checked (the floor's run, for the others). */
+  wholeLayers: ReadonlySet<number> = new Set(),
 ): { checks: OpCheck[]; missing: MissingCheck[] } {
   const all: OpCheck[] = [];
   const add = (c: OpCheck) => all.push(c);
@@ -129,10 +131,18 @@ export function runChecks(
   });
   const checks: OpCheck[] = [];
   const missing: MissingCheck[] = [];
+  const lacking = (c: OpCheck) => [...c.inputs, c.output].filter((slot) => !has(slot));
   for (const c of all) {
-    const lacks = [...c.inputs, c.output].filter((slot) => !has(slot));
-    if (lacks.length === 0) checks.push(c);
-    else missing.push({ id: c.id, module: c.module, lacks });
+    const lacks = lacking(c);
+    if (lacks.length > 0) missing.push({ id: c.id, module: c.module, lacks });
+    // The whole layer re-run only where its ops cannot all be checked one by one (it adds nothing then, and costs
+    // a forward of the layer).
+    else if (
+      c.op !== 'layer' ||
+      wholeLayers.has(c.layer!) ||
+      all.some((o) => o.layer === c.layer && o.op !== 'layer' && lacking(o).length > 0)
+    )
+      checks.push(c);
   }
   return { checks, missing };
 }

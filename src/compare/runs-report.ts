@@ -129,7 +129,7 @@ export function verdictOf(
       const what =
         first.nonFinite > 0
           ? `${first.what} (${first.module}) writes ${first.nonFinite} NaN/Inf values into ${first.output}`
-          : `${first.what}'s output (${first.output}) is ${times(first.ratio)} its floor away from the exact ${first.what} of its own inputs (${first.module})`;
+          : `${first.what} (${first.module}): its output ${first.output} is ${times(first.ratio)} its floor away from the exact result on its own recorded inputs`;
       return {
         run: s.id,
         diverged: true,

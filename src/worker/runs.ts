@@ -46,8 +46,10 @@ export async function compareRunFiles(
     throw workerError('model', 'no model is loaded: load the model the runs were made with');
   if (runs.length < 1 || runs.length > 2)
     throw workerError('input', `give one or two run files, not ${runs.length}`);
-  const a = await readRun(engine, runs[0], signal, onLoad);
-  const b = runs[1] ? await readRun(engine, runs[1], signal, onLoad) : null;
+  const [a, b] = await Promise.all([
+    readRun(engine, runs[0], signal, onLoad),
+    runs[1] ? readRun(engine, runs[1], signal, onLoad) : null,
+  ]);
   if (b) checkSameTokens(a.file, b.file);
   return analyzeRuns(engine, a, b, { signal, onProgress: onPhase });
 }
