@@ -3,16 +3,17 @@
 // check, GPU-reduced metrics). Memory: the process's peak RSS above its level once the model is loaded, sampled
 // every 2 ms, against the two files' size. Inputs from tools/bench_runs.py (a 410m-shaped model, runs at T = 128).
 // Usage: node runs.mjs --dir DIR [--reps 3] [--out FILE]
+
+import { createHash } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { analyzeRuns } from '../src/compare/analyze-runs';
 import { readModelDir } from '../src/cli/model-dir';
+import { analyzeRuns } from '../src/compare/analyze-runs';
 import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { readRunFile } from '../src/model/run-file';
 import { nodeFileStream } from '../src/model/stream-node';
-import { createHash } from 'node:crypto';
 
 const argv = process.argv.slice(2);
 const value = (name: string) => {
