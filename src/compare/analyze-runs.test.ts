@@ -86,7 +86,8 @@ describe('analysis of runs from elsewhere', () => {
     expect(tl.findings[0].check, `${tl.findings[0].sentence} (${where})`).toBe(`layers.${j}.act`);
   });
 
-  it('the GPU double-float route gives the CPU route its verdict and ratios', async () => {
+  // The double-float shaders take seconds to compile on SwiftShader (a minute when the machine is loaded).
+  it('the GPU double-float route gives the CPU route its verdict and ratios', { timeout: 400_000 }, async () => {
     const j = Math.floor(rng() * shape.layers);
     const b = await run({ fault: { kind: 'residual-bf16', layer: j } }, 'b.safetensors');
     const gpu = await analyzeRuns(engine, b, null, { oracle: 'gpu', metrics: 'gpu' });

@@ -1,0 +1,95 @@
+// The "your runs" mode's state: the run files picked for A and B, the analysis of them in the worker (progress,
+// Cancel, the report), and every message beside the control it is about (a bad file beside its picker, a refused
+// analysis beside Analyze). Its own small store: nothing here touches the comparison of the two paths.
+import { create } from 'zustand';
+import type { RunsReport } from '../compare/runs-report';
+import type { EngineClient } from '../worker/client';
+import { asWorkerError } from '../worker/client';
+
+export type RunSide = 'A' | 'B';
+
+export interface PickedRun {
+  file: File;
+  /** The sha256 a shared link names for this run (checked when the file is read). */
+  expectedSha256?: string;
+}
+
+export interface RunsImportState {
+  picked: Record<RunSide, PickedRun | null>;
+  status: 'idle' | 'reading' | 'analyzing' | 'done' | 'failed' | 'cancelled';
+  /** Bytes read per file while reading, then the analysis phase. */
+  read: Record<string, { loaded: number; total: number | null }>;
+  phase: string | null;
+  report: RunsReport | null;
+  /** One message at a time, beside what it is about. */
+  message: { at: RunSide | 'analyze'; text: string } | null;
+  pick(side: RunSide, file: File | null, expectedSha256?: string): void;
+  analyze(client: EngineClient): Promise<void>;
+  cancel(client: EngineClient): void;
+}
+
+/** Which run a worker message is about: the one it names, else the analysis as a whole. */
+function whereOf(message: string, picked: Record<RunSide, PickedRun | null>): RunSide | 'analyze' {
+  for (const side of ['B', 'A'] as const) {
+    const name = picked[side]?.file.name;
+    if (name && message.startsWith(`${name}:`)) return side;
+  }
+  return 'analyze';
+}
+
+export const useRunsImport = create<RunsImportState>((set, get) => ({
+  picked: { A: null, B: null },
+  status: 'idle',
+  read: {},
+  phase: null,
+  report: null,
+  message: null,
+  pick(side, file, expectedSha256) {
+    const picked = { ...get().picked, [side]: file ? { file, expectedSha256 } : null };
+    const m = get().message;
+    set({ picked, message: m && (m.at === side || m.at === 'analyze') ? null : m });
+  },
+  async analyze(client) {
+    const { picked, status } = get();
+    if (status === 'reading' || status === 'analyzing') return;
+    if (!picked.A) {
+      set({ message: { at: 'analyze', text: 'Pick run A first (run B is optional).' } });
+      return;
+    }
+    if (!client.compareRuns) {
+      set({ message: { at: 'analyze', text: 'This engine cannot analyze run files.' } });
+      return;
+    }
+    const files = (['A', 'B'] as const).flatMap((side) => {
+      const p = picked[side];
+      return p ? [{ name: p.file.name, blob: p.file as Blob, expectedSha256: p.expectedSha256 }] : [];
+    });
+    set({ status: 'reading', read: {}, phase: null, message: null });
+    try {
+      const report = await client.compareRuns(
+        files,
+        (p) => set({ read: { ...get().read, [p.file]: { loaded: p.loadedBytes, total: p.totalBytes } } }),
+        (p) => set({ status: 'analyzing', phase: p.phase }),
+      );
+      set({ status: 'done', report, phase: null });
+    } catch (e) {
+      const err = asWorkerError(e);
+      if (err.kind === 'cancelled') {
+        set({
+          status: 'cancelled',
+          phase: null,
+          message: { at: 'analyze', text: 'Cancelled: nothing changed.' },
+        });
+        return;
+      }
+      set({
+        status: 'failed',
+        phase: null,
+        message: { at: whereOf(err.message, picked), text: err.message },
+      });
+    }
+  },
+  cancel(client) {
+    void client.cancel();
+  },
+}));

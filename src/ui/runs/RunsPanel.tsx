@@ -1,0 +1,128 @@
+// The "your runs" mode's controls: the model the runs were made with is the loaded one (changed in the model panel),
+// a picker (or drop zone) for run A and for run B, Analyze and Cancel — each message beside the control it is
+// about, Analyze disabled with the reason while it cannot run.
+import { useRef, useState } from 'react';
+import { type RunSide, useRunsImport } from '../../state/runs-import';
+import type { EngineClient } from '../../worker/client';
+
+const mb = (n: number) => `${(n / 2 ** 20).toFixed(n < 2 ** 20 ? 2 : 1)} MiB`;
+
+function Picker({ side, busy }: { side: RunSide; busy: boolean }) {
+  const picked = useRunsImport((s) => s.picked[side]);
+  const message = useRunsImport((s) => (s.message?.at === side ? s.message.text : null));
+  const read = useRunsImport((s) => (picked ? s.read[picked.file.name] : undefined));
+  const pick = useRunsImport((s) => s.pick);
+  const input = useRef<HTMLInputElement | null>(null);
+  const [over, setOver] = useState(false);
+  const id = `run-file-${side}`;
+  return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: dropping a file is a mouse shortcut; the file input is the keyboard path
+    <div
+      className={`run-drop${over ? ' run-drop-over' : ''}`}
+      data-testid={`run-drop-${side}`}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setOver(true);
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setOver(false);
+        const f = e.dataTransfer.files[0];
+        if (f && !busy) pick(side, f, picked?.expectedSha256);
+      }}
+    >
+      <label htmlFor={id}>
+        <strong>Run {side}</strong> {side === 'B' ? '(optional: compared with A)' : ''}
+      </label>
+      <input
+        id={id}
+        ref={input}
+        type="file"
+        accept=".safetensors"
+        disabled={busy}
+        data-testid={`run-input-${side}`}
+        onChange={(e) => pick(side, e.target.files?.[0] ?? null, picked?.expectedSha256)}
+      />
+      {picked && (
+        <p className="small">
+          {picked.file.name} · {mb(picked.file.size)}
+          {read ? ` · read ${mb(read.loaded)}` : ''}
+          {picked.expectedSha256 ? ` · the link expects sha256 ${picked.expectedSha256.slice(0, 12)}…` : ''}{' '}
+          <button type="button" className="small-btn" disabled={busy} onClick={() => pick(side, null)}>
+            Remove
+          </button>
+        </p>
+      )}
+      {message && (
+        <p className="field-error" role="alert" data-testid={`run-error-${side}`}>
+          {message}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function RunsPanel({
+  client,
+  modelName,
+}: {
+  client: () => EngineClient | null;
+  modelName: string | null;
+}) {
+  const status = useRunsImport((s) => s.status);
+  const phase = useRunsImport((s) => s.phase);
+  const hasA = useRunsImport((s) => s.picked.A !== null);
+  const message = useRunsImport((s) => (s.message?.at === 'analyze' ? s.message.text : null));
+  const analyze = useRunsImport((s) => s.analyze);
+  const cancel = useRunsImport((s) => s.cancel);
+  const busy = status === 'reading' || status === 'analyzing';
+  const why = busy
+    ? null
+    : !modelName
+      ? 'Load the model the runs were made with first.'
+      : !hasA
+        ? 'Pick run A.'
+        : null;
+  const c = client();
+  return (
+    <section className="card runs-panel" aria-labelledby="runs-panel-title" data-testid="runs-panel">
+      <h2 id="runs-panel-title">Your runs</h2>
+      <p className="small">
+        Run files dumped from PyTorch (<code>tools/dump_run.py</code>, docs/RUNS.md) of{' '}
+        <strong>{modelName ?? 'no model yet'}</strong> — the model loaded now; change it in the model panel.
+      </p>
+      <Picker side="A" busy={busy} />
+      <Picker side="B" busy={busy} />
+      <div className="run-actions">
+        <button
+          type="button"
+          className="primary"
+          data-testid="analyze-runs"
+          disabled={busy || why !== null || !c}
+          aria-describedby="analyze-runs-why"
+          onClick={() => c && void analyze(c)}
+        >
+          Analyze
+        </button>
+        {busy && (
+          <button type="button" onClick={() => c && cancel(c)} data-testid="cancel-runs">
+            Cancel
+          </button>
+        )}
+        <span id="analyze-runs-why" className="small" role="status">
+          {busy
+            ? status === 'reading'
+              ? 'Reading the run files…'
+              : `Analyzing: ${phase ?? '…'}`
+            : (why ?? '')}
+        </span>
+      </div>
+      {message && (
+        <p className="field-error" role="alert" data-testid="run-error-analyze">
+          {message}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,252 @@
+// The answer of the "your runs" mode: the verdict per run in words, where each run came from, the per-layer curves,
+// and every local check as a grid (layers × ops, coloured by its ratio to the floor) with a drill-down that names
+// the run's own tensors. The cells are a roving grid: arrows move, Enter opens, Escape closes.
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
+import { RunCurves } from './RunCurves';
+import './runs.css';
+
+const OPS = [
+  'ln1',
+  'qkv',
+  'attention',
+  'dense',
+  'residual_attn',
+  'ln2',
+  'fc1',
+  'act',
+  'fc2',
+  'residual',
+  'residual_mlp',
+  'layer',
+];
+const OP_WORDS: Record<string, string> = {
+  ln1: 'ln1',
+  qkv: 'qkv',
+  attention: 'attention core',
+  dense: 'dense',
+  residual_attn: 'add (attn)',
+  ln2: 'ln2',
+  fc1: 'fc1',
+  act: 'act',
+  fc2: 'fc2',
+  residual: 'add',
+  residual_mlp: 'add (mlp)',
+  layer: 'whole layer',
+};
+
+const ratioText = (r: number) =>
+  Number.isFinite(r) ? `${r < 10 ? r.toFixed(1) : r.toExponential(1)}×` : '∞';
+
+function fileBase(report: RunsReport) {
+  return (what: string, ext: string) =>
+    `runs-${report.runs.map((r) => r.sha256?.slice(0, 8) ?? r.id).join('-')}-${what}.${ext}`;
+}
+
+function CheckGrid(p: {
+  report: RunsReport;
+  run: string;
+  open: (c: RunCheckResult) => void;
+  openId: string | null;
+}) {
+  const checks = p.report.checks.filter((c) => c.run === p.run);
+  const L = p.report.model.config.numLayers;
+  const ops = OPS.filter((op) => checks.some((c) => c.id.endsWith(`.${op}`)));
+  const at = (layer: number, op: string) => checks.find((c) => c.id === `layers.${layer}.${op}`) ?? null;
+  const move = (e: React.KeyboardEvent<HTMLButtonElement>, layer: number, col: number) => {
+    const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+    if (!d) return;
+    e.preventDefault();
+    const table = e.currentTarget.closest('table');
+    const next = table?.querySelector<HTMLElement>(`[data-cell="${layer + d[0]}:${col + d[1]}"]`);
+    next?.focus();
+  };
+  const tops = checks.filter((c) => c.layer === null);
+  const layers = Array.from({ length: L }, (_, i) => i);
+  return (
+    <div className="run-grid-wrap">
+      <table
+        className="run-grid"
+        aria-label={`Local checks of run ${p.run}: ratio of each op's error to its floor`}
+      >
+        <thead>
+          <tr>
+            <th scope="col">layer</th>
+            {ops.map((op) => (
+              <th key={op} scope="col">
+                {OP_WORDS[op]}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {layers.map((layer) => (
+            <tr key={layer}>
+              <th scope="row">{layer}</th>
+              {ops.map((op, col) => {
+                const c = at(layer, op);
+                if (!c) return <td key={op} className="cell-none" aria-label="not checked" />;
+                return (
+                  <td
+                    key={op}
+                    className={`cell ${c.born ? 'cell-born' : 'cell-ok'}${p.openId === c.id ? ' cell-open' : ''}`}
+                  >
+                    <button
+                      type="button"
+                      data-cell={`${layer}:${col}`}
+                      data-testid={`check-${p.run}-${c.id}`}
+                      aria-label={`${c.module}: ${ratioText(c.ratio)} its floor${c.born ? ', born here' : ''}`}
+                      onClick={() => p.open(c)}
+                      onKeyDown={(e) => move(e, layer, col)}
+                    >
+                      {ratioText(c.ratio)}
+                    </button>
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {tops.length > 0 && (
+        <p className="small">
+          {tops.map((c) => (
+            <button
+              type="button"
+              key={c.id}
+              className={`small-btn ${c.born ? 'cell-born' : ''}`}
+              onClick={() => p.open(c)}
+            >
+              {c.module}: {ratioText(c.ratio)}
+            </button>
+          ))}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
+  const ref = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: 'nearest' });
+    ref.current?.focus();
+  }, []);
+  return (
+    <section
+      className="card run-detail"
+      ref={ref}
+      tabIndex={-1}
+      aria-label={`Check ${c.id} of run ${c.run}`}
+      data-testid="run-check-detail"
+      onKeyDown={(e) => e.key === 'Escape' && close()}
+    >
+      <div className="card-head">
+        <h3>
+          Run {c.run} · {c.module}
+        </h3>
+        <button type="button" className="small-btn" onClick={close}>
+          Close
+        </button>
+      </div>
+      <p>
+        {c.what}: error {c.error.relL2.toExponential(2)} (relative L2) against a floor of{' '}
+        {c.floorValue.toExponential(2)} — <strong>{ratioText(c.ratio)}</strong>{' '}
+        {c.born ? '(born here)' : '(within k × the floor)'}
+        {c.nonFinite > 0 ? `; ${c.nonFinite} NaN/Inf values` : ''}.
+      </p>
+      <p className="small">
+        Re-run exactly from the run's own {c.inputs.map((n) => `'${n}'`).join(' + ') || 'tokens'} and compared
+        with '{c.output}'. Max abs error {c.error.maxAbs.toExponential(2)}; the floor is the explorer's fp32
+        reference kernel measured the same way.
+      </p>
+    </section>
+  );
+}
+
+export function RunsResults({ report }: { report: RunsReport }) {
+  const [run, setRun] = useState(() => report.findings.find((f) => f.diverged)?.run ?? report.runs[0].id);
+  const [open, setOpen] = useState<RunCheckResult | null>(null);
+  const head = useRef<HTMLHeadingElement | null>(null);
+  useEffect(() => {
+    setOpen(null);
+    setRun(report.findings.find((f) => f.diverged)?.run ?? report.runs[0].id);
+    head.current?.scrollIntoView({ block: 'nearest' });
+    head.current?.focus();
+  }, [report]);
+  const base = useMemo(() => fileBase(report), [report]);
+  return (
+    <div className="runs-results" data-testid="runs-results">
+      <section className="card" aria-labelledby="runs-verdict">
+        <h2 id="runs-verdict" ref={head} tabIndex={-1}>
+          <span
+            className={`badge ${report.verdict === 'agree' ? 'badge-ok' : 'badge-bad'}`}
+            data-testid="runs-verdict"
+          >
+            {report.verdict === 'agree' ? 'AGREE' : 'DIVERGED'}
+          </span>{' '}
+          Runs from elsewhere
+        </h2>
+        <ul className="findings">
+          {report.findings.map((f) => (
+            <li
+              key={f.run}
+              data-testid={`finding-${f.run}`}
+              className={f.diverged ? 'finding-bad' : 'finding-ok'}
+            >
+              {f.sentence}
+            </li>
+          ))}
+        </ul>
+        <dl className="run-sources small">
+          {report.runs.map((r) => (
+            <div key={r.id}>
+              <dt>Run {r.id}</dt>
+              <dd>
+                {r.file}
+                {r.label ? ` — ${r.label}` : ''} · {r.storage} · {r.device ?? 'device not given'} ·{' '}
+                {r.tensors} tensors used, {r.checks} checks
+                {r.missing.length > 0 ? `, ${r.missing.length} not possible (taps missing)` : ''}
+                {r.ignored.length > 0 ? `, ${r.ignored.length} names skipped` : ''}
+                {r.sha256 ? ` · sha256 ${r.sha256.slice(0, 12)}…` : ''}
+              </dd>
+            </div>
+          ))}
+          <div>
+            <dt>Oracle</dt>
+            <dd>{report.oracle.reason}</dd>
+          </div>
+        </dl>
+      </section>
+      <section className="card">
+        <RunCurves report={report} fileBase={base} onSelect={() => head.current?.focus()} />
+      </section>
+      <section className="card" aria-labelledby="runs-checks">
+        <div className="card-head">
+          <h3 id="runs-checks">Local checks: each op re-run exactly from the run's own inputs</h3>
+          {report.runs.length > 1 && (
+            <div role="tablist" aria-label="Run">
+              {report.runs.map((r) => (
+                <button
+                  type="button"
+                  role="tab"
+                  key={r.id}
+                  aria-selected={run === r.id}
+                  className="small-btn"
+                  onClick={() => {
+                    setRun(r.id);
+                    setOpen(null);
+                  }}
+                >
+                  Run {r.id}
+                </button>
+              ))}
+            </div>
+          )}
+        </div>
+        <CheckGrid report={report} run={run} open={setOpen} openId={open?.id ?? null} />
+      </section>
+      {open && <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} />}
+    </div>
+  );
+}
