@@ -132,7 +132,7 @@ export function base64urlDecode(s: string): Uint8Array {
 const CHUNK = 64;
 
 /** Inflates raw DEFLATE data, refusing more than `max` output bytes (checked every 64 input bytes). */
-function inflateBounded(data: Uint8Array, max: number): Uint8Array {
+export function inflateBounded(data: Uint8Array, max: number): Uint8Array {
   const chunks: Uint8Array[] = [];
   let total = 0;
   let over = false;

@@ -123,7 +123,7 @@ function str(v: unknown, field: string, max: number, pattern?: RegExp): string {
 const SHA256 = /^[0-9a-f]{64}$/;
 const MODEL_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-function parseModel(v: unknown): ModelRef {
+export function parseModel(v: unknown): ModelRef {
   if (!isObj(v)) throw new RunSpecError('model', 'expected an object');
   switch (v.kind) {
     case 'embedded':
