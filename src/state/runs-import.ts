@@ -3,6 +3,8 @@
 // analysis beside Analyze). Its own small store: nothing here touches the comparison of the two paths.
 import { create } from 'zustand';
 import type { RunsReport } from '../compare/runs-report';
+import { LinkError } from '../run/permalink';
+import { decodeRunsLink, type RunsLinkPayload } from '../run/runs-link';
 import type { EngineClient } from '../worker/client';
 import { asWorkerError } from '../worker/client';
 
@@ -23,6 +25,10 @@ export interface RunsImportState {
   report: RunsReport | null;
   /** One message at a time, beside what it is about. */
   message: { at: RunSide | 'analyze'; text: string } | null;
+  /** A shared analysis being reproduced: the files it names are asked for and checked by their sha256. */
+  link: RunsLinkPayload | null;
+  /** Opens a '#u1=' link (false, with the message beside Analyze, when it is malformed). */
+  openLink(fragment: string): boolean;
   pick(side: RunSide, file: File | null, expectedSha256?: string): void;
   analyze(client: EngineClient): Promise<void>;
   cancel(client: EngineClient): void;
@@ -44,8 +50,24 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
   phase: null,
   report: null,
   message: null,
+  link: null,
+  openLink(fragment) {
+    try {
+      const link = decodeRunsLink(fragment);
+      set({ link, picked: { A: null, B: null }, report: null, status: 'idle', message: null });
+      return true;
+    } catch (e) {
+      const text = e instanceof LinkError ? e.message : 'This link could not be read.';
+      set({ link: null, message: { at: 'analyze', text } });
+      return false;
+    }
+  },
   pick(side, file, expectedSha256) {
-    const picked = { ...get().picked, [side]: file ? { file, expectedSha256 } : null };
+    const fromLink = get().link?.runs[side === 'A' ? 0 : 1]?.sha256;
+    const picked = {
+      ...get().picked,
+      [side]: file ? { file, expectedSha256: expectedSha256 ?? fromLink } : null,
+    };
     const m = get().message;
     set({ picked, message: m && (m.at === side || m.at === 'analyze') ? null : m });
   },

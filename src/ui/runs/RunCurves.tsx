@@ -106,6 +106,7 @@ export function RunCurves(p: {
         const g = svg.append('g').attr('class', `series ${s.cls}`);
         const pts = s.points.map((q) => ({ ...q, y: y(Math.max(q.ratio, lo)) }));
         g.append('path')
+          .attr('class', 'run-line')
           .attr('fill', 'none')
           .attr(
             'd',

@@ -2,6 +2,7 @@
 // a picker (or drop zone) for run A and for run B, Analyze and Cancel — each message beside the control it is
 // about, Analyze disabled with the reason while it cannot run.
 import { useRef, useState } from 'react';
+import type { ModelRef } from '../../run/runspec';
 import { type RunSide, useRunsImport } from '../../state/runs-import';
 import type { EngineClient } from '../../worker/client';
 
@@ -63,13 +64,54 @@ function Picker({ side, busy }: { side: RunSide; busy: boolean }) {
   );
 }
 
+/** Whether the loaded model is the one a link names (embedded by id, others by the sha256 of their weights). */
+function sameModel(ref: ModelRef, loaded: LoadedRef | null): boolean {
+  if (!loaded) return false;
+  return ref.kind === 'embedded' ? loaded.name === ref.id : loaded.sha256 === ref.sha256;
+}
+
+export interface LoadedRef {
+  name: string;
+  sha256: string | null;
+}
+
+function LinkNote({ loaded }: { loaded: LoadedRef | null }) {
+  const link = useRunsImport((s) => s.link);
+  if (!link) return null;
+  const m = link.model;
+  const model = m.kind === 'embedded' ? m.id : m.kind === 'url' ? m.url : (m.name ?? 'a model file');
+  return (
+    <div className="link-note" data-testid="runs-link-note">
+      <p>
+        <strong>A shared analysis.</strong> Pick the same files; each is checked by its sha256 as it is read:
+      </p>
+      <ul className="small">
+        {link.runs.map((r, i) => (
+          <li key={r.sha256}>
+            Run {i === 0 ? 'A' : 'B'}: {r.name}
+            {r.label ? ` (${r.label})` : ''} · sha256 {r.sha256.slice(0, 12)}…
+          </li>
+        ))}
+      </ul>
+      {!sameModel(m, loaded) && (
+        <p className="field-error" data-testid="runs-link-model">
+          The runs were made with {model}
+          {m.kind !== 'embedded' ? ` (sha256 ${m.sha256.slice(0, 12)}…)` : ''}: load it in the model panel
+          first.
+        </p>
+      )}
+    </div>
+  );
+}
+
 export function RunsPanel({
   client,
-  modelName,
+  loaded,
 }: {
   client: () => EngineClient | null;
-  modelName: string | null;
+  loaded: LoadedRef | null;
 }) {
+  const modelName = loaded?.name ?? null;
   const status = useRunsImport((s) => s.status);
   const phase = useRunsImport((s) => s.phase);
   const hasA = useRunsImport((s) => s.picked.A !== null);
@@ -92,6 +134,7 @@ export function RunsPanel({
         Run files dumped from PyTorch (<code>tools/dump_run.py</code>, docs/RUNS.md) of{' '}
         <strong>{modelName ?? 'no model yet'}</strong> — the model loaded now; change it in the model panel.
       </p>
+      <LinkNote loaded={loaded} />
       <Picker side="A" busy={busy} />
       <Picker side="B" busy={busy} />
       <div className="run-actions">

@@ -3,6 +3,9 @@
 // the run's own tensors. The cells are a roving grid: arrows move, Enter opens, Escape closes.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
+import { runsLinkOf } from '../../run/runs-link';
+import type { ModelRef } from '../../run/runspec';
+import { useRunsImport } from '../../state/runs-import';
 import { RunCurves } from './RunCurves';
 import './runs.css';
 
@@ -164,7 +167,48 @@ function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
   );
 }
 
-export function RunsResults({ report }: { report: RunsReport }) {
+/** What the sharer of a link saw for one run, in words. */
+function SharerLine({ run }: { run: string }) {
+  const sharer = useRunsImport((s) => s.link?.sharer);
+  const f = sharer?.findings.find((x) => x.run === run);
+  if (!sharer || !f) return null;
+  return (
+    <span className="sharer small" data-testid={`sharer-${run}`}>
+      {' '}
+      The sharer ({sharer.adapter}) saw:{' '}
+      {f.check === null
+        ? 'agrees'
+        : `${f.check}${f.ratio !== null ? ` at ${ratioText(f.ratio)} its floor` : ''}`}
+      .
+    </span>
+  );
+}
+
+function CopyLink({ report, model }: { report: RunsReport; model: ModelRef | null }) {
+  const [said, setSaid] = useState<string | null>(null);
+  if (!model || report.runs.some((r) => !r.sha256)) return null;
+  const copy = async () => {
+    try {
+      const url = `${location.origin}${location.pathname}${location.search}${runsLinkOf(report, model)}`;
+      await navigator.clipboard.writeText(url);
+      setSaid('Link copied: it names the files by sha256 (they are not in it).');
+    } catch (e) {
+      setSaid(`Could not copy the link: ${(e as Error).message}`);
+    }
+  };
+  return (
+    <p>
+      <button type="button" className="small-btn" data-testid="copy-runs-link" onClick={() => void copy()}>
+        Copy link
+      </button>{' '}
+      <span className="small" role="status">
+        {said ?? ''}
+      </span>
+    </p>
+  );
+}
+
+export function RunsResults({ report, model }: { report: RunsReport; model: ModelRef | null }) {
   const [run, setRun] = useState(() => report.findings.find((f) => f.diverged)?.run ?? report.runs[0].id);
   const [open, setOpen] = useState<RunCheckResult | null>(null);
   const head = useRef<HTMLHeadingElement | null>(null);
@@ -195,9 +239,11 @@ export function RunsResults({ report }: { report: RunsReport }) {
               className={f.diverged ? 'finding-bad' : 'finding-ok'}
             >
               {f.sentence}
+              <SharerLine run={f.run} />
             </li>
           ))}
         </ul>
+        <CopyLink report={report} model={model} />
         <dl className="run-sources small">
           {report.runs.map((r) => (
             <div key={r.id}>
