@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { Engine } from '../engine/engine';
+import { Engine, type ModelFiles } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseRunSpec, type RunSpec } from '../run/runspec';
@@ -46,7 +46,7 @@ export async function runAnalysis(
 ): Promise<Report> {
   const m = prepareModel(modelDir);
   if (spec.model.kind !== 'embedded') {
-    const sha = createHash('sha256').update(m.files.weights).digest('hex');
+    const sha = await sha256Of(m.files.weights);
     if (sha !== spec.model.sha256) {
       throw new CliInputError(`model.safetensors has sha256 ${sha}, the spec expects ${spec.model.sha256}`);
     }
@@ -60,6 +60,18 @@ export async function runAnalysis(
   } finally {
     engine.dispose();
   }
+}
+
+/** sha256 (hex) of model.safetensors, read in chunks (the file is never held whole). */
+async function sha256Of(weights: ModelFiles['weights']): Promise<string> {
+  const h = createHash('sha256');
+  if (weights instanceof Uint8Array) return h.update(weights).digest('hex');
+  try {
+    for await (const chunk of weights.open()) h.update(chunk);
+  } catch (e) {
+    throw new CliInputError(`model.safetensors: ${fsReason(e)}`);
+  }
+  return h.digest('hex');
 }
 
 /** One line per layer: the verdict a kernel author reads in their CI log. */

@@ -4,7 +4,7 @@
 import * as Comlink from 'comlink';
 import { analyze, type Report } from '../compare/analyze';
 import { installCustomKernel } from '../engine/custom-kernel';
-import { DEFAULT_MEMORY_BUDGET, Engine } from '../engine/engine';
+import { Engine } from '../engine/engine';
 import type { PoolStats } from '../gpu/pool';
 import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
@@ -33,7 +33,6 @@ import type {
 import { notify, release, toWorkerError, workerError } from './boundary';
 import { loadBytes, loadStream } from './install-model';
 import {
-  budgetRefusal,
   contentLength,
   decodeText,
   folderUrl,
@@ -139,8 +138,8 @@ class WorkerEngine implements WorkerApi {
           MODEL_FILES.tokenizer,
           await readBody(tokRes, count(MODEL_FILES.tokenizer)),
         );
-        const refusal = budgetRefusal(parseConfigText(config), DEFAULT_MEMORY_BUDGET);
-        if (refusal) throw workerError('model', refusal);
+        const refusal = await engine.refusalFor(parseConfigText(config));
+        if (refusal) throw workerError('model', `${refusal}; nothing was downloaded`);
         const wRes = await openFile(base, MODEL_FILES.weights, { signal });
         const wLen = contentLength(wRes);
         totalBytes = [...small, wLen].some((l) => l === null)
@@ -175,10 +174,27 @@ class WorkerEngine implements WorkerApi {
     }
   }
 
-  probeModelUrl(baseUrl: string): Promise<UrlProbe> {
-    return probeModelUrl(baseUrl, DEFAULT_MEMORY_BUDGET).catch((e: unknown) => {
+  async probeModelUrl(baseUrl: string): Promise<UrlProbe> {
+    try {
+      const engine = await this.requireEngine();
+      return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+    } catch (e) {
       throw toWorkerError(e);
-    });
+    }
+  }
+
+  async setMemoryBudget(gib: number | null): Promise<void> {
+    try {
+      const engine = await this.requireEngine();
+      if (gib !== null && !(typeof gib === 'number' && Number.isFinite(gib) && gib > 0))
+        throw workerError(
+          'input',
+          `a memory budget is a positive number of GiB, got ${String(gib).slice(0, 40)}`,
+        );
+      engine.setMemoryBudget(gib === null ? null : gib * 2 ** 30);
+    } catch (e) {
+      throw toWorkerError(e);
+    }
   }
 
   async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
