@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { Engine, type ModelFiles } from '../engine/engine';
+import { Engine, type EngineOptions, type ModelFiles } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseRunSpec, type RunSpec } from '../run/runspec';
@@ -43,6 +43,7 @@ export async function runAnalysis(
   spec: RunSpec,
   modelDir: string,
   log: (s: string) => void,
+  engineOpts: EngineOptions = {},
 ): Promise<Report> {
   const m = prepareModel(modelDir);
   if (spec.model.kind !== 'embedded') {
@@ -53,7 +54,7 @@ export async function runAnalysis(
   }
   const tokens = promptTokens(m, spec.prompt);
   checkLimits(m, { tokens, generate: spec.generate, faults: spec.faults });
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const engine = await Engine.create(nodeGpu(), nodeShaderSource(), engineOpts);
   try {
     await engine.loadModel(m.files);
     return await analyze(engine, spec, tokens, { onProgress: (phase) => log(`${phase}…`) });

@@ -7,6 +7,7 @@ import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';
 import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
 import { parseConfigText } from '../model/config';
+import type { RandomModelSpec } from '../model/random-model';
 import type { Tokenizer } from '../model/tokenizer';
 import type { ModelWeights, NeoXConfig } from '../model/types';
 import { bytesSource, isWeightsSource, type WeightsSource } from '../model/weight-stream';
@@ -18,10 +19,13 @@ import { type GpuModel, readModelWeights } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
 import {
   allocateChecked,
+  deferredWeights,
   type Installed,
+  installSeeded,
   installStream,
   isCpuAdapterSummary,
   type MemoryBudget,
+  type ModelSource,
 } from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
 import { timePlan } from './time-forward';
@@ -234,6 +238,15 @@ export class Engine {
   }
 
   /**
+   * A seeded model of the spec's shape made on the GPU in one submit (src/model/seeded-weights.ts: the same
+   * seed gives the same weights on any adapter), for benchmarks and tests; token ids only, no tokenizer.
+   */
+  async loadSeededModel(spec: RandomModelSpec, seed: number, name?: string): Promise<ModelInfo> {
+    this.checkAlive();
+    return this.installFrom({ kind: 'seeded', spec: { ...spec }, seed, name });
+  }
+
+  /**
    * Loads a model whose safetensors arrive as a stream (fetch body, File.stream(), a Node file): read chunk by
    * chunk with progress and cancellation, never held whole in memory, then checked and uploaded tensor by
    * tensor. The previous model stays loaded until the new one is complete.
@@ -278,10 +291,16 @@ export class Engine {
     } = {},
   ): Promise<ModelInfo> {
     const keepCpu = o.keepCpu ?? this.keepCpuByDefault();
-    const cfg = parseConfigText(source.config);
-    const opts = { weights: this.acquireOpts.weights, budget: this.memoryBudget, keepCpu, ...o };
-    const files = { tokenizer: source.tokenizer, name: source.name };
-    const done: Installed = await installStream(this.ctx.device, cfg, source.weights, files, opts);
+    const opts = { weights: this.acquireOpts.weights, budget: this.memoryBudget, keepCpu };
+    let done: Installed;
+    if (source.kind === 'seeded') {
+      done = await installSeeded(this.ctx.device, this.pipelines, source, opts);
+    } else {
+      const cfg = parseConfigText(source.config);
+      const files = { tokenizer: source.tokenizer, name: source.name };
+      const streaming = { ...opts, onProgress: o.onProgress, signal: o.signal };
+      done = await installStream(this.ctx.device, cfg, source.weights, files, streaming);
+    }
     this.unloadModel();
     this.model = done.model;
     this.cpuWeights = done.cpu;
@@ -467,37 +486,4 @@ export class Engine {
     await Promise.race([this.ctx.lost, new Promise((r) => setTimeout(r, 50))]);
     this.checkAlive();
   }
-}
-
-/** What a loaded model was read from (kept to reload it after a device loss). */
-interface ModelSource {
-  kind: 'file';
-  config: string;
-  weights: WeightsSource;
-  tokenizer?: string;
-  name?: string;
-}
-
-/** Engine.weights where no CPU copy was made: any use says so (never silently empty weights). */
-function deferredWeights(): ModelWeights {
-  const fail = (): never => {
-    throw new EngineError(
-      'the CPU copy of the weights was not made (the CPU oracle was not expected to run on this adapter): ' +
-        'await engine.loadCpuWeights() first',
-    );
-  };
-  return {
-    get embedIn() {
-      return fail();
-    },
-    get layers() {
-      return fail();
-    },
-    get finalLayerNorm() {
-      return fail();
-    },
-    get lmHead() {
-      return fail();
-    },
-  };
 }

@@ -4,13 +4,25 @@
 // streamed in tensor by tensor (an error becomes one EngineError and frees what was made). Engine.loadModel*
 // install its result.
 
+import type { PipelineCache } from '../gpu/pipelines';
+import { Program } from '../gpu/program';
+import { seededWeights } from '../kernels/seeded-weights';
+import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
+import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
 import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
+import { seededPlan } from '../model/seeded-weights';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { DType, ModelWeights, NeoXConfig, Tensor } from '../model/types';
 import { streamWeights, type WeightsSource } from '../model/weight-stream';
-import { modelSummary } from '../model/weights';
-import { type AllocatedModel, allocateModel, type GpuModel, writeWeights } from './gpu-model';
+import { emptyWeights, modelSummary } from '../model/weights';
+import {
+  type AllocatedModel,
+  allocateModel,
+  type GpuModel,
+  readModelWeights,
+  writeWeights,
+} from './gpu-model';
 import { EngineError, type EngineOptions, type ModelInfo } from './types';
 
 /** Weight bytes of the model on the GPU (matrices in fp16 or fp32; LayerNorms and biases in fp32). */
@@ -38,10 +50,16 @@ export interface MemoryBudget {
   maxBindingBytes: number;
 }
 
-/** Refuses (one line, EngineError) a need over the user's cap. */
+/** A model this adapter cannot hold (the user's cap, a buffer limit, an allocation that failed): bad input. */
+export class ModelTooLargeError extends EngineError {
+  readonly kind = 'model' as const;
+  override name = 'ModelTooLargeError';
+}
+
+/** Refuses (one line, ModelTooLargeError) a need over the user's cap. */
 function checkCap(need: number, budget: MemoryBudget, what: string): void {
   if (budget.bytes !== null && need > budget.bytes) {
-    throw new EngineError(
+    throw new ModelTooLargeError(
       `the model needs ${gib(need)} GiB of GPU memory for its weights${what}, more than the ` +
         `${gib(budget.bytes)} GiB memory budget set for this run; nothing was allocated`,
     );
@@ -85,12 +103,12 @@ export async function allocateChecked(
     `one buffer may hold ${gib(budget.maxBufferSize)} GiB, one binding ${gib(budget.maxBindingBytes)} GiB` +
     (budget.bytes === null ? '' : `, the budget is ${gib(budget.bytes)} GiB`);
   if (thrown) {
-    throw new EngineError(
+    throw new ModelTooLargeError(
       `the model does not fit this adapter: ${(thrown as Error).message} (${limits}); nothing was allocated`,
     );
   }
   if (oom) {
-    throw new EngineError(
+    throw new ModelTooLargeError(
       `the model needs ${gib(need)} GiB of GPU memory for its weights${what}, but this adapter ran out of ` +
         `memory allocating them (${oom.message.split('\n')[0]}; ${limits}); nothing was kept`,
     );
@@ -246,4 +264,91 @@ export function isCpuAdapterSummary(a: {
   description: string;
 }): boolean {
   return /swiftshader|llvmpipe|lavapipe|cpu/i.test(`${a.vendor} ${a.architecture} ${a.description}`);
+}
+
+/** What a loaded model was read from (kept to reload it after a device loss). */
+export type ModelSource =
+  | { kind: 'file'; config: string; weights: WeightsSource; tokenizer?: string; name?: string }
+  | { kind: 'seeded'; spec: RandomModelSpec; seed: number; name?: string };
+
+/** Engine.weights where no CPU copy was made: any use says so (never silently empty weights). */
+export function deferredWeights(): ModelWeights {
+  const fail = (): never => {
+    throw new EngineError(
+      'the CPU copy of the weights was not made (the CPU oracle was not expected to run on this adapter): ' +
+        'await engine.loadCpuWeights() first',
+    );
+  };
+  return {
+    get embedIn() {
+      return fail();
+    },
+    get layers() {
+      return fail();
+    },
+    get finalLayerNorm() {
+      return fail();
+    },
+    get lmHead() {
+      return fail();
+    },
+  };
+}
+
+/**
+ * A seeded model made on the GPU (src/model/seeded-weights.ts): its config from the spec, its buffers made as
+ * for a file (budget, limits, allocation), then every buffer filled by the generator in one submit. The CPU
+ * copy, when kept, is read back (the exact values the kernels use).
+ */
+export async function installSeeded(
+  device: GPUDevice,
+  pipelines: PipelineCache,
+  source: Extract<ModelSource, { kind: 'seeded' }>,
+  opts: Omit<StreamInstallOptions, 'onProgress' | 'signal'>,
+): Promise<Installed> {
+  const dtype = source.spec.dtype ?? 'F32';
+  if (dtype === 'BF16') throw new EngineError('seeded models are F32 or F16, not BF16');
+  if (!Number.isInteger(source.seed) || source.seed < 0 || source.seed > 0xffffffff)
+    throw new EngineError(`a seed is an integer in [0, 2^32), got ${source.seed}`);
+  const cfg = parseConfigText(JSON.stringify(randomConfigJson(source.spec)));
+  const skeleton = emptyWeights(cfg);
+  const weightsF16 = chooseF16Weights(opts.weights, cfg, [dtype]);
+  const made = await allocateChecked(device, cfg, skeleton, weightsF16, opts.budget);
+  const plan = seededPlan(cfg, skeleton);
+  const program = new Program(device, pipelines);
+  device.pushErrorScope('validation');
+  let thrown: unknown = null;
+  try {
+    for (const [t, targets] of made.targets) {
+      const s = plan.get(t)!;
+      for (const g of targets) {
+        const store = g.f16 ? 'f16' : dtype === 'F16' ? 'f16-in-f32' : 'f32';
+        program.add(seededWeights(g.label, g.buffer, source.seed, s, g.from, g.count, store));
+      }
+    }
+    const encoder = device.createCommandEncoder({ label: 'seeded-weights' });
+    program.encode(encoder);
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+  } catch (e) {
+    thrown = e;
+  } finally {
+    program.dispose();
+  }
+  const validation = await device.popErrorScope();
+  if (thrown || validation) {
+    made.model.destroy();
+    if (thrown) throw thrown;
+    throw new EngineError(`generating the seeded weights failed: ${validation?.message}`);
+  }
+  const info: ModelInfo = {
+    name: source.name ?? `seeded-${source.seed}`,
+    config: cfg,
+    params: modelSummary(cfg).params,
+    gpuBytes: made.model.bytes,
+    tokenizer: 'token ids only',
+    weightsOnGpu: weightsF16 ? 'fp16' : 'fp32',
+  };
+  const cpu = opts.keepCpu ? await readModelWeights(device, made.model) : null;
+  return { model: made.model, tok: null, info, cpu };
 }

@@ -56,6 +56,24 @@ function checkModelInput(
     throw workerError('model', 'tokenizer.json: expected text');
 }
 
+/** A file of a URL model downloaded again, as chunks (a reload after a device loss). */
+async function* downloadAgain(base: URL, file: string): AsyncGenerator<Uint8Array, void> {
+  const res = await openFile(base, file);
+  const body = res.body ?? new Blob([await res.arrayBuffer()]).stream();
+  const reader = body.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      yield r.value;
+    }
+    done = true;
+  } finally {
+    if (!done) reader.cancel().catch(() => undefined);
+  }
+}
+
 /** A model's display name from the page: at most 200 characters, 'model' when absent. */
 function displayName(name: unknown): string {
   return typeof name === 'string' && name ? name.slice(0, 200) : 'model';
@@ -162,6 +180,7 @@ class WorkerEngine implements WorkerApi {
             onDownloaded: () =>
               notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes }),
             signal,
+            reopen: () => downloadAgain(base, MODEL_FILES.weights),
           },
           options,
           this.keepLoaded,
@@ -231,6 +250,7 @@ class WorkerEngine implements WorkerApi {
             weights: files.weights.stream(),
             totalBytes: files.weights.size,
             signal,
+            reopen: () => files.weights.stream(),
           },
           options,
           this.keepLoaded,
