@@ -4,7 +4,6 @@
 import { analyze } from '../src/compare/analyze';
 import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
-import { randomModelFiles } from '../src/model/random-model';
 import { defaultRunSpec } from '../src/run/runspec';
 import { SHAPES } from './forward';
 
@@ -53,7 +52,7 @@ export async function benchCompare(
   log: (s: string) => void,
 ): Promise<CompareRow> {
   const shape = SHAPES[model];
-  await engine.loadModel({ ...randomModelFiles({ ...shape, maxPos: 4096 }, 4321), name: model });
+  await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
   const prompt = (salt: number) =>
     Array.from({ length: T }, (_, i) => (i * 7919 + salt * 104729) % shape.vocab);
   const spec = { ...defaultRunSpec(), model: { kind: 'embedded' as const, id: model }, generate: 8 };

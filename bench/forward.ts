@@ -2,13 +2,18 @@
 // (submit to done, no readback, median of reps) and the per-op GPU time breakdown (timestamp queries).
 import type { Engine } from '../src/engine/engine';
 import { summarizeTimings } from '../src/engine/timing';
-import { type RandomModelSpec, randomModelFiles } from '../src/model/random-model';
+import type { RandomModelSpec } from '../src/model/random-model';
 
 export const SHAPES: Record<string, RandomModelSpec> = {
   tiny: { vocab: 1000, d: 128, layers: 2, heads: 4, ff: 512, rotaryPct: 0.25, parallel: true },
   'pythia-70m': { vocab: 50304, d: 512, layers: 6, heads: 8, ff: 2048, rotaryPct: 0.25, parallel: true },
   'pythia-160m': { vocab: 50304, d: 768, layers: 12, heads: 12, ff: 3072, rotaryPct: 0.25, parallel: true },
   'pythia-410m': { vocab: 50304, d: 1024, layers: 24, heads: 16, ff: 4096, rotaryPct: 0.25, parallel: true },
+  // From the Pythia configs: head_dim 256, 128, 80, 128.
+  'pythia-1b': { vocab: 50304, d: 2048, layers: 16, heads: 8, ff: 8192, rotaryPct: 0.25, parallel: true },
+  'pythia-1.4b': { vocab: 50304, d: 2048, layers: 24, heads: 16, ff: 8192, rotaryPct: 0.25, parallel: true },
+  'pythia-2.8b': { vocab: 50304, d: 2560, layers: 32, heads: 32, ff: 10240, rotaryPct: 0.25, parallel: true },
+  'pythia-6.9b': { vocab: 50432, d: 4096, layers: 32, heads: 32, ff: 16384, rotaryPct: 0.25, parallel: true },
 };
 
 export interface ForwardRow {
@@ -31,8 +36,8 @@ export async function benchForward(
   log: (s: string) => void = () => {},
 ): Promise<ForwardRow[]> {
   const spec = SHAPES[model];
-  log(`${model}: building seeded weights`);
-  await engine.loadModel({ ...randomModelFiles({ ...spec, maxPos: 4096 }, 1234), name: model });
+  log(`${model}: seeded weights on the GPU`);
+  await engine.loadSeededModel({ ...spec, maxPos: 4096 }, 1234, model);
   const rows: ForwardRow[] = [];
   for (const T of Ts) {
     const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % spec.vocab);

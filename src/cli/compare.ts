@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { Engine } from '../engine/engine';
+import { Engine, type EngineOptions, type ModelFiles } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseRunSpec, type RunSpec } from '../run/runspec';
@@ -43,23 +43,36 @@ export async function runAnalysis(
   spec: RunSpec,
   modelDir: string,
   log: (s: string) => void,
+  engineOpts: EngineOptions = {},
 ): Promise<Report> {
   const m = prepareModel(modelDir);
   if (spec.model.kind !== 'embedded') {
-    const sha = createHash('sha256').update(m.files.weights).digest('hex');
+    const sha = await sha256Of(m.files.weights);
     if (sha !== spec.model.sha256) {
       throw new CliInputError(`model.safetensors has sha256 ${sha}, the spec expects ${spec.model.sha256}`);
     }
   }
   const tokens = promptTokens(m, spec.prompt);
   checkLimits(m, { tokens, generate: spec.generate, faults: spec.faults });
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const engine = await Engine.create(nodeGpu(), nodeShaderSource(), engineOpts);
   try {
     await engine.loadModel(m.files);
     return await analyze(engine, spec, tokens, { onProgress: (phase) => log(`${phase}…`) });
   } finally {
     engine.dispose();
   }
+}
+
+/** sha256 (hex) of model.safetensors, read in chunks (the file is never held whole). */
+async function sha256Of(weights: ModelFiles['weights']): Promise<string> {
+  const h = createHash('sha256');
+  if (weights instanceof Uint8Array) return h.update(weights).digest('hex');
+  try {
+    for await (const chunk of weights.open()) h.update(chunk);
+  } catch (e) {
+    throw new CliInputError(`model.safetensors: ${fsReason(e)}`);
+  }
+  return h.digest('hex');
 }
 
 /** One line per layer: the verdict a kernel author reads in their CI log. */

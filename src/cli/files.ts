@@ -74,6 +74,13 @@ export function readRegularFile(path: string, what: string): Uint8Array {
   }
 }
 
+/** The size of a regular file (anything else, or any error, is bad input); it is not opened. */
+export function regularFileSize(path: string, what: string): number {
+  const st = statOf(path, what);
+  if (!st.isFile()) throw new CliInputError(`${what}: is ${kindOf(st)}, expected a regular file`);
+  return st.size;
+}
+
 /** A regular file as UTF-8 text, a leading BOM removed; invalid UTF-8 is refused, not replaced. */
 export function readTextFile(path: string, what: string): string {
   const bytes = readRegularFile(path, what);

@@ -24,6 +24,8 @@ const USAGE = `usage:
   cli compare  --spec spec.json --out report.json [--model DIR]
   cli check    --spec spec.json [--model DIR]
   cli compare-runs --model DIR --a A.safetensors [--b B.safetensors] [--out report.json] [--k 10] [--metric relL2]
+--memory-budget GiB (any command) caps the GPU memory of the model's weights; without
+it a model is refused only when the adapter's buffer limits or its allocation refuse it.
 --verbose (any command) also shows what the GPU driver prints (Dawn and Vulkan loader warnings).
 forward refuses (exit 1, nothing written) when the dump holds NaN or Inf, unless --nonfinite-as-strings, which
 writes them as the JSON strings "NaN", "Infinity" and "-Infinity".`;
@@ -52,6 +54,7 @@ async function main(argv: string[]): Promise<number> {
       path: { type: 'string' },
       precision: { type: 'string' },
       'nonfinite-as-strings': { type: 'boolean' },
+      'memory-budget': { type: 'string' },
     },
     strict: true,
   });
@@ -72,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(n) || n < 0 || n > 4096)
     throw new CliInputError(`--n ${quoteUser(values.n ?? '')}: expected an integer 0..4096`);
 
+  const memoryBudgetBytes = parseMemoryBudget(values['memory-budget']);
   // Everything below up to Engine.create runs without the GPU.
   const m = prepareModel(values.model);
   let ids: number[];
@@ -90,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
   } else throw new CliInputError('--tokens or --prompt is required');
   checkLimits(m, { tokens: ids, generate: n });
 
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const engine = await Engine.create(nodeGpu(), nodeShaderSource(), { memoryBudgetBytes });
   try {
     await engine.loadModel(m.files);
     if (cmd === 'forward') {
@@ -123,17 +127,32 @@ async function main(argv: string[]): Promise<number> {
 async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
-    options: { spec: { type: 'string' }, out: { type: 'string' }, model: { type: 'string' } },
+    options: {
+      spec: { type: 'string' },
+      out: { type: 'string' },
+      model: { type: 'string' },
+      'memory-budget': { type: 'string' },
+    },
     strict: true,
   });
   if (!values.spec) throw new CliInputError('--spec FILE is required');
   if (cmd === 'compare' && !values.out) throw new CliInputError('--out FILE is required');
   if (values.out) checkOutPath(values.out);
   const spec = readSpec(values.spec);
-  const report = await runAnalysis(spec, modelDirFor(spec, values.model), say);
+  const memoryBudgetBytes = parseMemoryBudget(values['memory-budget']);
+  const report = await runAnalysis(spec, modelDirFor(spec, values.model), say, { memoryBudgetBytes });
   if (values.out) writeReport(report, values.out);
   process.stdout.write(`${formatVerdict(report)}\n`);
   return cmd === 'check' && report.verdict !== 'agree' ? 1 : 0;
+}
+
+/** --memory-budget GiB as bytes (undefined when absent); anything but a positive number is bad input. */
+function parseMemoryBudget(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const gib = Number(text);
+  if (text.trim() === '' || !Number.isFinite(gib) || gib <= 0)
+    throw new CliInputError(`--memory-budget ${quoteUser(text)}: expected a positive number of GiB`);
+  return gib * 2 ** 30;
 }
 
 const argv = process.argv.slice(2);

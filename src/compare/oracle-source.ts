@@ -7,6 +7,7 @@
 import type { GpuBatch } from '../engine/batch';
 import { dfSelfTest } from '../engine/df-selftest';
 import type { Engine } from '../engine/engine';
+import { isCpuAdapterSummary } from '../engine/install';
 import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
 import { Program } from '../gpu/program';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
@@ -58,14 +59,24 @@ function selfTestOf(engine: Engine, o: SelfTestOptions): Promise<SelfTest> {
 
 /** A CPU adapter (SwiftShader, a fallback adapter): the JavaScript oracle is faster there than emulated df. */
 export function isCpuAdapter(engine: Engine): boolean {
-  const a = engine.adapter;
-  return /swiftshader|llvmpipe|lavapipe|cpu/i.test(`${a.vendor} ${a.architecture} ${a.description}`);
+  return isCpuAdapterSummary(engine.adapter);
 }
 
+/** Which oracle runs; where it is the CPU one, the fp32 CPU copy of the weights is made first if it was not. */
 export async function decideOracle(
   engine: Engine,
   choice: OracleChoice,
   o: SelfTestOptions = {},
+): Promise<OracleInfo & { dfFma: boolean }> {
+  const info = await chooseOracle(engine, choice, o);
+  if (info.kind === 'cpu') await engine.loadCpuWeights();
+  return info;
+}
+
+async function chooseOracle(
+  engine: Engine,
+  choice: OracleChoice,
+  o: SelfTestOptions,
 ): Promise<OracleInfo & { dfFma: boolean }> {
   if (choice === 'cpu')
     return { kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null, dfFma: false };

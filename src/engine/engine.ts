@@ -7,15 +7,26 @@ import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';
 import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
 import { parseConfigText } from '../model/config';
+import type { RandomModelSpec } from '../model/random-model';
 import type { Tokenizer } from '../model/tokenizer';
 import type { ModelWeights, NeoXConfig } from '../model/types';
-import { loadWeights, loadWeightsStream } from '../model/weights';
+import { bytesSource, isWeightsSource, type WeightsSource } from '../model/weight-stream';
+import { emptyWeights } from '../model/weights';
 import { GpuBatch } from './batch';
 import { type ForwardContext, runForward, StagingBuffers } from './forward';
 import { generateCached, generateNoCache, type OnToken } from './generate';
-import { type GpuModel, uploadModel } from './gpu-model';
+import { type GpuModel, readModelWeights } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
-import { uploadChecked } from './install';
+import {
+  allocateChecked,
+  deferredWeights,
+  type Installed,
+  installSeeded,
+  installStream,
+  isCpuAdapterSummary,
+  type MemoryBudget,
+  type ModelSource,
+} from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
 import { timePlan } from './time-forward';
 import {
@@ -30,7 +41,7 @@ import {
 } from './types';
 
 export { argmax } from './generate';
-export { DEFAULT_MEMORY_BUDGET, estimateWeightBytes } from './install';
+export { estimateWeightBytes, type MemoryBudget } from './install';
 export {
   EngineError,
   type EngineOptions,
@@ -53,6 +64,9 @@ export class Engine {
   private gpuCtx: GpuContext;
   private staging: StagingBuffers;
   private custom: { file: string; source: string } | null = null;
+  /** Where the loaded model came from: a device loss reloads it from there. */
+  private source: ModelSource | null = null;
+  private budgetBytes: number | null;
 
   private constructor(
     ctx: GpuContext,
@@ -64,6 +78,7 @@ export class Engine {
     this.staging = new StagingBuffers(ctx.device);
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, shaders);
+    this.budgetBytes = acquireOpts.memoryBudgetBytes ?? null;
   }
 
   get ctx(): GpuContext {
@@ -84,8 +99,42 @@ export class Engine {
   }
 
   /**
-   * After a device loss: a new device, pool and pipeline cache, and the loaded model uploaded again from the
-   * CPU copy of its weights — the user's model, settings and results survive. No-op while the device is fine.
+   * The GPU memory models may take: the user's cap (null: none) and the device's buffer limits; a model is
+   * also refused when its buffers fail to allocate (src/engine/install.ts).
+   */
+  get memoryBudget(): MemoryBudget {
+    const l = this.gpuCtx.device.limits;
+    return { bytes: this.budgetBytes, maxBufferSize: l.maxBufferSize, maxBindingBytes: this.maxBindingBytes };
+  }
+
+  /**
+   * One line refusing a model from its config alone, before any file is read or downloaded, or null: the
+   * user's cap, then its buffers (matrices in fp16, the least it can take) made on this device and freed.
+   */
+  async refusalFor(cfg: NeoXConfig): Promise<string | null> {
+    this.checkAlive();
+    try {
+      const made = await allocateChecked(this.ctx.device, cfg, emptyWeights(cfg), true, this.memoryBudget);
+      made.model.destroy();
+      return null;
+    } catch (e) {
+      if (e instanceof EngineError) return e.message.replace(/; nothing was (allocated|kept)$/, '');
+      throw e;
+    }
+  }
+
+  /** Sets (bytes) or clears (null) the user's cap on the GPU memory of a model's weights, for later loads. */
+  setMemoryBudget(bytes: number | null): void {
+    if (bytes !== null && !(Number.isFinite(bytes) && bytes > 0)) {
+      throw new EngineError(`a memory budget is a positive number of bytes, got ${bytes}`);
+    }
+    this.budgetBytes = bytes;
+  }
+
+  /**
+   * After a device loss: a new device, pool and pipeline cache, and the loaded model read again from its
+   * source (the file, the Blob or the download it came from, or its seed) — the user's model, settings and
+   * results survive. No-op while the device is fine.
    */
   async recover(): Promise<void> {
     if (!this.lost) return;
@@ -95,10 +144,13 @@ export class Engine {
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, this.shaders);
     if (this.custom) this.pipelines.setOverride(this.custom.file, this.custom.source);
-    const w = this.cpuWeights;
-    const info = this.info;
+    const source = this.source;
+    const keepCpu = this.cpuWeights !== null;
     this.model = null;
-    if (w && info) this.model = uploadModel(ctx.device, info.config, w, this.maxBindingBytes);
+    this.cpuWeights = null;
+    this.info = null;
+    this.source = null;
+    if (source) await this.installFrom(source, { keepCpu });
   }
 
   static async create(
@@ -136,9 +188,27 @@ export class Engine {
     return this.info;
   }
 
-  /** The loaded model's fp32 weights on the CPU (the fp64 oracle reads them). */
+  /**
+   * The loaded model's fp32 weights on the CPU (the fp64 oracle reads them); null when no model is loaded.
+   * The copy is made at load only where the CPU oracle is expected (a CPU adapter, or EngineOptions.cpuWeights
+   * 'keep'); otherwise this is a placeholder that throws on use until loadCpuWeights() has made it.
+   */
   get weights(): ModelWeights | null {
-    return this.cpuWeights;
+    if (!this.model) return null;
+    return this.cpuWeights ?? deferredWeights();
+  }
+
+  /** True when the fp32 CPU copy of the weights exists. */
+  get hasCpuWeights(): boolean {
+    return this.cpuWeights !== null;
+  }
+
+  /** The fp32 CPU copy of the weights, made now if it was not (read back from the GPU, exact). */
+  async loadCpuWeights(): Promise<ModelWeights> {
+    const m = this.requireModel();
+    const w = this.cpuWeights ?? (await readModelWeights(this.ctx.device, m));
+    if (this.model === m) this.cpuWeights = w;
+    return w;
   }
 
   /** Destroys the pool's cached free buffers (in-use ones stay): what a cancelled run leaves behind. */
@@ -151,11 +221,29 @@ export class Engine {
     return this.pool.stats();
   }
 
-  /** Parses and validates everything first; the GPU is touched only once the files are known good. */
+  /**
+   * Loads a model from its files: the weights bytes in memory, or a source read tensor by tensor (a file on
+   * disk). The config, tokenizer and header are checked before the GPU is touched.
+   */
   async loadModel(files: ModelFiles): Promise<ModelInfo> {
     this.checkAlive();
-    const cfg = parseConfigText(files.config);
-    return this.install(cfg, loadWeights(cfg, files.weights), files.tokenizer, files.name);
+    const weights = isWeightsSource(files.weights) ? files.weights : bytesSource(files.weights);
+    return this.installFrom({
+      kind: 'file',
+      config: files.config,
+      weights,
+      tokenizer: files.tokenizer,
+      name: files.name,
+    });
+  }
+
+  /**
+   * A seeded model of the spec's shape made on the GPU in one submit (src/model/seeded-weights.ts: the same
+   * seed gives the same weights on any adapter), for benchmarks and tests; token ids only, no tokenizer.
+   */
+  async loadSeededModel(spec: RandomModelSpec, seed: number, name?: string): Promise<ModelInfo> {
+    this.checkAlive();
+    return this.installFrom({ kind: 'seeded', spec: { ...spec }, seed, name });
   }
 
   /**
@@ -171,35 +259,61 @@ export class Engine {
     name?: string;
     onProgress?: (loaded: number, total: number | null) => void;
     signal?: AbortSignal;
+    /** The same bytes again from the start (a reload after a device loss); without it, no reload. */
+    reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
   }): Promise<ModelInfo> {
     this.checkAlive();
-    const cfg = parseConfigText(files.config);
-    const weights = await loadWeightsStream(cfg, files.weights, files.totalBytes, {
-      onProgress: files.onProgress,
-      signal: files.signal,
-    });
-    return this.install(cfg, weights, files.tokenizer, files.name);
+    let first: typeof files.weights | null = files.weights;
+    const weights: WeightsSource = {
+      bytes: files.totalBytes,
+      open: () => {
+        const s = first;
+        first = null;
+        if (s) return s;
+        if (!files.reopen)
+          throw new EngineError(`the weights of ${files.name ?? 'the model'} cannot be read again`);
+        return files.reopen();
+      },
+    };
+    return this.installFrom(
+      { kind: 'file', config: files.config, weights, tokenizer: files.tokenizer, name: files.name },
+      { onProgress: files.onProgress, signal: files.signal },
+    );
   }
 
-  private async install(
-    cfg: NeoXConfig,
-    weights: ModelWeights,
-    tokenizer: string | undefined,
-    name: string | undefined,
+  /** Installs a model from a source: the previous model stays loaded until the new one is complete. */
+  private async installFrom(
+    source: ModelSource,
+    o: {
+      keepCpu?: boolean;
+      onProgress?: (loaded: number, total: number | null) => void;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<ModelInfo> {
-    const { model, tok, info } = await uploadChecked(
-      this.ctx.device,
-      cfg,
-      weights,
-      { tokenizer, name },
-      { ...this.acquireOpts, maxBindingBytes: this.maxBindingBytes },
-    );
+    const keepCpu = o.keepCpu ?? this.keepCpuByDefault();
+    const opts = { weights: this.acquireOpts.weights, budget: this.memoryBudget, keepCpu };
+    let done: Installed;
+    if (source.kind === 'seeded') {
+      done = await installSeeded(this.ctx.device, this.pipelines, source, opts);
+    } else {
+      const cfg = parseConfigText(source.config);
+      const files = { tokenizer: source.tokenizer, name: source.name };
+      const streaming = { ...opts, onProgress: o.onProgress, signal: o.signal };
+      done = await installStream(this.ctx.device, cfg, source.weights, files, streaming);
+    }
     this.unloadModel();
-    this.model = model;
-    this.cpuWeights = weights;
-    this.tok = tok;
-    this.info = info;
-    return this.info;
+    this.model = done.model;
+    this.cpuWeights = done.cpu;
+    this.tok = done.tok;
+    this.info = done.info;
+    this.source = source;
+    return done.info;
+  }
+
+  /** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
+  private keepCpuByDefault(): boolean {
+    const mode = this.acquireOpts.cpuWeights ?? 'auto';
+    return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(this.adapter));
   }
 
   /**
@@ -223,6 +337,7 @@ export class Engine {
     this.model = null;
     this.cpuWeights = null;
     this.info = null;
+    this.source = null;
     this.trimPool();
   }
 

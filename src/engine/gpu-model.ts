@@ -1,8 +1,8 @@
 // Weights on the GPU, in a structure named like Hugging Face's module tree
 // (layers[3].attention.qkv.weight, …). Built once when a model loads.
-import { uploadBuffer } from '../gpu/readback';
-import { f32ToF16Bits } from '../model/safetensors';
-import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../model/types';
+import { readBuffer } from '../gpu/readback';
+import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
+import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../model/types';
 
 export interface GpuLinear {
   weight: GPUBuffer; // [out, in]
@@ -69,56 +69,105 @@ export function packF16(data: Float32Array): Uint32Array {
   return out;
 }
 
+/** Where one CPU tensor's values go: `count` elements from element `from` of the tensor, into `buffer`. */
+export interface WeightTarget {
+  buffer: GPUBuffer;
+  from: number;
+  count: number;
+  /** Stored as packed f16 (two per u32). */
+  f16: boolean;
+  label: string;
+}
+
+/** A model's buffers made, not yet filled: `targets` says where each tensor of the skeleton goes. */
+export interface AllocatedModel {
+  model: GpuModel;
+  targets: Map<Tensor, WeightTarget[]>;
+}
+
+/** GPU storage usage of every weight buffer (a function: GPUBufferUsage exists only once WebGPU is set up). */
+const weightUsage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+
+/** Bytes of a weight buffer holding `n` values (f16: packed two per u32), padded to 16. */
+export function weightBufferBytes(n: number, f16: boolean): number {
+  const bytes = f16 ? 4 * Math.ceil(n / 2) : 4 * n;
+  return Math.max(16, Math.ceil(bytes / 16) * 16);
+}
+
 /**
- * Uploads the weights. With `weightsF16` the large matrices (linears, embedding, LM head) are stored as packed
- * f16 — exact for an fp16 checkpoint, half the memory — and the LayerNorm parameters and biases stay f32.
+ * Makes every weight buffer for the tensors of `w` (only shapes are read: `w` may be a skeleton whose data is
+ * still empty) and says where each tensor goes. With `weightsF16` the large matrices (linears, embedding, LM
+ * head) are packed f16, the LayerNorm parameters and biases f32. A buffer past one storage binding throws
+ * before anything is made. The caller fills them (writeWeights, or a generator on the GPU).
  */
-export function uploadModel(
+export function allocateModel(
   device: GPUDevice,
   cfg: NeoXConfig,
   w: ModelWeights,
   maxBindingBytes: number,
   weightsF16 = false,
-): GpuModel {
-  const made: GPUBuffer[] = [];
-  let bytes = 0;
+): AllocatedModel {
+  const { vocabSize: V, hiddenSize: d } = cfg;
   const bpe = weightsF16 ? 2 : 4;
-  const up = (data: Float32Array, label: string, packed = false) => {
-    const words = packed ? packF16(data) : data;
-    if (words.byteLength > maxBindingBytes) {
+  const rows = chunkRows(V, d, maxBindingBytes, bpe);
+  // Every size first: a model that cannot be laid out is refused before a buffer exists.
+  const check = (n: number, f16: boolean, label: string) => {
+    const bytes = f16 ? 4 * Math.ceil(n / 2) : 4 * n;
+    if (bytes > maxBindingBytes) {
       throw new Error(
-        `${label} needs ${words.byteLength} bytes, more than one storage binding allows (${maxBindingBytes})`,
+        `${label} needs ${bytes} bytes, more than one storage binding allows (${maxBindingBytes})`,
       );
     }
-    const b = uploadBuffer(device, words, label);
+  };
+  for (const [i, l] of w.layers.entries()) {
+    for (const [name, lin] of [
+      ['attention.query_key_value', l.qkv],
+      ['attention.dense', l.dense],
+      ['mlp.dense_h_to_4h', l.fc1],
+      ['mlp.dense_4h_to_h', l.fc2],
+    ] as const) {
+      check(numel(lin.weight), weightsF16, `layers.${i}.${name}.weight`);
+    }
+  }
+  const made: GPUBuffer[] = [];
+  const targets = new Map<Tensor, WeightTarget[]>();
+  let bytes = 0;
+  const make = (n: number, f16: boolean, label: string) => {
+    const b = device.createBuffer({ size: weightBufferBytes(n, f16), usage: weightUsage(), label });
     made.push(b);
     bytes += b.size;
     return b;
   };
+  const whole = (t: Tensor, label: string, f16 = false) => {
+    const n = numel(t);
+    check(n, f16, label);
+    const buffer = make(n, f16, label);
+    targets.set(t, [{ buffer, from: 0, count: n, f16, label }]);
+    return buffer;
+  };
   const norm = (n: NormWeights, label: string): GpuNorm => ({
-    weight: up(n.weight.data, `${label}.weight`),
-    bias: up(n.bias.data, `${label}.bias`),
+    weight: whole(n.weight, `${label}.weight`),
+    bias: whole(n.bias, `${label}.bias`),
   });
   const lin = (l: LinearWeights, label: string): GpuLinear => ({
-    weight: up(l.weight.data, `${label}.weight`, weightsF16),
-    bias: l.bias ? up(l.bias.data, `${label}.bias`) : null,
+    weight: whole(l.weight, `${label}.weight`, weightsF16),
+    bias: l.bias ? whole(l.bias, `${label}.bias`) : null,
   });
-  const chunks = (data: Float32Array, label: string): RowChunk[] => {
-    const { vocabSize: V, hiddenSize: d } = cfg;
-    const rows = chunkRows(V, d, maxBindingBytes, bpe);
+  const chunks = (t: Tensor, label: string): RowChunk[] => {
     const out: RowChunk[] = [];
+    const list: WeightTarget[] = [];
     for (let row0 = 0; row0 < V; row0 += rows) {
       const n = Math.min(rows, V - row0);
-      out.push({
-        buffer: up(data.subarray(row0 * d, (row0 + n) * d), `${label}[${out.length}]`, weightsF16),
-        row0,
-        rows: n,
-      });
+      const l = `${label}[${out.length}]`;
+      const buffer = make(n * d, weightsF16, l);
+      out.push({ buffer, row0, rows: n });
+      list.push({ buffer, from: row0 * d, count: n * d, f16: weightsF16, label: l });
     }
+    targets.set(t, list);
     return out;
   };
   try {
-    const embedIn = chunks(w.embedIn.data, 'embed_in');
+    const embedIn = chunks(w.embedIn, 'embed_in');
     const layers = w.layers.map((l, i) => ({
       inputLayernorm: norm(l.inputLayernorm, `layers.${i}.input_layernorm`),
       postAttentionLayernorm: norm(l.postAttentionLayernorm, `layers.${i}.post_attention_layernorm`),
@@ -132,9 +181,10 @@ export function uploadModel(
       },
     }));
     const finalLayerNorm = norm(w.finalLayerNorm, 'final_layer_norm');
-    const lmHead = w.lmHead.data === w.embedIn.data ? embedIn : chunks(w.lmHead.data, 'embed_out');
-    const dummy = up(new Float32Array(4), 'dummy');
-    return {
+    const lmHead = w.lmHead === w.embedIn ? embedIn : chunks(w.lmHead, 'embed_out');
+    const dummy = make(4, false, 'dummy');
+    device.queue.writeBuffer(dummy, 0, new Float32Array(4));
+    const model: GpuModel = {
       cfg,
       embedIn,
       layers,
@@ -148,8 +198,90 @@ export function uploadModel(
         made.length = 0;
       },
     };
+    return { model, targets };
   } catch (e) {
     for (const b of made) b.destroy();
     throw e;
   }
+}
+
+function numel(t: Tensor): number {
+  return t.shape.reduce((a, b) => a * b, 1);
+}
+
+/** Writes one tensor's fp32 values (`data`: [numel]) into its buffers (packed f16 where they hold f16). */
+export function writeWeights(device: GPUDevice, targets: readonly WeightTarget[], data: Float32Array): void {
+  for (const t of targets) {
+    const part = data.subarray(t.from, t.from + t.count);
+    const words = t.f16 ? packF16(part) : part;
+    device.queue.writeBuffer(t.buffer, 0, words.buffer, words.byteOffset, words.byteLength);
+  }
+}
+
+/**
+ * Uploads the weights (allocateModel, then every tensor's data). With `weightsF16` the large matrices are
+ * stored as packed f16 — exact for an fp16 checkpoint, half the memory.
+ */
+export function uploadModel(
+  device: GPUDevice,
+  cfg: NeoXConfig,
+  w: ModelWeights,
+  maxBindingBytes: number,
+  weightsF16 = false,
+): GpuModel {
+  const { model, targets } = allocateModel(device, cfg, w, maxBindingBytes, weightsF16);
+  for (const [t, list] of targets) writeWeights(device, list, t.data);
+  return model;
+}
+
+/**
+ * The model's weights read back from the GPU as fp32 CPU tensors (f16 storage widened exactly): the values the
+ * kernels use, for the CPU oracle where its copy was not kept at load.
+ */
+export async function readModelWeights(device: GPUDevice, m: GpuModel): Promise<ModelWeights> {
+  const { vocabSize: V, hiddenSize: d, intermediateSize: ff } = m.cfg;
+  const read = async (b: GPUBuffer, n: number, f16: boolean): Promise<Float32Array> => {
+    const raw = await readBuffer(device, b, f16 ? 4 * Math.ceil(n / 2) : 4 * n);
+    if (!f16) return raw.length === n ? raw : raw.slice(0, n);
+    const halves = new Uint16Array(raw.buffer, raw.byteOffset, 2 * raw.length); // element i in half i (LE)
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = f16BitsToF32(halves[i]);
+    return out;
+  };
+  const tensor = async (b: GPUBuffer, shape: number[], f16 = false): Promise<Tensor> => ({
+    shape,
+    data: await read(
+      b,
+      shape.reduce((a, x) => a * x, 1),
+      f16,
+    ),
+  });
+  const rows = async (chunks: RowChunk[]): Promise<Tensor> => {
+    const data = new Float32Array(V * d);
+    for (const c of chunks) data.set(await read(c.buffer, c.rows * d, m.weightsF16), c.row0 * d);
+    return { shape: [V, d], data };
+  };
+  const norm = async (n: GpuNorm): Promise<NormWeights> => ({
+    weight: await tensor(n.weight, [d]),
+    bias: await tensor(n.bias, [d]),
+  });
+  const lin = async (l: GpuLinear, out: number, inp: number): Promise<LinearWeights> => ({
+    weight: await tensor(l.weight, [out, inp], m.weightsF16),
+    bias: l.bias ? await tensor(l.bias, [out]) : null,
+  });
+  const embedIn = await rows(m.embedIn);
+  const layers = [];
+  for (const l of m.layers) {
+    layers.push({
+      inputLayernorm: await norm(l.inputLayernorm),
+      postAttentionLayernorm: await norm(l.postAttentionLayernorm),
+      qkv: await lin(l.attention.qkv, 3 * d, d),
+      dense: await lin(l.attention.dense, d, d),
+      fc1: await lin(l.mlp.denseHTo4h, ff, d),
+      fc2: await lin(l.mlp.dense4hToH, d, ff),
+    });
+  }
+  const finalLayerNorm = await norm(m.finalLayerNorm);
+  const lmHead = m.lmHead === m.embedIn ? embedIn : await rows(m.lmHead);
+  return { embedIn, layers, finalLayerNorm, lmHead };
 }

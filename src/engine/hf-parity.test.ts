@@ -11,7 +11,7 @@ import { nodeGpu } from '../gpu/node';
 import { oracleForward, oracleGreedy } from '../kernels/cpu/forward';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseConfigText } from '../model/config';
-import { loadWeights } from '../model/weights';
+import { readWeights } from '../model/weight-stream';
 import { Engine } from './engine';
 
 interface HfOutputs {
@@ -61,7 +61,8 @@ describe('parity with Hugging Face transformers (fixtures)', () => {
       ['final_norm', flat(hf.fp64.final_norm)],
       ['logits', flat(hf.fp64.logits)],
     ] as const;
-    const oracle = oracleForward(cfg, loadWeights(cfg, files.weights), hf.tokens);
+    const cpuWeights = await readWeights(cfg, files.weights as Exclude<typeof files.weights, Uint8Array>);
+    const oracle = oracleForward(cfg, cpuWeights, hf.tokens);
     const oracleRows = [oracle.embeddings, ...oracle.layers, oracle.finalNorm, oracle.logits];
     const worst: Record<string, number> = {};
     for (const path of ['reference', 'fused'] as const) {
@@ -80,12 +81,7 @@ describe('parity with Hugging Face transformers (fixtures)', () => {
     });
     // Greedy decoding: the fp64 oracle for every token HF generated; the GPU (which re-runs the whole prefix
     // per token on a CPU-emulated device here) for the first 8.
-    const oracleIds = oracleGreedy(
-      cfg,
-      loadWeights(cfg, files.weights),
-      hf.greedy.prompt,
-      hf.greedy.new_ids.length,
-    );
+    const oracleIds = oracleGreedy(cfg, cpuWeights, hf.greedy.prompt, hf.greedy.new_ids.length);
     expect(oracleIds, `${name} oracle greedy`).toEqual(hf.greedy.new_ids);
     const n = Math.min(8, hf.greedy.new_ids.length);
     const greedy = await engine.generate(hf.greedy.prompt, n);

@@ -6,14 +6,23 @@ import type { PassTiming } from '../gpu/timestamps';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { Precision } from '../kernels/precision';
 import type { HiddenDump, NeoXConfig } from '../model/types';
+import type { WeightsSource } from '../model/weight-stream';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
 
 export interface EngineOptions extends AcquireOptions {
   /** GPU storage of the large weight matrices (default 'auto', see chooseF16Weights). */
   weights?: 'auto' | 'fp32' | 'fp16';
-  /** Refuse models whose weights need more than this many bytes of GPU memory (default 4 GiB). */
+  /**
+   * Refuse models whose weights need more than this many bytes of GPU memory (default: no cap of the user's;
+   * the adapter's buffer limits and a failed allocation still refuse, see MemoryBudget).
+   */
   memoryBudgetBytes?: number;
+  /**
+   * The fp32 CPU copy of the weights (the CPU oracle's input): 'keep' it from load, 'lazy' (made by
+   * Engine.loadCpuWeights when needed), or 'auto' (default): kept on a CPU adapter, where the CPU oracle runs.
+   */
+  cpuWeights?: 'auto' | 'keep' | 'lazy';
   /** Cap on one storage binding (below the device's limit): large tensors are then split across buffers. */
   maxBindingBytes?: number;
   /** How the fused GEMMs pick tiles and split-K (default: gemmPolicyFor this adapter; tests force split-K). */
@@ -23,8 +32,8 @@ export interface EngineOptions extends AcquireOptions {
 export interface ModelFiles {
   /** config.json text. */
   config: string;
-  /** model.safetensors bytes. */
-  weights: Uint8Array;
+  /** model.safetensors: its bytes, or a source read tensor by tensor (a file on disk). */
+  weights: Uint8Array | WeightsSource;
   /** tokenizer description text (optional; byte-level when absent). */
   tokenizer?: string;
   /** A display name (folder or file name). */

@@ -1,6 +1,7 @@
 // Node only: a file on disk as an async stream of chunks, for streamSafetensors.
 
 import { open } from 'node:fs/promises';
+import type { WeightsSource } from './weight-stream';
 
 /**
  * The bytes of the file at `path` in chunks of `chunkBytes` (the last one shorter), each in a fresh buffer. The
@@ -27,4 +28,9 @@ export async function* nodeFileStream(path: string, chunkBytes = 4 << 20): Async
   } finally {
     await fh.close();
   }
+}
+
+/** A model.safetensors on disk as a WeightsSource: read tensor by tensor, never whole; reopened on reload. */
+export function nodeFileSource(path: string, bytes: number, chunkBytes?: number): WeightsSource {
+  return { open: () => nodeFileStream(path, chunkBytes), bytes };
 }

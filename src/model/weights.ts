@@ -1,12 +1,25 @@
 // model.safetensors (HF GPTNeoXForCausalLM names) -> ModelWeights in fp32, every tensor checked against the config.
 
 import { ModelLoadError, quoteName } from './errors';
-import { parseSafetensorsHeader, readTensorF32, type SafetensorsEntry } from './safetensors';
+import {
+  parseSafetensorsHeader,
+  readTensorF32,
+  type SafetensorsEntry,
+  type SafetensorsHeader,
+} from './safetensors';
 import { streamSafetensors } from './stream';
-import type { LayerWeights, LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from './types';
+import type {
+  DType,
+  LayerWeights,
+  LinearWeights,
+  ModelWeights,
+  NeoXConfig,
+  NormWeights,
+  Tensor,
+} from './types';
 
 /** Buffers HF checkpoints may carry that are not weights (causal-mask caches, rotary inverse frequencies). */
-const IGNORED_BUFFER =
+export const IGNORED_BUFFER =
   /^gpt_neox\.(layers\.\d+\.attention\.(bias|masked_bias|rotary_emb\.inv_freq)|rotary_emb\.inv_freq)$/;
 const LAYER_NAME = /^gpt_neox\.layers\.(\d+)\./;
 
@@ -46,14 +59,19 @@ export function checkFinite(data: Float32Array, name: string, file: string): voi
 interface TensorSource {
   entries: Map<string, SafetensorsEntry>;
   ignored: string[];
-  read(e: SafetensorsEntry): Float32Array;
+  /** null: a dry run (structure only: shapes and names checked, no data read). */
+  read: ((e: SafetensorsEntry) => Float32Array) | null;
 }
 
 class Loader {
   readonly entries: Map<string, SafetensorsEntry>;
   readonly ignored: string[];
   readonly used = new Set<string>();
-  private readonly read: (e: SafetensorsEntry) => Float32Array;
+  /** Every tensor handed out, by name (a dry run fills in the data later). */
+  readonly byName = new Map<string, Tensor>();
+  /** A tied LM head that the file also stores: compared with embed_in once both hold data (dry run). */
+  tiedHead: string | null = null;
+  private readonly read: ((e: SafetensorsEntry) => Float32Array) | null;
 
   constructor(
     src: TensorSource,
@@ -62,6 +80,10 @@ class Loader {
     this.entries = src.entries;
     this.ignored = src.ignored;
     this.read = src.read;
+  }
+
+  get dryRun(): boolean {
+    return this.read === null;
   }
 
   has(name: string): boolean {
@@ -79,9 +101,16 @@ class Loader {
       );
     }
     this.used.add(name);
+    if (this.read === null) {
+      const t = { shape: shape.slice(), data: new Float32Array(0) };
+      this.byName.set(name, t);
+      return t;
+    }
     const data = this.read(e);
     checkFinite(data, name, this.file);
-    return { shape: shape.slice(), data };
+    const t = { shape: shape.slice(), data };
+    this.byName.set(name, t);
+    return t;
   }
 
   norm(prefix: string, d: number): NormWeights {
@@ -180,13 +209,8 @@ function assemble(cfg: NeoXConfig, ld: Loader, file: string): ModelWeights {
     lmHead = embedIn;
     if (heads.length === 1) {
       const h = ld.tensor(heads[0], [V, d]);
-      if (h.data.some((x, i) => !Object.is(x, embedIn.data[i]))) {
-        throw new ModelLoadError(
-          file,
-          `tensor '${heads[0]}' differs from 'gpt_neox.embed_in.weight' but config.json has tie_word_embeddings true`,
-          heads[0],
-        );
-      }
+      if (ld.dryRun) ld.tiedHead = heads[0];
+      else checkTiedHead(h.data, embedIn.data, heads[0], file);
     }
   } else {
     if (heads.length === 0) {
@@ -208,6 +232,70 @@ function assemble(cfg: NeoXConfig, ld: Loader, file: string): ModelWeights {
     throw new ModelLoadError(file, `unexpected tensor ${quoteName(name)} ${why}`, name);
   }
   return { embedIn, layers, finalLayerNorm, lmHead };
+}
+
+/** Refuses a stored LM head that differs from embed_in where config.json ties them. */
+export function checkTiedHead(head: Float32Array, embed: Float32Array, name: string, file: string): void {
+  if (head.some((x, i) => !Object.is(x, embed[i]))) {
+    throw new ModelLoadError(
+      file,
+      `tensor '${name}' differs from 'gpt_neox.embed_in.weight' but config.json has tie_word_embeddings true`,
+      name,
+    );
+  }
+}
+
+/** The weights a header describes, checked against the config before any tensor's bytes are read. */
+export interface WeightsPlan {
+  /** ModelWeights with every tensor's shape and empty data, filled as tensors arrive (the same objects). */
+  skeleton: ModelWeights;
+  /** Each tensor of the file that is read, by name (a tied head stored in the file is read only to compare). */
+  byName: Map<string, Tensor>;
+  /** A tied LM head the file stores too: it must equal embed_in (checked once both have arrived). */
+  tiedHead: string | null;
+  /** Each read tensor's dtype in the file. */
+  dtypes: Map<string, DType>;
+}
+
+/**
+ * Checks a parsed safetensors header against the config — names, shapes, layers, LM head, unexpected tensors,
+ * with loadWeights' messages — without reading any data (the streaming loaders' first step).
+ */
+export function planWeights(
+  cfg: NeoXConfig,
+  header: SafetensorsHeader,
+  file = 'model.safetensors',
+): WeightsPlan {
+  const ld = new Loader({ entries: header.entries, ignored: header.ignored, read: null }, file);
+  const skeleton = assemble(cfg, ld, file);
+  const dtypes = new Map<string, DType>();
+  for (const name of ld.byName.keys()) dtypes.set(name, header.entries.get(name)!.dtype);
+  return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
+}
+
+/** A model's weights with every shape the config gives and empty data (to lay out buffers before any data). */
+export function emptyWeights(cfg: NeoXConfig): ModelWeights {
+  const { vocabSize: V, hiddenSize: d, intermediateSize: ff } = cfg;
+  const t = (shape: number[]): Tensor => ({ shape, data: new Float32Array(0) });
+  const norm = (): NormWeights => ({ weight: t([d]), bias: t([d]) });
+  const lin = (out: number, inp: number, bias: boolean): LinearWeights => ({
+    weight: t([out, inp]),
+    bias: bias ? t([out]) : null,
+  });
+  const embedIn = t([V, d]);
+  return {
+    embedIn,
+    layers: Array.from({ length: cfg.numLayers }, () => ({
+      inputLayernorm: norm(),
+      postAttentionLayernorm: norm(),
+      qkv: lin(3 * d, d, cfg.attentionBias),
+      dense: lin(d, d, cfg.attentionBias),
+      fc1: lin(ff, d, true),
+      fc2: lin(d, ff, true),
+    })),
+    finalLayerNorm: norm(),
+    lmHead: cfg.tieWordEmbeddings ? embedIn : t([V, d]),
+  };
 }
 
 /** Parameter count and fp32 footprint of the weights loadWeights returns (a tied head counted once). */

@@ -186,7 +186,12 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
               <>
                 <dt>GPU memory</dt>
                 <dd data-testid="preset-gpu">
-                  at least {formatBytes(pr.minGpuBytes)} of the {formatBytes(pr.budgetBytes)} budget
+                  at least {formatBytes(pr.minGpuBytes)}
+                  {pr.budgetBytes !== null
+                    ? ` of the ${formatBytes(pr.budgetBytes)} budget`
+                    : pr.refusal === null
+                      ? ' (this adapter can allocate it)'
+                      : ''}
                 </dd>
               </>
             )}

@@ -116,8 +116,8 @@ export interface UrlProbe {
   params: number;
   /** The least GPU memory its weights can take (matrices in fp16). */
   minGpuBytes: number;
-  /** The memory budget of the engine. */
-  budgetBytes: number;
+  /** The user's cap on the engine's GPU memory for weights, or null (none: the adapter decides by allocating). */
+  budgetBytes: number | null;
   /** One line refusing the model before download (it cannot fit the budget), or null. */
   refusal: string | null;
 }
@@ -257,4 +257,9 @@ export interface WorkerApi {
   poolStats(): PoolStats;
   /** Test hook: destroys the GPU device as a driver reset would (the page shows the device-lost message). */
   debugLoseDevice(): void;
+  /**
+   * Caps the GPU memory a model's weights may take at `gib` GiB (null: no cap; the adapter's limits and a failed
+   * allocation still refuse a model). Later loads and probes use it. Rejects (kind 'input') on a bad value.
+   */
+  setMemoryBudget(gib: number | null): Promise<void>;
 }

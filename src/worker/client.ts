@@ -73,6 +73,8 @@ export interface EngineClient {
   poolStats(): Promise<PoolStats>;
   /** Test hook: makes the worker's GPU device lost. */
   debugLoseDevice(): Promise<void>;
+  /** Caps the GPU memory for a model's weights (GiB; null: no cap). Optional like probeModelUrl (test doubles). */
+  setMemoryBudget?(gib: number | null): Promise<void>;
   /** Stops the worker; pending and later calls reject with kind 'internal'. */
   terminate(): void;
 }
@@ -100,6 +102,14 @@ export function asWorkerError(e: unknown): WorkerError {
   if (isWorkerError(e)) return { kind: e.kind, message: e.message };
   if (e instanceof Error) return { kind: 'internal', message: e.message || e.name };
   return { kind: 'internal', message: `unexpected failure: ${String(e)}` };
+}
+
+/** The `memory` parameter of a page's query string: a positive number of GiB, or null (absent or not a number). */
+export function memoryParam(search: string): number | null {
+  const v = new URLSearchParams(search).get('memory');
+  if (v === null || v.trim() === '') return null;
+  const gib = Number(v);
+  return Number.isFinite(gib) && gib > 0 ? gib : null;
 }
 
 /** Wraps a started engine worker. */
@@ -142,10 +152,13 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
 
   return {
     init: (onDeviceLost) =>
-      call(
-        async (): Promise<InitResult> =>
-          await remote.init(onDeviceLost ? Comlink.proxy(onDeviceLost) : undefined),
-      ).catch((e: unknown): InitResult => ({ ok: false, error: asWorkerError(e) })),
+      call(async (): Promise<InitResult> => {
+        const r = await remote.init(onDeviceLost ? Comlink.proxy(onDeviceLost) : undefined);
+        // The page's ?memory=GiB caps the GPU memory for weights (a bad value is ignored, not half-applied).
+        const gib = memoryParam(globalThis.location?.search ?? '');
+        if (r.ok && gib !== null) await remote.setMemoryBudget(gib).catch(() => undefined);
+        return r;
+      }).catch((e: unknown): InitResult => ({ ok: false, error: asWorkerError(e) })),
     loadModelFromUrl: (baseUrl, onProgress, options) =>
       call(() => remote.loadModelFromUrl(baseUrl, Comlink.proxy(onProgress), options)),
     loadModelFromFiles: (files, options) =>
@@ -170,6 +183,7 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
     cancel: () => call(() => remote.cancel()).catch(() => undefined),
     poolStats: () => call(() => remote.poolStats()),
     debugLoseDevice: () => call(() => remote.debugLoseDevice()).catch(() => undefined),
+    setMemoryBudget: (gib) => call(() => remote.setMemoryBudget(gib)),
     terminate: () => {
       worker.terminate();
       die({ kind: 'internal', message: 'the engine worker was stopped' });

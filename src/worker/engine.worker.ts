@@ -5,7 +5,7 @@ import * as Comlink from 'comlink';
 import { analyze, type Report } from '../compare/analyze';
 import type { RunsReport } from '../compare/runs-report';
 import { installCustomKernel } from '../engine/custom-kernel';
-import { DEFAULT_MEMORY_BUDGET, Engine } from '../engine/engine';
+import { Engine } from '../engine/engine';
 import type { PoolStats } from '../gpu/pool';
 import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
@@ -37,7 +37,6 @@ import { notify, release, toWorkerError, workerError } from './boundary';
 import { loadBytes, loadStream } from './install-model';
 import { compareRunFiles } from './runs';
 import {
-  budgetRefusal,
   contentLength,
   decodeText,
   folderUrl,
@@ -59,6 +58,24 @@ function checkModelInput(
   if (!(files.weights instanceof weights)) throw workerError('model', 'model.safetensors is missing');
   if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
     throw workerError('model', 'tokenizer.json: expected text');
+}
+
+/** A file of a URL model downloaded again, as chunks (a reload after a device loss). */
+async function* downloadAgain(base: URL, file: string): AsyncGenerator<Uint8Array, void> {
+  const res = await openFile(base, file);
+  const body = res.body ?? new Blob([await res.arrayBuffer()]).stream();
+  const reader = body.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      yield r.value;
+    }
+    done = true;
+  } finally {
+    if (!done) reader.cancel().catch(() => undefined);
+  }
 }
 
 /** A model's display name from the page: at most 200 characters, 'model' when absent. */
@@ -143,8 +160,8 @@ class WorkerEngine implements WorkerApi {
           MODEL_FILES.tokenizer,
           await readBody(tokRes, count(MODEL_FILES.tokenizer)),
         );
-        const refusal = budgetRefusal(parseConfigText(config), DEFAULT_MEMORY_BUDGET);
-        if (refusal) throw workerError('model', refusal);
+        const refusal = await engine.refusalFor(parseConfigText(config));
+        if (refusal) throw workerError('model', `${refusal}; nothing was downloaded`);
         const wRes = await openFile(base, MODEL_FILES.weights, { signal });
         const wLen = contentLength(wRes);
         totalBytes = [...small, wLen].some((l) => l === null)
@@ -167,6 +184,7 @@ class WorkerEngine implements WorkerApi {
             onDownloaded: () =>
               notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes }),
             signal,
+            reopen: () => downloadAgain(base, MODEL_FILES.weights),
           },
           options,
           this.keepLoaded,
@@ -179,10 +197,27 @@ class WorkerEngine implements WorkerApi {
     }
   }
 
-  probeModelUrl(baseUrl: string): Promise<UrlProbe> {
-    return probeModelUrl(baseUrl, DEFAULT_MEMORY_BUDGET).catch((e: unknown) => {
+  async probeModelUrl(baseUrl: string): Promise<UrlProbe> {
+    try {
+      const engine = await this.requireEngine();
+      return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+    } catch (e) {
       throw toWorkerError(e);
-    });
+    }
+  }
+
+  async setMemoryBudget(gib: number | null): Promise<void> {
+    try {
+      const engine = await this.requireEngine();
+      if (gib !== null && !(typeof gib === 'number' && Number.isFinite(gib) && gib > 0))
+        throw workerError(
+          'input',
+          `a memory budget is a positive number of GiB, got ${String(gib).slice(0, 40)}`,
+        );
+      engine.setMemoryBudget(gib === null ? null : gib * 2 ** 30);
+    } catch (e) {
+      throw toWorkerError(e);
+    }
   }
 
   async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
@@ -219,6 +254,7 @@ class WorkerEngine implements WorkerApi {
             weights: files.weights.stream(),
             totalBytes: files.weights.size,
             signal,
+            reopen: () => files.weights.stream(),
           },
           options,
           this.keepLoaded,

@@ -1,6 +1,7 @@
 // A model's weights into the engine from the worker, checked by sha256: bytes hashed whole before they reach
 // the engine, or a stream hashed on its way in and checked when it ends, before the engine installs it (so a
-// refused file leaves the model loaded before in place); then kept in IndexedDB when asked. `onLoaded` sees
+// refused file leaves the model loaded before in place); then kept in IndexedDB when asked. A stream's source
+// can be read again (the Blob, a new download), which is where a device loss reloads the model from. `onLoaded` sees
 // the new model as soon as the engine holds it, before the cache write.
 import type { Engine } from '../engine/engine';
 import { cacheModelFiles } from '../run/history';
@@ -29,6 +30,11 @@ export async function loadStream(
     onProgress?: (loaded: number) => void;
     onDownloaded?: () => void;
     signal?: AbortSignal;
+    /**
+     * The same file again from its start (the Blob, or a new download): a device loss reloads the model from
+     * there, hashed again and refused unless it is the same file.
+     */
+    reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
   },
   options: LoadOptions | undefined,
   onLoaded: (m: LoadedModel) => void,
@@ -55,6 +61,12 @@ export async function loadStream(
     totalBytes: f.totalBytes,
     onProgress: f.onProgress,
     signal: f.signal,
+    reopen: f.reopen
+      ? () =>
+          hashChunks(f.reopen!(), (hex) => {
+            if (hex !== sha256) throw mismatchError(hex, sha256);
+          })
+      : undefined,
   });
   const loaded: LoadedModel = { ...info, sha256, weightsBytes };
   onLoaded(loaded);

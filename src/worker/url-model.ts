@@ -112,7 +112,12 @@ function parseConfigOrFail(text: string): NeoXConfig {
  * What a URL model costs before it is downloaded: each file's size (HEAD, redirects followed; null where the
  * server does not say), config.json read (it is small) for the parameter count and the GPU memory it needs.
  */
-export async function probeModelUrl(baseUrl: string, budgetBytes: number): Promise<UrlProbe> {
+export async function probeModelUrl(
+  baseUrl: string,
+  budgetBytes: number | null,
+  refusalFor: (cfg: NeoXConfig) => Promise<string | null> = async (cfg) =>
+    budgetBytes === null ? null : budgetRefusal(cfg, budgetBytes),
+): Promise<UrlProbe> {
   const base = folderUrl(baseUrl);
   const names = [MODEL_FILES.config, MODEL_FILES.tokenizer, MODEL_FILES.weights];
   const heads = await Promise.all(names.map((f) => openFile(base, f, { method: 'HEAD' })));
@@ -126,7 +131,7 @@ export async function probeModelUrl(baseUrl: string, budgetBytes: number): Promi
     params: modelSummary(cfg).params,
     minGpuBytes: minWeightBytes(cfg),
     budgetBytes,
-    refusal: budgetRefusal(cfg, budgetBytes),
+    refusal: await refusalFor(cfg),
   };
 }
 

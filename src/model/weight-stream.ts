@@ -1,0 +1,110 @@
+// Weights as a stream of tensors: a model.safetensors source (bytes in memory, a file read chunk by chunk, a
+// Blob, a download) read by the streaming parser (stream.ts), its header checked against the config before any
+// tensor's bytes arrive (planWeights), then each tensor handed out — checked finite — as soon as its bytes are
+// complete. Nothing here holds the whole file; whoever receives the tensors decides what to keep.
+
+import { ModelLoadError } from './errors';
+import { streamSafetensors } from './stream';
+import type { ModelWeights, NeoXConfig, Tensor } from './types';
+import { checkFinite, checkTiedHead, IGNORED_BUFFER, planWeights, type WeightsPlan } from './weights';
+
+/** A model.safetensors that can be read from its start as often as needed (a reload after a device loss). */
+export interface WeightsSource {
+  /** A fresh stream of the file's bytes from byte 0. */
+  open(): ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+  /** The file's length in bytes, when known (checked against the header). */
+  bytes: number | null;
+}
+
+/** Chunks of bytes already in memory (views, no copies). */
+async function* chunksOf(bytes: Uint8Array, chunkBytes: number): AsyncGenerator<Uint8Array, void> {
+  for (let at = 0; at < bytes.length; at += chunkBytes) yield bytes.subarray(at, at + chunkBytes);
+}
+
+/** A file already in memory as a source (read in 64 MiB views). */
+export function bytesSource(bytes: Uint8Array, chunkBytes = 64 << 20): WeightsSource {
+  return { open: () => chunksOf(bytes, chunkBytes), bytes: bytes.length };
+}
+
+/** A Blob (a File, a cached download) as a source. */
+export function blobSource(blob: Blob): WeightsSource {
+  return { open: () => blob.stream(), bytes: blob.size };
+}
+
+export function isWeightsSource(w: unknown): w is WeightsSource {
+  return typeof w === 'object' && w !== null && typeof (w as WeightsSource).open === 'function';
+}
+
+export interface StreamWeightsOptions {
+  /** The header checked against the config, before any tensor: the place to refuse or allocate. Awaited. */
+  onPlan?(plan: WeightsPlan): void | Promise<void>;
+  /**
+   * Each tensor of plan.skeleton (the same object) with its fp32 values [numel], finite, in file order; awaited.
+   * The data is not stored in the tensor: the receiver does that if it keeps the values.
+   */
+  onTensor(t: Tensor, name: string, data: Float32Array): void | Promise<void>;
+  onProgress?(loaded: number, total: number | null): void;
+  signal?: AbortSignal;
+  file?: string;
+}
+
+/**
+ * Streams `source` as tensors (see the module header). Malformed files, tensors that do not match the config,
+ * non-finite values, and a stored tied head that differs from embed_in raise ModelLoadError naming the tensor.
+ * Resolves to the plan once every tensor has been handed out.
+ */
+export async function streamWeights(
+  cfg: NeoXConfig,
+  source: WeightsSource,
+  opts: StreamWeightsOptions,
+): Promise<WeightsPlan> {
+  const file = opts.file ?? 'model.safetensors';
+  let plan: WeightsPlan | null = null;
+  // A tied head stored in the file: held until embed_in is there too (whichever comes first), then compared.
+  let tied: { head: Float32Array | null; embed: Float32Array | null } | null = null;
+  await streamSafetensors(source.open(), source.bytes, {
+    file,
+    signal: opts.signal,
+    onProgress: opts.onProgress,
+    ignore: (name) => IGNORED_BUFFER.test(name),
+    onHeader: async (header) => {
+      plan = planWeights(cfg, header, file);
+      if (plan.tiedHead !== null) tied = { head: null, embed: null };
+      await opts.onPlan?.(plan);
+    },
+    onTensor: async (name, _e, data) => {
+      const p = plan as WeightsPlan | null;
+      const t = p?.byName.get(name);
+      if (!p || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
+      checkFinite(data, name, file);
+      const pair = tied as { head: Float32Array | null; embed: Float32Array | null } | null;
+      if (pair !== null) {
+        if (name === p.tiedHead) pair.head = data;
+        else if (t === p.skeleton.embedIn) pair.embed = data;
+        if (pair.head && pair.embed) {
+          checkTiedHead(pair.head, pair.embed, p.tiedHead!, file);
+          tied = null;
+        }
+        if (name === p.tiedHead) return; // compared only: the model uses embed_in
+      }
+      await opts.onTensor(t, name, data);
+    },
+  });
+  if (plan === null) throw new ModelLoadError(file, 'the file ended before its header');
+  return plan;
+}
+
+/** The whole model in fp32 on the CPU, read from a source tensor by tensor (the CPU oracle's copy). */
+export async function readWeights(
+  cfg: NeoXConfig,
+  source: WeightsSource,
+  opts: Omit<StreamWeightsOptions, 'onTensor' | 'onPlan'> = {},
+): Promise<ModelWeights> {
+  const plan = await streamWeights(cfg, source, {
+    ...opts,
+    onTensor: (t, _name, data) => {
+      t.data = data;
+    },
+  });
+  return plan.skeleton;
+}
