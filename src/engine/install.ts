@@ -2,6 +2,7 @@
 // the tokenizer against the vocabulary, then the upload under error scopes (an out-of-memory or validation
 // error becomes one EngineError and frees what was made). Engine.loadModel* install its result.
 
+import { headDimProblem } from '../kernels/flash-attention';
 import { ModelLoadError } from '../model/errors';
 import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
@@ -58,6 +59,8 @@ export async function uploadChecked(
   files: { tokenizer: string | undefined; name: string | undefined },
   opts: Pick<EngineOptions, 'weights' | 'memoryBudgetBytes'> & { maxBindingBytes: number },
 ): Promise<{ model: GpuModel; tok: Tokenizer | null; info: ModelInfo }> {
+  const headDim = headDimProblem(cfg.headDim); // the widest head the attention kernels take
+  if (headDim) throw new EngineError(`${headDim}; nothing was allocated`);
   const weightsF16 = chooseF16Weights(opts.weights, cfg, weights);
   const need = estimateWeightBytes(cfg, weightsF16);
   const budget = opts.memoryBudgetBytes ?? DEFAULT_MEMORY_BUDGET;
