@@ -6,6 +6,7 @@
 
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
+import { headDimProblem } from '../kernels/flash-attention';
 import { seededWeights } from '../kernels/seeded-weights';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
@@ -77,6 +78,8 @@ export async function allocateChecked(
   weightsF16: boolean,
   budget: MemoryBudget,
 ): Promise<AllocatedModel> {
+  const headDim = headDimProblem(cfg.headDim); // the widest head the attention kernels take
+  if (headDim) throw new EngineError(`${headDim}; nothing was allocated`);
   const need = estimateWeightBytes(cfg, weightsF16);
   const what = weightsF16 ? ' (in fp16)' : '';
   checkCap(need, budget, what);

@@ -123,14 +123,20 @@ describe('GPU argmax', () => {
 });
 
 describe('position-aware kernels: a decoded row equals that row of a whole pass', () => {
-  const H = 3;
-  const hd = 20;
-  const d = H * hd;
-  const r = 8;
-  const T = 70; // crosses the flash kernel's 32-key tiles and 32-row query tiles twice
-  const ROWS = 77; // cache capacity: rows past the last position are NaN and must be neither read nor written
+  // Rotary, fused QKV + rotary, scores → softmax → values and flash attention, bit for bit, at [H, hd, r, T]:
+  // T (>= 35: the decoded rows below) crosses the flash kernel's key tiles and 32-row query tiles; then Pythia's
+  // other head dims (80, 96 with full rotary, 256: two passes over the output dims) and an odd one.
+  const SHAPES = [
+    [3, 20, 8, 70],
+    [2, 80, 20, 36],
+    [1, 96, 96, 35],
+    [1, 256, 64, 37],
+    [2, 37, 8, 40],
+  ];
 
-  it('rotary, fused QKV + rotary, scores → softmax → values and flash attention, bit for bit', async () => {
+  it.each(SHAPES)('each kernel, H=%i hd=%i r=%i T=%i', async (H, hd, r, T) => {
+    const d = H * hd;
+    const ROWS = T + 7; // cache capacity: rows past the last position are NaN and must be neither read nor written
     const seed = freshSeed();
     const rng = mulberry32(seed);
     const qkv = randn(rng, T * H * 3 * hd); // [T, H, 3, hd]

@@ -1,8 +1,9 @@
 // The fused flash-attention kernel against the UNFUSED fp64 oracles run in sequence (scores → causal softmax
 // → values), on fresh random inputs (seed printed; replay with KERNEL_SEED=<seed>), NaN-poisoned outputs with
 // a poisoned guard tail past ctx (it must stay NaN: no write out of bounds), T not a multiple of the tiles
-// and hd not a multiple of anything. Then bit-identical results for any query tile BQ (the determinism check
-// of the analysis relies on it), the precision modes and the two fault switches.
+// and hd not a multiple of anything, up to the widest head (256: two passes over the output dims). Then
+// bit-identical results for any query tile BQ (the determinism check of the analysis relies on it) and for
+// any number of passes, the precision modes and the two fault switches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../model/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
@@ -12,8 +13,10 @@ import {
   FLASH_KEY_CHUNK,
   FLASH_MAX_HEAD_DIM,
   flashAttention,
+  flashPasses,
   flashTiles,
   flashWorkgroupBytes,
+  headDimProblem,
 } from './flash-attention';
 import { precisionConstants, roundStorage, roundStorageArray } from './precision';
 import { compare, createHarness, freshSeed, type Harness } from './testing';
@@ -114,6 +117,9 @@ describe('fused flash attention vs the unfused fp64 chain', () => {
 
   it.each([
     [40, 2, FLASH_MAX_HEAD_DIM, {}],
+    [27, 2, 201, {}],
+    [45, 1, 160, { BQ: 13 }],
+    [40, 2, 128, {}],
     [70, 2, 100, {}],
     [90, 1, 72, {}],
     [129, 3, 30, { BQ: 8, BK: 16 }],
@@ -139,7 +145,18 @@ describe('fused flash attention vs the unfused fp64 chain', () => {
   it('refuses head_dim above the maximum and tiles past the default limits', () => {
     const buf = {} as GPUBuffer;
     const b = { q: buf, k: buf, v: buf, ctx: buf };
-    expect(() => flashAttention('a', b, 1, 8, FLASH_MAX_HEAD_DIM + 1)).toThrow(/head_dim/);
+    for (const bad of [0, -3, 2.5, Number.NaN, FLASH_MAX_HEAD_DIM + 1]) {
+      expect(() => flashAttention('a', b, 1, 8, bad)).toThrow(/head_dim/);
+      expect(headDimProblem(bad)).toMatch(/^head_dim .* is not supported/);
+    }
+    expect(headDimProblem(FLASH_MAX_HEAD_DIM)).toBeNull();
+    expect(headDimProblem(1)).toBeNull();
+    // Past 128 dims the accumulators of a pass and a q row in registers no longer fit: refused, not clamped.
+    expect(flashPasses(128)).toBe(1);
+    expect(flashPasses(129)).toBe(2);
+    expect(() => flashAttention('a', b, 1, 8, 256, { constants: { NPASS: 1 } })).toThrow(/NPASS=1/);
+    expect(() => flashAttention('a', b, 1, 8, 200, { constants: { Q_REGS: true } })).toThrow(/Q_REGS/);
+    expect(() => flashAttention('a', b, 1, 8, 256, { constants: { BK: 16 } })).toThrow(/B$/);
     // BQ·BK/8 threads: 64 rows × 4 threads per row is 256, 65 × 4 is too many.
     expect(() => flashAttention('a', b, 1, 8, 16, { constants: { BQ: 64, BK: 32 } })).not.toThrow();
     expect(() => flashAttention('a', b, 1, 8, 16, { constants: { BQ: 65, BK: 32 } })).toThrow(/invocations/);
@@ -171,6 +188,7 @@ describe('flash attention is bit-identical for any query tile', () => {
     [200, 2, 30, {}],
     [129, 3, 64, {}],
     [77, 2, 128, {}],
+    [37, 1, 256, {}],
     [150, 2, 24, { BK: 16 }],
     [129, 2, 64, { ACC_F16: true, STORAGE_PREC: 1 }],
   ] as Array<[number, number, number, Record<string, number | boolean>]>)(
@@ -187,6 +205,29 @@ describe('flash attention is bit-identical for any query tile', () => {
       ];
       for (const other of others) {
         const got = await runFlash(x, H, T, hd, { ...extra, ...other });
+        const first = got.findIndex((g, i) => !Object.is(g, base[i]));
+        expect(first, `seed ${seed} ${JSON.stringify(other)}: first differing element ${first}`).toBe(-1);
+      }
+    },
+  );
+});
+
+describe('flash attention is bit-identical for any number of passes over the output dims', () => {
+  // A pass recomputes the row's scores and softmax with the same arithmetic, and q read from memory is the same
+  // q: more passes (or q out of registers) must not change a bit, which also pins the two-pass path of wide heads
+  // to the one-pass arithmetic.
+  it.each([
+    [70, 2, 30, [{ NPASS: 2 }, { NPASS: 3, Q_REGS: false }]],
+    [41, 1, 128, [{ NPASS: 2 }, { NPASS: 4, Q_REGS: false }]],
+    [37, 1, 256, [{ NPASS: 3 }, { NPASS: 4 }]],
+  ] as Array<[number, number, number, Record<string, number | boolean>[]]>)(
+    'T=%i H=%i hd=%i',
+    async (T, H, hd, others) => {
+      const seed = freshSeed();
+      const x = randomInputs(seed, H, T, hd);
+      const base = await runFlash(x, H, T, hd);
+      for (const other of others) {
+        const got = await runFlash(x, H, T, hd, other);
         const first = got.findIndex((g, i) => !Object.is(g, base[i]));
         expect(first, `seed ${seed} ${JSON.stringify(other)}: first differing element ${first}`).toBe(-1);
       }

@@ -286,6 +286,11 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     [24, 3, 32, 32],
     [24, 3, 15, 6],
     [24, 2, 20, 0],
+    // Pythia's other head dims (96 with full rotary, as RedPajama-INCITE) and a wide odd one
+    [23, 2, 80, 20],
+    [17, 2, 96, 96],
+    [13, 1, 256, 64],
+    [11, 2, 201, 50],
   ];
 
   it.each(QKV.map(([T, H, hd, r]) => [T, H, hd, r, tilesLabel(T)] as const))(
@@ -659,6 +664,7 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
   it.each([
     [37, 3, 30, 8, 32], // K = 90: splits of 32, 32, 26
     [29, 3, 15, 6, 16], // odd head dim (a padding column per segment), K = 45: three splits of 16 and a short one
+    [13, 1, 256, 64, 96], // the widest head, K = 256: splits of 96, 96, 64
   ] as const)(
     'qkv_rotary split-K, T=%i H=%i hd=%i r=%i, K per split %i: the oracle, and a decoded row keeps its bits',
     async (T, H, hd, r, kChunk) => {

@@ -119,10 +119,19 @@ describe('reference kernels vs fp64 oracle', () => {
     );
   });
 
-  it.each(Ts)('split heads + rotary (rotate-half), T=%i', async (T) => {
+  // [T, H, hd, r]: the model's shape at T in Ts, then Pythia's other head dims (80, 96 with full rotary as in
+  // RedPajama-INCITE, 256) and an odd one.
+  const headShapes: Array<[number, number, number, number]> = [
+    ...Ts.map((T): [number, number, number, number] => [T, H, hd, 8]), // rotary_pct ≈ 0.27 of hd = 30
+    [23, 2, 80, 20],
+    [17, 2, 96, 96],
+    [13, 1, 256, 64],
+    [19, 2, 37, 8],
+  ];
+  it.each(headShapes)('split heads + rotary (rotate-half), T=%i H=%i hd=%i r=%i', async (T, H, hd, r) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
-    const r = 8; // rotary_pct ≈ 0.27 of hd = 30
+    const d = H * hd;
     const qkv = randn(rng, T * 3 * d);
     const { cos, sin } = rotaryTables(T, r, 10000);
     const q = h.poisoned(H * T * hd);
@@ -140,9 +149,10 @@ describe('reference kernels vs fp64 oracle', () => {
     check('v', await h.read(v, H * T * hd), ref.v, 0, seed);
   });
 
-  it.each(Ts)('attention scores, softmax and values, T=%i', async (T) => {
+  it.each(headShapes)('attention scores, softmax and values, T=%i H=%i hd=%i', async (T, H, hd) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
+    const d = H * hd;
     const qa = randn(rng, H * T * hd);
     const ka = randn(rng, H * T * hd);
     const va = randn(rng, H * T * hd);

@@ -190,6 +190,7 @@ export const RECIPES: readonly Recipe[] = [
       { T: 1, H: 2, hd: 10, r: 4 },
       { T: 7, H: 3, hd: 30, r: 8 },
       { T: 33, H: 2, hd: 32, r: 8 },
+      { T: 11, H: 1, hd: 256, r: 64 }, // the widest head (Pythia-1b)
     ],
     async run(h, { T, H, hd, r }, seed) {
       const d = H * hd;
@@ -227,6 +228,7 @@ export const RECIPES: readonly Recipe[] = [
       { H: 2, T: 1, hd: 16 },
       { H: 3, T: 7, hd: 30 },
       { H: 2, T: 45, hd: 32 },
+      { H: 1, T: 37, hd: 256 }, // the widest head (Pythia-1b): two passes over the output dims
     ],
     async run(h, { H, T, hd }, seed) {
       const rng = mulberry32(seed);

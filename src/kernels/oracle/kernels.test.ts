@@ -154,6 +154,11 @@ describe('oracle df kernels vs CPU fp64', () => {
     [1, 3, 30, 12],
     [37, 4, 24, 24],
     [25, 2, 16, 0],
+    // Pythia's other head dims (96 with full rotary), and an odd one
+    [17, 2, 80, 20],
+    [9, 2, 96, 96],
+    [13, 1, 256, 64],
+    [11, 2, 201, 50],
   ])('rotary T=%i H=%i hd=%i r=%i', async (T, H, hd, r) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
@@ -197,6 +202,10 @@ describe('oracle df kernels vs CPU fp64', () => {
   it.each([
     [1, 3, 30],
     [37, 2, 24],
+    [17, 2, 80],
+    [13, 1, 96],
+    [19, 1, 256],
+    [11, 2, 37],
   ])('scores and weighted values T=%i H=%i hd=%i', async (T, H, hd) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
