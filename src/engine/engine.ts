@@ -435,6 +435,10 @@ export class Engine {
         checkTokens(m.cfg, tokens);
         return this.plan(m, tokens, opts);
       },
+      record: (tokens, opts) => {
+        checkTokens(m.cfg, tokens);
+        return this.recordedForward(m, tokens.length, opts);
+      },
       checkAlive: () => this.checkAlive(),
     });
   }
