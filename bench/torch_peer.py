@@ -3,7 +3,9 @@
 GPTNeoXForCausalLM fp32 forward on the same seeded-shape models and sequence lengths, three ways -- eager
 attention, SDPA attention, and SDPA replayed from a CUDA graph (captured on a side stream after 3 warm-ups,
 so launch overhead disappears) -- and torch.matmul fp32 with TF32 off at 2048^3, 4096^3 and at every GEMM
-shape the models use at T = 128 and 512 (M = T). Prints one JSON object."""
+shape the models use at T = 128 and 512 (M = T). With --generate: HF `generate` of 8 greedy tokens after a
+128-token prompt (KV cache, eager and SDPA) as well. Flags: --no-matmul (2048^3 and 4096^3 only),
+--generate-models pythia-70m,... (default: 70m, 410m, 1.4b). Prints one JSON object."""
 import json
 import sys
 import time
@@ -16,6 +18,7 @@ SHAPES = {
     "pythia-70m": dict(vocab_size=50304, hidden_size=512, num_hidden_layers=6, num_attention_heads=8, intermediate_size=2048),
     "pythia-160m": dict(vocab_size=50304, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),
     "pythia-410m": dict(vocab_size=50304, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096),
+    "pythia-1.4b": dict(vocab_size=50304, hidden_size=2048, num_hidden_layers=24, num_attention_heads=16, intermediate_size=8192),
 }
 
 
@@ -63,6 +66,27 @@ def make_model(name, dev, attn):
     return GPTNeoXForCausalLM(cfg).to(dev, torch.float32).eval(), cfg._attn_implementation
 
 
+def generate_times(names, dev, reps=10):
+    """HF generate, 8 greedy tokens after 128 tokens (KV cache), eager and SDPA: median and best wall ms."""
+    rows = []
+    for name in names:
+        for attn in ("eager", "sdpa"):
+            cfg = GPTNeoXConfig(**SHAPES[name], max_position_embeddings=4096, use_parallel_residual=True, hidden_act="gelu")
+            cfg._attn_implementation = attn
+            torch.manual_seed(0)
+            with torch.device(dev):
+                model = GPTNeoXForCausalLM(cfg).to(torch.float32).eval()
+            ids = (torch.arange(128, device=dev) * 7919 % 50304).unsqueeze(0)
+            gen = lambda: model.generate(ids, max_new_tokens=8, min_new_tokens=8, do_sample=False, pad_token_id=0)
+            with torch.no_grad():
+                med, best = cuda_time(gen, reps)
+            rows.append({"model": name, "attn": cfg._attn_implementation, "new_tokens": 8, "prompt": 128, "median_ms": med, "min_ms": best})
+            print(f"torch generate {name} {attn}: {med:.1f} ms (best {best:.1f})", file=sys.stderr)
+            del model
+            torch.cuda.empty_cache()
+    return rows
+
+
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -74,8 +98,16 @@ def main():
         b = torch.randn(n, n, device=dev)
         med, best = cuda_time(lambda: torch.matmul(a, b), 20)
         out["matmul"].append({"n": n, "median_ms": med, "tflops": 2 * n**3 / (med * 1e-3) / 1e12})
-    models = sys.argv[1:] or list(SHAPES)
-    seen = set()
+    flags = [a for a in sys.argv[1:] if a.startswith("--")]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    gen_models = ["pythia-70m", "pythia-410m", "pythia-1.4b"]
+    for a in flags:
+        if a.startswith("--generate-models="):
+            gen_models = a.split("=", 1)[1].split(",")
+    models = args or ["pythia-70m", "pythia-160m", "pythia-410m"]
+    if "--generate" in flags:
+        out["generate"] = generate_times(gen_models, dev)
+    seen = set() if "--no-matmul" not in flags else {tuple(x) for name in models for T in (128, 512) for x in [(M, N, K) for _, M, N, K in gemm_shapes(name, T)]}
     for name in models:
         for T in (128, 512):
             for op, M, N, K in gemm_shapes(name, T):

@@ -8,6 +8,8 @@ import { Program } from '../gpu/program';
 import { readBuffer } from '../gpu/readback';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 import type { Plan, TapPart } from './plan';
+import type { Lease } from './plan-cache';
+import type { RecordedForward } from './recorded';
 import type { ForwardOptions } from './types';
 
 /** A tap kept on the GPU: f32 [floats], or side-by-side column pieces (the LM head of a large vocabulary). */
@@ -40,6 +42,8 @@ export interface BatchContext {
   pipelines: PipelineCache;
   pool: BufferPool;
   plan(tokens: number[], opts: BatchForwardOptions): Plan;
+  /** A recorded whole forward of these options (replayed; held until the batch is released), when cached. */
+  record?(tokens: number[], opts: BatchForwardOptions): Lease<RecordedForward>;
   checkAlive(): void;
 }
 
@@ -47,6 +51,7 @@ export class GpuBatch {
   readonly encoder: GPUCommandEncoder;
   private plans: Plan[] = [];
   private programs: Program[] = [];
+  private leases: Lease<RecordedForward>[] = [];
   private timers: { timer: GpuTimer; run: BatchForward }[] = [];
   private held: GPUBuffer[] = [];
   private cleanups: (() => void)[] = [];
@@ -78,15 +83,28 @@ export class GpuBatch {
   /** Records one forward; its taps are copied, as each op finishes, into buffers that outlive the plan. */
   forward(tokens: number[], opts: BatchForwardOptions): BatchForward {
     this.checkOpen();
-    const plan = this.ctx.plan(tokens, opts);
-    this.plans.push(plan);
-    const program = new Program(this.ctx.device, this.ctx.pipelines);
-    this.programs.push(program);
+    // A whole forward replays its recording (the ids written now, before the batch's submit); a layer range on
+    // a GPU input is planned afresh.
+    let plan: Plan;
+    let program: Program;
+    const lease = !opts.layers && this.ctx.record ? this.ctx.record(tokens, opts) : null;
+    if (lease) {
+      this.leases.push(lease);
+      lease.value.setTokens(tokens);
+      plan = lease.value.plan;
+      program = lease.value.program;
+      program.clearCopies();
+    } else {
+      plan = this.ctx.plan(tokens, opts);
+      this.plans.push(plan);
+      program = new Program(this.ctx.device, this.ctx.pipelines);
+      this.programs.push(program);
+      for (const op of plan.ops) program.add(op.spec);
+    }
     const T = tokens.length;
     const taps = new Map<string, GpuTap>();
     const dumpTap = (name: string) =>
       name === 'embed' || name === 'final_norm' || name === 'logits' || /^layers\.\d+\.out$/.test(name);
-    for (const op of plan.ops) program.add(op.spec);
     for (const op of plan.ops) {
       for (const w of op.writes) {
         if (opts.taps === 'dump' && !dumpTap(w.name)) continue;
@@ -116,6 +134,7 @@ export class GpuBatch {
     const run: BatchForward = { T, taps, dispatches: program.dispatchCount, timings: null };
     for (const c of plan.before ?? []) this.encoder.copyBufferToBuffer(c.src, 0, c.dst, 0, c.bytes);
     program.encode(this.encoder, timer);
+    program.clearCopies(); // a recorded program keeps none of this batch's copies
     if (timer) {
       timer.resolve(this.encoder);
       this.timers.push({ timer, run });
@@ -159,11 +178,13 @@ export class GpuBatch {
     }
     for (const p of this.programs) p.dispose();
     for (const p of this.plans) p.release();
+    for (const l of this.leases) l.done();
     for (const { timer } of this.timers) timer.destroy();
     for (const b of this.held) this.ctx.pool.release(b);
     for (const f of this.cleanups.splice(0)) f();
     this.programs = [];
     this.plans = [];
+    this.leases = [];
     this.timers = [];
     this.held = [];
   }

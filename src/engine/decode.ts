@@ -1,53 +1,85 @@
-// Greedy decoding with a KV cache. A Decoder owns, for one generation, every layer's keys and values (rotary
-// applied) in GPU buffers [H, rows, hd] sized for prompt + n − 1 positions, and the cos/sin tables of those
-// positions. Each step is an ordinary plan (src/engine/plan.ts, so reference, fused or any mix, precision and
-// fault hooks exactly as in a forward) built with `kv`: its tokens sit at positions p0.., each layer writes its
-// k and v into the cache at those positions and attends to keys 0 .. p0 + T − 1 there. The first step is the
-// prompt (prefill), every later one a single token. The last logits row is reduced on the GPU by argmax (split
-// LM head pieces are first gathered into one row) and one u32 is read back per step.
+// Greedy decoding with a KV cache, recorded once and replayed. A DecodeSession owns, for one (model, path,
+// precision, hooks, capacity), every layer's keys and values (rotary applied) in GPU buffers [H, rows, hd], the
+// cos/sin tables of those positions, and two recorded programs: the prefill over a prompt of T tokens and one
+// single-token step. Both are ordinary plans (src/engine/plan.ts, so reference, fused or any mix, precision and
+// fault hooks exactly as in a forward) built with `kv`. The step is recorded once (pipelines, bind groups,
+// buffers); what differs by position — its uniform params and workgroup counts — is computed for every position
+// of a generation up front and copied into the step's uniform slabs inside the command encoder before each
+// replay, so many steps can share one submit. The last logits row is reduced on the GPU by argmax (split LM
+// head pieces are first gathered into one row) into `next`, which the next step's embedding reads as its token
+// id: no CPU round trip per token. Each step's id is also copied into `history` at its step, read back by chunks
+// (generate.ts).
 //
 // Numerics: every kernel computes a row from that row alone, or (attention) from keys 0..position in the same
 // order whatever the query offset (see the kernels' "Positions" notes), so a decoded row is bit-identical to the
 // same row of a whole forward over the same tokens; the ids equal those of re-running the whole forward
-// (Engine.generateNoCache). One exception, by design: the stale_buffer fault reads a buffer the pool left
-// behind, and what the pool left differs between the two.
+// (Engine.generateNoCache). One exception, by design: the stale_buffer fault reads a buffer left behind by
+// earlier work, and what was left differs between the two.
 import type { PipelineCache } from '../gpu/pipelines';
-import type { BufferPool } from '../gpu/pool';
-import { Program } from '../gpu/program';
+import { BufferPool } from '../gpu/pool';
+import { type DispatchSpec, Program, type TapCopy, type Workgroups } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
 import { argmaxRow } from '../kernels/argmax';
 import { rotaryTables } from '../kernels/rotary';
 import type { GpuModel } from './gpu-model';
-import { buildPlan, PlanError, type PlanOptions } from './plan';
+import { buildPlan, type Plan, PlanError, type PlanOptions } from './plan';
 
-/** What a Decoder needs from the engine. */
+/** What a DecodeSession needs from the engine. */
 export interface DecodeContext {
   device: GPUDevice;
   pipelines: PipelineCache;
-  pool: BufferPool;
   model: GpuModel;
   maxBindingBytes: number;
 }
 
 export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 'gemm'>;
 
-export class Decoder {
-  private pos = 0;
+/** A recorded plan: its buffers stay held while it is cached. */
+interface Replay {
+  plan: Plan;
+  program: Program;
+}
+
+/** The step's params and workgroups at positions p0 .. p0 + count − 1: one image of every slab per position. */
+interface StepImages {
+  p0: number;
+  count: number;
+  buffer: GPUBuffer;
+  stride: number;
+  /** Byte offset of each slab within one position's image. */
+  slabOffsets: number[];
+  workgroups: Workgroups[][];
+}
+
+/** Storage usage (a function: GPUBufferUsage exists only once a WebGPU implementation is loaded). */
+const storage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+
+export class DecodeSession {
+  /** Every buffer of the session: its own pool, outside the engine's (the session outlives a generation). */
+  private readonly own: BufferPool;
   private readonly k: GPUBuffer[] = [];
   private readonly v: GPUBuffer[] = [];
-  private readonly pooled: GPUBuffer[] = [];
   private readonly made: GPUBuffer[] = [];
   private readonly cos: GPUBuffer;
   private readonly sin: GPUBuffer;
-  /** The chosen id: [1] u32, and its mappable copy. */
-  private readonly out: GPUBuffer;
-  private readonly staging: GPUBuffer;
-  /** One logits row [V] gathered from the LM head's pieces (made when a step's head is split). */
+  /** The argmax of the last step: [1] u32, the next step's token id. */
+  private readonly next: GPUBuffer;
+  /** The id chosen at step s is at [s]: [rows] u32. */
+  readonly history: GPUBuffer;
+  /** The prompt's ids [rows] u32 (the prefill's input). */
+  private readonly promptIds: GPUBuffer;
+  /** One logits row [V] gathered from the LM head's pieces (made when the head is split). */
   private row: GPUBuffer | null = null;
+  private readonly prefills = new Map<number, Replay>();
+  private step: Replay | null = null;
+  private images: StepImages | null = null;
+  private prompt = 0;
+  /** Recorded programs built (a test's view of the cache: replays build nothing). */
+  builds = 0;
 
   /**
    * A cache of `rows` positions. Limits are checked before anything is allocated (PlanError); every buffer goes
-   * back with release().
+   * with release().
    */
   constructor(
     private readonly ctx: DecodeContext,
@@ -69,56 +101,95 @@ export class Decoder {
       );
     }
     const { device } = ctx;
+    this.own = new BufferPool(device);
     try {
       for (let i = 0; i < cfg.numLayers; i++) {
-        this.k.push(this.acquire(layerBytes, `kv:layers.${i}.k`));
-        this.v.push(this.acquire(layerBytes, `kv:layers.${i}.v`));
+        this.k.push(this.own.acquire(layerBytes, storage(), `kv:layers.${i}.k`));
+        this.v.push(this.own.acquire(layerBytes, storage(), `kv:layers.${i}.v`));
       }
       const tables = rotaryTables(rows, cfg.rotaryNdims, cfg.rotaryBase); // [rows, r/2]
       this.cos = this.keep(uploadBuffer(device, tables.cos, 'kv:cos'));
       this.sin = this.keep(uploadBuffer(device, tables.sin, 'kv:sin'));
-      this.out = this.acquire(4, 'kv:next');
-      this.staging = this.keep(
-        device.createBuffer({
-          size: 4,
-          usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-          label: 'kv:read',
-        }),
-      );
+      this.next = this.own.acquire(4, storage(), 'kv:next');
+      this.history = this.own.acquire(rows * 4, storage(), 'kv:history');
+      this.promptIds = this.own.acquire(rows * 4, storage(), 'kv:prompt');
     } catch (e) {
       this.release();
       throw e;
     }
   }
 
-  /** Positions filled so far (the next step's first position). */
-  get position(): number {
-    return this.pos;
+  /** Bytes of GPU memory the session holds. */
+  get bytes(): number {
+    return this.own.stats().bytesLive + this.made.reduce((s, b) => s + b.size, 0);
   }
 
   /**
-   * Runs `tokens` (the prompt, then one token a step) at the next positions: writes their keys and values into
-   * the cache and returns the argmax of the last token's logits (lowest id on ties, NaN never wins).
+   * Readies a generation of `n` ids after `prompt`: writes the prompt's ids, and records (or reuses) the prefill
+   * over its length and the step's params at positions prompt.length .. prompt.length + n − 2.
    */
-  async step(tokens: number[]): Promise<number> {
-    const { device, pool, model, pipelines, maxBindingBytes } = this.ctx;
-    const T = tokens.length;
-    if (T < 1 || this.pos + T > this.rows) {
-      throw new PlanError(
-        `decoding ${T} tokens at position ${this.pos} overruns the KV cache of ${this.rows} positions`,
-      );
+  prepare(prompt: number[], n: number): void {
+    const T = prompt.length;
+    if (T < 1 || n < 1 || T + n - 1 > this.rows) {
+      throw new PlanError(`decoding ${n} tokens after ${T} overruns the KV cache of ${this.rows} positions`);
     }
+    this.ctx.device.queue.writeBuffer(this.promptIds, 0, new Uint32Array(prompt));
+    if (!this.prefills.has(T)) {
+      for (const [t, r] of this.prefills) {
+        if (this.prefills.size < 2) break;
+        this.drop(r);
+        this.prefills.delete(t);
+      }
+      this.prefills.set(T, this.record(T, 0, this.promptIds));
+    }
+    this.prompt = T;
+    if (n > 1) this.stepImages(T, n - 1);
+  }
+
+  /**
+   * Records step `s` of the prepared generation into `encoder` (0: the prefill; s > 0: the token chosen at step
+   * s − 1, at position prompt + s − 1), leaving its id in history[s].
+   */
+  encodeStep(encoder: GPUCommandEncoder, s: number): void {
+    if (s === 0) this.prefills.get(this.prompt)!.program.encode(encoder);
+    else {
+      const im = this.images!;
+      const j = this.prompt + s - 1 - im.p0;
+      if (j < 0 || j >= im.count) throw new Error(`decode: step ${s} was not prepared`);
+      const program = this.step!.program;
+      program.paramSlabs.forEach((slab, i) => {
+        encoder.copyBufferToBuffer(im.buffer, j * im.stride + im.slabOffsets[i], slab.buffer, 0, slab.used);
+      });
+      program.encode(encoder, null, im.workgroups[j]);
+    }
+    encoder.copyBufferToBuffer(this.next, 0, this.history, s * 4, 4);
+  }
+
+  /** Destroys every buffer of the session. */
+  release(): void {
+    for (const r of this.prefills.values()) this.drop(r);
+    this.prefills.clear();
+    if (this.step) this.drop(this.step);
+    this.step = null;
+    this.images?.buffer.destroy();
+    this.images = null;
+    this.own?.destroyAll();
+    for (const b of this.made) b.destroy();
+    this.made.length = 0;
+    this.row = null;
+  }
+
+  /** The plan of T tokens at positions p0.. reading ids from `ids`, with the argmax of its last row. */
+  private planAt(T: number, p0: number, ids: GPUBuffer) {
+    const { device, model, maxBindingBytes } = this.ctx;
     const V = model.cfg.vocabSize;
-    const plan = buildPlan(device, pool, model, tokens, {
+    const plan = buildPlan(device, this.own, model, new Array<number>(T).fill(0), {
       ...this.opts,
       maxBindingBytes,
-      kv: { p0: this.pos, rows: this.rows, k: this.k, v: this.v, cos: this.cos, sin: this.sin },
+      ids,
+      kv: { p0, rows: this.rows, k: this.k, v: this.v, cos: this.cos, sin: this.sin },
     });
-    const program = new Program(device, pipelines);
-    device.pushErrorScope('validation');
-    let popped = false;
     try {
-      for (const op of plan.ops) program.add(op.spec);
       // The last row of the logits: [T, V] in one buffer, or [T, cols] pieces gathered into one [V] row.
       const head = plan.ops.find((op) => op.writes.some((w) => w.name === 'logits'));
       const logits = head?.writes.find((w) => w.name === 'logits');
@@ -126,10 +197,11 @@ export class Decoder {
       const parts = logits.parts ?? [{ buffer: logits.buffer, col0: 0, cols: V }];
       let x = parts[0].buffer;
       let offset = (T - 1) * V;
+      const gather: TapCopy[] = [];
       if (parts.length > 1) {
-        this.row ??= this.acquire(V * 4, 'kv:logits_row');
+        this.row ??= this.own.acquire(V * 4, storage(), 'kv:logits_row');
         for (const p of parts) {
-          program.copyAfter({
+          gather.push({
             after: head.spec.label,
             src: p.buffer,
             srcOffset: (T - 1) * p.cols * 4,
@@ -141,43 +213,79 @@ export class Decoder {
         x = this.row;
         offset = 0;
       }
-      program.add(argmaxRow('argmax', { x, out: this.out }, offset, V));
-      const encoder = device.createCommandEncoder({ label: 'decode' });
-      for (const c of plan.before ?? []) encoder.copyBufferToBuffer(c.src, 0, c.dst, 0, c.bytes);
-      program.encode(encoder);
-      encoder.copyBufferToBuffer(this.out, 0, this.staging, 0, 4);
-      device.queue.submit([encoder.finish()]);
-      popped = true;
-      const err = await device.popErrorScope();
-      if (err) throw new Error(`GPU validation error in decoding: ${err.message}`);
-      await this.staging.mapAsync(GPUMapMode.READ);
-      const id = new Uint32Array(this.staging.getMappedRange(0, 4).slice(0))[0];
-      this.staging.unmap();
-      this.pos += T;
-      return id;
+      const specs: DispatchSpec[] = [
+        ...plan.ops.map((op) => op.spec),
+        argmaxRow('argmax', { x, out: this.next }, offset, V),
+      ];
+      return { plan, specs, gather };
     } catch (e) {
-      if (!popped) await device.popErrorScope().catch(() => null);
-      throw e;
-    } finally {
-      program.dispose();
       plan.release();
+      throw e;
     }
   }
 
-  /** Returns the cache to the pool and destroys the tables and the readback buffer. */
-  release(): void {
-    for (const b of this.pooled) this.ctx.pool.release(b);
-    for (const b of this.made) b.destroy();
-    this.pooled.length = 0;
-    this.made.length = 0;
-    this.row = null;
+  private record(T: number, p0: number, ids: GPUBuffer): Replay {
+    const { plan, specs, gather } = this.planAt(T, p0, ids);
+    const program = new Program(this.ctx.device, this.ctx.pipelines);
+    try {
+      for (const spec of specs) program.add(spec);
+      for (const c of gather) program.copyAfter(c);
+    } catch (e) {
+      program.dispose();
+      plan.release();
+      throw e;
+    }
+    this.builds++;
+    return { plan, program };
   }
 
-  private acquire(bytes: number, label: string): GPUBuffer {
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    const b = this.ctx.pool.acquire(bytes, usage, label);
-    this.pooled.push(b);
-    return b;
+  /** The step's params and workgroups at positions p0 .. p0 + count − 1 (kept while they cover the next call). */
+  private stepImages(p0: number, count: number): void {
+    const had = this.images;
+    if (had && had.p0 <= p0 && had.p0 + had.count >= p0 + count) return;
+    this.step ??= this.record(1, p0, this.next);
+    const program = this.step.program;
+    const slabs = program.paramSlabs;
+    const slabOffsets: number[] = [];
+    let stride = 0;
+    for (const s of slabs) {
+      slabOffsets.push(stride);
+      stride += Math.ceil(s.used / 256) * 256;
+    }
+    const bytes = new Uint8Array(stride * count);
+    const workgroups: Workgroups[][] = [];
+    const maxDim = this.ctx.device.limits.maxComputeWorkgroupsPerDimension;
+    for (let j = 0; j < count; j++) {
+      // A plan at this position only for its params and grid (its buffers go straight back).
+      const { plan, specs } = this.planAt(1, p0 + j, this.next);
+      try {
+        program.paramsImage(specs).forEach((img, i) => {
+          bytes.set(img, j * stride + slabOffsets[i]);
+        });
+        for (const s of specs) {
+          if (s.workgroups.some((w) => (w ?? 1) > maxDim))
+            throw new Error(`${s.label}: dispatch ${s.workgroups.join('x')} exceeds ${maxDim}`);
+        }
+        workgroups.push(specs.map((s) => s.workgroups));
+      } finally {
+        plan.release();
+      }
+    }
+    this.own.trim(); // the position plans' activations
+    had?.buffer.destroy();
+    this.images = null;
+    const buffer = this.ctx.device.createBuffer({
+      size: Math.max(16, bytes.byteLength),
+      usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      label: 'kv:step-params',
+    });
+    this.ctx.device.queue.writeBuffer(buffer, 0, bytes);
+    this.images = { p0, count, buffer, stride, slabOffsets, workgroups };
+  }
+
+  private drop(r: Replay): void {
+    r.program.dispose();
+    r.plan.release();
   }
 
   private keep(b: GPUBuffer): GPUBuffer {

@@ -13,8 +13,9 @@ import type { ModelWeights, NeoXConfig } from '../model/types';
 import { bytesSource, isWeightsSource, type WeightsSource } from '../model/weight-stream';
 import { emptyWeights } from '../model/weights';
 import { GpuBatch } from './batch';
+import { DecodeSession } from './decode';
 import { type ForwardContext, runForward, StagingBuffers } from './forward';
-import { generateCached, generateNoCache, type OnToken } from './generate';
+import { generateNoCache, generateSessions, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
 import {
@@ -28,6 +29,8 @@ import {
   type ModelSource,
 } from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
+import { hooksKey, type Lease, PlanCache, type PlanCacheStats, pathKey } from './plan-cache';
+import { RecordedForward } from './recorded';
 import { timePlan } from './time-forward';
 import {
   EngineError,
@@ -40,8 +43,9 @@ import {
   resolvePath,
 } from './types';
 
-export { argmax } from './generate';
+export { argmax, type OnStep, type OnToken } from './generate';
 export { estimateWeightBytes, type MemoryBudget } from './install';
+export type { PlanCacheStats } from './plan-cache';
 export {
   EngineError,
   type EngineOptions,
@@ -53,6 +57,10 @@ export {
   type PathSpec,
   resolvePath,
 } from './types';
+
+/** GPU memory the recorded plans may keep beyond the one in use (the least recently used go first). */
+const FORWARD_CACHE_BYTES = 512 * 2 ** 20;
+const SESSION_CACHE_BYTES = 512 * 2 ** 20;
 
 export class Engine {
   private model: GpuModel | null = null;
@@ -67,6 +75,11 @@ export class Engine {
   /** Where the loaded model came from: a device loss reloads it from there. */
   private source: ModelSource | null = null;
   private budgetBytes: number | null;
+  /** Recorded whole forwards and decode sessions, replayed while the model and kernels stay the same. */
+  private forwards = new PlanCache<RecordedForward>(4, FORWARD_CACHE_BYTES);
+  private sessions = new PlanCache<DecodeSession>(4, SESSION_CACHE_BYTES);
+  /** The recorded forwards' buffers (reused from one recording to the next; trimPool frees them). */
+  private planPool: BufferPool;
 
   private constructor(
     ctx: GpuContext,
@@ -77,6 +90,7 @@ export class Engine {
     this.gpuCtx = ctx;
     this.staging = new StagingBuffers(ctx.device);
     this.pool = new BufferPool(ctx.device);
+    this.planPool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, shaders);
     this.budgetBytes = acquireOpts.memoryBudgetBytes ?? null;
   }
@@ -143,6 +157,8 @@ export class Engine {
     this.staging = new StagingBuffers(ctx.device); // the old ones belong to the lost device
     this.pool = new BufferPool(ctx.device);
     this.pipelines = new PipelineCache(ctx.device, this.shaders);
+    this.clearPlans(); // recorded on the lost device
+    this.planPool = new BufferPool(ctx.device);
     if (this.custom) this.pipelines.setOverride(this.custom.file, this.custom.source);
     const source = this.source;
     const keepCpu = this.cpuWeights !== null;
@@ -211,14 +227,28 @@ export class Engine {
     return w;
   }
 
-  /** Destroys the pool's cached free buffers (in-use ones stay): what a cancelled run leaves behind. */
+  /** Destroys the pool's cached free buffers (in-use ones stay) and the recorded plans not in use: what a
+   * cancelled run leaves behind. */
   trimPool(): void {
     this.pool.trim();
     this.staging.trim();
+    this.clearPlans();
+    this.planPool.trim();
   }
 
   poolStats(): PoolStats {
     return this.pool.stats();
+  }
+
+  /** The recorded plans kept for replay (their buffers are their own, not the pool's): hits, misses, bytes. */
+  planCacheStats(): { forwards: PlanCacheStats; sessions: PlanCacheStats } {
+    return { forwards: this.forwards.stats(), sessions: this.sessions.stats() };
+  }
+
+  /** Drops every recorded plan (the model, its weights or a kernel changed). */
+  private clearPlans(): void {
+    this.forwards.clear();
+    this.sessions.clear();
   }
 
   /**
@@ -302,6 +332,7 @@ export class Engine {
       done = await installStream(this.ctx.device, cfg, source.weights, files, streaming);
     }
     this.unloadModel();
+    this.clearPlans();
     this.model = done.model;
     this.cpuWeights = done.cpu;
     this.tok = done.tok;
@@ -325,6 +356,7 @@ export class Engine {
     if (this.custom) this.pipelines.setOverride(this.custom.file, null);
     this.custom = custom ? { ...custom } : null;
     if (custom) this.pipelines.setOverride(custom.file, custom.source);
+    this.clearPlans(); // recorded with the pipelines of the previous text
   }
 
   /** The shader source of the shipped files (what a custom kernel is compared with and compiled against). */
@@ -333,6 +365,7 @@ export class Engine {
   }
 
   unloadModel(): void {
+    this.clearPlans();
     this.model?.destroy();
     this.model = null;
     this.cpuWeights = null;
@@ -346,8 +379,42 @@ export class Engine {
     const m = this.requireModel();
     checkTokens(m.cfg, tokens);
     const t0 = performance.now();
-    const plan = this.plan(m, tokens, opts);
-    return runForward(this.forwardContext(), plan, m.cfg, tokens.length, opts, t0);
+    if (opts.layers) {
+      const plan = this.plan(m, tokens, opts);
+      return runForward(this.forwardContext(), plan, m.cfg, tokens.length, opts, t0);
+    }
+    // A whole forward: recorded once per (path, precision, hooks, T), replayed with the new ids.
+    const lease = this.recordedForward(m, tokens.length, opts);
+    try {
+      lease.value.setTokens(tokens);
+      const rec = lease.value;
+      return await runForward(this.forwardContext(), rec.plan, m.cfg, tokens.length, opts, t0, rec.program);
+    } finally {
+      lease.done();
+    }
+  }
+
+  /** The recorded whole forward of T tokens with these options (a replay, or recorded now). */
+  private recordedForward(m: GpuModel, T: number, opts: GenerateOptions): Lease<RecordedForward> {
+    const fused = resolvePath(opts.path);
+    const precision = opts.precision ?? 'fp32';
+    const key = `${pathKey(fused)}|${precision}|T=${T}|${hooksKey(opts.hooks, m.cfg.numLayers)}`;
+    try {
+      return this.forwards.take(
+        key,
+        () =>
+          new RecordedForward(this.ctx.device, this.planPool, this.pipelines, m, T, {
+            fused,
+            precision,
+            hooks: opts.hooks,
+            maxBindingBytes: this.maxBindingBytes,
+            gemm: this.gemmPolicy,
+          }),
+      );
+    } catch (e) {
+      if (e instanceof PlanError) throw new EngineError(e.message);
+      throw e;
+    }
   }
 
   /**
@@ -368,8 +435,9 @@ export class Engine {
   /**
    * Greedy decoding of `n` new tokens (argmax, lowest id on ties, NaN never wins) with a KV cache
    * (src/engine/decode.ts): one pass over the prompt that keeps every layer's keys and values, then one
-   * single-position step per token; the argmax runs on the GPU and one id is read back per token. The ids are
-   * those of generateNoCache. `onToken` sees each new id; an aborted signal stops between steps.
+   * single-position step per token, recorded once and replayed; the argmax runs on the GPU and feeds the next
+   * step there. The ids are those of generateNoCache. `onToken` sees each new id as its step is read back (one
+   * step per submit, the next already queued); an aborted signal stops between steps.
    */
   async generate(
     prompt: number[],
@@ -378,19 +446,78 @@ export class Engine {
     signal?: AbortSignal,
     opts: GenerateOptions = {},
   ): Promise<number[]> {
+    const [ids] = await this.generatePaths(
+      prompt,
+      n,
+      [opts],
+      onToken ? (step, ids) => onToken(ids[0], step) : undefined,
+      signal,
+      { chunk: 1 },
+    );
+    return ids;
+  }
+
+  /**
+   * Greedy decoding of `n` new tokens after `prompt` on several paths at once (e.g. [reference, fused with its
+   * hooks]): each path's steps as in generate (the same ids, path by path), all paths' step s recorded together,
+   * `chunk` steps per submit (default 4; the ids read back once per chunk, the next chunk already queued).
+   * `onStep(step, ids)` gets that step's id of every path, in the order of `paths`. Returns the ids per path.
+   */
+  async generatePaths(
+    prompt: number[],
+    n: number,
+    paths: GenerateOptions[],
+    onStep?: OnStep,
+    signal?: AbortSignal,
+    opts: { chunk?: number } = {},
+  ): Promise<number[][]> {
     const m = this.requireModel();
     checkGenerate(m.cfg, prompt, n);
-    const ctx = {
-      device: this.ctx.device,
-      pipelines: this.pipelines,
-      pool: this.pool,
-      model: m,
-      maxBindingBytes: this.maxBindingBytes,
-      gemm: this.gemmPolicy,
-      checkAlive: () => this.checkAlive(),
-      settleLoss: () => this.settleLoss(),
-    };
-    return generateCached(ctx, prompt, n, onToken, signal, opts);
+    const chunk = opts.chunk ?? 4;
+    if (!Number.isInteger(chunk) || chunk < 1)
+      throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`);
+    if (n === 0) return paths.map(() => []);
+    if (signal?.aborted) throw new EngineError('generation cancelled');
+    // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
+    const rows = prompt.length + n - 1;
+    const leases: Lease<DecodeSession>[] = [];
+    let failed = false;
+    try {
+      for (const p of paths) {
+        const fused = resolvePath(p.path);
+        const precision = p.precision ?? 'fp32';
+        const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, m.cfg.numLayers)}`;
+        const ctx = {
+          device: this.ctx.device,
+          pipelines: this.pipelines,
+          model: m,
+          maxBindingBytes: this.maxBindingBytes,
+        };
+        const decodeOpts = { fused, precision, hooks: p.hooks, gemm: this.gemmPolicy };
+        leases.push(this.sessions.take(key, () => new DecodeSession(ctx, rows, decodeOpts)));
+        leases.at(-1)!.value.prepare(prompt, n);
+      }
+      return await generateSessions(
+        {
+          device: this.ctx.device,
+          checkAlive: () => this.checkAlive(),
+          settleLoss: () => this.settleLoss(),
+        },
+        leases.map((l) => l.value),
+        n,
+        onStep,
+        signal,
+        chunk,
+      );
+    } catch (e) {
+      failed = !(e instanceof EngineError && /cancelled/.test(e.message));
+      if (e instanceof PlanError) throw new EngineError(e.message);
+      throw e;
+    } finally {
+      for (const l of leases) l.done();
+      // A failed generation may leave a session half-written: record afresh next time.
+      if (failed) this.sessions.clear();
+    }
   }
 
   /**
@@ -423,6 +550,10 @@ export class Engine {
         checkTokens(m.cfg, tokens);
         return this.plan(m, tokens, opts);
       },
+      record: (tokens, opts) => {
+        checkTokens(m.cfg, tokens);
+        return this.recordedForward(m, tokens.length, opts);
+      },
       checkAlive: () => this.checkAlive(),
     });
   }
@@ -440,6 +571,7 @@ export class Engine {
   dispose(): void {
     this.unloadModel();
     this.pool.destroyAll();
+    this.planPool.destroyAll();
     this.ctx.device.destroy();
   }
 

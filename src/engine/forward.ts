@@ -51,7 +51,9 @@ export interface ForwardContext {
 
 /**
  * Runs `plan` (over T tokens of a model with config `cfg`) and reads back the dump and the taps `opts` asks
- * for; releases the plan. `t0` is when the call began (performance.now()), for the wall times.
+ * for; releases the plan. `t0` is when the call began (performance.now()), for the wall times. With `recorded`
+ * (the plan's compiled program, kept for replays) the plan's dispatches are not compiled again and neither the
+ * plan nor the program is released.
  */
 export async function runForward(
   ctx: ForwardContext,
@@ -60,9 +62,13 @@ export async function runForward(
   T: number,
   opts: ForwardOptions,
   t0: number,
+  recorded?: Program,
 ): Promise<ForwardResult> {
   const { device } = ctx;
-  const program = new Program(device, ctx.pipelines);
+  const program = recorded ?? new Program(device, ctx.pipelines);
+  recorded?.clearCopies();
+  // Rows of each tap read back: all T, or the logits' last row alone when asked.
+  const lastOnly = (name: string) => name === 'logits' && opts.logits === 'last';
   const from = opts.layers?.from ?? 0;
   const to = opts.layers?.to ?? cfg.numLayers;
   const whole = !opts.layers;
@@ -78,27 +84,46 @@ export async function runForward(
   // Every tap read back lands in one staging buffer (one map, not one per tap), at its own offset; a tap split
   // by columns (the LM head of a large vocabulary) has one range per piece.
   const staging = new Map<string, { offsets: number[]; floats: number; parts?: TapPart[] }>();
-  const copies: { after: string; src: GPUBuffer; offset: number; bytes: number }[] = [];
+  const copies: { after: string; src: GPUBuffer; srcOffset: number; offset: number; bytes: number }[] = [];
   let stagingBytes = 0;
   let stage: GPUBuffer | null = null;
   const wall: Record<string, number> = {};
   const timer = opts.timing ? new GpuTimer(device, plan.ops.length) : null;
   device.pushErrorScope('validation');
   try {
-    for (const op of plan.ops) program.add(op.spec);
+    if (!recorded) for (const op of plan.ops) program.add(op.spec);
     for (const op of plan.ops) {
       for (const w of op.writes) {
         if (!want.has(w.name)) continue;
+        // The last row only: [1, cols] of each piece, from row T − 1.
+        const last = lastOnly(w.name);
+        const rows = last ? 1 : T;
         const sources = w.parts
-          ? w.parts.map((p) => ({ buffer: p.buffer, bytes: T * p.cols * 4 }))
-          : [{ buffer: w.buffer, bytes: w.floats * 4 }];
+          ? w.parts.map((p) => ({
+              buffer: p.buffer,
+              bytes: rows * p.cols * 4,
+              srcOffset: last ? (T - 1) * p.cols * 4 : 0,
+            }))
+          : [
+              {
+                buffer: w.buffer,
+                bytes: (w.floats / T) * rows * 4,
+                srcOffset: last ? (T - 1) * (w.floats / T) * 4 : 0,
+              },
+            ];
         const offsets = sources.map((src) => {
           const offset = stagingBytes;
-          copies.push({ after: op.spec.label, src: src.buffer, offset, bytes: src.bytes });
+          copies.push({
+            after: op.spec.label,
+            src: src.buffer,
+            srcOffset: src.srcOffset,
+            offset,
+            bytes: src.bytes,
+          });
           stagingBytes += Math.ceil(src.bytes / 256) * 256;
           return offset;
         });
-        staging.set(w.name, { offsets, floats: w.floats, parts: w.parts });
+        staging.set(w.name, { offsets, floats: (w.floats / T) * rows, parts: w.parts });
       }
     }
     for (const name of want) if (!staging.has(name)) throw new EngineError(`unknown tap '${name}'`);
@@ -107,7 +132,7 @@ export async function runForward(
       program.copyAfter({
         after: c.after,
         src: c.src,
-        srcOffset: 0,
+        srcOffset: c.srcOffset,
         dst: stage,
         dstOffset: c.offset,
         bytes: c.bytes,
@@ -125,9 +150,10 @@ export async function runForward(
     wall.gpu = performance.now() - t0 - wall.plan - wall.record;
     const mapped = stage.getMappedRange(0, stagingBytes);
     for (const [name, st] of staging) {
-      const sizes = st.parts ? st.parts.map((p) => T * p.cols) : [st.floats];
+      const rows = lastOnly(name) ? 1 : T;
+      const sizes = st.parts ? st.parts.map((p) => rows * p.cols) : [st.floats];
       const pieces = st.offsets.map((o, i) => new Float32Array(mapped.slice(o, o + sizes[i] * 4)));
-      read.set(name, st.parts ? joinColumns(pieces, st.parts, T, st.floats / T) : pieces[0]);
+      read.set(name, st.parts ? joinColumns(pieces, st.parts, rows, st.floats / rows) : pieces[0]);
     }
     stage.unmap();
     wall.read = performance.now() - t0 - wall.plan - wall.record - wall.gpu;
@@ -161,8 +187,10 @@ export async function runForward(
   } finally {
     if (stage) ctx.staging.give(stage);
     timer?.destroy();
-    program.dispose();
-    plan.release();
+    if (!recorded) {
+      program.dispose();
+      plan.release();
+    }
   }
 }
 

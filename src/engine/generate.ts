@@ -1,60 +1,98 @@
-// Greedy generation: with a KV cache (src/engine/decode.ts; the argmax on the GPU, one id read back per
-// token) and without one (the whole forward again per token, the argmax here on the read-back logits): the
-// oracle of the cached loop, which gives the same ids.
-import type { GemmPolicy } from '../kernels/gemm-configs';
-import { type DecodeContext, Decoder } from './decode';
+// Greedy generation: with a KV cache (src/engine/decode.ts: recorded steps replayed, the argmax on the GPU
+// feeding the next step's token id there, several steps and both paths per submit, the ids read back by chunks)
+// and without one (the whole forward again per token, the argmax here on the read-back logits): the oracle of
+// the cached loop, which gives the same ids.
+import type { DecodeSession } from './decode';
 import { PlanError } from './plan';
-import {
-  EngineError,
-  type ForwardOptions,
-  type ForwardResult,
-  type GenerateOptions,
-  resolvePath,
-} from './types';
+import { EngineError, type ForwardOptions, type ForwardResult, type GenerateOptions } from './types';
 
 /** Called with each new id and its step (0-based). */
 export type OnToken = (id: number, step: number) => void;
 
+/** Called once per step with that step's id of every path, in the order the paths were given. */
+export type OnStep = (step: number, ids: number[]) => void;
+
 /** What a cached generation needs from the engine. */
-export interface GenerateContext extends DecodeContext {
-  gemm: GemmPolicy;
+export interface GenerateContext {
+  device: GPUDevice;
   /** Throws the device's loss, if it is lost. */
   checkAlive(): void;
   /** After a failure: waits a moment for a device loss to be reported, then throws it if there is one. */
   settleLoss(): Promise<void>;
 }
 
+/** One submitted chunk of steps: its readback and the steps it holds. */
+interface Chunk {
+  s0: number;
+  s1: number;
+  staging: GPUBuffer;
+  done: Promise<void>;
+}
+
 /**
- * `n` new ids after `prompt` (limits already checked) with a KV cache: one pass over the prompt that keeps
- * every layer's keys and values, then one single-position step per token. An aborted signal stops between
- * steps; every cache buffer goes back to the pool.
+ * `n` new ids after `prompt` (limits already checked) on every session (one per path, each prepared for this
+ * prompt and n), with their steps interleaved: step s of every path, then step s + 1, `chunk` steps per submit.
+ * The next chunk is submitted before the previous one is read, so the GPU is not left waiting for the CPU. An
+ * aborted signal stops between steps (the ids of a chunk already read are delivered up to the abort).
  */
-export async function generateCached(
+export async function generateSessions(
   ctx: GenerateContext,
-  prompt: number[],
+  sessions: DecodeSession[],
   n: number,
-  onToken: OnToken | undefined,
+  onStep: OnStep | undefined,
   signal: AbortSignal | undefined,
-  opts: GenerateOptions,
-): Promise<number[]> {
-  if (n === 0) return [];
+  chunk: number,
+): Promise<number[][]> {
+  const out = sessions.map((): number[] => []);
+  if (n === 0) return out;
   if (signal?.aborted) throw new EngineError('generation cancelled');
-  const fused = resolvePath(opts.path);
-  const precision = opts.precision ?? 'fp32';
-  let decoder: Decoder | null = null;
+  const { device } = ctx;
+  const per = Math.max(1, Math.min(chunk, n));
+  const P = sessions.length;
+  const stagings = [0, 1].map(() =>
+    device.createBuffer({
+      size: Math.max(16, Math.ceil((P * per * 4) / 16) * 16),
+      usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      label: 'generate:ids',
+    }),
+  );
+  const inFlight: Promise<unknown>[] = [];
+  const submit = (c: number): Chunk => {
+    const s0 = c * per;
+    const s1 = Math.min(n, s0 + per);
+    const staging = stagings[c % 2];
+    device.pushErrorScope('validation');
+    const encoder = device.createCommandEncoder({ label: `generate ${s0}..${s1 - 1}` });
+    for (let s = s0; s < s1; s++) for (const sess of sessions) sess.encodeStep(encoder, s);
+    sessions.forEach((sess, i) => {
+      encoder.copyBufferToBuffer(sess.history, s0 * 4, staging, i * per * 4, (s1 - s0) * 4);
+    });
+    device.queue.submit([encoder.finish()]);
+    const scope = device.popErrorScope().then((err) => {
+      if (err) throw new Error(`GPU validation error in decoding: ${err.message}`);
+    });
+    const done = Promise.all([scope, staging.mapAsync(GPUMapMode.READ)]).then(() => undefined);
+    inFlight.push(done.catch(() => null));
+    return { s0, s1, staging, done };
+  };
   try {
-    // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
-    const rows = prompt.length + n - 1;
-    decoder = new Decoder(ctx, rows, { fused, precision, hooks: opts.hooks, gemm: ctx.gemm });
-    const out: number[] = [];
-    let next = prompt;
-    for (let step = 0; step < n; step++) {
-      if (signal?.aborted) throw new EngineError('generation cancelled');
-      const id = await decoder.step(next);
-      ctx.checkAlive();
-      out.push(id);
-      onToken?.(id, step);
-      next = [id];
+    let pending: Chunk | null = submit(0);
+    while (pending) {
+      const ahead: Chunk | null = pending.s1 < n ? submit(pending.s1 / per) : null;
+      await pending.done;
+      const ids = new Uint32Array(pending.staging.getMappedRange(0, P * per * 4).slice(0));
+      pending.staging.unmap();
+      for (let s = pending.s0; s < pending.s1; s++) {
+        if (signal?.aborted) throw new EngineError('generation cancelled');
+        const step = sessions.map((_, i) => ids[i * per + (s - pending!.s0)]);
+        step.forEach((id, i) => {
+          out[i].push(id);
+        });
+        onStep?.(s, step);
+        ctx.checkAlive();
+      }
+      if (signal?.aborted && ahead) throw new EngineError('generation cancelled');
+      pending = ahead;
     }
     return out;
   } catch (e) {
@@ -63,7 +101,8 @@ export async function generateCached(
     await ctx.settleLoss();
     throw e;
   } finally {
-    decoder?.release();
+    await Promise.all(inFlight);
+    for (const b of stagings) b.destroy();
   }
 }
 

@@ -92,6 +92,9 @@ export interface PlanOptions {
   /** Run layers [from, to) only; the residual entering layer `from` is `input` ([T, d]): values, or a GPU buffer
    * copied in by the plan's `before` copies. */
   layers?: { from: number; to: number; input?: Float32Array | GPUBuffer };
+  /** The token ids [T] u32 already on the GPU (a cached plan's input buffer, or the previous decode step's
+   * argmax): the embedding reads them there and `tokens` gives only their count. */
+  ids?: GPUBuffer;
 }
 
 export interface Plan {
@@ -99,6 +102,8 @@ export interface Plan {
   ops: PlanOp[];
   /** Buffer copies to record before the first op (a layer range's input that is already on the GPU). */
   before?: { src: GPUBuffer; dst: GPUBuffer; bytes: number }[];
+  /** Bytes of the plan's activation buffers. */
+  bytes: number;
   /** Releases the plan's activation buffers to the pool. */
   release(): void;
 }
@@ -107,11 +112,14 @@ export class PlanError extends Error {
   override name = 'PlanError';
 }
 
+/** Where a plan's activation buffers come from: the engine's pool, or a cached plan's own (plan-cache.ts). */
+export type BufferSource = Pick<BufferPool, 'acquire' | 'release'>;
+
 /** Activation buffers for T tokens from the pool, named by tap; reused across layers (taps copy per op). */
 class Activations {
   private made: GPUBuffer[] = [];
   constructor(
-    private readonly pool: BufferPool,
+    private readonly pool: BufferSource,
     private readonly maxBinding: number,
   ) {}
   get(floats: number, label: string): GPUBuffer {
@@ -124,6 +132,9 @@ class Activations {
     const b = this.pool.acquire(floats * 4, usage, label);
     this.made.push(b);
     return b;
+  }
+  get bytes(): number {
+    return this.made.reduce((s, b) => s + b.size, 0);
   }
   release(): void {
     for (const b of this.made) this.pool.release(b);
@@ -139,7 +150,7 @@ class Activations {
  */
 export function buildPlan(
   device: GPUDevice,
-  pool: BufferPool,
+  pool: BufferSource,
   m: GpuModel,
   tokens: number[],
   o: PlanOptions,
@@ -229,7 +240,7 @@ export function buildPlan(
     };
 
     if (whole) {
-      const ids = upload(new Uint32Array(tokens), 'ids');
+      const ids = o.ids ?? upload(new Uint32Array(tokens), 'ids');
       // A large vocabulary is split into row chunks; each chunk's dispatch writes the tokens it holds.
       m.embedIn.forEach((chunk, c) => {
         const last = c === m.embedIn.length - 1;
@@ -370,6 +381,7 @@ export function buildPlan(
     T,
     ops,
     before,
+    bytes: acts.bytes,
     release: () => {
       acts.release();
       for (const u of uploads) u.destroy();

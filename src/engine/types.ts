@@ -67,6 +67,9 @@ export interface ForwardOptions {
    * steps, ops shorter than a few steps are re-timed by repetition (src/gpu/timestamp-refine.ts).
    */
   timing?: boolean;
+  /** The logits rows to read back: 'all' (default: dump.logits is [T, V]) or 'last' (dump.logits is the last
+   * row alone, [V]: what a caller that wants the next token needs). */
+  logits?: 'all' | 'last';
   /** Force the timestamp step (ns) instead of detecting it (tests exercise repetition on SwiftShader). */
   timingQuantumNs?: number;
 }

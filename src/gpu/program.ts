@@ -40,7 +40,12 @@ interface Compiled {
   spec: DispatchSpec;
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
+  /** Where its uniform params sit: slab index and byte offset (null without params). */
+  slot: { slab: number; offset: number; size: number } | null;
 }
+
+/** Workgroup counts per dispatch, in the program's order (a replay with other positions). */
+export type Workgroups = readonly [number, number?, number?];
 
 export interface TapCopy {
   after: string; // label of the dispatch it follows
@@ -80,12 +85,42 @@ export class Program {
     }
     const { pipeline, layout } = this.pipelines.get(spec.kernel, spec.constants);
     const buffers = { ...spec.buffers };
+    let slot: Compiled['slot'] = null;
     if (spec.kernel.bindings.some((b) => b.name === 'params')) {
       if (!spec.params) throw new Error(`${spec.label}: kernel ${spec.kernel.name} needs params`);
-      buffers.params = this.paramsSlot(spec.params);
+      const binding = this.paramsSlot(spec.params);
+      buffers.params = binding;
+      slot = { slab: this.slabs.length - 1, offset: binding.offset ?? 0, size: spec.params.byteLength };
     }
     const bindGroup = this.pipelines.bindGroup(spec.kernel, layout, buffers, spec.label);
-    this.ops.push({ spec, pipeline, bindGroup });
+    this.ops.push({ spec, pipeline, bindGroup, slot });
+  }
+
+  /**
+   * A replay's parameters: the uniform slabs' bytes (one array per slab) as they are for `specs`, the same
+   * dispatches in the same order (same kernels, pipelines and buffers) with other params — a decode step at
+   * another position. Throws when `specs` is not such a list.
+   */
+  paramsImage(specs: readonly DispatchSpec[]): Uint8Array[] {
+    if (specs.length !== this.ops.length)
+      throw new Error(`replay: ${specs.length} dispatches where the program has ${this.ops.length}`);
+    const out = this.slabs.map((s) => s.bytes.slice(0, s.used));
+    specs.forEach((spec, i) => {
+      const op = this.ops[i];
+      const same =
+        spec.label === op.spec.label &&
+        spec.kernel === op.spec.kernel &&
+        this.pipelines.get(spec.kernel, spec.constants).pipeline === op.pipeline &&
+        (spec.params?.byteLength ?? 0) === (op.slot?.size ?? 0);
+      if (!same) throw new Error(`replay: dispatch ${i} (${spec.label}) differs from ${op.spec.label}`);
+      if (op.slot && spec.params) out[op.slot.slab].set(new Uint8Array(spec.params), op.slot.offset);
+    });
+    return out;
+  }
+
+  /** The uniform slabs (what a replay's paramsImage is copied into) and the bytes of each in use. */
+  get paramSlabs(): { buffer: GPUBuffer; used: number }[] {
+    return this.slabs.map((s) => ({ buffer: s.buffer, used: s.used }));
   }
 
   /** A range of a uniform slab holding `params` (written to the GPU at encode). */
@@ -123,6 +158,11 @@ export class Program {
     }
   }
 
+  /** Forgets every copy added by copyAfter (a cached program replayed with other taps). */
+  clearCopies(): void {
+    this.copies.clear();
+  }
+
   /** Copies `bytes` of `src` into `dst` right after the dispatch labelled `after` (taps, dumps). */
   copyAfter(copy: TapCopy): void {
     if (!this.ops.some((o) => o.spec.label === copy.after))
@@ -136,16 +176,16 @@ export class Program {
    * Records every dispatch. With a timer, each dispatch gets its own timed pass; otherwise consecutive
    * dispatches share one pass, which is closed only where a copy must follow.
    */
-  encode(encoder: GPUCommandEncoder, timer?: GpuTimer | null): void {
+  encode(encoder: GPUCommandEncoder, timer?: GpuTimer | null, workgroups?: readonly Workgroups[]): void {
     this.flushParams();
     let pass: GPUComputePassEncoder | null = null;
     const timed = !!timer?.available;
-    for (const op of this.ops) {
+    for (const [i, op] of this.ops.entries()) {
       if (!pass)
         pass = encoder.beginComputePass(timed ? timer!.pass(op.spec.label) : { label: op.spec.label });
       pass.setPipeline(op.pipeline);
       pass.setBindGroup(0, op.bindGroup);
-      const [x, y = 1, z = 1] = op.spec.workgroups;
+      const [x, y = 1, z = 1] = workgroups?.[i] ?? op.spec.workgroups;
       if (x > 0 && y > 0 && z > 0) pass.dispatchWorkgroups(x, y, z);
       const copies = this.copies.get(op.spec.label);
       if (timed || copies) {
