@@ -89,7 +89,10 @@ export async function determinismOf(c: AnalysisContext, runs: EngineRuns): Promi
   return { identical: differences.length === 0, differences, runs: results };
 }
 
-/** Greedy generation on both paths (KV cache), each token handed out as it comes. */
+/**
+ * Greedy generation on both paths (KV cache) together: one token of each path per step, several steps per submit,
+ * each step's pair handed out as it is read back (Engine.generatePaths).
+ */
 export async function generate(
   c: AnalysisContext,
   onPartial: ((p: AnalysisPartial) => void) | undefined,
@@ -97,24 +100,26 @@ export async function generate(
 ): Promise<GenerationResult> {
   const { engine, spec } = c;
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
-  const gen = async (path: 'reference' | 'fused') => {
-    const ids: number[] = [];
-    await engine.generate(
-      c.tokens,
-      spec.generate,
-      (id) => {
-        ids.push(id);
-        onPartial?.({ kind: 'token', path, ids: [...ids], text: text(ids), total: spec.generate });
-      },
-      signal,
-      path === 'reference'
-        ? { path: 'reference', precision: spec.precision }
-        : { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
-    );
-    return ids;
-  };
-  const refIds = await gen('reference');
-  const fusedIds = await gen('fused');
+  const got: [number[], number[]] = [[], []];
+  const paths = ['reference', 'fused'] as const;
+  await engine.generatePaths(
+    c.tokens,
+    spec.generate,
+    [
+      { path: 'reference', precision: spec.precision },
+      { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
+    ],
+    (_step, ids) => {
+      paths.forEach((path, i) => {
+        got[i].push(ids[i]);
+        onPartial?.({ kind: 'token', path, ids: [...got[i]], text: text(got[i]), total: spec.generate });
+      });
+    },
+    signal,
+    // Two steps per read-back: tokens stream to the page while the next steps already run.
+    { chunk: 2 },
+  );
+  const [refIds, fusedIds] = got;
   const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
   return {
     reference: { ids: refIds, text: text(refIds) },
