@@ -102,7 +102,7 @@ export async function generate(
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
   const got: [number[], number[]] = [[], []];
   const paths = ['reference', 'fused'] as const;
-  await engine.generatePaths(
+  const [refIds, fusedIds] = await engine.generatePaths(
     c.tokens,
     spec.generate,
     [
@@ -119,7 +119,6 @@ export async function generate(
     // Two steps per read-back: tokens stream to the page while the next steps already run.
     { chunk: 2 },
   );
-  const [refIds, fusedIds] = got;
   const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
   return {
     reference: { ids: refIds, text: text(refIds) },
