@@ -140,7 +140,7 @@ export class Engine {
   /** Sets (bytes) or clears (null) the user's cap on the GPU memory of a model's weights, for later loads. */
   setMemoryBudget(bytes: number | null): void {
     if (bytes !== null && !(Number.isFinite(bytes) && bytes > 0)) {
-      throw new EngineError(`a memory budget is a positive number of bytes, got ${bytes}`);
+      throw new EngineError(`a memory budget is a positive number of bytes, got ${bytes}`, 'input');
     }
     this.budgetBytes = bytes;
   }
@@ -412,7 +412,7 @@ export class Engine {
           }),
       );
     } catch (e) {
-      if (e instanceof PlanError) throw new EngineError(e.message);
+      if (e instanceof PlanError) throw new EngineError(e.message, 'input');
       throw e;
     }
   }
@@ -475,9 +475,9 @@ export class Engine {
     checkGenerate(m.cfg, prompt, n);
     const chunk = opts.chunk ?? 4;
     if (!Number.isInteger(chunk) || chunk < 1)
-      throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`);
+      throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
     if (n === 0) return paths.map(() => []);
-    if (signal?.aborted) throw new EngineError('generation cancelled');
+    if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
     // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
     const rows = prompt.length + n - 1;
     const leases: Lease<DecodeSession>[] = [];
@@ -511,7 +511,7 @@ export class Engine {
       );
     } catch (e) {
       failed = !(e instanceof EngineError && /cancelled/.test(e.message));
-      if (e instanceof PlanError) throw new EngineError(e.message);
+      if (e instanceof PlanError) throw new EngineError(e.message, 'input');
       throw e;
     } finally {
       for (const l of leases) l.done();
@@ -586,14 +586,14 @@ export class Engine {
         gemm: this.gemmPolicy,
       });
     } catch (e) {
-      if (e instanceof PlanError) throw new EngineError(e.message);
+      if (e instanceof PlanError) throw new EngineError(e.message, 'input');
       throw e;
     }
   }
 
   private requireModel(): GpuModel {
     this.checkAlive();
-    if (!this.model) throw new EngineError('no model is loaded');
+    if (!this.model) throw new EngineError('no model is loaded', 'model');
     return this.model;
   }
 

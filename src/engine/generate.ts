@@ -45,7 +45,7 @@ export async function generateSessions(
 ): Promise<number[][]> {
   const out = sessions.map((): number[] => []);
   if (n === 0) return out;
-  if (signal?.aborted) throw new EngineError('generation cancelled');
+  if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
   const { device } = ctx;
   const per = Math.max(1, Math.min(chunk, n));
   const P = sessions.length;
@@ -83,7 +83,7 @@ export async function generateSessions(
       const ids = new Uint32Array(pending.staging.getMappedRange(0, P * per * 4).slice(0));
       pending.staging.unmap();
       for (let s = pending.s0; s < pending.s1; s++) {
-        if (signal?.aborted) throw new EngineError('generation cancelled');
+        if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
         const step = sessions.map((_, i) => ids[i * per + (s - pending!.s0)]);
         step.forEach((id, i) => {
           out[i].push(id);
@@ -91,12 +91,12 @@ export async function generateSessions(
         onStep?.(s, step);
         ctx.checkAlive();
       }
-      if (signal?.aborted && ahead) throw new EngineError('generation cancelled');
+      if (signal?.aborted && ahead) throw new EngineError('generation cancelled', 'cancelled');
       pending = ahead;
     }
     return out;
   } catch (e) {
-    if (e instanceof PlanError) throw new EngineError(e.message);
+    if (e instanceof PlanError) throw new EngineError(e.message, 'input');
     if (e instanceof EngineError) throw e;
     await ctx.settleLoss();
     throw e;
@@ -121,7 +121,7 @@ export async function generateNoCache(
   const ids = [...prompt];
   const out: number[] = [];
   for (let step = 0; step < n; step++) {
-    if (signal?.aborted) throw new EngineError('generation cancelled');
+    if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
     const { dump } = await forward(ids, opts);
     const V = dump.V;
     const next = argmax(dump.logits, (ids.length - 1) * V, V);

@@ -4,15 +4,16 @@ import type { NeoXConfig } from '../model/types';
 import { EngineError } from './types';
 
 export function checkTokens(cfg: NeoXConfig, tokens: number[]): void {
-  if (tokens.length === 0) throw new EngineError('no tokens: the prompt is empty');
+  if (tokens.length === 0) throw new EngineError('no tokens: the prompt is empty', 'input');
   if (tokens.length > cfg.maxPositionEmbeddings) {
     throw new EngineError(
       `${tokens.length} tokens exceed max_position_embeddings ${cfg.maxPositionEmbeddings}`,
+      'input',
     );
   }
   tokens.forEach((t, i) => {
     if (!Number.isInteger(t) || t < 0 || t >= cfg.vocabSize) {
-      throw new EngineError(`token ${i} is ${t}: ids must be integers in [0, ${cfg.vocabSize})`);
+      throw new EngineError(`token ${i} is ${t}: ids must be integers in [0, ${cfg.vocabSize})`, 'input');
     }
   });
 }
@@ -20,11 +21,12 @@ export function checkTokens(cfg: NeoXConfig, tokens: number[]): void {
 /** Generation limits: `n` new tokens after `prompt`. */
 export function checkGenerate(cfg: NeoXConfig, prompt: number[], n: number): void {
   if (!Number.isInteger(n) || n < 0)
-    throw new EngineError(`generation length must be a non-negative integer, got ${n}`);
+    throw new EngineError(`generation length must be a non-negative integer, got ${n}`, 'input');
   checkTokens(cfg, prompt);
   if (prompt.length + n > cfg.maxPositionEmbeddings) {
     throw new EngineError(
       `prompt (${prompt.length}) + ${n} new tokens exceeds max_position_embeddings ${cfg.maxPositionEmbeddings}`,
+      'input',
     );
   }
 }

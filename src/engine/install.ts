@@ -53,8 +53,10 @@ export interface MemoryBudget {
 
 /** A model this adapter cannot hold (the user's cap, a buffer limit, an allocation that failed): bad input. */
 export class ModelTooLargeError extends EngineError {
-  readonly kind = 'model' as const;
   override name = 'ModelTooLargeError';
+  constructor(message: string) {
+    super(message, 'model');
+  }
 }
 
 /** Refuses (one line, ModelTooLargeError) a need over the user's cap. */
@@ -79,7 +81,7 @@ export async function allocateChecked(
   budget: MemoryBudget,
 ): Promise<AllocatedModel> {
   const headDim = headDimProblem(cfg.headDim); // the widest head the attention kernels take
-  if (headDim) throw new EngineError(`${headDim}; nothing was allocated`);
+  if (headDim) throw new EngineError(`${headDim}; nothing was allocated`, 'model');
   const need = estimateWeightBytes(cfg, weightsF16);
   const what = weightsF16 ? ' (in fp16)' : '';
   checkCap(need, budget, what);
@@ -246,7 +248,10 @@ export async function installStream(
   if (thrown || validation || !m) {
     m?.model.destroy();
     if (thrown) throw thrown;
-    throw new EngineError(`uploading the weights failed: ${validation?.message ?? 'no tensors arrived'}`);
+    throw new EngineError(
+      `uploading the weights failed: ${validation?.message ?? 'no tensors arrived'}`,
+      'model',
+    );
   }
   const info: ModelInfo = {
     name: files.name ?? 'model',
@@ -310,9 +315,9 @@ export async function installSeeded(
   opts: Omit<StreamInstallOptions, 'onProgress' | 'signal'>,
 ): Promise<Installed> {
   const dtype = source.spec.dtype ?? 'F32';
-  if (dtype === 'BF16') throw new EngineError('seeded models are F32 or F16, not BF16');
+  if (dtype === 'BF16') throw new EngineError('seeded models are F32 or F16, not BF16', 'input');
   if (!Number.isInteger(source.seed) || source.seed < 0 || source.seed > 0xffffffff)
-    throw new EngineError(`a seed is an integer in [0, 2^32), got ${source.seed}`);
+    throw new EngineError(`a seed is an integer in [0, 2^32), got ${source.seed}`, 'input');
   const cfg = parseConfigText(JSON.stringify(randomConfigJson(source.spec)));
   const skeleton = emptyWeights(cfg);
   const weightsF16 = chooseF16Weights(opts.weights, cfg, [dtype]);

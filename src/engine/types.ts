@@ -88,8 +88,16 @@ export interface ForwardResult {
   wall?: Record<string, number>;
 }
 
+/** What an engine failure is, for code that decides (the CLI's exit status, the worker's error kind). */
+export type EngineErrorKind = 'input' | 'model' | 'cancelled' | 'internal';
+
 export class EngineError extends Error {
   override name = 'EngineError';
+  readonly kind: EngineErrorKind;
+  constructor(message: string, kind: EngineErrorKind = 'internal') {
+    super(message);
+    this.kind = kind;
+  }
 }
 
 export function resolvePath(path: PathSpec | undefined): ReadonlySet<FusedKernelId> {

@@ -32,11 +32,9 @@ export function toWorkerError(e: unknown): WorkerError {
   if (e instanceof AnalysisCancelled) return workerError('cancelled', 'run cancelled');
   if (e instanceof RunSpecError) return workerError('input', e.message);
   if (e instanceof EngineError) {
-    const m = e.message;
-    if (/cancelled/.test(m)) return workerError('cancelled', 'generation cancelled');
-    if (/token|prompt|generation length|max_position_embeddings/.test(m)) return workerError('input', m);
-    if (/no model is loaded|uploading the weights/.test(m)) return workerError('model', m);
-    return workerError('internal', m);
+    // The engine says what kind of failure it is; the words are for people only.
+    if (e.kind === 'cancelled') return workerError('cancelled', 'generation cancelled');
+    return workerError(e.kind, e.message);
   }
   if (e instanceof Error) return workerError('internal', `${e.name}: ${e.message}`);
   return workerError('internal', `unexpected failure: ${String(e)}`);
