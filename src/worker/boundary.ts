@@ -13,8 +13,10 @@ export function workerError(kind: WorkerErrorKind, message: string): WorkerError
   return { kind, message: oneLine(message) };
 }
 
+/** A plain { kind, message } (our Error classes carry a kind too, and are mapped by class below). */
 function isWorkerError(e: unknown): e is WorkerError {
   return (
+    !(e instanceof Error) &&
     typeof e === 'object' &&
     e !== null &&
     typeof (e as Record<string, unknown>).kind === 'string' &&
