@@ -4,7 +4,9 @@
 import { create } from 'zustand';
 import type { RunsReport } from '../compare/runs-report';
 import { LinkError } from '../run/permalink';
+import { listAnalyses, type StoredAnalysis, saveAnalysis } from '../run/runs-history';
 import { decodeRunsLink, type RunsLinkPayload } from '../run/runs-link';
+import type { ModelRef } from '../run/runspec';
 import type { EngineClient } from '../worker/client';
 import { asWorkerError } from '../worker/client';
 
@@ -29,8 +31,14 @@ export interface RunsImportState {
   link: RunsLinkPayload | null;
   /** Opens a '#u1=' link (false, with the message beside Analyze, when it is malformed). */
   openLink(fragment: string): boolean;
+  /** Earlier analyses kept in this browser (newest first). */
+  history: StoredAnalysis[];
+  loadHistory(): Promise<void>;
+  /** Shows a stored analysis (its report; the files are not kept). */
+  openStored(a: StoredAnalysis): void;
   pick(side: RunSide, file: File | null, expectedSha256?: string): void;
-  analyze(client: EngineClient): Promise<void>;
+  /** `model`: the loaded model's reference, kept with the analysis in the history. */
+  analyze(client: EngineClient, model?: ModelRef | null): Promise<void>;
   cancel(client: EngineClient): void;
 }
 
@@ -51,6 +59,17 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
   report: null,
   message: null,
   link: null,
+  history: [],
+  async loadHistory() {
+    try {
+      set({ history: await listAnalyses() });
+    } catch {
+      // No IndexedDB (a private window): the history stays empty, nothing else changes.
+    }
+  },
+  openStored(a) {
+    set({ report: a.report, status: 'done', message: null });
+  },
   openLink(fragment) {
     try {
       const link = decodeRunsLink(fragment);
@@ -71,7 +90,7 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
     const m = get().message;
     set({ picked, message: m && (m.at === side || m.at === 'analyze') ? null : m });
   },
-  async analyze(client) {
+  async analyze(client, model = null) {
     const { picked, status } = get();
     if (status === 'reading' || status === 'analyzing') return;
     if (!picked.A) {
@@ -94,6 +113,12 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
         (p) => set({ status: 'analyzing', phase: p.phase }),
       );
       set({ status: 'done', report, phase: null });
+      try {
+        await saveAnalysis(report, model);
+        await get().loadHistory();
+      } catch {
+        // Not kept (no IndexedDB, or it is full): the report is shown all the same.
+      }
     } catch (e) {
       const err = asWorkerError(e);
       if (err.kind === 'cancelled') {

@@ -1,7 +1,7 @@
 // The "your runs" mode's controls: the model the runs were made with is the loaded one (changed in the model panel),
 // a picker (or drop zone) for run A and for run B, Analyze and Cancel — each message beside the control it is
 // about, Analyze disabled with the reason while it cannot run.
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { ModelRef } from '../../run/runspec';
 import { type RunSide, useRunsImport } from '../../state/runs-import';
 import type { EngineClient } from '../../worker/client';
@@ -104,12 +104,39 @@ function LinkNote({ loaded }: { loaded: LoadedRef | null }) {
   );
 }
 
+function Earlier() {
+  const history = useRunsImport((s) => s.history);
+  const load = useRunsImport((s) => s.loadHistory);
+  const open = useRunsImport((s) => s.openStored);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  if (history.length === 0) return null;
+  return (
+    <details className="runs-history" data-testid="runs-history">
+      <summary>Earlier analyses in this browser ({history.length})</summary>
+      <ul className="small">
+        {history.slice(0, 20).map((a) => (
+          <li key={a.id}>
+            <button type="button" className="small-btn" onClick={() => open(a)}>
+              {a.verdict} · {a.title} · {new Date(a.createdAt).toLocaleString()}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
 export function RunsPanel({
   client,
   loaded,
+  model,
 }: {
   client: () => EngineClient | null;
   loaded: LoadedRef | null;
+  /** The loaded model's reference (kept with each analysis, and put in its link). */
+  model: ModelRef | null;
 }) {
   const modelName = loaded?.name ?? null;
   const status = useRunsImport((s) => s.status);
@@ -144,7 +171,7 @@ export function RunsPanel({
           data-testid="analyze-runs"
           disabled={busy || why !== null || !c}
           aria-describedby="analyze-runs-why"
-          onClick={() => c && void analyze(c)}
+          onClick={() => c && void analyze(c, model)}
         >
           Analyze
         </button>
@@ -166,6 +193,7 @@ export function RunsPanel({
           {message}
         </p>
       )}
+      <Earlier />
     </section>
   );
 }
