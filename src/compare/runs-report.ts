@@ -1,13 +1,12 @@
 // The report of an analysis of runs from elsewhere (docs/RUNS.md): where each run came from, its per-layer curves
 // against the exact forward, every local check, and the verdict in words, naming the op by the dump's own module path.
-import type { OracleOp } from '../engine/oracle-gpu';
 import type { AdapterSummary } from '../gpu/device';
 import type { Handoff } from '../model/run-file';
 import type { DType, NeoXConfig } from '../model/types';
 import type { Metric } from '../run/runspec';
 import type { FullMetrics } from './metrics';
 import type { OracleInfo } from './report';
-import type { MissingCheck } from './run-checks';
+import type { MissingCheck, OpCheck } from './run-checks';
 
 export const RUNS_REPORT_SCHEMA = 'divergence-runs-report/1';
 
@@ -32,13 +31,9 @@ export interface RunSourceInfo {
   missing: MissingCheck[];
 }
 
-export interface RunCheckResult {
+/** One check of one run: the op (run-checks.ts), and what it measured. */
+export interface RunCheckResult extends Pick<OpCheck, 'id' | 'op' | 'layer' | 'module' | 'what'> {
   run: string;
-  id: string;
-  op: OracleOp;
-  layer: number | null;
-  module: string;
-  what: string;
   /** The run's own tensor names the check read and compared. */
   inputs: string[];
   output: string;
@@ -139,39 +134,36 @@ export function verdictOf(
         sentence: `${runName(s)}, ${where}${what}; ${agreeBefore}${narrowed}.`,
       };
     }
-    const handoff = s.handoffs[0];
-    if (handoff)
-      return {
-        run: s.id,
-        diverged: true,
-        check: null,
-        layer: null,
-        module: null,
-        sentence: `${runName(s)}: every local check agrees, but ${handoff.other} differs from ${handoff.kept} in ${handoff.differing} elements: the tensor changed between those two modules.`,
-      };
-    const drift = curves.find((c) => c.runs[s.id]?.diverged);
-    if (drift)
-      return {
-        run: s.id,
-        diverged: true,
-        check: null,
-        layer: null,
-        module: null,
-        sentence: `${runName(s)}: no local check passes ${k}× its floor, yet its ${drift.slot} is ${times(drift.runs[s.id]!.ratio)} the end-to-end floor away from the exact forward${narrowed}.`,
-      };
-    const worst = checks
-      .filter((c) => c.run === s.id)
-      .reduce<RunCheckResult | null>((w, c) => (w === null || c.ratio > w.ratio ? c : w), null);
-    return {
+    /** A finding no single check names. */
+    const overall = (diverged: boolean, sentence: string): RunFinding => ({
       run: s.id,
-      diverged: false,
+      diverged,
       check: null,
       layer: null,
       module: null,
-      sentence: `${runName(s)} agrees with the exact forward: all ${s.checks} local checks within ${k}× their floors${
+      sentence: `${runName(s)}${sentence}`,
+    });
+    const handoff = s.handoffs[0];
+    if (handoff)
+      return overall(
+        true,
+        `: every local check agrees, but ${handoff.other} differs from ${handoff.kept} in ${handoff.differing} elements: the tensor changed between those two modules.`,
+      );
+    const drift = curves.find((c) => c.runs[s.id]?.diverged);
+    if (drift)
+      return overall(
+        true,
+        `: no local check passes ${k}× its floor, yet its ${drift.slot} is ${times(drift.runs[s.id]!.ratio)} the end-to-end floor away from the exact forward${narrowed}.`,
+      );
+    const worst = checks
+      .filter((c) => c.run === s.id)
+      .reduce<RunCheckResult | null>((w, c) => (w === null || c.ratio > w.ratio ? c : w), null);
+    return overall(
+      false,
+      ` agrees with the exact forward: all ${s.checks} local checks within ${k}× their floors${
         worst ? ` (closest: ${worst.module} at ${times(worst.ratio)})` : ''
       }${narrowed}.`,
-    };
+    );
   });
   const diverged = findings.some((f) => f.diverged);
   return {
