@@ -5,11 +5,10 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
-import type { AnalysisPartial } from './analyze';
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
-import type { BisectionRow, DeterminismResult, GenerationResult, Report } from './report';
+import type { AnalysisPartial, BisectionRow, DeterminismResult, GenerationResult, Report } from './report';
 
 export async function bisect(
   c: AnalysisContext,

@@ -87,7 +87,9 @@ describe('analysis of runs from elsewhere', () => {
   });
 
   // The double-float shaders take seconds to compile on SwiftShader (a minute when the machine is loaded).
-  it('the GPU double-float route gives the CPU route its verdict and ratios', { timeout: 400_000 }, async () => {
+  it('the GPU double-float route gives the CPU route its verdict and ratios', {
+    timeout: 400_000,
+  }, async () => {
     const j = Math.floor(rng() * shape.layers);
     const b = await run({ fault: { kind: 'residual-bf16', layer: j } }, 'b.safetensors');
     const gpu = await analyzeRuns(engine, b, null, { oracle: 'gpu', metrics: 'gpu' });

@@ -18,17 +18,10 @@ import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
 import { isCpuAdapter, type OracleChoice, type SelfTestOptions } from './oracle-source';
-import type { Report } from './report';
+import type { AnalysisPartial, Report } from './report';
 
 export * from './report';
 export { metricValue };
-
-/** Results as they exist: the analysis first, then bisection and determinism, then each generated token. */
-export type AnalysisPartial =
-  | { kind: 'analysis'; report: Report }
-  | { kind: 'bisection'; bisection: Report['bisection'] }
-  | { kind: 'determinism'; determinism: Report['determinism'] }
-  | { kind: 'token'; path: 'reference' | 'fused'; ids: number[]; text: string | null; total: number };
 
 export interface AnalyzeOptions {
   /** Progress: phase name and fraction done. */
@@ -88,7 +81,7 @@ export async function analyze(
   opts: AnalyzeOptions = {},
 ): Promise<Report> {
   const info = engine.modelInfo;
-  if (!info || !engine.weights) throw new Error('no model is loaded');
+  if (!info) throw new Error('no model is loaded');
   const planted = placeFaults(spec.faults, spec.seed, info.config.numLayers);
   const skip = opts.skip ?? {};
   const { on: metricsOn, m: metrics } = metricsEngine(engine, opts.metrics ?? 'auto');

@@ -112,3 +112,10 @@ export interface Report {
    */
   isolated?: IsolatedResult | null;
 }
+
+/** Results as they exist: the analysis first, then bisection and determinism, then each generated token. */
+export type AnalysisPartial =
+  | { kind: 'analysis'; report: Report }
+  | { kind: 'bisection'; bisection: Report['bisection'] }
+  | { kind: 'determinism'; determinism: Report['determinism'] }
+  | { kind: 'token'; path: 'reference' | 'fused'; ids: number[]; text: string | null; total: number };
