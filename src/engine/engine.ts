@@ -19,6 +19,7 @@ import { type GpuModel, readModelWeights } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
 import {
   allocateChecked,
+  CPU_ADAPTER_BUDGET,
   deferredWeights,
   type Installed,
   installSeeded,
@@ -104,7 +105,13 @@ export class Engine {
    */
   get memoryBudget(): MemoryBudget {
     const l = this.gpuCtx.device.limits;
-    return { bytes: this.budgetBytes, maxBufferSize: l.maxBufferSize, maxBindingBytes: this.maxBindingBytes };
+    const cpu = isCpuAdapterSummary(this.adapter);
+    return {
+      bytes: this.budgetBytes ?? (cpu ? CPU_ADAPTER_BUDGET : null),
+      source: this.budgetBytes !== null ? 'user' : cpu ? 'cpu-adapter' : null,
+      maxBufferSize: l.maxBufferSize,
+      maxBindingBytes: this.maxBindingBytes,
+    };
   }
 
   /**
