@@ -111,6 +111,7 @@ export class Engine {
       source: this.budgetBytes !== null ? 'user' : cpu ? 'cpu-adapter' : null,
       maxBufferSize: l.maxBufferSize,
       maxBindingBytes: this.maxBindingBytes,
+      heldBytes: this.model?.bytes ?? 0,
     };
   }
 

@@ -54,6 +54,8 @@ export interface MemoryBudget {
   bytes: number | null;
   /** Where the cap comes from. */
   source: 'user' | 'cpu-adapter' | null;
+  /** GPU bytes of the model loaded now (it stays until a new one is complete, so both are held for a moment). */
+  heldBytes?: number;
   /** The device's maxBufferSize and (capped) maxStorageBufferBindingSize. */
   maxBufferSize: number;
   maxBindingBytes: number;
@@ -114,7 +116,8 @@ export async function allocateChecked(
   made?.model.destroy();
   const limits =
     `one buffer may hold ${gib(budget.maxBufferSize)} GiB, one binding ${gib(budget.maxBindingBytes)} GiB` +
-    (budget.bytes === null ? '' : `, the budget is ${gib(budget.bytes)} GiB`);
+    (budget.bytes === null ? '' : `, the budget is ${gib(budget.bytes)} GiB`) +
+    (budget.heldBytes ? `, the model loaded now holds ${gib(budget.heldBytes)} GiB` : '');
   if (thrown) {
     throw new ModelTooLargeError(
       `the model does not fit this adapter: ${(thrown as Error).message} (${limits}); nothing was allocated`,
