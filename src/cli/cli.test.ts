@@ -117,7 +117,7 @@ describe('cli forward', () => {
     [
       // The model's 0.0002 GiB of weights over a 0.00002 GiB cap: refused before anything is allocated.
       ['generate', '--model', 'MODEL', '--tokens', '1', '--n', '1', '--memory-budget', '0.00002'],
-      /the model needs 0\.00 GiB of GPU memory .* more than the 0\.00 GiB memory budget set for this run; nothing was allocated$/,
+      /the model needs 0\.00 GiB of GPU memory .* more than the 0\.00 GiB budget set for this run; nothing was allocated$/,
     ],
   ])('bad input %j exits 2 with one line', (args, pattern) => {
     const { dir } = modelDir(1);

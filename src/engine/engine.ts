@@ -20,6 +20,7 @@ import { type GpuModel, readModelWeights } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
 import {
   allocateChecked,
+  CPU_ADAPTER_BUDGET,
   deferredWeights,
   type Installed,
   installSeeded,
@@ -118,7 +119,14 @@ export class Engine {
    */
   get memoryBudget(): MemoryBudget {
     const l = this.gpuCtx.device.limits;
-    return { bytes: this.budgetBytes, maxBufferSize: l.maxBufferSize, maxBindingBytes: this.maxBindingBytes };
+    const cpu = isCpuAdapterSummary(this.adapter);
+    return {
+      bytes: this.budgetBytes ?? (cpu ? CPU_ADAPTER_BUDGET : null),
+      source: this.budgetBytes !== null ? 'user' : cpu ? 'cpu-adapter' : null,
+      maxBufferSize: l.maxBufferSize,
+      maxBindingBytes: this.maxBindingBytes,
+      heldBytes: this.model?.bytes ?? 0,
+    };
   }
 
   /**

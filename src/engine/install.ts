@@ -37,6 +37,9 @@ export function estimateWeightBytes(cfg: NeoXConfig, weightsF16: boolean): numbe
 const AUTO_F16_BYTES = 512 * 2 ** 20;
 const gib = (b: number) => (b / 2 ** 30).toFixed(2);
 
+/** The default cap on a CPU adapter (SwiftShader, llvmpipe): WebGPU cannot tell how much host memory there is. */
+export const CPU_ADAPTER_BUDGET = 4 * 2 ** 30;
+
 /**
  * The GPU memory a model may take. WebGPU says nothing of an adapter's total memory: what it does say are the
  * limits of one buffer and one storage binding (every weight buffer must fit both), and whether an allocation
@@ -44,8 +47,16 @@ const gib = (b: number) => (b / 2 ** 30).toFixed(2);
  * byte is read or downloaded — and a failure refuses it; a user's override (`bytes`) refuses earlier.
  */
 export interface MemoryBudget {
-  /** The user's cap in bytes (CLI --memory-budget, the page's ?memory=GiB), or null: whatever allocates. */
+  /**
+   * The cap in bytes, or null (none: whatever allocates): the user's (CLI --memory-budget, the page's
+   * ?memory=GiB), else CPU_ADAPTER_BUDGET on a CPU adapter, whose buffers come out of the host's memory (a trial
+   * allocation there could swap the machine rather than fail).
+   */
   bytes: number | null;
+  /** Where the cap comes from. */
+  source: 'user' | 'cpu-adapter' | null;
+  /** GPU bytes of the model loaded now (it stays until a new one is complete, so both are held for a moment). */
+  heldBytes?: number;
   /** The device's maxBufferSize and (capped) maxStorageBufferBindingSize. */
   maxBufferSize: number;
   maxBindingBytes: number;
@@ -64,7 +75,11 @@ function checkCap(need: number, budget: MemoryBudget, what: string): void {
   if (budget.bytes !== null && need > budget.bytes) {
     throw new ModelTooLargeError(
       `the model needs ${gib(need)} GiB of GPU memory for its weights${what}, more than the ` +
-        `${gib(budget.bytes)} GiB memory budget set for this run; nothing was allocated`,
+        `${gib(budget.bytes)} GiB budget ` +
+        (budget.source === 'cpu-adapter'
+          ? 'of a CPU adapter (its memory is the host’s; --memory-budget or ?memory=GiB raises it)'
+          : 'set for this run') +
+        '; nothing was allocated',
     );
   }
 }
@@ -106,7 +121,8 @@ export async function allocateChecked(
   made?.model.destroy();
   const limits =
     `one buffer may hold ${gib(budget.maxBufferSize)} GiB, one binding ${gib(budget.maxBindingBytes)} GiB` +
-    (budget.bytes === null ? '' : `, the budget is ${gib(budget.bytes)} GiB`);
+    (budget.bytes === null ? '' : `, the budget is ${gib(budget.bytes)} GiB`) +
+    (budget.heldBytes ? `, the model loaded now holds ${gib(budget.heldBytes)} GiB` : '');
   if (thrown) {
     throw new ModelTooLargeError(
       `the model does not fit this adapter: ${(thrown as Error).message} (${limits}); nothing was allocated`,

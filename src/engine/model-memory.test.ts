@@ -141,7 +141,7 @@ describe('the CPU copy and the memory budget', () => {
     e.setMemoryBudget(50_000);
     const big = randomModelFiles(spec, 4);
     await expect(e.loadModel(big)).rejects.toThrow(
-      /^the model needs 0\.00 GiB of GPU memory for its weights, more than the 0\.00 GiB memory budget set for this run; nothing was allocated$/,
+      /^the model needs 0\.00 GiB of GPU memory for its weights, more than the 0\.00 GiB budget set for this run; nothing was allocated$/,
     );
     await expect(e.loadSeededModel(spec, 5)).rejects.toMatchObject({ kind: 'model' });
     expect(e.modelInfo?.config.hiddenSize).toBe(16); // the model before stays
@@ -149,6 +149,14 @@ describe('the CPU copy and the memory budget', () => {
     expect(await e.refusalFor(parseConfigText(big.config))).toMatch(/needs .* more than the .* budget/);
     e.setMemoryBudget(null);
     expect(await e.refusalFor(parseConfigText(big.config))).toBeNull();
+    // A CPU adapter (this one) has a default cap: a Pythia-2.8b-shaped config is refused from its numbers alone.
+    expect(e.memoryBudget.source).toBe('cpu-adapter');
+    const cfg28 = {
+      ...randomConfigJson({ ...spec, vocab: 50304, d: 2560, layers: 32, heads: 32, ff: 10240 }),
+    };
+    expect(await e.refusalFor(parseConfigText(JSON.stringify(cfg28)))).toMatch(
+      /needs 5\.17 GiB .*\(in fp16\), more than the 4\.00 GiB budget of a CPU adapter/,
+    );
     expect(() => e.setMemoryBudget(-1)).toThrow(/positive number of bytes/);
     expect(e.memoryBudget.maxBufferSize).toBeGreaterThan(0);
   });

@@ -50,8 +50,9 @@ export interface StreamWeightsOptions {
 
 /**
  * Streams `source` as tensors (see the module header). Malformed files, tensors that do not match the config,
- * non-finite values, and a stored tied head that differs from embed_in raise ModelLoadError naming the tensor.
- * Resolves to the plan once every tensor has been handed out.
+ * non-finite values, and a stored tied head that differs from embed_in raise ModelLoadError naming the tensor
+ * (values once the file has been read to its end; no tensor is handed out after a refused one). Resolves to the
+ * plan once every tensor has been handed out.
  */
 export async function streamWeights(
   cfg: NeoXConfig,
@@ -62,6 +63,7 @@ export async function streamWeights(
   let plan: WeightsPlan | null = null;
   // A tied head stored in the file: held until embed_in is there too (whichever comes first), then compared.
   let tied: { head: Float32Array | null; embed: Float32Array | null } | null = null;
+  let refused: unknown = null;
   await streamSafetensors(source.open(), source.bytes, {
     file,
     signal: opts.signal,
@@ -76,20 +78,29 @@ export async function streamWeights(
       const p = plan as WeightsPlan | null;
       const t = p?.byName.get(name);
       if (!p || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
-      checkFinite(data, name, file);
-      const pair = tied as { head: Float32Array | null; embed: Float32Array | null } | null;
-      if (pair !== null) {
-        if (name === p.tiedHead) pair.head = data;
-        else if (t === p.skeleton.embedIn) pair.embed = data;
-        if (pair.head && pair.embed) {
-          checkTiedHead(pair.head, pair.embed, p.tiedHead!, file);
-          tied = null;
+      if (refused) return;
+      try {
+        checkFinite(data, name, file);
+        const pair = tied as { head: Float32Array | null; embed: Float32Array | null } | null;
+        if (pair !== null) {
+          if (name === p.tiedHead) pair.head = data;
+          else if (t === p.skeleton.embedIn) pair.embed = data;
+          if (pair.head && pair.embed) {
+            checkTiedHead(pair.head, pair.embed, p.tiedHead!, file);
+            tied = null;
+          }
+          if (name === p.tiedHead) return; // compared only: the model uses embed_in
         }
-        if (name === p.tiedHead) return; // compared only: the model uses embed_in
+      } catch (e) {
+        refused = e;
+        return;
       }
       await opts.onTensor(t, name, data);
     },
   });
+  // A refused value is reported once the file has been read to its end: a file that is malformed (truncated,
+  // trailing or misplaced bytes, which can also turn values into NaN) is refused for that first.
+  if (refused !== null) throw refused;
   if (plan === null) throw new ModelLoadError(file, 'the file ended before its header');
   return plan;
 }
