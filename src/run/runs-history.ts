@@ -2,28 +2,37 @@
 // was made with, newest first, the newest RUNS_CAP kept. The run files themselves are never stored (they are
 // large and the user's); a stored analysis re-opens its report and its link.
 import { createStore, del, entries, get, set, type UseStore } from 'idb-keyval';
-import type { RunsReport } from '../compare/runs-report';
 import type { ModelRef } from './runspec';
 
 export const RUNS_CAP = 50;
 
-export interface StoredAnalysis {
+/** What the history reads of a report (src/compare/runs-report.ts; the rest is kept as it is). */
+export interface AnalysisLike {
+  createdAt: string;
+  verdict: 'agree' | 'diverged';
+  runs: { file: string; label: string | null }[];
+}
+
+export interface StoredAnalysis<R extends AnalysisLike = AnalysisLike> {
   id: string;
   createdAt: string;
   /** One line for the list: the runs' labels or files, and the verdict. */
   title: string;
   verdict: 'agree' | 'diverged';
   model: ModelRef | null;
-  report: RunsReport;
+  report: R;
 }
 
 let store: UseStore | null = null;
 // Created on first use, so importing this module never touches indexedDB (Node, tests).
 const db = () => (store ??= createStore('divergence-explorer-runs', 'analyses'));
 
-export async function saveAnalysis(report: RunsReport, model: ModelRef | null): Promise<StoredAnalysis> {
+export async function saveAnalysis<R extends AnalysisLike>(
+  report: R,
+  model: ModelRef | null,
+): Promise<StoredAnalysis<R>> {
   const title = report.runs.map((r) => r.label ?? r.file).join(' vs ');
-  const a: StoredAnalysis = {
+  const a: StoredAnalysis<R> = {
     id: `${report.createdAt}-${Math.random().toString(36).slice(2, 8)}`,
     createdAt: report.createdAt,
     title,
@@ -38,13 +47,15 @@ export async function saveAnalysis(report: RunsReport, model: ModelRef | null): 
 }
 
 /** Newest first. */
-export async function listAnalyses(): Promise<StoredAnalysis[]> {
-  const all = (await entries<string, StoredAnalysis>(db())).map(([, v]) => v);
+export async function listAnalyses<R extends AnalysisLike = AnalysisLike>(): Promise<StoredAnalysis<R>[]> {
+  const all = (await entries<string, StoredAnalysis<R>>(db())).map(([, v]) => v);
   return all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
 }
 
-export async function getAnalysis(id: string): Promise<StoredAnalysis | undefined> {
-  return get<StoredAnalysis>(id, db());
+export async function getAnalysis<R extends AnalysisLike = AnalysisLike>(
+  id: string,
+): Promise<StoredAnalysis<R> | undefined> {
+  return get<StoredAnalysis<R>>(id, db());
 }
 
 export async function deleteAnalysis(id: string): Promise<void> {

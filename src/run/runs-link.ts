@@ -3,7 +3,6 @@
 // opens it is asked for the same files (checked by hash when read) and sees the sharer's numbers beside their own.
 // Same encoding as run links (raw DEFLATE, base64url); everything validated, nothing from it executed or injected.
 import { deflateSync } from 'fflate';
-import type { RunsReport } from '../compare/runs-report';
 import {
   adapterLine,
   base64urlDecode,
@@ -96,8 +95,17 @@ export function parseRunsLink(v: unknown): RunsLinkPayload {
   return out;
 }
 
+/** What a link reads of an analysis' report (src/compare/runs-report.ts). */
+export interface LinkableAnalysis {
+  k: number;
+  adapter: Parameters<typeof adapterLine>[0];
+  runs: { file: string; sha256: string | null; label: string | null }[];
+  findings: { run: string; check: string | null; layer: number | null }[];
+  checks: { run: string; id: string; ratio: number }[];
+}
+
 /** The link of an analysis: the report's runs (with their sha256) and the sharer's findings. */
-export function runsLinkOf(report: RunsReport, model: ModelRef): string {
+export function runsLinkOf(report: LinkableAnalysis, model: ModelRef): string {
   const payload: RunsLinkPayload = {
     v: 1,
     model,

@@ -32,10 +32,10 @@ export interface RunsImportState {
   /** Opens a '#u1=' link (false, with the message beside Analyze, when it is malformed). */
   openLink(fragment: string): boolean;
   /** Earlier analyses kept in this browser (newest first). */
-  history: StoredAnalysis[];
+  history: StoredAnalysis<RunsReport>[];
   loadHistory(): Promise<void>;
   /** Shows a stored analysis (its report; the files are not kept). */
-  openStored(a: StoredAnalysis): void;
+  openStored(a: StoredAnalysis<RunsReport>): void;
   pick(side: RunSide, file: File | null, expectedSha256?: string): void;
   /** `model`: the loaded model's reference, kept with the analysis in the history. */
   analyze(client: EngineClient, model?: ModelRef | null): Promise<void>;
@@ -62,7 +62,7 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
   history: [],
   async loadHistory() {
     try {
-      set({ history: await listAnalyses() });
+      set({ history: await listAnalyses<RunsReport>() });
     } catch {
       // No IndexedDB (a private window): the history stays empty, nothing else changes.
     }
