@@ -62,12 +62,18 @@ export async function generateSessions(
     const s1 = Math.min(n, s0 + per);
     const staging = stagings[c % 2];
     device.pushErrorScope('validation');
-    const encoder = device.createCommandEncoder({ label: `generate ${s0}..${s1 - 1}` });
-    for (let s = s0; s < s1; s++) for (const sess of sessions) sess.encodeStep(encoder, s);
-    sessions.forEach((sess, i) => {
-      encoder.copyBufferToBuffer(sess.history, s0 * 4, staging, i * per * 4, (s1 - s0) * 4);
-    });
-    device.queue.submit([encoder.finish()]);
+    // One command buffer per step, submitted as soon as it is recorded: the GPU starts on the first step while
+    // the CPU records the next.
+    for (let s = s0; s < s1; s++) {
+      const encoder = device.createCommandEncoder({ label: `generate step ${s}` });
+      for (const sess of sessions) sess.encodeStep(encoder, s);
+      if (s === s1 - 1) {
+        sessions.forEach((sess, i) => {
+          encoder.copyBufferToBuffer(sess.history, s0 * 4, staging, i * per * 4, (s1 - s0) * 4);
+        });
+      }
+      device.queue.submit([encoder.finish()]);
+    }
     const scope = device.popErrorScope().then((err) => {
       if (err) throw new Error(`GPU validation error in decoding: ${err.message}`);
     });
