@@ -48,8 +48,8 @@ export {
 } from './types';
 
 /** GPU memory the recorded plans may keep beyond the one in use (the least recently used go first). */
-const FORWARD_CACHE_BYTES = 512 * 2 ** 20;
-const SESSION_CACHE_BYTES = 512 * 2 ** 20;
+const FORWARD_CACHE_BYTES = 256 * 2 ** 20;
+const SESSION_CACHE_BYTES = 256 * 2 ** 20;
 
 export class Engine {
   private model: GpuModel | null = null;
