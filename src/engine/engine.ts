@@ -11,15 +11,15 @@ import type { Tokenizer } from '../model/tokenizer';
 import type { ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights, loadWeightsStream } from '../model/weights';
 import { GpuBatch } from './batch';
-import { DecodeSession } from './decode';
+import type { DecodeSession } from './decode';
 import { type ForwardContext, runForward, StagingBuffers } from './forward';
-import { generateNoCache, generateSessions, type OnStep, type OnToken } from './generate';
+import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, uploadModel } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
 import { uploadChecked } from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
-import { hooksKey, type Lease, PlanCache, type PlanCacheStats, pathKey } from './plan-cache';
-import { RecordedForward } from './recorded';
+import { type Lease, PlanCache, type PlanCacheStats } from './plan-cache';
+import { leaseForward, type RecordedForward } from './recorded';
 import { timePlan } from './time-forward';
 import {
   EngineError,
@@ -281,25 +281,9 @@ export class Engine {
 
   /** The recorded whole forward of T tokens with these options (a replay, or recorded now). */
   private recordedForward(m: GpuModel, T: number, opts: GenerateOptions): Lease<RecordedForward> {
-    const fused = resolvePath(opts.path);
-    const precision = opts.precision ?? 'fp32';
-    const key = `${pathKey(fused)}|${precision}|T=${T}|${hooksKey(opts.hooks, m.cfg.numLayers)}`;
-    try {
-      return this.forwards.take(
-        key,
-        () =>
-          new RecordedForward(this.ctx.device, this.planPool, this.pipelines, m, T, {
-            fused,
-            precision,
-            hooks: opts.hooks,
-            maxBindingBytes: this.maxBindingBytes,
-            gemm: this.gemmPolicy,
-          }),
-      );
-    } catch (e) {
-      if (e instanceof PlanError) throw new EngineError(e.message);
-      throw e;
-    }
+    const parts = { device: this.ctx.device, pool: this.planPool, pipelines: this.pipelines, model: m };
+    const limits = { maxBindingBytes: this.maxBindingBytes, gemm: this.gemmPolicy };
+    return leaseForward(this.forwards, parts, T, opts, limits);
   }
 
   /**
@@ -358,51 +342,23 @@ export class Engine {
   ): Promise<number[][]> {
     const m = this.requireModel();
     checkGenerate(m.cfg, prompt, n);
+    if (paths.length === 0) throw new EngineError('generation needs at least one path');
     const chunk = opts.chunk ?? 4;
     if (!Number.isInteger(chunk) || chunk < 1)
       throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`);
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled');
-    // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
-    const rows = prompt.length + n - 1;
-    const leases: Lease<DecodeSession>[] = [];
-    let failed = false;
-    try {
-      for (const p of paths) {
-        const fused = resolvePath(p.path);
-        const precision = p.precision ?? 'fp32';
-        const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, m.cfg.numLayers)}`;
-        const ctx = {
-          device: this.ctx.device,
-          pipelines: this.pipelines,
-          model: m,
-          maxBindingBytes: this.maxBindingBytes,
-        };
-        const decodeOpts = { fused, precision, hooks: p.hooks, gemm: this.gemmPolicy };
-        leases.push(this.sessions.take(key, () => new DecodeSession(ctx, rows, decodeOpts)));
-        leases.at(-1)!.value.prepare(prompt, n);
-      }
-      return await generateSessions(
-        {
-          device: this.ctx.device,
-          checkAlive: () => this.checkAlive(),
-          settleLoss: () => this.settleLoss(),
-        },
-        leases.map((l) => l.value),
-        n,
-        onStep,
-        signal,
-        chunk,
-      );
-    } catch (e) {
-      failed = !(e instanceof EngineError && /cancelled/.test(e.message));
-      if (e instanceof PlanError) throw new EngineError(e.message);
-      throw e;
-    } finally {
-      for (const l of leases) l.done();
-      // A failed generation may leave a session half-written: record afresh next time.
-      if (failed) this.sessions.clear();
-    }
+    const ctx = {
+      device: this.ctx.device,
+      pipelines: this.pipelines,
+      model: m,
+      maxBindingBytes: this.maxBindingBytes,
+      gemm: this.gemmPolicy,
+      sessions: this.sessions,
+      checkAlive: () => this.checkAlive(),
+      settleLoss: () => this.settleLoss(),
+    };
+    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk);
   }
 
   /**
