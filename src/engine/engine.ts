@@ -3,7 +3,7 @@
 // lives in the modules it delegates to: forward.ts (record and read back), generate.ts, time-forward.ts,
 // install.ts (checked upload), batch.ts.
 import { type AdapterSummary, acquireGpu, type GpuContext, type GpuFeatures } from '../gpu/device';
-import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
+import { PipelineCache, type ShaderSource, textHash } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';
 import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
 import { parseConfigText } from '../model/config';
@@ -66,6 +66,8 @@ export class Engine {
   private sessions = new PlanCache<DecodeSession>(4, SESSION_CACHE_BYTES);
   /** The recorded forwards' buffers (reused from one recording to the next; trimPool frees them). */
   private planPool: BufferPool;
+  /** The custom kernel's file and text hash ('' without one): part of every recording's key. */
+  private kernelKey = '';
 
   private constructor(
     ctx: GpuContext,
@@ -242,7 +244,8 @@ export class Engine {
     if (this.custom) this.pipelines.setOverride(this.custom.file, null);
     this.custom = custom ? { ...custom } : null;
     if (custom) this.pipelines.setOverride(custom.file, custom.source);
-    this.clearPlans(); // recorded with the pipelines of the previous text
+    // Recordings are keyed by the kernel text they were compiled from: none is replayed under other text.
+    this.kernelKey = custom ? `${custom.file}#${textHash(custom.source)}` : '';
   }
 
   /** The shader source of the shipped files (what a custom kernel is compared with and compiled against). */
@@ -283,7 +286,7 @@ export class Engine {
   private recordedForward(m: GpuModel, T: number, opts: GenerateOptions): Lease<RecordedForward> {
     const parts = { device: this.ctx.device, pool: this.planPool, pipelines: this.pipelines, model: m };
     const limits = { maxBindingBytes: this.maxBindingBytes, gemm: this.gemmPolicy };
-    return leaseForward(this.forwards, parts, T, opts, limits);
+    return leaseForward(this.forwards, parts, T, opts, limits, this.kernelKey);
   }
 
   /**
@@ -355,6 +358,7 @@ export class Engine {
       maxBindingBytes: this.maxBindingBytes,
       gemm: this.gemmPolicy,
       sessions: this.sessions,
+      kernelKey: this.kernelKey,
       checkAlive: () => this.checkAlive(),
       settleLoss: () => this.settleLoss(),
     };

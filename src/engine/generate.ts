@@ -33,6 +33,8 @@ export interface GenerateContext {
 export interface PathsContext extends GenerateContext, DecodeContext {
   gemm: GemmPolicy;
   sessions: PlanCache<DecodeSession>;
+  /** The custom kernel's file and text hash ('' without one). */
+  kernelKey: string;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function generatePaths(
     for (const p of paths) {
       const fused = resolvePath(p.path);
       const precision = p.precision ?? 'fp32';
-      const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, layers)}`;
+      const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, layers)}|${ctx.kernelKey}`;
       const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm };
       const lease = ctx.sessions.take(key, () => new DecodeSession(ctx, rows, opts));
       leases.push(lease);

@@ -69,7 +69,7 @@ export class RecordedForward implements Releasable {
 
 /**
  * The recorded whole forward of T tokens with these options from `cache` (a replay), or recorded now: keyed by
- * path, precision, T and what the hooks set (hooksKey), never by object identity.
+ * path, precision, T, what the hooks set (hooksKey, never the object's identity) and the custom kernel's text.
  */
 export function leaseForward(
   cache: PlanCache<RecordedForward>,
@@ -77,10 +77,12 @@ export function leaseForward(
   T: number,
   opts: GenerateOptions,
   limits: Pick<PlanOptions, 'maxBindingBytes' | 'gemm'>,
+  kernelKey: string,
 ): Lease<RecordedForward> {
   const fused = resolvePath(opts.path);
   const precision = opts.precision ?? 'fp32';
-  const key = `${pathKey(fused)}|${precision}|T=${T}|${hooksKey(opts.hooks, parts.model.cfg.numLayers)}`;
+  const hooks = hooksKey(opts.hooks, parts.model.cfg.numLayers);
+  const key = `${pathKey(fused)}|${precision}|T=${T}|${hooks}|${kernelKey}`;
   const { device, pool, pipelines, model } = parts;
   try {
     return cache.take(
