@@ -286,7 +286,11 @@ export class Engine {
   private recordedForward(m: GpuModel, T: number, opts: GenerateOptions): Lease<RecordedForward> {
     const parts = { device: this.ctx.device, pool: this.planPool, pipelines: this.pipelines, model: m };
     const limits = { maxBindingBytes: this.maxBindingBytes, gemm: this.gemmPolicy };
-    return leaseForward(this.forwards, parts, T, opts, limits, this.kernelKey);
+    const lease = leaseForward(this.forwards, parts, T, opts, limits, this.kernelKey);
+    // A new recording may have evicted an old one: free its buffers rather than keep them for sizes that may
+    // never come again (the no-cache loop records every length once).
+    if (!lease.hit) this.planPool.trim();
+    return lease;
   }
 
   /**
