@@ -54,6 +54,16 @@ async function perModel(engine: Engine, model: string, compare: boolean, reps: n
   };
   row.twoBareForwardsDumpMs = await timeIt(two('all'), reps);
   row.twoBareForwardsLastRowMs = await timeIt(two('last'), reps);
+  // Where one bare forward's wall time goes (plan, record, gpu = submit to mapped, read), last row only.
+  const walls: Record<string, number[]> = {};
+  for (let r = 0; r < reps; r++) {
+    for (const path of ['reference', 'fused'] as const) {
+      const w = (await engine.forward(p, { path, logits: 'last' })).wall ?? {};
+      for (const [k, v] of Object.entries(w)) (walls[`${path}.${k}`] ??= []).push(v);
+    }
+  }
+  row.forwardWallMs = Object.fromEntries(Object.entries(walls).map(([k, v]) => [k, median(v)]));
+  log(`${model} one forward's wall (ms): ${JSON.stringify(row.forwardWallMs)}`);
   const gpu = async (path: 'reference' | 'fused') => {
     const r = await engine.forward(p, { path, timing: true, logits: 'last' });
     return r.timings ? r.timings.reduce((s, x) => s + x.ns, 0) / 1e6 : null;

@@ -5,7 +5,7 @@ attention, SDPA attention, and SDPA replayed from a CUDA graph (captured on a si
 so launch overhead disappears) -- and torch.matmul fp32 with TF32 off at 2048^3, 4096^3 and at every GEMM
 shape the models use at T = 128 and 512 (M = T). With --generate: HF `generate` of 8 greedy tokens after a
 128-token prompt (KV cache, eager and SDPA) as well. Flags: --no-matmul (2048^3 and 4096^3 only),
---generate-models pythia-70m,... (default: 70m, 410m, 1.4b). Prints one JSON object."""
+--generate-models=pythia-70m,... (default: 70m, 410m, 1.4b), --generate-only. Prints one JSON object."""
 import json
 import sys
 import time
@@ -105,8 +105,11 @@ def main():
         if a.startswith("--generate-models="):
             gen_models = a.split("=", 1)[1].split(",")
     models = args or ["pythia-70m", "pythia-160m", "pythia-410m"]
-    if "--generate" in flags:
+    if "--generate" in flags or "--generate-only" in flags:
         out["generate"] = generate_times(gen_models, dev)
+    if "--generate-only" in flags:
+        print(json.dumps(out))
+        return
     seen = set() if "--no-matmul" not in flags else {tuple(x) for name in models for T in (128, 512) for x in [(M, N, K) for _, M, N, K in gemm_shapes(name, T)]}
     for name in models:
         for T in (128, 512):

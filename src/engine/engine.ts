@@ -3,7 +3,7 @@
 // lives in the modules it delegates to: forward.ts (record and read back), generate.ts, time-forward.ts,
 // install.ts (checked upload), batch.ts.
 import { type AdapterSummary, acquireGpu, type GpuContext, type GpuFeatures } from '../gpu/device';
-import { PipelineCache, type ShaderSource } from '../gpu/pipelines';
+import { PipelineCache, type ShaderSource, textHash } from '../gpu/pipelines';
 import { BufferPool, type PoolStats } from '../gpu/pool';
 import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
 import { parseConfigText } from '../model/config';
@@ -13,9 +13,9 @@ import type { ModelWeights, NeoXConfig } from '../model/types';
 import { bytesSource, isWeightsSource, type WeightsSource } from '../model/weight-stream';
 import { emptyWeights } from '../model/weights';
 import { GpuBatch } from './batch';
-import { DecodeSession } from './decode';
+import type { DecodeSession } from './decode';
 import { type ForwardContext, runForward, StagingBuffers } from './forward';
-import { generateNoCache, generateSessions, type OnStep, type OnToken } from './generate';
+import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
 import { checkGenerate, checkTokens } from './inputs';
 import {
@@ -30,8 +30,8 @@ import {
   type ModelSource,
 } from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
-import { hooksKey, type Lease, PlanCache, type PlanCacheStats, pathKey } from './plan-cache';
-import { RecordedForward } from './recorded';
+import { type Lease, PlanCache, type PlanCacheStats } from './plan-cache';
+import { leaseForward, type RecordedForward } from './recorded';
 import { timePlan } from './time-forward';
 import {
   EngineError,
@@ -60,8 +60,8 @@ export {
 } from './types';
 
 /** GPU memory the recorded plans may keep beyond the one in use (the least recently used go first). */
-const FORWARD_CACHE_BYTES = 512 * 2 ** 20;
-const SESSION_CACHE_BYTES = 512 * 2 ** 20;
+const FORWARD_CACHE_BYTES = 256 * 2 ** 20;
+const SESSION_CACHE_BYTES = 256 * 2 ** 20;
 
 export class Engine {
   private model: GpuModel | null = null;
@@ -81,6 +81,8 @@ export class Engine {
   private sessions = new PlanCache<DecodeSession>(4, SESSION_CACHE_BYTES);
   /** The recorded forwards' buffers (reused from one recording to the next; trimPool frees them). */
   private planPool: BufferPool;
+  /** The custom kernel's file and text hash ('' without one): part of every recording's key. */
+  private kernelKey = '';
 
   private constructor(
     ctx: GpuContext,
@@ -364,7 +366,8 @@ export class Engine {
     if (this.custom) this.pipelines.setOverride(this.custom.file, null);
     this.custom = custom ? { ...custom } : null;
     if (custom) this.pipelines.setOverride(custom.file, custom.source);
-    this.clearPlans(); // recorded with the pipelines of the previous text
+    // Recordings are keyed by the kernel text they were compiled from: none is replayed under other text.
+    this.kernelKey = custom ? `${custom.file}#${textHash(custom.source)}` : '';
   }
 
   /** The shader source of the shipped files (what a custom kernel is compared with and compiled against). */
@@ -404,25 +407,13 @@ export class Engine {
 
   /** The recorded whole forward of T tokens with these options (a replay, or recorded now). */
   private recordedForward(m: GpuModel, T: number, opts: GenerateOptions): Lease<RecordedForward> {
-    const fused = resolvePath(opts.path);
-    const precision = opts.precision ?? 'fp32';
-    const key = `${pathKey(fused)}|${precision}|T=${T}|${hooksKey(opts.hooks, m.cfg.numLayers)}`;
-    try {
-      return this.forwards.take(
-        key,
-        () =>
-          new RecordedForward(this.ctx.device, this.planPool, this.pipelines, m, T, {
-            fused,
-            precision,
-            hooks: opts.hooks,
-            maxBindingBytes: this.maxBindingBytes,
-            gemm: this.gemmPolicy,
-          }),
-      );
-    } catch (e) {
-      if (e instanceof PlanError) throw new EngineError(e.message, 'input');
-      throw e;
-    }
+    const parts = { device: this.ctx.device, pool: this.planPool, pipelines: this.pipelines, model: m };
+    const limits = { maxBindingBytes: this.maxBindingBytes, gemm: this.gemmPolicy };
+    const lease = leaseForward(this.forwards, parts, T, opts, limits, this.kernelKey);
+    // A new recording may have evicted an old one: free its buffers rather than keep them for sizes that may
+    // never come again (the no-cache loop records every length once).
+    if (!lease.hit) this.planPool.trim();
+    return lease;
   }
 
   /**
@@ -481,51 +472,24 @@ export class Engine {
   ): Promise<number[][]> {
     const m = this.requireModel();
     checkGenerate(m.cfg, prompt, n);
+    if (paths.length === 0) throw new EngineError('generation needs at least one path');
     const chunk = opts.chunk ?? 4;
     if (!Number.isInteger(chunk) || chunk < 1)
       throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
-    // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
-    const rows = prompt.length + n - 1;
-    const leases: Lease<DecodeSession>[] = [];
-    let failed = false;
-    try {
-      for (const p of paths) {
-        const fused = resolvePath(p.path);
-        const precision = p.precision ?? 'fp32';
-        const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, m.cfg.numLayers)}`;
-        const ctx = {
-          device: this.ctx.device,
-          pipelines: this.pipelines,
-          model: m,
-          maxBindingBytes: this.maxBindingBytes,
-        };
-        const decodeOpts = { fused, precision, hooks: p.hooks, gemm: this.gemmPolicy };
-        leases.push(this.sessions.take(key, () => new DecodeSession(ctx, rows, decodeOpts)));
-        leases.at(-1)!.value.prepare(prompt, n);
-      }
-      return await generateSessions(
-        {
-          device: this.ctx.device,
-          checkAlive: () => this.checkAlive(),
-          settleLoss: () => this.settleLoss(),
-        },
-        leases.map((l) => l.value),
-        n,
-        onStep,
-        signal,
-        chunk,
-      );
-    } catch (e) {
-      failed = !(e instanceof EngineError && /cancelled/.test(e.message));
-      if (e instanceof PlanError) throw new EngineError(e.message, 'input');
-      throw e;
-    } finally {
-      for (const l of leases) l.done();
-      // A failed generation may leave a session half-written: record afresh next time.
-      if (failed) this.sessions.clear();
-    }
+    const ctx = {
+      device: this.ctx.device,
+      pipelines: this.pipelines,
+      model: m,
+      maxBindingBytes: this.maxBindingBytes,
+      gemm: this.gemmPolicy,
+      sessions: this.sessions,
+      kernelKey: this.kernelKey,
+      checkAlive: () => this.checkAlive(),
+      settleLoss: () => this.settleLoss(),
+    };
+    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk);
   }
 
   /**

@@ -89,6 +89,7 @@ export async function runForward(
   let stage: GPUBuffer | null = null;
   const wall: Record<string, number> = {};
   const timer = opts.timing ? new GpuTimer(device, plan.ops.length) : null;
+  let popped = false;
   device.pushErrorScope('validation');
   try {
     if (!recorded) for (const op of plan.ops) program.add(op.spec);
@@ -143,10 +144,19 @@ export async function runForward(
     timer?.resolve(encoder);
     device.queue.submit([encoder.finish()]);
     wall.record = performance.now() - t0 - wall.plan;
-    const err = await device.popErrorScope();
+    // The error scope and the map in one wait (each is a round trip to the GPU's event queue).
+    const scope = device.popErrorScope();
+    popped = true;
+    const [err, mapErr] = await Promise.all([
+      scope,
+      stage.mapAsync(GPUMapMode.READ, 0, stagingBytes).then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    ]);
     if (err) throw new EngineError(`GPU validation error in forward: ${err.message}`);
+    if (mapErr) throw mapErr;
     const read = new Map<string, Float32Array>();
-    await stage.mapAsync(GPUMapMode.READ, 0, stagingBytes);
     wall.gpu = performance.now() - t0 - wall.plan - wall.record;
     const mapped = stage.getMappedRange(0, stagingBytes);
     for (const [name, st] of staging) {
@@ -181,7 +191,7 @@ export async function runForward(
       stage = null;
     }
     // Leave the error scope balanced when the failure came before the pop.
-    await device.popErrorScope().catch(() => null);
+    if (!popped) await device.popErrorScope().catch(() => null);
     await ctx.settleLoss();
     throw e;
   } finally {

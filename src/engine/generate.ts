@@ -2,9 +2,17 @@
 // feeding the next step's token id there, several steps and both paths per submit, the ids read back by chunks)
 // and without one (the whole forward again per token, the argmax here on the read-back logits): the oracle of
 // the cached loop, which gives the same ids.
-import type { DecodeSession } from './decode';
+import type { GemmPolicy } from '../kernels/gemm-configs';
+import { type DecodeContext, DecodeSession } from './decode';
 import { PlanError } from './plan';
-import { EngineError, type ForwardOptions, type ForwardResult, type GenerateOptions } from './types';
+import { hooksKey, type Lease, type PlanCache, pathKey } from './plan-cache';
+import {
+  EngineError,
+  type ForwardOptions,
+  type ForwardResult,
+  type GenerateOptions,
+  resolvePath,
+} from './types';
 
 /** Called with each new id and its step (0-based). */
 export type OnToken = (id: number, step: number) => void;
@@ -19,6 +27,55 @@ export interface GenerateContext {
   checkAlive(): void;
   /** After a failure: waits a moment for a device loss to be reported, then throws it if there is one. */
   settleLoss(): Promise<void>;
+}
+
+/** What generatePaths needs from the engine: the recorded sessions and what a new one is made of. */
+export interface PathsContext extends GenerateContext, DecodeContext {
+  gemm: GemmPolicy;
+  sessions: PlanCache<DecodeSession>;
+  /** The custom kernel's file and text hash ('' without one). */
+  kernelKey: string;
+}
+
+/**
+ * `n` new ids after `prompt` (limits already checked, n > 0) on every path, each on its recorded session for
+ * (path, precision, hooks, capacity), recorded now when there is none; see generateSessions.
+ */
+export async function generatePaths(
+  ctx: PathsContext,
+  prompt: number[],
+  n: number,
+  paths: GenerateOptions[],
+  onStep: OnStep | undefined,
+  signal: AbortSignal | undefined,
+  chunk: number,
+): Promise<number[][]> {
+  // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
+  const rows = prompt.length + n - 1;
+  const layers = ctx.model.cfg.numLayers;
+  const leases: Lease<DecodeSession>[] = [];
+  let failed = false;
+  try {
+    for (const p of paths) {
+      const fused = resolvePath(p.path);
+      const precision = p.precision ?? 'fp32';
+      const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, layers)}|${ctx.kernelKey}`;
+      const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm };
+      const lease = ctx.sessions.take(key, () => new DecodeSession(ctx, rows, opts));
+      leases.push(lease);
+      lease.value.prepare(prompt, n);
+    }
+    const sessions = leases.map((l) => l.value);
+    return await generateSessions(ctx, sessions, n, onStep, signal, chunk);
+  } catch (e) {
+    failed = !(e instanceof EngineError && e.kind === 'cancelled');
+    if (e instanceof PlanError) throw new EngineError(e.message, 'input');
+    throw e;
+  } finally {
+    for (const l of leases) l.done();
+    // A failed generation may leave a session half-written: record afresh next time.
+    if (failed) ctx.sessions.clear();
+  }
 }
 
 /** One submitted chunk of steps: its readback and the steps it holds. */
@@ -62,12 +119,18 @@ export async function generateSessions(
     const s1 = Math.min(n, s0 + per);
     const staging = stagings[c % 2];
     device.pushErrorScope('validation');
-    const encoder = device.createCommandEncoder({ label: `generate ${s0}..${s1 - 1}` });
-    for (let s = s0; s < s1; s++) for (const sess of sessions) sess.encodeStep(encoder, s);
-    sessions.forEach((sess, i) => {
-      encoder.copyBufferToBuffer(sess.history, s0 * 4, staging, i * per * 4, (s1 - s0) * 4);
-    });
-    device.queue.submit([encoder.finish()]);
+    // One command buffer per step, submitted as soon as it is recorded: the GPU starts on the first step while
+    // the CPU records the next.
+    for (let s = s0; s < s1; s++) {
+      const encoder = device.createCommandEncoder({ label: `generate step ${s}` });
+      for (const sess of sessions) sess.encodeStep(encoder, s);
+      if (s === s1 - 1) {
+        sessions.forEach((sess, i) => {
+          encoder.copyBufferToBuffer(sess.history, s0 * 4, staging, i * per * 4, (s1 - s0) * 4);
+        });
+      }
+      device.queue.submit([encoder.finish()]);
+    }
     const scope = device.popErrorScope().then((err) => {
       if (err) throw new Error(`GPU validation error in decoding: ${err.message}`);
     });

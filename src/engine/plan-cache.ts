@@ -1,7 +1,7 @@
 // Recorded plans kept for replay: forwards (forward-cache.ts) and decode sessions (decode.ts), each keyed by what
-// makes its recording what it is — path, precision, fault hooks, token count or cache capacity — and built once.
-// The engine drops every entry when the model, its weights or a custom kernel change (clear()), so a replay never
-// runs a stale recording. An entry in use is never handed out twice: a second caller gets a fresh, uncached one.
+// makes its recording what it is — path, precision, fault hooks, token count or cache capacity, the custom
+// kernel's text — and built once. The engine drops every entry when the model, its weights or the device change
+// (clear()), so a replay never runs a stale recording. An entry in use is never handed out twice: a second caller gets a fresh, uncached one.
 // Entries hold their own GPU buffers (not the engine's pool): a few, the least recently used evicted first.
 
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';

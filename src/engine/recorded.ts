@@ -6,8 +6,9 @@ import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import type { GpuModel } from './gpu-model';
-import { buildPlan, type Plan, type PlanOptions } from './plan';
-import type { Releasable } from './plan-cache';
+import { buildPlan, type Plan, PlanError, type PlanOptions } from './plan';
+import { hooksKey, type Lease, type PlanCache, pathKey, type Releasable } from './plan-cache';
+import { EngineError, type GenerateOptions, resolvePath } from './types';
 
 export class RecordedForward implements Releasable {
   readonly plan: Plan;
@@ -63,5 +64,39 @@ export class RecordedForward implements Releasable {
     this.program.dispose();
     this.plan.release();
     this.own.release(this.ids);
+  }
+}
+
+/**
+ * The recorded whole forward of T tokens with these options from `cache` (a replay), or recorded now: keyed by
+ * path, precision, T, what the hooks set (hooksKey, never the object's identity) and the custom kernel's text.
+ */
+export function leaseForward(
+  cache: PlanCache<RecordedForward>,
+  parts: { device: GPUDevice; pool: BufferPool; pipelines: PipelineCache; model: GpuModel },
+  T: number,
+  opts: GenerateOptions,
+  limits: Pick<PlanOptions, 'maxBindingBytes' | 'gemm'>,
+  kernelKey: string,
+): Lease<RecordedForward> {
+  const fused = resolvePath(opts.path);
+  const precision = opts.precision ?? 'fp32';
+  const hooks = hooksKey(opts.hooks, parts.model.cfg.numLayers);
+  const key = `${pathKey(fused)}|${precision}|T=${T}|${hooks}|${kernelKey}`;
+  const { device, pool, pipelines, model } = parts;
+  try {
+    return cache.take(
+      key,
+      () =>
+        new RecordedForward(device, pool, pipelines, model, T, {
+          fused,
+          precision,
+          hooks: opts.hooks,
+          ...limits,
+        }),
+    );
+  } catch (e) {
+    if (e instanceof PlanError) throw new EngineError(e.message, 'input');
+    throw e;
   }
 }
