@@ -65,7 +65,7 @@ function StepFigure({ store, report, view }: { store: AppStore; report: Report; 
           onSelectTap={selectTap}
           onClose={() => selectLayer(null)}
           fileBase={fileBase}
-          scale={20 / 12}
+          scale={24 / 12}
           row={Math.max(
             30,
             Math.floor((height - 60) / Math.max(1, report.taps.filter((t) => t.layer === view.layer).length)),
@@ -121,7 +121,8 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
     if (!active) return;
     ref.current?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      // A chart that used the key (arrows among its points) keeps it.
+      if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
       if (e.key === 'ArrowRight' || e.key === 'PageDown') stepScenario(1);
       else if (e.key === 'ArrowLeft' || e.key === 'PageUp') stepScenario(-1);
       else if (e.key === 'Escape') setPresenter(false);

@@ -9,6 +9,7 @@ import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
+import { moveAmong, rovingTabStop } from './keys';
 import {
   axisTick,
   type CurveRow,
@@ -37,6 +38,8 @@ export interface ErrorCurveProps {
 }
 
 const DEFAULT_HEIGHT = 340;
+/** The chart's points (one per layer), in layer order. */
+const POINTS = 'circle[data-testid="curve-point"]';
 
 function valueText(v: number, metric: Metric): string {
   return formatMetric(fromErrorValue(v, metric), metric);
@@ -341,7 +344,7 @@ export function ErrorCurve({
           if (ev.key === 'Enter' || ev.key === ' ') {
             ev.preventDefault();
             onSelectRef.current(r.layer);
-          }
+          } else moveAmong(ev, POINTS);
         })
         .on('mouseenter mousemove', (ev: MouseEvent, r) => {
           const [px, py] = localPoint(ev, body);
@@ -371,12 +374,30 @@ export function ErrorCurve({
         .attr('y', -5)
         .attr('width', 10)
         .attr('height', 10);
-      bornMarks
+      const bornLabels = bornMarks
         .append('text')
         .attr('class', 'born-label')
         .attr('y', (r) => ((yOf(r.propagated) ?? 0) < (yOf(r.local) ?? 0) ? 20 : -11))
         .attr('text-anchor', 'middle')
         .text('born here');
+      // Never over the "first divergent layer" label (they meet when the local error is near the top): the
+      // word goes to the square's other side.
+      const markerBox = (plot.select<SVGTextElement>('text.marker-label').node() ?? null)?.getBBox();
+      if (markerBox)
+        bornLabels.each(function (r) {
+          const hits = () => {
+            const b = this.getBBox();
+            const x0 = b.x + xOf(r.layer);
+            const y0 = b.y + (yOf(r.local) ?? 0);
+            return (
+              x0 < markerBox.x + markerBox.width &&
+              markerBox.x < x0 + b.width &&
+              y0 < markerBox.y + markerBox.height &&
+              markerBox.y < y0 + b.height
+            );
+          };
+          if (hits()) select(this).attr('y', Number(this.getAttribute('y')) < 0 ? 20 : -11);
+        });
     },
     [rows, metric, report, sharerRows],
   );
@@ -395,6 +416,7 @@ export function ErrorCurve({
     const pt = svg.select<SVGCircleElement>(
       `circle[data-testid="curve-point"][data-layer="${selectedLayer ?? -1}"]`,
     );
+    rovingTabStop(svgEl, POINTS, pt.node());
     if (selectedLayer === null || pt.empty()) sel.attr('x', -1000);
     else {
       const cx = Number(pt.attr('cx'));
