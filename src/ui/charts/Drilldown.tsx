@@ -249,7 +249,10 @@ export function Drilldown({
           tip.show(linesFor(t), px, py);
         })
         .on('blur', () => tip.hide());
-      rows.filter((t) => t.status === 'fused-away').attr('aria-label', (t) => linesFor(t).join('; '));
+      rows
+        .filter((t) => t.status === 'fused-away')
+        .attr('role', 'group')
+        .attr('aria-label', (t) => linesFor(t).join('; '));
       rows
         .on('mouseenter mousemove', (ev: MouseEvent, t) => {
           const [px, py] = localPoint(ev, body);

@@ -80,6 +80,7 @@ function PerLayer({
         .attr('y', (d) => y(d.ns))
         .attr('height', (d) => ih - y(d.ns))
         .attr('tabindex', 0)
+        .attr('role', 'img')
         .attr('aria-label', (d) => `layer ${d.layer}, ${d.path}: ${formatNs(d.ns)}`)
         .on('mouseenter mousemove', (ev: MouseEvent, d) => {
           const [px, py] = localPoint(ev, body);

@@ -74,6 +74,8 @@ export function CodeEditor({ value, onChange, diagnostics, label }: CodeEditorPr
         }),
       ],
     });
+    // The scroller is a scrollable region: reachable by the keyboard itself (it scrolls with the arrows).
+    v.scrollDOM.tabIndex = 0;
     view.current = v;
     return () => {
       v.destroy();
