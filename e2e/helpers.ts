@@ -161,7 +161,9 @@ export async function axeViolations(page: Page): Promise<string[]> {
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** Font sizes (px) of the text inside a locator: the smallest SVG tick, the smallest other SVG text, the smallest HTML text. */
-export function textSizes(target: Locator): Promise<{ tick: number; svg: number; html: number }> {
+export function textSizes(
+  target: Locator,
+): Promise<{ tick: number; svg: number; html: number; smallest: string }> {
   return target.evaluate((root) => {
     const px = (e: Element) => Number.parseFloat(getComputedStyle(e).fontSize);
     const visible = (e: Element) => {
@@ -173,14 +175,19 @@ export function textSizes(target: Locator): Promise<{ tick: number; svg: number;
     const ticks = texts.filter((t) => t.closest('.tick'));
     const others = texts.filter((t) => !t.closest('.tick'));
     const html: number[] = [];
+    let smallest = '';
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       const el = n.parentElement;
       if (!el || el.closest('svg') || !n.textContent?.trim() || !visible(el)) continue;
       if (el.closest('.sr-only, [hidden], .tooltip')) continue;
+      if (px(el) < min(html))
+        smallest = `${el.tagName.toLowerCase()}.${el.className} “${n.textContent.trim().slice(0, 30)}”`;
       html.push(px(el));
     }
-    return { tick: min(ticks.map(px)), svg: min(others.map(px)), html: min(html) };
+    for (const t of [...ticks, ...others])
+      if (px(t) < min(html)) smallest = `svg text “${t.textContent?.slice(0, 30)}”`;
+    return { tick: min(ticks.map(px)), svg: min(others.map(px)), html: min(html), smallest };
   });
 }
 

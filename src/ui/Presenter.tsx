@@ -16,7 +16,7 @@ import { TimingPanel } from './charts/Timing';
 import { exportName } from './export';
 import { RunLinkedButton } from './LinkPanels';
 import { Bisection, Determinism } from './ReportParts';
-import { isRunOf } from './Scenarios';
+import { isRunOf, reportWords } from './Scenarios';
 import { firstLayerWords } from './spec-words';
 
 function isTyping(t: EventTarget | null): boolean {
@@ -161,7 +161,7 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
       <header className="presenter-head">
         <div>
           <p className="kicker">
-            Field report {String(sr.scenario.report).padStart(3, '0')}
+            {reportWords(sr.scenario)}
             {sr.variant !== null ? ` · ${sr.label}` : ''}
           </p>
           <h2 id={`${ids}-title`}>{sr.scenario.title}</h2>

@@ -27,7 +27,7 @@ import { describeSpec, firstLayerWords } from './spec-words';
  * Which scenario of the six and which field report it retells: two scenarios retell report 000, so the
  * scenario's own number tells them apart.
  */
-function reportWords(sc: (typeof SCENARIOS)[number]): string {
+export function reportWords(sc: (typeof SCENARIOS)[number]): string {
   const n = SCENARIOS.indexOf(sc) + 1;
   const shared = SCENARIOS.filter((x) => x.report === sc.report).length > 1;
   const part = shared ? `, part ${SCENARIOS.filter((x) => x.report === sc.report).indexOf(sc) + 1}` : '';

@@ -93,7 +93,11 @@ export function ErrorCurve({
           label: 'the sharer’s run (their ratio × your floor)',
           shape: 'line',
         });
-      const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
+      // Rows, offsets and margins follow the chart's text size (13 px, 17 px in Large type, 24 px presenting).
+      const em = Number.parseFloat(getComputedStyle(svg.node() as Element).fontSize) || 13;
+      const rowStep = Math.max(20, Math.round(em * 1.45));
+      const legendTop = 6 + Math.max(0, Math.round(em * 0.6 - 9));
+      const legend = svg.append('g').attr('class', 'legend').attr('transform', `translate(8, ${legendTop})`);
       let lx = 0;
       let ly = 0;
       for (const item of legendItems) {
@@ -130,16 +134,22 @@ export function ErrorCurve({
             .attr('y', 6)
             .attr('width', 6)
             .attr('height', 6);
-        const text = g.append('text').attr('x', 28).attr('y', 13).text(item.label);
+        const text = g.append('text').attr('x', 28).attr('y', 9).attr('dy', '0.35em').text(item.label);
         const w = 28 + (text.node()?.getComputedTextLength() ?? item.label.length * 7) + 18;
         if (lx > 0 && lx + w > width - 16) {
           lx = 0;
-          ly += 20;
+          ly += rowStep;
         }
         g.attr('transform', `translate(${lx}, ${ly})`);
         lx += w;
       }
-      const margin = { top: ly + 58, right: 20, bottom: 44, left: 78 };
+      // Under the legend's last row: room for the "first divergent layer" label above the plot.
+      const margin = {
+        top: legendTop + ly + 9 + Math.round(em * 0.6) + 12 + Math.round(em * 1.2),
+        right: 20,
+        bottom: 20 + Math.round(em * 2.3),
+        left: 48 + Math.round(em * 2.4),
+      };
       const iw = Math.max(40, width - margin.left - margin.right);
       const ih = Math.max(60, HEIGHT - margin.top - margin.bottom);
       const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
@@ -196,13 +206,13 @@ export function ErrorCurve({
         .append('text')
         .attr('class', 'axis-label')
         .attr('x', iw / 2)
-        .attr('y', ih + 36)
+        .attr('y', ih + 10 + Math.round(em * 1.9))
         .attr('text-anchor', 'middle')
         .text('layer');
       plot
         .append('text')
         .attr('class', 'axis-label')
-        .attr('transform', `translate(${-margin.left + 16}, ${ih / 2}) rotate(-90)`)
+        .attr('transform', `translate(${-margin.left + Math.round(em * 0.95)}, ${ih / 2}) rotate(-90)`)
         .attr('text-anchor', 'middle')
         .text(metric === 'sqnrDb' ? 'SQNR (dB, up = more error)' : METRIC_LABELS[metric]);
 
