@@ -65,6 +65,18 @@ for (const size of SIZES) {
     await expect
       .poll(() => page.evaluate(() => document.activeElement?.closest('#main-view') !== null))
       .toBe(true);
+    // A refused run: the message beside Run, in view, and gone once the prompt is fixed.
+    await page.getByText('token ids', { exact: true }).click();
+    await page.getByLabel('Prompt', { exact: true }).fill('3, 14, 99999');
+    await page.getByTestId('run').click();
+    const refused = page.getByTestId('run-panel').getByRole('alert');
+    await expect(refused).toHaveAttribute('data-kind', 'input');
+    await expect(refused).toContainText('99999');
+    await expect(page.getByRole('alert')).toHaveCount(1);
+    expect(await insideViewport(refused), 'the refusal is on screen beside Run').toBe(true);
+    await page.getByLabel('Prompt', { exact: true }).fill('3, 14, 15');
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await page.getByText('text', { exact: true }).click();
     // Large type must not push the page sideways either.
     await page.getByTestId('large-type').click();
     expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);

@@ -71,6 +71,7 @@ const classroom: WorkspaceMode = {
     <>
       <ScenarioPicker store={store} controller={controller} />
       <RunPanel store={store} controller={controller} />
+      <SharePanel store={store} />
     </>
   ),
   Main: ({ store, controller }) => (
@@ -96,7 +97,12 @@ const kernel: WorkspaceMode = {
   id: 'kernel',
   label: 'Your kernel',
   blurb: 'Write a fused kernel in WGSL, test it alone against the fp64 oracle, then run the model with it.',
-  Rail: ({ store, controller }) => <RunPanel store={store} controller={controller} />,
+  Rail: ({ store, controller }) => (
+    <>
+      <RunPanel store={store} controller={controller} />
+      <SharePanel store={store} />
+    </>
+  ),
   Main: ({ store, controller }) => (
     <>
       <KernelConsent store={store} controller={controller} />
