@@ -85,7 +85,8 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await expect(result).toHaveAttribute('data-view', 'curve');
   const curve = result.getByTestId('error-curve');
   const box = await curve.locator('svg').boundingBox();
-  expect(box?.height ?? 0).toBeGreaterThanOrEqual(500);
+  // As tall as the screen leaves under the step's words (the whole chart stays on screen).
+  expect(box?.height ?? 0).toBeGreaterThanOrEqual(400);
   expect(box?.width ?? 0).toBeGreaterThanOrEqual(1500);
   expect(await smallestText(curve)).toBeGreaterThanOrEqual(18);
   await shoot(page, testInfo, 'presenter-curve-1920', false);
