@@ -61,6 +61,9 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await waitForModel(page);
   await page.getByTestId('generate').fill('0');
   await runToEnd(page);
+  // The finished run's answer is in view at 1920×1080, with the keyboard on it.
+  await expect(page.getByTestId('verdict')).toBeFocused();
+  await expect(page.getByTestId('verdict')).toBeInViewport();
   await expectScenarioOutcome(page, sc); // scenarios.spec.ts leaves this scenario to this spec
   // The run moved the highlighted step past "Run …"? This scenario starts with "Look at": it stays.
   const current = page.locator('[data-testid="scenario-step"][aria-current="step"]');
