@@ -1,12 +1,32 @@
 // A scenario shown to a room at 1920×1080: each presenter step shows what it talks about (the layer's ops
-// for "Open layer 1", the bisection for "Bisection blames…"), the chart fills the screen with tick labels of
-// at least 18 px, nothing overlaps with Large type on, and outside presenter mode the highlighted step
-// follows what the viewer opens. Generation is set to 0 (no step depends on it; SwiftShader is slow).
+// for "Open layer 1", the bisection for "Bisection blames…"), the chart fills the screen; on every step all
+// text is at least 24 px (chart ticks 20 px), the step's key element is on screen without scrolling and no
+// two texts overlap; nothing overlaps with Large type on either; and outside presenter mode the highlighted
+// step follows what the viewer opens. Generation is set to 0 (no step depends on it; SwiftShader is slow).
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import { SCENARIOS } from '../src/run/scenarios';
-import { expectScenarioOutcome, runToEnd, shoot, waitForModel, watchErrors } from './helpers';
+import {
+  expectScenarioOutcome,
+  insideViewport,
+  runToEnd,
+  shoot,
+  textOverlaps,
+  textSizes,
+  waitForModel,
+  watchErrors,
+} from './helpers';
 
 const sc = SCENARIOS.find((s) => s.id === 'fused-add');
+
+/** The element a presenter step is about, by the view it shows: what must be on the screen. */
+const KEY_OF_VIEW: Record<string, string> = {
+  curve: '[data-testid="error-curve"] svg',
+  ops: '[data-testid="tap-row"][data-band="far"]',
+  bisection: '[data-testid="bisection-hit"]',
+  determinism: '[data-testid="determinism"]',
+  heatmap: '[data-testid="heatmap"] svg',
+  timing: '[data-testid="timing-summary"]',
+};
 
 /** Smallest font size (px) of the SVG text inside a locator. */
 function smallestText(target: Locator): Promise<number> {
@@ -41,6 +61,9 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await waitForModel(page);
   await page.getByTestId('generate').fill('0');
   await runToEnd(page);
+  // The finished run's answer is in view at 1920×1080, with the keyboard on it.
+  await expect(page.getByTestId('verdict')).toBeFocused();
+  await expect(page.getByTestId('verdict')).toBeInViewport();
   await expectScenarioOutcome(page, sc); // scenarios.spec.ts leaves this scenario to this spec
   // The run moved the highlighted step past "Run …"? This scenario starts with "Look at": it stays.
   const current = page.locator('[data-testid="scenario-step"][aria-current="step"]');
@@ -65,7 +88,8 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await expect(result).toHaveAttribute('data-view', 'curve');
   const curve = result.getByTestId('error-curve');
   const box = await curve.locator('svg').boundingBox();
-  expect(box?.height ?? 0).toBeGreaterThanOrEqual(500);
+  // As tall as the screen leaves under the step's words (the whole chart stays on screen).
+  expect(box?.height ?? 0).toBeGreaterThanOrEqual(400);
   expect(box?.width ?? 0).toBeGreaterThanOrEqual(1500);
   expect(await smallestText(curve)).toBeGreaterThanOrEqual(18);
   await shoot(page, testInfo, 'presenter-curve-1920', false);
@@ -80,6 +104,32 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await expect(result).toHaveAttribute('data-view', 'bisection');
   await expect(result.getByTestId('bisection-hit')).toHaveAttribute('data-kernel', 'residual_epilogue');
   await shoot(page, testInfo, 'presenter-bisection-1920', false);
+
+  // From the back row, every step: text at 24 px or more (chart ticks 20 px), the step's key element on
+  // screen without scrolling, and no two texts over each other.
+  const presenter = page.getByTestId('presenter');
+  for (let i = bisect; i > 0; i--) await page.keyboard.press('ArrowLeft');
+  const sizes: string[] = [];
+  for (let i = 0; i < sc.steps.length; i++) {
+    if (i > 0) await page.keyboard.press('ArrowRight');
+    await expect(stepEl).toHaveAttribute('data-step', String(i));
+    const view = (await result.getAttribute('data-view')) ?? '';
+    const key = result.locator(KEY_OF_VIEW[view] ?? '[data-testid="error-curve"] svg').first();
+    await expect(key, `step ${i + 1} (${view}) has its key element`).toBeVisible();
+    expect(await insideViewport(key), `step ${i + 1} (${view}): key element inside the viewport`).toBe(true);
+    expect(await insideViewport(stepEl), `step ${i + 1}: its words inside the viewport`).toBe(true);
+    const t = await textSizes(presenter);
+    sizes.push(`step ${i + 1} (${view}): text ${t.html} px, chart text ${t.svg} px, ticks ${t.tick} px`);
+    expect(t.html, `step ${i + 1}: HTML text (smallest: ${t.smallest})`).toBeGreaterThanOrEqual(24);
+    expect(t.svg, `step ${i + 1}: chart text`).toBeGreaterThanOrEqual(24);
+    expect(t.tick, `step ${i + 1}: chart ticks`).toBeGreaterThanOrEqual(20);
+    expect(await textOverlaps(presenter), `step ${i + 1}: overlapping text`).toEqual([]);
+    await shoot(page, testInfo, `presenter-step-${i + 1}-1920`, false);
+  }
+  console.log(`presenter at 1920×1080:\n  ${sizes.join('\n  ')}`);
+  testInfo.annotations.push({ type: 'presenter text (px)', description: sizes.join('; ') });
+  for (let i = sc.steps.length - 1; i > bisect; i--) await page.keyboard.press('ArrowLeft');
+  await expect(stepEl).toHaveAttribute('data-step', String(bisect));
   // Large type: nothing overlaps, nothing scrolls sideways.
   await page.keyboard.press('Escape');
   await page.getByTestId('large-type').click();

@@ -30,16 +30,8 @@ async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
 /** The editor's whole text, as its Download .wgsl button saves it (CodeMirror renders only what is in view). */
 async function editorText(page: Page): Promise<string> {
   const { bytes } = await downloadOf(page, page.getByTestId('kernel-download'));
-  return bytes.toString('utf8');
-}
-
-/** Puts the cursor at the end of 1-based line `n` of the editor. */
-async function gotoLineEnd(page: Page, n: number): Promise<void> {
-  const code = page.getByTestId('kernel-code');
-  await code.click();
-  await page.keyboard.press('Control+Home');
-  for (let i = 1; i < n; i++) await page.keyboard.press('ArrowDown');
-  await page.keyboard.press('End');
+  // An edited kernel is saved under a two-line header (what it replaces, when): the editor's text follows it.
+  return bytes.toString('utf8').replace(/^\/\/ Custom .*\n\/\/ Saved .*\n/, '');
 }
 
 /** Replaces the first occurrence of `from` in the editor by selecting it with the search-free way: select all, type. */
@@ -77,17 +69,17 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   await page.getByLabel('Prompt', { exact: true }).fill(PROMPT);
   await page.getByTestId('generate').fill('0');
 
-  // Open the editor: the shipped dual LayerNorm compiles and fits its slot.
+  // Open the editor (the "your kernel" mode): the shipped dual LayerNorm compiles and fits its slot.
   await timed('open editor → shipped kernel checked', async () => {
-    await page.getByTestId('kernel-editor-toggle').click();
+    await page.getByTestId('mode-kernel').click();
     await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
   });
   expect(await editorText(page)).toBe(SHIPPED);
 
-  // A syntax error, typed: the missing ';' is reported at its line.
-  await gotoLineEnd(page, LINE);
+  // A syntax error, typed: the missing ';' is reported at its line. (The text is typed whole: long lines
+  // wrap, so the cursor cannot be walked to a line with arrow keys.)
   await timed('syntax error typed → shown at its line', async () => {
-    await page.keyboard.press('Backspace');
+    await replaceInEditor(page, BASE_LINE, BASE_LINE.slice(0, -1));
     await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'errors');
   });
   const diag = page.getByTestId('kernel-diagnostic').first();
@@ -99,7 +91,7 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   await shoot(page.getByTestId('kernel-editor'), testInfo, 'syntax-error');
 
   await timed('fixed → checked clean', async () => {
-    await page.keyboard.type(';');
+    await replaceInEditor(page, BASE_LINE.slice(0, -1), BASE_LINE);
     await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok');
   });
   expect(await editorText(page)).toBe(SHIPPED);
@@ -118,6 +110,19 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   // The planted bug: passes the isolated test at its shapes.
   await replaceInEditor(page, BUG_FROM, BUG_TO);
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok');
+  // Long lines wrap: after an edit the editor does not scroll sideways (every line's start stays in view).
+  await page.keyboard.type(' ');
+  await page.keyboard.press('Backspace');
+  expect(
+    await page.locator('.cm-scroller').evaluate((el) => [el.scrollLeft, el.scrollWidth - el.clientWidth]),
+  ).toEqual([0, 0]);
+  // An edited kernel downloads as *.custom.wgsl under a header saying what it replaces.
+  const saved = await downloadOf(page, page.getByTestId('kernel-download'));
+  expect(saved.name).toBe('layernorm2.custom.wgsl');
+  expect(saved.bytes.toString('utf8')).toMatch(
+    /^\/\/ Custom .* kernel for the divergence explorer: replaces shaders\//,
+  );
+  expect(saved.bytes.toString('utf8')).toContain(BUG_TO);
   await timed('isolated test (3 shapes, 6 outputs)', async () => {
     await page.getByTestId('kernel-test').click();
     await expect(page.getByTestId('isolated-result')).toBeVisible({ timeout: 120_000 });
@@ -166,6 +171,10 @@ test('write a kernel, test it alone, watch the model, share it', async ({ page, 
   await waitForModel(viewer);
   const consent = viewer.getByTestId('kernel-consent');
   await expect(consent).toBeVisible();
+  // The link opens the "your kernel" mode with the diff in view and the keyboard on it.
+  await expect(viewer.getByTestId('mode-kernel')).toHaveAttribute('aria-pressed', 'true');
+  await expect(consent).toBeInViewport();
+  await expect(consent).toBeFocused();
   await expect(consent.getByTestId('kernel-diff')).toContainText(BUG_TO);
   await expect(consent.getByTestId('kernel-diff')).toContainText(BUG_FROM);
   await expect(viewer.getByTestId('run')).toBeDisabled();
@@ -212,7 +221,7 @@ for (const ex of EXERCISE_FIXES) {
     await waitForModel(page);
     await page.getByLabel('Prompt', { exact: true }).fill(PROMPT);
     await page.getByTestId('generate').fill('0');
-    await page.getByTestId('kernel-editor-toggle').click();
+    await page.getByTestId('mode-kernel').click();
     await page.getByTestId('kernel-start').selectOption(ex.id);
     await expect(page.getByTestId('kernel-exercise')).toContainText('Goal');
     await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
@@ -252,7 +261,7 @@ test('a custom kernel that never answers, then a lost device: the message, a res
   test.setTimeout(300_000);
   await page.goto('./?debug&watchdog=3');
   await waitForModel(page);
-  await page.getByTestId('kernel-editor-toggle').click();
+  await page.getByTestId('mode-kernel').click();
   await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
   const spin = SPIN;
   await replaceInEditor(page, BASE_LINE, `${BASE_LINE}\n  ${spin}`);
@@ -261,6 +270,10 @@ test('a custom kernel that never answers, then a lost device: the message, a res
   // Run: the isolated test goes first and never answers within the watchdog's 3 s.
   await timed('hang → device-loss message', async () => {
     await page.getByTestId('run').click();
+    // While the isolated test runs, Run waits and says why (a second press cannot start a second run).
+    await expect(page.getByTestId('run')).toBeDisabled();
+    await expect(page.getByTestId('run-status')).toContainText("Run waits for your kernel's isolated test");
+    await expect(page.getByRole('alert')).toHaveCount(0);
     await expect(page.getByTestId('error')).toHaveAttribute('data-kind', 'device-lost', { timeout: 60_000 });
   });
   await expect(page.getByTestId('error')).toContainText('No answer from the GPU for 3 s');

@@ -113,7 +113,9 @@ test('the default run: a point per layer, agreement, keyboard drill-down, histog
   await expect(drill).toBeVisible();
   await expect(drill.getByRole('heading')).toHaveText('Layer 1: error per op');
   await expect(points.nth(1)).toHaveAttribute('aria-pressed', 'true');
-  await expect(points.nth(1)).toBeFocused();
+  // The opened drill-down has the keyboard (its first op row) and is in view.
+  await expect(drill.locator('g.tap-row.compared').first()).toBeFocused();
+  await expect(drill).toBeInViewport();
   const { report, text } = await exportReport(page);
   const layerTaps = report.taps.filter((t) => t.layer === 1);
   await expect(drill.getByTestId('tap-row')).toHaveCount(layerTaps.length);

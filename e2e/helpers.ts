@@ -3,6 +3,7 @@
 // scenario's run reproduced its expectation.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { deflateRawSync } from 'node:zlib';
 import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
 import type { Scenario } from '../src/run/scenarios';
@@ -131,4 +132,108 @@ export async function expectScenarioOutcome(page: Page, sc: Scenario): Promise<v
   const check = page.getByTestId('scenario-check');
   await expect(check).toHaveAttribute('data-match', 'yes');
   await expect(check).toContainText('as expected');
+}
+
+/**
+ * Serious and critical accessibility violations axe-core finds in the page as it is now (one line each: the
+ * rule, its impact and up to three elements). axe is evaluated through the DevTools protocol, which the
+ * page's Content-Security-Policy (no inline script) does not block.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const has = await page.evaluate(() => 'axe' in window);
+  if (!has) await page.evaluate(readFileSync(AXE_PATH, 'utf8'));
+  return page.evaluate(async () => {
+    type Result = { violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] };
+    const axe = (window as unknown as { axe: { run(ctx: Document): Promise<Result> } }).axe;
+    const r = await axe.run(document);
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map(
+        (v) =>
+          `${v.id} (${v.impact}): ${v.nodes
+            .slice(0, 3)
+            .map((n) => n.target.join(' '))
+            .join(', ')}`,
+      );
+  });
+}
+
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** Font sizes (px) of the text inside a locator: the smallest SVG tick, the smallest other SVG text, the smallest HTML text. */
+export function textSizes(
+  target: Locator,
+): Promise<{ tick: number; svg: number; html: number; smallest: string }> {
+  return target.evaluate((root) => {
+    const px = (e: Element) => Number.parseFloat(getComputedStyle(e).fontSize);
+    const visible = (e: Element) => {
+      const r = e.getBoundingClientRect();
+      return r.width > 1 && r.height > 1 && getComputedStyle(e).visibility !== 'hidden';
+    };
+    const min = (xs: number[]) => (xs.length ? Math.min(...xs) : Number.POSITIVE_INFINITY);
+    const texts = [...root.querySelectorAll('svg text')].filter((t) => visible(t) && t.textContent?.trim());
+    const ticks = texts.filter((t) => t.closest('.tick'));
+    const others = texts.filter((t) => !t.closest('.tick'));
+    const html: number[] = [];
+    let smallest = '';
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!el || el.closest('svg') || !n.textContent?.trim() || !visible(el)) continue;
+      if (el.closest('.sr-only, [hidden], .tooltip')) continue;
+      if (px(el) < min(html))
+        smallest = `${el.tagName.toLowerCase()}.${el.className} “${n.textContent.trim().slice(0, 30)}”`;
+      html.push(px(el));
+    }
+    for (const t of [...ticks, ...others])
+      if (px(t) < min(html)) smallest = `svg text “${t.textContent?.slice(0, 30)}”`;
+    return { tick: min(ticks.map(px)), svg: min(others.map(px)), html: min(html), smallest };
+  });
+}
+
+/**
+ * Pairs of text that overlap inside a locator (each line box of HTML text, each SVG text element), as
+ * "a / b" with both texts; empty when none does.
+ */
+export function textOverlaps(target: Locator): Promise<string[]> {
+  return target.evaluate((root) => {
+    type Box = { text: string; r: DOMRect };
+    const boxes: Box[] = [];
+    const seenSvg = new Set<Element>();
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      const text = n.textContent?.trim() ?? '';
+      if (!el || !text || el.closest('.sr-only, [hidden], .tooltip')) continue;
+      const svgText = el.closest('text');
+      if (svgText) {
+        if (seenSvg.has(svgText)) continue;
+        seenSvg.add(svgText);
+        boxes.push({ text: svgText.textContent ?? '', r: svgText.getBoundingClientRect() });
+        continue;
+      }
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects()) if (r.width > 1 && r.height > 1) boxes.push({ text, r });
+    }
+    const out: string[] = [];
+    const slack = 1; // touching line boxes are not an overlap
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i].r;
+        const b = boxes[j].r;
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > slack && h > slack) out.push(`${boxes[i].text.slice(0, 40)} / ${boxes[j].text.slice(0, 40)}`);
+      }
+    return out;
+  });
+}
+
+/** Whether an element lies wholly inside the viewport as the page (and its scrolling parents) are now. */
+export function insideViewport(target: Locator): Promise<boolean> {
+  return target.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
+  });
 }

@@ -94,6 +94,8 @@ test('hostile model files: one line each naming the file, the loaded model kept 
     await page.getByTestId('model-files').setInputFiles(paths);
     const alert = page.getByRole('alert');
     await expect(alert, c.name).toContainText(c.message, { timeout: 60_000 });
+    // Beside the picker that was used (in the model panel), in view.
+    await expect(page.getByTestId('model-panel').getByRole('alert'), c.name).toBeInViewport();
     // One line: the message paragraph holds no line break, whatever the file held.
     const text = (await alert.locator('p').first().textContent()) ?? '';
     expect(text, c.name).not.toMatch(/[\n\r]/);

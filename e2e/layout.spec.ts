@@ -1,9 +1,24 @@
-// The page as a new user meets it, at a laptop's 1280×800 and a projector's 1920×1080: the prompt, Run and
-// the way into the scenarios are on screen without scrolling, nothing scrolls sideways, a run brings its
-// verdict into view, and a report is never shown under settings it does not answer (changed settings mark
-// it as the previous run; opening a scenario, by the picker or by its '#s=' link, clears it).
+// The page as a workspace, at a laptop's 1280×800 and a projector's 1920×1080: the modes at the top, the
+// prompt and Run on the first screen, nothing sideways; picking a scenario or opening a link switches mode and
+// puts what opened in view with the keyboard on it; a skip link; axe-core finds no serious or critical
+// violation in any mode. A run brings its verdict into view and focus; the charts answer the keyboard (arrows
+// between points and op rows, Enter opens, Escape closes); chart text is at least 12 px and grows with Large
+// type, and no two chart labels overlap; a report is never shown under settings it does not answer (changed
+// settings mark it as the previous run; opening a scenario, by the picker or by its '#s=' link, clears it).
 import { expect, type Page, test } from '@playwright/test';
-import { PROMPT, runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+import {
+  axeViolations,
+  downloadOf,
+  insideViewport,
+  PROMPT,
+  runToEnd,
+  setInputs,
+  shoot,
+  textOverlaps,
+  textSizes,
+  waitForModel,
+  watchErrors,
+} from './helpers';
 
 const SIZES = [
   { width: 1280, height: 800 },
@@ -27,25 +42,85 @@ async function onScreen(page: Page, testId: string): Promise<boolean> {
 }
 
 for (const size of SIZES) {
-  test(`at ${size.width}×${size.height}: prompt, Run and scenarios without scrolling, no sideways scroll`, async ({
+  test(`at ${size.width}×${size.height}: the workspace — modes, the rail, answers in view, keyboard, axe on each mode`, async ({
     page,
   }, testInfo) => {
     const errors = watchErrors(page);
     await page.setViewportSize(size);
     await page.goto('./');
     await waitForModel(page);
-    for (const id of ['prompt', 'run', 'to-scenarios'])
-      expect(await onScreen(page, id), `${id} is on screen at ${size.width}×${size.height}`).toBe(true);
+    const w = size.width;
+    // Explore: the tabs, the prompt and Run on the first screen; nothing sideways.
+    await expect(page.getByTestId('mode-explore')).toHaveAttribute('aria-pressed', 'true');
+    for (const id of ['mode-explore', 'mode-classroom', 'mode-kernel', 'prompt', 'run', 'to-scenarios'])
+      expect(await onScreen(page, id), `${id} is on screen at ${w}×${size.height}`).toBe(true);
     expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
-    await shoot(page, testInfo, `first-screen-${size.width}`, false);
+    await shoot(page, testInfo, `first-screen-${w}`, false);
+    expect(await axeViolations(page), 'axe: explore').toEqual([]);
+    // The skip link is the first Tab stop and lands in the main view.
+    await page.keyboard.press('Tab');
+    await expect(page.getByTestId('skip-link')).toBeFocused();
+    await expect(page.getByTestId('skip-link')).toBeInViewport();
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.closest('#main-view') !== null))
+      .toBe(true);
+    // A refused run: the message beside Run, in view, and gone once the prompt is fixed.
+    await page.getByText('token ids', { exact: true }).click();
+    await page.getByLabel('Prompt', { exact: true }).fill('3, 14, 99999');
+    await page.getByTestId('run').click();
+    const refused = page.getByTestId('run-panel').getByRole('alert');
+    await expect(refused).toHaveAttribute('data-kind', 'input');
+    await expect(refused).toContainText('99999');
+    await expect(page.getByRole('alert')).toHaveCount(1);
+    expect(await insideViewport(refused), 'the refusal is on screen beside Run').toBe(true);
+    await page.getByLabel('Prompt', { exact: true }).fill('3, 14, 15');
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await page.getByText('text', { exact: true }).click();
     // Large type must not push the page sideways either.
     await page.getByTestId('large-type').click();
     expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
     await page.getByTestId('large-type').click();
-    // The way into the scenarios leads to them.
+
+    // The way into the classroom: its mode, the list in view with the keyboard on it.
     await page.getByTestId('to-scenarios').click();
+    await expect(page.getByTestId('mode-classroom')).toHaveAttribute('aria-pressed', 'true');
     await expect(page.getByTestId('scenario-picker')).toBeInViewport();
     await expect(page.locator('[data-testid="scenario-open"]').first()).toBeFocused();
+    // Picking a scenario puts its story in view, with the keyboard on it and its Run button on screen.
+    await page.locator('[data-testid="scenario-open"][data-id="no-rescale"]').click();
+    const stage = page.getByTestId('scenario');
+    await expect(stage).toHaveAttribute('data-id', 'no-rescale');
+    await expect(stage).toBeFocused();
+    expect(await insideViewport(page.getByTestId('run-linked')), 'Run this scenario on screen').toBe(true);
+    await expect(page.getByTestId('scenario-picker')).toContainText('field report 000, part 2');
+    await shoot(page, testInfo, `scenario-opened-${w}`, false);
+    expect(await axeViolations(page), 'axe: classroom').toEqual([]);
+    // A scenario link opened from a page scrolled elsewhere: the story comes into view.
+    await page.getByTestId('mode-explore').click();
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    await page.evaluate(() => {
+      location.hash = '#s=fused-add';
+    });
+    await expect(page.getByTestId('mode-classroom')).toHaveAttribute('aria-pressed', 'true');
+    await expect(stage).toHaveAttribute('data-id', 'fused-add');
+    await expect(stage).toBeFocused();
+    expect(await insideViewport(stage.locator('h2'))).toBe(true);
+    expect(await insideViewport(page.getByTestId('run-linked'))).toBe(true);
+
+    // Your kernel: the editor in the main view; an untouched slot downloads as the shipped file.
+    await page.getByTestId('mode-kernel').click();
+    await expect(page.getByTestId('kernel-editor')).toBeInViewport();
+    await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
+    expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
+    await shoot(page, testInfo, `kernel-mode-${w}`, false);
+    expect(await axeViolations(page), 'axe: your kernel').toEqual([]);
+    const dl = page.getByTestId('kernel-download');
+    await expect(dl).toHaveAttribute('data-edited', 'no');
+    const { name, bytes } = await downloadOf(page, dl);
+    expect(name).toMatch(/^[a-z0-9_]+\.wgsl$/);
+    expect(name).not.toContain('.custom.');
+    expect(bytes.toString('utf8')).not.toContain('Custom ');
     expect(errors).toEqual([]);
   });
 }
@@ -64,7 +139,66 @@ test('a run brings its verdict into view, points at the culprit; changed setting
   await page.getByTestId('fault-layer').fill('2');
   await runToEnd(page);
   await expect(page.getByTestId('verdict')).toBeInViewport();
+  await expect(page.getByTestId('verdict')).toBeFocused();
   await expect(page.getByTestId('verdict')).toHaveAttribute('data-layer', '2');
+  expect(await axeViolations(page), 'axe: explore with a report').toEqual([]);
+
+  // Readable charts: ticks, legends and labels at 12 px or more; Large type makes them larger; no label
+  // over another ("born here" beside "first divergent layer: 2").
+  const results = page.getByTestId('results');
+  const normal = await textSizes(results);
+  expect(normal.tick).toBeGreaterThanOrEqual(12);
+  expect(normal.svg).toBeGreaterThanOrEqual(12);
+  expect(await textOverlaps(page.getByTestId('error-curve'))).toEqual([]);
+  await page.getByTestId('large-type').click();
+  const large = await textSizes(results);
+  expect(large.tick).toBeGreaterThan(normal.tick);
+  expect(large.svg).toBeGreaterThan(normal.svg);
+  expect(await textOverlaps(page.getByTestId('error-curve'))).toEqual([]);
+  await page.getByTestId('error-curve').scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'curve-large-type-1280', false);
+  await page.getByTestId('large-type').click();
+  testInfo.annotations.push({
+    type: 'chart text (px)',
+    description: `page: ticks ${normal.tick}, other chart text ${normal.svg}, HTML ${normal.html}; Large type: ticks ${large.tick}, other ${large.svg}, HTML ${large.html}`,
+  });
+  console.log(
+    `chart text: ticks ${normal.tick} px, other ${normal.svg} px, HTML ${normal.html} px; Large type ${large.tick} / ${large.svg} / ${large.html} px`,
+  );
+  // The timing axis speaks one unit (never "0 ns" beside "100 ms").
+  const units = await page
+    .getByTestId('timing')
+    .locator('g.axis')
+    .evaluateAll((axes) =>
+      axes.map((a) => [
+        ...new Set(
+          [...a.querySelectorAll('.tick text')]
+            .map((t) => /^-?[\d.]+ (ns|µs|ms|s)$/.exec(t.textContent ?? '')?.[1])
+            .filter((u) => u !== undefined),
+        ),
+      ]),
+    );
+  const timeAxes = units.filter((u) => u.length > 0);
+  expect(timeAxes.length).toBeGreaterThan(0);
+  for (const u of timeAxes) expect(u, `one unit per timing axis: ${u.join(', ')}`).toHaveLength(1);
+
+  // The keyboard: arrows move between the points, Enter opens the layer's ops (in view, the keyboard on its
+  // first op row), arrows move between op rows, Escape closes and gives the point the keyboard back.
+  const point = (l: number) => page.locator(`circle[data-testid="curve-point"][data-layer="${l}"]`);
+  await point(0).focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await expect(point(2)).toBeFocused();
+  await page.keyboard.press('Enter');
+  const opened = page.getByTestId('drilldown');
+  await expect(opened).toBeInViewport();
+  const rows = opened.locator('g.tap-row.compared');
+  await expect(rows.first()).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await expect(rows.nth(1)).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(opened).toHaveCount(0);
+  await expect(point(2)).toBeFocused();
 
   // The culprit: the born-here marker is drawn (above the propagated circle), the drill-down colours the
   // op far above its floor, brackets the ops each kernel replaced, and says where fused-away errors show.
@@ -133,6 +267,7 @@ test('a run brings its verdict into view, points at the culprit; changed setting
   await expect(stale).toHaveCount(0);
 
   // A scenario opened from the picker: no report from other settings under its story.
+  await page.getByTestId('mode-classroom').click();
   await page.locator('[data-testid="scenario-open"][data-id="fast-but-wrong"]').click();
   await expect(page.getByTestId('scenario')).toHaveAttribute('data-id', 'fast-but-wrong');
   await expect(page.getByTestId('results-empty')).toBeVisible();

@@ -74,7 +74,9 @@ export function defaultRunSpec(): RunSpec {
     version: 1,
     model: { kind: 'embedded', id: 'neox-kjv-bytes' },
     prompt: { text: 'And God said unto Moses, ' },
-    generate: 24,
+    // Enough tokens to see both continuations (they stream in together, one of each path per step) without
+    // making a room wait: on SwiftShader each step costs two forwards of ~0.7 s.
+    generate: 8,
     precision: 'fp32',
     fused: FUSED_KERNELS.map((k) => k.id),
     faults: [],

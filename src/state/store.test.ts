@@ -170,6 +170,25 @@ describe('store', () => {
     expect(new Set(store.getState().settings.fused).size).toBe(store.getState().settings.fused.length);
   });
 
+  it('Run waits while something it needs runs; a refused run is forgotten when the settings change', () => {
+    const store = createAppStore();
+    const s = store.getState();
+    s.initSucceeded(adapter, features);
+    s.modelLoadStarted({ kind: 'embedded', id: 'x', url: 'http://x/' });
+    s.modelLoaded(info);
+    s.setWaitingFor("your kernel's isolated test");
+    expect(canRun(store.getState())).toBe(false);
+    s.setWaitingFor(null);
+    expect(canRun(store.getState())).toBe(true);
+    store.setState({ error: { kind: 'input', message: 'Prompt: token id 99999 is past the vocabulary' } });
+    s.setSettings({ k: 12 });
+    expect(store.getState().error).toBeNull();
+    // A model's error is about the model, not the settings: it stays.
+    store.setState({ error: { kind: 'model', message: 'config.json: not JSON' } });
+    s.setSettings({ k: 11 });
+    expect(store.getState().error?.kind).toBe('model');
+  });
+
   it('a fault whose kernel is off blocks Run with a note', () => {
     const store = createAppStore();
     const s = store.getState();

@@ -155,6 +155,13 @@ export interface AppState {
    * is disabled until they agree (it then becomes settings.custom) or set it aside.
    */
   customPending: CustomKernelSpec | null;
+  /**
+   * The workspace mode shown (an id of the page's mode registry, src/ui/modes.ts: 'explore', 'classroom',
+   * 'kernel', …). The state does not know the modes; the page falls back to its first mode for an unknown id.
+   */
+  mode: string;
+  /** What Run waits for while it runs (a custom kernel's isolated test), in words; null when nothing. */
+  waitingFor: string | null;
 }
 
 export interface AppActions {
@@ -200,6 +207,8 @@ export interface AppActions {
   setPresenter(on: boolean): void;
   /** Drops one of the extra faults a link planted. */
   removeExtraFault(id: FaultId): void;
+  setMode(mode: string): void;
+  setWaitingFor(what: string | null): void;
 }
 
 export type AppStore = StoreApi<AppState & AppActions>;
@@ -257,6 +266,8 @@ export function initialState(): AppState {
     scenario: null,
     presenter: false,
     customPending: null,
+    mode: 'explore',
+    waitingFor: null,
   };
 }
 
@@ -289,6 +300,7 @@ export function canRun(s: AppState): boolean {
     s.run.status !== 'running' &&
     s.settings.prompt.trim().length > 0 &&
     s.customPending === null &&
+    s.waitingFor === null &&
     faultBlocker(s.settings) === null &&
     extraFaultBlocker(s.settings) === null
   );
@@ -321,7 +333,12 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
   return createStore<AppState & AppActions>()((set) => ({
     ...initialState(),
     ...overrides,
-    setSettings: (patch) => set((s) => ({ settings: sanitize(s.settings, patch) })),
+    // A refused run's message ('input') says what was wrong with the settings: it goes when they change.
+    setSettings: (patch) =>
+      set((s) => ({
+        settings: sanitize(s.settings, patch),
+        ...(s.error?.kind === 'input' ? { error: null } : {}),
+      })),
     toggleFused: (id, on) =>
       set((s) => ({
         settings: sanitize(s.settings, {
@@ -450,6 +467,8 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
       set((s) => ({
         settings: { ...s.settings, extraFaults: s.settings.extraFaults.filter((f) => f.id !== id) },
       })),
+    setMode: (mode) => set({ mode }),
+    setWaitingFor: (waitingFor) => set({ waitingFor }),
   }));
 }
 

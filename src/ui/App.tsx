@@ -1,26 +1,21 @@
-// The explorer: settings on the left (run, model, GPU), the report on the right; a header with the GPU
-// memory in use, the theme and a large-type switch. Device loss gets a message and a one-click restart that
-// keeps every setting.
-import { useEffect } from 'react';
+// The explorer as a workspace: the modes (modes.tsx) picked at the top, the current mode's settings in a side
+// rail (with the model, the GPU and the glossary), its results in the main view; a header with the GPU memory
+// in use, the theme and a large-type switch, and a skip link to the results. A link, a scenario or a custom
+// kernel that opens switches to its mode and is brought into view with the keyboard on it. Device loss gets a
+// message and a one-click restart that keeps every setting.
+import { useEffect, useId } from 'react';
 import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
-import type { AppStore } from '../state/store';
-import type { WorkerError } from '../worker/api';
+import type { AppState, AppStore } from '../state/store';
 import { AdapterPanel } from './AdapterPanel';
+import { ErrorAlert } from './ErrorAlert';
 import { formatBytes } from './format';
 import { GlossaryPanel } from './Glossary';
-import { HistoryPanel } from './HistoryPanel';
-import { KernelConsent } from './kernel-editor/KernelConsent';
-import { KernelEditor } from './kernel-editor/KernelEditor';
-import { KernelVerdict } from './kernel-editor/KernelVerdict';
 import { LinkBanner, LinkErrorAlert, ModelNeedCard } from './LinkPanels';
 import { ModelPanel } from './ModelPanel';
+import { MODES, modeById, modeOpened, reveal } from './modes';
 import { NoWebGpu } from './NoWebGpu';
 import { Presenter } from './Presenter';
-import { Results } from './Results';
-import { RunPanel } from './RunPanel';
-import { ScenarioPicker, ScenarioStage } from './Scenarios';
-import { SharePanel } from './SharePanel';
 
 export interface AppProps {
   store: AppStore;
@@ -28,16 +23,6 @@ export interface AppProps {
   /** Shows test hooks (a "lose the GPU device" button). */
   debug?: boolean;
 }
-
-const ERROR_TITLES: Record<WorkerError['kind'], string> = {
-  'no-webgpu': 'WebGPU is not available',
-  'device-lost': 'The GPU device was lost',
-  model: 'The model could not be loaded',
-  'model-mismatch': 'The model does not match the run',
-  input: 'This run cannot start',
-  cancelled: 'Cancelled',
-  internal: 'Something went wrong',
-};
 
 function GpuMemory({ store }: { store: AppStore }) {
   const pool = useStore(store, (s) => s.pool);
@@ -91,12 +76,57 @@ function Prefs({ store }: { store: AppStore }) {
   );
 }
 
+/** The mode tabs: one button each (aria-pressed), the current mode's blurb under them. */
+function ModeTabs({ store }: { store: AppStore }) {
+  const current = modeById(useStore(store, (s) => s.mode));
+  const setMode = useStore(store, (s) => s.setMode);
+  const ids = useId();
+  return (
+    <nav className="mode-bar" aria-label="Modes">
+      <div className="mode-tabs">
+        {MODES.map((m) => (
+          <button
+            key={m.id}
+            type="button"
+            className="mode-tab"
+            data-testid={`mode-${m.id}`}
+            aria-pressed={m.id === current.id}
+            aria-describedby={m.id === current.id ? `${ids}-blurb` : undefined}
+            onClick={() => setMode(m.id)}
+          >
+            {m.label}
+          </button>
+        ))}
+      </div>
+      <p id={`${ids}-blurb`} className="mode-blurb muted small">
+        {current.blurb}
+      </p>
+    </nav>
+  );
+}
+
+/** Switches to the mode of what a link, a scenario or a stored run opened, and brings it into view. */
+function useModeFollows(store: AppStore): void {
+  useEffect(() => {
+    const follow = (next: AppState, prev: AppState) => {
+      const hit = modeOpened(next, prev);
+      if (!hit) return;
+      if (next.mode !== hit.mode.id) store.getState().setMode(hit.mode.id);
+      reveal(hit.target);
+    };
+    // What a link opened before the page was first drawn (the address the page was opened with).
+    const now = store.getState();
+    follow(now, { ...now, linked: null, scenario: null, customPending: null, storedRun: null });
+    return store.subscribe(follow);
+  }, [store]);
+}
+
 export function App({ store, controller, debug = false }: AppProps) {
   const initStatus = useStore(store, (s) => s.initStatus);
   const error = useStore(store, (s) => s.error);
-  const clearError = useStore(store, (s) => s.clearError);
   const prefs = useStore(store, (s) => s.prefs);
-  const customInUse = useStore(store, (s) => s.settings.custom !== null);
+  const mode = modeById(useStore(store, (s) => s.mode));
+  useModeFollows(store);
 
   useEffect(() => {
     const root = document.documentElement;
@@ -106,9 +136,13 @@ export function App({ store, controller, debug = false }: AppProps) {
     else delete root.dataset.large;
   }, [prefs]);
 
-  const lost = initStatus === 'lost';
+  const { Rail, Main } = mode;
   return (
     <>
+      {/* A button, not an anchor to '#main-view': the fragment is the page's link (main.tsx opens it). */}
+      <button type="button" className="skip-link" data-testid="skip-link" onClick={skipToResults}>
+        Skip to the results
+      </button>
       <header className="site-header">
         <div>
           <h1>Divergence explorer</h1>
@@ -121,69 +155,31 @@ export function App({ store, controller, debug = false }: AppProps) {
           <Prefs store={store} />
         </div>
       </header>
-      <main className="page">
-        {initStatus === 'no-webgpu' ? (
+      {initStatus === 'no-webgpu' ? (
+        <main className="page">
           <NoWebGpu detail={error?.message ?? null} store={store} />
-        ) : (
-          <>
-            {error && (
-              <div className="alert" role="alert" data-testid="error" data-kind={error.kind}>
-                <div>
-                  <strong>{ERROR_TITLES[error.kind]}</strong>
-                  <p>{error.message}</p>
-                  {lost && (
-                    <p>
-                      This happens when the GPU driver resets, the browser reclaims the GPU or a kernel never
-                      finishes. Your settings are kept; restarting creates a new device and loads the model
-                      again.
-                    </p>
-                  )}
-                  {lost && customInUse && (
-                    <p data-testid="lost-custom-kernel">
-                      The run used your custom kernel: a kernel that loops too long or goes wrong on the GPU
-                      can lose the device. Its source is kept in the editor.
-                    </p>
-                  )}
-                </div>
-                {lost || initStatus === 'error' ? (
-                  <button
-                    type="button"
-                    className="primary"
-                    data-testid="retry"
-                    onClick={() => void controller.retry()}
-                  >
-                    Restart the GPU
-                  </button>
-                ) : (
-                  <button type="button" className="ghost" onClick={clearError} aria-label="Dismiss the error">
-                    ×
-                  </button>
-                )}
-              </div>
-            )}
-            <LinkErrorAlert store={store} />
-            <ModelNeedCard store={store} controller={controller} />
-            <LinkBanner store={store} controller={controller} />
-            <KernelConsent store={store} controller={controller} />
-            <ScenarioStage store={store} controller={controller} />
-            <KernelEditor store={store} controller={controller} />
-            <KernelVerdict store={store} controller={controller} />
-            <div className="layout">
-              <div className="side">
-                <RunPanel store={store} controller={controller} />
-                <SharePanel store={store} />
-                <ScenarioPicker store={store} controller={controller} />
-                <HistoryPanel store={store} controller={controller} />
-                <ModelPanel store={store} controller={controller} />
-                <AdapterPanel store={store} />
-                <GlossaryPanel />
-              </div>
-              <Results store={store} />
-            </div>
-            <Presenter store={store} controller={controller} />
-          </>
-        )}
-      </main>
+        </main>
+      ) : (
+        <div className="page">
+          <ModeTabs store={store} />
+          <div className="workspace" data-testid="workspace" data-mode={mode.id}>
+            <aside className="rail" aria-label="Settings" data-testid="rail">
+              <Rail store={store} controller={controller} />
+              <ModelPanel store={store} controller={controller} />
+              <AdapterPanel store={store} />
+              <GlossaryPanel />
+            </aside>
+            <main className="main-view" id="main-view" tabIndex={-1} data-testid="main-view">
+              <ErrorAlert store={store} controller={controller} place="top" />
+              <LinkErrorAlert store={store} />
+              <ModelNeedCard store={store} controller={controller} />
+              <LinkBanner store={store} controller={controller} />
+              <Main store={store} controller={controller} />
+            </main>
+          </div>
+          <Presenter store={store} controller={controller} />
+        </div>
+      )}
       {debug && initStatus !== 'no-webgpu' && (
         <footer className="debug">
           <button
@@ -198,4 +194,10 @@ export function App({ store, controller, debug = false }: AppProps) {
       )}
     </>
   );
+}
+
+/** The skip link: the keyboard lands on the report (or on the main view when there is none yet). */
+function skipToResults(): void {
+  const target = document.querySelector('[data-testid="results"]') ? '[data-testid="results"]' : '#main-view';
+  reveal(target);
 }

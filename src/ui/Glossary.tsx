@@ -70,17 +70,27 @@ export function openGlossary(id: TermId): void {
 /** A jargon word: its meaning on hover, the glossary entry on click. */
 export function Term({ id, children }: { id: TermId; children?: ReactNode }) {
   const g = GLOSSARY[id];
+  // A span, not a <button>: a button is an atomic inline, and a line may break between it and the
+  // punctuation after it (a period wrapped alone after "the noise floor"). Keyboard: Tab, then Enter or Space.
   return (
-    <button
-      type="button"
+    // biome-ignore lint/a11y/useSemanticElements: a <button> cannot wrap as text does (see above)
+    <span
+      role="button"
+      tabIndex={0}
       className="term"
       title={g.text}
       data-testid="term"
       data-term={id}
       onClick={() => openGlossary(id)}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          openGlossary(id);
+        }
+      }}
     >
       {children ?? g.word}
-    </button>
+    </span>
   );
 }
 

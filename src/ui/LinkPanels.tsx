@@ -11,6 +11,7 @@ import type { Controller } from '../state/controller';
 import { AGREE_FACTOR, agreementSentence, compareWithSharer } from '../state/sharer';
 import { buildSpec, modelMatches, sameRun } from '../state/spec';
 import { type AppStore, canRun, settingsOf } from '../state/store';
+import { ErrorAlert } from './ErrorAlert';
 import { formatRatio } from './format';
 import { clearFragment } from './nav';
 import { describeSpec, firstLayerWords, formatWhen } from './spec-words';
@@ -61,16 +62,25 @@ export function RunLinkedButton({ store, controller }: { store: AppStore; contro
   const runnable = useLinkedRunnable(store);
   const running = useStore(store, (s) => s.run.status === 'running');
   const origin = useStore(store, (s) => s.linked?.origin);
+  const waitingFor = useStore(store, (s) => s.waitingFor);
   return (
-    <button
-      type="button"
-      className="primary big"
-      data-testid="run-linked"
-      disabled={!runnable}
-      onClick={() => void controller.run()}
-    >
-      {running ? 'Running…' : origin === 'scenario' ? 'Run this scenario' : 'Run this comparison'}
-    </button>
+    <>
+      <button
+        type="button"
+        className="primary big"
+        data-testid="run-linked"
+        disabled={!runnable}
+        onClick={() => void controller.run()}
+      >
+        {running ? 'Running…' : origin === 'scenario' ? 'Run this scenario' : 'Run this comparison'}
+      </button>
+      {waitingFor && (
+        <span className="run-wait" data-testid="run-linked-wait">
+          Waiting for {waitingFor}…
+        </span>
+      )}
+      <ErrorAlert store={store} controller={controller} place="run-linked" />
+    </>
   );
 }
 
@@ -229,6 +239,7 @@ export function ModelNeedCard({ store, controller }: { store: AppStore; controll
           </label>
         </>
       )}
+      <ErrorAlert store={store} controller={controller} place="model-need" />
     </section>
   );
 }

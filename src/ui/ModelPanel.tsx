@@ -5,6 +5,7 @@ import { type DragEvent, type FormEvent, useId, useState } from 'react';
 import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
+import { ErrorAlert } from './ErrorAlert';
 import { formatBytes, formatCount } from './format';
 import { HubPresets } from './HubPresets';
 
@@ -111,6 +112,7 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
         </dl>
       )}
       <HubPresets store={store} controller={controller} />
+      <ErrorAlert store={store} controller={controller} place="model" />
       <details className="loader">
         <summary>Load another model</summary>
         <div className="loader-body">

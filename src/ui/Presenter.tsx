@@ -2,7 +2,7 @@
 // it talks about (the layer chart, a layer's ops, the bisection, the determinism badge, the heatmap, the
 // timing) from the scenario's report, filling the screen; ArrowRight / PageDown and ArrowLeft / PageUp move
 // between steps (what presentation clickers send), Escape leaves.
-import { useEffect, useId, useRef, useState } from 'react';
+import { type RefObject, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import type { Controller } from '../state/controller';
@@ -16,7 +16,7 @@ import { TimingPanel } from './charts/Timing';
 import { exportName } from './export';
 import { RunLinkedButton } from './LinkPanels';
 import { Bisection, Determinism } from './ReportParts';
-import { isRunOf } from './Scenarios';
+import { isRunOf, reportWords } from './Scenarios';
 import { firstLayerWords } from './spec-words';
 
 function isTyping(t: EventTarget | null): boolean {
@@ -24,25 +24,48 @@ function isTyping(t: EventTarget | null): boolean {
   return t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName);
 }
 
-/** The room's screen height for a chart: what is left under the step's words and the buttons. */
-function usePresenterChartHeight(): number {
-  const [h, setH] = useState(() => (typeof window === 'undefined' ? 800 : window.innerHeight));
-  useEffect(() => {
-    const on = () => setH(window.innerHeight);
-    window.addEventListener('resize', on);
-    return () => window.removeEventListener('resize', on);
-  }, []);
-  return Math.max(300, Math.round(h * 0.52));
+/**
+ * The room's screen height for a chart: what is left under the step's words, the buttons and the verdict,
+ * measured from where the figure starts (so the step's key element is on screen without scrolling).
+ */
+function useRoomBelow(ref: RefObject<HTMLElement | null>, key: string): number {
+  const [h, setH] = useState(() =>
+    typeof window === 'undefined' ? 500 : Math.round(window.innerHeight * 0.45),
+  );
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` names what moves the figure (the step, the type size)
+  useLayoutEffect(() => {
+    const measure = () => {
+      const el = ref.current;
+      if (!el) return;
+      const scroller = el.closest('.presenter');
+      const top = el.getBoundingClientRect().top + (scroller?.scrollTop ?? 0);
+      // Below the figure: its title row (~2.2 em at 24 px) and the presenter's bottom padding.
+      setH(Math.max(300, Math.floor(window.innerHeight - top - 96)));
+    };
+    measure();
+    window.addEventListener('resize', measure);
+    return () => window.removeEventListener('resize', measure);
+  }, [ref, key]);
+  return h;
 }
 
 /** What a step talks about, from the scenario's report, sized for the room. */
-function StepFigure({ store, report, view }: { store: AppStore; report: Report; view: StepView }) {
+function StepFigure({
+  store,
+  report,
+  view,
+  height,
+}: {
+  store: AppStore;
+  report: Report;
+  view: StepView;
+  height: number;
+}) {
   const viewMetric = useStore(store, (s) => s.viewMetric);
   const selectedLayer = useStore(store, (s) => s.selectedLayer);
   const selectedTap = useStore(store, (s) => s.selectedTap);
   const selectLayer = useStore(store, (s) => s.selectLayer);
   const selectTap = useStore(store, (s) => s.selectTap);
-  const height = usePresenterChartHeight();
   const fileBase = (what: string, ext: string) => exportName(report, what, ext);
   const curve = (
     <ErrorCurve
@@ -65,7 +88,7 @@ function StepFigure({ store, report, view }: { store: AppStore; report: Report; 
           onSelectTap={selectTap}
           onClose={() => selectLayer(null)}
           fileBase={fileBase}
-          scale={20 / 12}
+          scale={24 / 12}
           row={Math.max(
             30,
             Math.floor((height - 60) / Math.max(1, report.taps.filter((t) => t.layer === view.layer).length)),
@@ -113,6 +136,8 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
   const run = useStore(store, (s) => s.run);
   const selectLayer = useStore(store, (s) => s.selectLayer);
   const ref = useRef<HTMLDivElement | null>(null);
+  const figureRef = useRef<HTMLDivElement | null>(null);
+  const largeType = useStore(store, (s) => s.prefs.largeType);
   const ids = useId();
   const sr = view ? scenarioRun(view.id, view.variant) : null;
   const active = on && sr !== null;
@@ -121,7 +146,8 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
     if (!active) return;
     ref.current?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      // A chart that used the key (arrows among its points) keeps it.
+      if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
       if (e.key === 'ArrowRight' || e.key === 'PageDown') stepScenario(1);
       else if (e.key === 'ArrowLeft' || e.key === 'PageUp') stepScenario(-1);
       else if (e.key === 'Escape') setPresenter(false);
@@ -143,6 +169,7 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
     if (v.kind === 'ops') selectLayer(v.layer);
   }, [active, stepText, selectLayer]);
 
+  const figureHeight = useRoomBelow(figureRef, `${step}|${largeType}|${on}|${run.report !== null}`);
   if (!active || !sr) return null;
   const steps = sr.scenario.steps;
   const report = isRunOf(run.report, sr) ? run.report : null;
@@ -160,7 +187,7 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
       <header className="presenter-head">
         <div>
           <p className="kicker">
-            Field report {String(sr.scenario.report).padStart(3, '0')}
+            {reportWords(sr.scenario)}
             {sr.variant !== null ? ` · ${sr.label}` : ''}
           </p>
           <h2 id={`${ids}-title`}>{sr.scenario.title}</h2>
@@ -212,7 +239,9 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
             {firstLayerWords(report.firstDivergentLayer)} —{' '}
             {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}
           </p>
-          <StepFigure store={store} report={report} view={stepView(steps[step])} />
+          <div ref={figureRef}>
+            <StepFigure store={store} report={report} view={stepView(steps[step])} height={figureHeight} />
+          </div>
         </div>
       )}
       <p className="presenter-hint">← → or Page Up / Page Down: previous / next step · Esc: leave</p>

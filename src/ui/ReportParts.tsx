@@ -4,7 +4,7 @@ import type { Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import type { TextSegments, TokenStream } from '../state/store';
-import { formatRatio } from './format';
+import { formatRatio, ordinal } from './format';
 import { Term } from './Glossary';
 
 function kernelTitle(id: string): string {
@@ -217,7 +217,7 @@ export function Generation({
       <p data-testid="generation-summary">
         {g.firstDifference === null
           ? `Both paths generate the same ${g.reference.ids.length} tokens.`
-          : `The continuations part at generated token ${g.firstDifference} (highlighted).`}
+          : `The continuations part at the ${ordinal(g.firstDifference + 1)} generated token of ${g.reference.ids.length} (highlighted).`}
       </p>
       <div className="side-by-side">
         <Continuation

@@ -8,7 +8,7 @@ import { METRICS, type Metric } from '../run/runspec';
 import { buildSpec, specChanges } from '../state/spec';
 import type { AppStore } from '../state/store';
 import { ExportDetails } from './charts/ChartCard';
-import { Drilldown } from './charts/Drilldown';
+import { Drilldown, OP_ROWS } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
 import { Heatmap } from './charts/Heatmap';
 import { Histogram } from './charts/Histogram';
@@ -88,10 +88,54 @@ export function Results({ store }: { store: AppStore }) {
   useEffect(() => {
     if (!hasVerdict || run.startedAt === null || scrolledFor.current === run.startedAt) return;
     scrolledFor.current = run.startedAt;
+    // In view and with the keyboard on it (Run, disabled while the run goes on, had it).
+    const verdict = document.querySelector<HTMLElement>('.results [data-testid="verdict"]');
+    if (!verdict || store.getState().presenter) return;
+    verdict.setAttribute('tabindex', '-1');
+    verdict.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
+    verdict.focus({ preventScroll: true });
+  }, [hasVerdict, run.startedAt, store]);
+  // A layer opened (by a point, a button, a heatmap row or a step): its ops come into view with the keyboard
+  // on the first op row (not under presenter mode, which has the keyboard).
+  const presenter = useStore(store, (s) => s.presenter);
+  // The chart text's size (styles.css: 13 px, 17 px in Large type): the drill-down's margins follow it.
+  const largeType = useStore(store, (s) => s.prefs.largeType);
+  useEffect(() => {
+    if (selectedLayer === null || presenter) return;
+    requestAnimationFrame(() => {
+      const drill = document.querySelector<HTMLElement>('.results [data-testid="drilldown"]');
+      if (!drill) return;
+      drill.scrollIntoView({ block: 'nearest', behavior: 'instant' as ScrollBehavior });
+      const row = drill.querySelector<SVGElement>(`${OP_ROWS}[tabindex="0"]`);
+      if (row) row.focus({ preventScroll: true });
+      else {
+        drill.setAttribute('tabindex', '-1');
+        drill.focus({ preventScroll: true });
+      }
+    });
+  }, [selectedLayer, presenter]);
+  /** Escape or Close: the drill-down goes and the keyboard returns to the layer's point. */
+  const closeDrill = useCallback(() => {
+    const layer = store.getState().selectedLayer;
+    selectLayer(null);
     document
-      .querySelector('[data-testid="verdict"]')
-      ?.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
-  }, [hasVerdict, run.startedAt]);
+      .querySelector<SVGElement>(`.results circle[data-testid="curve-point"][data-layer="${layer ?? -1}"]`)
+      ?.focus();
+  }, [store, selectLayer]);
+  // Escape anywhere in the drill-down closes it.
+  const drillRef = useRef<HTMLElement>(null);
+  const open = selectedLayer !== null && report !== null;
+  useEffect(() => {
+    const el = drillRef.current;
+    if (!open || !el) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      e.preventDefault();
+      closeDrill();
+    };
+    el.addEventListener('keydown', onKey);
+    return () => el.removeEventListener('keydown', onKey);
+  }, [open, closeDrill]);
   const sharer = useSharerFor(store, report);
   const bytes = model?.tokenizer === 'bytes';
   const tokenText = useCallback(
@@ -219,15 +263,16 @@ export function Results({ store }: { store: AppStore }) {
         </section>
 
         {selectedLayer !== null && (
-          <section className="card drill">
+          <section className="card drill" ref={drillRef}>
             <Drilldown
               report={report}
               layer={selectedLayer}
               metric={viewMetric}
               selectedTap={selectedTap}
               onSelectTap={selectTap}
-              onClose={() => selectLayer(null)}
+              onClose={closeDrill}
               fileBase={fileBase}
+              scale={largeType ? 17 / 12 : 13 / 12}
             />
             {tap ? (
               <Histogram tap={tap} fileBase={fileBase} />

@@ -17,6 +17,7 @@ import {
   K_RANGE,
   MAX_GENERATE,
 } from '../state/store';
+import { ErrorAlert } from './ErrorAlert';
 import { NumberField, Toggle } from './fields';
 import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
 import { Term } from './Glossary';
@@ -39,12 +40,15 @@ function kernelTitle(id: string): string {
   return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
 }
 
-/** Brings the scenario list into view and puts the keyboard on its first entry. */
-function toScenarios(): void {
-  const list = document.querySelector<HTMLElement>('[data-testid="scenario-picker"]');
-  if (!list) return;
-  list.scrollIntoView({ block: 'start', behavior: 'smooth' });
-  list.querySelector<HTMLButtonElement>('button:not([disabled])')?.focus({ preventScroll: true });
+/** Opens the classroom and puts the keyboard on the scenario list's first entry. */
+function toScenarios(store: AppStore): void {
+  store.getState().setMode('classroom');
+  requestAnimationFrame(() => {
+    const list = document.querySelector<HTMLElement>('[data-testid="scenario-picker"]');
+    if (!list) return;
+    list.scrollIntoView({ block: 'start', behavior: 'instant' as ScrollBehavior });
+    list.querySelector<HTMLButtonElement>('button:not([disabled])')?.focus({ preventScroll: true });
+  });
 }
 
 function Elapsed({ since }: { since: number | null }) {
@@ -62,6 +66,8 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
   const model = useStore(store, (s) => s.model);
   const stored = useStore(store, (s) => s.storedRun !== null);
   const enabled = useStore(store, canRun);
+  const waitingFor = useStore(store, (s) => s.waitingFor);
+  const inClassroom = useStore(store, (s) => s.mode === 'classroom');
   const setSettings = useStore(store, (s) => s.setSettings);
   const toggleFused = useStore(store, (s) => s.toggleFused);
   const removeExtraFault = useStore(store, (s) => s.removeExtraFault);
@@ -83,13 +89,13 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
     status = run.progress ? phaseLabel(run.progress) : 'Starting…';
     if (run.stream)
       status += ` — reference ${run.stream.reference.ids.length} / ${run.stream.total}, fused ${run.stream.fused.ids.length} / ${run.stream.total} tokens`;
-  } else if (run.status === 'done')
+  } else if (waitingFor) status = `Run waits for ${waitingFor}…`;
+  else if (run.status === 'done')
     status = stored
       ? 'Showing a stored run (not re-run).'
       : `Done in ${run.elapsedMs === null ? '—' : formatMs(run.elapsedMs)}.`;
   else if (run.status === 'cancelled')
     status = 'Cancelled. GPU work stopped and its buffers were returned to the pool.';
-  else if (run.status === 'error') status = 'The run failed (see the message above).';
 
   return (
     <section className="card run-panel" aria-labelledby={`${ids}-title`} data-testid="run-panel">
@@ -168,10 +174,18 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
               Cancel
             </button>
           )}
-          <button type="button" className="link-btn" data-testid="to-scenarios" onClick={toScenarios}>
-            or open a classroom scenario ↓
-          </button>
+          {!inClassroom && (
+            <button
+              type="button"
+              className="link-btn"
+              data-testid="to-scenarios"
+              onClick={() => toScenarios(store)}
+            >
+              or open a classroom scenario
+            </button>
+          )}
         </div>
+        <ErrorAlert store={store} controller={controller} place="run" />
         <div
           className="run-status"
           role="status"

@@ -23,6 +23,17 @@ import { RunLinkedButton } from './LinkPanels';
 import { openFragment } from './nav';
 import { describeSpec, firstLayerWords } from './spec-words';
 
+/**
+ * Which scenario of the six and which field report it retells: two scenarios retell report 000, so the
+ * scenario's own number tells them apart.
+ */
+export function reportWords(sc: (typeof SCENARIOS)[number]): string {
+  const n = SCENARIOS.indexOf(sc) + 1;
+  const shared = SCENARIOS.filter((x) => x.report === sc.report).length > 1;
+  const part = shared ? `, part ${SCENARIOS.filter((x) => x.report === sc.report).indexOf(sc) + 1}` : '';
+  return `scenario ${n} · field report ${String(sc.report).padStart(3, '0')}${part}`;
+}
+
 export function ScenarioPicker({ store, controller }: { store: AppStore; controller: Controller }) {
   const current = useStore(store, (s) => s.scenario?.id ?? null);
   const running = useStore(store, (s) => s.run.status === 'running');
@@ -47,7 +58,7 @@ export function ScenarioPicker({ store, controller }: { store: AppStore; control
             >
               <span className="scenario-title">{sc.title}</span>
               <span className="muted small">
-                field report {String(sc.report).padStart(3, '0')} · <code>#s={sc.id}</code>
+                {reportWords(sc)} · <code>#s={sc.id}</code>
               </span>
             </button>
           </li>
@@ -205,7 +216,7 @@ export function ScenarioStage({ store, controller }: { store: AppStore; controll
     >
       <div className="card-head">
         <div>
-          <p className="kicker">Classroom scenario · field report {String(sc.report).padStart(3, '0')}</p>
+          <p className="kicker">Classroom {reportWords(sc)}</p>
           <h2 id={`${ids}-title`}>{sc.title}</h2>
         </div>
         <button type="button" data-testid="present" onClick={() => setPresenter(true)}>
@@ -215,6 +226,16 @@ export function ScenarioStage({ store, controller }: { store: AppStore; controll
       <p className="story" data-testid="scenario-story">
         {sc.story}
       </p>
+      {/* Run sits right under the story: on screen at 1280×800 when the scenario opens. */}
+      <div className="actions">
+        <RunLinkedButton store={store} controller={controller} />
+        <span className="muted small">
+          Short link:{' '}
+          <span className="mono" data-testid="scenario-link">
+            {shortLink}
+          </span>
+        </span>
+      </div>
       {runs.length > 1 && (
         <fieldset className="variants bare" disabled={running}>
           <legend className="muted small">Runs of this scenario:</legend>
@@ -250,15 +271,6 @@ export function ScenarioStage({ store, controller }: { store: AppStore; controll
           ))}
       </dl>
       <ExpectationLine store={store} sr={sr} />
-      <div className="actions">
-        <RunLinkedButton store={store} controller={controller} />
-        <span className="muted small">
-          Short link:{' '}
-          <span className="mono" data-testid="scenario-link">
-            {shortLink}
-          </span>
-        </span>
-      </div>
     </section>
   );
 }

@@ -1,7 +1,43 @@
 import { describe, expect, it } from 'vitest';
-import { fileSafe, formatBytes, formatMetric, formatMs, formatNs, formatRatio, formatSci } from './format';
+import {
+  fileSafe,
+  formatBytes,
+  formatMetric,
+  formatMs,
+  formatNs,
+  formatRatio,
+  formatSci,
+  nsTickFormat,
+  ordinal,
+} from './format';
 
 describe('format', () => {
+  it("an axis's nanosecond ticks share the unit of its largest value", () => {
+    const ms = nsTickFormat(1e8);
+    expect([0, 5e7, 1e8].map(ms)).toEqual(['0 ms', '50 ms', '100 ms']);
+    const us = nsTickFormat(2500);
+    expect([0, 1250, 2500].map(us)).toEqual(['0 µs', '1.25 µs', '2.5 µs']);
+    expect(nsTickFormat(800)(0)).toBe('0 ns');
+    expect(nsTickFormat(3e9)(1.5e9)).toBe('1.5 s');
+  });
+
+  it('ordinals', () => {
+    expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(ordinal)).toEqual([
+      '1st',
+      '2nd',
+      '3rd',
+      '4th',
+      '11th',
+      '12th',
+      '13th',
+      '21st',
+      '22nd',
+      '23rd',
+      '101st',
+      '111th',
+    ]);
+  });
+
   it('bytes', () => {
     expect(formatBytes(0)).toBe('0 B');
     expect(formatBytes(1023)).toBe('1023 B');

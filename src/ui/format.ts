@@ -80,6 +80,16 @@ export function formatNs(ns: number): string {
   return `${(ns / 1e9).toPrecision(3)} s`;
 }
 
+/**
+ * An axis's tick labels of nanoseconds, all in the unit of the axis's largest value (0 as "0 ms" beside
+ * "100 ms", never "0 ns").
+ */
+export function nsTickFormat(max: number): (ns: number) => string {
+  const a = Math.abs(max);
+  const [div, unit] = a < 1e3 ? [1, 'ns'] : a < 1e6 ? [1e3, 'µs'] : a < 1e9 ? [1e6, 'ms'] : [1e9, 's'];
+  return (ns) => (Number.isFinite(ns) ? `${Number((ns / div).toPrecision(3))} ${unit}` : '—');
+}
+
 /** Wall time from milliseconds: "850 ms", "12.3 s", "2 min 5 s". */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return '—';
@@ -93,4 +103,12 @@ export function formatMs(ms: number): string {
 export function fileSafe(s: string): string {
   const out = s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
   return out.slice(0, 60) || 'x';
+}
+
+/** 1 → "1st", 2 → "2nd", 11 → "11th", 23 → "23rd". */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix =
+    tens >= 11 && tens <= 13 ? 'th' : n % 10 === 1 ? 'st' : n % 10 === 2 ? 'nd' : n % 10 === 3 ? 'rd' : 'th';
+  return `${n}${suffix}`;
 }

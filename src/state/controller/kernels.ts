@@ -76,12 +76,16 @@ export function createKernelDesk(ctx: Ctx): KernelDesk {
     const key = consentKey({ slot, source });
     if (!client.testKernel) return;
     e().testStarted(key);
+    // Run waits for the test (the worker is busy with it, and a run with this kernel needs its result).
+    s().setWaitingFor("your kernel's isolated test");
     try {
       const seed = Math.floor(Math.random() * 2 ** 31);
       const test = client.testKernel.bind(client);
       e().testDone(key, await ctx.watch("the kernel's isolated test", () => test(slot, source, seed)));
     } catch (err) {
       e().testFailed(key, asWorkerError(err).message);
+    } finally {
+      s().setWaitingFor(null);
     }
   }
 

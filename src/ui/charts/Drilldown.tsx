@@ -11,6 +11,7 @@ import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
+import { moveAmong, rovingTabStop } from './keys';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
 import { useChart } from './useChart';
 
@@ -32,6 +33,9 @@ export function layerTaps(report: Report, layer: number): TapResult[] {
   return report.taps.filter((t) => t.layer === layer);
 }
 
+/** The op rows that answer the keyboard (compared taps), top to bottom. */
+export const OP_ROWS = 'g.tap-row.compared';
+
 export function Drilldown({
   report,
   layer,
@@ -46,6 +50,7 @@ export function Drilldown({
   const taps = useMemo(() => layerTaps(report, layer), [report, layer]);
   const onSelectRef = useRef(onSelectTap);
   onSelectRef.current = onSelectTap;
+
   const margin = { top: 36 * scale, right: 200 * scale, bottom: 10, left: 236 * scale };
   const height = margin.top + margin.bottom + ROW * Math.max(1, taps.length);
   const l = report.layers.find((x) => x.layer === layer) ?? null;
@@ -237,14 +242,17 @@ export function Drilldown({
           if (ev.key === 'Enter' || ev.key === ' ') {
             ev.preventDefault();
             onSelectRef.current(t.name);
-          }
+          } else moveAmong(ev, OP_ROWS);
         })
         .on('focus', (ev: FocusEvent, t) => {
           const [px, py] = centerOf(ev.target as Element, body);
           tip.show(linesFor(t), px, py);
         })
         .on('blur', () => tip.hide());
-      rows.filter((t) => t.status === 'fused-away').attr('aria-label', (t) => linesFor(t).join('; '));
+      rows
+        .filter((t) => t.status === 'fused-away')
+        .attr('role', 'group')
+        .attr('aria-label', (t) => linesFor(t).join('; '));
       rows
         .on('mouseenter mousemove', (ev: MouseEvent, t) => {
           const [px, py] = localPoint(ev, body);
@@ -259,10 +267,11 @@ export function Drilldown({
   useEffect(() => {
     const svgEl = svgRef.current;
     if (!svgEl) return;
-    select(svgEl)
-      .selectAll<SVGGElement, TapResult>('g.tap-row.compared')
+    const rows = select(svgEl)
+      .selectAll<SVGGElement, TapResult>(OP_ROWS)
       .classed('selected', (t) => t.name === selectedTap)
       .attr('aria-pressed', (t) => (t.name === selectedTap ? 'true' : 'false'));
+    rovingTabStop(svgEl, OP_ROWS, rows.filter((t) => t.name === selectedTap).node());
   }, [selectedTap, taps, width, height, metric]);
 
   const fusedAway = taps.filter((t) => t.status === 'fused-away').length;

@@ -9,6 +9,7 @@ import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
+import { moveAmong, rovingTabStop } from './keys';
 import {
   axisTick,
   type CurveRow,
@@ -37,6 +38,8 @@ export interface ErrorCurveProps {
 }
 
 const DEFAULT_HEIGHT = 340;
+/** The chart's points (one per layer), in layer order. */
+const POINTS = 'circle[data-testid="curve-point"]';
 
 function valueText(v: number, metric: Metric): string {
   return formatMetric(fromErrorValue(v, metric), metric);
@@ -90,7 +93,11 @@ export function ErrorCurve({
           label: 'the sharer’s run (their ratio × your floor)',
           shape: 'line',
         });
-      const legend = svg.append('g').attr('class', 'legend').attr('transform', 'translate(8, 6)');
+      // Rows, offsets and margins follow the chart's text size (13 px, 17 px in Large type, 24 px presenting).
+      const em = Number.parseFloat(getComputedStyle(svg.node() as Element).fontSize) || 13;
+      const rowStep = Math.max(20, Math.round(em * 1.45));
+      const legendTop = 6 + Math.max(0, Math.round(em * 0.6 - 9));
+      const legend = svg.append('g').attr('class', 'legend').attr('transform', `translate(8, ${legendTop})`);
       let lx = 0;
       let ly = 0;
       for (const item of legendItems) {
@@ -127,16 +134,22 @@ export function ErrorCurve({
             .attr('y', 6)
             .attr('width', 6)
             .attr('height', 6);
-        const text = g.append('text').attr('x', 28).attr('y', 13).text(item.label);
+        const text = g.append('text').attr('x', 28).attr('y', 9).attr('dy', '0.35em').text(item.label);
         const w = 28 + (text.node()?.getComputedTextLength() ?? item.label.length * 7) + 18;
         if (lx > 0 && lx + w > width - 16) {
           lx = 0;
-          ly += 20;
+          ly += rowStep;
         }
         g.attr('transform', `translate(${lx}, ${ly})`);
         lx += w;
       }
-      const margin = { top: ly + 58, right: 20, bottom: 44, left: 78 };
+      // Under the legend's last row: room for the "first divergent layer" label above the plot.
+      const margin = {
+        top: legendTop + ly + 9 + Math.round(em * 0.6) + 12 + Math.round(em * 1.2),
+        right: 20,
+        bottom: 20 + Math.round(em * 2.3),
+        left: 48 + Math.round(em * 2.4),
+      };
       const iw = Math.max(40, width - margin.left - margin.right);
       const ih = Math.max(60, HEIGHT - margin.top - margin.bottom);
       const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
@@ -193,13 +206,13 @@ export function ErrorCurve({
         .append('text')
         .attr('class', 'axis-label')
         .attr('x', iw / 2)
-        .attr('y', ih + 36)
+        .attr('y', ih + 10 + Math.round(em * 1.9))
         .attr('text-anchor', 'middle')
         .text('layer');
       plot
         .append('text')
         .attr('class', 'axis-label')
-        .attr('transform', `translate(${-margin.left + 16}, ${ih / 2}) rotate(-90)`)
+        .attr('transform', `translate(${-margin.left + Math.round(em * 0.95)}, ${ih / 2}) rotate(-90)`)
         .attr('text-anchor', 'middle')
         .text(metric === 'sqnrDb' ? 'SQNR (dB, up = more error)' : METRIC_LABELS[metric]);
 
@@ -341,7 +354,7 @@ export function ErrorCurve({
           if (ev.key === 'Enter' || ev.key === ' ') {
             ev.preventDefault();
             onSelectRef.current(r.layer);
-          }
+          } else moveAmong(ev, POINTS);
         })
         .on('mouseenter mousemove', (ev: MouseEvent, r) => {
           const [px, py] = localPoint(ev, body);
@@ -371,12 +384,30 @@ export function ErrorCurve({
         .attr('y', -5)
         .attr('width', 10)
         .attr('height', 10);
-      bornMarks
+      const bornLabels = bornMarks
         .append('text')
         .attr('class', 'born-label')
         .attr('y', (r) => ((yOf(r.propagated) ?? 0) < (yOf(r.local) ?? 0) ? 20 : -11))
         .attr('text-anchor', 'middle')
         .text('born here');
+      // Never over the "first divergent layer" label (they meet when the local error is near the top): the
+      // word goes to the square's other side.
+      const markerBox = (plot.select<SVGTextElement>('text.marker-label').node() ?? null)?.getBBox();
+      if (markerBox)
+        bornLabels.each(function (r) {
+          const hits = () => {
+            const b = this.getBBox();
+            const x0 = b.x + xOf(r.layer);
+            const y0 = b.y + (yOf(r.local) ?? 0);
+            return (
+              x0 < markerBox.x + markerBox.width &&
+              markerBox.x < x0 + b.width &&
+              y0 < markerBox.y + markerBox.height &&
+              markerBox.y < y0 + b.height
+            );
+          };
+          if (hits()) select(this).attr('y', Number(this.getAttribute('y')) < 0 ? 20 : -11);
+        });
     },
     [rows, metric, report, sharerRows],
   );
@@ -395,6 +426,7 @@ export function ErrorCurve({
     const pt = svg.select<SVGCircleElement>(
       `circle[data-testid="curve-point"][data-layer="${selectedLayer ?? -1}"]`,
     );
+    rovingTabStop(svgEl, POINTS, pt.node());
     if (selectedLayer === null || pt.empty()) sel.attr('x', -1000);
     else {
       const cx = Number(pt.attr('cx'));

@@ -14,6 +14,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import type { Report } from '../../compare/analyze';
 import { formatSci } from '../format';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
+import { moveAmong, rovingTabStop } from './keys';
 import { axisTick, decadeTicks, type HeatCell, heatCells, logDomain } from './scales';
 import { useChart } from './useChart';
 
@@ -117,7 +118,7 @@ export function Heatmap({
           if (ev.key === 'Enter' || ev.key === ' ') {
             ev.preventDefault();
             onSelectRef.current(l.layer);
-          }
+          } else moveAmong(ev, 'rect.heat-row');
         })
         .on('focus', (ev: FocusEvent, l) => {
           const worst = worstOf(l.perToken);
@@ -125,6 +126,8 @@ export function Heatmap({
           tip.show([`Layer ${l.layer}`, `worst token: ${formatSci(worst)}`], px, py);
         })
         .on('blur', () => tip.hide());
+      const svgNode = svg.node();
+      if (svgNode) rovingTabStop(svgNode, 'rect.heat-row');
 
       plot
         .append('g')

@@ -8,7 +8,7 @@ import { useMemo } from 'react';
 import type { Report } from '../../compare/analyze';
 import type { FusedKernelId } from '../../engine/fused-kernels';
 import type { TimingSummary } from '../../engine/timing';
-import { formatNs } from '../format';
+import { formatNs, nsTickFormat } from '../format';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { timeGroups } from './kernels';
 import { useChart } from './useChart';
@@ -52,6 +52,7 @@ function PerLayer({
         .padding(0.08);
       const max = Math.max(1, ...reference.perLayer, ...fused.perLayer);
       const y = scaleLinear().domain([0, max]).nice().range([ih, 0]);
+      const tick = nsTickFormat(y.domain()[1]);
       plot
         .append('g')
         .attr('class', 'axis')
@@ -63,7 +64,7 @@ function PerLayer({
         .call(
           axisLeft(y)
             .ticks(5)
-            .tickFormat((d) => formatNs(Number(d))),
+            .tickFormat((d) => tick(Number(d))),
         );
       const data = layers.flatMap((l) =>
         PATHS.map((p) => ({ layer: l, path: p, ns: (p === 'reference' ? reference : fused).perLayer[l] })),
@@ -79,6 +80,7 @@ function PerLayer({
         .attr('y', (d) => y(d.ns))
         .attr('height', (d) => ih - y(d.ns))
         .attr('tabindex', 0)
+        .attr('role', 'img')
         .attr('aria-label', (d) => `layer ${d.layer}, ${d.path}: ${formatNs(d.ns)}`)
         .on('mouseenter mousemove', (ev: MouseEvent, d) => {
           const [px, py] = localPoint(ev, body);
@@ -186,7 +188,7 @@ function PerKind({
         .call(
           axisBottom(x)
             .ticks(Math.max(2, Math.floor(iw / 90)))
-            .tickFormat((d) => formatNs(Number(d))),
+            .tickFormat((d) => nsTickFormat(x.domain()[1])(Number(d))),
         );
       plot
         .append('g')

@@ -33,10 +33,26 @@ export function useChart(height: number, draw: (f: ChartFrame) => void, deps: De
     const body = bodyRef.current;
     const tip = tooltipFor(tipRef.current, body);
     const svg = select(el);
+    // A redraw replaces every element: the one with the keyboard gets it back (found by its data attributes).
+    const focused = document.activeElement;
+    const key = focused && el.contains(focused) ? focusKey(focused) : null;
     svg.selectAll('*').remove();
     svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
     drawRef.current({ svg, width, height, tip, body });
+    if (key)
+      for (const c of el.querySelectorAll<SVGElement>('[tabindex]'))
+        if (focusKey(c) === key) {
+          c.focus({ preventScroll: true });
+          break;
+        }
     return () => tip.hide();
   }, [width, height, bodyRef, ...deps]);
   return { bodyRef, svgRef, tipRef, width };
+}
+
+/** What tells a chart's focusable element apart from the others (its test id and what it stands for). */
+function focusKey(el: Element): string {
+  return ['data-testid', 'data-layer', 'data-tap', 'data-kernel', 'aria-label']
+    .map((a) => el.getAttribute(a) ?? '')
+    .join('|');
 }

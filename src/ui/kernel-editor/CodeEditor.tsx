@@ -63,6 +63,8 @@ export function CodeEditor({ value, onChange, diagnostics, label }: CodeEditorPr
         wgsl(),
         lintGutter(),
         theme,
+        // Long lines wrap: an edit near a line's end must not scroll the view sideways and hide every line's start.
+        EditorView.lineWrapping,
         EditorView.contentAttributes.of({
           'aria-label': initial.current.label,
           'data-testid': 'kernel-code',
@@ -72,6 +74,8 @@ export function CodeEditor({ value, onChange, diagnostics, label }: CodeEditorPr
         }),
       ],
     });
+    // The scroller is a scrollable region: reachable by the keyboard itself (it scrolls with the arrows).
+    v.scrollDOM.tabIndex = 0;
     view.current = v;
     return () => {
       v.destroy();

@@ -1,6 +1,6 @@
 // Bring your own kernel: pick a fused-kernel slot, start from its shipped WGSL or an exercise, edit it with
 // the compiler's messages inline, run the slot's isolated test in the worker, and use the kernel in Run.
-import { useEffect, useId, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo } from 'react';
 import { useStore } from 'zustand';
 import { EXERCISES, type ExerciseId, exerciseById } from '../../kernels/custom/exercises';
 import { CUSTOM_SLOTS, type CustomSlotId, customSlot, isCustomSlotId } from '../../kernels/custom/slots';
@@ -23,14 +23,12 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
   const custom = useStore(store, (s) => s.settings.custom);
   const fused = useStore(store, (s) => s.settings.fused);
   const ready = useStore(store, (s) => s.initStatus === 'ready');
-  const [open, setOpen] = useState(false);
   const ids = useId();
-  const shown = open || custom !== null;
 
-  // (Re)check when the panel opens and whenever the GPU comes back (a restart keeps the edited source).
+  // (Re)check when the editor opens and whenever the GPU comes back (a restart keeps the edited source).
   useEffect(() => {
-    if (shown && ready) desk.recheck();
-  }, [shown, ready, desk]);
+    if (ready) desk.recheck();
+  }, [ready, desk]);
 
   const slot = customSlot(ed.slot);
   const check = ed.check.source === ed.source ? ed.check : null;
@@ -47,28 +45,16 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
     [ed.slot, ed.source],
   );
   const exercise = ed.exercise ? exerciseById(ed.exercise) : undefined;
+  const edited = diff.added > 0 || diff.removed > 0;
 
   return (
     <section className="card kernel-editor" aria-labelledby={`${ids}-title`} data-testid="kernel-editor">
-      <div className="card-head">
-        <h2 id={`${ids}-title`}>Bring your own kernel</h2>
-        <button
-          type="button"
-          className="small-btn"
-          aria-expanded={shown}
-          data-testid="kernel-editor-toggle"
-          disabled={inUse}
-          onClick={() => setOpen(!open)}
-        >
-          {shown ? 'Hide the editor' : 'Write a fused kernel'}
-        </button>
-      </div>
-      {!shown ? (
-        <p className="muted small">
-          Replace one fused kernel’s WGSL with your own, test it alone against the fp64 oracle, then run the
-          model with it and see where it parts from the reference path.
-        </p>
-      ) : (
+      <h2 id={`${ids}-title`}>Bring your own kernel</h2>
+      <p className="muted small">
+        Replace one fused kernel’s WGSL with your own, test it alone against the fp64 oracle, then run the
+        model with it and see where it parts from the reference path.
+      </p>
+      {
         <>
           <div className="ke-controls">
             <label className="inline-label">
@@ -116,11 +102,19 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
               type="button"
               className="small-btn"
               data-testid="kernel-download"
+              data-edited={edited ? 'yes' : 'no'}
               onClick={() =>
-                download(new Blob([ed.source], { type: 'text/plain' }), `${ed.slot}.custom.wgsl`)
+                edited
+                  ? download(
+                      new Blob([customFileHeader(slot.title, slot.kernel.file) + ed.source], {
+                        type: 'text/plain',
+                      }),
+                      `${ed.slot}.custom.wgsl`,
+                    )
+                  : download(new Blob([ed.source], { type: 'text/plain' }), baseName(slot.kernel.file))
               }
             >
-              Download .wgsl
+              {edited ? 'Download your .wgsl' : 'Download the shipped .wgsl'}
             </button>
           </div>
           <p className="muted small">
@@ -206,9 +200,18 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
             <KernelDiffView diff={diff} />
           </details>
         </>
-      )}
+      }
     </section>
   );
+}
+
+function baseName(file: string): string {
+  return file.slice(file.lastIndexOf('/') + 1);
+}
+
+/** The comment a downloaded custom kernel starts with: what it replaces, and when it was saved. */
+function customFileHeader(title: string, file: string): string {
+  return `// Custom ${title} kernel for the divergence explorer: replaces shaders/${file}.\n// Saved ${new Date().toISOString()}.\n`;
 }
 
 function CheckStatus(props: {
