@@ -59,6 +59,8 @@ export interface Controller {
   loseDevice(): void;
   /** The kernel editor (custom kernels): its state and effects. */
   kernels: KernelDesk;
+  /** The worker's client now (a new one after a restart): for modes with their own state (your runs). */
+  client(): EngineClient;
   dispose(): void;
 }
 
@@ -171,6 +173,7 @@ export function createController(
       void client.debugLoseDevice();
     },
     kernels,
+    client: () => client,
     dispose() {
       unsubscribe();
       pool.stop();

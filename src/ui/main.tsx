@@ -3,8 +3,10 @@
 // Display preferences (theme, large type) are remembered in localStorage.
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { isRunsLink } from '../run/runs-link';
 import { createController } from '../state/controller';
 import { watchdogParam } from '../state/controller/watchdog';
+import { useRunsImport } from '../state/runs-import';
 import { createAppStore, EMBEDDED_MODEL_ID, type Prefs } from '../state/store';
 import { createEngineClient } from '../worker/client';
 import { App } from './App';
@@ -45,8 +47,14 @@ const controller = createController(store, createEngineClient, {
 });
 void controller.start();
 // A link in the fragment ('#r1=…' permalink, '#s=…' scenario): opened now, and whenever it changes.
-void controller.openLink(location.hash);
-window.addEventListener('hashchange', () => void controller.openLink(location.hash));
+// '#u1=…' (an analysis of runs from elsewhere) opens the "your runs" mode, which asks for the files it names.
+const openHash = (hash: string) => {
+  if (!isRunsLink(hash)) return void controller.openLink(hash);
+  useRunsImport.getState().openLink(hash);
+  store.getState().setMode('runs');
+};
+openHash(location.hash);
+window.addEventListener('hashchange', () => openHash(location.hash));
 
 const debug = new URLSearchParams(location.search).has('debug');
 const root = document.getElementById('root');

@@ -3,7 +3,10 @@
 // from it, switches to a mode when something of it opens (a scenario link, a custom-kernel link) and brings
 // what opened into view. To add a mode: write its Rail and Main (ModeProps) and add an entry to MODES.
 import type { ComponentType } from 'react';
+import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
+import { useRunsImport } from '../state/runs-import';
+import { modelRef } from '../state/spec';
 import type { AppState, AppStore } from '../state/store';
 import { HistoryPanel } from './HistoryPanel';
 import { KernelConsent } from './kernel-editor/KernelConsent';
@@ -11,6 +14,8 @@ import { KernelEditor } from './kernel-editor/KernelEditor';
 import { KernelVerdict } from './kernel-editor/KernelVerdict';
 import { Results } from './Results';
 import { RunPanel } from './RunPanel';
+import { RunsPanel } from './runs/RunsPanel';
+import { RunsResults } from './runs/RunsResults';
 import { ScenarioPicker, ScenarioStage } from './Scenarios';
 import { SharePanel } from './SharePanel';
 
@@ -119,7 +124,49 @@ const kernel: WorkspaceMode = {
 };
 
 /** The modes, in the order of their tabs; the first is the page's default. */
-export const MODES: readonly WorkspaceMode[] = [explore, classroom, kernel];
+/** Your runs: the loaded model's reference for the runs panel (kept with each analysis, put in its link). */
+function RunsRail({ store, controller }: ModeProps) {
+  const model = useStore(store, (s) => s.model);
+  const source = useStore(store, (s) => s.modelSource);
+  return (
+    <RunsPanel
+      client={() => controller.client()}
+      loaded={model ? { name: model.name, sha256: model.sha256 ?? null } : null}
+      model={model && source ? modelRef(source, model) : null}
+    />
+  );
+}
+
+function RunsMain({ store }: ModeProps) {
+  const report = useRunsImport((s) => s.report);
+  const model = useStore(store, (s) => s.model);
+  const source = useStore(store, (s) => s.modelSource);
+  if (!report)
+    return (
+      <section className="card results-empty" data-testid="results-empty">
+        <p>
+          Drop one or two run files dumped from PyTorch (<code>tools/dump_run.py</code>) in the side rail:
+          each op of each run is re-run exactly from the run's own inputs, and the first op whose error is
+          more than rounding is named by its module path.
+        </p>
+      </section>
+    );
+  return (
+    <div data-testid="results">
+      <RunsResults report={report} model={model && source ? modelRef(source, model) : null} />
+    </div>
+  );
+}
+
+const runs: WorkspaceMode = {
+  id: 'runs',
+  label: 'Your runs',
+  blurb: 'Open runs dumped from PyTorch/CUDA and find the op where each one goes wrong.',
+  Rail: RunsRail,
+  Main: RunsMain,
+};
+
+export const MODES: readonly WorkspaceMode[] = [explore, classroom, kernel, runs];
 
 export function modeById(id: string): WorkspaceMode {
   return MODES.find((m) => m.id === id) ?? MODES[0];
