@@ -46,7 +46,7 @@ export interface RunsImportState {
 function whereOf(message: string, picked: Record<RunSide, PickedRun | null>): RunSide | 'analyze' {
   for (const side of ['B', 'A'] as const) {
     const name = picked[side]?.file.name;
-    if (name && message.startsWith(`${name}:`)) return side;
+    if (name && (message.startsWith(`${name}:`) || message.startsWith(`${name} `))) return side;
   }
   return 'analyze';
 }

@@ -92,7 +92,16 @@ function ModeTabs({ store }: { store: AppStore }) {
             data-testid={`mode-${m.id}`}
             aria-pressed={m.id === current.id}
             aria-describedby={m.id === current.id ? `${ids}-blurb` : undefined}
-            onClick={() => setMode(m.id)}
+            onClick={() => {
+              setMode(m.id);
+              // The new mode's settings start at the top of the rail: a rail scrolled down to the model panel
+              // would hide them.
+              requestAnimationFrame(() => {
+                const rail = document.querySelector<HTMLElement>('[data-testid="rail"]');
+                if (rail) rail.scrollTop = 0;
+                rail?.firstElementChild?.scrollIntoView({ block: 'nearest' });
+              });
+            }}
           >
             {m.label}
           </button>
