@@ -43,13 +43,11 @@ for (const [width, height] of [
     await page.getByTestId('mode-runs').click();
     await expect(page.getByTestId('runs-panel')).toBeInViewport();
     // Not a run: refused beside its picker, in one line; the model stays loaded.
-    await page
-      .getByTestId('run-input-A')
-      .setInputFiles({
-        name: 'notes.safetensors',
-        mimeType: 'application/octet-stream',
-        buffer: Buffer.from('not a safetensors file at all'),
-      });
+    await page.getByTestId('run-input-A').setInputFiles({
+      name: 'notes.safetensors',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from('not a safetensors file at all'),
+    });
     await page.getByTestId('analyze-runs').click();
     await expect(page.getByTestId('run-error-A')).toContainText('notes.safetensors:');
     await expect(page.getByTestId('run-error-A')).toBeInViewport();

@@ -67,8 +67,6 @@ export function metricsEngine(
   return { on: 'gpu', m };
 }
 
-const dumpName = (i: number) => (i < 0 ? 'embed' : `layers.${i}.out`);
-
 /**
  * Runs the whole comparison for `spec` on the engine's loaded model, as a pipeline of named phases over runs
  * (analysis-phases.ts): sources → oracle → local → comparisons → verdict, then bisection, determinism and
