@@ -213,7 +213,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
           L.T,
           L.d,
           L.eps,
-          k,
+          { ...k, maxWorkgroupBytes: L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize },
         ),
       writes: [
         [`${L.p}.ln1`, L.b.ln1, L.T * L.d],
@@ -231,7 +231,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
           L.T,
           L.d,
           L.eps,
-          k,
+          { ...k, maxWorkgroupBytes: L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize },
         ),
       writes: [
         [`${L.p}.resid_mid`, L.b.residMid, L.T * L.d],

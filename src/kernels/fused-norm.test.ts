@@ -6,7 +6,7 @@ import { mulberry32, randn } from '../model/random';
 import { layerNormF64 } from './cpu/layernorm';
 import { addF64 } from './cpu/residual';
 import { layerNormTol } from './custom/tolerances';
-import { addLayerNorm, layerNorm2 } from './fused-norm';
+import { addLayerNorm, FUSED_NORM_MAX_D, fusedNormMaxD, layerNorm2 } from './fused-norm';
 import { precisionConstants, roundStorage, storageUnitRoundoff } from './precision';
 import { compare, createHarness, freshSeed, type Harness } from './testing';
 
@@ -63,6 +63,54 @@ describe('fused LayerNorm kernels vs unfused fp64 oracles', () => {
       const r = compare(what, await h.read(got, T * d), ref, lnTol(v.x, T, d, w, ref), seed);
       expect(r.ok, r.report).toBe(true);
     }
+  });
+
+  it('rows wider than 16 KiB of workgroup memory (Pythia-6.9b, d 4096) where the device offers more', async () => {
+    const bytes = h.ctx.device.limits.maxComputeWorkgroupStorageSize;
+    const d = 4103; // past the 3840 of 16 KiB, not a multiple of the workgroup
+    expect(() => layerNorm2('ln', {} as never, null, 2, d, 1e-5)).toThrow(
+      `supports d <= ${FUSED_NORM_MAX_D}`,
+    );
+    // An adapter with 16 KiB refuses it before anything runs; this one (SwiftShader: 32 KiB) takes it.
+    expect(fusedNormMaxD(bytes)).toBeGreaterThanOrEqual(d);
+    const seed = freshSeed();
+    const T = 3;
+    const v = inputs(seed, T, d);
+    const y1 = h.poisoned(T * d);
+    const r = h.poisoned(T * d);
+    const y = h.poisoned(T * d);
+    await h.run([
+      layerNorm2(
+        'ln',
+        {
+          x: h.upload(v.x),
+          w1: h.upload(v.w1),
+          b1: h.upload(v.b1),
+          y1,
+          dummy: h.upload(new Float32Array(4)),
+        },
+        null,
+        T,
+        d,
+        1e-5,
+        { maxWorkgroupBytes: bytes },
+      ),
+      addLayerNorm(
+        'add_ln',
+        { a: h.upload(v.x), b: h.upload(v.y), w: h.upload(v.w1), bias: h.upload(v.b1), r, y },
+        T,
+        d,
+        1e-5,
+        { maxWorkgroupBytes: bytes },
+      ),
+    ]);
+    const ref1 = layerNormF64(v.x, T, d, v.w1, v.b1, 1e-5);
+    const c1 = compare('ln1', await h.read(y1, T * d), ref1, lnTol(v.x, T, d, v.w1, ref1), seed);
+    expect(c1.ok, c1.report).toBe(true);
+    const sum = addF64(v.y, v.x);
+    const ref2 = layerNormF64(sum, T, d, v.w1, v.b1, 1e-5);
+    const c2 = compare('add_ln', await h.read(y, T * d), ref2, lnTol(sum, T, d, v.w1, ref2), seed);
+    expect(c2.ok, c2.report).toBe(true);
   });
 
   it('single LayerNorm (DUAL off) writes only y1', async () => {

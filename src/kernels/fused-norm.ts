@@ -37,11 +37,28 @@ export const addLayerNormKernel: KernelDef = {
 };
 
 const WG = 256;
-/** Largest d the row cache holds within WebGPU's default 16 KiB of workgroup memory (row + reduction). */
-export const FUSED_NORM_MAX_D = (16384 - WG * 4) / 4;
+/** WebGPU's guaranteed workgroup memory; an adapter may offer more (an H100 through Dawn: 48 KiB). */
+const DEFAULT_WORKGROUP_BYTES = 16384;
 
-function rowMax(d: number): number {
-  if (d > FUSED_NORM_MAX_D) throw new Error(`fused LayerNorm supports d <= ${FUSED_NORM_MAX_D}, got ${d}`);
+/** Largest d the row cache holds in `workgroupBytes` of workgroup memory (the row + the reduction's WG floats). */
+export function fusedNormMaxD(workgroupBytes = DEFAULT_WORKGROUP_BYTES): number {
+  return Math.floor((workgroupBytes - WG * 4) / 4);
+}
+
+/** Largest d on every adapter (16 KiB of workgroup memory). */
+export const FUSED_NORM_MAX_D = fusedNormMaxD();
+
+/** Options of the fused LayerNorm launchers: the device's workgroup memory sets the widest row. */
+export interface NormOpts extends KernelOpts {
+  maxWorkgroupBytes?: number;
+}
+
+function rowMax(d: number, workgroupBytes?: number): number {
+  const max = fusedNormMaxD(workgroupBytes);
+  if (d > max)
+    throw new Error(
+      `fused LayerNorm supports d <= ${max} with ${workgroupBytes ?? DEFAULT_WORKGROUP_BYTES} bytes of workgroup memory, got ${d}`,
+    );
   return Math.max(1, d);
 }
 
@@ -56,12 +73,12 @@ export function layerNorm2(
   rows: number,
   d: number,
   eps: number,
-  opts: KernelOpts = {},
+  opts: NormOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: layerNorm2Kernel,
-    constants: { WG, ROW_MAX: rowMax(d), DUAL: second !== null, ...opts.constants },
+    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), DUAL: second !== null, ...opts.constants },
     // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
     buffers: { x: b.x, w1: b.w1, b1: b.b1, y1: b.y1, ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }) },
     params: paramsBytes([rows, d, { f32: eps }]),
@@ -76,12 +93,12 @@ export function addLayerNorm(
   rows: number,
   d: number,
   eps: number,
-  opts: KernelOpts = {},
+  opts: NormOpts = {},
 ): DispatchSpec {
   return {
     label,
     kernel: addLayerNormKernel,
-    constants: { WG, ROW_MAX: rowMax(d), ...opts.constants },
+    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
     buffers: b,
     params: paramsBytes([rows, d, { f32: eps }]),
     workgroups: [rows, 1, 1],
