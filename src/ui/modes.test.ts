@@ -8,7 +8,7 @@ describe('workspace modes', () => {
 
   it('ids are unique and an unknown id falls back to the first mode', () => {
     expect(new Set(MODES.map((m) => m.id)).size).toBe(MODES.length);
-    expect(MODES.map((m) => m.id)).toEqual(['explore', 'classroom', 'kernel']);
+    expect(MODES.map((m) => m.id)).toEqual(['explore', 'classroom', 'kernel', 'runs']);
     expect(modeById('no-such-mode')).toBe(MODES[0]);
   });
 
