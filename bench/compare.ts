@@ -25,6 +25,8 @@ export interface CompareRow {
   oracleMs: number;
   referenceForwardMs: number;
   oracleVsReference: number;
+  /** Peak RSS above the process's level before the model was made, through the first compare (bytes). */
+  peakRssAboveBaseBytes: number;
 }
 
 /** Submit-to-done wall time of `record` run alone in a batch, median of `reps` after one warm-up. */
@@ -52,6 +54,14 @@ export async function benchCompare(
   log: (s: string) => void,
 ): Promise<CompareRow> {
   const shape = SHAPES[model];
+  // CPU memory: the process's RSS before the model exists, and its peak (sampled every 5 ms) through the first
+  // compare of a new prompt — what the model and a compare cost the CPU side.
+  (globalThis as { gc?: () => void }).gc?.();
+  const rssBase = process.memoryUsage().rss;
+  let rssPeak = rssBase;
+  const sampler = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  }, 5);
   await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
   const prompt = (salt: number) =>
     Array.from({ length: T }, (_, i) => (i * 7919 + salt * 104729) % shape.vocab);
@@ -79,6 +89,8 @@ export async function benchCompare(
   const t1 = performance.now();
   const first = await analyze(engine, spec, prompt(2), { skip });
   const firstMs = performance.now() - t1;
+  clearInterval(sampler);
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
   const again: number[] = [];
   let repeated = first;
   for (let r = 0; r < Math.max(1, Math.floor(reps / 3)); r++) {
@@ -113,6 +125,7 @@ export async function benchCompare(
     oracleMs,
     referenceForwardMs,
     oracleVsReference: oracleMs / referenceForwardMs,
+    peakRssAboveBaseBytes: rssPeak - rssBase,
   };
   const f = (x: number) => x.toFixed(1);
   log(
@@ -121,6 +134,7 @@ export async function benchCompare(
         .map(([k, v]) => `${k} ${v.toFixed(2)}`)
         .join(', ')}); first compare ${f(firstMs)} ms, repeated ${f(row.repeatedCompareMs)} ms; ` +
       `oracle ${f(oracleMs)} ms vs reference forward ${f(referenceForwardMs)} ms (×${row.oracleVsReference.toFixed(2)}); ` +
+      `peak RSS +${(row.peakRssAboveBaseBytes / 2 ** 30).toFixed(2)} GiB; ` +
       `phases ${JSON.stringify(Object.fromEntries(Object.entries(first.durations).map(([k, v]) => [k, Math.round(v)])))}; oracle ${row.oracle}`,
   );
   engine.unloadModel();
