@@ -107,7 +107,7 @@ export async function analyzeRuns(
     opts.onProgress?.(name, phases.indexOf(name), phases.length);
     const t0 = performance.now();
     const r = await f();
-    durations[name] = performance.now() - t0;
+    durations[name] = (durations[name] ?? 0) + performance.now() - t0;
     return r;
   };
   const { on: metricsOn, m: metrics } = metricsEngine(engine, opts.metrics ?? 'auto');

@@ -63,6 +63,16 @@ describe.each(models)('runs made in PyTorch: %s', (model) => {
     }
   });
 
+  it('clean runs stored in bf16 and fp16 agree (their floor is their own dtype rounding)', async () => {
+    const { engine, read } = await load(model);
+    for (const dt of ['bf16', 'fp16']) {
+      const report = await analyzeRuns(engine, await read(`${model}/clean-cuda-${dt}.run.safetensors`), null);
+      expect(report.verdict, report.sentence).toBe('agree');
+      expect(report.runs[0].storage).toBe(dt === 'bf16' ? 'BF16' : 'F16');
+      expect(report.checks.length).toBeGreaterThan(20);
+    }
+  });
+
   it('a clean GPU run against a clean CPU run: both agree, B vs A within the floor', async () => {
     const { engine, read } = await load(model);
     const file = (id: string) => runs.find((r) => r.file.endsWith(`/${id}.run.safetensors`))!.file;
