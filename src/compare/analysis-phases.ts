@@ -250,5 +250,9 @@ export function verdict(
     oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
     metricsOn: c.metricsOn,
     durations: c.durations,
+    runs: [
+      { id: 'reference', source: 'engine', precision, kernels: [] },
+      { id: 'fused', source: 'engine', precision, kernels: [...spec.fused] },
+    ],
   };
 }

@@ -19,6 +19,14 @@ export interface OracleInfo {
 
 export const REPORT_SCHEMA = 'divergence-report/1';
 
+/** A run of the engine in a report: which path, in which precision, with which fused kernels switched on. */
+export interface RunOrigin {
+  id: 'reference' | 'fused';
+  source: 'engine';
+  precision: string;
+  kernels: FusedKernelId[];
+}
+
 export interface LayerResult {
   layer: number;
   /** Noise floor: reference path vs fp64 oracle (end to end). */
@@ -106,6 +114,8 @@ export interface Report {
   metricsOn: 'gpu' | 'cpu';
   /** Wall time of the phases, milliseconds. */
   durations: Record<string, number>;
+  /** Where each compared run came from (the engine's two paths here; runs made elsewhere: runs-report.ts). */
+  runs?: RunOrigin[];
   /**
    * With a custom kernel (spec.custom): how that source fared in its isolated test before the run (the page
    * runs it first), null when it was not tested alone. Absent for runs of the shipped kernels.
