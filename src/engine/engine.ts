@@ -1,37 +1,25 @@
 // The engine API shared by the Web Worker and the Node CLI: load a model, run a forward pass returning the
-// hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM. The work itself
-// lives in the modules it delegates to: forward.ts (record and read back), generate.ts, time-forward.ts,
-// install.ts (checked upload), batch.ts.
+// hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM. The engine is a facade
+// over two parts — the device and what lives on it (gpu-session.ts: pools, pipelines, recorded plans, renewed
+// after a device loss) and the loaded model (model-slot.ts) — and the modules that do the work: forward.ts
+// (record and read back), generate.ts, time-forward.ts, install.ts (checked upload), batch.ts.
 import { type AdapterSummary, acquireGpu, type GpuContext, type GpuFeatures } from '../gpu/device';
-import { PipelineCache, type ShaderSource, textHash } from '../gpu/pipelines';
-import { BufferPool, type PoolStats } from '../gpu/pool';
-import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
-import { parseConfigText } from '../model/config';
+import type { PipelineCache, ShaderSource } from '../gpu/pipelines';
+import type { BufferPool, PoolStats } from '../gpu/pool';
+import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { RandomModelSpec } from '../model/random-model';
 import type { Tokenizer } from '../model/tokenizer';
 import type { ModelWeights, NeoXConfig } from '../model/types';
-import { bytesSource, isWeightsSource, type WeightsSource } from '../model/weight-stream';
-import { emptyWeights } from '../model/weights';
+import { bytesSource, isWeightsSource } from '../model/weight-stream';
 import { GpuBatch } from './batch';
-import type { DecodeSession } from './decode';
-import { type ForwardContext, runForward, StagingBuffers } from './forward';
+import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
+import { GpuSession } from './gpu-session';
 import { checkGenerate, checkTokens } from './inputs';
-import {
-  allocateChecked,
-  CPU_ADAPTER_BUDGET,
-  deferredWeights,
-  type Installed,
-  installSeeded,
-  installStream,
-  isCpuAdapterSummary,
-  type MemoryBudget,
-  type ModelSource,
-} from './install';
-import { buildPlan, PlanError, type PlanOptions } from './plan';
-import { type Lease, PlanCache, type PlanCacheStats } from './plan-cache';
-import { leaseForward, type RecordedForward } from './recorded';
+import { deferredWeights, isCpuAdapterSummary, type MemoryBudget, type ModelSource } from './install';
+import { ModelSlot, streamedWeights } from './model-slot';
+import type { PlanCacheStats } from './plan-cache';
 import { timePlan } from './time-forward';
 import {
   EngineError,
@@ -41,7 +29,6 @@ import {
   type GenerateOptions,
   type ModelFiles,
   type ModelInfo,
-  resolvePath,
 } from './types';
 
 export { argmax, type OnStep, type OnToken } from './generate';
@@ -59,60 +46,44 @@ export {
   resolvePath,
 } from './types';
 
-/** GPU memory the recorded plans may keep beyond the one in use (the least recently used go first). */
-const FORWARD_CACHE_BYTES = 256 * 2 ** 20;
-const SESSION_CACHE_BYTES = 256 * 2 ** 20;
-
 export class Engine {
-  private model: GpuModel | null = null;
-  private cpuWeights: ModelWeights | null = null;
-  private info: ModelInfo | null = null;
-  private tok: Tokenizer | null = null;
-  private pool: BufferPool;
-  private pipelines: PipelineCache;
-  private gpuCtx: GpuContext;
-  private staging: StagingBuffers;
-  private custom: { file: string; source: string } | null = null;
-  /** Where the loaded model came from: a device loss reloads it from there. */
-  private source: ModelSource | null = null;
+  /** The device and what lives on it (pools, pipelines, recorded plans); renewed after a device loss. */
+  private gpuSession: GpuSession;
+  /** The loaded model. */
+  private readonly slot = new ModelSlot();
   private budgetBytes: number | null;
-  /** Recorded whole forwards and decode sessions, replayed while the model and kernels stay the same. */
-  private forwards = new PlanCache<RecordedForward>(4, FORWARD_CACHE_BYTES);
-  private sessions = new PlanCache<DecodeSession>(4, SESSION_CACHE_BYTES);
-  /** The recorded forwards' buffers (reused from one recording to the next; trimPool frees them). */
-  private planPool: BufferPool;
-  /** The custom kernel's file and text hash ('' without one): part of every recording's key. */
-  private kernelKey = '';
 
   private constructor(
     ctx: GpuContext,
-    private readonly shaders: ShaderSource,
+    shaders: ShaderSource,
     private readonly gpu: GPU,
     private readonly acquireOpts: EngineOptions,
   ) {
-    this.gpuCtx = ctx;
-    this.staging = new StagingBuffers(ctx.device);
-    this.pool = new BufferPool(ctx.device);
-    this.planPool = new BufferPool(ctx.device);
-    this.pipelines = new PipelineCache(ctx.device, shaders);
+    this.gpuSession = new GpuSession(ctx, shaders, acquireOpts);
     this.budgetBytes = acquireOpts.memoryBudgetBytes ?? null;
   }
 
+  static async create(
+    gpu: GPU | undefined | null,
+    shaders: ShaderSource,
+    opts: EngineOptions = {},
+  ): Promise<Engine> {
+    const ctx = await acquireGpu(gpu, opts);
+    return new Engine(ctx, shaders, gpu as GPU, opts);
+  }
+
   get ctx(): GpuContext {
-    return this.gpuCtx;
+    return this.gpuSession.ctx;
   }
 
   /** The largest storage binding the engine uses: the device's limit, or a lower cap (tests force splits). */
   get maxBindingBytes(): number {
-    return Math.min(
-      this.gpuCtx.device.limits.maxStorageBufferBindingSize,
-      this.acquireOpts.maxBindingBytes ?? Number.POSITIVE_INFINITY,
-    );
+    return this.gpuSession.maxBindingBytes;
   }
 
   /** True once the device is lost (recover() makes a new one). */
   get lost(): boolean {
-    return this.gpuCtx.lostError() !== null;
+    return this.ctx.lostError() !== null;
   }
 
   /**
@@ -120,15 +91,7 @@ export class Engine {
    * also refused when its buffers fail to allocate (src/engine/install.ts).
    */
   get memoryBudget(): MemoryBudget {
-    const l = this.gpuCtx.device.limits;
-    const cpu = isCpuAdapterSummary(this.adapter);
-    return {
-      bytes: this.budgetBytes ?? (cpu ? CPU_ADAPTER_BUDGET : null),
-      source: this.budgetBytes !== null ? 'user' : cpu ? 'cpu-adapter' : null,
-      maxBufferSize: l.maxBufferSize,
-      maxBindingBytes: this.maxBindingBytes,
-      heldBytes: this.model?.bytes ?? 0,
-    };
+    return this.gpuSession.budget(this.budgetBytes, this.slot.model?.bytes ?? 0);
   }
 
   /**
@@ -136,15 +99,7 @@ export class Engine {
    * user's cap, then its buffers (matrices in fp16, the least it can take) made on this device and freed.
    */
   async refusalFor(cfg: NeoXConfig): Promise<string | null> {
-    this.checkAlive();
-    try {
-      const made = await allocateChecked(this.ctx.device, cfg, emptyWeights(cfg), true, this.memoryBudget);
-      made.model.destroy();
-      return null;
-    } catch (e) {
-      if (e instanceof EngineError) return e.message.replace(/; nothing was (allocated|kept)$/, '');
-      throw e;
-    }
+    return this.gpuSession.refusalFor(cfg, this.memoryBudget);
   }
 
   /** Sets (bytes) or clears (null) the user's cap on the GPU memory of a model's weights, for later loads. */
@@ -162,40 +117,16 @@ export class Engine {
    */
   async recover(): Promise<void> {
     if (!this.lost) return;
-    const ctx = await acquireGpu(this.gpu, this.acquireOpts);
-    this.gpuCtx = ctx;
-    this.staging = new StagingBuffers(ctx.device); // the old ones belong to the lost device
-    this.pool = new BufferPool(ctx.device);
-    this.pipelines = new PipelineCache(ctx.device, this.shaders);
-    this.clearPlans(); // recorded on the lost device
-    this.planPool = new BufferPool(ctx.device);
-    if (this.custom) this.pipelines.setOverride(this.custom.file, this.custom.source);
-    const source = this.source;
-    const keepCpu = this.cpuWeights !== null;
-    this.model = null;
-    this.cpuWeights = null;
-    this.info = null;
-    this.source = null;
+    await this.gpuSession.renew(this.gpu);
+    const source = this.slot.source;
+    const keepCpu = this.slot.cpu !== null;
+    this.slot.forget(); // its buffers died with the device
     if (source) await this.installFrom(source, { keepCpu });
-  }
-
-  static async create(
-    gpu: GPU | undefined | null,
-    shaders: ShaderSource,
-    opts: EngineOptions = {},
-  ): Promise<Engine> {
-    const ctx = await acquireGpu(gpu, opts);
-    return new Engine(ctx, shaders, gpu as GPU, opts);
   }
 
   /** How the fused GEMMs pick tiles and split-K on this adapter (src/kernels/gemm-configs.ts). */
   get gemmPolicy(): GemmPolicy {
-    if (this.acquireOpts.gemm) return this.acquireOpts.gemm;
-    const l = this.ctx.device.limits;
-    return gemmPolicyFor(this.ctx.adapter, {
-      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
-      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
-    });
+    return this.gpuSession.gemmPolicy;
   }
 
   get adapter(): AdapterSummary {
@@ -207,11 +138,11 @@ export class Engine {
   }
 
   get tokenizer(): Tokenizer | null {
-    return this.tok;
+    return this.slot.tok;
   }
 
   get modelInfo(): ModelInfo | null {
-    return this.info;
+    return this.slot.info;
   }
 
   /**
@@ -220,45 +151,36 @@ export class Engine {
    * 'keep'); otherwise this is a placeholder that throws on use until loadCpuWeights() has made it.
    */
   get weights(): ModelWeights | null {
-    if (!this.model) return null;
-    return this.cpuWeights ?? deferredWeights();
+    if (!this.slot.model) return null;
+    return this.slot.cpu ?? deferredWeights();
   }
 
   /** True when the fp32 CPU copy of the weights exists. */
   get hasCpuWeights(): boolean {
-    return this.cpuWeights !== null;
+    return this.slot.cpu !== null;
   }
 
   /** The fp32 CPU copy of the weights, made now if it was not (read back from the GPU, exact). */
   async loadCpuWeights(): Promise<ModelWeights> {
     const m = this.requireModel();
-    const w = this.cpuWeights ?? (await readModelWeights(this.ctx.device, m));
-    if (this.model === m) this.cpuWeights = w;
+    const w = this.slot.cpu ?? (await readModelWeights(this.ctx.device, m));
+    if (this.slot.model === m) this.slot.cpu = w;
     return w;
   }
 
   /** Destroys the pool's cached free buffers (in-use ones stay) and the recorded plans not in use: what a
    * cancelled run leaves behind. */
   trimPool(): void {
-    this.pool.trim();
-    this.staging.trim();
-    this.clearPlans();
-    this.planPool.trim();
+    this.gpuSession.trim();
   }
 
   poolStats(): PoolStats {
-    return this.pool.stats();
+    return this.gpuSession.pool.stats();
   }
 
   /** The recorded plans kept for replay (their buffers are their own, not the pool's): hits, misses, bytes. */
   planCacheStats(): { forwards: PlanCacheStats; sessions: PlanCacheStats } {
-    return { forwards: this.forwards.stats(), sessions: this.sessions.stats() };
-  }
-
-  /** Drops every recorded plan (the model, its weights or a kernel changed). */
-  private clearPlans(): void {
-    this.forwards.clear();
-    this.sessions.clear();
+    return this.gpuSession.planCacheStats();
   }
 
   /**
@@ -303,22 +225,14 @@ export class Engine {
     reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
   }): Promise<ModelInfo> {
     this.checkAlive();
-    let first: typeof files.weights | null = files.weights;
-    const weights: WeightsSource = {
-      bytes: files.totalBytes,
-      open: () => {
-        const s = first;
-        first = null;
-        if (s) return s;
-        if (!files.reopen)
-          throw new EngineError(`the weights of ${files.name ?? 'the model'} cannot be read again`);
-        return files.reopen();
-      },
+    const source: ModelSource = {
+      kind: 'file',
+      config: files.config,
+      weights: streamedWeights(files),
+      tokenizer: files.tokenizer,
+      name: files.name,
     };
-    return this.installFrom(
-      { kind: 'file', config: files.config, weights, tokenizer: files.tokenizer, name: files.name },
-      { onProgress: files.onProgress, signal: files.signal },
-    );
+    return this.installFrom(source, { onProgress: files.onProgress, signal: files.signal });
   }
 
   /** Installs a model from a source: the previous model stays loaded until the new one is complete. */
@@ -331,24 +245,15 @@ export class Engine {
     } = {},
   ): Promise<ModelInfo> {
     const keepCpu = o.keepCpu ?? this.keepCpuByDefault();
-    const opts = { weights: this.acquireOpts.weights, budget: this.memoryBudget, keepCpu };
-    let done: Installed;
-    if (source.kind === 'seeded') {
-      done = await installSeeded(this.ctx.device, this.pipelines, source, opts);
-    } else {
-      const cfg = parseConfigText(source.config);
-      const files = { tokenizer: source.tokenizer, name: source.name };
-      const streaming = { ...opts, onProgress: o.onProgress, signal: o.signal };
-      done = await installStream(this.ctx.device, cfg, source.weights, files, streaming);
-    }
-    this.unloadModel();
-    this.clearPlans();
-    this.model = done.model;
-    this.cpuWeights = done.cpu;
-    this.tok = done.tok;
-    this.info = done.info;
-    this.source = source;
-    return done.info;
+    const info = await this.slot.install(this.gpuSession, source, {
+      ...o,
+      keepCpu,
+      weights: this.acquireOpts.weights,
+      budget: this.memoryBudget,
+    });
+    // The old model's buffers are gone (the slot destroyed them): so are the recordings that used them.
+    this.gpuSession.trim();
+    return info;
   }
 
   /** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
@@ -363,26 +268,17 @@ export class Engine {
    * reference path is unchanged. The caller checks the source first (src/kernels/custom/check.ts).
    */
   setCustomKernel(custom: { file: string; source: string } | null): void {
-    if (this.custom) this.pipelines.setOverride(this.custom.file, null);
-    this.custom = custom ? { ...custom } : null;
-    if (custom) this.pipelines.setOverride(custom.file, custom.source);
-    // Recordings are keyed by the kernel text they were compiled from: none is replayed under other text.
-    this.kernelKey = custom ? `${custom.file}#${textHash(custom.source)}` : '';
+    this.gpuSession.setCustomKernel(custom);
   }
 
   /** The shader source of the shipped files (what a custom kernel is compared with and compiled against). */
   get shaderSource(): ShaderSource {
-    return this.shaders;
+    return this.gpuSession.shaders;
   }
 
   unloadModel(): void {
-    this.clearPlans();
-    this.model?.destroy();
-    this.model = null;
-    this.cpuWeights = null;
-    this.info = null;
-    this.source = null;
-    this.trimPool();
+    this.slot.clear();
+    this.gpuSession.trim();
   }
 
   /** One forward pass over `tokens`, recorded into one command encoder and submitted once (forward.ts). */
@@ -390,30 +286,20 @@ export class Engine {
     const m = this.requireModel();
     checkTokens(m.cfg, tokens);
     const t0 = performance.now();
+    const ctx = this.gpuSession.forwardContext();
     if (opts.layers) {
-      const plan = this.plan(m, tokens, opts);
-      return runForward(this.forwardContext(), plan, m.cfg, tokens.length, opts, t0);
+      const plan = this.gpuSession.plan(m, tokens, opts);
+      return runForward(ctx, plan, m.cfg, tokens.length, opts, t0);
     }
     // A whole forward: recorded once per (path, precision, hooks, T), replayed with the new ids.
-    const lease = this.recordedForward(m, tokens.length, opts);
+    const lease = this.gpuSession.recordedForward(m, tokens.length, opts);
     try {
       lease.value.setTokens(tokens);
       const rec = lease.value;
-      return await runForward(this.forwardContext(), rec.plan, m.cfg, tokens.length, opts, t0, rec.program);
+      return await runForward(ctx, rec.plan, m.cfg, tokens.length, opts, t0, rec.program);
     } finally {
       lease.done();
     }
-  }
-
-  /** The recorded whole forward of T tokens with these options (a replay, or recorded now). */
-  private recordedForward(m: GpuModel, T: number, opts: GenerateOptions): Lease<RecordedForward> {
-    const parts = { device: this.ctx.device, pool: this.planPool, pipelines: this.pipelines, model: m };
-    const limits = { maxBindingBytes: this.maxBindingBytes, gemm: this.gemmPolicy };
-    const lease = leaseForward(this.forwards, parts, T, opts, limits, this.kernelKey);
-    // A new recording may have evicted an old one: free its buffers rather than keep them for sizes that may
-    // never come again (the no-cache loop records every length once).
-    if (!lease.hit) this.planPool.trim();
-    return lease;
   }
 
   /**
@@ -427,8 +313,8 @@ export class Engine {
   ): Promise<{ ms: number[]; dispatches: number }> {
     const m = this.requireModel();
     checkTokens(m.cfg, tokens);
-    const plan = this.plan(m, tokens, opts);
-    return timePlan(this.forwardContext(), plan, reps);
+    const plan = this.gpuSession.plan(m, tokens, opts);
+    return timePlan(this.gpuSession.forwardContext(), plan, reps);
   }
 
   /**
@@ -478,18 +364,7 @@ export class Engine {
       throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
-    const ctx = {
-      device: this.ctx.device,
-      pipelines: this.pipelines,
-      model: m,
-      maxBindingBytes: this.maxBindingBytes,
-      gemm: this.gemmPolicy,
-      sessions: this.sessions,
-      kernelKey: this.kernelKey,
-      checkAlive: () => this.checkAlive(),
-      settleLoss: () => this.settleLoss(),
-    };
-    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk);
+    return generatePaths(this.gpuSession.pathsContext(m), prompt, n, paths, onStep, signal, chunk);
   }
 
   /**
@@ -514,17 +389,18 @@ export class Engine {
    */
   batch(): GpuBatch {
     const m = this.requireModel();
+    const s = this.gpuSession;
     return new GpuBatch({
-      device: this.ctx.device,
-      pipelines: this.pipelines,
-      pool: this.pool,
+      device: s.device,
+      pipelines: s.pipelines,
+      pool: s.pool,
       plan: (tokens, opts) => {
         checkTokens(m.cfg, tokens);
-        return this.plan(m, tokens, opts);
+        return this.gpuSession.plan(m, tokens, opts);
       },
       record: (tokens, opts) => {
         checkTokens(m.cfg, tokens);
-        return this.recordedForward(m, tokens.length, opts);
+        return this.gpuSession.recordedForward(m, tokens.length, opts);
       },
       checkAlive: () => this.checkAlive(),
     });
@@ -532,62 +408,22 @@ export class Engine {
 
   /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */
   gpuParts(): { device: GPUDevice; pipelines: PipelineCache; pool: BufferPool; model: GpuModel } {
-    return {
-      device: this.ctx.device,
-      pipelines: this.pipelines,
-      pool: this.pool,
-      model: this.requireModel(),
-    };
+    const s = this.gpuSession;
+    return { device: s.device, pipelines: s.pipelines, pool: s.pool, model: this.requireModel() };
   }
 
   dispose(): void {
     this.unloadModel();
-    this.pool.destroyAll();
-    this.planPool.destroyAll();
-    this.ctx.device.destroy();
-  }
-
-  private plan(m: GpuModel, tokens: number[], opts: GenerateOptions & { layers?: PlanOptions['layers'] }) {
-    try {
-      return buildPlan(this.ctx.device, this.pool, m, tokens, {
-        fused: resolvePath(opts.path),
-        precision: opts.precision ?? 'fp32',
-        hooks: opts.hooks,
-        layers: opts.layers,
-        maxBindingBytes: this.maxBindingBytes,
-        gemm: this.gemmPolicy,
-      });
-    } catch (e) {
-      if (e instanceof PlanError) throw new EngineError(e.message, 'input');
-      throw e;
-    }
+    this.gpuSession.destroy();
   }
 
   private requireModel(): GpuModel {
     this.checkAlive();
-    if (!this.model) throw new EngineError('no model is loaded', 'model');
-    return this.model;
+    if (!this.slot.model) throw new EngineError('no model is loaded', 'model');
+    return this.slot.model;
   }
 
   private checkAlive(): void {
-    const lost = this.ctx.lostError();
-    if (lost) throw lost;
-  }
-
-  private forwardContext(): ForwardContext {
-    return {
-      device: this.ctx.device,
-      pipelines: this.pipelines,
-      staging: this.staging,
-      checkAlive: () => this.checkAlive(),
-      settleLoss: () => this.settleLoss(),
-    };
-  }
-
-  /** After a failure: a failed map or submit is often the device going away; give its loss a moment to be
-   * reported, then throw it if there is one. */
-  private async settleLoss(): Promise<void> {
-    await Promise.race([this.ctx.lost, new Promise((r) => setTimeout(r, 50))]);
-    this.checkAlive();
+    this.gpuSession.checkAlive();
   }
 }
