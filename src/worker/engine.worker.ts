@@ -11,9 +11,6 @@ import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
 import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';
-import { parseConfigText } from '../model/config';
-import { checkRunLimits } from '../model/limits';
-import { modelNameOfUrl } from '../run/hub';
 import { LIMITS, parseRunSpec, type RunSpec } from '../run/runspec';
 import type {
   CompareOptions,
@@ -34,20 +31,11 @@ import type {
   WorkerError,
 } from './api';
 import { notify, release, toWorkerError, workerError } from './boundary';
+import { runTokens } from './compare-input';
 import { loadBytes, loadStream } from './install-model';
 import { compareRunFiles } from './runs';
-import {
-  contentLength,
-  decodeText,
-  folderUrl,
-  MODEL_FILES,
-  openFile,
-  probeModelUrl,
-  readBody,
-} from './url-model';
-
-/** At most one progress message per this many bytes (plus one at the end of each file). */
-const PROGRESS_STEP = 1 << 20;
+import { downloadModel } from './url-load';
+import { probeModelUrl } from './url-model';
 
 /** The checks an in-page model (files read by the page, or a Blob) gets before the worker is claimed. */
 function checkModelInput(
@@ -58,24 +46,6 @@ function checkModelInput(
   if (!(files.weights instanceof weights)) throw workerError('model', 'model.safetensors is missing');
   if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
     throw workerError('model', 'tokenizer.json: expected text');
-}
-
-/** A file of a URL model downloaded again, as chunks (a reload after a device loss). */
-async function* downloadAgain(base: URL, file: string): AsyncGenerator<Uint8Array, void> {
-  const res = await openFile(base, file);
-  const body = res.body ?? new Blob([await res.arrayBuffer()]).stream();
-  const reader = body.getReader();
-  let done = false;
-  try {
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      yield r.value;
-    }
-    done = true;
-  } finally {
-    if (!done) reader.cancel().catch(() => undefined);
-  }
 }
 
 /** A model's display name from the page: at most 200 characters, 'model' when absent. */
@@ -131,65 +101,9 @@ class WorkerEngine implements WorkerApi {
   ): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
-      return await this.exclusive('loading', { cancelled: 'download cancelled' }, async (signal) => {
-        const base = folderUrl(baseUrl);
-        let loadedBytes = 0;
-        let totalBytes: number | null = null;
-        let lastReport = -PROGRESS_STEP;
-        // Every 1 MiB, or every 1 % of a small download (at least 64 KiB), so a slow one is seen to move.
-        const step = () =>
-          totalBytes === null ? PROGRESS_STEP : Math.min(PROGRESS_STEP, Math.max(1 << 16, totalBytes / 100));
-        const report = (file: string, force = false) => {
-          if (force || loadedBytes - lastReport >= step()) {
-            lastReport = loadedBytes;
-            notify(onProgress, { file, loadedBytes, totalBytes });
-          }
-        };
-        // The two small files first: config.json decides whether the weights can fit before they are asked for.
-        const [cfgRes, tokRes] = await Promise.all([
-          openFile(base, MODEL_FILES.config, { signal }),
-          openFile(base, MODEL_FILES.tokenizer, { signal }),
-        ]);
-        const small = [contentLength(cfgRes), contentLength(tokRes)];
-        const count = (file: string) => (n: number) => {
-          loadedBytes += n;
-          report(file);
-        };
-        const config = decodeText(MODEL_FILES.config, await readBody(cfgRes, count(MODEL_FILES.config)));
-        const tokenizer = decodeText(
-          MODEL_FILES.tokenizer,
-          await readBody(tokRes, count(MODEL_FILES.tokenizer)),
-        );
-        const refusal = await engine.refusalFor(parseConfigText(config));
-        if (refusal) throw workerError('model', `${refusal}; nothing was downloaded`);
-        const wRes = await openFile(base, MODEL_FILES.weights, { signal });
-        const wLen = contentLength(wRes);
-        totalBytes = [...small, wLen].some((l) => l === null)
-          ? null
-          : [...small, wLen].reduce<number>((a, l) => a + (l ?? 0), 0);
-        const before = loadedBytes;
-        report(MODEL_FILES.weights, true);
-        return await loadStream(
-          engine,
-          {
-            config,
-            tokenizer,
-            name: modelNameOfUrl(base.href),
-            weights: wRes.body ?? new Blob([await wRes.arrayBuffer()]).stream(),
-            totalBytes: wLen,
-            onProgress: (loaded) => {
-              loadedBytes = before + loaded;
-              report(MODEL_FILES.weights);
-            },
-            onDownloaded: () =>
-              notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes }),
-            signal,
-            reopen: () => downloadAgain(base, MODEL_FILES.weights),
-          },
-          options,
-          this.keepLoaded,
-        );
-      });
+      return await this.exclusive('loading', { cancelled: 'download cancelled' }, (signal) =>
+        downloadModel(engine, baseUrl, onProgress, signal, options, this.keepLoaded),
+      );
     } catch (e) {
       throw toWorkerError(e);
     } finally {
@@ -305,29 +219,7 @@ class WorkerEngine implements WorkerApi {
     try {
       const engine = await this.requireEngine();
       const spec = parseRunSpec(specIn);
-      const info = engine.modelInfo;
-      const loaded = this.loaded;
-      if (!info || !loaded) throw workerError('model', 'no model is loaded');
-      if (spec.model.kind === 'embedded' && spec.model.id !== info.name)
-        throw workerError('input', `the run names model '${spec.model.id}' but '${info.name}' is loaded`);
-      if (spec.model.kind !== 'embedded' && spec.model.sha256 !== loaded.sha256)
-        throw workerError('input', 'the run names a model file other than the one loaded (sha256 differs)');
-      let tokens: number[];
-      if ('tokens' in spec.prompt) {
-        tokens = spec.prompt.tokens;
-        const bad = tokens.find((t) => t >= info.config.vocabSize);
-        if (bad !== undefined)
-          throw workerError(
-            'input',
-            `token id ${bad} is outside the vocabulary (0..${info.config.vocabSize - 1})`,
-          );
-      } else {
-        if (!engine.tokenizer)
-          throw workerError('input', `${info.name} has no tokenizer: give the prompt as token ids`);
-        tokens = engine.tokenizer.encode(spec.prompt.text);
-      }
-      // Every limit the config decides (positions, token ids, fault layers), before the GPU is touched.
-      checkRunLimits(info.config, { tokens, generate: spec.generate, faults: spec.faults });
+      const tokens = runTokens(engine, spec, this.loaded);
       // A cancelled run returns its cached buffers too.
       const cancel = { cancelled: 'run cancelled', onCancel: () => engine.trimPool() };
       return await this.exclusive('comparing', cancel, async (signal) => {
