@@ -275,3 +275,19 @@ test('a run brings its verdict into view, points at the culprit; changed setting
   await shoot(page, testInfo, 'scenario-cleared-1280', false);
   expect(errors).toEqual([]);
 });
+
+test('the mode is kept in the address: a reload or a bookmark opens the same workspace', async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.goto('./?mode=kernel');
+  await expect(page.getByTestId('mode-kernel')).toHaveAttribute('aria-pressed', 'true');
+  await page.getByTestId('mode-runs').click();
+  await expect(page).toHaveURL(/[?&]mode=runs/);
+  await page.reload();
+  await expect(page.getByTestId('mode-runs')).toHaveAttribute('aria-pressed', 'true');
+  // The first mode is the plain address; an unknown mode opens it.
+  await page.getByTestId('mode-explore').click();
+  await expect(page).not.toHaveURL(/mode=/);
+  await page.goto('./?mode=no-such-mode');
+  await expect(page.getByTestId('mode-explore')).toHaveAttribute('aria-pressed', 'true');
+  expect(errors).toEqual([]);
+});

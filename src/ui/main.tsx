@@ -10,6 +10,8 @@ import { useRunsImport } from '../state/runs-import';
 import { createAppStore, EMBEDDED_MODEL_ID, type Prefs } from '../state/store';
 import { createEngineClient } from '../worker/client';
 import { App } from './App';
+import { MODES, modeById } from './modes';
+import { modeOfSearch, showModeInAddressBar } from './nav';
 import './styles.css';
 
 export const EMBEDDED_MODEL_PATH = `models/${EMBEDDED_MODEL_ID}/`;
@@ -46,6 +48,13 @@ const controller = createController(store, createEngineClient, {
   watchdogMs: watchdogParam(location.search) ?? undefined,
 });
 void controller.start();
+// The mode is kept in the address (?mode=…), so a reload or a bookmark opens the same workspace; a link opened
+// below picks its own.
+const modeParam = modeOfSearch(location.search);
+if (modeParam) store.getState().setMode(modeById(modeParam).id);
+store.subscribe((s, prev) => {
+  if (s.mode !== prev.mode) showModeInAddressBar(modeById(s.mode).id, MODES[0].id);
+});
 // A link in the fragment ('#r1=…' permalink, '#s=…' scenario): opened now, and whenever it changes.
 // '#u1=…' (an analysis of runs from elsewhere) opens the "your runs" mode, which asks for the files it names.
 const openHash = (hash: string) => {

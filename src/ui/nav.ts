@@ -26,3 +26,25 @@ export function showInAddressBar(link: string): void {
     // Not a URL of this page: leave the address bar alone.
   }
 }
+
+/** The mode a page address asks for (`?mode=kernel`), or null; an unknown id is the page's to refuse. */
+export function modeOfSearch(search: string): string | null {
+  const m = new URLSearchParams(search).get('mode');
+  return m ? m.slice(0, 40) : null;
+}
+
+/** The query string with `mode` set (the first mode, `fallback`, is left out: the plain address opens it). */
+export function searchWithMode(search: string, mode: string, fallback: string): string {
+  const q = new URLSearchParams(search);
+  if (mode === fallback) q.delete('mode');
+  else q.set('mode', mode);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Keeps the mode in the address bar (replacing the entry: switching modes is not a step Back undoes). */
+export function showModeInAddressBar(mode: string, fallback: string): void {
+  const search = searchWithMode(location.search, mode, fallback);
+  if (search !== location.search)
+    history.replaceState(history.state, '', `${location.pathname}${search}${location.hash}`);
+}
