@@ -21,6 +21,7 @@ import { attnScores, attnValues, softmaxCausal } from '../src/kernels/attention'
 import {
   FLASH_KEY_CHUNK,
   flashAttention,
+  flashPasses,
   flashTiles,
   flashWorkgroupBytes,
 } from '../src/kernels/flash-attention';
@@ -128,7 +129,7 @@ export async function benchAttention(
         const threads = c.BQ * (c.BK / FLASH_KEY_CHUNK);
         if (
           threads > device.limits.maxComputeInvocationsPerWorkgroup ||
-          flashWorkgroupBytes(c.BQ, c.BK, hd) > device.limits.maxComputeWorkgroupStorageSize
+          flashWorkgroupBytes(c.BQ, c.BK, hd, flashPasses(hd)) > device.limits.maxComputeWorkgroupStorageSize
         ) {
           rows.push({ H, T, hd, kernel, ms: Number.NaN, skipped: 'over the device limits' });
           continue;
