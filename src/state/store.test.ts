@@ -289,6 +289,27 @@ describe('store', () => {
     expect(store.getState().error?.message).toBe('boom');
   });
 
+  it('one message about what was done last: a bad link replaces an older error, a run or load replaces the link error', () => {
+    const store = createAppStore();
+    const spec = { version: 1 } as RunSpec;
+    store.getState().initSucceeded(adapter, features);
+    store.getState().runStarted(spec, 0);
+    store.getState().runFailed({ kind: 'internal', message: 'boom' }, 10);
+    store.getState().setLinkError('this link is not a permalink of this page.');
+    expect(store.getState().error).toBeNull();
+    expect(store.getState().linkError).toMatch(/permalink/);
+    store.getState().runStarted(spec, 20);
+    expect(store.getState().linkError).toBeNull();
+    store.getState().setLinkError('bad link.');
+    store.getState().modelLoadStarted({ kind: 'embedded', id: 'neox-kjv-bytes' } as never);
+    expect(store.getState().linkError).toBeNull();
+    // An error about the GPU, with its restart button, stays beside a bad link.
+    store.getState().deviceLost({ kind: 'device-lost', message: 'GPU device lost (destroyed)' });
+    store.getState().setLinkError('bad link.');
+    expect(store.getState().error?.kind).toBe('device-lost');
+    expect(store.getState().linkError).toBe('bad link.');
+  });
+
   it('device loss keeps the settings and ends a run in flight', () => {
     const store = createAppStore();
     store.getState().initSucceeded(adapter, features);

@@ -363,6 +363,7 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         modelSource: source,
         modelProgress: { file: '', loadedBytes: 0, totalBytes: null },
         error: null,
+        linkError: null,
       }),
     setModelProgress: (p) => set((s) => (s.modelStatus === 'loading' ? { modelProgress: { ...p } } : {})),
     modelLoaded: (model) =>
@@ -380,6 +381,7 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         selectedLayer: null,
         selectedTap: null,
         error: null,
+        linkError: null,
         storedRun: null,
         linked: s.linked?.autorunPending ? { ...s.linked, autorunPending: false } : s.linked,
       })),
@@ -435,7 +437,13 @@ export function createAppStore(overrides: Partial<AppState> = {}): AppStore {
         // An error about what was open before goes; one about the GPU (with its restart button) stays.
         error: s.initStatus === 'lost' || s.initStatus === 'error' ? s.error : null,
       })),
-    setLinkError: (linkError) => set({ linkError }),
+    // One answer to what was done last: a bad link replaces an error about something older (one about the GPU,
+    // with its restart button, stays), and a run or a load started since replaces the link's error.
+    setLinkError: (linkError) =>
+      set((s) => ({
+        linkError,
+        ...(linkError && s.initStatus !== 'lost' && s.initStatus !== 'error' ? { error: null } : {}),
+      })),
     setModelNeed: (modelNeed) => set({ modelNeed }),
     setHistory: (patch) => set((s) => ({ history: { ...s.history, ...patch } })),
     showStoredRun: (stored, spec, report) =>
