@@ -103,6 +103,9 @@ async function timeLaunch(
       const timer = new GpuTimer(device, specs.length);
       try {
         const enc = device.createCommandEncoder();
+        // encode() writes the ops' uniform params (encodeRepeated replays what a forward has written; without
+        // this every dispatch would read M = N = K = 0 and time nothing) and runs each op once, untimed.
+        program.encode(enc);
         program.encodeRepeated(enc, timer, () => reps);
         timer.resolve(enc);
         device.queue.submit([enc.finish()]);

@@ -9,18 +9,26 @@
 //   --model    also Pythia-1.4B-like shapes (d 2048, ff 8192, vocab 50304) at T = 128 and T = 16
 //   --tune     time every tile configuration of TUNE_CONFIGS at the cube size (tuneGemm); with --model, at
 //              the model shapes too
+//   --loads L  the core's global loads when tuning: scalar, vec4 or both (default both: each configuration
+//              twice, named with "scalar" or "vec4")
+//   --match RE time only the tile configurations whose name matches the regular expression RE
+//   --fma      a probe: the core's accumulate step written as fma(a, b, sum) instead of sum + a·b (shows
+//              whether the driver already contracts it into one FFMA)
+//   --toggles T  extra Dawn toggles for this process (e.g. enable-dawn-features=disable_robustness, to
+//              measure what the bounds clamps cost; never the engine's setting)
 // On a machine without a GPU: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (numbers are only
 // a sanity check there, never a claim).
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { create, globals } from 'webgpu';
 import { acquireGpu } from '../src/gpu/device';
-import { nodeGpu } from '../src/gpu/node';
+import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
 import type { DispatchSpec } from '../src/gpu/program';
 import { uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
-import { linearBias } from '../src/kernels/fused-linear';
+import { type GemmOpts, linearBias } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
 import { linear } from '../src/kernels/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
@@ -47,6 +55,8 @@ export interface BenchOpts {
   reps?: number; // timed dispatches (default 20)
   warmup?: number; // untimed dispatches before (default 3)
   kernels?: Array<'fused' | 'reference'>;
+  /** tuneGemm: the global loads to time each configuration with (default: the launcher's choice only). */
+  loads?: Array<NonNullable<GemmOpts['loads']>>;
 }
 
 export function cube(n: number): GemmSize {
@@ -212,14 +222,19 @@ export async function tuneGemm(
   const out: Array<GemmTiming & { skipped?: string }> = [];
   try {
     for (const t of configs) {
-      const name = tilesName(t);
-      const problem = gemmTilesProblem(t, device.limits);
-      if (problem) {
-        out.push({ ...row(s, name, { seconds: Number.NaN, timing: 'wall' }), skipped: problem });
-        continue;
+      for (const loads of opts.loads ?? ['auto' as const]) {
+        const name = loads === 'auto' ? tilesName(t) : `${tilesName(t)} ${loads}`;
+        const problem = gemmTilesProblem(t, device.limits);
+        if (problem) {
+          out.push({ ...row(s, name, { seconds: Number.NaN, timing: 'wall' }), skipped: problem });
+          continue;
+        }
+        const spec = linearBias(`gemm.tune ${name}`, { ...b, b: null }, s.M, s.N, s.K, {
+          constants: { ...t },
+          loads,
+        });
+        out.push(row(s, name, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
       }
-      const spec = linearBias(`gemm.tune ${name}`, { ...b, b: null }, s.M, s.N, s.K, { constants: { ...t } });
-      out.push(row(s, name, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
     }
   } finally {
     b.destroy();
@@ -250,27 +265,50 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const ctx = await acquireGpu(nodeGpu());
+  const toggles = value('--toggles');
+  let gpu = nodeGpu();
+  if (toggles) {
+    Object.assign(globalThis, globals);
+    gpu = create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
+  }
+  const ctx = await acquireGpu(gpu);
   const { device, adapter } = ctx;
   const soft = /swiftshader/i.test(`${adapter.vendor} ${adapter.architecture} ${adapter.description}`);
   const n = Number(value('--size') ?? (soft ? 256 : 2048));
   const reps = Number(value('--reps') ?? (soft ? 5 : 20));
-  const pipelines = new PipelineCache(device, nodeShaderSource());
+  const source = nodeShaderSource();
+  const pipelines = new PipelineCache(device, source);
+  if (flag('--fma')) {
+    const core = source('common/gemm_core.wgsl');
+    const step = 'let s = sum[i * GEMM_TN_VECS + g] + ai * b[g];';
+    if (!core.includes(step)) throw new Error('--fma: the accumulate step is not where the probe expects it');
+    pipelines.setOverride(
+      'common/gemm_core.wgsl',
+      core.replace(step, 'let s = fma(vec4f(ai), b[g], sum[i * GEMM_TN_VECS + g]);'),
+    );
+  }
   console.log(`adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim());
-  console.log(`timestamp-query: ${ctx.features.timestampQuery}, reps ${reps}`);
+  console.log(
+    `timestamp-query: ${ctx.features.timestampQuery}, reps ${reps}; toggles: ${toggles ?? 'default'}; fma probe: ${flag('--fma')}`,
+  );
+  console.log(`limits: ${JSON.stringify(ctx.adapter.limits)}`);
+  const loads = (value('--loads') ?? 'scalar,vec4').split(',') as BenchOpts['loads'];
   const sizes = [cube(n), ...(flag('--model') ? [...modelSizes(128), ...modelSizes(16)] : [])];
   const rows: Array<GemmTiming & { skipped?: string }> = await benchGemm(device, pipelines, sizes, { reps });
   console.log(formatTimings(rows));
   if (flag('--tune')) {
     for (const size of sizes) {
-      const tuned = await tuneGemm(device, pipelines, size, TUNE_CONFIGS, { reps });
+      const match = new RegExp(value('--match') ?? '.');
+      const configs = TUNE_CONFIGS.filter((t) => match.test(tilesName(t)));
+      const tuned = await tuneGemm(device, pipelines, size, configs, { reps, loads });
       console.log(`\ntile configurations at ${size.label}:`);
       console.log(formatTimings(tuned));
       rows.push(...tuned);
     }
   }
   const json = value('--json');
-  if (json) writeFileSync(json, JSON.stringify({ adapter, rows }, null, 2));
+  if (json)
+    writeFileSync(json, JSON.stringify({ date: new Date().toISOString(), adapter, toggles, rows }, null, 2));
   device.destroy();
 }
 

@@ -5,13 +5,13 @@
 // bindings and two hooks. The same kernel file also compiles against common/gemm_reduce.wgsl, the split-K
 // reduction, which calls the same epilogue on the summed partials.
 //
-// Contract with the kernel file (WGSL has no includes: precision.wgsl, weights.wgsl, this file and the kernel
-// file are concatenated, and module-scope names may be used before their declaration):
+// Contract with the kernel file (WGSL has no includes: precision.wgsl, this file, a load file, the whole/split
+// file and the kernel file are concatenated, and module-scope names may be used before their declaration):
 // - `params` (binding 0) is a uniform struct that begins with `M: u32, N: u32, K: u32, k_chunk: u32`:
 //   the output is [M, N] (N in tile columns), K the reduction length, k_chunk the K range of one split
 //   (a multiple of BK; ≥ K when the GEMM is not split);
 // - the kernel file's own bindings come next, and `const GEMM_IN: u32` names the first binding after them:
-//   this file declares x (GEMM_IN) and w (GEMM_IN + 1);
+//   the load file declares x (GEMM_IN) and w (GEMM_IN + 1);
 // - `fn gemm_w_row(n: u32) -> u32`: the W row that tile column n computes (identity for a plain linear, a
 //   permutation for qkv_rotary), or GEMM_NONE for a padding column (loads zeros);
 // - `fn gemm_epilogue(m: u32, n: u32, v: vec4f)`: the f32 sums of row m, tile columns n .. n + 3 (n a
@@ -23,13 +23,18 @@
 // keeps the raw sums (accumulators, not activations: no st()) in the workspace [S, M, N];
 // common/gemm_reduce.wgsl adds the S partials (through acc()) and calls the epilogue.
 //
+// The global loads live in a load file that follows this one: common/gemm_load_scalar.wgsl (one f32 at a
+// time: any K, packed-f16 W through common/weights.wgsl, the teaching fault) or common/gemm_load_vec4.wgsl
+// (16 bytes along K where K % 4 == 0). Each provides GemmLoads, GemmRows, gemm_w_rows(), gemm_fetch_x(),
+// gemm_fetch_w() and gemm_stage(); both stage the same values, so the sums do not depend on the choice.
+//
 // Design (the classic register-blocked SGEMM, sized for WebGPU's default limits):
 // - GEMM_THREADS = (BM/TM)·(BN/TN) threads in a TY × TX grid; each warp of 32 covers a 4 × 8 patch of it
 //   (GEMM_WY × GEMM_WX), so one k step of a warp reads 8 distinct vec4s of W and 4 of x from workgroup
 //   memory (128 + 64 bytes) rather than 16 + 2 with a 2 × 16 row of threads.
 // - Per K step of BK, the workgroup stages x[block_m.., k0..k0+BK) and W[rows.., k0..k0+BK) into workgroup
-//   memory. Global loads: each run of 8 consecutive threads reads 8 consecutive k of one row (one 32-byte
-//   sector), so the loads of both x and W are coalesced along K; every load is bounds-checked (zeros outside).
+//   memory. Global loads are coalesced along K (consecutive threads read consecutive k of one row) and
+//   bounds-checked (zeros outside).
 // - The staged tiles are transposed to k-major, xs[BK][BM + PAD] and ws[BK][BN + PAD], so for a fixed k a
 //   thread's TM rows and TN columns are contiguous vec4s. The transposing scalar stores of a warp (8 k ×
 //   4 rows) hit 32 distinct banks either with PAD = 4 floats per k-row (bank = 4k + row, the default) or,
@@ -67,14 +72,11 @@ override GEMM_WY: u32 = 32u / GEMM_WX; // a warp's threads along M
 
 const GEMM_NONE: u32 = 0xffffffffu;
 
-@group(0) @binding(GEMM_IN) var<storage, read> x: array<f32>; // [M, K]
-@group(0) @binding(GEMM_IN + 1u) var<storage, read> w: array<u32>; // f32 bits or packed f16 (load_w), rows of K
 const GEMM_TN_VECS: u32 = 2u; // vec4s per register-tile row (TN ≤ 8)
 const GEMM_LOADS_MAX: u32 = 16u; // staged elements per thread and K step, per operand
 
 /** A thread's register tile: [TM ≤ 8][TN ≤ 8] as [8][2] vec4s; element (i, j) = [i * 2 + j / 4][j % 4]. */
 alias GemmTile = array<vec4f, 16>;
-alias GemmLoads = array<f32, GEMM_LOADS_MAX>;
 
 var<workgroup> gemm_xs: array<vec4f, GEMM_BUFS * BK * (BM + GEMM_PAD) / 4u>; // [BUFS][BK][BM + PAD] x, k-major
 var<workgroup> gemm_ws: array<vec4f, GEMM_BUFS * BK * (BN + GEMM_PAD) / 4u>; // [BUFS][BK][BN + PAD] W, k-major
@@ -106,58 +108,6 @@ fn gemm_col(lid: u32, j: u32) -> u32 {
   return (j / 4u) * GEMM_TX * 4u + gemm_tx(lid) * 4u + j % 4u;
 }
 
-/** Staged element idx of a [rows][BK] tile -> (row, k): k % 8 fastest, then row, then k / 8. */
-fn gemm_stage_row(idx: u32, rows: u32) -> u32 {
-  return (idx / 8u) % rows;
-}
-
-fn gemm_stage_k(idx: u32, rows: u32) -> u32 {
-  return (idx / (8u * rows)) * 8u + idx % 8u;
-}
-
-/** The x values [block_m.., k0..k0+BK) this thread stages: zeros outside [M, K]. */
-fn gemm_fetch_x(block_m: u32, lid: u32, M: u32, K: u32, k0: u32) -> GemmLoads {
-  var r: GemmLoads;
-  let shift = select(0u, 2u, FAULT_TILE_OFFSET);
-  for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
-    let idx = lid + l * GEMM_THREADS;
-    let m = block_m + gemm_stage_row(idx, BM);
-    let k = k0 + gemm_stage_k(idx, BM) + shift;
-    if (m < M && k < K) {
-      r[l] = x[m * K + k];
-    }
-  }
-  return r;
-}
-
-/** The W values of rows `rows` (GEMM_NONE: zeros), columns [k0, k0+BK) ∩ [0, K), this thread stages. */
-fn gemm_fetch_w(rows: array<u32, GEMM_LOADS_MAX>, lid: u32, K: u32, k0: u32) -> GemmLoads {
-  var r: GemmLoads;
-  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
-    let k = k0 + gemm_stage_k(lid + l * GEMM_THREADS, BN);
-    if (rows[l] != GEMM_NONE && k < K) {
-      r[l] = load_w(rows[l] * K + k);
-    }
-  }
-  return r;
-}
-
-/** Stores the fetched values into workgroup buffer `buf` (k-major, rows swizzled by 4·(k % 8)). */
-fn gemm_stage(lid: u32, buf: u32, xr: GemmLoads, wr: GemmLoads) {
-  for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
-    let idx = lid + l * GEMM_THREADS;
-    let k = gemm_stage_k(idx, BM);
-    let f = (buf * BK + k) * (BM + GEMM_PAD) + (gemm_stage_row(idx, BM) ^ (gemm_swz(k) * 4u));
-    gemm_xs[f / 4u][f % 4u] = xr[l];
-  }
-  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
-    let idx = lid + l * GEMM_THREADS;
-    let k = gemm_stage_k(idx, BN);
-    let f = (buf * BK + k) * (BN + GEMM_PAD) + (gemm_stage_row(idx, BN) ^ (gemm_swz(k) * 4u));
-    gemm_ws[f / 4u][f % 4u] = wr[l];
-  }
-}
-
 /**
  * This thread's TM×TN tile of x·W^T for the block at (block_m, block_n), summed over k in [k_begin, k_end):
  * x rows [block_m, block_m + BM) ∩ [0, M), tile columns [block_n, block_n + BN) ∩ [0, N) mapped to W rows by
@@ -169,14 +119,7 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32, k_beg
   let tx = gemm_tx(lid);
   let ty = gemm_ty(lid);
   // The W rows this thread stages are the same at every K step: map them once.
-  var rows: array<u32, GEMM_LOADS_MAX>;
-  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
-    let n = block_n + gemm_stage_row(lid + l * GEMM_THREADS, BN);
-    rows[l] = GEMM_NONE;
-    if (n < N) {
-      rows[l] = gemm_w_row(n);
-    }
-  }
+  let rows = gemm_w_rows(block_n, lid, N);
   var sum: GemmTile;
   var xr = gemm_fetch_x(block_m, lid, M, K, k_begin);
   var wr = gemm_fetch_w(rows, lid, K, k_begin);

@@ -152,6 +152,13 @@ export const TUNE_CONFIGS: readonly GemmTiles[] = [
   { BM: 32, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
   GEMM_CPU, // 32 threads
   { BM: 128, BN: 256, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 512 threads: a raised limit
+  { BM: 128, BN: 64, BK: 16, TM: 8, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 12800 B
+  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 12800 B
+  { BM: 128, BN: 64, BK: 32, TM: 8, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 25600 B: a raised limit
+  { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 16896 B: a raised limit
+  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 33792 B: a raised limit
+  { BM: 128, BN: 128, BK: 32, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 33792 B: a raised limit
+  { BM: 256, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 512 threads: a raised limit
 ];
 
 export function tilesName(t: GemmTiles): string {
