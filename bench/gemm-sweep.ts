@@ -211,7 +211,7 @@ export function chooseTable(rows: SweepRow[]): {
 function tilesSource(name: string): string {
   const t = TUNE_CONFIGS.find((c) => tilesName(c) === name);
   if (!t) throw new Error(`unknown tiles ${name}`);
-  return `t(${t.BM}, ${t.BN}, ${t.BK}, ${t.TM}, ${t.TN}, ${t.GEMM_BUFS}, ${t.GEMM_SWIZZLE})`;
+  return `t(${t.BM}, ${t.BN}, ${t.BK}, ${t.TM}, ${t.TN}, ${t.GEMM_BUFS})`;
 }
 
 const fmt = (r: SweepRow) =>

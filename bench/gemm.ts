@@ -1,12 +1,14 @@
 // GEMM throughput: the fused linear core (linearBias without bias, shaders/common/gemm_core.wgsl) vs the
 // reference linear (shaders/reference/linear.wgsl, 16×16 tiles, one output per thread), y = x·W^T.
-// Each measurement records `reps` dispatches into one compute pass after a warm-up; with 'timestamp-query'
-// the pass's GPU duration / reps is reported (one pass, so timestamp quantization is spread over all reps),
-// otherwise wall-clock from submit to onSubmittedWorkDone / reps.
+// The fused row runs the tiles the engine picks on this adapter (gemmPolicyFor: a measured table, or the
+// heuristic), as one dispatch. Each measurement records `reps` dispatches into one compute pass after a
+// warm-up; with 'timestamp-query' the pass's GPU duration / reps is reported (one pass, so timestamp
+// quantization is spread over all reps), otherwise wall-clock from submit to onSubmittedWorkDone / reps.
 //
 // Standalone: npx tsx bench/gemm.ts [--size N] [--model] [--tune] [--reps R] [--json FILE]
 //   --size N   cube size M = N = K (default 2048 on a GPU, 256 on SwiftShader)
 //   --model    also Pythia-1.4B-like shapes (d 2048, ff 8192, vocab 50304) at T = 128 and T = 16
+//   --shapes S also these GEMMs, S = MxNxK,MxNxK,... (e.g. Pythia-410m's at T = 512: 512x4096x1024)
 //   --tune     time every tile configuration of TUNE_CONFIGS at the cube size (tuneGemm); with --model, at
 //              the model shapes too
 //   --loads L  the core's global loads when tuning: scalar, vec4 or both (default both: each configuration
@@ -30,6 +32,7 @@ import { uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
 import { type GemmOpts, linearBias } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
+import { type GemmPolicy, gemmPolicyFor } from '../src/kernels/gemm-configs';
 import { linear } from '../src/kernels/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 
@@ -55,6 +58,8 @@ export interface BenchOpts {
   reps?: number; // timed dispatches (default 20)
   warmup?: number; // untimed dispatches before (default 3)
   kernels?: Array<'fused' | 'reference'>;
+  /** benchGemm: how the fused row picks its tiles (default: the heuristic of an unknown adapter). */
+  policy?: GemmPolicy;
   /** tuneGemm: the global loads to time each configuration with (default: the launcher's choice only). */
   loads?: Array<NonNullable<GemmOpts['loads']>>;
 }
@@ -195,7 +200,7 @@ export async function benchGemm(
       for (const kernel of kernels) {
         const spec =
           kernel === 'fused'
-            ? linearBias(`gemm.fused ${s.label}`, { ...b, b: null }, s.M, s.N, s.K)
+            ? linearBias(`gemm.fused ${s.label}`, { ...b, b: null }, s.M, s.N, s.K, { policy: opts.policy })
             : linear(`gemm.reference ${s.label}`, { ...b, b: null }, s.M, s.N, s.K);
         out.push(row(s, kernel, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
       }
@@ -280,12 +285,9 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
   const pipelines = new PipelineCache(device, source);
   if (flag('--fma')) {
     const core = source('common/gemm_core.wgsl');
-    const step = 'let s = sum[i * GEMM_TN_VECS + g] + ai * b[g];';
+    const step = 'let t = s + a * b;';
     if (!core.includes(step)) throw new Error('--fma: the accumulate step is not where the probe expects it');
-    pipelines.setOverride(
-      'common/gemm_core.wgsl',
-      core.replace(step, 'let s = fma(vec4f(ai), b[g], sum[i * GEMM_TN_VECS + g]);'),
-    );
+    pipelines.setOverride('common/gemm_core.wgsl', core.replace(step, 'let t = fma(vec4f(a), b, s);'));
   }
   console.log(`adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim());
   console.log(
@@ -293,8 +295,22 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
   );
   console.log(`limits: ${JSON.stringify(ctx.adapter.limits)}`);
   const loads = (value('--loads') ?? 'scalar,vec4').split(',') as BenchOpts['loads'];
-  const sizes = [cube(n), ...(flag('--model') ? [...modelSizes(128), ...modelSizes(16)] : [])];
-  const rows: Array<GemmTiming & { skipped?: string }> = await benchGemm(device, pipelines, sizes, { reps });
+  const shapes = (value('--shapes') ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((x) => {
+      const [M, N, K] = x.split('x').map(Number);
+      if (![M, N, K].every((v) => Number.isInteger(v) && v > 0)) throw new Error(`--shapes: bad GEMM '${x}'`);
+      return { label: x, M, N, K };
+    });
+  const sizes = [cube(n), ...(flag('--model') ? [...modelSizes(128), ...modelSizes(16)] : []), ...shapes];
+  // The fused row runs what the engine picks on this adapter (its measured table, or the heuristic), unsplit.
+  const policy = gemmPolicyFor(adapter, device.limits);
+  console.log(`policy: ${policy.name}`);
+  const rows: Array<GemmTiming & { skipped?: string }> = await benchGemm(device, pipelines, sizes, {
+    reps,
+    policy,
+  });
   console.log(formatTimings(rows));
   if (flag('--tune')) {
     for (const size of sizes) {

@@ -35,11 +35,15 @@
 // - Per K step of BK, the workgroup stages x[block_m.., k0..k0+BK) and W[rows.., k0..k0+BK) into workgroup
 //   memory. Global loads are coalesced along K (consecutive threads read consecutive k of one row) and
 //   bounds-checked (zeros outside).
-// - The staged tiles are transposed to k-major, xs[BK][BM + PAD] and ws[BK][BN + PAD], so for a fixed k a
-//   thread's TM rows and TN columns are contiguous vec4s. The transposing scalar stores of a warp (8 k ×
-//   4 rows) hit 32 distinct banks either with PAD = 4 floats per k-row (bank = 4k + row, the default) or,
-//   with GEMM_SWIZZLE, with no padding and the row XOR-swizzled in units of 4 (row ^ 4·(k % 8), vec4s stay
-//   whole): the padded form keeps a thread's read address k-independent, so it measured ~3% faster.
+// - The staged tiles are transposed so that for a fixed k a thread's TM rows and TN columns are whole vec4s,
+//   in groups: gemm_xs[(buf·BK/8 + k/8)·BM/4 + row/4][k % 8][row % 4] (W likewise), each group of 4 rows ×
+//   8 k padded by one vec4 (144 bytes). Why this shape: Dawn's robustness clamps every dynamic index of an
+//   array (min(i, len − 1)), and the inner loop's index is then kk-independent — the outer index depends on
+//   the thread and the K step only, the inner one (kk % 8) is a constant once the loop is unrolled — so the
+//   clamps and the address arithmetic leave the inner loop (a flat [BK][BM + pad] array, as before, put a
+//   clamp and an address computation on every workgroup load: 2048³ ran 19–25 % faster with robustness off).
+//   Banks: a vec4 load of 8 consecutive threads spans 8 groups 144 bytes apart (banks 4v mod 32: distinct);
+//   the transposing scalar stores of a warp (4 rows × 8 k) are 32 consecutive words.
 // - The register tile is made of 4×4 groups interleaved over the block: rows ty·4 + g·TY·4 + (0..3),
 //   g < TM/4 (columns likewise with TX), so eight consecutive threads read eight consecutive vec4s of
 //   workgroup memory (no bank conflicts), and each k costs TM/4 + TN/4 vec4 loads for TM·TN FMAs.
@@ -47,11 +51,11 @@
 //   latency is hidden. GEMM_BUFS = 2 double-buffers the workgroup tiles as well (one barrier per K step
 //   instead of two; slower at 128×128 on an H200, faster for the small 32×64 tiles).
 // - Every accumulate step goes through acc() (fp16-accumulation emulation; the identity otherwise).
-// Measured (H200, Dawn/Vulkan, 2048³ fp32): 128×128×8, 8×8, padded: 33.4 TFLOP/s; PyTorch fp32 48.3.
+// Measured: bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)".
 // Constraints (checked by src/kernels/gemm.ts): TM, TN ∈ {4, 8}; BM, BN multiples of 32; BK a multiple of 8;
-// TY a multiple of GEMM_WY; GEMM_THREADS ≤ 256 (the default limit); BM·BK and BN·BK multiples of
+// TY a multiple of GEMM_WY; GEMM_THREADS ≤ the device's limit (256 by default); BM·BK and BN·BK multiples of
 // GEMM_THREADS with at most GEMM_LOADS_MAX elements per thread; workgroup memory
-// 4·BK·(BM + BN + 2·PAD)·GEMM_BUFS ≤ 16384 bytes (the default limit).
+// 4.5·BK·(BM + BN)·GEMM_BUFS bytes ≤ the device's limit (16384 by default).
 
 override BM: u32 = 128; // rows of x (tokens) per workgroup
 override BN: u32 = 128; // output columns (rows of W) per workgroup
@@ -59,14 +63,12 @@ override BK: u32 = 8; // K per staging step
 override TM: u32 = 8; // rows per thread (4 or 8)
 override TN: u32 = 8; // columns per thread (4 or 8)
 override GEMM_BUFS: u32 = 1; // 1: single-buffered workgroup tiles, 2: double-buffered
-override GEMM_SWIZZLE: bool = false; // rows padded by 4 floats (false) or XOR-swizzled (true)
 // Teaching fault: the x tile is staged from column k + 2 instead of k (a misaligned tile load).
 override FAULT_TILE_OFFSET: bool = false;
 
 override GEMM_TX: u32 = BN / TN; // threads along N
 override GEMM_TY: u32 = BM / TM; // threads along M
 override GEMM_THREADS: u32 = GEMM_TX * GEMM_TY;
-override GEMM_PAD: u32 = select(4u, 0u, GEMM_SWIZZLE); // floats of padding per staged k-row
 override GEMM_WX: u32 = min(GEMM_TX, 8u); // a warp's threads along N
 override GEMM_WY: u32 = 32u / GEMM_WX; // a warp's threads along M
 
@@ -78,12 +80,20 @@ const GEMM_LOADS_MAX: u32 = 16u; // staged elements per thread and K step, per o
 /** A thread's register tile: [TM ≤ 8][TN ≤ 8] as [8][2] vec4s; element (i, j) = [i * 2 + j / 4][j % 4]. */
 alias GemmTile = array<vec4f, 16>;
 
-var<workgroup> gemm_xs: array<vec4f, GEMM_BUFS * BK * (BM + GEMM_PAD) / 4u>; // [BUFS][BK][BM + PAD] x, k-major
-var<workgroup> gemm_ws: array<vec4f, GEMM_BUFS * BK * (BN + GEMM_PAD) / 4u>; // [BUFS][BK][BN + PAD] W, k-major
+/** 8 k × 4 rows of a staged tile, [k][row] as vec4s of 4 rows, and one vec4 of padding. */
+alias GemmGroup = array<vec4f, 9>;
 
-/** The row swizzle of staged k-row k, in vec4s. */
-fn gemm_swz(k: u32) -> u32 {
-  return select(0u, k % 8u, GEMM_SWIZZLE);
+var<workgroup> gemm_xs: array<GemmGroup, GEMM_BUFS * (BK / 8u) * (BM / 4u)>; // [BUFS][BK/8][BM/4] x
+var<workgroup> gemm_ws: array<GemmGroup, GEMM_BUFS * (BK / 8u) * (BN / 4u)>; // [BUFS][BK/8][BN/4] W
+
+/** Stages x[row, k] of the block (row < BM, k < BK) into workgroup buffer buf. */
+fn gemm_put_x(buf: u32, k: u32, row: u32, v: f32) {
+  gemm_xs[(buf * (BK / 8u) + k / 8u) * (BM / 4u) + row / 4u][k % 8u][row % 4u] = v;
+}
+
+/** Stages W[row, k] of the block (row < BN, k < BK) into workgroup buffer buf. */
+fn gemm_put_w(buf: u32, k: u32, row: u32, v: f32) {
+  gemm_ws[(buf * (BK / 8u) + k / 8u) * (BN / 4u) + row / 4u][k % 8u][row % 4u] = v;
 }
 
 /** Thread lid's column in the TY × TX thread grid: warps are GEMM_WY × GEMM_WX patches of it. */
@@ -106,6 +116,12 @@ fn gemm_row(lid: u32, i: u32) -> u32 {
 /** Block-local column of register-tile column j of thread lid. */
 fn gemm_col(lid: u32, j: u32) -> u32 {
   return (j / 4u) * GEMM_TX * 4u + gemm_tx(lid) * 4u + j % 4u;
+}
+
+/** One accumulate step of 4 outputs: s + a·b, each through acc(). */
+fn gemm_fma(s: vec4f, a: f32, b: vec4f) -> vec4f {
+  let t = s + a * b;
+  return vec4f(acc(t.x), acc(t.y), acc(t.z), acc(t.w));
 }
 
 /**
@@ -134,22 +150,41 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32, k_beg
       wr = gemm_fetch_w(rows, lid, K, k0 + BK);
     }
     for (var kk = 0u; kk < BK; kk++) {
-      let sw = gemm_swz(kk);
-      let xo = (buf * BK + kk) * ((BM + GEMM_PAD) / 4u); // vec4 index of this k-row
-      let wo = (buf * BK + kk) * ((BN + GEMM_PAD) / 4u);
-      var a: array<vec4f, 2>; // x[rows of this thread, k]
-      var b: array<vec4f, 2>; // W[columns of this thread, k]
-      for (var g = 0u; g < TM / 4u; g++) {
-        a[g] = gemm_xs[xo + ((ty + g * GEMM_TY) ^ sw)];
+      let xo = (buf * (BK / 8u) + kk / 8u) * (BM / 4u) + ty; // this k's group of the thread's first 4 rows
+      let wo = (buf * (BK / 8u) + kk / 8u) * (BN / 4u) + tx;
+      // x[rows of this thread, k] and W[columns of this thread, k]; a1, b1 only with TM, TN = 8.
+      let a0 = gemm_xs[xo][kk % 8u];
+      let b0 = gemm_ws[wo][kk % 8u];
+      var a1 = vec4f();
+      var b1 = vec4f();
+      if (TM == 8u) {
+        a1 = gemm_xs[xo + GEMM_TY][kk % 8u];
       }
-      for (var g = 0u; g < TN / 4u; g++) {
-        b[g] = gemm_ws[wo + ((tx + g * GEMM_TX) ^ sw)];
+      if (TN == 8u) {
+        b1 = gemm_ws[wo + GEMM_TX][kk % 8u];
       }
-      for (var i = 0u; i < TM; i++) {
-        let ai = a[i / 4u][i % 4u];
-        for (var g = 0u; g < TN / 4u; g++) {
-          let s = sum[i * GEMM_TN_VECS + g] + ai * b[g];
-          sum[i * GEMM_TN_VECS + g] = vec4f(acc(s.x), acc(s.y), acc(s.z), acc(s.w));
+      // Written out with constant indices: a register tile indexed by loop counters gets a robustness clamp
+      // on every access, and the driver then kept it out of registers (8×8 tiles ran 36 % slower).
+      sum[0] = gemm_fma(sum[0], a0.x, b0);
+      sum[2] = gemm_fma(sum[2], a0.y, b0);
+      sum[4] = gemm_fma(sum[4], a0.z, b0);
+      sum[6] = gemm_fma(sum[6], a0.w, b0);
+      if (TM == 8u) {
+        sum[8] = gemm_fma(sum[8], a1.x, b0);
+        sum[10] = gemm_fma(sum[10], a1.y, b0);
+        sum[12] = gemm_fma(sum[12], a1.z, b0);
+        sum[14] = gemm_fma(sum[14], a1.w, b0);
+      }
+      if (TN == 8u) {
+        sum[1] = gemm_fma(sum[1], a0.x, b1);
+        sum[3] = gemm_fma(sum[3], a0.y, b1);
+        sum[5] = gemm_fma(sum[5], a0.z, b1);
+        sum[7] = gemm_fma(sum[7], a0.w, b1);
+        if (TM == 8u) {
+          sum[9] = gemm_fma(sum[9], a1.x, b1);
+          sum[11] = gemm_fma(sum[11], a1.y, b1);
+          sum[13] = gemm_fma(sum[13], a1.z, b1);
+          sum[15] = gemm_fma(sum[15], a1.w, b1);
         }
       }
     }

@@ -60,18 +60,14 @@ fn gemm_fetch_w(rows: GemmRows, lid: u32, K: u32, k0: u32) -> GemmLoads {
   return r;
 }
 
-/** Stores the fetched values into workgroup buffer `buf` (k-major, rows swizzled by 4·(k % 8)). */
+/** Stores the fetched values into workgroup buffer `buf` (see gemm_put_x / gemm_put_w). */
 fn gemm_stage(lid: u32, buf: u32, xr: GemmLoads, wr: GemmLoads) {
   for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
     let idx = lid + l * GEMM_THREADS;
-    let k = gemm_stage_k(idx, BM);
-    let f = (buf * BK + k) * (BM + GEMM_PAD) + (gemm_stage_row(idx, BM) ^ (gemm_swz(k) * 4u));
-    gemm_xs[f / 4u][f % 4u] = xr[l];
+    gemm_put_x(buf, gemm_stage_k(idx, BM), gemm_stage_row(idx, BM), xr[l]);
   }
   for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
     let idx = lid + l * GEMM_THREADS;
-    let k = gemm_stage_k(idx, BN);
-    let f = (buf * BK + k) * (BN + GEMM_PAD) + (gemm_stage_row(idx, BN) ^ (gemm_swz(k) * 4u));
-    gemm_ws[f / 4u][f % 4u] = wr[l];
+    gemm_put_w(buf, gemm_stage_k(idx, BN), gemm_stage_row(idx, BN), wr[l]);
   }
 }

@@ -73,27 +73,21 @@ fn gemm_fetch_w(rows: GemmRows, lid: u32, K: u32, k0: u32) -> GemmLoads {
   return r;
 }
 
-/** Stores the fetched vec4s into workgroup buffer `buf` (k-major, rows swizzled by 4·(k % 8)): 4 k-rows each. */
+/** Stores the fetched vec4s into workgroup buffer `buf` (see gemm_put_x / gemm_put_w): 4 k of a row each. */
 fn gemm_stage(lid: u32, buf: u32, xr: GemmLoads, wr: GemmLoads) {
   for (var l = 0u; l < gemm_vecs(BM); l++) {
     let idx = lid + l * GEMM_THREADS;
     if (gemm_vec_ok(idx, BM)) {
-      let row = idx / (BK / 4u);
       for (var c = 0u; c < 4u; c++) {
-        let k = (idx % (BK / 4u)) * 4u + c;
-        let f = (buf * BK + k) * (BM + GEMM_PAD) + (row ^ (gemm_swz(k) * 4u));
-        gemm_xs[f / 4u][f % 4u] = xr[l][c];
+        gemm_put_x(buf, (idx % (BK / 4u)) * 4u + c, idx / (BK / 4u), xr[l][c]);
       }
     }
   }
   for (var l = 0u; l < gemm_vecs(BN); l++) {
     let idx = lid + l * GEMM_THREADS;
     if (gemm_vec_ok(idx, BN)) {
-      let row = idx / (BK / 4u);
       for (var c = 0u; c < 4u; c++) {
-        let k = (idx % (BK / 4u)) * 4u + c;
-        let f = (buf * BK + k) * (BN + GEMM_PAD) + (row ^ (gemm_swz(k) * 4u));
-        gemm_ws[f / 4u][f % 4u] = wr[l][c];
+        gemm_put_w(buf, (idx % (BK / 4u)) * 4u + c, idx / (BK / 4u), wr[l][c]);
       }
     }
   }

@@ -6,10 +6,10 @@
 // epilogue, so a launch is one dispatch, or two when split. Tiles and split count come from gemm-configs.ts
 // (a measured table per adapter, else a heuristic) unless `opts` overrides them.
 // `opts.constants` is merged into the pipeline constants: precision ({ STORAGE_PREC, ACC_F16 }), fault
-// switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS, GEMM_SWIZZLE; see gemm.ts).
+// switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
 // Global loads: each kernel exists with scalar loads (common/gemm_load_scalar.wgsl: any K, packed-f16 W,
-// the FAULT_TILE_OFFSET fault) and with vec4 loads along K (common/gemm_load_vec4.wgsl), taken wherever
-// vec4LoadsProblem allows; both stage the same values, so the results are the same bits.
+// the FAULT_TILE_OFFSET fault; the default) and with vec4 loads along K (common/gemm_load_vec4.wgsl, on
+// request: GemmOpts.loads); both stage the same values, so the results are the same bits.
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
@@ -29,8 +29,9 @@ export interface GemmOpts {
   /** Force the K per split (tests, tuning): a multiple of BK; ≥ K for no split; needs `workspace` below K. */
   kChunk?: number;
   /**
-   * Global loads of the core: 'auto' (the default) takes vec4 loads wherever vec4LoadsProblem allows them,
-   * 'scalar' never, 'vec4' always (an error where they cannot serve). The sums are the same bits either way.
+   * Global loads of the core: 'scalar' (the default: on an H100 under Dawn's robustness the vec4 loads were
+   * slower at most tiles and shapes, bench/RESULTS.md "GEMM core"), 'auto' takes vec4 loads wherever
+   * vec4LoadsProblem allows them, 'vec4' always (an error where they cannot serve). Same bits either way.
    */
   loads?: 'auto' | 'scalar' | 'vec4';
 }
@@ -185,9 +186,9 @@ export function vec4LoadsProblem(K: number, constants: OverrideConstants, w: Buf
   return null;
 }
 
-/** Whether a launch takes the vec4 loads: opts.loads, else wherever they can serve. */
+/** Whether a launch takes the vec4 loads (opts.loads: 'auto' wherever they can serve). */
 function takesVec4(label: string, K: number, constants: OverrideConstants, w: BufferRef, opts: GemmOpts) {
-  const loads = opts.loads ?? 'auto';
+  const loads = opts.loads ?? 'scalar';
   if (loads === 'scalar') return false;
   const problem = vec4LoadsProblem(K, constants, w);
   if (loads === 'vec4' && problem) throw new Error(`${label}: vec4 loads asked for, but ${problem}`);
