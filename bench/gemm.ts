@@ -11,8 +11,6 @@
 //   --shapes S also these GEMMs, S = MxNxK,MxNxK,... (e.g. Pythia-410m's at T = 512: 512x4096x1024)
 //   --tune     time every tile configuration of TUNE_CONFIGS at the cube size (tuneGemm); with --model, at
 //              the model shapes too
-//   --loads L  the core's global loads when tuning: scalar, vec4 or both (default both: each configuration
-//              twice, named with "scalar" or "vec4")
 //   --match RE time only the tile configurations whose name matches the regular expression RE
 //   --fma      a probe: the core's accumulate step written as fma(a, b, sum) instead of sum + a·b (shows
 //              whether the driver already contracts it into one FFMA)
@@ -30,7 +28,7 @@ import { PipelineCache } from '../src/gpu/pipelines';
 import type { DispatchSpec } from '../src/gpu/program';
 import { uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
-import { type GemmOpts, linearBias } from '../src/kernels/fused-linear';
+import { linearBias } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
 import { type GemmPolicy, gemmPolicyFor } from '../src/kernels/gemm-configs';
 import { linear } from '../src/kernels/linear';
@@ -60,8 +58,6 @@ export interface BenchOpts {
   kernels?: Array<'fused' | 'reference'>;
   /** benchGemm: how the fused row picks its tiles (default: the heuristic of an unknown adapter). */
   policy?: GemmPolicy;
-  /** tuneGemm: the global loads to time each configuration with (default: the launcher's choice only). */
-  loads?: Array<NonNullable<GemmOpts['loads']>>;
 }
 
 export function cube(n: number): GemmSize {
@@ -227,19 +223,14 @@ export async function tuneGemm(
   const out: Array<GemmTiming & { skipped?: string }> = [];
   try {
     for (const t of configs) {
-      for (const loads of opts.loads ?? ['auto' as const]) {
-        const name = loads === 'auto' ? tilesName(t) : `${tilesName(t)} ${loads}`;
-        const problem = gemmTilesProblem(t, device.limits);
-        if (problem) {
-          out.push({ ...row(s, name, { seconds: Number.NaN, timing: 'wall' }), skipped: problem });
-          continue;
-        }
-        const spec = linearBias(`gemm.tune ${name}`, { ...b, b: null }, s.M, s.N, s.K, {
-          constants: { ...t },
-          loads,
-        });
-        out.push(row(s, name, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
+      const name = tilesName(t);
+      const problem = gemmTilesProblem(t, device.limits);
+      if (problem) {
+        out.push({ ...row(s, name, { seconds: Number.NaN, timing: 'wall' }), skipped: problem });
+        continue;
       }
+      const spec = linearBias(`gemm.tune ${name}`, { ...b, b: null }, s.M, s.N, s.K, { constants: { ...t } });
+      out.push(row(s, name, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
     }
   } finally {
     b.destroy();
@@ -294,7 +285,6 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
     `timestamp-query: ${ctx.features.timestampQuery}, reps ${reps}; toggles: ${toggles ?? 'default'}; fma probe: ${flag('--fma')}`,
   );
   console.log(`limits: ${JSON.stringify(ctx.adapter.limits)}`);
-  const loads = (value('--loads') ?? 'scalar,vec4').split(',') as BenchOpts['loads'];
   const shapes = (value('--shapes') ?? '')
     .split(',')
     .filter(Boolean)
@@ -316,7 +306,7 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
     for (const size of sizes) {
       const match = new RegExp(value('--match') ?? '.');
       const configs = TUNE_CONFIGS.filter((t) => match.test(tilesName(t)));
-      const tuned = await tuneGemm(device, pipelines, size, configs, { reps, loads });
+      const tuned = await tuneGemm(device, pipelines, size, configs, { reps });
       console.log(`\ntile configurations at ${size.label}:`);
       console.log(formatTimings(tuned));
       rows.push(...tuned);

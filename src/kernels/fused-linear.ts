@@ -7,9 +7,6 @@
 // (a measured table per adapter, else a heuristic) unless `opts` overrides them.
 // `opts.constants` is merged into the pipeline constants: precision ({ STORAGE_PREC, ACC_F16 }), fault
 // switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
-// Global loads: each kernel exists with scalar loads (common/gemm_load_scalar.wgsl: any K, packed-f16 W,
-// the FAULT_TILE_OFFSET fault; the default) and with vec4 loads along K (common/gemm_load_vec4.wgsl, on
-// request: GemmOpts.loads); both stage the same values, so the results are the same bits.
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
@@ -28,27 +25,16 @@ export interface GemmOpts {
   workspace?: (floats: number) => GPUBuffer;
   /** Force the K per split (tests, tuning): a multiple of BK; ≥ K for no split; needs `workspace` below K. */
   kChunk?: number;
-  /**
-   * Global loads of the core: 'scalar' (the default: on an H100 under Dawn's robustness the vec4 loads were
-   * slower at most tiles and shapes, bench/RESULTS.md "GEMM core"), 'auto' takes vec4 loads wherever
-   * vec4LoadsProblem allows them, 'vec4' always (an error where they cannot serve). Same bits either way.
-   */
-  loads?: 'auto' | 'scalar' | 'vec4';
 }
 
-/** The core with one f32 global load at a time (any K; packed-f16 W through common/weights.wgsl). */
 const CORE_INCLUDES = [
   'common/precision.wgsl',
   'common/weights.wgsl',
   'common/gemm_core.wgsl',
-  'common/gemm_load_scalar.wgsl',
+  'common/gemm_load.wgsl',
 ] as const;
-/** The core with 16-byte global loads along K (K % 4 == 0; packed-f16 W: K % 8 == 0). */
-const CORE_VEC4_INCLUDES = [
-  'common/precision.wgsl',
-  'common/gemm_core.wgsl',
-  'common/gemm_load_vec4.wgsl',
-] as const;
+const GEMM_INCLUDES = [...CORE_INCLUDES, 'common/gemm_whole.wgsl'] as const;
+const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
 const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
 /** Threads per workgroup of the split-K reduction (one per row and 4-column group). */
 const REDUCE_WG = 64;
@@ -63,38 +49,29 @@ const REDUCE_BINDINGS = [{ name: 'ws', kind: 'read' }] as const; // [S, M, N]
 
 /**
  * The kernels of one epilogue file: the GEMM, the split-K partial GEMM (the same file on the core with
- * common/gemm_split.wgsl), each with scalar and with vec4 global loads, and the split-K reduction (the same
- * file on common/gemm_reduce.wgsl).
+ * common/gemm_split.wgsl) and the split-K reduction (the same file on common/gemm_reduce.wgsl).
  */
 function gemmKernels(name: string, file: string, own: KernelDef['bindings'], extra: readonly string[] = []) {
   const params = { name: 'params', kind: 'uniform' } as const;
-  const variant = (
-    suffix: string,
-    core: readonly string[],
-    tail: string,
-    bindings: KernelDef['bindings'],
-  ) => ({
-    name: `fused/${name}${suffix}`,
+  const gemm: KernelDef = {
+    name: `fused/${name}`,
     file,
-    includes: [...core, tail, ...extra],
-    bindings: [params, ...own, ...bindings],
-  });
-  const gemm: KernelDef = variant('', CORE_INCLUDES, 'common/gemm_whole.wgsl', CORE_BINDINGS);
-  const gemmVec4: KernelDef = variant('.vec4', CORE_VEC4_INCLUDES, 'common/gemm_whole.wgsl', CORE_BINDINGS);
-  const partial: KernelDef = variant('.splitk', CORE_INCLUDES, 'common/gemm_split.wgsl', SPLIT_BINDINGS);
-  const partialVec4: KernelDef = variant(
-    '.splitk.vec4',
-    CORE_VEC4_INCLUDES,
-    'common/gemm_split.wgsl',
-    SPLIT_BINDINGS,
-  );
+    includes: [...GEMM_INCLUDES, ...extra],
+    bindings: [params, ...own, ...CORE_BINDINGS],
+  };
+  const partial: KernelDef = {
+    name: `fused/${name}.splitk`,
+    file,
+    includes: [...SPLIT_INCLUDES, ...extra],
+    bindings: [params, ...own, ...SPLIT_BINDINGS],
+  };
   const reduce: KernelDef = {
     name: `fused/${name}.reduce`,
     file,
     includes: [...REDUCE_INCLUDES, ...extra],
     bindings: [params, ...own, ...REDUCE_BINDINGS],
   };
-  return { gemm, gemmVec4, partial, partialVec4, reduce };
+  return { gemm, partial, reduce };
 }
 
 const BIAS_OUT: KernelDef['bindings'] = [
@@ -131,9 +108,7 @@ export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   linearResidualKernel,
   qkvRotaryKernel,
   ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair].flatMap((k) => [
-    k.gemmVec4,
     k.partial,
-    k.partialVec4,
     k.reduce,
   ]),
 ];
@@ -170,31 +145,6 @@ export function gemmLaunch(label: string, M: number, N: number, K: number, opts:
   return { constants, tiles, split, kChunk };
 }
 
-/**
- * Why the vec4 global loads (common/gemm_load_vec4.wgsl) cannot serve a GEMM over K with these pipeline
- * constants and this W binding; null when they can. They need K % 4 == 0 (every row starts on a 16-byte
- * boundary; packed-f16 W: K % 8 == 0, so its rows and binding are whole vec4<u32>s), a W binding offset that is
- * a multiple of 16 (WebGPU's storage offsets are multiples of 256 on every adapter seen), and no
- * FAULT_TILE_OFFSET (its shifted x load is a scalar one).
- */
-export function vec4LoadsProblem(K: number, constants: OverrideConstants, w: BufferRef): string | null {
-  const f16 = Boolean(Number(constants.W_F16 ?? 0));
-  if (K % (f16 ? 8 : 4)) return `K = ${K} is not a multiple of ${f16 ? 8 : 4}`;
-  if (Number(constants.FAULT_TILE_OFFSET ?? 0)) return 'FAULT_TILE_OFFSET loads x one float at a time';
-  const offset = 'buffer' in w ? (w.offset ?? 0) : 0;
-  if (offset % 16) return `W binding offset ${offset} is not a multiple of 16`;
-  return null;
-}
-
-/** Whether a launch takes the vec4 loads (opts.loads: 'auto' wherever they can serve). */
-function takesVec4(label: string, K: number, constants: OverrideConstants, w: BufferRef, opts: GemmOpts) {
-  const loads = opts.loads ?? 'scalar';
-  if (loads === 'scalar') return false;
-  const problem = vec4LoadsProblem(K, constants, w);
-  if (loads === 'vec4' && problem) throw new Error(`${label}: vec4 loads asked for, but ${problem}`);
-  return problem === null;
-}
-
 /** The tile override keys (for callers that build constants by hand). */
 export const GEMM_TILE_KEYS = TILE_KEYS;
 
@@ -217,12 +167,11 @@ function gemmSpecs(
   const launch = gemmLaunch(label, M, N, K, opts);
   const constants = { ...launch.constants, ...extraConstants };
   const params = paramsBytes([M, N, K, launch.kChunk, ...head]);
-  const vec4 = takesVec4(label, K, constants, io.w, opts);
   if (launch.split === 1) {
     return [
       {
         label,
-        kernel: vec4 ? pair.gemmVec4 : pair.gemm,
+        kernel: pair.gemm,
         constants,
         buffers: { ...own, x: io.x, w: io.w },
         params,
@@ -241,7 +190,7 @@ function gemmSpecs(
   return [
     {
       label: `${label}/splitk`,
-      kernel: vec4 ? pair.partialVec4 : pair.partial,
+      kernel: pair.partial,
       constants,
       buffers: { ...own, x: io.x, w: io.w, ws },
       params,

@@ -15,8 +15,9 @@ export interface GemmTiles {
 export const TILE_KEYS = ['BM', 'BN', 'BK', 'TM', 'TN', 'GEMM_BUFS'] as const;
 
 /**
- * The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, single-buffered (9216 B); the best of the
- * default-limit tiles when the grid fills the GPU.
+ * The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, single-buffered (9216 B), for large grids on
+ * adapters without a measured table. (On an H100, 2026-11-25, 2048³: 0.668 ms, against 0.540 ms for
+ * 128×64×16 8×4, which its table picks.)
  */
 export const GEMM_DEFAULT: GemmTiles = {
   BM: 128,

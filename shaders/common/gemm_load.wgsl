@@ -1,7 +1,7 @@
 // Global loads of the fused GEMM core (common/gemm_core.wgsl), one f32 at a time: any K, any binding offset,
-// f32 or packed-f16 W (load_w, common/weights.wgsl), and the teaching fault FAULT_TILE_OFFSET. The launcher
-// uses common/gemm_load_vec4.wgsl instead where K allows (see src/kernels/fused-linear.ts); the staged tiles,
-// and so the sums, are the same either way.
+// f32 or packed-f16 W (load_w, common/weights.wgsl), and the teaching fault FAULT_TILE_OFFSET. (Loads of a
+// vec4 along K were measured too, 2026-11-25 on an H100: slower at 155 of 157 tile configurations and shapes
+// under Dawn's robustness; bench/RESULTS.md "GEMM core".)
 // Layout of a staged [rows][BK] tile over the threads: element idx -> k % 8 fastest, then row, then k / 8, so
 // each run of 8 consecutive threads reads 8 consecutive k of one row (one 32-byte sector): coalesced along K.
 
