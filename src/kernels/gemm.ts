@@ -35,7 +35,7 @@ export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GE
 export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 };
 
 /**
- * Tiles for CPU adapters: 32×64 blocks, 8×8 per thread, 32 threads, BK 8 (10 KiB). SwiftShader runs a
+ * Tiles for CPU adapters: 32×64 blocks, 8×8 per thread, 32 threads, BK 8 (3456 B). SwiftShader runs a
  * workgroup's invocations four at a time as coroutines that switch at every barrier, so few threads with big
  * register tiles win: measured in Node on SwiftShader (2 cores, 2026-11-23), x·W^T + b at 37×1024×256 took
  * 144 ms against 288–373 ms with GEMM_SMALL, 164 against 281 ms at 37×256×1024, 372 against 774 ms at
