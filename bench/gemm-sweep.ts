@@ -8,7 +8,8 @@
 //
 //   npx tsx bench/gemm-sweep.ts [--confirm] [--models pythia-70m,...] [--T 128,512] [--cube 2048|0] [--json FILE]
 // GPU times from timestamp queries (Dawn's quantization off: src/gpu/node.ts), each configuration's dispatches
-// repeated in one pass until the pass spans ≥ 2 ms, median of three passes.
+// repeated in one pass until the pass spans ≥ 2 ms, median of three passes (≥ 50 ms of warm-up before a
+// shape's first configuration).
 import { writeFileSync } from 'node:fs';
 import { acquireGpu } from '../src/gpu/device';
 import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
@@ -94,6 +95,7 @@ async function timeLaunch(
   device: GPUDevice,
   pipelines: PipelineCache,
   specs: DispatchSpec[],
+  warmMs = 0,
 ): Promise<number> {
   const program = new Program(device, pipelines);
   device.pushErrorScope('validation');
@@ -103,6 +105,9 @@ async function timeLaunch(
       const timer = new GpuTimer(device, specs.length);
       try {
         const enc = device.createCommandEncoder();
+        // encode() writes the ops' uniform params (encodeRepeated replays what a forward has written; without
+        // this every dispatch would read M = N = K = 0 and time nothing) and runs each op once, untimed.
+        program.encode(enc);
         program.encodeRepeated(enc, timer, () => reps);
         timer.resolve(enc);
         device.queue.submit([enc.finish()]);
@@ -116,6 +121,9 @@ async function timeLaunch(
     const err = await device.popErrorScope();
     if (err) throw new Error(`${specs[0].label}: ${err.message}`);
     const reps = Math.max(3, Math.min(400, Math.ceil(2 / Math.max(first, 1e-4))));
+    // warmMs of GPU work before timing (GPU clocks ramp down between short launches: the --confirm pass of
+    // 2026-11-25, one configuration per shape, read its last two shapes 2.5× slow after 3 warm-ups).
+    for (let warm = 3 * first, i = 0; warm < warmMs && i < 50; i++) warm += reps * (await run(reps));
     const t = [await run(reps), await run(reps), await run(reps)].sort((a, b) => a - b);
     return t[1];
   } finally {
@@ -162,7 +170,7 @@ async function timeShape(
           kChunk,
         },
       );
-      const ms = await timeLaunch(device, c.pipelines, specs);
+      const ms = await timeLaunch(device, c.pipelines, specs, rows.length === 0 ? 50 : 0); // warm per shape
       const row = {
         ...s,
         tiles: tilesName(tiles),
@@ -208,7 +216,7 @@ export function chooseTable(rows: SweepRow[]): {
 function tilesSource(name: string): string {
   const t = TUNE_CONFIGS.find((c) => tilesName(c) === name);
   if (!t) throw new Error(`unknown tiles ${name}`);
-  return `t(${t.BM}, ${t.BN}, ${t.BK}, ${t.TM}, ${t.TN}, ${t.GEMM_BUFS}, ${t.GEMM_SWIZZLE})`;
+  return `t(${t.BM}, ${t.BN}, ${t.BK}, ${t.TM}, ${t.TN}, ${t.GEMM_BUFS})`;
 }
 
 const fmt = (r: SweepRow) =>

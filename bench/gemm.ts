@@ -1,27 +1,36 @@
 // GEMM throughput: the fused linear core (linearBias without bias, shaders/common/gemm_core.wgsl) vs the
 // reference linear (shaders/reference/linear.wgsl, 16×16 tiles, one output per thread), y = x·W^T.
-// Each measurement records `reps` dispatches into one compute pass after a warm-up; with 'timestamp-query'
-// the pass's GPU duration / reps is reported (one pass, so timestamp quantization is spread over all reps),
-// otherwise wall-clock from submit to onSubmittedWorkDone / reps.
+// The fused row runs the tiles the engine picks on this adapter (gemmPolicyFor: a measured table, or the
+// heuristic), as one dispatch. Each measurement records `reps` dispatches into one compute pass after a
+// warm-up; with 'timestamp-query' the pass's GPU duration / reps is reported (one pass, so timestamp
+// quantization is spread over all reps), otherwise wall-clock from submit to onSubmittedWorkDone / reps.
 //
 // Standalone: npx tsx bench/gemm.ts [--size N] [--model] [--tune] [--reps R] [--json FILE]
 //   --size N   cube size M = N = K (default 2048 on a GPU, 256 on SwiftShader)
 //   --model    also Pythia-1.4B-like shapes (d 2048, ff 8192, vocab 50304) at T = 128 and T = 16
+//   --shapes S also these GEMMs, S = MxNxK,MxNxK,... (e.g. Pythia-410m's at T = 512: 512x4096x1024)
 //   --tune     time every tile configuration of TUNE_CONFIGS at the cube size (tuneGemm); with --model, at
 //              the model shapes too
+//   --match RE time only the tile configurations whose name matches the regular expression RE
+//   --fma      a probe: the core's accumulate step written as fma(a, b, sum) instead of sum + a·b (shows
+//              whether the driver already contracts it into one FFMA)
+//   --toggles T  extra Dawn toggles for this process (e.g. enable-dawn-features=disable_robustness, to
+//              measure what the bounds clamps cost; never the engine's setting)
 // On a machine without a GPU: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (numbers are only
 // a sanity check there, never a claim).
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { create, globals } from 'webgpu';
 import { acquireGpu } from '../src/gpu/device';
-import { nodeGpu } from '../src/gpu/node';
+import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
 import type { DispatchSpec } from '../src/gpu/program';
 import { uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
 import { linearBias } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
+import { type GemmPolicy, gemmPolicyFor } from '../src/kernels/gemm-configs';
 import { linear } from '../src/kernels/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 
@@ -47,6 +56,8 @@ export interface BenchOpts {
   reps?: number; // timed dispatches (default 20)
   warmup?: number; // untimed dispatches before (default 3)
   kernels?: Array<'fused' | 'reference'>;
+  /** benchGemm: how the fused row picks its tiles (default: the heuristic of an unknown adapter). */
+  policy?: GemmPolicy;
 }
 
 export function cube(n: number): GemmSize {
@@ -185,7 +196,7 @@ export async function benchGemm(
       for (const kernel of kernels) {
         const spec =
           kernel === 'fused'
-            ? linearBias(`gemm.fused ${s.label}`, { ...b, b: null }, s.M, s.N, s.K)
+            ? linearBias(`gemm.fused ${s.label}`, { ...b, b: null }, s.M, s.N, s.K, { policy: opts.policy })
             : linear(`gemm.reference ${s.label}`, { ...b, b: null }, s.M, s.N, s.K);
         out.push(row(s, kernel, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
       }
@@ -250,27 +261,60 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const ctx = await acquireGpu(nodeGpu());
+  const toggles = value('--toggles');
+  let gpu = nodeGpu();
+  if (toggles) {
+    Object.assign(globalThis, globals);
+    gpu = create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
+  }
+  const ctx = await acquireGpu(gpu);
   const { device, adapter } = ctx;
   const soft = /swiftshader/i.test(`${adapter.vendor} ${adapter.architecture} ${adapter.description}`);
   const n = Number(value('--size') ?? (soft ? 256 : 2048));
   const reps = Number(value('--reps') ?? (soft ? 5 : 20));
-  const pipelines = new PipelineCache(device, nodeShaderSource());
+  const source = nodeShaderSource();
+  const pipelines = new PipelineCache(device, source);
+  if (flag('--fma')) {
+    const core = source('common/gemm_core.wgsl');
+    const step = 'let t = s + a * b;';
+    if (!core.includes(step)) throw new Error('--fma: the accumulate step is not where the probe expects it');
+    pipelines.setOverride('common/gemm_core.wgsl', core.replace(step, 'let t = fma(vec4f(a), b, s);'));
+  }
   console.log(`adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.description}`.trim());
-  console.log(`timestamp-query: ${ctx.features.timestampQuery}, reps ${reps}`);
-  const sizes = [cube(n), ...(flag('--model') ? [...modelSizes(128), ...modelSizes(16)] : [])];
-  const rows: Array<GemmTiming & { skipped?: string }> = await benchGemm(device, pipelines, sizes, { reps });
+  console.log(
+    `timestamp-query: ${ctx.features.timestampQuery}, reps ${reps}; toggles: ${toggles ?? 'default'}; fma probe: ${flag('--fma')}`,
+  );
+  console.log(`limits: ${JSON.stringify(ctx.adapter.limits)}`);
+  const shapes = (value('--shapes') ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((x) => {
+      const [M, N, K] = x.split('x').map(Number);
+      if (![M, N, K].every((v) => Number.isInteger(v) && v > 0)) throw new Error(`--shapes: bad GEMM '${x}'`);
+      return { label: x, M, N, K };
+    });
+  const sizes = [cube(n), ...(flag('--model') ? [...modelSizes(128), ...modelSizes(16)] : []), ...shapes];
+  // The fused row runs what the engine picks on this adapter (its measured table, or the heuristic), unsplit.
+  const policy = gemmPolicyFor(adapter, device.limits);
+  console.log(`policy: ${policy.name}`);
+  const rows: Array<GemmTiming & { skipped?: string }> = await benchGemm(device, pipelines, sizes, {
+    reps,
+    policy,
+  });
   console.log(formatTimings(rows));
   if (flag('--tune')) {
     for (const size of sizes) {
-      const tuned = await tuneGemm(device, pipelines, size, TUNE_CONFIGS, { reps });
+      const match = new RegExp(value('--match') ?? '.');
+      const configs = TUNE_CONFIGS.filter((t) => match.test(tilesName(t)));
+      const tuned = await tuneGemm(device, pipelines, size, configs, { reps });
       console.log(`\ntile configurations at ${size.label}:`);
       console.log(formatTimings(tuned));
       rows.push(...tuned);
     }
   }
   const json = value('--json');
-  if (json) writeFileSync(json, JSON.stringify({ adapter, rows }, null, 2));
+  if (json)
+    writeFileSync(json, JSON.stringify({ date: new Date().toISOString(), adapter, toggles, rows }, null, 2));
   device.destroy();
 }
 

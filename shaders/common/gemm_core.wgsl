@@ -5,13 +5,14 @@
 // bindings and two hooks. The same kernel file also compiles against common/gemm_reduce.wgsl, the split-K
 // reduction, which calls the same epilogue on the summed partials.
 //
-// Contract with the kernel file (WGSL has no includes: precision.wgsl, weights.wgsl, this file and the kernel
-// file are concatenated, and module-scope names may be used before their declaration):
+// Contract with the kernel file (WGSL has no includes: precision.wgsl, weights.wgsl, this file, gemm_load.wgsl,
+// the whole/split file and the kernel file are concatenated; module-scope names may be used before their
+// declaration):
 // - `params` (binding 0) is a uniform struct that begins with `M: u32, N: u32, K: u32, k_chunk: u32`:
 //   the output is [M, N] (N in tile columns), K the reduction length, k_chunk the K range of one split
 //   (a multiple of BK; ≥ K when the GEMM is not split);
 // - the kernel file's own bindings come next, and `const GEMM_IN: u32` names the first binding after them:
-//   this file declares x (GEMM_IN) and w (GEMM_IN + 1);
+//   gemm_load.wgsl declares x (GEMM_IN) and w (GEMM_IN + 1);
 // - `fn gemm_w_row(n: u32) -> u32`: the W row that tile column n computes (identity for a plain linear, a
 //   permutation for qkv_rotary), or GEMM_NONE for a padding column (loads zeros);
 // - `fn gemm_epilogue(m: u32, n: u32, v: vec4f)`: the f32 sums of row m, tile columns n .. n + 3 (n a
@@ -23,18 +24,26 @@
 // keeps the raw sums (accumulators, not activations: no st()) in the workspace [S, M, N];
 // common/gemm_reduce.wgsl adds the S partials (through acc()) and calls the epilogue.
 //
+// The global loads (bindings x, w; GemmLoads, GemmRows, gemm_w_rows(), gemm_fetch_x(), gemm_fetch_w(),
+// gemm_stage()) live in common/gemm_load.wgsl, which follows this file.
+//
 // Design (the classic register-blocked SGEMM, sized for WebGPU's default limits):
 // - GEMM_THREADS = (BM/TM)·(BN/TN) threads in a TY × TX grid; each warp of 32 covers a 4 × 8 patch of it
 //   (GEMM_WY × GEMM_WX), so one k step of a warp reads 8 distinct vec4s of W and 4 of x from workgroup
 //   memory (128 + 64 bytes) rather than 16 + 2 with a 2 × 16 row of threads.
 // - Per K step of BK, the workgroup stages x[block_m.., k0..k0+BK) and W[rows.., k0..k0+BK) into workgroup
-//   memory. Global loads: each run of 8 consecutive threads reads 8 consecutive k of one row (one 32-byte
-//   sector), so the loads of both x and W are coalesced along K; every load is bounds-checked (zeros outside).
-// - The staged tiles are transposed to k-major, xs[BK][BM + PAD] and ws[BK][BN + PAD], so for a fixed k a
-//   thread's TM rows and TN columns are contiguous vec4s. The transposing scalar stores of a warp (8 k ×
-//   4 rows) hit 32 distinct banks either with PAD = 4 floats per k-row (bank = 4k + row, the default) or,
-//   with GEMM_SWIZZLE, with no padding and the row XOR-swizzled in units of 4 (row ^ 4·(k % 8), vec4s stay
-//   whole): the padded form keeps a thread's read address k-independent, so it measured ~3% faster.
+//   memory. Global loads are coalesced along K (consecutive threads read consecutive k of one row) and
+//   bounds-checked (zeros outside).
+// - The staged tiles are transposed so that for a fixed k a thread's TM rows and TN columns are whole vec4s,
+//   in groups: gemm_xs[(buf·BK/8 + k/8)·BM/4 + row/4][k % 8][row % 4] (W likewise), each group of 4 rows ×
+//   8 k padded by one vec4 (144 bytes). Why this shape: Dawn's robustness clamps every dynamic index of an
+//   array (min(i, len − 1)), and the inner loop's index is then kk-independent — the outer index depends on
+//   the thread and the K step only, the inner one (kk % 8) is a constant once the loop is unrolled — so the
+//   clamps and the address arithmetic leave the inner loop (a flat [BK][BM + pad] array, as before, put a
+//   clamp and an address computation on every workgroup load: on an H100 the 128×128×8 tiles took 25 %
+//   less time with robustness off; now the best tiles run within 2 % of their robustness-off time).
+//   Banks: a vec4 load of 8 consecutive threads spans 8 groups 144 bytes apart (banks 4v mod 32: distinct);
+//   the transposing scalar stores of a warp (4 rows × 8 k) are 32 consecutive words.
 // - The register tile is made of 4×4 groups interleaved over the block: rows ty·4 + g·TY·4 + (0..3),
 //   g < TM/4 (columns likewise with TX), so eight consecutive threads read eight consecutive vec4s of
 //   workgroup memory (no bank conflicts), and each k costs TM/4 + TN/4 vec4 loads for TM·TN FMAs.
@@ -42,11 +51,11 @@
 //   latency is hidden. GEMM_BUFS = 2 double-buffers the workgroup tiles as well (one barrier per K step
 //   instead of two; slower at 128×128 on an H200, faster for the small 32×64 tiles).
 // - Every accumulate step goes through acc() (fp16-accumulation emulation; the identity otherwise).
-// Measured (H200, Dawn/Vulkan, 2048³ fp32): 128×128×8, 8×8, padded: 33.4 TFLOP/s; PyTorch fp32 48.3.
+// Measured: bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)".
 // Constraints (checked by src/kernels/gemm.ts): TM, TN ∈ {4, 8}; BM, BN multiples of 32; BK a multiple of 8;
-// TY a multiple of GEMM_WY; GEMM_THREADS ≤ 256 (the default limit); BM·BK and BN·BK multiples of
+// TY a multiple of GEMM_WY; GEMM_THREADS ≤ the device's limit (256 by default); BM·BK and BN·BK multiples of
 // GEMM_THREADS with at most GEMM_LOADS_MAX elements per thread; workgroup memory
-// 4·BK·(BM + BN + 2·PAD)·GEMM_BUFS ≤ 16384 bytes (the default limit).
+// 4.5·BK·(BM + BN)·GEMM_BUFS bytes ≤ the device's limit (16384 by default).
 
 override BM: u32 = 128; // rows of x (tokens) per workgroup
 override BN: u32 = 128; // output columns (rows of W) per workgroup
@@ -54,34 +63,37 @@ override BK: u32 = 8; // K per staging step
 override TM: u32 = 8; // rows per thread (4 or 8)
 override TN: u32 = 8; // columns per thread (4 or 8)
 override GEMM_BUFS: u32 = 1; // 1: single-buffered workgroup tiles, 2: double-buffered
-override GEMM_SWIZZLE: bool = false; // rows padded by 4 floats (false) or XOR-swizzled (true)
 // Teaching fault: the x tile is staged from column k + 2 instead of k (a misaligned tile load).
 override FAULT_TILE_OFFSET: bool = false;
 
 override GEMM_TX: u32 = BN / TN; // threads along N
 override GEMM_TY: u32 = BM / TM; // threads along M
 override GEMM_THREADS: u32 = GEMM_TX * GEMM_TY;
-override GEMM_PAD: u32 = select(4u, 0u, GEMM_SWIZZLE); // floats of padding per staged k-row
 override GEMM_WX: u32 = min(GEMM_TX, 8u); // a warp's threads along N
 override GEMM_WY: u32 = 32u / GEMM_WX; // a warp's threads along M
 
 const GEMM_NONE: u32 = 0xffffffffu;
 
-@group(0) @binding(GEMM_IN) var<storage, read> x: array<f32>; // [M, K]
-@group(0) @binding(GEMM_IN + 1u) var<storage, read> w: array<u32>; // f32 bits or packed f16 (load_w), rows of K
 const GEMM_TN_VECS: u32 = 2u; // vec4s per register-tile row (TN ≤ 8)
 const GEMM_LOADS_MAX: u32 = 16u; // staged elements per thread and K step, per operand
 
 /** A thread's register tile: [TM ≤ 8][TN ≤ 8] as [8][2] vec4s; element (i, j) = [i * 2 + j / 4][j % 4]. */
 alias GemmTile = array<vec4f, 16>;
-alias GemmLoads = array<f32, GEMM_LOADS_MAX>;
 
-var<workgroup> gemm_xs: array<vec4f, GEMM_BUFS * BK * (BM + GEMM_PAD) / 4u>; // [BUFS][BK][BM + PAD] x, k-major
-var<workgroup> gemm_ws: array<vec4f, GEMM_BUFS * BK * (BN + GEMM_PAD) / 4u>; // [BUFS][BK][BN + PAD] W, k-major
+/** 8 k × 4 rows of a staged tile, [k][row] as vec4s of 4 rows, and one vec4 of padding. */
+alias GemmGroup = array<vec4f, 9>;
 
-/** The row swizzle of staged k-row k, in vec4s. */
-fn gemm_swz(k: u32) -> u32 {
-  return select(0u, k % 8u, GEMM_SWIZZLE);
+var<workgroup> gemm_xs: array<GemmGroup, GEMM_BUFS * (BK / 8u) * (BM / 4u)>; // [BUFS][BK/8][BM/4] x
+var<workgroup> gemm_ws: array<GemmGroup, GEMM_BUFS * (BK / 8u) * (BN / 4u)>; // [BUFS][BK/8][BN/4] W
+
+/** Stages x[row, k] of the block (row < BM, k < BK) into workgroup buffer buf. */
+fn gemm_put_x(buf: u32, k: u32, row: u32, v: f32) {
+  gemm_xs[(buf * (BK / 8u) + k / 8u) * (BM / 4u) + row / 4u][k % 8u][row % 4u] = v;
+}
+
+/** Stages W[row, k] of the block (row < BN, k < BK) into workgroup buffer buf. */
+fn gemm_put_w(buf: u32, k: u32, row: u32, v: f32) {
+  gemm_ws[(buf * (BK / 8u) + k / 8u) * (BN / 4u) + row / 4u][k % 8u][row % 4u] = v;
 }
 
 /** Thread lid's column in the TY × TX thread grid: warps are GEMM_WY × GEMM_WX patches of it. */
@@ -106,56 +118,10 @@ fn gemm_col(lid: u32, j: u32) -> u32 {
   return (j / 4u) * GEMM_TX * 4u + gemm_tx(lid) * 4u + j % 4u;
 }
 
-/** Staged element idx of a [rows][BK] tile -> (row, k): k % 8 fastest, then row, then k / 8. */
-fn gemm_stage_row(idx: u32, rows: u32) -> u32 {
-  return (idx / 8u) % rows;
-}
-
-fn gemm_stage_k(idx: u32, rows: u32) -> u32 {
-  return (idx / (8u * rows)) * 8u + idx % 8u;
-}
-
-/** The x values [block_m.., k0..k0+BK) this thread stages: zeros outside [M, K]. */
-fn gemm_fetch_x(block_m: u32, lid: u32, M: u32, K: u32, k0: u32) -> GemmLoads {
-  var r: GemmLoads;
-  let shift = select(0u, 2u, FAULT_TILE_OFFSET);
-  for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
-    let idx = lid + l * GEMM_THREADS;
-    let m = block_m + gemm_stage_row(idx, BM);
-    let k = k0 + gemm_stage_k(idx, BM) + shift;
-    if (m < M && k < K) {
-      r[l] = x[m * K + k];
-    }
-  }
-  return r;
-}
-
-/** The W values of rows `rows` (GEMM_NONE: zeros), columns [k0, k0+BK) ∩ [0, K), this thread stages. */
-fn gemm_fetch_w(rows: array<u32, GEMM_LOADS_MAX>, lid: u32, K: u32, k0: u32) -> GemmLoads {
-  var r: GemmLoads;
-  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
-    let k = k0 + gemm_stage_k(lid + l * GEMM_THREADS, BN);
-    if (rows[l] != GEMM_NONE && k < K) {
-      r[l] = load_w(rows[l] * K + k);
-    }
-  }
-  return r;
-}
-
-/** Stores the fetched values into workgroup buffer `buf` (k-major, rows swizzled by 4·(k % 8)). */
-fn gemm_stage(lid: u32, buf: u32, xr: GemmLoads, wr: GemmLoads) {
-  for (var l = 0u; l < BM * BK / GEMM_THREADS; l++) {
-    let idx = lid + l * GEMM_THREADS;
-    let k = gemm_stage_k(idx, BM);
-    let f = (buf * BK + k) * (BM + GEMM_PAD) + (gemm_stage_row(idx, BM) ^ (gemm_swz(k) * 4u));
-    gemm_xs[f / 4u][f % 4u] = xr[l];
-  }
-  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
-    let idx = lid + l * GEMM_THREADS;
-    let k = gemm_stage_k(idx, BN);
-    let f = (buf * BK + k) * (BN + GEMM_PAD) + (gemm_stage_row(idx, BN) ^ (gemm_swz(k) * 4u));
-    gemm_ws[f / 4u][f % 4u] = wr[l];
-  }
+/** One accumulate step of 4 outputs: s + a·b, each through acc(). */
+fn gemm_fma(s: vec4f, a: f32, b: vec4f) -> vec4f {
+  let t = s + a * b;
+  return vec4f(acc(t.x), acc(t.y), acc(t.z), acc(t.w));
 }
 
 /**
@@ -169,14 +135,7 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32, k_beg
   let tx = gemm_tx(lid);
   let ty = gemm_ty(lid);
   // The W rows this thread stages are the same at every K step: map them once.
-  var rows: array<u32, GEMM_LOADS_MAX>;
-  for (var l = 0u; l < BN * BK / GEMM_THREADS; l++) {
-    let n = block_n + gemm_stage_row(lid + l * GEMM_THREADS, BN);
-    rows[l] = GEMM_NONE;
-    if (n < N) {
-      rows[l] = gemm_w_row(n);
-    }
-  }
+  let rows = gemm_w_rows(block_n, lid, N);
   var sum: GemmTile;
   var xr = gemm_fetch_x(block_m, lid, M, K, k_begin);
   var wr = gemm_fetch_w(rows, lid, K, k_begin);
@@ -191,22 +150,41 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32, k_beg
       wr = gemm_fetch_w(rows, lid, K, k0 + BK);
     }
     for (var kk = 0u; kk < BK; kk++) {
-      let sw = gemm_swz(kk);
-      let xo = (buf * BK + kk) * ((BM + GEMM_PAD) / 4u); // vec4 index of this k-row
-      let wo = (buf * BK + kk) * ((BN + GEMM_PAD) / 4u);
-      var a: array<vec4f, 2>; // x[rows of this thread, k]
-      var b: array<vec4f, 2>; // W[columns of this thread, k]
-      for (var g = 0u; g < TM / 4u; g++) {
-        a[g] = gemm_xs[xo + ((ty + g * GEMM_TY) ^ sw)];
+      let xo = (buf * (BK / 8u) + kk / 8u) * (BM / 4u) + ty; // this k's group of the thread's first 4 rows
+      let wo = (buf * (BK / 8u) + kk / 8u) * (BN / 4u) + tx;
+      // x[rows of this thread, k] and W[columns of this thread, k]; a1, b1 only with TM, TN = 8.
+      let a0 = gemm_xs[xo][kk % 8u];
+      let b0 = gemm_ws[wo][kk % 8u];
+      var a1 = vec4f();
+      var b1 = vec4f();
+      if (TM == 8u) {
+        a1 = gemm_xs[xo + GEMM_TY][kk % 8u];
       }
-      for (var g = 0u; g < TN / 4u; g++) {
-        b[g] = gemm_ws[wo + ((tx + g * GEMM_TX) ^ sw)];
+      if (TN == 8u) {
+        b1 = gemm_ws[wo + GEMM_TX][kk % 8u];
       }
-      for (var i = 0u; i < TM; i++) {
-        let ai = a[i / 4u][i % 4u];
-        for (var g = 0u; g < TN / 4u; g++) {
-          let s = sum[i * GEMM_TN_VECS + g] + ai * b[g];
-          sum[i * GEMM_TN_VECS + g] = vec4f(acc(s.x), acc(s.y), acc(s.z), acc(s.w));
+      // Written out with constant indices: a register tile indexed by loop counters gets a robustness clamp
+      // on every access, and the driver then kept it out of registers (8×8 tiles ran 36 % slower).
+      sum[0] = gemm_fma(sum[0], a0.x, b0);
+      sum[2] = gemm_fma(sum[2], a0.y, b0);
+      sum[4] = gemm_fma(sum[4], a0.z, b0);
+      sum[6] = gemm_fma(sum[6], a0.w, b0);
+      if (TM == 8u) {
+        sum[8] = gemm_fma(sum[8], a1.x, b0);
+        sum[10] = gemm_fma(sum[10], a1.y, b0);
+        sum[12] = gemm_fma(sum[12], a1.z, b0);
+        sum[14] = gemm_fma(sum[14], a1.w, b0);
+      }
+      if (TN == 8u) {
+        sum[1] = gemm_fma(sum[1], a0.x, b1);
+        sum[3] = gemm_fma(sum[3], a0.y, b1);
+        sum[5] = gemm_fma(sum[5], a0.z, b1);
+        sum[7] = gemm_fma(sum[7], a0.w, b1);
+        if (TM == 8u) {
+          sum[9] = gemm_fma(sum[9], a1.x, b1);
+          sum[11] = gemm_fma(sum[11], a1.y, b1);
+          sum[13] = gemm_fma(sum[13], a1.z, b1);
+          sum[15] = gemm_fma(sum[15], a1.w, b1);
         }
       }
     }

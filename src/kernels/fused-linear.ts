@@ -6,7 +6,7 @@
 // epilogue, so a launch is one dispatch, or two when split. Tiles and split count come from gemm-configs.ts
 // (a measured table per adapter, else a heuristic) unless `opts` overrides them.
 // `opts.constants` is merged into the pipeline constants: precision ({ STORAGE_PREC, ACC_F16 }), fault
-// switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS, GEMM_SWIZZLE; see gemm.ts).
+// switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
@@ -27,7 +27,12 @@ export interface GemmOpts {
   kChunk?: number;
 }
 
-const CORE_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_core.wgsl'] as const;
+const CORE_INCLUDES = [
+  'common/precision.wgsl',
+  'common/weights.wgsl',
+  'common/gemm_core.wgsl',
+  'common/gemm_load.wgsl',
+] as const;
 const GEMM_INCLUDES = [...CORE_INCLUDES, 'common/gemm_whole.wgsl'] as const;
 const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
 const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;

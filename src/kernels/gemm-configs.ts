@@ -109,75 +109,75 @@ export const CPU_ADAPTER: GemmPolicy = {
   tiles: GEMM_CPU,
 };
 
-const t = (
-  BM: number,
-  BN: number,
-  BK: number,
-  TM: number,
-  TN: number,
-  GEMM_BUFS: number,
-  GEMM_SWIZZLE: number,
-): GemmTiles => ({ BM, BN, BK, TM, TN, GEMM_BUFS, GEMM_SWIZZLE });
+const t = (BM: number, BN: number, BK: number, TM: number, TN: number, GEMM_BUFS: number): GemmTiles => ({
+  BM,
+  BN,
+  BK,
+  TM,
+  TN,
+  GEMM_BUFS,
+});
 
 /**
  * Measured on an NVIDIA H100 80GB HBM3 (Dawn `webgpu` 0.6.2 over Vulkan, driver 580.159.04, timestamp
- * quantization off) by bench/gemm-sweep.ts on 2026-11-23: 1885 timings over 13 tile configurations and up to 8
- * K partitions for each GEMM shape of Pythia-70m/160m/410m at T = 128 and 512 and 2048³. Per (N, K) the K
- * partition whose best time summed over T = 128 and 512 is least; per (M, N, K) the fastest tiles under it
- * that fit WebGPU's default limits (as for the qkv shapes, N = 3d and K = d, which qkv_rotary splits the same
- * way). Every tile configuration here fits WebGPU's default limits. bench/RESULTS.md, "Shape-aware
- * GEMM", has the numbers.
+ * quantization off) by bench/gemm-sweep.ts on 2026-11-25 (the core of that date: grouped workgroup tiles,
+ * register tile with constant indices, scalar global loads): 2465 timings over 17 tile configurations and up
+ * to 8 K partitions for each GEMM shape of Pythia-70m/160m/410m at T = 128 and 512 and 2048³. Per (N, K) the
+ * K partition whose best time summed over T = 128 and 512 is least; per (M, N, K) the fastest tiles under it
+ * (as for the qkv shapes, N = 3d and K = d, which qkv_rotary splits the same way). One entry needs more than
+ * WebGPU's default 16 KiB of workgroup memory (512x1024x4096: 18432 B); on a device without it chooseGemm
+ * falls back to the heuristic. bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)", has the numbers.
  */
 export const HOPPER_TABLE: GemmConfigTable = {
   measuredOn: 'NVIDIA H100 80GB HBM3, Dawn webgpu 0.6.2 (Vulkan), driver 580.159.04',
-  date: '2026-11-23',
+  date: '2026-11-25',
   tiles: {
-    '128x1536x512': t(32, 64, 16, 4, 4, 2, 1),
-    '512x1536x512': t(32, 64, 16, 4, 4, 2, 1),
-    '128x512x512': t(32, 64, 16, 4, 4, 2, 1),
-    '512x512x512': t(64, 64, 16, 4, 4, 1, 1),
-    '128x2048x512': t(64, 64, 16, 4, 4, 1, 1),
-    '512x2048x512': t(128, 128, 16, 8, 8, 1, 1),
-    '128x512x2048': t(64, 64, 16, 4, 4, 1, 1),
-    '512x512x2048': t(128, 128, 16, 8, 8, 1, 1),
-    '128x50304x512': t(128, 64, 8, 8, 4, 1, 0),
-    '512x50304x512': t(128, 64, 8, 8, 4, 1, 0),
-    '128x2304x768': t(64, 64, 16, 4, 4, 1, 1),
-    '512x2304x768': t(128, 128, 16, 8, 8, 1, 1),
-    '128x768x768': t(32, 64, 16, 4, 4, 2, 1),
-    '512x768x768': t(64, 64, 16, 4, 4, 1, 0),
-    '128x3072x768': t(32, 64, 16, 4, 4, 2, 1),
-    '512x3072x768': t(64, 128, 16, 8, 8, 1, 0),
-    '128x768x3072': t(32, 64, 16, 4, 4, 2, 1),
-    '512x768x3072': t(64, 128, 16, 8, 8, 1, 0),
-    '128x50304x768': t(128, 64, 8, 8, 4, 1, 0),
-    '512x50304x768': t(128, 64, 8, 8, 4, 1, 0),
-    '128x3072x1024': t(64, 64, 16, 4, 4, 1, 0),
-    '512x3072x1024': t(128, 128, 16, 8, 8, 1, 1),
-    '128x1024x1024': t(64, 64, 16, 4, 4, 1, 0),
-    '512x1024x1024': t(128, 128, 16, 8, 8, 1, 1),
-    '128x4096x1024': t(64, 64, 16, 4, 4, 1, 1),
-    '512x4096x1024': t(128, 128, 16, 8, 8, 1, 0),
-    '128x1024x4096': t(64, 64, 16, 4, 4, 1, 1),
-    '512x1024x4096': t(128, 128, 16, 8, 8, 1, 0),
-    '128x50304x1024': t(128, 64, 8, 8, 4, 1, 0),
-    '512x50304x1024': t(128, 64, 8, 8, 4, 1, 0),
-    '2048x2048x2048': t(128, 64, 8, 8, 4, 1, 0),
+    '128x1536x512': t(64, 64, 16, 4, 4, 1),
+    '512x1536x512': t(64, 64, 16, 4, 4, 1),
+    '128x512x512': t(32, 64, 16, 4, 4, 1),
+    '512x512x512': t(64, 64, 16, 4, 4, 1),
+    '128x2048x512': t(32, 64, 16, 4, 4, 1),
+    '512x2048x512': t(128, 64, 8, 8, 4, 1),
+    '128x512x2048': t(64, 64, 16, 4, 4, 1),
+    '512x512x2048': t(128, 64, 16, 8, 4, 1),
+    '128x50304x512': t(128, 64, 8, 8, 4, 1),
+    '512x50304x512': t(128, 64, 8, 8, 4, 1),
+    '128x2304x768': t(128, 64, 16, 8, 4, 1),
+    '512x2304x768': t(64, 64, 16, 4, 4, 1),
+    '128x768x768': t(32, 64, 16, 4, 4, 1),
+    '512x768x768': t(64, 64, 16, 4, 4, 1),
+    '128x3072x768': t(32, 64, 16, 4, 4, 1),
+    '512x3072x768': t(128, 64, 8, 8, 4, 1),
+    '128x768x3072': t(32, 64, 16, 4, 4, 1),
+    '512x768x3072': t(128, 64, 8, 8, 4, 1),
+    '128x50304x768': t(128, 64, 8, 8, 4, 1),
+    '512x50304x768': t(128, 64, 8, 8, 4, 1),
+    '128x3072x1024': t(32, 64, 16, 4, 4, 1),
+    '512x3072x1024': t(128, 64, 8, 8, 4, 1),
+    '128x1024x1024': t(64, 64, 16, 4, 4, 1),
+    '512x1024x1024': t(128, 64, 16, 8, 4, 1),
+    '128x4096x1024': t(64, 64, 16, 4, 4, 1),
+    '512x4096x1024': t(128, 64, 16, 8, 4, 1),
+    '128x1024x4096': t(128, 64, 16, 8, 4, 1),
+    '512x1024x4096': t(128, 128, 8, 8, 8, 2),
+    '128x50304x1024': t(128, 64, 8, 8, 4, 1),
+    '512x50304x1024': t(128, 64, 8, 8, 4, 1),
+    '2048x2048x2048': t(128, 64, 16, 8, 4, 1),
   },
   kChunks: {
-    '1536x512': 512,
+    '1536x512': 256,
     '512x512': 128,
-    '2048x512': 128,
-    '512x2048': 128,
+    '2048x512': 192,
+    '512x2048': 256,
     '50304x512': 512,
     '2304x768': 256,
     '768x768': 192,
     '3072x768': 384,
     '768x3072': 384,
     '50304x768': 768,
-    '3072x1024': 256,
-    '1024x1024': 128,
-    '4096x1024': 512,
+    '3072x1024': 512,
+    '1024x1024': 256,
+    '4096x1024': 1024,
     '1024x4096': 512,
     '50304x1024': 1024,
     '2048x2048': 2048,

@@ -10,14 +10,14 @@ export interface GemmTiles {
   TM: number; // rows per thread (4 or 8)
   TN: number; // columns per thread (4 or 8)
   GEMM_BUFS: number; // 1: single-, 2: double-buffered workgroup tiles
-  GEMM_SWIZZLE: number; // 0: staged rows padded by 4 floats; 1: XOR-swizzled, no padding
 }
 
-export const TILE_KEYS = ['BM', 'BN', 'BK', 'TM', 'TN', 'GEMM_BUFS', 'GEMM_SWIZZLE'] as const;
+export const TILE_KEYS = ['BM', 'BN', 'BK', 'TM', 'TN', 'GEMM_BUFS'] as const;
 
 /**
- * The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, padded, single-buffered (8448 B).
- * H200 (Dawn/Vulkan), 2048³: 33.4 TFLOP/s (PyTorch fp32 48.3); the best when the grid fills the GPU.
+ * The WGSL defaults: 128×128 blocks, 8×8 per thread, 256 threads, single-buffered (9216 B), for large grids on
+ * adapters without a measured table. (On an H100, 2026-11-25, 2048³: 0.668 ms, against 0.540 ms for
+ * 128×64×16 8×4, which its table picks.)
  */
 export const GEMM_DEFAULT: GemmTiles = {
   BM: 128,
@@ -26,23 +26,22 @@ export const GEMM_DEFAULT: GemmTiles = {
   TM: 8,
   TN: 8,
   GEMM_BUFS: 1,
-  GEMM_SWIZZLE: 0,
 };
 
-/** 64×64 blocks, 4×4 per thread, 256 threads (8192 B): 4× the workgroups of the default. */
-export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 1 };
+/** 64×64 blocks, 4×4 per thread, 256 threads (9216 B): 4× the workgroups of the default. */
+export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 1 };
 
-/** 32×64 blocks, 4×4 per thread, 128 threads, double-buffered (12288 B): few tokens, or few columns. */
-export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2, GEMM_SWIZZLE: 1 };
+/** 32×64 blocks, 4×4 per thread, 128 threads, double-buffered (13824 B): few tokens, or few columns. */
+export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 };
 
 /**
- * Tiles for CPU adapters: 32×64 blocks, 8×8 per thread, 32 threads, BK 8 (10 KiB). SwiftShader runs a
+ * Tiles for CPU adapters: 32×64 blocks, 8×8 per thread, 32 threads, BK 8 (3456 B). SwiftShader runs a
  * workgroup's invocations four at a time as coroutines that switch at every barrier, so few threads with big
  * register tiles win: measured in Node on SwiftShader (2 cores, 2026-11-23), x·W^T + b at 37×1024×256 took
  * 144 ms against 288–373 ms with GEMM_SMALL, 164 against 281 ms at 37×256×1024, 372 against 774 ms at
  * 129×1024×256. The sums are bit-identical whatever the tiles (k ascending within a split).
  */
-export const GEMM_CPU: GemmTiles = { BM: 32, BN: 64, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 };
+export const GEMM_CPU: GemmTiles = { BM: 32, BN: 64, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1 };
 
 /** Mirrors the WGSL constants GEMM_LOADS_MAX and the register tile's 8×8 maximum. */
 const LOADS_MAX = 16;
@@ -67,10 +66,9 @@ export function gemmThreads(t: GemmTiles): number {
   return (t.BM / t.TM) * (t.BN / t.TN);
 }
 
-/** Workgroup memory of the two staged tiles, in bytes. */
+/** Workgroup memory of the two staged tiles, in bytes: groups of 4 rows × 8 k padded to 9 vec4s (144 B). */
 export function gemmWorkgroupBytes(t: GemmTiles): number {
-  const pad = t.GEMM_SWIZZLE === 0 ? 4 : 0;
-  return 4 * t.BK * (t.BM + t.BN + 2 * pad) * t.GEMM_BUFS;
+  return 144 * (t.BK / 8) * ((t.BM + t.BN) / 4) * t.GEMM_BUFS;
 }
 
 /** Why a tile configuration is invalid (null when valid) under the given limits (WebGPU defaults if none). */
@@ -87,7 +85,6 @@ export function gemmTilesProblem(
   if (t.BM % 32 || t.BN % 32) return `BM, BN (${t.BM}, ${t.BN}) must be multiples of 32`;
   if (t.BK % 8 || t.BK === 0) return `BK = ${t.BK} must be a multiple of 8`;
   if (t.GEMM_BUFS !== 1 && t.GEMM_BUFS !== 2) return `GEMM_BUFS = ${t.GEMM_BUFS} must be 1 or 2`;
-  if (t.GEMM_SWIZZLE !== 0 && t.GEMM_SWIZZLE !== 1) return `GEMM_SWIZZLE = ${t.GEMM_SWIZZLE} must be 0 or 1`;
   const tx = t.BN / t.TN;
   const wx = Math.min(tx, 8);
   if (tx % wx || (t.BM / t.TM) % (32 / wx))
@@ -136,24 +133,27 @@ export function gemmWorkgroups(M: number, N: number, t: GemmTiles, split = 1): [
   return [gx, gy, split];
 }
 
-/** Tile configurations tuneGemm times (those beyond the device's limits are skipped there). */
+/** Tile configurations tuneGemm and bench/gemm-sweep.ts time (those beyond the device's limits are skipped). */
 export const TUNE_CONFIGS: readonly GemmTiles[] = [
   GEMM_DEFAULT,
-  { ...GEMM_DEFAULT, GEMM_SWIZZLE: 1 },
-  { ...GEMM_DEFAULT, GEMM_BUFS: 2, GEMM_SWIZZLE: 1 }, // 16384 B
-  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 1 }, // 16384 B
-  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 16896 B: a raised limit
-  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 },
-  { BM: 64, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 128 threads
+  { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 2 }, // 18432 B: a raised limit
+  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 18432 B: a raised limit
+  { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 2 }, // 36864 B: a raised limit
+  { BM: 128, BN: 128, BK: 32, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 36864 B: a raised limit
+  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 1 },
+  { BM: 128, BN: 64, BK: 8, TM: 8, TN: 4, GEMM_BUFS: 2 }, // 13824 B
+  { BM: 128, BN: 64, BK: 16, TM: 8, TN: 4, GEMM_BUFS: 1 }, // 13824 B
+  { BM: 128, BN: 64, BK: 32, TM: 8, TN: 4, GEMM_BUFS: 1 }, // 27648 B: a raised limit
+  { BM: 64, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 128 threads
   GEMM_MEDIUM,
-  { ...GEMM_MEDIUM, GEMM_SWIZZLE: 0 },
   GEMM_SMALL,
   { ...GEMM_SMALL, GEMM_BUFS: 1 },
-  { BM: 32, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2, GEMM_SWIZZLE: 0 }, // 128 threads
+  { BM: 32, BN: 128, BK: 8, TM: 4, TN: 8, GEMM_BUFS: 2 }, // 128 threads
   GEMM_CPU, // 32 threads
-  { BM: 128, BN: 256, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1, GEMM_SWIZZLE: 0 }, // 512 threads: a raised limit
+  { BM: 128, BN: 256, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 512 threads: a raised limit
+  { BM: 256, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 512 threads: a raised limit
 ];
 
 export function tilesName(t: GemmTiles): string {
-  return `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN} buf${t.GEMM_BUFS}${t.GEMM_SWIZZLE ? ' swz' : ' pad'}`;
+  return `${t.BM}x${t.BN}x${t.BK} ${t.TM}x${t.TN} buf${t.GEMM_BUFS}`;
 }
