@@ -9,11 +9,14 @@ import { flashAttention } from '../kernels/flash-attention';
 import {
   type GemmOpts,
   linearBiasOps,
+  linearBiasPartial,
   linearGeluOps,
+  linearResidualFoldOps,
   linearResidualOps,
   qkvRotaryOps,
+  type SplitPartials,
 } from '../kernels/fused-linear';
-import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
+import { addLayerNorm, addLayerNormFold, layerNorm2 } from '../kernels/fused-norm';
 import { gelu } from '../kernels/gelu';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
@@ -87,6 +90,18 @@ export interface LayerCtx {
   at: KvPositions;
   Tk: number;
   gemm: GemmOpts;
+  /**
+   * attention.dense's split-K reduction folded into its consumer (plan-fold.ts), or null: the workspace its
+   * partials go to (kept until the consumer runs), and the partials, set by the dense launcher.
+   */
+  denseFold: { ws: (floats: number) => GPUBuffer; partials: SplitPartials | null } | null;
+}
+
+/** The folded dense partials of this layer (set by the dense launcher, which runs first). */
+function densePartials(L: LayerCtx): SplitPartials {
+  const p = L.denseFold?.partials;
+  if (!p) throw new Error(`${L.p}: the folded attention.dense partials are missing (dense must run first)`);
+  return p;
 }
 
 /** The reference ops: one plain kernel each (LayerNorm, linear, rotary, attention in three, GELU, adds). */
@@ -223,6 +238,34 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
   },
   add_layernorm: (L) => {
     const ln2 = L.weights.postAttentionLayernorm;
+    const maxWorkgroupBytes = L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize;
+    // attention.dense's reduction folded in: this op writes the attn_out tap too.
+    if (L.denseFold)
+      return {
+        make: (k) =>
+          addLayerNormFold(
+            `${L.p}.add_layernorm`,
+            {
+              a: L.x,
+              dense: densePartials(L),
+              w: ln2.weight,
+              bias: ln2.bias,
+              attn: L.attnOut,
+              r: L.b.residMid,
+              y: L.b.ln2,
+              dummy: L.dummy,
+            },
+            L.T,
+            L.d,
+            L.eps,
+            { ...k, maxWorkgroupBytes },
+          ),
+        writes: [
+          [`${L.p}.attn_out`, L.attnOut, L.T * L.d],
+          [`${L.p}.resid_mid`, L.b.residMid, L.T * L.d],
+          [`${L.p}.ln2`, L.b.ln2, L.T * L.d],
+        ],
+      };
     return {
       make: (k) =>
         addLayerNorm(
@@ -231,7 +274,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
           L.T,
           L.d,
           L.eps,
-          { ...k, maxWorkgroupBytes: L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize },
+          { ...k, maxWorkgroupBytes },
         ),
       writes: [
         [`${L.p}.resid_mid`, L.b.residMid, L.T * L.d],
@@ -270,14 +313,26 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
       ),
     writes: [[`${L.p}.ctx`, L.ctx, L.T * L.d]],
   }),
-  dense: (L) => ({
-    make: (k) => {
-      const dense = L.weights.attention.dense;
-      const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
-      return linearBiasOps(`${L.p}.attn_out`, buf, L.T, L.d, L.d, { ...k, ...L.gemm });
-    },
-    writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
-  }),
+  dense: (L) => {
+    const dense = L.weights.attention.dense;
+    const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
+    const fold = L.denseFold;
+    // Folded: the partial GEMM alone, into its own workspace; the consumer reduces it and writes the tap.
+    if (fold)
+      return {
+        make: (k) => {
+          const got = linearBiasPartial(`${L.p}.attn_out`, buf, L.T, L.d, L.d, fold.ws, { ...k, ...L.gemm });
+          if (!got) throw new Error(`${L.p}: attention.dense was to be folded but is not split`);
+          fold.partials = got.partials;
+          return got.spec;
+        },
+        writes: [],
+      };
+    return {
+      make: (k) => linearBiasOps(`${L.p}.attn_out`, buf, L.T, L.d, L.d, { ...k, ...L.gemm }),
+      writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
+    };
+  },
   linear_gelu: (L) => ({
     make: (k) => {
       const fc1 = L.weights.mlp.denseHTo4h;
@@ -286,7 +341,15 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
     },
     writes: [[`${L.p}.gelu`, L.b.gelu, L.T * L.ff]],
   }),
-  residual_epilogue: (L) => ({
+  residual_epilogue: (L) => {
+    if (L.denseFold && L.parallel) return residualFold(L);
+    return residualEpilogue(L);
+  },
+};
+
+/** dense_4h_to_h + residual as the table's kernel runs it. */
+function residualEpilogue(L: LayerCtx): Launch {
+  return {
     make: (k) => {
       const fc2 = L.weights.mlp.dense4hToH;
       const buf = {
@@ -301,8 +364,32 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
       return linearResidualOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm });
     },
     writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
-  }),
-};
+  };
+}
+
+/** The same with attention.dense's reduction folded in (parallel residual): it writes the attn_out tap too. */
+function residualFold(L: LayerCtx): Launch {
+  return {
+    make: (k) => {
+      const fc2 = L.weights.mlp.dense4hToH;
+      const buf = {
+        x: L.b.gelu,
+        w: fc2.weight,
+        b: fc2.bias,
+        r1: L.x,
+        attn: L.attnOut,
+        dense: densePartials(L),
+        y: L.xNext,
+        dummy: L.dummy,
+      };
+      return linearResidualFoldOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm });
+    },
+    writes: [
+      [`${L.p}.attn_out`, L.attnOut, L.T * L.d],
+      [`${L.p}.out`, L.xNext, L.T * L.d],
+    ],
+  };
+}
 
 /** One piece of the LM head: logits[:, rows of this piece] = final_norm · W_piece^T (no bias). */
 export function headLaunch(

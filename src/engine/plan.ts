@@ -27,6 +27,7 @@ import {
   type PlanOpName,
 } from './fused-kernels';
 import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
+import { denseSplits, type FoldOptions, foldsDense } from './plan-fold';
 import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
 
 const ALL_OPS: readonly PlanOpName[] = [...LAYER_OPS, ...HEAD_OPS];
@@ -95,6 +96,8 @@ export interface PlanOptions {
   /** The token ids [T] u32 already on the GPU (a cached plan's input buffer, or the previous decode step's
    * argmax): the embedding reads them there and `tokens` gives only their count. */
   ids?: GPUBuffer;
+  /** Fold split-K reductions into the op after them where no tap can change (plan-fold.ts); off when absent. */
+  fold?: FoldOptions;
 }
 
 export interface Plan {
@@ -218,6 +221,13 @@ export function buildPlan(
         return workspace;
       },
     };
+    // attention.dense's partials when its reduction is folded into the consumer (plan-fold.ts): a workspace of
+    // their own, since the GEMMs between (the MLP up-projection) use the shared one. One for every layer.
+    let denseWs: GPUBuffer | null = null;
+    const denseWorkspace = (floats: number) => {
+      if (!denseWs || denseWs.size < floats * 4) denseWs = acts.get(floats, 'dense_partials');
+      return denseWs;
+    };
     // An op is one dispatch, or several (a split-K GEMM and its reduction): the taps follow the last.
     const op = (
       fused: FusedKernelId | null,
@@ -305,6 +315,11 @@ export function buildPlan(
         at,
         Tk,
         gemm: gemmOpts,
+        denseFold:
+          foldsDense(o, cfg.useParallelResidual, i) &&
+          denseSplits(`layers.${i}.attn_out`, T, d, gemmOpts, kopts('gemm', i).constants ?? {})
+            ? { ws: denseWorkspace, partials: null }
+            : null,
       };
       // The layer, op by op in the reference order (forward.ts): a fusion where its first replaced op would
       // run, the reference kernel for every op no switched-on kernel replaces.

@@ -97,15 +97,25 @@ const qkvRotaryPair = gemmKernels('qkv_rotary', 'fused/qkv_rotary.wgsl', [
 ]); // then x [T, d], w [3d, d] = [H, 3, hd, d]
 export const qkvRotaryKernel = qkvRotaryPair.gemm;
 
+// attention.dense's split-K reduction folded into dense_4h_to_h's epilogue (src/engine/plan-fold.ts).
+const linearResidualFoldPair = gemmKernels('linear_residual_fold', 'fused/linear_residual_fold.wgsl', [
+  { name: 'b', kind: 'read' }, // [N]
+  { name: 'r1', kind: 'read' }, // [M, N] hidden_states
+  { name: 'dense_b', kind: 'read' }, // [N] attention.dense bias
+  { name: 'dense_part', kind: 'read' }, // [S', M, N] attention.dense's partials
+  { name: 'attn', kind: 'rw' }, // [M, N] attn_output
+  { name: 'y', kind: 'rw' }, // [M, N]
+]);
+
 export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   linearBiasKernel,
   linearGeluKernel,
   linearResidualKernel,
   qkvRotaryKernel,
-  ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair].flatMap((k) => [
-    k.partial,
-    k.reduce,
-  ]),
+  linearResidualFoldPair.gemm,
+  ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair, linearResidualFoldPair].flatMap(
+    (k) => [k.partial, k.reduce],
+  ),
 ];
 
 /** How one launch of (M, N, K) runs: pipeline constants, tiles, split count and K per split. */
@@ -276,6 +286,65 @@ export const linearGelu = linearGeluLaunchers.one;
 
 /** linearResidualOps as one dispatch (never split-K). */
 export const linearResidual = linearResidualLaunchers.one;
+
+/** A split-K GEMM's partials left in a workspace for the op after it to reduce (src/engine/plan-fold.ts). */
+export interface SplitPartials {
+  part: GPUBuffer; // [S, M, N] raw partial sums
+  K: number;
+  kChunk: number;
+  bias: GPUBuffer | null; // [N]
+}
+
+/**
+ * The split-K partial GEMM of linearBiasOps alone, into `ws` (its own workspace, read by a later op that folds
+ * the reduction in): the dispatch and what that op needs to reduce it, or null when the launch is not split.
+ */
+export function linearBiasPartial(
+  label: string,
+  buf: LinearBuffers,
+  M: number,
+  N: number,
+  K: number,
+  ws: (floats: number) => GPUBuffer,
+  opts: GemmOpts = {},
+): { spec: DispatchSpec; partials: SplitPartials } | null {
+  const launch = gemmLaunch(label, M, N, K, { ...opts, workspace: ws });
+  if (launch.split === 1) return null;
+  const got: { part?: GPUBuffer } = {};
+  const workspace = (floats: number) => {
+    got.part = ws(floats);
+    return got.part;
+  };
+  const specs = linearBiasOps(label, buf, M, N, K, { ...opts, workspace });
+  if (specs.length !== 2 || !got.part)
+    throw new Error(`${label}: expected a split-K partial GEMM and its reduction`);
+  return { spec: specs[0], partials: { part: got.part, K, kChunk: launch.kChunk, bias: buf.b } };
+}
+
+/**
+ * linearResidualOps (parallel residual, r2 = attn_output) with attention.dense's split-K reduction folded in:
+ * attn_output [M, N] is formed from `dense` (its partials and bias) as dense's own reduction would, written to
+ * `attn` and added where r2 would be; the same bits as the unfolded pair. One dispatch, or two when split-K.
+ */
+export function linearResidualFoldOps(
+  label: string,
+  buf: Omit<ResidualBuffers, 'r2'> & { attn: GPUBuffer; dense: SplitPartials },
+  M: number,
+  N: number,
+  K: number,
+  opts: GemmOpts = {},
+): DispatchSpec[] {
+  const own = {
+    b: buf.b ?? buf.dummy,
+    r1: buf.r1,
+    dense_b: buf.dense.bias ?? buf.dummy,
+    dense_part: buf.dense.part,
+    attn: buf.attn,
+    y: buf.y,
+  };
+  const head = [buf.b ? 1 : 0, buf.dense.K, buf.dense.kChunk, buf.dense.bias ? 1 : 0];
+  return gemmSpecs(linearResidualFoldPair, label, buf, own, M, N, K, head, {}, opts);
+}
 
 /** The buffers of the fused QKV projection. */
 interface QkvBuffers {

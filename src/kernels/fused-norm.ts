@@ -36,6 +36,24 @@ export const addLayerNormKernel: KernelDef = {
   ],
 };
 
+// addLayerNorm with attention.dense's split-K reduction folded in (src/engine/plan-fold.ts).
+export const addLayerNormFoldKernel: KernelDef = {
+  name: 'fused/add_layernorm_fold',
+  file: 'fused/add_layernorm_fold.wgsl',
+  includes,
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'a', kind: 'read' }, // [rows, d]
+    { name: 'dense_b', kind: 'read' }, // [d]
+    { name: 'dense_part', kind: 'read' }, // [S', rows, d]
+    { name: 'w', kind: 'read' }, // [d]
+    { name: 'bias', kind: 'read' }, // [d]
+    { name: 'attn', kind: 'rw' }, // [rows, d]
+    { name: 'r', kind: 'rw' }, // [rows, d]
+    { name: 'y', kind: 'rw' }, // [rows, d]
+  ],
+};
+
 const WG = 256;
 /** WebGPU's guaranteed workgroup memory; an adapter may offer more (an H100 through Dawn: 48 KiB). */
 const DEFAULT_WORKGROUP_BYTES = 16384;
@@ -101,6 +119,48 @@ export function addLayerNorm(
     constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
     buffers: b,
     params: paramsBytes([rows, d, { f32: eps }]),
+    workgroups: [rows, 1, 1],
+  };
+}
+
+/**
+ * addLayerNorm with b = attn_output formed here from attention.dense's split-K partials (dense.part
+ * [S', rows, d], reduced as its own reduction would: split order through acc(), + bias, one st()) and written
+ * to `attn`: attn = dense(…); r = attn + a; y = LN(r; w, bias). The same bits as the unfolded pair.
+ */
+export function addLayerNormFold(
+  label: string,
+  b: {
+    a: GPUBuffer;
+    dense: { part: GPUBuffer; K: number; kChunk: number; bias: GPUBuffer | null };
+    w: GPUBuffer;
+    bias: GPUBuffer;
+    attn: GPUBuffer;
+    r: GPUBuffer;
+    y: GPUBuffer;
+    dummy: GPUBuffer;
+  },
+  rows: number,
+  d: number,
+  eps: number,
+  opts: NormOpts = {},
+): DispatchSpec {
+  const { dense } = b;
+  return {
+    label,
+    kernel: addLayerNormFoldKernel,
+    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
+    buffers: {
+      a: b.a,
+      dense_b: dense.bias ?? b.dummy,
+      dense_part: dense.part,
+      w: b.w,
+      bias: b.bias,
+      attn: b.attn,
+      r: b.r,
+      y: b.y,
+    },
+    params: paramsBytes([rows, d, { f32: eps }, dense.K, dense.kChunk, dense.bias ? 1 : 0]),
     workgroups: [rows, 1, 1],
   };
 }

@@ -1,0 +1,182 @@
+// Split-K reductions folded into the op after them (plan-fold.ts): the fused forward with the fold and without it,
+// every tap bit for bit, on random models whose GEMMs are forced to split (a K partition table, as
+// gemm-split.test.ts does) at sizes that are not multiples of the tiles, with every tap buffer poisoned (NaN)
+// before each run; one dispatch less per folded layer; and the cases that must keep the unfolded pair.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeGpu } from '../gpu/node';
+import type { GemmPolicy } from '../kernels/gemm-configs';
+import type { Precision } from '../kernels/precision';
+import { nodeShaderSource } from '../kernels/shaders-node';
+import { freshSeed } from '../kernels/testing';
+import { mulberry32 } from '../model/random';
+import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
+import { Engine } from './engine';
+import { runForward, StagingBuffers } from './forward';
+import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
+import { buildPlan, type Plan, type PlanOptions } from './plan';
+import { FOLD_FILES } from './plan-fold';
+
+// d and ff not multiples of any tile or of 4; head_dim 20 (parallel) and 28 (sequential).
+const parallel: RandomModelSpec = {
+  vocab: 97,
+  d: 60,
+  layers: 2,
+  heads: 3,
+  ff: 150,
+  rotaryPct: 0.2,
+  parallel: true,
+};
+const sequential: RandomModelSpec = {
+  vocab: 89,
+  d: 56,
+  layers: 2,
+  heads: 2,
+  ff: 130,
+  rotaryPct: 0.5,
+  parallel: false,
+};
+
+/** A K partition for every fused linear of a spec (qkv, dense, fc1, fc2), or without the MLP down-projection's. */
+function splitting(specs: RandomModelSpec[], splitMlpOut: boolean): GemmPolicy {
+  const kChunks: Record<string, number> = {};
+  for (const s of specs) {
+    const hd = s.d / s.heads;
+    kChunks[`${3 * s.heads * (hd + (hd % 2))}x${s.d}`] = 32;
+    kChunks[`${s.d}x${s.d}`] = 16; // attention.dense: 4 splits, the last short
+    kChunks[`${s.ff}x${s.d}`] = 32;
+    if (splitMlpOut) kChunks[`${s.d}x${s.ff}`] = 32;
+  }
+  return { name: 'test: split', table: { measuredOn: 'test', date: '', tiles: {}, kChunks }, splitK: true };
+}
+const SPLIT_ALL = splitting([parallel, sequential], true);
+
+let engine: Engine;
+let staging: StagingBuffers;
+beforeAll(async () => {
+  // The engine's own policy splits too (its recorded forwards fold); plans built here name theirs.
+  engine = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm: SPLIT_ALL });
+  staging = new StagingBuffers(engine.ctx.device);
+});
+afterAll(() => {
+  staging?.trim();
+  engine?.dispose();
+});
+
+function plan(tokens: number[], o: Omit<PlanOptions, 'maxBindingBytes'>): Plan {
+  const { device, pool, model } = engine.gpuParts();
+  return buildPlan(device, pool, model, tokens, {
+    ...o,
+    maxBindingBytes: device.limits.maxStorageBufferBindingSize,
+  });
+}
+
+/** Runs a plan with every tap buffer poisoned first; every tap read back. */
+async function run(p: Plan, T: number) {
+  const { device, pipelines, model } = engine.gpuParts();
+  for (const op of p.ops)
+    for (const w of op.writes)
+      for (const part of w.parts ?? [{ buffer: w.buffer }])
+        device.queue.writeBuffer(part.buffer, 0, new Float32Array(part.buffer.size / 4).fill(Number.NaN));
+  const ctx = { device, pipelines, staging, checkAlive: () => {}, settleLoss: async () => {} };
+  return runForward(ctx, p, model.cfg, T, { taps: 'all' }, performance.now());
+}
+
+const labels = (p: Plan) => p.ops.map((o) => o.spec.label);
+const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
+
+describe('split-K reductions folded into the next op', () => {
+  // fp16 accumulation exercises acc() in the folded sums: on the two folded kernels, once each.
+  it.each([
+    ['parallel, MLP down-projection split', parallel, true, ['fp32', 'fp16acc']],
+    ['parallel, MLP down-projection whole (folded into the GEMM epilogue)', parallel, false, ['fp32']],
+    ['sequential (folded into add + LayerNorm)', sequential, true, ['fp16acc']],
+  ] as const)(
+    '%s: every tap bit-identical to the unfolded plan, one dispatch less per layer',
+    async (_n, spec, splitOut, precisions) => {
+      const seed = freshSeed();
+      await engine.loadModel(randomModelFiles(spec, seed));
+      const rng = mulberry32(seed ^ 0x5bd1e995);
+      const gemm = splitting([spec], splitOut);
+      for (const precision of precisions as readonly Precision[]) {
+        const T = 1 + Math.floor(rng() * 37);
+        const tokens = Array.from({ length: T }, () => Math.floor(rng() * spec.vocab));
+        const base = { fused: ALL_FUSED, precision, gemm };
+        const off = plan(tokens, base);
+        const on = plan(tokens, { ...base, fold: { custom: null } });
+        const where = `seed ${seed} ${precision} T=${T}`;
+        expect(on.ops.length, where).toBe(off.ops.length - spec.layers);
+        for (let i = 0; i < spec.layers; i++) {
+          // The reduction labelled with the op is gone; its partial GEMM stays, and the consumer writes the tap.
+          expect(labels(off)).toContain(`layers.${i}.attn_out`);
+          expect(labels(on)).not.toContain(`layers.${i}.attn_out`);
+          expect(labels(on)).toContain(`layers.${i}.attn_out/splitk`);
+        }
+        const a = await run(off, T);
+        const b = await run(on, T);
+        expect([...b.taps.keys()].sort(), where).toEqual([...a.taps.keys()].sort());
+        for (const [name, x] of a.taps) {
+          const y = b.taps.get(name)!;
+          expect(x.every(Number.isFinite), `${name} ${where}`).toBe(true);
+          expect(bits(y), `${name} ${where}`).toEqual(bits(x));
+        }
+      }
+    },
+  );
+
+  it('keeps the unfolded pair where the fold cannot hold: hooks, custom kernels, one kernel of the pair off', async () => {
+    const seed = freshSeed();
+    await engine.loadModel(randomModelFiles(parallel, seed));
+    const tokens = [5, 3, 8, 1, 9, 2, 7];
+    const gemm = SPLIT_ALL;
+    const folded = (o: Partial<PlanOptions>) => {
+      const p = plan(tokens, { fused: ALL_FUSED, precision: 'fp32', gemm, fold: { custom: null }, ...o });
+      const l = labels(p);
+      p.release();
+      return [0, 1].map(
+        (i) => !l.includes(`layers.${i}.attn_out`) && l.includes(`layers.${i}.attn_out/splitk`),
+      );
+    };
+    expect(folded({})).toEqual([true, true]);
+    expect(folded({ fold: undefined })).toEqual([false, false]);
+    // Fault constants on either kernel of the pair, in one layer: that layer alone keeps the pair.
+    for (const kernel of ['gemm', 'residual_epilogue'] as FusedKernelId[])
+      expect(
+        folded({
+          hooks: {
+            constants: (k, l): Record<string, boolean> =>
+              k === kernel && l === 1 ? { FAULT_DROP_BIAS: true } : {},
+          },
+        }),
+      ).toEqual([true, false]);
+    expect(folded({ hooks: { aliasResidual: (l) => l === 0 } })).toEqual([false, true]);
+    expect(folded({ hooks: { staleContext: (l) => l === 0 } })).toEqual([false, true]);
+    for (const file of FOLD_FILES) expect(folded({ fold: { custom: file } }), file).toEqual([false, false]);
+    expect(folded({ fold: { custom: 'fused/flash_attention.wgsl' } })).toEqual([true, true]);
+    // Bisection: one kernel of the pair switched off.
+    for (const off of ['gemm', 'residual_epilogue'] as FusedKernelId[]) {
+      const fused = new Set([...ALL_FUSED].filter((k) => k !== off));
+      expect(folded({ fused }), off).toEqual([false, false]);
+    }
+    // attention.dense not split: nothing to fold.
+    const whole = { ...gemm, table: { ...gemm.table!, kChunks: {} }, splitK: false };
+    expect(folded({ gemm: whole })).toEqual([false, false]);
+  });
+
+  it('the engine folds its recorded forwards: the same taps as a layer range (unfolded), bit for bit', async () => {
+    const seed = freshSeed();
+    await engine.loadModel(randomModelFiles(parallel, seed));
+    const tokens = [4, 8, 15, 16, 23, 42, 11, 3, 77];
+    const whole = await engine.forward(tokens, { path: 'fused', taps: 'all', timing: true });
+    const timed = whole.timings!.map((t) => t.label);
+    expect(timed).not.toContain('layers.1.attn_out');
+    expect(timed).toContain('layers.1.attn_out/splitk');
+    const last = await engine.forward(tokens, {
+      path: 'fused',
+      taps: 'all',
+      layers: { from: 1, to: 2, input: whole.dump.layers[0] },
+    });
+    expect(last.taps.has('layers.1.attn_out')).toBe(true);
+    for (const [name, x] of last.taps)
+      expect(bits(whole.taps.get(name)!), `${name} seed ${seed}`).toEqual(bits(x));
+  });
+});

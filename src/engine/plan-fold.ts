@@ -1,0 +1,90 @@
+// Folding a split-K reduction into the op after it (issue 21): a split attention.dense GEMM is two dispatches,
+// the partial GEMM into a workspace and the reduction that sums the partials and adds the bias. Its output
+// attn_output has one consumer — the MLP's residual epilogue with the parallel residual (y = ((mlp·W^T + b) +
+// attn_output) + x), the residual add + LayerNorm without it — so that consumer can do the reduction itself:
+// it sums dense's partials in split order through acc(), adds the bias, rounds once with st() exactly as the
+// reduction would, writes the attn_out tap and uses the value where it read attn_output before. One dispatch
+// less per layer; every tap keeps its bits (src/engine/plan-fold.test.ts checks them all, bit for bit).
+//
+// The fold is the plan's choice, not the fused-kernel table's: the table still says what replaces what. The
+// folded work stays that kernel's in every report but one: its time. The partial GEMM keeps the op's label
+// (`layers.i.attn_out/splitk`, kind attn_out, the 'gemm' kernel); the reduction's few microseconds run inside
+// the consumer's dispatch and count as the consumer's (residual_epilogue or layernorm). The consumer's op writes
+// the attn_out tap (after its dispatch), in the same layer.
+//
+// It applies only where nothing observable can change, and the plan falls back to the unfolded pair elsewhere:
+// - the caller asks for it (PlanOptions.fold) and names the custom kernel's file: a custom kernel in the slot of
+//   dense (linear_bias) or of the consumer (linear_residual, add_layernorm) keeps the unfolded pair, since the
+//   folded kernels are other files;
+// - both kernels of the pair are switched on (bisection switches one off: nothing to fold into);
+// - no hooks on the layer for either kernel (fault constants of any kind, aliasResidual, staleContext);
+// - attention.dense is split at all (one dispatch has no reduction to fold).
+// Layer ranges and KV-cache plans fold the same way: the pair sits inside one layer, and the K partition is per
+// (N, K), so a decoded row's bits are the whole forward's either way.
+
+import type { OverrideConstants } from '../gpu/pipelines';
+import { gemmLaunch, linearBiasKernel, linearResidualKernel } from '../kernels/fused-linear';
+import { addLayerNormKernel } from '../kernels/fused-norm';
+import type { GemmPolicy } from '../kernels/gemm-configs';
+import type { FusedKernelId } from './fused-kernels';
+import type { PlanHooks } from './plan';
+
+/** PlanOptions.fold: fold split-K reductions into their consumers where nothing observable changes. */
+export interface FoldOptions {
+  /** The shaders/ file a custom kernel replaces (engine.setCustomKernel), or null: a fold bypasses its files. */
+  custom: string | null;
+}
+
+/**
+ * The fold options of a plan made while the engine's custom kernel is `kernelKey` (`${file}#${hash}`, '' for
+ * none: engine.ts's kernelKey, part of every recording's key, so a recording's fold follows its key).
+ */
+export function foldFor(kernelKey: string): FoldOptions {
+  const hash = kernelKey.indexOf('#');
+  return { custom: kernelKey === '' ? null : hash < 0 ? kernelKey : kernelKey.slice(0, hash) };
+}
+
+/** The files whose work a fold moves into another kernel: a custom kernel in any of them keeps the pair. */
+export const FOLD_FILES: readonly string[] = [
+  linearBiasKernel.file,
+  linearResidualKernel.file,
+  addLayerNormKernel.file,
+];
+
+/** The fused kernel that consumes attn_output: the residual epilogue (parallel) or the add + LayerNorm. */
+export function denseConsumer(parallel: boolean): FusedKernelId {
+  return parallel ? 'residual_epilogue' : 'layernorm';
+}
+
+/**
+ * Whether attention.dense's split-K reduction of `layer` folds into its consumer: every rule above but the
+ * split itself (see denseSplits).
+ */
+export function foldsDense(
+  o: { fold?: FoldOptions; fused: ReadonlySet<FusedKernelId>; hooks?: PlanHooks },
+  parallel: boolean,
+  layer: number,
+): boolean {
+  if (!o.fold) return false;
+  if (o.fold.custom !== null && FOLD_FILES.includes(o.fold.custom)) return false;
+  const consumer = denseConsumer(parallel);
+  if (!o.fused.has('gemm') || !o.fused.has(consumer)) return false;
+  const h = o.hooks;
+  if (h?.aliasResidual?.(layer) || h?.staleContext?.(layer)) return false;
+  for (const k of ['gemm', consumer] as const) {
+    const c = h?.constants?.(k, layer);
+    if (c && Object.keys(c).length > 0) return false;
+  }
+  return true;
+}
+
+/** Whether attention.dense ([T, d] · [d, d]^T) runs split-K under this policy (and these constants). */
+export function denseSplits(
+  label: string,
+  T: number,
+  d: number,
+  gemm: { policy?: GemmPolicy; workspace?: (floats: number) => GPUBuffer },
+  constants: OverrideConstants,
+): boolean {
+  return gemmLaunch(label, T, d, d, { ...gemm, constants }).split > 1;
+}
