@@ -1,7 +1,8 @@
 // `npx tsx bench/fold.ts`: the fused forward with its split-K reductions folded into the op after them
 // (src/engine/plan-fold.ts) against the same plan unfolded, per seeded Pythia-shaped model and T: dispatches,
 // submit-to-done wall time (recorded plan, no readback; median of --reps, the two variants alternated in
-// rounds so drift hits both), and every tap of the two compared bit for bit on this adapter.
+// rounds so drift hits both), the GPU time per op kind (timestamp queries), and every tap of the two compared bit
+// for bit on this adapter.
 // Flags: --models pythia-70m,… --T 128,512 --reps 30 --rounds 2 --out FILE.
 import { writeFileSync } from 'node:fs';
 import { Engine } from '../src/engine/engine';
@@ -9,6 +10,7 @@ import { runForward, StagingBuffers } from '../src/engine/forward';
 import { ALL_FUSED } from '../src/engine/fused-kernels';
 import { buildPlan, type Plan } from '../src/engine/plan';
 import { timePlan } from '../src/engine/time-forward';
+import { summarizeTimings } from '../src/engine/timing';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { SHAPES } from './forward';
@@ -80,9 +82,22 @@ for (const model of models) {
         dispatches[v] = t.dispatches;
       }
     }
+    // Where the GPU time goes (timestamp queries, one pass per dispatch), summed per op kind: a folded
+    // reduction counts as the op it runs in.
+    const gpu = async (fold: boolean) => {
+      const r = await runForward(ctx, plan(fold), parts.model.cfg, T, { timing: true }, 0);
+      const s = summarizeTimings(r.timings!, spec.layers);
+      const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
+      return {
+        totalMs: ms(s.totalNs),
+        byKind: Object.fromEntries(Object.entries(s.perKind).map(([k, v]) => [k, ms(v)])),
+      };
+    };
     const row = {
       model,
       T,
+      gpuOff: await gpu(false),
+      gpuOn: await gpu(true),
       dispatchesOff: dispatches.off,
       dispatchesOn: dispatches.on,
       medianMsOff: median(ms.off),
@@ -105,6 +120,7 @@ const result = {
   date: new Date().toISOString(),
   adapter: { vendor: adapter.vendor, architecture: adapter.architecture, description: adapter.description },
   policy: engine.gemmPolicy.name,
+  maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage,
   reps,
   rounds,
   rows,

@@ -31,19 +31,29 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   if (rr >= params.rows) { return; } // uniform per workgroup
   let base = rr * params.d;
   let S = (params.dense_K + params.dense_k_chunk - 1u) / params.dense_k_chunk;
-  for (var c = lid; c < params.d; c += WG) {
-    var s_sum = 0.0;
+  // Four adjacent columns per thread and step (four loads in flight); each element's sum in split order.
+  for (var c0 = lid * 4u; c0 < params.d; c0 += WG * 4u) {
+    var sum = vec4f(0.0);
     for (var s = 0u; s < S; s++) {
-      s_sum = acc(s_sum + dense_part[(s * params.rows + rr) * params.d + c]);
+      let o = (s * params.rows + rr) * params.d + c0;
+      for (var j = 0u; j < 4u; j++) {
+        if (c0 + j < params.d) { sum[j] = acc(sum[j] + dense_part[o + j]); }
+      }
     }
-    if (params.dense_has_bias != 0u) {
-      s_sum += dense_b[c];
+    for (var j = 0u; j < 4u; j++) {
+      let c = c0 + j;
+      if (c < params.d) {
+        var s_sum = sum[j];
+        if (params.dense_has_bias != 0u) {
+          s_sum += dense_b[c];
+        }
+        let at = st(s_sum);
+        attn[base + c] = at;
+        let v = st(at + a[base + c]);
+        row[c] = v;
+        r[base + c] = v;
+      }
     }
-    let at = st(s_sum);
-    attn[base + c] = at;
-    let v = st(at + a[base + c]);
-    row[c] = v;
-    r[base + c] = v;
   }
   workgroupBarrier();
   let stats = row_stats(lid, params.d, params.eps);

@@ -1,7 +1,8 @@
-// Split-K reductions folded into the op after them (plan-fold.ts): the fused forward with the fold and without it,
-// every tap bit for bit, on random models whose GEMMs are forced to split (a K partition table, as
+// Split-K reductions folded into the op after them (plan-fold.ts): attention.dense's into its consumer, the MLP
+// down-projection's (with attention.dense's) into the next layer's LayerNorm. The fused forward with the folds and
+// without them, every tap bit for bit, on random models whose GEMMs are forced to split (a K partition table, as
 // gemm-split.test.ts does) at sizes that are not multiples of the tiles, with every tap buffer poisoned (NaN)
-// before each run; one dispatch less per folded layer; and the cases that must keep the unfolded pair.
+// before each run; a dispatch less per fold; and the cases that must keep the unfolded ops.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeGpu } from '../gpu/node';
 import type { GemmPolicy } from '../kernels/gemm-configs';
@@ -16,11 +17,11 @@ import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { buildPlan, type Plan, type PlanOptions } from './plan';
 import { FOLD_FILES } from './plan-fold';
 
-// d and ff not multiples of any tile or of 4; head_dim 20 (parallel) and 28 (sequential).
+// d and ff not multiples of any tile or of 4; head_dim 21 (parallel: odd) and 29 (sequential).
 const parallel: RandomModelSpec = {
   vocab: 97,
-  d: 60,
-  layers: 2,
+  d: 63,
+  layers: 3,
   heads: 3,
   ff: 150,
   rotaryPct: 0.2,
@@ -28,8 +29,8 @@ const parallel: RandomModelSpec = {
 };
 const sequential: RandomModelSpec = {
   vocab: 89,
-  d: 56,
-  layers: 2,
+  d: 58,
+  layers: 3,
   heads: 2,
   ff: 130,
   rotaryPct: 0.5,
@@ -82,6 +83,15 @@ async function run(p: Plan, T: number) {
 }
 
 const labels = (p: Plan) => p.ops.map((o) => o.spec.label);
+
+/** Per layer of a 3-layer plan: whether attention.dense's and the MLP's reductions are folded (the reduction
+ * labelled with the op is gone while its partial GEMM stays). */
+function folds(p: Plan) {
+  const l = labels(p);
+  const gone = (op: string) =>
+    [0, 1, 2].map((i) => !l.includes(`layers.${i}.${op}`) && l.includes(`layers.${i}.${op}/splitk`));
+  return { dense: gone('attn_out'), out: gone('residual_epilogue') };
+}
 const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
 
 describe('split-K reductions folded into the next op', () => {
@@ -91,7 +101,7 @@ describe('split-K reductions folded into the next op', () => {
     ['parallel, MLP down-projection whole (folded into the GEMM epilogue)', parallel, false, ['fp32']],
     ['sequential (folded into add + LayerNorm)', sequential, true, ['fp16acc']],
   ] as const)(
-    '%s: every tap bit-identical to the unfolded plan, one dispatch less per layer',
+    '%s: every tap bit-identical to the unfolded plan, one or two dispatches less per layer',
     async (_n, spec, splitOut, precisions) => {
       const seed = freshSeed();
       await engine.loadModel(randomModelFiles(spec, seed));
@@ -104,13 +114,17 @@ describe('split-K reductions folded into the next op', () => {
         const off = plan(tokens, base);
         const on = plan(tokens, { ...base, fold: { custom: null } });
         const where = `seed ${seed} ${precision} T=${T}`;
-        expect(on.ops.length, where).toBe(off.ops.length - spec.layers);
-        for (let i = 0; i < spec.layers; i++) {
-          // The reduction labelled with the op is gone; its partial GEMM stays, and the consumer writes the tap.
-          expect(labels(off)).toContain(`layers.${i}.attn_out`);
-          expect(labels(on)).not.toContain(`layers.${i}.attn_out`);
-          expect(labels(on)).toContain(`layers.${i}.attn_out/splitk`);
-        }
+        // attention.dense's reduction in every layer; the MLP's, when split, in every layer but the last.
+        const mlpFolds = splitOut ? spec.layers - 1 : 0;
+        expect(on.ops.length, where).toBe(off.ops.length - spec.layers - mlpFolds);
+        expect(folds(on), where).toEqual({
+          dense: Array(spec.layers).fill(true),
+          out: Array.from({ length: spec.layers }, (_, i) => i < mlpFolds),
+        });
+        expect(folds(off)).toEqual({
+          dense: Array(spec.layers).fill(false),
+          out: Array(spec.layers).fill(false),
+        });
         const a = await run(off, T);
         const b = await run(on, T);
         expect([...b.taps.keys()].sort(), where).toEqual([...a.taps.keys()].sort());
@@ -123,43 +137,55 @@ describe('split-K reductions folded into the next op', () => {
     },
   );
 
-  it('keeps the unfolded pair where the fold cannot hold: hooks, custom kernels, one kernel of the pair off', async () => {
+  it('keeps the unfolded ops where a fold cannot hold: hooks, custom kernels, bisection, ranges, no split', async () => {
     const seed = freshSeed();
     await engine.loadModel(randomModelFiles(parallel, seed));
     const tokens = [5, 3, 8, 1, 9, 2, 7];
-    const gemm = SPLIT_ALL;
     const folded = (o: Partial<PlanOptions>) => {
-      const p = plan(tokens, { fused: ALL_FUSED, precision: 'fp32', gemm, fold: { custom: null }, ...o });
-      const l = labels(p);
+      const p = plan(tokens, {
+        fused: ALL_FUSED,
+        precision: 'fp32',
+        gemm: SPLIT_ALL,
+        fold: { custom: null },
+        ...o,
+      });
+      const f = folds(p);
       p.release();
-      return [0, 1].map(
-        (i) => !l.includes(`layers.${i}.attn_out`) && l.includes(`layers.${i}.attn_out/splitk`),
-      );
+      return f;
     };
-    expect(folded({})).toEqual([true, true]);
-    expect(folded({ fold: undefined })).toEqual([false, false]);
-    // Fault constants on either kernel of the pair, in one layer: that layer alone keeps the pair.
-    for (const kernel of ['gemm', 'residual_epilogue'] as FusedKernelId[])
-      expect(
-        folded({
-          hooks: {
-            constants: (k, l): Record<string, boolean> =>
-              k === kernel && l === 1 ? { FAULT_DROP_BIAS: true } : {},
-          },
-        }),
-      ).toEqual([true, false]);
-    expect(folded({ hooks: { aliasResidual: (l) => l === 0 } })).toEqual([false, true]);
-    expect(folded({ hooks: { staleContext: (l) => l === 0 } })).toEqual([false, true]);
-    for (const file of FOLD_FILES) expect(folded({ fold: { custom: file } }), file).toEqual([false, false]);
-    expect(folded({ fold: { custom: 'fused/flash_attention.wgsl' } })).toEqual([true, true]);
-    // Bisection: one kernel of the pair switched off.
-    for (const off of ['gemm', 'residual_epilogue'] as FusedKernelId[]) {
-      const fused = new Set([...ALL_FUSED].filter((k) => k !== off));
-      expect(folded({ fused }), off).toEqual([false, false]);
-    }
-    // attention.dense not split: nothing to fold.
-    const whole = { ...gemm, table: { ...gemm.table!, kChunks: {} }, splitK: false };
-    expect(folded({ gemm: whole })).toEqual([false, false]);
+    const T = true;
+    const F = false;
+    const fault = (kernel: FusedKernelId, layer: number) => ({
+      hooks: {
+        constants: (k: string, l: number | null): Record<string, boolean> =>
+          k === kernel && l === layer ? { FAULT_REORDER: true } : {},
+      },
+    });
+    const all = { dense: [T, T, T], out: [T, T, F] };
+    const none = { dense: [F, F, F], out: [F, F, F] };
+    expect(folded({})).toEqual(all);
+    expect(folded({ fold: undefined })).toEqual(none);
+    // A hook on a kernel of a pair in one layer keeps that pair alone unfolded.
+    expect(folded(fault('gemm', 1))).toEqual({ dense: [T, F, T], out: [T, T, F] });
+    expect(folded(fault('residual_epilogue', 1))).toEqual({ dense: [T, F, T], out: [T, F, F] });
+    expect(folded(fault('layernorm', 1))).toEqual({ dense: [T, T, T], out: [F, T, F] });
+    expect(folded({ hooks: { aliasResidual: (l) => l === 1 } })).toEqual({
+      dense: [T, F, T],
+      out: [T, F, F],
+    });
+    expect(folded({ hooks: { staleContext: (l) => l === 0 } })).toEqual({ dense: [F, T, T], out: [F, T, F] });
+    for (const file of FOLD_FILES) expect(folded({ fold: { custom: file } }), file).toEqual(none);
+    expect(folded({ fold: { custom: 'fused/flash_attention.wgsl' } })).toEqual(all);
+    // Bisection: a kernel of a pair switched off.
+    const without = (k: FusedKernelId) => ({ fused: new Set([...ALL_FUSED].filter((x) => x !== k)) });
+    expect(folded(without('gemm'))).toEqual({ dense: [F, F, F], out: [T, T, F] });
+    expect(folded(without('residual_epilogue'))).toEqual(none);
+    expect(folded(without('layernorm'))).toEqual({ dense: [T, T, T], out: [F, F, F] });
+    // A layer range folds the MLP's reduction only into a LayerNorm it holds.
+    const input = new Float32Array(tokens.length * parallel.d);
+    expect(folded({ layers: { from: 0, to: 2, input } })).toEqual({ dense: [T, T, F], out: [T, F, F] });
+    // Nothing split: nothing to fold.
+    expect(folded({ gemm: { ...SPLIT_ALL, splitK: false } })).toEqual(none);
   });
 
   it('the engine folds its recorded forwards: the same taps as a layer range (unfolded), bit for bit', async () => {
@@ -170,6 +196,8 @@ describe('split-K reductions folded into the next op', () => {
     const timed = whole.timings!.map((t) => t.label);
     expect(timed).not.toContain('layers.1.attn_out');
     expect(timed).toContain('layers.1.attn_out/splitk');
+    expect(timed).not.toContain('layers.0.residual_epilogue'); // folded into layers.1.layernorm
+    expect(timed).toContain('layers.2.residual_epilogue'); // the last layer's feeds final_norm
     const last = await engine.forward(tokens, {
       path: 'fused',
       taps: 'all',

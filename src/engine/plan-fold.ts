@@ -22,12 +22,27 @@
 // Layer ranges and KV-cache plans fold the same way: the pair sits inside one layer, and the K partition is per
 // (N, K), so a decoded row's bits are the whole forward's either way.
 
-import type { OverrideConstants } from '../gpu/pipelines';
-import { gemmLaunch, linearBiasKernel, linearResidualKernel } from '../kernels/fused-linear';
-import { addLayerNormKernel } from '../kernels/fused-norm';
+import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
+import {
+  gemmLaunch,
+  linearBiasKernel,
+  linearResidualFoldKernels,
+  linearResidualKernel,
+} from '../kernels/fused-linear';
+import {
+  addLayerNormFoldKernel,
+  addLayerNormKernel,
+  layerNorm2FoldKernel,
+  layerNorm2Kernel,
+} from '../kernels/fused-norm';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
+
+/** Storage buffers a kernel binds: a fold runs only where the device allows that many in one shader. */
+function storageBindings(k: KernelDef): number {
+  return k.bindings.filter((b) => b.kind !== 'uniform').length;
+}
 
 /** PlanOptions.fold: fold split-K reductions into their consumers where nothing observable changes. */
 export interface FoldOptions {
@@ -49,6 +64,7 @@ export const FOLD_FILES: readonly string[] = [
   linearBiasKernel.file,
   linearResidualKernel.file,
   addLayerNormKernel.file,
+  layerNorm2Kernel.file,
 ];
 
 /** The fused kernel that consumes attn_output: the residual epilogue (parallel) or the add + LayerNorm. */
@@ -64,8 +80,13 @@ export function foldsDense(
   o: { fold?: FoldOptions; fused: ReadonlySet<FusedKernelId>; hooks?: PlanHooks },
   parallel: boolean,
   layer: number,
+  maxStorage: number,
 ): boolean {
   if (!o.fold) return false;
+  const kernels = parallel
+    ? [linearResidualFoldKernels.gemm, linearResidualFoldKernels.reduce]
+    : [addLayerNormFoldKernel];
+  if (kernels.some((k) => storageBindings(k) > maxStorage)) return false;
   if (o.fold.custom !== null && FOLD_FILES.includes(o.fold.custom)) return false;
   const consumer = denseConsumer(parallel);
   if (!o.fused.has('gemm') || !o.fused.has(consumer)) return false;
@@ -76,6 +97,45 @@ export function foldsDense(
     if (c && Object.keys(c).length > 0) return false;
   }
   return true;
+}
+
+/**
+ * Whether the MLP down-projection's split-K reduction of `layer` folds into the next layer's LayerNorm: that
+ * layer is in the plan (a range that ends at `layer` + 1 keeps the reduction, and the last layer's feeds
+ * final_norm, a reference kernel), both kernels are on, and no hooks touch either op.
+ */
+export function foldsOut(
+  o: { fold?: FoldOptions; fused: ReadonlySet<FusedKernelId>; hooks?: PlanHooks },
+  layer: number,
+  to: number,
+  maxStorage: number,
+): boolean {
+  if (!o.fold || layer + 1 >= to) return false;
+  if (storageBindings(layerNorm2FoldKernel) > maxStorage) return false;
+  if (o.fold.custom !== null && FOLD_FILES.includes(o.fold.custom)) return false;
+  if (!o.fused.has('residual_epilogue') || !o.fused.has('layernorm')) return false;
+  const h = o.hooks;
+  if (h?.aliasResidual?.(layer) || h?.staleContext?.(layer)) return false;
+  for (const [k, l] of [
+    ['residual_epilogue', layer],
+    ['layernorm', layer + 1],
+  ] as const) {
+    const c = h?.constants?.(k, l);
+    if (c && Object.keys(c).length > 0) return false;
+  }
+  return true;
+}
+
+/** Whether a [T, N] · [N, K]^T linear runs split-K under this policy (and these constants). */
+export function splits(
+  label: string,
+  T: number,
+  N: number,
+  K: number,
+  gemm: { policy?: GemmPolicy; workspace?: (floats: number) => GPUBuffer },
+  constants: OverrideConstants,
+): boolean {
+  return gemmLaunch(label, T, N, K, { ...gemm, constants }).split > 1;
 }
 
 /** Whether attention.dense ([T, d] · [d, d]^T) runs split-K under this policy (and these constants). */

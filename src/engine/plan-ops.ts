@@ -9,14 +9,11 @@ import { flashAttention } from '../kernels/flash-attention';
 import {
   type GemmOpts,
   linearBiasOps,
-  linearBiasPartial,
   linearGeluOps,
-  linearResidualFoldOps,
   linearResidualOps,
   qkvRotaryOps,
-  type SplitPartials,
 } from '../kernels/fused-linear';
-import { addLayerNorm, addLayerNormFold, layerNorm2 } from '../kernels/fused-norm';
+import { addLayerNorm, layerNorm2 } from '../kernels/fused-norm';
 import { gelu } from '../kernels/gelu';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
@@ -26,6 +23,15 @@ import { residualAdd } from '../kernels/residual';
 import { rotary } from '../kernels/rotary';
 import type { Fusion, LayerOp } from './fused-kernels';
 import type { GpuModel } from './gpu-model';
+import {
+  addLayerNormFoldLaunch,
+  type DenseFold,
+  denseFoldLaunch,
+  layerNorm2FoldLaunch,
+  type OutFold,
+  residualFoldLaunch,
+  residualPartialLaunch,
+} from './plan-fold-ops';
 
 /** A tap an op writes: name, buffer, floats, and the column pieces of a split tap. */
 export type TapSpec = [
@@ -94,14 +100,11 @@ export interface LayerCtx {
    * attention.dense's split-K reduction folded into its consumer (plan-fold.ts), or null: the workspace its
    * partials go to (kept until the consumer runs), and the partials, set by the dense launcher.
    */
-  denseFold: { ws: (floats: number) => GPUBuffer; partials: SplitPartials | null } | null;
-}
-
-/** The folded dense partials of this layer (set by the dense launcher, which runs first). */
-function densePartials(L: LayerCtx): SplitPartials {
-  const p = L.denseFold?.partials;
-  if (!p) throw new Error(`${L.p}: the folded attention.dense partials are missing (dense must run first)`);
-  return p;
+  denseFold: DenseFold | null;
+  /** This layer's MLP down-projection reduction folded into the next layer's LayerNorm, or null. */
+  outFold: OutFold | null;
+  /** The previous layer's, folded into this layer's LayerNorm (the same object), or null. */
+  prevFold: OutFold | null;
 }
 
 /** The reference ops: one plain kernel each (LayerNorm, linear, rotary, attention in three, GELU, adds). */
@@ -219,6 +222,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
     const ln1 = L.weights.inputLayernorm;
     const ln2 = L.weights.postAttentionLayernorm;
     const second = L.parallel ? { w2: ln2.weight, b2: ln2.bias, y2: L.b.ln2 } : null;
+    if (L.prevFold) return layerNorm2FoldLaunch(L, L.prevFold, second);
     return {
       make: (k) =>
         layerNorm2(
@@ -239,33 +243,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
   add_layernorm: (L) => {
     const ln2 = L.weights.postAttentionLayernorm;
     const maxWorkgroupBytes = L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize;
-    // attention.dense's reduction folded in: this op writes the attn_out tap too.
-    if (L.denseFold)
-      return {
-        make: (k) =>
-          addLayerNormFold(
-            `${L.p}.add_layernorm`,
-            {
-              a: L.x,
-              dense: densePartials(L),
-              w: ln2.weight,
-              bias: ln2.bias,
-              attn: L.attnOut,
-              r: L.b.residMid,
-              y: L.b.ln2,
-              dummy: L.dummy,
-            },
-            L.T,
-            L.d,
-            L.eps,
-            { ...k, maxWorkgroupBytes },
-          ),
-        writes: [
-          [`${L.p}.attn_out`, L.attnOut, L.T * L.d],
-          [`${L.p}.resid_mid`, L.b.residMid, L.T * L.d],
-          [`${L.p}.ln2`, L.b.ln2, L.T * L.d],
-        ],
-      };
+    if (L.denseFold) return addLayerNormFoldLaunch(L);
     return {
       make: (k) =>
         addLayerNorm(
@@ -316,18 +294,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
   dense: (L) => {
     const dense = L.weights.attention.dense;
     const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
-    const fold = L.denseFold;
-    // Folded: the partial GEMM alone, into its own workspace; the consumer reduces it and writes the tap.
-    if (fold)
-      return {
-        make: (k) => {
-          const got = linearBiasPartial(`${L.p}.attn_out`, buf, L.T, L.d, L.d, fold.ws, { ...k, ...L.gemm });
-          if (!got) throw new Error(`${L.p}: attention.dense was to be folded but is not split`);
-          fold.partials = got.partials;
-          return got.spec;
-        },
-        writes: [],
-      };
+    if (L.denseFold) return denseFoldLaunch(L, buf);
     return {
       make: (k) => linearBiasOps(`${L.p}.attn_out`, buf, L.T, L.d, L.d, { ...k, ...L.gemm }),
       writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
@@ -342,52 +309,27 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
     writes: [[`${L.p}.gelu`, L.b.gelu, L.T * L.ff]],
   }),
   residual_epilogue: (L) => {
-    if (L.denseFold && L.parallel) return residualFold(L);
-    return residualEpilogue(L);
+    const buf = residualBuffers(L);
+    if (L.outFold) return residualPartialLaunch(L, buf);
+    if (L.denseFold && L.parallel) return residualFoldLaunch(L, buf);
+    return {
+      make: (k) => linearResidualOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm }),
+      writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
+    };
   },
 };
 
-/** dense_4h_to_h + residual as the table's kernel runs it. */
-function residualEpilogue(L: LayerCtx): Launch {
+/** dense_4h_to_h + residual's buffers: r1 = x (parallel) or attn + x; r2 = attn_output (parallel only). */
+function residualBuffers(L: LayerCtx) {
+  const fc2 = L.weights.mlp.dense4hToH;
   return {
-    make: (k) => {
-      const fc2 = L.weights.mlp.dense4hToH;
-      const buf = {
-        x: L.b.gelu,
-        w: fc2.weight,
-        b: fc2.bias,
-        r1: L.resid,
-        r2: L.parallel ? L.attnOut : null,
-        y: L.xNext,
-        dummy: L.dummy,
-      };
-      return linearResidualOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm });
-    },
-    writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
-  };
-}
-
-/** The same with attention.dense's reduction folded in (parallel residual): it writes the attn_out tap too. */
-function residualFold(L: LayerCtx): Launch {
-  return {
-    make: (k) => {
-      const fc2 = L.weights.mlp.dense4hToH;
-      const buf = {
-        x: L.b.gelu,
-        w: fc2.weight,
-        b: fc2.bias,
-        r1: L.x,
-        attn: L.attnOut,
-        dense: densePartials(L),
-        y: L.xNext,
-        dummy: L.dummy,
-      };
-      return linearResidualFoldOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm });
-    },
-    writes: [
-      [`${L.p}.attn_out`, L.attnOut, L.T * L.d],
-      [`${L.p}.out`, L.xNext, L.T * L.d],
-    ],
+    x: L.b.gelu,
+    w: fc2.weight,
+    b: fc2.bias,
+    r1: L.resid,
+    r2: L.parallel ? L.attnOut : null,
+    y: L.xNext,
+    dummy: L.dummy,
   };
 }
 

@@ -4,13 +4,15 @@
 // ops in forward.ts's order, and each switched-on kernel's fusion runs where the first op it replaces would,
 // the reference kernel of every other op as it is. So a plan is fully reference, fully fused, or anything
 // between (bisection), and swapping one kernel's entry (its launcher in plan-ops.ts, or its WGSL through a
-// custom-kernel slot) changes nothing else.
+// custom-kernel slot) changes nothing else. Where asked, a split-K GEMM's reduction is folded into the op that
+// consumes its output (plan-fold.ts): fewer dispatches, the same bits in every tap.
 
 import type { BufferRef } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
 import { embedding } from '../kernels/embedding';
+import { gemmLaunch } from '../kernels/fused-linear';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
@@ -27,7 +29,8 @@ import {
   type PlanOpName,
 } from './fused-kernels';
 import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
-import { denseSplits, type FoldOptions, foldsDense } from './plan-fold';
+import { denseSplits, type FoldOptions, foldsDense, foldsOut, splits } from './plan-fold';
+import type { OutFold } from './plan-fold-ops';
 import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
 
 const ALL_OPS: readonly PlanOpName[] = [...LAYER_OPS, ...HEAD_OPS];
@@ -150,6 +153,9 @@ class Activations {
  * [resid_mid] → ln2 → fc1 → gelu → mlp_out → out; then final_norm and logits.
  * All fused (parallel residual): layernorm2 (ln1, ln2) → qkv_rotary (q, k, v) → flash (ctx) → dense (attn_out)
  * → linear_gelu (gelu) → residual epilogue (out): 6 dispatches a layer (split-K GEMMs add their reduction).
+ * With `fold` (plan-fold.ts) a split reduction runs inside the op after it: attention.dense's in the residual
+ * epilogue (or add + LayerNorm), the MLP down-projection's (with attention.dense's) in the next layer's
+ * LayerNorm, which then writes the previous layer's attn_out and out taps. Every tap keeps its bits.
  */
 export function buildPlan(
   device: GPUDevice,
@@ -221,13 +227,29 @@ export function buildPlan(
         return workspace;
       },
     };
-    // attention.dense's partials when its reduction is folded into the consumer (plan-fold.ts): a workspace of
-    // their own, since the GEMMs between (the MLP up-projection) use the shared one. One for every layer.
-    let denseWs: GPUBuffer | null = null;
-    const denseWorkspace = (floats: number) => {
-      if (!denseWs || denseWs.size < floats * 4) denseWs = acts.get(floats, 'dense_partials');
-      return denseWs;
+    // Partials kept for a fold (plan-fold.ts) until the op that reduces them, in a buffer of their own (the GEMMs
+    // between use the shared workspace): attention.dense's from float 0, the MLP down-projection's after them
+    // (aligned for a binding offset); one buffer, since the LayerNorm that reduces both binds it once. Every
+    // layer uses the same regions (each is read before the next layer writes it).
+    const split = (N: number, K: number) =>
+      gemmLaunch('fold', T, N, K, { ...gemmOpts, constants: kopts('gemm', null).constants }).split;
+    let fold: { buffer: GPUBuffer; mlpAt: number; dense: number; mlp: number } | null = null;
+    const foldRegion = (region: 'dense' | 'mlp') => (floats: number) => {
+      if (!fold) {
+        const dense = split(d, d) * T * d;
+        const align = device.limits.minStorageBufferOffsetAlignment / 4;
+        const mlpAt = Math.ceil(dense / align) * align;
+        const mlp = split(d, ff) * T * d;
+        fold = { buffer: acts.get(mlpAt + mlp, 'fold_partials'), mlpAt, dense, mlp };
+      }
+      const room = fold[region];
+      if (floats > room)
+        throw new Error(`plan: ${floats} floats of ${region} partials exceed their region (${room})`);
+      return { buffer: fold.buffer, offset: region === 'dense' ? 0 : fold.mlpAt };
     };
+    const denseWorkspace = foldRegion('dense');
+    const mlpWorkspace = foldRegion('mlp');
+    const maxStorage = device.limits.maxStorageBuffersPerShaderStage;
     // An op is one dispatch, or several (a split-K GEMM and its reduction): the taps follow the last.
     const op = (
       fused: FusedKernelId | null,
@@ -283,6 +305,7 @@ export function buildPlan(
     const layerOps = layerOpsOf(cfg.useParallelResidual);
     const gemmOn = on('gemm');
     let cur = 0;
+    let prevFold: OutFold | null = null; // the previous layer's MLP reduction, when this layer's LayerNorm does it
     for (let i = from; i < to; i++) {
       const x = xs[cur];
       const ctx = b.ctx[i % 2];
@@ -316,11 +339,20 @@ export function buildPlan(
         Tk,
         gemm: gemmOpts,
         denseFold:
-          foldsDense(o, cfg.useParallelResidual, i) &&
+          foldsDense(o, cfg.useParallelResidual, i, maxStorage) &&
           denseSplits(`layers.${i}.attn_out`, T, d, gemmOpts, kopts('gemm', i).constants ?? {})
             ? { ws: denseWorkspace, partials: null }
             : null,
+        outFold: null,
+        prevFold,
       };
+      if (
+        foldsOut(o, i, to, maxStorage) &&
+        splits(`${L.p}.residual_epilogue`, T, d, ff, gemmOpts, kopts('residual_epilogue', i).constants ?? {})
+      ) {
+        const dense = L.parallel ? L.denseFold : null;
+        L.outFold = { p: L.p, ws: mlpWorkspace, r1: L.resid, attnOut, dense, mlp: null };
+      }
       // The layer, op by op in the reference order (forward.ts): a fusion where its first replaced op would
       // run, the reference kernel for every op no switched-on kernel replaces.
       for (const name of layerOps) {
@@ -333,6 +365,7 @@ export function buildPlan(
           op(null, i, launch.make, ...launch.writes);
         }
       }
+      prevFold = L.outFold;
       cur = 1 - cur;
     }
     if (whole) {

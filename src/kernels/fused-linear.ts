@@ -107,6 +107,8 @@ const linearResidualFoldPair = gemmKernels('linear_residual_fold', 'fused/linear
   { name: 'y', kind: 'rw' }, // [M, N]
 ]);
 
+export const linearResidualFoldKernels = linearResidualFoldPair;
+
 export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   linearBiasKernel,
   linearGeluKernel,
@@ -289,15 +291,55 @@ export const linearResidual = linearResidualLaunchers.one;
 
 /** A split-K GEMM's partials left in a workspace for the op after it to reduce (src/engine/plan-fold.ts). */
 export interface SplitPartials {
-  part: GPUBuffer; // [S, M, N] raw partial sums
+  part: GPUBuffer; // [S, M, N] raw partial sums, from float `offset`
+  offset: number;
   K: number;
   kChunk: number;
   bias: GPUBuffer | null; // [N]
 }
 
+/** The split-K partial GEMM of a launch alone (its dispatches `ops`), into the workspace `ws`: see below. */
+function partialOnly(
+  label: string,
+  ops: (opts: GemmOpts) => DispatchSpec[],
+  M: number,
+  N: number,
+  K: number,
+  bias: GPUBuffer | null,
+  ws: PartialsWorkspace,
+  opts: GemmOpts,
+): { spec: DispatchSpec; partials: SplitPartials } | null {
+  const launch = gemmLaunch(label, M, N, K, { ...opts, workspace: (f) => ws(f).buffer });
+  if (launch.split === 1) return null;
+  const got: { at?: { buffer: GPUBuffer; offset: number } } = {};
+  const workspace = (floats: number) => {
+    got.at = ws(floats);
+    return got.at.buffer;
+  };
+  const specs = ops({ ...opts, workspace });
+  const at = got.at;
+  if (specs.length !== 2 || !at)
+    throw new Error(`${label}: expected a split-K partial GEMM and its reduction`);
+  const floats = launch.split * M * N;
+  // The partial GEMM writes from the region's start: its workspace binding is that range of the buffer.
+  const spec = {
+    ...specs[0],
+    buffers: { ...specs[0].buffers, ws: { buffer: at.buffer, offset: at.offset * 4, size: floats * 4 } },
+  };
+  return { spec, partials: { part: at.buffer, offset: at.offset, K, kChunk: launch.kChunk, bias } };
+}
+
+/** The range of a buffer that holds a fold's partials [S, M, N]. */
+export function partialsRange(p: SplitPartials, M: number, N: number): BufferRef {
+  return { buffer: p.part, offset: p.offset * 4, size: ceilDiv(p.K, p.kChunk) * M * N * 4 };
+}
+
+/** Where a fold's partials go: a buffer and a float offset (256-byte aligned) with room for `floats`. */
+export type PartialsWorkspace = (floats: number) => { buffer: GPUBuffer; offset: number };
+
 /**
- * The split-K partial GEMM of linearBiasOps alone, into `ws` (its own workspace, read by a later op that folds
- * the reduction in): the dispatch and what that op needs to reduce it, or null when the launch is not split.
+ * The split-K partial GEMM of linearBiasOps alone, into `ws` (a workspace read by a later op that folds the
+ * reduction in): the dispatch and what that op needs to reduce it, or null when the launch is not split.
  */
 export function linearBiasPartial(
   label: string,
@@ -305,20 +347,23 @@ export function linearBiasPartial(
   M: number,
   N: number,
   K: number,
-  ws: (floats: number) => GPUBuffer,
+  ws: PartialsWorkspace,
   opts: GemmOpts = {},
 ): { spec: DispatchSpec; partials: SplitPartials } | null {
-  const launch = gemmLaunch(label, M, N, K, { ...opts, workspace: ws });
-  if (launch.split === 1) return null;
-  const got: { part?: GPUBuffer } = {};
-  const workspace = (floats: number) => {
-    got.part = ws(floats);
-    return got.part;
-  };
-  const specs = linearBiasOps(label, buf, M, N, K, { ...opts, workspace });
-  if (specs.length !== 2 || !got.part)
-    throw new Error(`${label}: expected a split-K partial GEMM and its reduction`);
-  return { spec: specs[0], partials: { part: got.part, K, kChunk: launch.kChunk, bias: buf.b } };
+  return partialOnly(label, (o) => linearBiasOps(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
+}
+
+/** The same for linearResidualOps (the MLP down-projection whose reduction the next LayerNorm folds in). */
+export function linearResidualPartial(
+  label: string,
+  buf: ResidualBuffers,
+  M: number,
+  N: number,
+  K: number,
+  ws: PartialsWorkspace,
+  opts: GemmOpts = {},
+): { spec: DispatchSpec; partials: SplitPartials } | null {
+  return partialOnly(label, (o) => linearResidualOps(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
 }
 
 /**
@@ -338,7 +383,7 @@ export function linearResidualFoldOps(
     b: buf.b ?? buf.dummy,
     r1: buf.r1,
     dense_b: buf.dense.bias ?? buf.dummy,
-    dense_part: buf.dense.part,
+    dense_part: partialsRange(buf.dense, M, N),
     attn: buf.attn,
     y: buf.y,
   };
