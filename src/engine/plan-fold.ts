@@ -1,26 +1,35 @@
-// Folding a split-K reduction into the op after it (issue 21): a split attention.dense GEMM is two dispatches,
-// the partial GEMM into a workspace and the reduction that sums the partials and adds the bias. Its output
-// attn_output has one consumer — the MLP's residual epilogue with the parallel residual (y = ((mlp·W^T + b) +
-// attn_output) + x), the residual add + LayerNorm without it — so that consumer can do the reduction itself:
-// it sums dense's partials in split order through acc(), adds the bias, rounds once with st() exactly as the
-// reduction would, writes the attn_out tap and uses the value where it read attn_output before. One dispatch
-// less per layer; every tap keeps its bits (src/engine/plan-fold.test.ts checks them all, bit for bit).
+// Folding a split-K reduction into the op after it (issue 21): a split GEMM is two dispatches, the partial GEMM
+// into a workspace and the reduction that sums the partials (in split order, through acc()) and runs the
+// epilogue (bias, residual, one st()). Where the GEMM's output has one consumer, that consumer can do the
+// reduction itself, exactly as the reduction would, write the tap the reduction wrote, and use the value where it
+// read it before:
+// 1. attention.dense → its consumer in the same layer: the MLP's residual epilogue with the parallel residual
+//    (y = ((mlp·W^T + b) + attn_output) + x; its split reduction or its unsplit GEMM epilogue), the residual
+//    add + LayerNorm without it. One dispatch less per layer.
+// 2. the MLP down-projection (dense_4h_to_h + residual) → the next layer's LayerNorm (layernorm2, or ln1 alone
+//    when sequential), which forms the residual row, writes the previous layer's 'out' tap and normalizes it;
+//    with the parallel residual attention.dense's reduction moves along (the LayerNorm forms attn_output too
+//    and writes its tap). One more dispatch less per layer but the last (final_norm is a reference kernel).
+// Every tap keeps its bits (src/engine/plan-fold.test.ts checks them all, bit for bit).
 //
 // The fold is the plan's choice, not the fused-kernel table's: the table still says what replaces what. The
-// folded work stays that kernel's in every report but one: its time. The partial GEMM keeps the op's label
-// (`layers.i.attn_out/splitk`, kind attn_out, the 'gemm' kernel); the reduction's few microseconds run inside
-// the consumer's dispatch and count as the consumer's (residual_epilogue or layernorm). The consumer's op writes
-// the attn_out tap (after its dispatch), in the same layer.
+// folded work stays its kernel's in every report but one: its time. A partial GEMM keeps its op's label
+// (`layers.i.attn_out/splitk`, `layers.i.residual_epilogue/splitk`: kinds attn_out, residual_epilogue); the
+// reduction's few microseconds run inside the consumer's dispatch and count as the consumer's
+// (residual_epilogue, add_layernorm, or `layers.{i+1}.layernorm`, which is layer i + 1's time). The consumer's op
+// writes the taps (after its dispatch); with fold 2 that op belongs to the next layer (PlanOp.layer = i + 1).
 //
-// It applies only where nothing observable can change, and the plan falls back to the unfolded pair elsewhere:
-// - the caller asks for it (PlanOptions.fold) and names the custom kernel's file: a custom kernel in the slot of
-//   dense (linear_bias) or of the consumer (linear_residual, add_layernorm) keeps the unfolded pair, since the
+// It applies only where nothing observable can change, and the plan keeps the unfolded ops elsewhere:
+// - the caller asks for it (PlanOptions.fold) and names the custom kernel's file: a custom kernel in a slot of
+//   either side (linear_bias, linear_residual, add_layernorm, layernorm2) keeps the unfolded ops, since the
 //   folded kernels are other files;
 // - both kernels of the pair are switched on (bisection switches one off: nothing to fold into);
-// - no hooks on the layer for either kernel (fault constants of any kind, aliasResidual, staleContext);
-// - attention.dense is split at all (one dispatch has no reduction to fold).
-// Layer ranges and KV-cache plans fold the same way: the pair sits inside one layer, and the K partition is per
-// (N, K), so a decoded row's bits are the whole forward's either way.
+// - no hooks on the layers and kernels involved (fault constants of any kind, aliasResidual, staleContext);
+// - the producing GEMM is split at all (one dispatch has no reduction to fold), and the consumer is in the plan
+//   (a layer range that ends at layer i keeps layer i's MLP reduction);
+// - the device allows the folded kernel's storage bindings in one shader (the LayerNorm of fold 2 binds 12).
+// KV-cache plans fold the same way: the K partition is per (N, K), so a decoded row's bits are the whole
+// forward's either way.
 
 import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
 import {
