@@ -63,11 +63,14 @@ afterAll(() => {
   engine?.dispose();
 });
 
-function plan(tokens: number[], o: Omit<PlanOptions, 'maxBindingBytes'>): Plan {
+function plan(
+  tokens: number[],
+  o: Omit<PlanOptions, 'maxBindingBytes'> & { maxBindingBytes?: number },
+): Plan {
   const { device, pool, model } = engine.gpuParts();
   return buildPlan(device, pool, model, tokens, {
-    ...o,
     maxBindingBytes: device.limits.maxStorageBufferBindingSize,
+    ...o,
   });
 }
 
@@ -184,6 +187,9 @@ describe('split-K reductions folded into the next op', () => {
     // A layer range folds the MLP's reduction only into a LayerNorm it holds.
     const input = new Float32Array(tokens.length * parallel.d);
     expect(folded({ layers: { from: 0, to: 2, input } })).toEqual({ dense: [T, T, F], out: [T, F, F] });
+    // Both folds' partials must fit one binding (7 tokens: 1792 + 2205 floats = 15988 bytes; every other buffer
+    // of the plan fits 12 KiB, the largest being the qkv split's workspace, 11088 bytes).
+    expect(folded({ maxBindingBytes: 12 * 1024 })).toEqual(none);
     // Nothing split: nothing to fold.
     expect(folded({ gemm: { ...SPLIT_ALL, splitK: false } })).toEqual(none);
   });

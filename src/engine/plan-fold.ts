@@ -37,6 +37,7 @@ import {
   linearBiasKernel,
   linearResidualFoldKernels,
   linearResidualKernel,
+  type PartialsWorkspace,
 } from '../kernels/fused-linear';
 import {
   addLayerNormFoldKernel,
@@ -47,6 +48,69 @@ import {
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
+
+/** Per layer of a plan: whether attention.dense's and the MLP's reductions fold; the workspaces of the folds. */
+export interface PlanFolds {
+  layers: { dense: boolean; out: boolean }[];
+  dense: PartialsWorkspace;
+  mlp: PartialsWorkspace;
+}
+
+/**
+ * The folds of layers [from, to) (the same in every replay of the plan's key: path, hooks, custom kernel) and one
+ * buffer for the partials they keep until the op that reduces them (the GEMMs between use the shared workspace):
+ * attention.dense's from float 0, the MLP down-projection's after them (aligned for a binding offset). One
+ * buffer, since the LayerNorm that reduces both binds it once; every layer uses the same regions (each is read
+ * before the next layer writes it). Allocated (`alloc`) only when a fold writes; where the two regions would not
+ * fit one binding, nothing folds.
+ */
+export function planFolds(
+  o: { fold?: FoldOptions; fused: ReadonlySet<FusedKernelId>; hooks?: PlanHooks; maxBindingBytes: number },
+  p: {
+    parallel: boolean;
+    from: number;
+    to: number;
+    T: number;
+    d: number;
+    ff: number;
+    limits: { maxStorageBuffersPerShaderStage: number; minStorageBufferOffsetAlignment: number };
+    gemm: { policy?: GemmPolicy; workspace?: (floats: number) => GPUBuffer };
+    constants: (kernel: FusedKernelId, layer: number) => OverrideConstants;
+    alloc: (floats: number) => GPUBuffer;
+  },
+): PlanFolds {
+  const { T, d, ff } = p;
+  const max = p.limits.maxStorageBuffersPerShaderStage;
+  const layers = Array.from({ length: p.to - p.from }, (_, j) => {
+    const i = p.from + j;
+    return {
+      dense:
+        foldsDense(o, p.parallel, i, max) &&
+        splits(`layers.${i}.attn_out`, T, d, d, p.gemm, p.constants('gemm', i)),
+      out:
+        foldsOut(o, i, p.to, max) &&
+        splits(`layers.${i}.residual_epilogue`, T, d, ff, p.gemm, p.constants('residual_epilogue', i)),
+    };
+  });
+  const split = (N: number, K: number) =>
+    gemmLaunch('fold', T, N, K, { ...p.gemm, constants: p.constants('gemm', p.from) }).split;
+  const region = {
+    dense: layers.some((f) => f.dense) ? split(d, d) * T * d : 0,
+    mlp: layers.some((f) => f.out) ? split(d, ff) * T * d : 0,
+  };
+  const align = p.limits.minStorageBufferOffsetAlignment / 4;
+  const mlpAt = Math.ceil(region.dense / align) * align;
+  if ((mlpAt + region.mlp) * 4 > o.maxBindingBytes)
+    for (const f of layers) Object.assign(f, { dense: false, out: false });
+  let buffer: GPUBuffer | null = null;
+  const at = (r: 'dense' | 'mlp') => (floats: number) => {
+    if (floats > region[r])
+      throw new Error(`plan: ${floats} floats of ${r} partials exceed their region (${region[r]})`);
+    buffer ??= p.alloc(mlpAt + region.mlp);
+    return { buffer, offset: r === 'dense' ? 0 : mlpAt };
+  };
+  return { layers, dense: at('dense'), mlp: at('mlp') };
+}
 
 /** Storage buffers a kernel binds: a fold runs only where the device allows that many in one shader. */
 function storageBindings(k: KernelDef): number {
@@ -145,15 +209,4 @@ export function splits(
   constants: OverrideConstants,
 ): boolean {
   return gemmLaunch(label, T, N, K, { ...gemm, constants }).split > 1;
-}
-
-/** Whether attention.dense ([T, d] · [d, d]^T) runs split-K under this policy (and these constants). */
-export function denseSplits(
-  label: string,
-  T: number,
-  d: number,
-  gemm: { policy?: GemmPolicy; workspace?: (floats: number) => GPUBuffer },
-  constants: OverrideConstants,
-): boolean {
-  return gemmLaunch(label, T, d, d, { ...gemm, constants }).split > 1;
 }

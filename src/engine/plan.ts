@@ -12,7 +12,6 @@ import type { BufferPool } from '../gpu/pool';
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
 import { embedding } from '../kernels/embedding';
-import { gemmLaunch } from '../kernels/fused-linear';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
@@ -29,7 +28,7 @@ import {
   type PlanOpName,
 } from './fused-kernels';
 import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
-import { denseSplits, type FoldOptions, foldsDense, foldsOut, splits } from './plan-fold';
+import { type FoldOptions, planFolds } from './plan-fold';
 import type { OutFold } from './plan-fold-ops';
 import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
 
@@ -227,29 +226,19 @@ export function buildPlan(
         return workspace;
       },
     };
-    // Partials kept for a fold (plan-fold.ts) until the op that reduces them, in a buffer of their own (the GEMMs
-    // between use the shared workspace): attention.dense's from float 0, the MLP down-projection's after them
-    // (aligned for a binding offset); one buffer, since the LayerNorm that reduces both binds it once. Every
-    // layer uses the same regions (each is read before the next layer writes it).
-    const split = (N: number, K: number) =>
-      gemmLaunch('fold', T, N, K, { ...gemmOpts, constants: kopts('gemm', null).constants }).split;
-    let fold: { buffer: GPUBuffer; mlpAt: number; dense: number; mlp: number } | null = null;
-    const foldRegion = (region: 'dense' | 'mlp') => (floats: number) => {
-      if (!fold) {
-        const dense = split(d, d) * T * d;
-        const align = device.limits.minStorageBufferOffsetAlignment / 4;
-        const mlpAt = Math.ceil(dense / align) * align;
-        const mlp = split(d, ff) * T * d;
-        fold = { buffer: acts.get(mlpAt + mlp, 'fold_partials'), mlpAt, dense, mlp };
-      }
-      const room = fold[region];
-      if (floats > room)
-        throw new Error(`plan: ${floats} floats of ${region} partials exceed their region (${room})`);
-      return { buffer: fold.buffer, offset: region === 'dense' ? 0 : fold.mlpAt };
-    };
-    const denseWorkspace = foldRegion('dense');
-    const mlpWorkspace = foldRegion('mlp');
-    const maxStorage = device.limits.maxStorageBuffersPerShaderStage;
+    // Which layers fold a split-K reduction into the next op, and where the partials they keep go (plan-fold.ts).
+    const fold = planFolds(o, {
+      parallel: cfg.useParallelResidual,
+      from,
+      to,
+      T,
+      d,
+      ff,
+      limits: device.limits,
+      gemm: gemmOpts,
+      constants: (k, i) => kopts(k, i).constants ?? {},
+      alloc: (floats) => acts.get(floats, 'fold_partials'),
+    });
     // An op is one dispatch, or several (a split-K GEMM and its reduction): the taps follow the last.
     const op = (
       fused: FusedKernelId | null,
@@ -338,20 +327,13 @@ export function buildPlan(
         at,
         Tk,
         gemm: gemmOpts,
-        denseFold:
-          foldsDense(o, cfg.useParallelResidual, i, maxStorage) &&
-          denseSplits(`layers.${i}.attn_out`, T, d, gemmOpts, kopts('gemm', i).constants ?? {})
-            ? { ws: denseWorkspace, partials: null }
-            : null,
+        denseFold: fold.layers[i - from].dense ? { ws: fold.dense, partials: null } : null,
         outFold: null,
         prevFold,
       };
-      if (
-        foldsOut(o, i, to, maxStorage) &&
-        splits(`${L.p}.residual_epilogue`, T, d, ff, gemmOpts, kopts('residual_epilogue', i).constants ?? {})
-      ) {
+      if (fold.layers[i - from].out) {
         const dense = L.parallel ? L.denseFold : null;
-        L.outFold = { p: L.p, ws: mlpWorkspace, r1: L.resid, attnOut, dense, mlp: null };
+        L.outFold = { p: L.p, ws: fold.mlp, r1: L.resid, attnOut, dense, mlp: null };
       }
       // The layer, op by op in the reference order (forward.ts): a fusion where its first replaced op would
       // run, the reference kernel for every op no switched-on kernel replaces.
