@@ -15,7 +15,7 @@ import { Engine } from './engine';
 import { runForward, StagingBuffers } from './forward';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import { buildPlan, type Plan, type PlanOptions } from './plan';
-import { FOLD_FILES } from './plan-fold';
+import { FOLD_FILES, foldFor } from './plan-fold';
 
 // d and ff not multiples of any tile or of 4; head_dim 21 (parallel: odd) and 29 (sequential).
 const parallel: RandomModelSpec = {
@@ -194,7 +194,7 @@ describe('split-K reductions folded into the next op', () => {
     expect(folded({ gemm: { ...SPLIT_ALL, splitK: false } })).toEqual(none);
   });
 
-  it('the engine folds its recorded forwards: the same taps as a layer range (unfolded), bit for bit', async () => {
+  it('the engine folds its recorded forwards (not with a custom kernel in a slot involved): the same taps, bit for bit', async () => {
     const seed = freshSeed();
     await engine.loadModel(randomModelFiles(parallel, seed));
     const tokens = [4, 8, 15, 16, 23, 42, 11, 3, 77];
@@ -212,5 +212,20 @@ describe('split-K reductions folded into the next op', () => {
     expect(last.taps.has('layers.1.attn_out')).toBe(true);
     for (const [name, x] of last.taps)
       expect(bits(whole.taps.get(name)!), `${name} seed ${seed}`).toEqual(bits(x));
+    // A custom kernel in a slot a fold bypasses (here the shipped text itself): the engine keeps the unfolded ops.
+    const file = 'fused/linear_residual.wgsl';
+    expect(foldFor(`${file}#0123abcd`)).toEqual({ custom: file });
+    expect(foldFor('')).toEqual({ custom: null });
+    engine.setCustomKernel({ file, source: engine.shaderSource(file) });
+    try {
+      const custom = await engine.forward(tokens, { path: 'fused', taps: 'all', timing: true });
+      const labels = custom.timings!.map((t) => t.label);
+      expect(labels).toContain('layers.1.attn_out');
+      expect(labels).toContain('layers.0.residual_epilogue');
+      for (const [name, x] of whole.taps)
+        expect(bits(custom.taps.get(name)!), `${name} seed ${seed}`).toEqual(bits(x));
+    } finally {
+      engine.setCustomKernel(null);
+    }
   });
 });
