@@ -32,7 +32,7 @@ export interface DecodeContext {
   maxBindingBytes: number;
 }
 
-export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 'gemm'>;
+export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 'gemm' | 'fold'>;
 
 /** A recorded plan: its buffers stay held while it is cached. */
 interface Replay {

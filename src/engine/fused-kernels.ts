@@ -4,6 +4,8 @@
 // custom-kernel slot (src/kernels/custom/slots.ts: the file, its kernel descriptors, the binding interface read
 // from the WGSL, the isolated test recipe) — and its launcher (src/engine/plan-ops.ts, named arguments).
 // Op names are the reference plan's and the oracle's (src/kernels/cpu/forward.ts): the join key everywhere.
+// The table says what replaces what; where a split-K reduction runs (its own dispatch, or folded into the op
+// after it) is the plan's choice (plan-fold.ts), invisible in every tap.
 
 // The ids are declared below the engine (src/kernels/fused-ids.ts), so the kernels' slots can name them.
 import type { CustomSlotId, FusedKernelId } from '../kernels/fused-ids';

@@ -6,6 +6,7 @@ import type { GemmPolicy } from '../kernels/gemm-configs';
 import { type DecodeContext, DecodeSession } from './decode';
 import { PlanError } from './plan';
 import { hooksKey, type Lease, type PlanCache, pathKey } from './plan-cache';
+import { foldFor } from './plan-fold';
 import {
   EngineError,
   type ForwardOptions,
@@ -60,7 +61,7 @@ export async function generatePaths(
       const fused = resolvePath(p.path);
       const precision = p.precision ?? 'fp32';
       const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, layers)}|${ctx.kernelKey}`;
-      const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm };
+      const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm, fold: foldFor(ctx.kernelKey) };
       const lease = ctx.sessions.take(key, () => new DecodeSession(ctx, rows, opts));
       leases.push(lease);
       lease.value.prepare(prompt, n);

@@ -23,6 +23,15 @@ import { residualAdd } from '../kernels/residual';
 import { rotary } from '../kernels/rotary';
 import type { Fusion, LayerOp } from './fused-kernels';
 import type { GpuModel } from './gpu-model';
+import {
+  addLayerNormFoldLaunch,
+  type DenseFold,
+  denseFoldLaunch,
+  layerNorm2FoldLaunch,
+  type OutFold,
+  residualFoldLaunch,
+  residualPartialLaunch,
+} from './plan-fold-ops';
 
 /** A tap an op writes: name, buffer, floats, and the column pieces of a split tap. */
 export type TapSpec = [
@@ -87,6 +96,15 @@ export interface LayerCtx {
   at: KvPositions;
   Tk: number;
   gemm: GemmOpts;
+  /**
+   * attention.dense's split-K reduction folded into its consumer (plan-fold.ts), or null: the workspace its
+   * partials go to (kept until the consumer runs), and the partials, set by the dense launcher.
+   */
+  denseFold: DenseFold | null;
+  /** This layer's MLP down-projection reduction folded into the next layer's LayerNorm, or null. */
+  outFold: OutFold | null;
+  /** The previous layer's, folded into this layer's LayerNorm (the same object), or null. */
+  prevFold: OutFold | null;
 }
 
 /** The reference ops: one plain kernel each (LayerNorm, linear, rotary, attention in three, GELU, adds). */
@@ -204,6 +222,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
     const ln1 = L.weights.inputLayernorm;
     const ln2 = L.weights.postAttentionLayernorm;
     const second = L.parallel ? { w2: ln2.weight, b2: ln2.bias, y2: L.b.ln2 } : null;
+    if (L.prevFold) return layerNorm2FoldLaunch(L, L.prevFold, second);
     return {
       make: (k) =>
         layerNorm2(
@@ -223,6 +242,8 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
   },
   add_layernorm: (L) => {
     const ln2 = L.weights.postAttentionLayernorm;
+    const maxWorkgroupBytes = L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize;
+    if (L.denseFold) return addLayerNormFoldLaunch(L);
     return {
       make: (k) =>
         addLayerNorm(
@@ -231,7 +252,7 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
           L.T,
           L.d,
           L.eps,
-          { ...k, maxWorkgroupBytes: L.gemm.policy?.limits?.maxComputeWorkgroupStorageSize },
+          { ...k, maxWorkgroupBytes },
         ),
       writes: [
         [`${L.p}.resid_mid`, L.b.residMid, L.T * L.d],
@@ -270,14 +291,15 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
       ),
     writes: [[`${L.p}.ctx`, L.ctx, L.T * L.d]],
   }),
-  dense: (L) => ({
-    make: (k) => {
-      const dense = L.weights.attention.dense;
-      const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
-      return linearBiasOps(`${L.p}.attn_out`, buf, L.T, L.d, L.d, { ...k, ...L.gemm });
-    },
-    writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
-  }),
+  dense: (L) => {
+    const dense = L.weights.attention.dense;
+    const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
+    if (L.denseFold) return denseFoldLaunch(L, buf);
+    return {
+      make: (k) => linearBiasOps(`${L.p}.attn_out`, buf, L.T, L.d, L.d, { ...k, ...L.gemm }),
+      writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
+    };
+  },
   linear_gelu: (L) => ({
     make: (k) => {
       const fc1 = L.weights.mlp.denseHTo4h;
@@ -286,23 +308,30 @@ export const FUSION_OPS: Record<Exclude<Fusion['launcher'], 'lm_head'>, (L: Laye
     },
     writes: [[`${L.p}.gelu`, L.b.gelu, L.T * L.ff]],
   }),
-  residual_epilogue: (L) => ({
-    make: (k) => {
-      const fc2 = L.weights.mlp.dense4hToH;
-      const buf = {
-        x: L.b.gelu,
-        w: fc2.weight,
-        b: fc2.bias,
-        r1: L.resid,
-        r2: L.parallel ? L.attnOut : null,
-        y: L.xNext,
-        dummy: L.dummy,
-      };
-      return linearResidualOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm });
-    },
-    writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
-  }),
+  residual_epilogue: (L) => {
+    const buf = residualBuffers(L);
+    if (L.outFold) return residualPartialLaunch(L, buf);
+    if (L.denseFold && L.parallel) return residualFoldLaunch(L, buf);
+    return {
+      make: (k) => linearResidualOps(`${L.p}.residual_epilogue`, buf, L.T, L.d, L.ff, { ...k, ...L.gemm }),
+      writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
+    };
+  },
 };
+
+/** dense_4h_to_h + residual's buffers: r1 = x (parallel) or attn + x; r2 = attn_output (parallel only). */
+function residualBuffers(L: LayerCtx) {
+  const fc2 = L.weights.mlp.dense4hToH;
+  return {
+    x: L.b.gelu,
+    w: fc2.weight,
+    b: fc2.bias,
+    r1: L.resid,
+    r2: L.parallel ? L.attnOut : null,
+    y: L.xNext,
+    dummy: L.dummy,
+  };
+}
 
 /** One piece of the LM head: logits[:, rows of this piece] = final_norm · W_piece^T (no bias). */
 export function headLaunch(

@@ -4,7 +4,8 @@
 // ops in forward.ts's order, and each switched-on kernel's fusion runs where the first op it replaces would,
 // the reference kernel of every other op as it is. So a plan is fully reference, fully fused, or anything
 // between (bisection), and swapping one kernel's entry (its launcher in plan-ops.ts, or its WGSL through a
-// custom-kernel slot) changes nothing else.
+// custom-kernel slot) changes nothing else. Where asked, a split-K GEMM's reduction is folded into the op that
+// consumes its output (plan-fold.ts): fewer dispatches, the same bits in every tap.
 
 import type { BufferRef } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
@@ -27,6 +28,8 @@ import {
   type PlanOpName,
 } from './fused-kernels';
 import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
+import { type FoldOptions, planFolds } from './plan-fold';
+import type { OutFold } from './plan-fold-ops';
 import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
 
 const ALL_OPS: readonly PlanOpName[] = [...LAYER_OPS, ...HEAD_OPS];
@@ -95,6 +98,8 @@ export interface PlanOptions {
   /** The token ids [T] u32 already on the GPU (a cached plan's input buffer, or the previous decode step's
    * argmax): the embedding reads them there and `tokens` gives only their count. */
   ids?: GPUBuffer;
+  /** Fold split-K reductions into the op after them where no tap can change (plan-fold.ts); off when absent. */
+  fold?: FoldOptions;
 }
 
 export interface Plan {
@@ -147,6 +152,9 @@ class Activations {
  * [resid_mid] → ln2 → fc1 → gelu → mlp_out → out; then final_norm and logits.
  * All fused (parallel residual): layernorm2 (ln1, ln2) → qkv_rotary (q, k, v) → flash (ctx) → dense (attn_out)
  * → linear_gelu (gelu) → residual epilogue (out): 6 dispatches a layer (split-K GEMMs add their reduction).
+ * With `fold` (plan-fold.ts) a split reduction runs inside the op after it: attention.dense's in the residual
+ * epilogue (or add + LayerNorm), the MLP down-projection's (with attention.dense's) in the next layer's
+ * LayerNorm, which then writes the previous layer's attn_out and out taps. Every tap keeps its bits.
  */
 export function buildPlan(
   device: GPUDevice,
@@ -218,6 +226,19 @@ export function buildPlan(
         return workspace;
       },
     };
+    // Which layers fold a split-K reduction into the next op, and where the partials they keep go (plan-fold.ts).
+    const fold = planFolds(o, {
+      parallel: cfg.useParallelResidual,
+      from,
+      to,
+      T,
+      d,
+      ff,
+      limits: device.limits,
+      gemm: gemmOpts,
+      constants: (k, i) => kopts(k, i).constants ?? {},
+      alloc: (floats) => acts.get(floats, 'fold_partials'),
+    });
     // An op is one dispatch, or several (a split-K GEMM and its reduction): the taps follow the last.
     const op = (
       fused: FusedKernelId | null,
@@ -273,6 +294,7 @@ export function buildPlan(
     const layerOps = layerOpsOf(cfg.useParallelResidual);
     const gemmOn = on('gemm');
     let cur = 0;
+    let prevFold: OutFold | null = null; // the previous layer's MLP reduction, when this layer's LayerNorm does it
     for (let i = from; i < to; i++) {
       const x = xs[cur];
       const ctx = b.ctx[i % 2];
@@ -305,7 +327,14 @@ export function buildPlan(
         at,
         Tk,
         gemm: gemmOpts,
+        denseFold: fold.layers[i - from].dense ? { ws: fold.dense, partials: null } : null,
+        outFold: null,
+        prevFold,
       };
+      if (fold.layers[i - from].out) {
+        const dense = L.parallel ? L.denseFold : null;
+        L.outFold = { p: L.p, ws: fold.mlp, r1: L.resid, attnOut, dense, mlp: null };
+      }
       // The layer, op by op in the reference order (forward.ts): a fusion where its first replaced op would
       // run, the reference kernel for every op no switched-on kernel replaces.
       for (const name of layerOps) {
@@ -318,6 +347,7 @@ export function buildPlan(
           op(null, i, launch.make, ...launch.writes);
         }
       }
+      prevFold = L.outFold;
       cur = 1 - cur;
     }
     if (whole) {

@@ -8,6 +8,7 @@ import { Program } from '../gpu/program';
 import type { GpuModel } from './gpu-model';
 import { buildPlan, type Plan, PlanError, type PlanOptions } from './plan';
 import { hooksKey, type Lease, type PlanCache, pathKey, type Releasable } from './plan-cache';
+import { foldFor } from './plan-fold';
 import { EngineError, type GenerateOptions, resolvePath } from './types';
 
 export class RecordedForward implements Releasable {
@@ -93,6 +94,7 @@ export function leaseForward(
           precision,
           hooks: opts.hooks,
           ...limits,
+          fold: foldFor(kernelKey),
         }),
     );
   } catch (e) {

@@ -36,6 +36,46 @@ export const addLayerNormKernel: KernelDef = {
   ],
 };
 
+// addLayerNorm with attention.dense's split-K reduction folded in (src/engine/plan-fold.ts).
+export const addLayerNormFoldKernel: KernelDef = {
+  name: 'fused/add_layernorm_fold',
+  file: 'fused/add_layernorm_fold.wgsl',
+  includes,
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'a', kind: 'read' }, // [rows, d]
+    { name: 'dense_b', kind: 'read' }, // [d]
+    { name: 'dense_part', kind: 'read' }, // [S', rows, d]
+    { name: 'w', kind: 'read' }, // [d]
+    { name: 'bias', kind: 'read' }, // [d]
+    { name: 'attn', kind: 'rw' }, // [rows, d]
+    { name: 'r', kind: 'rw' }, // [rows, d]
+    { name: 'y', kind: 'rw' }, // [rows, d]
+  ],
+};
+
+// layerNorm2 with the previous layer's MLP down-projection reduction folded in (src/engine/plan-fold.ts).
+export const layerNorm2FoldKernel: KernelDef = {
+  name: 'fused/layernorm2_fold',
+  file: 'fused/layernorm2_fold.wgsl',
+  includes,
+  bindings: [
+    { name: 'params', kind: 'uniform' },
+    { name: 'part', kind: 'read' }, // both GEMMs' partials: [S, rows, d] and [S', rows, d]
+    { name: 'b', kind: 'read' }, // [d]
+    { name: 'r1', kind: 'read' }, // [rows, d]
+    { name: 'dense_b', kind: 'read' }, // [d]
+    { name: 'attn', kind: 'rw' }, // [rows, d]
+    { name: 'x', kind: 'rw' }, // [rows, d]
+    { name: 'w1', kind: 'read' }, // [d]
+    { name: 'b1', kind: 'read' }, // [d]
+    { name: 'w2', kind: 'read' }, // [d]
+    { name: 'b2', kind: 'read' }, // [d]
+    { name: 'y1', kind: 'rw' }, // [rows, d]
+    { name: 'y2', kind: 'rw' }, // [rows, d]
+  ],
+};
+
 const WG = 256;
 /** WebGPU's guaranteed workgroup memory; an adapter may offer more (an H100 through Dawn: 48 KiB). */
 const DEFAULT_WORKGROUP_BYTES = 16384;
@@ -101,6 +141,137 @@ export function addLayerNorm(
     constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
     buffers: b,
     params: paramsBytes([rows, d, { f32: eps }]),
+    workgroups: [rows, 1, 1],
+  };
+}
+
+/**
+ * Split-K partials a fold reduces: [S, rows, d] in `part` from float `offset` (0 when absent), K, K per split,
+ * and the bias [d] (or none).
+ */
+interface Partials {
+  part: GPUBuffer;
+  offset?: number;
+  K: number;
+  kChunk: number;
+  bias: GPUBuffer | null;
+}
+
+/**
+ * addLayerNorm with b = attn_output formed here from attention.dense's split-K partials (dense.part
+ * [S', rows, d], reduced as its own reduction would: split order through acc(), + bias, one st()) and written
+ * to `attn`: attn = dense(…); r = attn + a; y = LN(r; w, bias). The same bits as the unfolded pair.
+ */
+export function addLayerNormFold(
+  label: string,
+  b: {
+    a: GPUBuffer;
+    dense: Partials;
+    w: GPUBuffer;
+    bias: GPUBuffer;
+    attn: GPUBuffer;
+    r: GPUBuffer;
+    y: GPUBuffer;
+    dummy: GPUBuffer;
+  },
+  rows: number,
+  d: number,
+  eps: number,
+  opts: NormOpts = {},
+): DispatchSpec {
+  const { dense } = b;
+  return {
+    label,
+    kernel: addLayerNormFoldKernel,
+    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
+    buffers: {
+      a: b.a,
+      dense_b: dense.bias ?? b.dummy,
+      dense_part: {
+        buffer: dense.part,
+        offset: (dense.offset ?? 0) * 4,
+        size: Math.ceil(dense.K / dense.kChunk) * rows * d * 4,
+      },
+      w: b.w,
+      bias: b.bias,
+      attn: b.attn,
+      r: b.r,
+      y: b.y,
+    },
+    params: paramsBytes([rows, d, { f32: eps }, dense.K, dense.kChunk, dense.bias ? 1 : 0]),
+    workgroups: [rows, 1, 1],
+  };
+}
+
+/**
+ * layerNorm2 over a residual row formed here from the previous layer's MLP down-projection partials, as its
+ * split-K reduction would: x = ((Σ mlp + b) + attn) + r1 (parallel: `residuals` 2) or (Σ mlp + b) + r1
+ * (sequential: 1), written to `x`; attn_output itself formed from attention.dense's partials and written to
+ * `attn` when `dense` is given, read from `attn` otherwise (bound either way: unused with one residual). Then
+ * y1 (and y2) as layerNorm2. Both sets of partials must sit in one buffer (at their offsets): 12 storage
+ * bindings in all.
+ */
+export function layerNorm2Fold(
+  label: string,
+  b: {
+    mlp: Partials;
+    r1: GPUBuffer;
+    residuals: 1 | 2;
+    attn: GPUBuffer;
+    dense: Partials | null;
+    x: GPUBuffer;
+    w1: GPUBuffer;
+    b1: GPUBuffer;
+    y1: GPUBuffer;
+    dummy: GPUBuffer;
+  },
+  second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
+  rows: number,
+  d: number,
+  eps: number,
+  opts: NormOpts = {},
+): DispatchSpec {
+  const { mlp, dense } = b;
+  // What is not read aliases a read-only binding (a buffer bound read-write is bound once).
+  const mlpBias = mlp.bias ?? b.w1;
+  if (dense && dense.part !== mlp.part)
+    throw new Error(`${label}: both GEMMs' partials must share one buffer`);
+  return {
+    label,
+    kernel: layerNorm2FoldKernel,
+    constants: {
+      WG,
+      ROW_MAX: rowMax(d, opts.maxWorkgroupBytes),
+      DUAL: second !== null,
+      RESIDUALS: b.residuals,
+      FOLD_ATTN: dense !== null,
+      ...opts.constants,
+    },
+    buffers: {
+      part: mlp.part,
+      b: mlpBias,
+      r1: b.r1,
+      dense_b: dense?.bias ?? mlpBias,
+      attn: b.attn,
+      x: b.x,
+      w1: b.w1,
+      b1: b.b1,
+      y1: b.y1,
+      ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }),
+    },
+    params: paramsBytes([
+      rows,
+      d,
+      { f32: eps },
+      mlp.K,
+      mlp.kChunk,
+      mlp.bias ? 1 : 0,
+      dense?.K ?? 1,
+      dense?.kChunk ?? 1,
+      dense?.bias ? 1 : 0,
+      mlp.offset ?? 0,
+      dense?.offset ?? 0,
+    ]),
     workgroups: [rows, 1, 1],
   };
 }
