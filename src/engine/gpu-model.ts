@@ -1,5 +1,6 @@
 // Weights on the GPU, in a structure named like Hugging Face's module tree
 // (layers[3].attention.qkv.weight, …). Built once when a model loads.
+import type { BufferRef } from '../gpu/pipelines';
 import { readBuffer } from '../gpu/readback';
 import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../model/types';
@@ -284,4 +285,31 @@ export async function readModelWeights(device: GPUDevice, m: GpuModel): Promise<
   const finalLayerNorm = await norm(m.finalLayerNorm);
   const lmHead = m.lmHead === m.embedIn ? embedIn : await rows(m.lmHead);
   return { embedIn, layers, finalLayerNorm, lmHead };
+}
+
+/**
+ * The LM head in pieces that each fit one binding for T tokens: the weight chunks of the upload, split again by
+ * rows so that each piece's [T, rows] output fits too. `w` is the piece's weight rows (a chunk or a range of one),
+ * `col0` its first logit column.
+ */
+export function lmHeadPieces(
+  m: GpuModel,
+  T: number,
+  maxBindingBytes: number,
+): { chunk: RowChunk; r0: number; rows: number; col0: number; w: BufferRef }[] {
+  const d = m.cfg.hiddenSize;
+  const wBytes = m.weightsF16 ? 2 : 4;
+  const actRows = Math.max(ROW_GRANULE, Math.floor(maxBindingBytes / (4 * T) / ROW_GRANULE) * ROW_GRANULE);
+  const pieces: { chunk: RowChunk; r0: number; rows: number; col0: number; w: BufferRef }[] = [];
+  for (const chunk of m.lmHead) {
+    for (let r0 = 0; r0 < chunk.rows; r0 += actRows) {
+      const rows = Math.min(actRows, chunk.rows - r0);
+      const w: BufferRef =
+        rows === chunk.rows
+          ? chunk.buffer
+          : { buffer: chunk.buffer, offset: r0 * d * wBytes, size: rows * d * wBytes };
+      pieces.push({ chunk, r0, rows, col0: chunk.row0 + r0, w });
+    }
+  }
+  return pieces;
 }

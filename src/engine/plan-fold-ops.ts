@@ -11,7 +11,7 @@ import {
   linearResidualPartial,
   type PartialsWorkspace,
   type SplitPartials,
-} from '../kernels/fused-linear';
+} from '../kernels/fused-linear-fold';
 import { addLayerNormFold, layerNorm2Fold } from '../kernels/fused-norm';
 import type { Launch, LayerCtx, TapSpec } from './plan-ops';
 

@@ -32,13 +32,8 @@
 // forward's either way.
 
 import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
-import {
-  gemmLaunch,
-  linearBiasKernel,
-  linearResidualFoldKernels,
-  linearResidualKernel,
-  type PartialsWorkspace,
-} from '../kernels/fused-linear';
+import { gemmLaunch, linearBiasKernel, linearResidualKernel } from '../kernels/fused-linear';
+import { linearResidualFoldKernels, type PartialsWorkspace } from '../kernels/fused-linear-fold';
 import {
   addLayerNormFoldKernel,
   addLayerNormKernel,

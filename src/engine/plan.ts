@@ -1,14 +1,3 @@
-// Plans: the ordered, named ops of one forward pass. Every op writes one or more taps (stable names such as
-// 'layers.3.ln1', the join key with the oracle and the UI); the residual after layer i is 'layers.i.out'.
-// One builder serves both paths, read from the fused-kernel table (fused-kernels.ts): a layer is its reference
-// ops in forward.ts's order, and each switched-on kernel's fusion runs where the first op it replaces would,
-// the reference kernel of every other op as it is. So a plan is fully reference, fully fused, or anything
-// between (bisection), and swapping one kernel's entry (its launcher in plan-ops.ts, or its WGSL through a
-// custom-kernel slot) changes nothing else. Where asked, a split-K GEMM's reduction is folded into the op that
-// consumes its output (plan-fold.ts): fewer dispatches, the same bits in every tap.
-
-import type { BufferRef } from '../gpu/pipelines';
-import type { BufferPool } from '../gpu/pool';
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
 import { embedding } from '../kernels/embedding';
@@ -17,6 +6,7 @@ import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
 import { type Precision, precisionConstants } from '../kernels/precision';
 import { rotaryTables } from '../kernels/rotary';
+import { Activations, type BufferSource } from './activations';
 import {
   activeFusions,
   type FusedKernelId,
@@ -27,7 +17,7 @@ import {
   layerOpsOf,
   type PlanOpName,
 } from './fused-kernels';
-import { type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
+import { type GpuModel, lmHeadPieces } from './gpu-model';
 import { type FoldOptions, planFolds } from './plan-fold';
 import type { OutFold } from './plan-fold-ops';
 import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
@@ -113,39 +103,7 @@ export interface Plan {
   release(): void;
 }
 
-export class PlanError extends Error {
-  override name = 'PlanError';
-}
-
-/** Where a plan's activation buffers come from: the engine's pool, or a cached plan's own (plan-cache.ts). */
-export type BufferSource = Pick<BufferPool, 'acquire' | 'release'>;
-
-/** Activation buffers for T tokens from the pool, named by tap; reused across layers (taps copy per op). */
-class Activations {
-  private made: GPUBuffer[] = [];
-  constructor(
-    private readonly pool: BufferSource,
-    private readonly maxBinding: number,
-  ) {}
-  get(floats: number, label: string): GPUBuffer {
-    if (floats * 4 > this.maxBinding) {
-      throw new PlanError(
-        `${label} needs ${floats * 4} bytes, more than one storage binding on this adapter (${this.maxBinding}): use a shorter prompt`,
-      );
-    }
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    const b = this.pool.acquire(floats * 4, usage, label);
-    this.made.push(b);
-    return b;
-  }
-  get bytes(): number {
-    return this.made.reduce((s, b) => s + b.size, 0);
-  }
-  release(): void {
-    for (const b of this.made) this.pool.release(b);
-    this.made = [];
-  }
-}
+export { type BufferSource, PlanError } from './activations';
 
 /**
  * Reference op order per layer (LAYER_OPS): ln1 → qkv → rotary (q, k, v) → scores → probs → ctx → attn_out →
@@ -176,7 +134,6 @@ export function buildPlan(
   const whole = from === 0 && to === cfg.numLayers && !o.layers?.input;
   const on = (k: FusedKernelId) => o.fused.has(k);
   const prec = { ...precisionConstants(o.precision), W_F16: m.weightsF16 };
-  const wBytes = m.weightsF16 ? 2 : 4;
   const acts = new Activations(pool, o.maxBindingBytes);
   const uploads: GPUBuffer[] = [];
   const upload = (data: Float32Array | Uint32Array, label: string) => {
@@ -369,31 +326,21 @@ export function buildPlan(
       // The LM head in pieces that each fit one binding: the weight chunks of the upload, split again by rows so
       // that each piece's [T, rows] output fits too. Every piece writes its own buffer; the 'logits' tap is the
       // pieces side by side.
-      const actRows = Math.max(
-        ROW_GRANULE,
-        Math.floor(o.maxBindingBytes / (4 * T) / ROW_GRANULE) * ROW_GRANULE,
-      );
-      const pieces: { chunk: RowChunk; r0: number; rows: number }[] = [];
-      for (const chunk of m.lmHead) {
-        for (let r0 = 0; r0 < chunk.rows; r0 += actRows)
-          pieces.push({ chunk, r0, rows: Math.min(actRows, chunk.rows - r0) });
-      }
+      // The LM head in pieces that each fit one binding; every piece writes its own buffer and the 'logits' tap
+      // is the pieces side by side.
+      const pieces = lmHeadPieces(m, T, o.maxBindingBytes);
       const head = fusionAt.get('logits');
       const parts: TapPart[] = [];
       pieces.forEach((piece, i) => {
         const label = pieces.length === 1 ? 'logits' : `logits[${i}]`;
         const y = pieces.length === 1 ? b.logits() : acts.get(T * piece.rows, label);
-        const w: BufferRef =
-          piece.rows === piece.chunk.rows
-            ? piece.chunk.buffer
-            : { buffer: piece.chunk.buffer, offset: piece.r0 * d * wBytes, size: piece.rows * d * wBytes };
-        parts.push({ buffer: y, col0: piece.chunk.row0 + piece.r0, cols: piece.rows });
+        parts.push({ buffer: y, col0: piece.col0, cols: piece.rows });
         const last = i === pieces.length - 1;
         const write: [string, GPUBuffer, number, TapPart[]] = ['logits', parts[0].buffer, T * V, parts];
         const make = headLaunch(
           !!head,
           label,
-          { x: b.finalNorm, w, y, dummy: m.dummy },
+          { x: b.finalNorm, w: piece.w, y, dummy: m.dummy },
           T,
           piece.rows,
           d,

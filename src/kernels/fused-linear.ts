@@ -51,7 +51,12 @@ const REDUCE_BINDINGS = [{ name: 'ws', kind: 'read' }] as const; // [S, M, N]
  * The kernels of one epilogue file: the GEMM, the split-K partial GEMM (the same file on the core with
  * common/gemm_split.wgsl) and the split-K reduction (the same file on common/gemm_reduce.wgsl).
  */
-function gemmKernels(name: string, file: string, own: KernelDef['bindings'], extra: readonly string[] = []) {
+export function gemmKernels(
+  name: string,
+  file: string,
+  own: KernelDef['bindings'],
+  extra: readonly string[] = [],
+) {
   const params = { name: 'params', kind: 'uniform' } as const;
   const gemm: KernelDef = {
     name: `fused/${name}`,
@@ -102,27 +107,15 @@ const qkvRotaryPair = gemmKernels('qkv_rotary', 'fused/qkv_rotary.wgsl', [
 ]); // then x [T, d], w [3d, d] = [H, 3, hd, d]
 export const qkvRotaryKernel = qkvRotaryPair.gemm;
 
-// attention.dense's split-K reduction folded into dense_4h_to_h's epilogue (src/engine/plan-fold.ts).
-const linearResidualFoldPair = gemmKernels('linear_residual_fold', 'fused/linear_residual_fold.wgsl', [
-  { name: 'b', kind: 'read' }, // [N]
-  { name: 'r1', kind: 'read' }, // [M, N] hidden_states
-  { name: 'dense_b', kind: 'read' }, // [N] attention.dense bias
-  { name: 'dense_part', kind: 'read' }, // [S', M, N] attention.dense's partials
-  { name: 'attn', kind: 'rw' }, // [M, N] attn_output
-  { name: 'y', kind: 'rw' }, // [M, N]
-]);
-
-export const linearResidualFoldKernels = linearResidualFoldPair;
-
 export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   linearBiasKernel,
   linearGeluKernel,
   linearResidualKernel,
   qkvRotaryKernel,
-  linearResidualFoldPair.gemm,
-  ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair, linearResidualFoldPair].flatMap(
-    (k) => [k.partial, k.reduce],
-  ),
+  ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair].flatMap((k) => [
+    k.partial,
+    k.reduce,
+  ]),
 ];
 
 /** How one launch of (M, N, K) runs: pipeline constants, tiles, split count and K per split. */
@@ -164,7 +157,7 @@ export const GEMM_TILE_KEYS = TILE_KEYS;
  * One fused GEMM: a dispatch of the epilogue's kernel, or (split-K) the partial GEMM into the workspace then
  * the reduction with the epilogue. `own` are the epilogue's buffers (bias, residuals, output).
  */
-function gemmSpecs(
+export function gemmSpecs(
   pair: ReturnType<typeof gemmKernels>,
   label: string,
   io: { x: GPUBuffer; w: BufferRef },
@@ -220,7 +213,7 @@ function gemmSpecs(
 }
 
 /** The buffers every epilogue binds (the linear epilogues bind no more). */
-interface LinearBuffers {
+export interface LinearBuffers {
   x: GPUBuffer; // [M, K]
   w: BufferRef; // [N, K] (a buffer or a range of one)
   b: GPUBuffer | null; // [N]; null: no bias (the dummy is bound)
@@ -228,7 +221,7 @@ interface LinearBuffers {
   dummy: GPUBuffer;
 }
 
-interface ResidualBuffers extends LinearBuffers {
+export interface ResidualBuffers extends LinearBuffers {
   r1: GPUBuffer; // [M, N]
   r2: GPUBuffer | null; // [M, N]
 }
@@ -293,108 +286,6 @@ export const linearGelu = linearGeluLaunchers.one;
 
 /** linearResidualOps as one dispatch (never split-K). */
 export const linearResidual = linearResidualLaunchers.one;
-
-/** A split-K GEMM's partials left in a workspace for the op after it to reduce (src/engine/plan-fold.ts). */
-export interface SplitPartials {
-  part: GPUBuffer; // [S, M, N] raw partial sums, from float `offset`
-  offset: number;
-  K: number;
-  kChunk: number;
-  bias: GPUBuffer | null; // [N]
-}
-
-/** The split-K partial GEMM of a launch alone (its dispatches `ops`), into the workspace `ws`: see below. */
-function partialOnly(
-  label: string,
-  ops: (opts: GemmOpts) => DispatchSpec[],
-  M: number,
-  N: number,
-  K: number,
-  bias: GPUBuffer | null,
-  ws: PartialsWorkspace,
-  opts: GemmOpts,
-): { spec: DispatchSpec; partials: SplitPartials } | null {
-  const launch = gemmLaunch(label, M, N, K, { ...opts, workspace: (f) => ws(f).buffer });
-  if (launch.split === 1) return null;
-  const got: { at?: { buffer: GPUBuffer; offset: number } } = {};
-  const workspace = (floats: number) => {
-    got.at = ws(floats);
-    return got.at.buffer;
-  };
-  const specs = ops({ ...opts, workspace });
-  const at = got.at;
-  if (specs.length !== 2 || !at)
-    throw new Error(`${label}: expected a split-K partial GEMM and its reduction`);
-  const floats = launch.split * M * N;
-  // The partial GEMM writes from the region's start: its workspace binding is that range of the buffer.
-  const spec = {
-    ...specs[0],
-    buffers: { ...specs[0].buffers, ws: { buffer: at.buffer, offset: at.offset * 4, size: floats * 4 } },
-  };
-  return { spec, partials: { part: at.buffer, offset: at.offset, K, kChunk: launch.kChunk, bias } };
-}
-
-/** The range of a buffer that holds a fold's partials [S, M, N]. */
-export function partialsRange(p: SplitPartials, M: number, N: number): BufferRef {
-  return { buffer: p.part, offset: p.offset * 4, size: ceilDiv(p.K, p.kChunk) * M * N * 4 };
-}
-
-/** Where a fold's partials go: a buffer and a float offset (256-byte aligned) with room for `floats`. */
-export type PartialsWorkspace = (floats: number) => { buffer: GPUBuffer; offset: number };
-
-/**
- * The split-K partial GEMM of linearBiasOps alone, into `ws` (a workspace read by a later op that folds the
- * reduction in): the dispatch and what that op needs to reduce it, or null when the launch is not split.
- */
-export function linearBiasPartial(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  ws: PartialsWorkspace,
-  opts: GemmOpts = {},
-): { spec: DispatchSpec; partials: SplitPartials } | null {
-  return partialOnly(label, (o) => linearBiasOps(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
-}
-
-/** The same for linearResidualOps (the MLP down-projection whose reduction the next LayerNorm folds in). */
-export function linearResidualPartial(
-  label: string,
-  buf: ResidualBuffers,
-  M: number,
-  N: number,
-  K: number,
-  ws: PartialsWorkspace,
-  opts: GemmOpts = {},
-): { spec: DispatchSpec; partials: SplitPartials } | null {
-  return partialOnly(label, (o) => linearResidualOps(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
-}
-
-/**
- * linearResidualOps (parallel residual, r2 = attn_output) with attention.dense's split-K reduction folded in:
- * attn_output [M, N] is formed from `dense` (its partials and bias) as dense's own reduction would, written to
- * `attn` and added where r2 would be; the same bits as the unfolded pair. One dispatch, or two when split-K.
- */
-export function linearResidualFoldOps(
-  label: string,
-  buf: Omit<ResidualBuffers, 'r2'> & { attn: GPUBuffer; dense: SplitPartials },
-  M: number,
-  N: number,
-  K: number,
-  opts: GemmOpts = {},
-): DispatchSpec[] {
-  const own = {
-    b: buf.b ?? buf.dummy,
-    r1: buf.r1,
-    dense_b: buf.dense.bias ?? buf.dummy,
-    dense_part: partialsRange(buf.dense, M, N),
-    attn: buf.attn,
-    y: buf.y,
-  };
-  const head = [buf.b ? 1 : 0, buf.dense.K, buf.dense.kChunk, buf.dense.bias ? 1 : 0];
-  return gemmSpecs(linearResidualFoldPair, label, buf, own, M, N, K, head, {}, opts);
-}
 
 /** The buffers of the fused QKV projection. */
 interface QkvBuffers {
