@@ -7,7 +7,14 @@
 // bits equal the 16 × 16 kernel's on this adapter. Flags: --models pythia-70m,… --T 128 --reps 3 --out FILE
 // (--gpu-oracle: the parts with the GPU oracle even on a CPU adapter, for a smoke run on SwiftShader).
 import { writeFileSync } from 'node:fs';
-import { analyze } from '../src/compare/analyze';
+import {
+  type AnalysisContext,
+  comparisons,
+  local,
+  oracle as oraclePhase,
+  sources,
+} from '../src/compare/analysis-phases';
+import { analyze, metricsEngine } from '../src/compare/analyze';
 import { decideOracle } from '../src/compare/oracle-source';
 import type { GpuBatch } from '../src/engine/batch';
 import { Engine } from '../src/engine/engine';
@@ -19,7 +26,9 @@ import { readBuffer, uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer, type PassTiming } from '../src/gpu/timestamps';
 import { dfHi } from '../src/kernels/df-hi';
 import * as lin from '../src/kernels/linear';
+import * as dfl from '../src/kernels/oracle/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
+import { faultHooks } from '../src/run/faults';
 import { defaultRunSpec } from '../src/run/runspec';
 import { SHAPES } from './forward';
 
@@ -144,6 +153,51 @@ async function breakdown(engine: Engine, tokens: number[]) {
       }),
   };
   const out: Record<string, unknown> = {};
+  // The comparisons alone: the batch's other parts recorded and finished first, then the reductions recorded
+  // (CPU), submitted and read (GPU and readback).
+  const reductions = async () => {
+    const batches: GpuBatch[] = [];
+    const c: AnalysisContext = {
+      engine,
+      spec,
+      tokens,
+      fusedSet: fused,
+      planted: [],
+      hooks: faultHooks([]),
+      ...(({ on, m }) => ({ metricsOn: on, metrics: m }))(metricsEngine(engine, 'auto')),
+      taps: 'all',
+      skipLocal: false,
+      durations: {},
+      newBatch: () => {
+        const b = engine.batch();
+        batches.push(b);
+        return b;
+      },
+    };
+    try {
+      const runs = sources(c);
+      const o = await oraclePhase(c, runs, 'auto');
+      const locals = local(c, runs, o.tensors);
+      await device.queue.onSubmittedWorkDone();
+      const t0 = performance.now();
+      let t1 = 0;
+      await comparisons(c, runs, o.tensors, locals, () => {
+        t1 = performance.now();
+      });
+      const t2 = performance.now();
+      return { recordMs: t1 - t0, waitAndReadMs: t2 - t1 };
+    } finally {
+      for (const b of batches) b.release();
+    }
+  };
+  await reductions();
+  const red = [];
+  for (let r = 0; r < REPS; r++) red.push(await reductions());
+  out.comparisonsAlone = {
+    recordMs: r2(median(red.map((x) => x.recordMs))),
+    waitAndReadMs: r2(median(red.map((x) => x.waitAndReadMs))),
+  };
+  log(`  comparisonsAlone: ${JSON.stringify(out.comparisonsAlone)}`);
   for (const [name, f] of Object.entries(parts)) {
     await f(); // warm: pipelines, recorded plans
     const got: Awaited<ReturnType<typeof part>>[] = [];
@@ -240,6 +294,70 @@ async function linearKernels(engine: Engine, M: number, N: number, K: number) {
   return res;
 }
 
+/** The oracle's df linear at one shape under each register tile: GPU ms per dispatch and equal bits. */
+async function dfLinearTiles(engine: Engine, M: number, N: number, K: number, dfFma: boolean) {
+  const { device, pipelines } = engine.gpuParts();
+  const made: GPUBuffer[] = [];
+  const up = (a: Float32Array) => {
+    const b = uploadBuffer(device, a, 'bench');
+    made.push(b);
+    return b;
+  };
+  let u = 777;
+  const rnd = () => {
+    u = (Math.imul(u, 1103515245) + 12345) >>> 0;
+    return (u / 2 ** 32 - 0.5) * 2;
+  };
+  const xs = new Float32Array(2 * M * K);
+  for (let i = 0; i < M * K; i++) {
+    xs[2 * i] = rnd();
+    xs[2 * i + 1] = Math.fround(xs[2 * i] * 2 ** -30 * rnd());
+  }
+  const x = up(xs);
+  const w = up(Float32Array.from({ length: N * K }, () => rnd() / Math.sqrt(K)));
+  const b = up(Float32Array.from({ length: N }, rnd));
+  const dummy = up(new Float32Array(4));
+  const tiles: dfl.DfLinearTile[] = [
+    dfl.DF_LINEAR_TILE,
+    { WG_X: 16, WG_Y: 16, TM: 1, TN: 1 },
+    { WG_X: 16, WG_Y: 8, TM: 2, TN: 1 },
+    { WG_X: 16, WG_Y: 16, TM: 1, TN: 2 },
+    { WG_X: 16, WG_Y: 16, TM: 2, TN: 1 },
+    { WG_X: 8, WG_Y: 8, TM: 2, TN: 2 },
+    { WG_X: 32, WG_Y: 4, TM: 1, TN: 2 },
+  ];
+  const res: Record<string, { ms: number; equal: boolean }> = {};
+  let ref: Uint32Array | null = null;
+  for (const t of tiles) {
+    const y = up(new Float32Array(2 * M * N).fill(Number.NaN));
+    const program = new Program(device, pipelines);
+    program.add(dfl.dfLinear('k', { x, w, b, y, dummy }, M, N, K, { constants: { DF_FMA: dfFma } }, t));
+    let enc = device.createCommandEncoder();
+    program.encode(enc);
+    device.queue.submit([enc.finish()]);
+    const bits = new Uint32Array((await readBuffer(device, y, 2 * M * N * 4)).buffer);
+    ref ??= bits;
+    const equal = bits.every((v, i) => v === ref![i]);
+    const timer = new GpuTimer(device, 4);
+    const n = 5;
+    enc = device.createCommandEncoder();
+    program.encodeRepeated(enc, timer, () => 1);
+    program.encodeRepeated(enc, timer, () => n);
+    timer.resolve(enc);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    const tm = await timer.read();
+    timer.destroy();
+    program.dispose();
+    res[`${t.WG_X}x${t.WG_Y}/${t.TM}x${t.TN}`] = {
+      ms: tm ? Math.round(tm[tm.length - 1].ns / n / 1e3) / 1e3 : Number.NaN,
+      equal,
+    };
+  }
+  for (const bb of made) bb.destroy();
+  return res;
+}
+
 async function perModel(engine: Engine, name: string, kernels: boolean) {
   const shape = SHAPES[name];
   const t0 = performance.now();
@@ -293,6 +411,13 @@ async function perModel(engine: Engine, name: string, kernels: boolean) {
       }
     }
     row.linearKernels = lk;
+    const info = await decideOracle(engine, 'auto');
+    const dk: Record<string, unknown> = {};
+    for (const [op, N, K] of shapes) {
+      dk[op] = await dfLinearTiles(engine, T0, N, K, info.dfFma);
+      log(`  df linear ${op} M=${T0} N=${N} K=${K}: ${JSON.stringify(dk[op])}`);
+    }
+    row.dfLinearTiles = dk;
   }
   engine.unloadModel();
   return row;
