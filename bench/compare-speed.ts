@@ -254,11 +254,13 @@ async function linearKernels(engine: Engine, M: number, N: number, K: number) {
       ]);
   } else {
     for (const s of [
-      { WG: 128, NR: 8, KC: 256 },
-      { WG: 256, NR: 8, KC: 256 },
-      { WG: 64, NR: 4, KC: 256 },
-      { WG: 256, NR: 16, KC: 128 },
-      { WG: 128, NR: 4, KC: 512 },
+      { WG: 256, NR: 16, KC: 112 },
+      { WG: 128, NR: 16, KC: 112 },
+      { WG: 64, NR: 16, KC: 112 },
+      { WG: 256, NR: 8, KC: 224 },
+      { WG: 128, NR: 8, KC: 224 },
+      { WG: 256, NR: 32, KC: 48 },
+      { WG: 128, NR: 32, KC: 48 },
     ])
       variants.push([
         `rows${s.WG}/${s.NR}/${s.KC}`,

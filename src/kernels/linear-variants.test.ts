@@ -67,7 +67,7 @@ describe('reference linear variants are bit-identical to the 16 × 16 kernel', (
         linearBlocked('blocked', buf(outs[1]), M, N, K, { TX: 8, TY: 4 }, { constants }),
         linearBlocked('blocked', buf(outs[2]), M, N, K, { TX: 16, TY: 16 }, { constants }),
         linearRows('rows', buf(outs[3]), M, N, K, { WG: 64, NR: 8, KC: 32 }, { constants }),
-        linearRows('rows', buf(outs[4]), M, N, K, { WG: 32, NR: 16, KC: 48 }, { constants }),
+        linearRows('rows', buf(outs[4]), M, N, K, { WG: 96, NR: 32, KC: 48 }, { constants }),
       ]);
       const bits = await Promise.all(outs.map(async (o) => new Uint32Array((await h.read(o, M * N)).buffer)));
       const ref = bits[0];
@@ -77,7 +77,7 @@ describe('reference linear variants are bit-identical to the 16 × 16 kernel', (
         [1, 'blocked 16×32'],
         [2, 'blocked 64×64'],
         [3, 'rows 8/32'],
-        [4, 'rows 16/48'],
+        [4, 'rows 32/48'],
       ] as const) {
         const i = bits[v].findIndex((u, j) => u !== ref[j]);
         expect(i, `seed ${seed}: ${name} differs at ${i} of ${M}×${N}×${K}`).toBe(-1);

@@ -51,7 +51,7 @@ export interface BlockedTile {
   TX: number;
   TY: number;
 }
-/** A rows workgroup: WG threads, NR output columns, KC of K per staging step (a multiple of 16). */
+/** A rows workgroup: WG threads (≥ 64), NR output columns (≤ 32), KC of K per step (a multiple of 16). */
 export interface RowsShape {
   WG: number;
   NR: number;
@@ -59,9 +59,9 @@ export interface RowsShape {
 }
 /** Up to this many rows count as few (a decode step); each row re-reads W (from cache). */
 export const ROWS_MAX = 4;
-/** Few rows of an output this wide (the LM head) go to the rows kernel; narrower ones stay on the 16 × 16 tile. */
-export const ROWS_MIN_N = 16384;
-export const ROWS_DEFAULT: RowsShape = { WG: 256, NR: 16, KC: 128 };
+/** Few rows of an output at least this wide go to the rows kernel; narrower ones stay on the 16 × 16 tile. */
+export const ROWS_MIN_N = 0;
+export const ROWS_DEFAULT: RowsShape = { WG: 256, NR: 16, KC: 112 };
 /** The blocked kernel's tile, used when it gives at least BLOCKED_MIN_GROUPS workgroups. */
 export const BLOCKED_DEFAULT: BlockedTile = { TX: 16, TY: 16 };
 export const BLOCKED_MIN_GROUPS = 64;
@@ -142,13 +142,15 @@ export function linearRows(
   shape: RowsShape,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  if (shape.KC % 16 !== 0 || shape.NR > shape.WG)
-    throw new Error(`${label}: rows shape ${JSON.stringify(shape)} needs KC % 16 = 0 and NR ≤ WG`);
-  const KC = Math.min(shape.KC, Math.max(16, ceilDiv(K, 16) * 16)); // no step longer than the padded K
+  const words = 2 * shape.NR * (shape.KC + 1) + 2 * shape.KC;
+  if (shape.KC % 16 !== 0 || shape.KC < 16 || shape.NR > 32 || shape.WG < 64 || words * 4 > 16384)
+    throw new Error(
+      `${label}: rows shape ${JSON.stringify(shape)} needs KC a multiple of 16, NR ≤ 32, WG ≥ 64 and at most 16 KiB of workgroup memory`,
+    );
   return {
     label,
     kernel: linearRowsKernel,
-    constants: { WG: shape.WG, NR: shape.NR, KC, ...opts.constants },
+    constants: { WG: shape.WG, NR: shape.NR, KC: shape.KC, ...opts.constants },
     ...common(buf, M, N, K),
     workgroups: [ceilDiv(N, shape.NR), M, 1],
   };
