@@ -57,14 +57,24 @@ export interface RowsShape {
   NR: number;
   KC: number;
 }
-/** Up to this many rows count as few (a decode step); each row re-reads W (from cache). */
-export const ROWS_MAX = 4;
-/** Few rows of an output at least this wide go to the rows kernel; narrower ones stay on the 16 × 16 tile. */
-export const ROWS_MIN_N = 0;
-export const ROWS_DEFAULT: RowsShape = { WG: 256, NR: 16, KC: 112 };
-/** The blocked kernel's tile, used when it gives at least BLOCKED_MIN_GROUPS workgroups. */
+/** Up to this many rows go to the rows kernel (a decode step; each row would re-read W). */
+export const ROWS_MAX = 1;
+/**
+ * The rows kernel's shape for an N × K weight (measured: see linear()). Small weights (the test models) get small
+ * workgroups: on a CPU adapter (SwiftShader) 256-thread workgroups cost 8× the 16 × 16 tile, 64-thread ones run
+ * 2–3× faster than it; on a GPU such layers take microseconds either way.
+ */
+export function rowsShape(N: number, K: number): RowsShape {
+  if (N * K < 1 << 18) return { WG: 64, NR: 8, KC: 32 };
+  if (N >= 16384) return { WG: 256, NR: 32, KC: 48 };
+  if (N <= 3072) return { WG: 256, NR: 8, KC: 224 };
+  return { WG: 256, NR: 16, KC: 112 };
+}
+/** The blocked kernel's tile, used for at least BLOCKED_MIN_M rows when it gives BLOCKED_MIN_GROUPS workgroups. */
 export const BLOCKED_DEFAULT: BlockedTile = { TX: 16, TY: 16 };
 export const BLOCKED_MIN_GROUPS = 64;
+/** Fewer rows would leave most of a 64-row block empty (and cost a CPU adapter 2× the 16 × 16 tile). */
+export const BLOCKED_MIN_M = 32;
 
 const common = (buf: LinearBuffers, M: number, N: number, K: number) => ({
   buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
@@ -83,13 +93,14 @@ export function linear(
   // Measured on an H100 (bench/compare-speed.ts --kernels, Pythia 70m and 410m shapes, 2026-11-25): the 4 × 4
   // register tile wins where its 64 × 64 blocks still fill the GPU (qkv, fc1 and the LM head at T = 128: 1.8–4.5×)
   // and loses where they do not (attn_out, fc2: each thread's sum over K is a chain the 16 × 16 tile runs on
-  // 16× more threads); with one row the 16 × 16 tile is fastest except on the LM head (rows kernel, 4.7×).
+  // 16× more threads). With one row the rows kernel beats the 16 × 16 tile 2.5–6× (LM head 0.23 ms against 1.43
+  // at 410m); its best shape depends on N (rowsShape).
   const gx = ceilDiv(N, 4 * BLOCKED_DEFAULT.TX);
   const gy = ceilDiv(M, 4 * BLOCKED_DEFAULT.TY);
   if (M <= ROWS_MAX) {
-    if (N >= ROWS_MIN_N && ceilDiv(N, ROWS_DEFAULT.NR) <= MAX_GROUPS)
-      return linearRows(label, buf, M, N, K, ROWS_DEFAULT, opts);
-  } else if (gx * gy >= BLOCKED_MIN_GROUPS && gx <= MAX_GROUPS && gy <= MAX_GROUPS) {
+    const shape = rowsShape(N, K);
+    if (ceilDiv(N, shape.NR) <= MAX_GROUPS) return linearRows(label, buf, M, N, K, shape, opts);
+  } else if (M >= BLOCKED_MIN_M && gx * gy >= BLOCKED_MIN_GROUPS && gx <= MAX_GROUPS && gy <= MAX_GROUPS) {
     return linearBlocked(label, buf, M, N, K, BLOCKED_DEFAULT, opts);
   }
   return linearTiled(label, buf, M, N, K, opts);
