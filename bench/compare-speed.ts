@@ -2,9 +2,9 @@
 // model (made on the GPU): the compare itself (first and repeated wall, the analysis's phases), then the parts of
 // its one GPU batch, each submitted alone (wall from submit to done, and per-op GPU time summed by op kind from
 // timestamp queries): the reference and fused forwards with every tap, the double-float oracle forward, the
-// oracle's local layers, and the local re-runs of every layer on both paths. With --kernels, the reference
-// linear layer's three kernels at the model's shapes (T rows and one row): GPU time of each, and whether its
-// bits equal the 16 × 16 kernel's on this adapter. Flags: --models pythia-70m,… --T 128 --reps 3 --out FILE
+// oracle's local layers, the local re-runs of every layer on both paths, and the reductions alone. With --kernels,
+// the reference linear layer's three kernels at the model's shapes (T rows and one row) and the oracle's df linear
+// under each register tile (T rows): GPU time of each, and whether its bits equal the default kernel's here. Flags: --models pythia-70m,… --T 128 --reps 3 --out FILE
 // (--gpu-oracle: the parts with the GPU oracle even on a CPU adapter, for a smoke run on SwiftShader).
 import { writeFileSync } from 'node:fs';
 import {
