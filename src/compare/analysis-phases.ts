@@ -59,6 +59,7 @@ export function sources(c: AnalysisContext): EngineRuns {
     taps: c.taps,
     timing: true,
   });
+  batch.flush(); // the GPU runs both paths while the CPU records the oracle
   return { batch, ref, fused };
 }
 
@@ -70,14 +71,16 @@ export async function oracle(
 ): Promise<{ tensors: OracleTensors; info: Awaited<ReturnType<typeof decideOracle>> }> {
   const info = await decideOracle(c.engine, choice, selfTest);
   const layers = c.skipLocal ? [] : Array.from({ length: c.engine.modelInfo!.config.numLayers }, (_, i) => i);
-  return { tensors: oracleTensors(c.engine, runs.batch, info, c.tokens, layers), info };
+  const tensors = oracleTensors(c.engine, runs.batch, info, c.tokens, layers);
+  runs.batch.flush(); // the GPU runs the oracle while the CPU records the local re-runs and the reductions
+  return { tensors, info };
 }
 
 /** Each fused layer on the reference path's input, each reference layer on the oracle's (the local floor). */
 export function local(c: AnalysisContext, runs: EngineRuns, o: OracleTensors) {
   if (c.skipLocal) return null;
   const { precision } = c.spec;
-  return Array.from({ length: c.engine.modelInfo!.config.numLayers }, (_, i) => ({
+  const runsOf = Array.from({ length: c.engine.modelInfo!.config.numLayers }, (_, i) => ({
     fused: runs.batch.forward(c.tokens, {
       path: c.fusedSet,
       precision,
@@ -92,14 +95,21 @@ export function local(c: AnalysisContext, runs: EngineRuns, o: OracleTensors) {
       layers: { from: i, to: i + 1, input: o.local(i).input },
     }),
   }));
+  runs.batch.flush();
+  return runsOf;
 }
 
-/** Every comparison of the analysis as GPU reductions in the first batch's submit; the summaries read back. */
+/**
+ * Every comparison of the analysis as GPU reductions in the first batch's last submit; the summaries read back.
+ * `afterSubmit` runs once that submit is made, before its results are awaited (the next phase's work recorded
+ * while the GPU is busy with this one).
+ */
 export async function comparisons(
   c: AnalysisContext,
   runs: EngineRuns,
   o: OracleTensors,
   locals: ReturnType<typeof local>,
+  afterSubmit?: () => void,
 ) {
   const cfg = c.engine.modelInfo!.config;
   const T = c.tokens.length;
@@ -149,7 +159,12 @@ export async function comparisons(
         });
   const pending = jobs.record(c.metrics, batch.encoder);
   batch.onRelease(() => pending.release());
-  await batch.submit();
+  const submitted = batch.submit();
+  try {
+    afterSubmit?.();
+  } finally {
+    await submitted;
+  }
   const { compare: out } = await pending.read();
   const got = (j: number): FullMetrics => out[j].metrics;
   return {

@@ -18,7 +18,7 @@ import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
 import { isCpuAdapter, type OracleChoice, type SelfTestOptions } from './oracle-source';
-import type { AnalysisPartial, Report } from './report';
+import type { AnalysisPartial, DeterminismResult, Report } from './report';
 
 export * from './report';
 export { metricValue };
@@ -114,11 +114,22 @@ export async function analyze(
     return r;
   };
   try {
-    // One submit: both paths with every tap, the oracle, every layer's local re-runs and every reduction.
+    // One batch: both paths with every tap, the oracle, every layer's local re-runs and every reduction, handed
+    // to the GPU in parts as they are recorded (the GPU works on one part while the CPU records the next).
     const runs = await step('sources', () => sources(c));
     const o = await step('oracle', () => oracle(c, runs, opts.oracle ?? 'auto', opts.selfTest));
     const locals = await step('local', () => local(c, runs, o.tensors));
-    const measured = await step('comparisons', () => comparisons(c, runs, o.tensors, locals));
+    // The determinism re-runs need only the fused run's taps: recorded and submitted as soon as the comparisons
+    // are, so their recording overlaps the GPU's work (their result is awaited in their own step, below).
+    let determinismRun: Promise<DeterminismResult> | null = null;
+    const startDeterminism = () => {
+      if (skip.determinism) return;
+      determinismRun = determinismOf(c, runs);
+      determinismRun.catch(() => null); // awaited below; this keeps an early failure from going unhandled
+    };
+    const measured = await step('comparisons', () =>
+      comparisons(c, runs, o.tensors, locals, startDeterminism),
+    );
     let report = await step('verdict', () => verdict(c, runs, measured, o.info));
     opts.onPartial?.({ kind: 'analysis', report });
     const bisection = await step('bisection', () =>
@@ -126,7 +137,9 @@ export async function analyze(
     );
     if (bisection) opts.onPartial?.({ kind: 'bisection', bisection });
     const determinism = await step('determinism', () =>
-      skip.determinism ? { identical: true, differences: [], runs: [] } : determinismOf(c, runs),
+      skip.determinism
+        ? { identical: true, differences: [], runs: [] }
+        : (determinismRun ?? determinismOf(c, runs)),
     );
     opts.onPartial?.({ kind: 'determinism', determinism });
     report = { ...report, bisection, determinism };

@@ -1,7 +1,8 @@
 // A batch: several forwards (whole, or single layers on a given input) and whatever else a caller records (the
 // oracle, metric reductions) in one command encoder and one submit, with every tap kept on the GPU in a buffer of
 // its own. Only what the caller asks for is read back. The comparison runs on this so that a full compare reads
-// back summaries, not tensors.
+// back summaries, not tensors. flush() hands what is recorded so far to the GPU and goes on recording into a new
+// encoder, so the GPU works on the first parts while the CPU records the rest.
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
@@ -48,7 +49,7 @@ export interface BatchContext {
 }
 
 export class GpuBatch {
-  readonly encoder: GPUCommandEncoder;
+  private current: GPUCommandEncoder;
   private plans: Plan[] = [];
   private programs: Program[] = [];
   private leases: Lease<RecordedForward>[] = [];
@@ -59,8 +60,24 @@ export class GpuBatch {
   private released = false;
 
   constructor(private readonly ctx: BatchContext) {
-    this.encoder = ctx.device.createCommandEncoder({ label: 'batch' });
+    this.current = ctx.device.createCommandEncoder({ label: 'batch' });
     ctx.device.pushErrorScope('validation');
+  }
+
+  /** Where the batch's work is recorded now (a new encoder after each flush()). */
+  get encoder(): GPUCommandEncoder {
+    return this.current;
+  }
+
+  /**
+   * Submits what is recorded so far (the GPU starts on it) and records what follows into a new encoder; the
+   * batch stays open. Buffers and taps of the flushed work stay valid until release(); errors are reported by
+   * submit(), as for work recorded after.
+   */
+  flush(): void {
+    this.checkOpen();
+    this.ctx.device.queue.submit([this.current.finish()]);
+    this.current = this.ctx.device.createCommandEncoder({ label: 'batch' });
   }
 
   get device(): GPUDevice {
@@ -142,12 +159,15 @@ export class GpuBatch {
     return run;
   }
 
-  /** Submits everything recorded, waits for the GPU, and reads the timers. */
+  /**
+   * Submits everything recorded (at once, before the first await: a caller may go on recording other work while
+   * this waits), waits for the GPU, and reads the timers.
+   */
   async submit(): Promise<void> {
     this.checkOpen();
     this.submitted = true;
     const device = this.ctx.device;
-    device.queue.submit([this.encoder.finish()]);
+    device.queue.submit([this.current.finish()]);
     const err = await device.popErrorScope();
     if (err) throw new Error(`GPU validation error in a batch: ${err.message}`);
     await device.queue.onSubmittedWorkDone();

@@ -6,6 +6,7 @@ import type { BufferRef, OverrideConstants, PipelineCache } from '../gpu/pipelin
 import type { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import { recordReadback, uploadBuffer } from '../gpu/readback';
+import type { GpuTimer } from '../gpu/timestamps';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { dfScores, dfSoftmax, dfValues } from '../kernels/oracle/attention';
 import { fromDfPairs, toDfPairs } from '../kernels/oracle/df-common';
@@ -147,8 +148,13 @@ export class GpuOracle {
   }
 
   /** Whole forward on tokens (positions 0..T-1). taps 'dump': embed, layers.i.out, final_norm, logits;
-   * 'all': every tap. */
-  forward(encoder: GPUCommandEncoder, tokens: number[], taps: OracleTaps): OracleRun {
+   * 'all': every tap. With a timer, each op is its own timed pass (the bench's view of where the time goes). */
+  forward(
+    encoder: GPUCommandEncoder,
+    tokens: number[],
+    taps: OracleTaps,
+    timer?: GpuTimer | null,
+  ): OracleRun {
     const { cfg } = this.model;
     const T = tokens.length;
     const d = cfg.hiddenSize;
@@ -190,7 +196,7 @@ export class GpuOracle {
       );
       rec.taps.set('final_norm', { buffer: finalNorm, n: T * d });
       rec.taps.set('logits', this.lmHead(rec, finalNorm, T));
-      rec.program.encode(encoder);
+      rec.program.encode(encoder, timer);
     } catch (e) {
       rec.release();
       throw e;
@@ -206,6 +212,7 @@ export class GpuOracle {
     input: { f32: GPUBuffer } | { df: GPUBuffer },
     T: number,
     taps: OracleTaps,
+    timer?: GpuTimer | null,
   ): OracleRun {
     const { cfg } = this.model;
     const d = cfg.hiddenSize;
@@ -228,7 +235,7 @@ export class GpuOracle {
       }
       const rope = this.rotary(rec, T);
       this.recordLayer(rec, i, x, T, rope, this.layerBuffers(rec, T, `layers.${i}`), taps);
-      rec.program.encode(encoder);
+      rec.program.encode(encoder, timer);
     } catch (e) {
       rec.release();
       throw e;

@@ -1,27 +1,115 @@
+// The reference linear layer, y[M, N] = x[M, K] · W[N, K]^T (+ b[N]), in three kernels with one arithmetic:
+// every output is one thread's sum over k in order (K padded to a multiple of 16 with 0·0), then + bias, then
+// st() — so all three give the same bits. reference/linear.wgsl is the plain 16 × 16 tile (the definition);
+// linear_blocked.wgsl gives each thread a 4 × 4 register tile (many rows: a forward, a prefill); linear_rows.wgsl
+// stages NR weight rows with a whole workgroup and lets NR threads sum them (a few rows of a wide output: the
+// LM head of a decode step). linear() picks by shape.
 import type { BufferRef, KernelDef } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import type { KernelOpts } from './grid';
-import { ceilDiv } from './grid';
+import { ceilDiv, MAX_GROUPS } from './grid';
+
+const bindings: KernelDef['bindings'] = [
+  { name: 'params', kind: 'uniform' },
+  { name: 'x', kind: 'read' }, // [M, K]
+  { name: 'w', kind: 'read' }, // [N, K]
+  { name: 'b', kind: 'read' }, // [N]
+  { name: 'y', kind: 'rw' }, // [M, N]
+];
+const includes = ['common/precision.wgsl', 'common/weights.wgsl'];
 
 export const linearKernel: KernelDef = {
   name: 'reference/linear',
   file: 'reference/linear.wgsl',
-  includes: ['common/precision.wgsl', 'common/weights.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [M, K]
-    { name: 'w', kind: 'read' }, // [N, K]
-    { name: 'b', kind: 'read' }, // [N]
-    { name: 'y', kind: 'rw' }, // [M, N]
-  ],
+  includes,
+  bindings,
+};
+export const linearBlockedKernel: KernelDef = {
+  name: 'reference/linear_blocked',
+  file: 'reference/linear_blocked.wgsl',
+  includes,
+  bindings,
+};
+export const linearRowsKernel: KernelDef = {
+  name: 'reference/linear_rows',
+  file: 'reference/linear_rows.wgsl',
+  includes,
+  bindings,
+};
+
+export type LinearBuffers = {
+  x: GPUBuffer;
+  w: BufferRef;
+  b: GPUBuffer | null;
+  y: GPUBuffer;
+  dummy: GPUBuffer;
 };
 
 const TILE = 16;
+/** Threads of a blocked workgroup (TX along N, TY along M); the block is 4·TY × 4·TX. */
+export interface BlockedTile {
+  TX: number;
+  TY: number;
+}
+/** A rows workgroup: WG threads (≥ 64), NR output columns (≤ 32), KC of K per step (a multiple of 16). */
+export interface RowsShape {
+  WG: number;
+  NR: number;
+  KC: number;
+}
+/** Up to this many rows go to the rows kernel (a decode step; each row would re-read W). */
+export const ROWS_MAX = 1;
+/**
+ * The rows kernel's shape for an N × K weight (measured: see linear()). Small weights (the test models) get small
+ * workgroups: on a CPU adapter (SwiftShader) 256-thread workgroups cost 8× the 16 × 16 tile, 64-thread ones run
+ * 2–3× faster than it; on a GPU such layers take microseconds either way.
+ */
+export function rowsShape(N: number, K: number): RowsShape {
+  if (N * K < 1 << 18) return { WG: 64, NR: 8, KC: 32 };
+  if (N >= 16384) return { WG: 256, NR: 32, KC: 48 };
+  if (N <= 3072) return { WG: 256, NR: 8, KC: 224 };
+  return { WG: 256, NR: 16, KC: 112 };
+}
+/** The blocked kernel's tile, used for at least BLOCKED_MIN_M rows when it gives BLOCKED_MIN_GROUPS workgroups. */
+export const BLOCKED_DEFAULT: BlockedTile = { TX: 16, TY: 16 };
+export const BLOCKED_MIN_GROUPS = 64;
+/** Fewer rows would leave most of a 64-row block empty (and cost a CPU adapter 2× the 16 × 16 tile). */
+export const BLOCKED_MIN_M = 32;
+
+const common = (buf: LinearBuffers, M: number, N: number, K: number) => ({
+  buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
+  params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
+});
 
 /** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
 export function linear(
   label: string,
-  buf: { x: GPUBuffer; w: BufferRef; b: GPUBuffer | null; y: GPUBuffer; dummy: GPUBuffer },
+  buf: LinearBuffers,
+  M: number,
+  N: number,
+  K: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  // Measured on an H100 (bench/compare-speed.ts --kernels, Pythia 70m and 410m shapes, 2026-11-25): the 4 × 4
+  // register tile wins where its 64 × 64 blocks still fill the GPU (qkv, fc1 and the LM head at T = 128: 1.8–4.5×)
+  // and loses where they do not (attn_out, fc2: each thread's sum over K is a chain the 16 × 16 tile runs on
+  // 16× more threads). With one row the rows kernel beats the 16 × 16 tile 2.5–6× (LM head 0.23 ms against 1.43
+  // at 410m); its best shape depends on N (rowsShape).
+  const gx = ceilDiv(N, 4 * BLOCKED_DEFAULT.TX);
+  const gy = ceilDiv(M, 4 * BLOCKED_DEFAULT.TY);
+  if (M <= ROWS_MAX) {
+    const shape = rowsShape(N, K);
+    if (ceilDiv(N, shape.NR) <= MAX_GROUPS) return linearRows(label, buf, M, N, K, shape, opts);
+  } else if (M >= BLOCKED_MIN_M && gx * gy >= BLOCKED_MIN_GROUPS && gx <= MAX_GROUPS && gy <= MAX_GROUPS) {
+    return linearBlocked(label, buf, M, N, K, BLOCKED_DEFAULT, opts);
+  }
+  return linearTiled(label, buf, M, N, K, opts);
+}
+
+/** The plain 16 × 16 tile kernel (the definition the other two are tested against). */
+export function linearTiled(
+  label: string,
+  buf: LinearBuffers,
   M: number,
   N: number,
   K: number,
@@ -31,8 +119,50 @@ export function linear(
     label,
     kernel: linearKernel,
     constants: { TILE, ...opts.constants },
-    buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
-    params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
+    ...common(buf, M, N, K),
     workgroups: [ceilDiv(N, TILE), ceilDiv(M, TILE), 1],
+  };
+}
+
+/** The register-blocked kernel with a 4·TY × 4·TX block per workgroup. */
+export function linearBlocked(
+  label: string,
+  buf: LinearBuffers,
+  M: number,
+  N: number,
+  K: number,
+  tile: BlockedTile,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  return {
+    label,
+    kernel: linearBlockedKernel,
+    constants: { TX: tile.TX, TY: tile.TY, ...opts.constants },
+    ...common(buf, M, N, K),
+    workgroups: [ceilDiv(N, 4 * tile.TX), ceilDiv(M, 4 * tile.TY), 1],
+  };
+}
+
+/** The few-rows kernel: one workgroup per NR output columns of one row. */
+export function linearRows(
+  label: string,
+  buf: LinearBuffers,
+  M: number,
+  N: number,
+  K: number,
+  shape: RowsShape,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  const words = 2 * shape.NR * (shape.KC + 1) + 2 * shape.KC;
+  if (shape.KC % 16 !== 0 || shape.KC < 16 || shape.NR > 32 || shape.WG < 64 || words * 4 > 16384)
+    throw new Error(
+      `${label}: rows shape ${JSON.stringify(shape)} needs KC a multiple of 16, NR ≤ 32, WG ≥ 64 and at most 16 KiB of workgroup memory`,
+    );
+  return {
+    label,
+    kernel: linearRowsKernel,
+    constants: { WG: shape.WG, NR: shape.NR, KC: shape.KC, ...opts.constants },
+    ...common(buf, M, N, K),
+    workgroups: [ceilDiv(N, shape.NR), M, 1],
   };
 }
