@@ -26,6 +26,7 @@ import {
 } from './fused-linear';
 import {
   GEMM_CPU,
+  GEMM_DECODE,
   GEMM_DEFAULT,
   GEMM_MEDIUM,
   GEMM_SMALL,
@@ -178,7 +179,7 @@ const CASES = [...Ms.flatMap((M) => SHAPES.map(([N, K]) => [M, N, K])), [67, 103
 );
 
 /**
- * Tiles per case: the launcher's own choice for M = 1 (GEMM_SMALL at every size here), GEMM_MEDIUM forced
+ * Tiles per case: the launcher's own choice for M = 1 (GEMM_DECODE at every size here), GEMM_MEDIUM forced
  * for M = 24 and GEMM_DEFAULT for M >= 67 (the launcher picks those for larger grids than these), so every
  * epilogue runs on each of the three; the other configurations are checked in 'every tile configuration'.
  */
@@ -360,7 +361,8 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
     expect(gemmTilesFor(128, 2048)).toBe(GEMM_SMALL);
     expect(gemmTilesFor(512, 2048)).toBe(GEMM_MEDIUM);
     expect(gemmTilesFor(16, 50304)).toBe(GEMM_SMALL);
-    for (const t of [GEMM_DEFAULT, GEMM_MEDIUM, GEMM_SMALL])
+    expect(gemmTilesFor(1, 50304)).toBe(GEMM_DECODE);
+    for (const t of [GEMM_DEFAULT, GEMM_MEDIUM, GEMM_SMALL, GEMM_DECODE])
       expect(gemmTilesProblem(t), tilesName(t)).toBeNull();
   });
 });

@@ -9,7 +9,7 @@
 // switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
-import { gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
+import { GEMM_DECODE, GEMM_SMALL, gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
 import { chooseGemm, type GemmPolicy } from './gemm-configs';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
@@ -135,11 +135,16 @@ export function gemmLaunch(label: string, M: number, N: number, K: number, opts:
     if (!Number.isInteger(v) || v < 1)
       throw new Error(`${label}: GEMM ${k} = ${v} must be a positive integer`);
   const config = chooseGemm(M, N, K, opts.policy);
-  const { constants, tiles } = gemmConstants(M, N, opts.constants, config.tiles);
+  let { constants, tiles } = gemmConstants(M, N, opts.constants, config.tiles);
   let kChunk = opts.kChunk ?? (opts.workspace ? config.kChunk : K);
   if (!Number.isInteger(kChunk) || kChunk < 1) throw new Error(`${label}: K per split ${kChunk} must be ≥ 1`);
   kChunk = Math.min(kChunk, K);
   const split = ceilDiv(K, kChunk);
+  // The few-row tiles step K by 32; a K partition finer than that (forced: the policies' are multiples of 64)
+  // takes the 16-deep ones, unless the caller chose the tiles. The sums are the same bits either way.
+  const ownTiles = TILE_KEYS.some((k) => opts.constants?.[k] !== undefined);
+  if (split > 1 && kChunk % tiles.BK && config.tiles === GEMM_DECODE && !ownTiles)
+    ({ constants, tiles } = gemmConstants(M, N, opts.constants, GEMM_SMALL));
   if (split > 1) {
     if (!opts.workspace)
       throw new Error(`${label}: split-K (${split} splits of ${kChunk}) needs a workspace`);

@@ -35,6 +35,17 @@ export const GEMM_MEDIUM: GemmTiles = { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4, GE
 export const GEMM_SMALL: GemmTiles = { BM: 32, BN: 64, BK: 16, TM: 4, TN: 4, GEMM_BUFS: 2 };
 
 /**
+ * A few rows (a decode step, M = 1): 32×64 blocks, 4×4 per thread, BK 32, single-buffered — half the K steps and
+ * barriers of GEMM_SMALL, which is what a GEMV-like launch pays for. H100 (bench/decode-gemm.ts, 2026-11-25),
+ * M = 1, against GEMM_SMALL: Pythia-1.4b LM head 0.29 vs 1.80 ms, dense_4h_to_h 0.29 vs 0.54 ms, qkv 0.077 vs
+ * 0.141 ms; 410m LM head 0.15 vs 0.68 ms.
+ */
+export const GEMM_DECODE: GemmTiles = { BM: 32, BN: 64, BK: 32, TM: 4, TN: 4, GEMM_BUFS: 1 };
+
+/** The most rows for which GEMM_DECODE is the default. */
+const DECODE_ROWS = 8;
+
+/**
  * Tiles for CPU adapters: 32×64 blocks, 8×8 per thread, 32 threads, BK 8 (3456 B). SwiftShader runs a
  * workgroup's invocations four at a time as coroutines that switch at every barrier, so few threads with big
  * register tiles win: measured in Node on SwiftShader (2 cores, 2026-11-23), x·W^T + b at 37×1024×256 took
@@ -59,7 +70,7 @@ export function gemmTilesFor(M: number, N = Number.POSITIVE_INFINITY): GemmTiles
   const grid = (t: GemmTiles) => ceilDiv(M, t.BM) * ceilDiv(N, t.BN);
   if (M > 64 && grid(GEMM_DEFAULT) >= FULL_GRID) return GEMM_DEFAULT;
   if (M > 32 && grid(GEMM_MEDIUM) >= FULL_GRID) return GEMM_MEDIUM;
-  return GEMM_SMALL;
+  return M <= DECODE_ROWS ? GEMM_DECODE : GEMM_SMALL;
 }
 
 export function gemmThreads(t: GemmTiles): number {
@@ -136,6 +147,7 @@ export function gemmWorkgroups(M: number, N: number, t: GemmTiles, split = 1): [
 /** Tile configurations tuneGemm and bench/gemm-sweep.ts time (those beyond the device's limits are skipped). */
 export const TUNE_CONFIGS: readonly GemmTiles[] = [
   GEMM_DEFAULT,
+  GEMM_DECODE,
   { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8, GEMM_BUFS: 2 }, // 18432 B: a raised limit
   { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 1 }, // 18432 B: a raised limit
   { BM: 128, BN: 128, BK: 16, TM: 8, TN: 8, GEMM_BUFS: 2 }, // 36864 B: a raised limit
