@@ -149,6 +149,8 @@ export class GpuSession {
         layers: opts.layers,
         maxBindingBytes: this.maxBindingBytes,
         gemm: this.gemmPolicy,
+        // Split-K reductions folded into the ops after them where nothing observable changes (plan-fold.ts).
+        fold: foldFor(this.kernelKey),
       });
     } catch (e) {
       if (e instanceof PlanError) throw new EngineError(e.message, 'input');
