@@ -37,6 +37,14 @@ log(
   `adapter: ${adapter.vendor} ${adapter.architecture} ${adapter.description}; GEMM policy: ${engine.gemmPolicy.name}`,
 );
 
+// --kchunks '{"NxK": chunk, …}': other K partitions over the policy's table (to measure a partition in place).
+const kchunks = value('--kchunks');
+const base = engine.gemmPolicy;
+const policy =
+  kchunks && base.table
+    ? { ...base, table: { ...base.table, kChunks: { ...base.table.kChunks, ...JSON.parse(kchunks) } } }
+    : base;
+
 for (const model of models) {
   const spec = SHAPES[model];
   await engine.loadSeededModel({ ...spec, maxPos: 4096 }, 1234, model);
@@ -55,7 +63,7 @@ for (const model of models) {
         fused: ALL_FUSED,
         precision: 'fp32',
         maxBindingBytes: engine.maxBindingBytes,
-        gemm: engine.gemmPolicy,
+        gemm: policy,
         fold: fold ? { custom: null } : undefined,
       });
     // Bit for bit: every tap of the folded forward against the unfolded one.
@@ -120,6 +128,7 @@ const result = {
   date: new Date().toISOString(),
   adapter: { vendor: adapter.vendor, architecture: adapter.architecture, description: adapter.description },
   policy: engine.gemmPolicy.name,
+  kchunks: kchunks ?? null,
   maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage,
   reps,
   rounds,
