@@ -14,8 +14,8 @@ import type { PathsContext } from './generate';
 import type { GpuModel } from './gpu-model';
 import { allocateChecked, CPU_ADAPTER_BUDGET, isCpuAdapterSummary, type MemoryBudget } from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
-import { foldFor } from './plan-fold';
 import { type Lease, PlanCache, type PlanCacheStats } from './plan-cache';
+import { foldFor } from './plan-fold';
 import { leaseForward, type RecordedForward } from './recorded';
 import { EngineError, type EngineOptions, type GenerateOptions, resolvePath } from './types';
 
