@@ -9,32 +9,11 @@ import {
   linearBiasPartial,
   linearResidualFoldOps,
   linearResidualPartial,
-  type PartialsWorkspace,
-  type SplitPartials,
 } from '../kernels/fused-linear-fold';
 import { addLayerNormFold, layerNorm2Fold } from '../kernels/fused-norm';
-import type { Launch, LayerCtx, TapSpec } from './plan-ops';
+import type { DenseFold, Launch, LayerCtx, OutFold, TapSpec } from './plan-types';
 
-/** attention.dense's fold: the workspace its partials go to, and the partials (set by its launcher). */
-export interface DenseFold {
-  ws: PartialsWorkspace;
-  partials: SplitPartials | null;
-}
-
-/** A layer's MLP down-projection reduction folded into the next layer's LayerNorm. */
-export interface OutFold {
-  /** The producing layer's tap prefix, 'layers.3'. */
-  p: string;
-  /** Where its partials go: the buffer of attention.dense's (the LayerNorm binds both as one). */
-  ws: PartialsWorkspace;
-  /** What its residual adds: r1 (x, or attn + x) and, parallel, attn_output's buffer. */
-  r1: GPUBuffer;
-  attnOut: GPUBuffer;
-  /** Its attention.dense fold, when that moves along (parallel): the LayerNorm forms attn_output too. */
-  dense: DenseFold | null;
-  /** Its partials (set by its launcher). */
-  mlp: SplitPartials | null;
-}
+export type { DenseFold, OutFold };
 
 function need<T>(v: T | null | undefined, what: string): T {
   if (!v) throw new Error(`plan: ${what} are missing (their GEMM must run before the op that folds them)`);

@@ -42,7 +42,7 @@ import {
 } from '../kernels/fused-norm';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { FusedKernelId } from './fused-kernels';
-import type { PlanHooks } from './plan';
+import type { PlanHooks } from './plan-types';
 
 /** Per layer of a plan: whether attention.dense's and the MLP's reductions fold; the workspaces of the folds. */
 export interface PlanFolds {

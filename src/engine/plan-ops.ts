@@ -18,94 +18,20 @@ import { gelu } from '../kernels/gelu';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
 import { linear } from '../kernels/linear';
-import type { KvPositions } from '../kernels/positions';
 import { residualAdd } from '../kernels/residual';
 import { rotary } from '../kernels/rotary';
 import type { Fusion, LayerOp } from './fused-kernels';
-import type { GpuModel } from './gpu-model';
+import type { Launch, LayerCtx, PlanBuffers, TapSpec } from './plan-types';
+
+export type { Launch, LayerCtx, PlanBuffers, TapSpec };
+
 import {
   addLayerNormFoldLaunch,
-  type DenseFold,
   denseFoldLaunch,
   layerNorm2FoldLaunch,
-  type OutFold,
   residualFoldLaunch,
   residualPartialLaunch,
 } from './plan-fold-ops';
-
-/** A tap an op writes: name, buffer, floats, and the column pieces of a split tap. */
-export type TapSpec = [
-  name: string,
-  buffer: GPUBuffer,
-  floats: number,
-  parts?: { buffer: GPUBuffer; col0: number; cols: number }[],
-];
-
-/** What a launcher returns: the dispatch(es), given the op's kernel options, and the taps written after them. */
-export interface Launch {
-  make(k: KernelOpts): DispatchSpec | DispatchSpec[];
-  writes: TapSpec[];
-}
-
-/** The activation buffers of a plan (shared by the layers; taps are copied out per op). */
-export interface PlanBuffers {
-  ln1: GPUBuffer; // [T, d]
-  qkv: GPUBuffer; // [T, 3d]
-  q: GPUBuffer; // [H, T, hd]
-  scores: GPUBuffer | null; // [H, T, rows] (reference attention only)
-  probs: GPUBuffer | null; // [H, T, rows]
-  attnOut: GPUBuffer; // [T, d]
-  residMid: GPUBuffer; // [T, d]
-  ln2: GPUBuffer; // [T, d]
-  fc1: GPUBuffer; // [T, ff]
-  gelu: GPUBuffer; // [T, ff]
-  mlpOut: GPUBuffer; // [T, d]
-}
-
-/** One layer as its ops see it. */
-export interface LayerCtx {
-  /** Tap prefix, 'layers.3'. */
-  p: string;
-  T: number;
-  d: number;
-  H: number;
-  hd: number;
-  ff: number;
-  eps: number;
-  rotaryNdims: number;
-  parallel: boolean;
-  weights: GpuModel['layers'][number];
-  dummy: GPUBuffer;
-  b: PlanBuffers;
-  /** The residual stream entering the layer, and the buffer of the one leaving it: [T, d]. */
-  x: GPUBuffer;
-  xNext: GPUBuffer;
-  /** This layer's attention context [T, d] (and what attention.dense reads: the stale-buffer fault may swap it). */
-  ctx: GPUBuffer;
-  denseIn: GPUBuffer;
-  /** Where attention.dense writes (the aliasing fault: over x). */
-  attnOut: GPUBuffer;
-  /** What the MLP output is added to: x (parallel) or attn + x (sequential). */
-  resid: GPUBuffer;
-  /** k, v [H, rows, hd] (the KV cache's, or the plan's), rotary tables, token positions, keys attended to. */
-  k: GPUBuffer;
-  v: GPUBuffer;
-  kvFloats: number;
-  cos: GPUBuffer;
-  sin: GPUBuffer;
-  at: KvPositions;
-  Tk: number;
-  gemm: GemmOpts;
-  /**
-   * attention.dense's split-K reduction folded into its consumer (plan-fold.ts), or null: the workspace its
-   * partials go to (kept until the consumer runs), and the partials, set by the dense launcher.
-   */
-  denseFold: DenseFold | null;
-  /** This layer's MLP down-projection reduction folded into the next layer's LayerNorm, or null. */
-  outFold: OutFold | null;
-  /** The previous layer's, folded into this layer's LayerNorm (the same object), or null. */
-  prevFold: OutFold | null;
-}
 
 /** The reference ops: one plain kernel each (LayerNorm, linear, rotary, attention in three, GELU, adds). */
 export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {

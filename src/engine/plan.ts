@@ -20,7 +20,10 @@ import {
 import { type GpuModel, lmHeadPieces } from './gpu-model';
 import { type FoldOptions, planFolds } from './plan-fold';
 import type { OutFold } from './plan-fold-ops';
-import { FUSION_OPS, headLaunch, type LayerCtx, REFERENCE_OPS } from './plan-ops';
+import { FUSION_OPS, headLaunch, REFERENCE_OPS } from './plan-ops';
+import type { LayerCtx, PlanHooks } from './plan-types';
+
+export type { PlanHooks };
 
 const ALL_OPS: readonly PlanOpName[] = [...LAYER_OPS, ...HEAD_OPS];
 
@@ -59,16 +62,6 @@ export interface PlanOp {
   /** The fused kernel that produced this op, or null for a reference op. */
   fused: FusedKernelId | null;
   layer: number | null;
-}
-
-/** Plan-level hooks: extra override constants per op (fault switches) and wiring faults. */
-export interface PlanHooks {
-  /** Extra constants for the ops of fused kernel `kernel` (or 'reference') in `layer` (null outside layers). */
-  constants?(kernel: FusedKernelId | 'reference', layer: number | null): Record<string, number | boolean>;
-  /** In-place aliasing: attention.dense (fused GEMM) writes its output over the residual stream it will be added to. */
-  aliasResidual?(layer: number): boolean;
-  /** Stale pooled buffer: attention.dense (fused GEMM) reads the previous layer's context instead of this layer's. */
-  staleContext?(layer: number): boolean;
 }
 
 export interface PlanOptions {
