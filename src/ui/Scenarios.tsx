@@ -20,7 +20,7 @@ import {
 import { sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
 import { RunLinkedButton } from './LinkPanels';
-import { openFragment } from './nav';
+import { linkBase, openFragment } from './nav';
 import { describeSpec, firstLayerWords } from './spec-words';
 
 /**
@@ -201,7 +201,7 @@ export function ScenarioStage({ store, controller }: { store: AppStore; controll
   const sr = scenarioRun(view.id, view.variant);
   if (!sr) return null;
   const sc = sr.scenario;
-  const shortLink = new URL(scenarioLink(sc.id, view.variant ?? undefined), location.href).href;
+  const shortLink = new URL(scenarioLink(sc.id, view.variant ?? undefined), linkBase()).href;
   const runs: { n: number | null; label: string }[] = [
     { n: null, label: 'The scenario' },
     ...(sc.variants ?? []).map((v, i) => ({ n: i + 1, label: v.label })),

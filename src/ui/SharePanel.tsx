@@ -7,7 +7,7 @@ import { runLink } from '../run/custom-kernel';
 import { adapterLine, autorunAllowed, type LinkPayload, sharerSummary } from '../run/permalink';
 import { buildSpec, sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
-import { showInAddressBar } from './nav';
+import { linkBase, showInAddressBar } from './nav';
 
 type CopyState = 'idle' | 'copied' | 'failed';
 
@@ -34,7 +34,7 @@ export function SharePanel({ store }: { store: AppStore }) {
       // runLink: a custom kernel too large for a link gives no link and says so (it is never dropped).
       const made = runLink(payload);
       if (!made.ok) return { link: null, error: made.message, withResult, auto: false };
-      const link = new URL(made.link, location.href).href;
+      const link = new URL(made.link, linkBase()).href;
       return { link, error: null, withResult, auto: autorunAllowed(payload) };
     } catch (e) {
       return { link: null, error: (e as Error).message, withResult, auto: false };

@@ -12,5 +12,8 @@ describe('the mode in the address', () => {
     expect(searchWithMode('?mode=runs', 'explore', 'explore')).toBe('');
     expect(searchWithMode('', 'kernel', 'explore')).toBe('?mode=kernel');
     expect(modeOfSearch(searchWithMode('?debug', 'classroom', 'explore'))).toBe('classroom');
+    // What links are made from: the parameters without the mode ('' is no mode, as linkBase asks).
+    expect(searchWithMode('?oracle=gpu&mode=classroom', '', '')).toBe('?oracle=gpu');
+    expect(searchWithMode('?mode=classroom', '', '')).toBe('');
   });
 });

@@ -48,3 +48,12 @@ export function showModeInAddressBar(mode: string, fallback: string): void {
   if (search !== location.search)
     history.replaceState(history.state, '', `${location.pathname}${search}${location.hash}`);
 }
+
+/**
+ * The page's address for a link to be made from (`new URL('#…', linkBase())`): this page with its parameters but
+ * not the mode, which a link picks for itself (a scenario the classroom, a permalink explore).
+ */
+export function linkBase(): string {
+  const search = searchWithMode(location.search, '', '');
+  return `${location.origin}${location.pathname}${search}`;
+}

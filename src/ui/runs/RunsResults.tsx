@@ -1,11 +1,13 @@
 // The answer of the "your runs" mode: the verdict per run in words, where each run came from, the per-layer curves,
 // and every local check as a grid (layers × ops, coloured by its ratio to the floor) with a drill-down that names
 // the run's own tensors. The cells are a roving grid: arrows move, Enter opens, Escape closes.
+
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
 import { runsLinkOf } from '../../run/runs-link';
 import type { ModelRef } from '../../run/runspec';
 import { useRunsImport } from '../../state/runs-import';
+import { linkBase } from '../nav';
 import { RunCurves } from './RunCurves';
 import './runs.css';
 
@@ -189,7 +191,7 @@ function CopyLink({ report, model }: { report: RunsReport; model: ModelRef | nul
   if (!model || report.runs.some((r) => !r.sha256)) return null;
   const copy = async () => {
     try {
-      const url = `${location.origin}${location.pathname}${location.search}${runsLinkOf(report, model)}`;
+      const url = `${linkBase()}${runsLinkOf(report, model)}`;
       await navigator.clipboard.writeText(url);
       setSaid('Link copied: it names the files by sha256 (they are not in it).');
     } catch (e) {
