@@ -1,0 +1,50 @@
+// roundTo against the bit-level conversions the weights loader uses (safetensors.ts), on f32 inputs where one
+// rounding is the whole story, plus the edges: ties to even, subnormals, overflow, signed zero.
+import { describe, expect, it } from 'vitest';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../model/safetensors';
+import { roundTo, ulpOf } from './round';
+
+function seeded(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('roundTo', () => {
+  it('matches the bit conversions on random f32 values of every magnitude (50 seeds)', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const r = seeded(seed);
+      const bits = new Uint32Array(1);
+      const f = new Float32Array(bits.buffer);
+      for (let i = 0; i < 400; i++) {
+        bits[0] = Math.floor(r() * 2 ** 32);
+        const x = f[0];
+        if (!Number.isFinite(x)) continue;
+        const msg = `seed ${seed}, x = ${x}`;
+        expect(roundTo('fp16', x), msg).toBe(f16BitsToF32(f32ToF16Bits(x)));
+        expect(roundTo('bf16', x), msg).toBe(bf16BitsToF32(f32ToBf16Bits(x)));
+        expect(roundTo('fp32', x), msg).toBe(x);
+      }
+    }
+  });
+
+  it('rounds ties to even, keeps subnormals, overflows to Inf', () => {
+    expect(roundTo('fp16', 1 + 2 ** -11)).toBe(1); // tie between 1 and 1 + 2^-10: even is 1
+    expect(roundTo('fp16', 1 + 3 * 2 ** -11)).toBe(1 + 2 ** -9);
+    expect(roundTo('fp16', 2 ** -24)).toBe(2 ** -24); // smallest subnormal
+    expect(roundTo('fp16', 2 ** -26)).toBe(0);
+    expect(roundTo('fp16', 65519)).toBe(65504);
+    expect(roundTo('fp16', 65520)).toBe(Infinity);
+    expect(roundTo('bf16', -(1 + 2 ** -8))).toBe(-1);
+    expect(roundTo('tf32', 1 + 2 ** -11 + 2 ** -30)).toBe(1 + 2 ** -10);
+    expect(Object.is(roundTo('bf16', -0), -0)).toBe(true);
+    expect(ulpOf('fp32', 1)).toBe(2 ** -23);
+    expect(ulpOf('bf16', 3)).toBe(2 ** -6);
+    expect(ulpOf('fp16', 1e-9)).toBe(2 ** -24);
+  });
+});

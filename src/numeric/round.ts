@@ -1,0 +1,61 @@
+// Rounding a double to a narrower binary float format, round-to-nearest-even, with the format's subnormals and
+// overflow to ±Inf: bf16, fp16, tf32 (10 stored mantissa bits, fp32's exponent range) and fp32. Used by the causes
+// (a variant that rounds an operand or an output) and the anatomy (an error in units of each format's spacing).
+// Imports nothing of ours: it sits below kernels, model, engine and compare.
+
+export type NumFormat = 'bf16' | 'fp16' | 'tf32' | 'fp32';
+
+interface FormatSpec {
+  /** Stored mantissa bits (the leading 1 not counted). */
+  mant: number;
+  /** The exponent of the smallest normal number. */
+  emin: number;
+  /** The largest finite value. */
+  max: number;
+}
+
+const SPEC: Record<NumFormat, FormatSpec> = {
+  bf16: { mant: 7, emin: -126, max: (2 - 2 ** -7) * 2 ** 127 },
+  fp16: { mant: 10, emin: -14, max: 65504 },
+  tf32: { mant: 10, emin: -126, max: (2 - 2 ** -10) * 2 ** 127 },
+  fp32: { mant: 23, emin: -126, max: (2 - 2 ** -23) * 2 ** 127 },
+};
+
+export const FORMATS: readonly NumFormat[] = ['bf16', 'fp16', 'tf32', 'fp32'];
+
+/** The spacing of the format's representable numbers at |x| (one ULP there; the subnormal spacing below emin). */
+export function ulpOf(format: NumFormat, x: number): number {
+  const s = SPEC[format];
+  const a = Math.abs(x);
+  if (a === 0 || !Number.isFinite(a)) return 2 ** (s.emin - s.mant);
+  let e = Math.floor(Math.log2(a));
+  // log2 can be off by one next to a power of two: correct it.
+  if (2 ** e > a) e--;
+  else if (2 ** (e + 1) <= a) e++;
+  return 2 ** (Math.max(s.emin, e) - s.mant);
+}
+
+/** x rounded to the nearest value of the format (ties to even); past the largest finite value, ±Inf. */
+export function roundTo(format: NumFormat, x: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  if (format === 'fp32') return Math.fround(x);
+  const s = SPEC[format];
+  const q = ulpOf(format, x);
+  const m = x / q; // exact: q is a power of two
+  let r = Math.round(m);
+  // Math.round rounds halves up: make ties go to even.
+  if (Math.abs(m - Math.trunc(m)) === 0.5) r = 2 * Math.round(m / 2);
+  const v = r * q;
+  if (Math.abs(v) > s.max) {
+    // Round-to-nearest overflows only past max + half an ULP at max.
+    return Math.abs(x) >= s.max + ulpOf(format, s.max) / 2 ? Math.sign(x) * Infinity : Math.sign(x) * s.max;
+  }
+  return v;
+}
+
+/** Every element rounded to the format (a new array). */
+export function roundArray(format: NumFormat, a: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = roundTo(format, a[i]);
+  return out;
+}
