@@ -1,4 +1,18 @@
-// fp64 oracle: causal scaled dot-product attention, split into scores, softmax and the value product.
+// fp64 oracle: causal scaled dot-product attention, split into scores, softmax and the value product. The options
+// are the ways attention is miswritten (the causes, src/compare/causes/); the defaults are the model.
+
+export interface ScoresVariant {
+  /** The factor on q·k instead of 1 / sqrt(hd). */
+  scale?: number;
+  /** Row i sees keys j <= i + causalOffset (0: the model; null: no mask at all). */
+  causalOffset?: number | null;
+}
+
+/** The last key row i sees under the variant's mask. */
+export function lastKey(i: number, T: number, v: ScoresVariant = {}): number {
+  if (v.causalOffset === null) return T - 1;
+  return Math.max(-1, Math.min(T - 1, i + (v.causalOffset ?? 0)));
+}
 
 /** q, k [H, T, hd] -> scores [H, T, T]: q_i . k_j / sqrt(hd) for j <= i, -Infinity for j > i. */
 export function attentionScoresF64(
@@ -7,8 +21,9 @@ export function attentionScoresF64(
   H: number,
   T: number,
   hd: number,
+  variant: ScoresVariant = {},
 ): Float64Array {
-  const scale = 1 / Math.sqrt(hd);
+  const scale = variant.scale ?? 1 / Math.sqrt(hd);
   const out = new Float64Array(H * T * T); // [H, T, T]
   for (let h = 0; h < H; h++) {
     const base = h * T * hd;
@@ -16,7 +31,7 @@ export function attentionScoresF64(
       const qo = base + i * hd;
       const row = (h * T + i) * T;
       for (let j = 0; j < T; j++) {
-        if (j > i) {
+        if (j > lastKey(i, T, variant)) {
           out[row + j] = Number.NEGATIVE_INFINITY;
           continue;
         }
@@ -30,11 +45,19 @@ export function attentionScoresF64(
   return out;
 }
 
-/** scores [H, T, T] -> probs [H, T, T]: max-subtracted softmax over j <= i of each row, 0 for j > i. */
-export function softmaxCausalF64(scores: ArrayLike<number>, H: number, T: number): Float64Array {
+/**
+ * scores [H, T, T] -> probs [H, T, T]: max-subtracted softmax over the keys row i sees (j <= i; a variant's mask
+ * through `variant`), 0 for the others.
+ */
+export function softmaxCausalF64(
+  scores: ArrayLike<number>,
+  H: number,
+  T: number,
+  variant: ScoresVariant = {},
+): Float64Array {
   const out = new Float64Array(H * T * T); // [H, T, T]
   for (let r = 0; r < H * T; r++) {
-    const i = r % T;
+    const i = lastKey(r % T, T, variant);
     const row = r * T;
     let max = Number.NEGATIVE_INFINITY;
     for (let j = 0; j <= i; j++) if (scores[row + j] > max) max = scores[row + j];
@@ -57,6 +80,7 @@ export function attentionValuesF64(
   H: number,
   T: number,
   hd: number,
+  variant: ScoresVariant = {},
 ): Float64Array {
   const d = H * hd;
   const out = new Float64Array(T * d); // [T, H*hd]
@@ -64,9 +88,10 @@ export function attentionValuesF64(
     for (let i = 0; i < T; i++) {
       const row = (h * T + i) * T;
       const dst = i * d + h * hd;
+      const last = lastKey(i, T, variant);
       for (let e = 0; e < hd; e++) {
         let acc = 0;
-        for (let j = 0; j <= i; j++) acc += probs[row + j] * v[(h * T + j) * hd + e];
+        for (let j = 0; j <= last; j++) acc += probs[row + j] * v[(h * T + j) * hd + e];
         out[dst + e] = acc;
       }
     }

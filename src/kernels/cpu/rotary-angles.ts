@@ -25,18 +25,21 @@ export function rotaryInvFreq(
   return out;
 }
 
-/** θ[t, i] for t < T, i < r/2 ([T, r/2], row-major). */
+/** θ[t, i] for t < T, i < r/2 ([T, r/2], row-major); row t at position t, or positions[t] (a cause's positions). */
 export function rotaryAngleTable(
   T: number,
   r: number,
   base: number,
   angles: RotaryAngles = 'exact',
+  positions?: ArrayLike<number>,
 ): Float64Array {
   const half = Math.floor(r / 2);
   const inv = rotaryInvFreq(r, base, angles);
   const out = new Float64Array(T * half);
-  for (let t = 0; t < T; t++)
+  for (let t = 0; t < T; t++) {
+    const pos = positions ? positions[t] : t;
     for (let i = 0; i < half; i++)
-      out[t * half + i] = angles === 'exact' ? t * inv[i] : Math.fround(t * inv[i]);
+      out[t * half + i] = angles === 'exact' ? pos * inv[i] : Math.fround(pos * inv[i]);
+  }
   return out;
 }

@@ -3,6 +3,16 @@ import { type RotaryAngles, rotaryAngleTable } from './rotary-angles';
 
 export { rotaryInvFreq } from './rotary-angles';
 
+/** The ways the split and the rotation are miswritten (the causes, src/compare/causes/); the defaults are the model. */
+export interface RotaryVariant {
+  /** Rotate interleaved pairs (2i, 2i + 1), GPT-J's convention, instead of halves (i, i + r/2). */
+  gptj?: boolean;
+  /** Read the fused QKV as [T, 3, H, hd] instead of [T, H, 3, hd]. */
+  layout3?: boolean;
+  /** Row t rotated at positions[t] instead of t. */
+  positions?: ArrayLike<number>;
+}
+
 /**
  * qkv [T, H, 3, hd] (HF fused layout: per head q = [0, hd), k = [hd, 2hd), v = [2hd, 3hd)) -> q, k, v each
  * [H, T, hd]; q and k rotated on their first rotaryNdims dims at positions t = 0..T-1:
@@ -16,6 +26,7 @@ export function splitHeadsRotaryF64(
   rotaryNdims: number,
   base: number,
   angles: RotaryAngles = 'exact',
+  variant: RotaryVariant = {},
 ): { q: Float64Array; k: Float64Array; v: Float64Array } {
   if (rotaryNdims < 0 || rotaryNdims > hd || rotaryNdims % 2 !== 0) {
     throw new Error(`splitHeadsRotaryF64: rotaryNdims ${rotaryNdims} must be even and within [0, ${hd}]`);
@@ -26,7 +37,10 @@ export function splitHeadsRotaryF64(
   const k = new Float64Array(H * T * hd); // [H, T, hd]
   const v = new Float64Array(H * T * hd); // [H, T, hd]
   const half = rotaryNdims / 2;
-  const theta = rotaryAngleTable(T, rotaryNdims, base, angles); // [T, r/2]
+  const theta = rotaryAngleTable(T, rotaryNdims, base, angles, variant.positions); // [T, r/2]
+  // The partner of dim i and the cos/sin index it uses: halves (i, i + r/2) or GPT-J pairs (2j, 2j + 1).
+  const first = (j: number) => (variant.gptj ? 2 * j : j);
+  const second = (j: number) => (variant.gptj ? 2 * j + 1 : j + half);
   const cos = new Float64Array(half);
   const sin = new Float64Array(half);
   for (let t = 0; t < T; t++) {
@@ -36,22 +50,26 @@ export function splitHeadsRotaryF64(
       sin[i] = Math.sin(angle);
     }
     for (let h = 0; h < H; h++) {
-      const src = (t * H + h) * 3 * hd; // qkv[t, h, 0, 0]
+      // qkv[t, h, 0, 0] (or, misread, qkv[t, 0, h, 0] with the three parts H·hd apart)
+      const src = variant.layout3 ? t * 3 * H * hd + h * hd : (t * H + h) * 3 * hd;
+      const part = variant.layout3 ? H * hd : hd;
       const dst = (h * T + t) * hd; // out[h, t, 0]
       for (let e = 0; e < hd; e++) {
         q[dst + e] = qkv[src + e];
-        k[dst + e] = qkv[src + hd + e];
-        v[dst + e] = qkv[src + 2 * hd + e];
+        k[dst + e] = qkv[src + part + e];
+        v[dst + e] = qkv[src + 2 * part + e];
       }
       for (let i = 0; i < half; i++) {
-        const q1 = q[dst + i];
-        const q2 = q[dst + i + half];
-        q[dst + i] = q1 * cos[i] - q2 * sin[i];
-        q[dst + i + half] = q2 * cos[i] + q1 * sin[i];
-        const k1 = k[dst + i];
-        const k2 = k[dst + i + half];
-        k[dst + i] = k1 * cos[i] - k2 * sin[i];
-        k[dst + i + half] = k2 * cos[i] + k1 * sin[i];
+        const a = dst + first(i);
+        const b = dst + second(i);
+        const q1 = q[a];
+        const q2 = q[b];
+        q[a] = q1 * cos[i] - q2 * sin[i];
+        q[b] = q2 * cos[i] + q1 * sin[i];
+        const k1 = k[a];
+        const k2 = k[b];
+        k[a] = k1 * cos[i] - k2 * sin[i];
+        k[b] = k2 * cos[i] + k1 * sin[i];
       }
     }
   }

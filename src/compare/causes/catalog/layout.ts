@@ -1,0 +1,196 @@
+// Indexing and layout: output rows or elements shifted, an input row read from the wrong offset, a transposed weight,
+// the fused QKV read as [3, heads, head_dim], heads in another order, the causal mask off by one or missing, GPT-J
+// rotary instead of GPT-NeoX's, rotary positions shifted.
+import { widthOf } from '../exact-op';
+import { ALL_OPS, type Candidate, type Cause, LINEAR_OPS, type OpData } from '../types';
+
+const ROW_SHIFTS = [1, 2, 3, 4, -1, -2, -3, -4];
+
+const rowsShifted: Cause = {
+  id: 'rows-shifted',
+  family: 'layout',
+  ops: ALL_OPS,
+  candidates: (s) => {
+    const d = s.data;
+    const T = d.tokens.length;
+    const w = widthOf(d);
+    const rowErr = (t: number, src: number) => {
+      let e = 0;
+      for (let c = 0; c < w; c++) {
+        const x = src >= 0 && src < T ? d.exact[src * w + c] : 0;
+        e += (d.recorded[t * w + c] - x) ** 2;
+      }
+      return Number.isFinite(e) ? e : Number.MAX_VALUE;
+    };
+    const plain = Array.from({ length: T }, (_, t) => rowErr(t, t));
+    return ROW_SHIFTS.filter((sh) => Math.abs(sh) < T).map((shift): Candidate => {
+      // From which row on: the split that leaves the least error (plain before it, shifted from it on).
+      const shifted = Array.from({ length: T }, (_, t) => rowErr(t, t - shift));
+      let tail = shifted.reduce((a, b) => a + b, 0);
+      let head = 0;
+      let from = 0;
+      let best = tail;
+      for (let r = 1; r < T; r++) {
+        head += plain[r - 1];
+        tail -= shifted[r - 1];
+        if (head + tail < best) [best, from] = [head + tail, r];
+      }
+      return { params: { shift, from }, variant: { rowShift: { shift, from } } };
+    });
+  },
+  words: (p) =>
+    `the output rows are shifted by ${p.shift} (row t holds row t − ${p.shift})${Number(p.from) > 0 ? ` from row ${p.from} on` : ''}`,
+};
+
+const elementsShifted: Cause = {
+  id: 'elements-shifted',
+  family: 'layout',
+  ops: ALL_OPS,
+  candidates: () =>
+    [1, 2, 3, 4, 5, 6, 7, 8]
+      .flatMap((k) => [k, -k])
+      .map((shift) => ({ params: { shift }, variant: { elemShift: shift } })),
+  words: (p) => `the output is written ${p.shift} elements off (a misaligned write)`,
+};
+
+const inputShifted: Cause = {
+  id: 'input-shifted',
+  family: 'layout',
+  ops: LINEAR_OPS,
+  candidates: () =>
+    [1, 2, 3, 4, -1, -2].map((shift) => ({ params: { shift }, variant: { inputShift: shift } })),
+  words: (p) => `each input row is read ${p.shift} elements along (a tile loaded from the wrong offset)`,
+};
+
+const transposed: Cause = {
+  id: 'weight-transposed',
+  family: 'layout',
+  ops: LINEAR_OPS,
+  candidates: (s) => {
+    const w = s.data.weights.linear?.weight;
+    return w && w.shape[0] === w.shape[1] ? [{ params: {}, variant: { transposed: true } }] : [];
+  },
+  words: () => 'the weight is used transposed',
+};
+
+const qkvLayout: Cause = {
+  id: 'qkv-layout',
+  family: 'layout',
+  ops: ['attention'],
+  candidates: () => [{ params: {}, variant: { rotary: { layout3: true } } }],
+  words: () => 'the fused QKV is read as [3, heads, head_dim] instead of [heads, 3, head_dim]',
+};
+
+const headsPermuted: Cause = {
+  id: 'heads-permuted',
+  family: 'layout',
+  ops: ['attention'],
+  candidates: (s) => {
+    // Each output head: the exact head it is closest to.
+    const d = s.data;
+    const T = d.tokens.length;
+    const H = d.cfg.numHeads;
+    const hd = d.cfg.headDim;
+    const w = H * hd;
+    const perm = Array.from({ length: H }, (_, h) => {
+      let best = h;
+      let bestD = Number.POSITIVE_INFINITY;
+      for (let g = 0; g < H; g++) {
+        let dist = 0;
+        for (let t = 0; t < T; t++)
+          for (let e = 0; e < hd; e++)
+            dist += (d.recorded[t * w + h * hd + e] - d.exact[t * w + g * hd + e]) ** 2;
+        if (dist < bestD) [best, bestD] = [g, dist];
+      }
+      return best;
+    });
+    return perm.every((g, h) => g === h)
+      ? []
+      : [{ params: { perm: perm.join(',') }, variant: { headPerm: perm } }];
+  },
+  words: (p) => `the output heads are in another order (head h holds head [${p.perm}][h])`,
+};
+
+const causal = (id: string, offset: number | null, words: string): Cause => ({
+  id,
+  family: 'layout',
+  ops: ['attention'],
+  candidates: (): Candidate[] => [
+    { params: offset === null ? {} : { offset }, variant: { scores: { causalOffset: offset } } },
+  ],
+  words: () => words,
+});
+
+const causalOffByOne: Cause = {
+  id: 'causal-off-by-one',
+  family: 'layout',
+  ops: ['attention'],
+  candidates: () =>
+    [1, -1].map((offset) => ({ params: { offset }, variant: { scores: { causalOffset: offset } } })),
+  words: (p) =>
+    Number(p.offset) > 0
+      ? 'the causal mask is off by one: each position also sees the next token'
+      : 'the causal mask is off by one: each position does not see itself',
+};
+
+const gptj: Cause = {
+  id: 'rotary-gptj',
+  family: 'layout',
+  ops: ['attention'],
+  candidates: (s) =>
+    s.data.cfg.rotaryNdims > 0 ? [{ params: {}, variant: { rotary: { gptj: true } } }] : [],
+  words: () => "rotary pairs interleaved dims (GPT-J's convention) instead of GPT-NeoX's rotate-half",
+};
+
+/** The first row whose error passes a tenth of the worst row's (where a fault that starts mid-sequence starts). */
+function firstBadRow(d: OpData): number {
+  const T = d.tokens.length;
+  const w = widthOf(d);
+  const err = Array.from({ length: T }, (_, t) => {
+    let e = 0;
+    for (let c = 0; c < w; c++) e += (d.recorded[t * w + c] - d.exact[t * w + c]) ** 2;
+    return Number.isFinite(e) ? e : Number.MAX_VALUE;
+  });
+  const worst = Math.max(...err);
+  return err.findIndex((e) => e >= worst / 10);
+}
+
+const rotaryPositions: Cause = {
+  id: 'rotary-offset',
+  family: 'layout',
+  ops: ['attention'],
+  candidates: (s) => {
+    // Relative positions are all attention sees, so only positions that restart (or stop) mid-sequence show:
+    // from the first wrong row r on, positions t - r (restart) or r - 1 (stuck), tried at r and its neighbours.
+    const d = s.data;
+    const T = d.tokens.length;
+    if (d.cfg.rotaryNdims === 0) return [];
+    const r0 = firstBadRow(d);
+    const out: Candidate[] = [];
+    for (const from of [r0 - 1, r0, r0 + 1].filter((r) => r >= 1 && r < T))
+      for (const mode of ['restart', 'stuck'] as const) {
+        const positions = Array.from({ length: T }, (_, t) =>
+          t < from ? t : mode === 'restart' ? t - from : from - 1,
+        );
+        out.push({ params: { from, mode }, variant: { rotary: { positions } } });
+      }
+    return out;
+  },
+  words: (p) =>
+    p.mode === 'restart'
+      ? `rotary positions restart at 0 from row ${p.from} on`
+      : `rotary positions stop advancing at row ${p.from} (every later row rotated as position ${Number(p.from) - 1})`,
+};
+
+export const LAYOUT: readonly Cause[] = [
+  rowsShifted,
+  elementsShifted,
+  inputShifted,
+  transposed,
+  qkvLayout,
+  headsPermuted,
+  causal('causal-missing', null, 'the causal mask is missing: each position sees the tokens after it'),
+  causalOffByOne,
+  gptj,
+  rotaryPositions,
+];

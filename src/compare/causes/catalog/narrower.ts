@@ -1,0 +1,59 @@
+// Narrower arithmetic: the output rounded to bf16 or fp16; the inputs and/or the weights rounded before an exact
+// product (autocast, TF32, weight-only formats).
+import type { NumFormat } from '../../../numeric/round';
+import { ALL_OPS, type Cause, LINEAR_OPS, NORM_OPS } from '../types';
+
+const output = (f: NumFormat): Cause => ({
+  id: `output-${f}`,
+  family: 'narrower',
+  ops: ALL_OPS,
+  candidates: () => [{ params: { format: f }, variant: { outFormat: f } }],
+  words: () => `the output is rounded to ${f}`,
+});
+
+const input = (f: NumFormat): Cause => ({
+  id: `input-${f}`,
+  family: 'narrower',
+  ops: [...LINEAR_OPS, ...NORM_OPS, 'act'],
+  candidates: () => [{ params: { format: f }, variant: { inputFormat: f } }],
+  words: (_, d) =>
+    LINEAR_OPS.includes(d.op)
+      ? `the input is rounded to ${f} before an exact product`
+      : `the input is rounded to ${f} before the op`,
+});
+
+const weight = (f: NumFormat): Cause => ({
+  id: `weight-${f}`,
+  family: 'narrower',
+  ops: LINEAR_OPS,
+  candidates: () => [{ params: { format: f }, variant: { weightFormat: f } }],
+  words: () => `the weights are rounded to ${f} (a weight-only format)`,
+});
+
+const tf32: Cause = {
+  id: 'tf32',
+  family: 'narrower',
+  ops: LINEAR_OPS,
+  candidates: () => [{ params: {}, variant: { inputFormat: 'tf32', weightFormat: 'tf32' } }],
+  words: () => 'the product runs in TF32 (inputs and weights rounded to tf32, fp32 accumulation)',
+};
+
+const autocast = (f: NumFormat): Cause => ({
+  id: `autocast-${f}`,
+  family: 'narrower',
+  ops: LINEAR_OPS,
+  candidates: () => [{ params: { format: f }, variant: { inputFormat: f, weightFormat: f, outFormat: f } }],
+  words: () => `autocast to ${f}: inputs, weights and output in ${f}, fp32 accumulation`,
+});
+
+export const NARROWER: readonly Cause[] = [
+  output('bf16'),
+  output('fp16'),
+  input('bf16'),
+  input('fp16'),
+  weight('bf16'),
+  weight('fp16'),
+  tf32,
+  autocast('bf16'),
+  autocast('fp16'),
+];

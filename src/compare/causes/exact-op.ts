@@ -1,0 +1,321 @@
+// The exact op with a variant as parameters (types.ts Variant): one descriptor per op kind, built on the fp64 oracle's
+// own functions (src/kernels/cpu/), so the model's form and every miswritten form are the same code. Outputs are
+// [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
+import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../../kernels/cpu/attention';
+import { gelu } from '../../kernels/cpu/gelu';
+import { layerNormF64 } from '../../kernels/cpu/layernorm';
+import { splitHeadsRotaryF64 } from '../../kernels/cpu/rotary';
+import { type NumFormat, roundTo } from '../../numeric/round';
+import type { ActFn, OpData, Variant } from './types';
+
+const CORE_KEYS: readonly (keyof Variant)[] = [
+  'inputFormat',
+  'weightFormat',
+  'bias',
+  'transposed',
+  'inputShift',
+  'input',
+  'accFormat',
+  'eps',
+  'norm',
+  'act',
+  'scores',
+  'rotary',
+  'rotaryBase',
+  'rotaryNdims',
+  'probsFormat',
+  'noRescaleBlock',
+  'coefs',
+  'replace',
+];
+
+const onlyBias = (v: Variant) =>
+  v.bias !== undefined && CORE_KEYS.every((k) => k === 'bias' || v[k] === undefined);
+
+/** Output columns of the op (the width of its recorded output). */
+export function widthOf(d: OpData): number {
+  return d.recorded.length / d.tokens.length;
+}
+
+/** Whether the variant changes the computation (else it only transforms the exact output). */
+export function changesCore(v: Variant): boolean {
+  return CORE_KEYS.some((k) => v[k] !== undefined);
+}
+
+const round = (f: NumFormat | undefined, a: ArrayLike<number>): ArrayLike<number> =>
+  f ? Float64Array.from(a, (x) => roundTo(f, x)) : a;
+
+/** The tensor's columns `cols` of every row ([T, cols.length]). */
+export function gather(
+  a: ArrayLike<number>,
+  T: number,
+  width: number,
+  cols: Int32Array | null,
+): Float64Array {
+  if (!cols) return Float64Array.from(a);
+  const out = new Float64Array(T * cols.length);
+  for (let t = 0; t < T; t++)
+    for (let j = 0; j < cols.length; j++) out[t * cols.length + j] = a[t * width + cols[j]];
+  return out;
+}
+
+function actOf(fn: ActFn): (x: number) => number {
+  switch (fn) {
+    case 'gelu':
+      return gelu;
+    case 'gelu-tanh':
+      return (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x)));
+    case 'gelu-sigmoid':
+      return (x) => x / (1 + Math.exp(-1.702 * x));
+    case 'relu':
+      return (x) => (x > 0 ? x : 0);
+    case 'silu':
+      return (x) => x / (1 + Math.exp(-x));
+  }
+}
+
+/** y[t, c] = sum_k x[t, k] W[n_c, k] (+ bias), with the variant's input, weight, shift and accumulator. */
+function linear(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
+  const T = d.tokens.length;
+  const N = widthOf(d);
+  const x0 = v.input ?? d.inputs[0];
+  const K = x0.length / T;
+  const W = d.weights.lmHead ?? d.weights.linear!.weight.data;
+  const b = d.weights.linear?.bias?.data ?? null;
+  const x = new Float64Array(round(v.inputFormat, x0));
+  if (v.inputShift) {
+    const s = v.inputShift;
+    const src = Float64Array.from(x);
+    for (let t = 0; t < T; t++)
+      for (let k = 0; k < K; k++) x[t * K + k] = k + s >= 0 && k + s < K ? src[t * K + k + s] : 0;
+  }
+  const picked = cols ?? Int32Array.from({ length: N }, (_, i) => i);
+  const out = new Float64Array(T * picked.length);
+  const w = new Float64Array(K);
+  const acc = v.accFormat;
+  for (let j = 0; j < picked.length; j++) {
+    const n = picked[j];
+    for (let k = 0; k < K; k++) w[k] = v.transposed ? W[k * N + n] : W[n * K + k];
+    if (v.weightFormat) for (let k = 0; k < K; k++) w[k] = roundTo(v.weightFormat, w[k]);
+    const bias = b ? b[n] * (v.bias ?? 1) : 0;
+    for (let t = 0; t < T; t++) {
+      let s = 0;
+      const xo = t * K;
+      if (acc) for (let k = 0; k < K; k++) s = roundTo(acc, s + x[xo + k] * w[k]);
+      else for (let k = 0; k < K; k++) s += x[xo + k] * w[k];
+      out[t * picked.length + j] = acc && b ? roundTo(acc, s + bias) : s + bias;
+    }
+  }
+  return out;
+}
+
+function norm(d: OpData, v: Variant): Float64Array {
+  const T = d.tokens.length;
+  const n = d.weights.norm!;
+  const width = widthOf(d);
+  return layerNormF64(
+    round(v.inputFormat, v.input ?? d.inputs[0]),
+    T,
+    width,
+    n.weight.data,
+    n.bias.data,
+    v.eps ?? d.cfg.layerNormEps,
+    v.norm,
+  );
+}
+
+/** The attention core on the heads `cols` covers (whole heads), rotary to values. */
+function attention(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
+  const { cfg } = d;
+  const T = d.tokens.length;
+  const H = cfg.numHeads;
+  const hd = cfg.headDim;
+  const {
+    q,
+    k,
+    v: vals,
+  } = splitHeadsRotaryF64(
+    d.inputs[0],
+    T,
+    H,
+    hd,
+    v.rotaryNdims ?? cfg.rotaryNdims,
+    v.rotaryBase ?? cfg.rotaryBase,
+    d.angles,
+    v.rotary,
+  );
+  const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))].sort((a, b) => a - b) : null;
+  const pick = (a: Float64Array) => {
+    if (!heads) return a;
+    const out = new Float64Array(heads.length * T * hd);
+    heads.forEach((h, i) => {
+      out.set(a.subarray(h * T * hd, (h + 1) * T * hd), i * T * hd);
+    });
+    return out;
+  };
+  const Hs = heads ? heads.length : H;
+  const [qs, ks, vs] = [pick(q), pick(k), pick(vals)];
+  let ctx: Float64Array;
+  if (v.noRescaleBlock) ctx = onlineNoRescale(qs, ks, vs, Hs, T, hd, v.noRescaleBlock, v);
+  else {
+    const scores = attentionScoresF64(qs, ks, Hs, T, hd, v.scores);
+    const probs = softmaxCausalF64(scores, Hs, T, v.scores);
+    ctx = attentionValuesF64(round(v.probsFormat, probs), vs, Hs, T, hd, v.scores);
+  }
+  if (!heads) return gather(ctx, T, H * hd, cols);
+  // ctx is [T, Hs·hd] over the picked heads: map the asked columns into it.
+  const at = new Map(heads.map((h, i) => [h, i]));
+  const out = new Float64Array(T * cols!.length);
+  for (let t = 0; t < T; t++)
+    for (let j = 0; j < cols!.length; j++) {
+      const c = cols![j];
+      out[t * cols!.length + j] = ctx[t * Hs * hd + at.get(Math.floor(c / hd))! * hd + (c % hd)];
+    }
+  return out;
+}
+
+/** Flash-style attention over key blocks whose running sum and accumulator are never rescaled. */
+function onlineNoRescale(
+  q: Float64Array,
+  k: Float64Array,
+  vals: Float64Array,
+  H: number,
+  T: number,
+  hd: number,
+  block: number,
+  v: Variant,
+): Float64Array {
+  const scale = v.scores?.scale ?? 1 / Math.sqrt(hd);
+  const out = new Float64Array(T * H * hd);
+  const acc = new Float64Array(hd);
+  for (let h = 0; h < H; h++)
+    for (let i = 0; i < T; i++) {
+      let m = Number.NEGATIVE_INFINITY;
+      let l = 0;
+      acc.fill(0);
+      for (let j0 = 0; j0 <= i; j0 += block) {
+        const j1 = Math.min(i, j0 + block - 1);
+        const s: number[] = [];
+        for (let j = j0; j <= j1; j++) {
+          let dot = 0;
+          for (let e = 0; e < hd; e++) dot += q[(h * T + i) * hd + e] * k[(h * T + j) * hd + e];
+          s.push(dot * scale);
+        }
+        m = Math.max(m, ...s);
+        for (let j = j0; j <= j1; j++) {
+          const p = Math.exp(s[j - j0] - m);
+          l += p;
+          for (let e = 0; e < hd; e++) acc[e] += p * vals[(h * T + j) * hd + e];
+        }
+      }
+      for (let e = 0; e < hd; e++) out[i * H * hd + h * hd + e] = acc[e] / l;
+    }
+  return out;
+}
+
+function residual(d: OpData, v: Variant): Float64Array {
+  const terms: ArrayLike<number>[] = d.inputs.map((x, j) => (v.replace?.term === j ? v.replace.data : x));
+  const coefs = v.coefs ?? terms.map(() => 1);
+  const out = new Float64Array(d.recorded.length);
+  // HF's order, as the oracle sums (run-checks-cpu.ts): the sum is exact in fp64 far below any f32 floor.
+  for (let i = 0; i < out.length; i++) {
+    let s = 0;
+    for (let j = terms.length - 1; j >= 0; j--) s += coefs[j] * terms[j][i];
+    out[i] = s;
+  }
+  return out;
+}
+
+/** The core computation under the variant, [T, cols] (the exact op itself for an empty variant). */
+export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
+  const T = d.tokens.length;
+  const width = widthOf(d);
+  switch (d.op) {
+    case 'qkv':
+    case 'dense':
+    case 'fc1':
+    case 'fc2':
+    case 'lm_head':
+      return linear(d, v, cols);
+    case 'ln1':
+    case 'ln2':
+    case 'final_norm':
+      return gather(norm(d, v), T, width, cols);
+    case 'act': {
+      const f = actOf(v.act ?? 'gelu');
+      return gather(Float64Array.from(round(v.inputFormat, v.input ?? d.inputs[0]), f), T, width, cols);
+    }
+    case 'attention':
+      return attention(d, v, cols);
+    case 'residual':
+      return gather(residual(d, v), T, width, cols);
+    case 'embed':
+      return gather(d.exact, T, width, cols);
+  }
+}
+
+/** The output transforms of a variant on a full [T, width] output. */
+function transform(a: Float64Array, T: number, width: number, v: Variant): Float64Array {
+  let out = a;
+  if (v.rowShift) {
+    const { shift, from } = v.rowShift;
+    out = Float64Array.from(a);
+    for (let t = from; t < T; t++) {
+      const src = t - shift;
+      for (let c = 0; c < width; c++) out[t * width + c] = src >= 0 && src < T ? a[src * width + c] : 0;
+    }
+  }
+  if (v.elemShift) {
+    const s = v.elemShift;
+    const src = out;
+    out = new Float64Array(src.length);
+    for (let i = 0; i < out.length; i++) out[i] = i - s >= 0 && i - s < src.length ? src[i - s] : 0;
+  }
+  if (v.broadcastRow !== undefined) {
+    const r = v.broadcastRow;
+    const row = out.slice(r * width, (r + 1) * width);
+    out = new Float64Array(out.length);
+    for (let t = 0; t < T; t++) out.set(row, t * width);
+  }
+  if (v.headPerm) {
+    const hd = width / v.headPerm.length;
+    const src = out;
+    out = new Float64Array(src.length);
+    for (let t = 0; t < T; t++)
+      v.headPerm.forEach((from, h) => {
+        out.set(src.subarray(t * width + from * hd, t * width + (from + 1) * hd), t * width + h * hd);
+      });
+  }
+  if (v.dropout) {
+    const { p, dropped } = v.dropout;
+    out = out === a ? Float64Array.from(a) : out;
+    for (let i = 0; i < out.length; i++) out[i] = dropped[i] ? 0 : out[i] / (1 - p);
+  }
+  return out;
+}
+
+/** The variant's output on the columns `cols` ([T, cols]), before any rounding of the output (the scorer's). */
+export function evalVariant(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
+  const T = d.tokens.length;
+  const width = widthOf(d);
+  const hasTransform =
+    v.rowShift !== undefined ||
+    v.elemShift !== undefined ||
+    v.broadcastRow !== undefined ||
+    v.headPerm !== undefined ||
+    v.dropout !== undefined;
+  if (!hasTransform) {
+    if (onlyBias(v) && d.weights.linear?.bias) {
+      // The exact output plus (m - 1) × bias: no product to redo.
+      const out = gather(d.exact, T, width, cols);
+      const b = d.weights.linear.bias.data;
+      const m = (v.bias ?? 1) - 1;
+      const n = cols ? cols.length : width;
+      for (let t = 0; t < T; t++) for (let j = 0; j < n; j++) out[t * n + j] += m * b[cols ? cols[j] : j];
+      return out;
+    }
+    return changesCore(v) ? core(d, v, cols) : gather(d.exact, T, width, cols);
+  }
+  const base = changesCore(v) ? core(d, v, null) : d.exact;
+  return gather(transform(base, T, width, v), T, width, cols);
+}

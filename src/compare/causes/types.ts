@@ -1,0 +1,192 @@
+// The causes of an error (DESIGN.md, "Why, not only where"): each candidate cause is a variant of the op — rounded
+// to a narrower type, an operand dropped or doubled, a constant off, an index shifted, a layout swapped, another
+// function, dropout — re-run exactly from the run's own recorded inputs and scored by the residual between its output
+// and the recorded output, against the op's floor. These are the types every cause file and the search share.
+
+import type { ScoresVariant } from '../../kernels/cpu/attention';
+import type { LayerNormVariant } from '../../kernels/cpu/layernorm';
+import type { RotaryVariant } from '../../kernels/cpu/rotary';
+import type { RotaryAngles } from '../../kernels/cpu/rotary-angles';
+import type { Precision } from '../../kernels/precision';
+import type { LinearWeights, NeoXConfig, NormWeights } from '../../model/types';
+import type { NumFormat } from '../../numeric/round';
+import type { Metric } from '../../run/runspec';
+import type { FullMetrics } from '../metrics';
+
+/** The ops a cause can be searched at (the run checks' ops; the whole layer has no single variant). */
+export type OpKind =
+  | 'embed'
+  | 'ln1'
+  | 'ln2'
+  | 'final_norm'
+  | 'qkv'
+  | 'attention'
+  | 'dense'
+  | 'fc1'
+  | 'act'
+  | 'fc2'
+  | 'residual'
+  | 'lm_head';
+
+export const LINEAR_OPS: readonly OpKind[] = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head'];
+export const NORM_OPS: readonly OpKind[] = ['ln1', 'ln2', 'final_norm'];
+export const ALL_OPS: readonly OpKind[] = [
+  'embed',
+  'ln1',
+  'ln2',
+  'final_norm',
+  'qkv',
+  'attention',
+  'dense',
+  'fc1',
+  'act',
+  'fc2',
+  'residual',
+  'lm_head',
+];
+
+export type ActFn = 'gelu' | 'gelu-tanh' | 'gelu-sigmoid' | 'relu' | 'silu';
+
+/**
+ * One way the op could have been written, as parameters of the exact op (exact-op.ts reads them; an absent field is
+ * the model's own form). Core fields change the computation; output fields transform the exact output afterwards.
+ */
+export interface Variant {
+  // linear: y = x W^T + bias
+  inputFormat?: NumFormat;
+  weightFormat?: NumFormat;
+  /** The bias times this (0: dropped, 2: doubled). */
+  bias?: number;
+  /** W read as its transpose (square weights). */
+  transposed?: boolean;
+  /** Each input row read s elements further along (zeros past its end). */
+  inputShift?: number;
+  /** Another recorded tensor used as the input (a stale or aliased buffer). */
+  input?: ArrayLike<number>;
+  /** Running sums rounded to this format after every step, in order along K (a narrower accumulator). */
+  accFormat?: NumFormat;
+  // LayerNorm
+  eps?: number;
+  norm?: LayerNormVariant;
+  // the activation
+  act?: ActFn;
+  // the attention core
+  scores?: ScoresVariant;
+  rotary?: RotaryVariant;
+  rotaryBase?: number;
+  rotaryNdims?: number;
+  /** Softmax probabilities rounded to this format before the value product. */
+  probsFormat?: NumFormat;
+  /** Online softmax over key blocks of this size that never rescales what it summed before a new maximum. */
+  noRescaleBlock?: number;
+  // residual adds: the sum of coefs[j] × term j (1, 1[, 1] for the model)
+  coefs?: number[];
+  /** Term `term` read from another recorded tensor. */
+  replace?: { term: number; data: ArrayLike<number> };
+  // output transforms (applied to the exact output)
+  outFormat?: NumFormat;
+  /** out[t] = exact[t - shift] for t >= from (rows before `from` untouched; zeros where t - shift < 0). */
+  rowShift?: { shift: number; from: number };
+  /** The flattened output shifted by this many elements (zeros where it reads outside). */
+  elemShift?: number;
+  /** Every row is this row of the exact output. */
+  broadcastRow?: number;
+  /** Dropout: the elements where `dropped` is 1 are zero, the rest scaled by 1 / (1 - p). */
+  dropout?: { p: number; dropped: Uint8Array };
+  /** Output head h holds the exact output's head perm[h] (the attention core's [T, H·hd]). */
+  headPerm?: number[];
+}
+
+/** The weights an op reads (only the ones it has). */
+export interface OpWeights {
+  linear?: LinearWeights;
+  /** The LM head's [V, d] matrix (no bias). */
+  lmHead?: Float32Array;
+  norm?: NormWeights;
+}
+
+export interface RecordedTensor {
+  slot: string;
+  name: string;
+  data: Float32Array;
+}
+
+/** Everything known about one op of one run: its recorded tensors, its exact output, its floor. */
+export interface OpData {
+  op: OpKind;
+  layer: number | null;
+  cfg: NeoXConfig;
+  tokens: number[];
+  /** The recorded inputs in the check's order (run-checks.ts), each [T, width], and their slots. */
+  inputs: Float32Array[];
+  inputSlots: string[];
+  /** The recorded output [T, width]. */
+  recorded: Float32Array;
+  /** The exact op on the recorded inputs [T, width]. */
+  exact: Float64Array;
+  weights: OpWeights;
+  angles: RotaryAngles;
+  /** Other recorded tensors near the op (the wrong-tensor causes try them): slot, the run's name, data. */
+  others: RecordedTensor[];
+  /** How the error is judged: the op's floor (the fp32 reference kernel's local error), metric, k, storage. */
+  floor: FullMetrics;
+  metric: Metric;
+  k: number;
+  precision: Precision;
+  /** The baseline's magnitude, for maxAbs / meanAbs floors. */
+  scale: number;
+}
+
+export type CauseFamily = 'narrower' | 'operands' | 'constants' | 'layout' | 'function' | 'randomness';
+
+export type ParamValue = number | string;
+
+/** One variant to score, with the parameters it stands for. */
+export interface Candidate {
+  params: Record<string, ParamValue>;
+  variant: Variant;
+}
+
+/** What a cause's search may ask: the residual ratio of a variant (for parameters found by search). */
+export interface SearchContext {
+  data: OpData;
+  residual(v: Variant): number;
+}
+
+/** A candidate explanation: a small descriptor, one per cause (src/compare/causes/catalog/). */
+export interface Cause {
+  id: string;
+  family: CauseFamily;
+  ops: readonly OpKind[];
+  /** The variants to score; parameters estimated from the data (or searched) give one or a few. */
+  candidates(s: SearchContext): Candidate[];
+  /** The cause in words, with what was found. */
+  words(params: Record<string, ParamValue>, data: OpData): string;
+}
+
+/** One cause tested: its best candidate and how much of the error it leaves. */
+export interface TestedCause {
+  id: string;
+  family: CauseFamily;
+  words: string;
+  params: Record<string, ParamValue>;
+  /** The residual (recorded vs the variant) over the op's floor, in the report's metric. */
+  residual: number;
+}
+
+/** The answer to "what would explain it" at one op. */
+export interface CauseVerdict {
+  /** The causes named: those that bring the error within k × floor and are not clearly beaten (best first). */
+  named: TestedCause[];
+  /** The best cause not named, when there is one. */
+  runnerUp: TestedCause | null;
+  /** The op's own error over its floor on the same elements (before any variant). */
+  error: number;
+  /** The answer in words: the named causes, or that no known cause explains it. */
+  words: string;
+  /** Every cause tested, best first. */
+  tested: TestedCause[];
+  /** The output columns the variants were scored on, when not all (a large op is sampled). */
+  sampled: { columns: number; of: number } | null;
+  ms: number;
+}
