@@ -1,0 +1,247 @@
+// The anatomy of an error at one op: where in the tensor it lives (which rows, which heads / q, k, v / rotary dims /
+// stretch of the MLP width), what shape it has (the same vector in every row, a few scattered elements, everywhere),
+// and its size in units of each storage type's rounding — computed from the exact re-run and the recorded output.
+import { FORMATS, type NumFormat, ulpOf } from '../../numeric/round';
+import { effectiveFloor } from '../floor';
+import { median } from './catalog/search';
+import { widthOf } from './exact-op';
+import type { OpData } from './types';
+
+export interface Anatomy {
+  rows: {
+    kind: 'none' | 'every' | 'one' | 'range' | 'from' | 'some';
+    first: number;
+    last: number;
+    count: number;
+    of: number;
+    words: string;
+  };
+  /** The column groups of the heatmap and each one's share of the squared error. */
+  groups: {
+    axis: 'heads' | 'heads × q/k/v' | 'MLP width' | 'vocabulary' | 'columns';
+    labels: string[];
+    share: number[];
+    words: string;
+  };
+  /** Shares of named parts (q / k / v, rotary / pass-through dims), where the op has them. */
+  parts: { label: string; share: number }[];
+  shape: {
+    kind: 'bias-like' | 'scattered' | 'everywhere' | 'concentrated';
+    elements: number;
+    of: number;
+    words: string;
+  };
+  /** The median error in ULPs of each format at the exact value. */
+  size: Record<NumFormat, number> & { words: string };
+  /** rows × groups: the RMS error of each cell over the op's floor (in absolute terms). */
+  heatmap: { rowLabels: string[]; colLabels: string[]; values: number[] };
+  sentence: string;
+}
+
+const MAX_ROWS = 48;
+const MAX_COLS = 48;
+
+const pct = (x: number) => `${Math.round(100 * x)} %`;
+
+/** Column groups of the op's output: per head (and q/k/v), or equal stretches of a wide tensor. */
+function groupsOf(
+  d: OpData,
+  width: number,
+): { axis: Anatomy['groups']['axis']; of: (c: number) => number; labels: string[] } {
+  const H = d.cfg.numHeads;
+  const hd = d.cfg.headDim;
+  if (d.op === 'qkv' && 3 * H <= MAX_COLS)
+    return {
+      axis: 'heads × q/k/v',
+      of: (c) => Math.floor(c / hd),
+      labels: Array.from({ length: 3 * H }, (_, g) => `h${Math.floor(g / 3)} ${'qkv'[g % 3]}`),
+    };
+  if ((d.op === 'attention' || d.op === 'qkv') && H <= MAX_COLS) {
+    const per = width / H;
+    return {
+      axis: 'heads',
+      of: (c) => Math.floor(c / per),
+      labels: Array.from({ length: H }, (_, h) => `h${h}`),
+    };
+  }
+  const bins = Math.min(16, width);
+  const axis = d.op === 'fc1' || d.op === 'act' ? 'MLP width' : d.op === 'lm_head' ? 'vocabulary' : 'columns';
+  const size = Math.ceil(width / bins);
+  const n = Math.ceil(width / size);
+  return {
+    axis,
+    of: (c) => Math.floor(c / size),
+    labels: Array.from({ length: n }, (_, b) => `${b * size}–${Math.min(width, (b + 1) * size) - 1}`),
+  };
+}
+
+function rowsWords(bad: number[], T: number): Anatomy['rows'] {
+  const count = bad.length;
+  const base = { count, of: T, first: bad[0] ?? -1, last: bad[count - 1] ?? -1 };
+  if (count === 0) return { ...base, kind: 'none', words: 'no row stands out' };
+  if (count === T) return { ...base, kind: 'every', words: 'every row' };
+  if (count === 1) return { ...base, kind: 'one', words: `row ${bad[0]} only` };
+  const contiguous = bad[count - 1] - bad[0] + 1 === count;
+  if (contiguous && bad[count - 1] === T - 1)
+    return { ...base, kind: 'from', words: `from row ${bad[0]} on` };
+  if (contiguous) return { ...base, kind: 'range', words: `rows ${bad[0]}–${bad[count - 1]}` };
+  return { ...base, kind: 'some', words: `${count} of ${T} rows (the first: row ${bad[0]})` };
+}
+
+/** The count of the largest elements (by square) that hold 90 % of the sum of squares. */
+function holding90(a: ArrayLike<number>): number {
+  const sq = Float64Array.from(a, (x) => (Number.isFinite(x) ? x * x : 0)).sort();
+  let total = 0;
+  for (const x of sq) total += x;
+  let acc = 0;
+  let k = 0;
+  for (let i = sq.length - 1; i >= 0 && acc < 0.9 * total; i--, k++) acc += sq[i];
+  return k;
+}
+
+/** The anatomy of the recorded output's error against the exact output. */
+export function anatomy(d: OpData): Anatomy {
+  const T = d.tokens.length;
+  const w = widthOf(d);
+  const n = T * w;
+  const e = new Float64Array(n);
+  let total = 0;
+  let exactSq = 0;
+  for (let i = 0; i < n; i++) {
+    const x = d.recorded[i] - d.exact[i];
+    e[i] = Number.isFinite(x) ? x : 0;
+    total += e[i] * e[i];
+    exactSq += d.exact[i] * d.exact[i];
+  }
+  // The floor as an absolute RMS: the relative floor times the exact output's RMS.
+  const floorRel = effectiveFloor(d.floor, 'relL2', d.precision, 0);
+  const rms = Math.sqrt(exactSq / Math.max(1, n));
+  const floorAbs = Math.max(floorRel * rms, Number.MIN_VALUE);
+
+  // Rows: those whose RMS error passes k × the floor's (absolute: a small row is not held to a tighter bar).
+  const bad: number[] = [];
+  for (let t = 0; t < T; t++) {
+    let r = 0;
+    for (let c = 0; c < w; c++) r += e[t * w + c] ** 2;
+    if (Math.sqrt(r / w) > d.k * floorAbs) bad.push(t);
+  }
+  const rows = rowsWords(bad, T);
+
+  // Column groups and the heatmap.
+  const g = groupsOf(d, w);
+  const G = g.labels.length;
+  const share = new Array(G).fill(0);
+  const rb = Math.min(T, MAX_ROWS);
+  const rowBin = (t: number) => Math.floor((t * rb) / T);
+  const cell = new Float64Array(rb * G);
+  const cellN = new Float64Array(rb * G);
+  for (let t = 0; t < T; t++)
+    for (let c = 0; c < w; c++) {
+      const x = e[t * w + c] ** 2;
+      const j = g.of(c);
+      share[j] += x;
+      cell[rowBin(t) * G + j] += x;
+      cellN[rowBin(t) * G + j]++;
+    }
+  for (let j = 0; j < G; j++) share[j] = total > 0 ? share[j] / total : 0;
+  const values = Array.from(cell, (x, i) => Math.sqrt(x / Math.max(1, cellN[i])) / floorAbs);
+  const rowLabels = Array.from({ length: rb }, (_, b) => {
+    const lo = Math.ceil((b * T) / rb);
+    const hi = Math.ceil(((b + 1) * T) / rb) - 1;
+    return lo === hi ? `${lo}` : `${lo}–${hi}`;
+  });
+  const order = share.map((s, j) => [s, j] as const).sort((a, b) => b[0] - a[0]);
+  const top = order.filter(([s]) => s > Math.min(0.6, 2 / G));
+  const groupsWords =
+    total === 0
+      ? 'nowhere'
+      : top.length === 0
+        ? `all ${g.axis === 'heads × q/k/v' ? 'heads' : g.axis} evenly`
+        : `mostly ${top
+            .slice(0, 3)
+            .map(([s, j]) => `${g.labels[j]} (${pct(s)})`)
+            .join(', ')}${top.length > 3 ? ` and ${top.length - 3} more` : ''}`;
+
+  // Parts: q / k / v and rotary vs pass-through dims of the fused QKV.
+  const parts: Anatomy['parts'] = [];
+  if (d.op === 'qkv' && total > 0) {
+    const hd = d.cfg.headDim;
+    const r = d.cfg.rotaryNdims;
+    const acc: Record<string, number> = {
+      q: 0,
+      k: 0,
+      v: 0,
+      'rotary dims (q, k)': 0,
+      'pass-through dims (q, k)': 0,
+    };
+    for (let t = 0; t < T; t++)
+      for (let c = 0; c < w; c++) {
+        const x = e[t * w + c] ** 2;
+        const which = 'qkv'[Math.floor(c / hd) % 3];
+        acc[which] += x;
+        if (which !== 'v' && r < hd) acc[c % hd < r ? 'rotary dims (q, k)' : 'pass-through dims (q, k)'] += x;
+      }
+    for (const [label, x] of Object.entries(acc))
+      if (r < hd || !label.includes('dims')) parts.push({ label, share: x / total });
+  }
+
+  // Shape: bias-like (one vector in every row), a few scattered elements, or everywhere.
+  const mean = new Float64Array(w);
+  for (let t = 0; t < T; t++) for (let c = 0; c < w; c++) mean[c] += e[t * w + c] / T;
+  let biasEnergy = 0;
+  for (let c = 0; c < w; c++) biasEnergy += T * mean[c] * mean[c];
+  // How many of the largest elements hold 90 % of the squared error, against the same count for the exact
+  // values: an error proportional to the values (a rounding) is as spread as they are.
+  const n90 = holding90(e);
+  const n90Exact = holding90(d.exact);
+  let shape: Anatomy['shape'];
+  if (T >= 2 && total > 0 && biasEnergy > 0.9 * total)
+    shape = {
+      kind: 'bias-like',
+      elements: n90,
+      of: n,
+      words: 'the same error vector in every row (bias-like)',
+    };
+  else if (n90 <= Math.max(1, 0.01 * n))
+    shape = {
+      kind: 'scattered',
+      elements: n90,
+      of: n,
+      words: `a few scattered elements (${n90} of ${n} hold 90 % of it)`,
+    };
+  else if (n90 >= 0.5 * n90Exact)
+    shape = { kind: 'everywhere', elements: n90, of: n, words: 'spread over the whole tensor' };
+  else
+    shape = {
+      kind: 'concentrated',
+      elements: n90,
+      of: n,
+      words: `concentrated: ${n90} of ${n} elements hold 90 % of it`,
+    };
+
+  // Size: the median error in units of each format's spacing at the exact value.
+  const sizes = {} as Record<NumFormat, number>;
+  for (const f of FORMATS) {
+    const u: number[] = [];
+    for (let i = 0; i < n; i += Math.max(1, Math.floor(n / 20000)))
+      if (e[i] !== 0) u.push(Math.abs(e[i]) / ulpOf(f, d.exact[i]));
+    sizes[f] = u.length ? median(u) : 0;
+  }
+  const fmt = (x: number) =>
+    x >= 100 ? x.toExponential(1).replace('e+', 'e') : String(Number(x.toPrecision(2)));
+  const sizeWords = `typically ${fmt(sizes.bf16)} bf16 ULP (${fmt(sizes.fp16)} fp16, ${fmt(sizes.tf32)} tf32, ${fmt(sizes.fp32)} fp32)`;
+
+  const sentence =
+    total === 0
+      ? 'The recorded output equals the exact one.'
+      : `The error is in ${rows.words}, ${groupsWords}, ${shape.words}; ${sizeWords}.`;
+  return {
+    rows,
+    groups: { axis: g.axis, labels: g.labels, share, words: groupsWords },
+    parts,
+    shape,
+    size: { ...sizes, words: sizeWords },
+    heatmap: { rowLabels, colLabels: g.labels, values },
+    sentence,
+  };
+}
