@@ -23,6 +23,7 @@ import { decideOracle, type OracleChoice } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { exactOnCpu } from './run-checks-cpu';
 import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
+import { explainRunFindings } from './why-runs';
 
 export interface RunInput {
   file: RunFile;
@@ -101,7 +102,7 @@ export async function analyzeRuns(
   const k = opts.k ?? DEFAULT_K;
   const metric = opts.metric ?? 'relL2';
   const durations: Record<string, number> = {};
-  const phases = ['sources', 'oracle', 'comparisons', 'verdict'];
+  const phases = ['sources', 'oracle', 'comparisons', 'verdict', 'why'];
   const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
     opts.onProgress?.(name, phases.indexOf(name), phases.length);
@@ -249,7 +250,7 @@ export async function analyzeRuns(
       return { curves, checkJobs, got: (j: number): FullMetrics => out[j].metrics };
     });
 
-    return await phase('verdict', () => {
+    const report = await phase('verdict', () => {
       const { got } = results;
       const scaleOf = (j: number) => (j < 0 ? 0 : got(j).maxAbs);
       const refChecks = new Map(runs.ref.checks.map((c, i) => [c.id, results.checkJobs[0][i]]));
@@ -341,6 +342,15 @@ export async function analyzeRuns(
       };
       return report;
     });
+    const whyRuns = runs.files.map((run, j) => ({
+      id: run.id,
+      file: (j === 0 ? a : b!).file,
+      precision: run.precision,
+      checks: run.checks,
+      exact: exact[j + 1],
+    }));
+    await phase('why', () => explainRunFindings(engine, report, whyRuns, ANGLES));
+    return report;
   } finally {
     batch.release();
     refBatch.release();

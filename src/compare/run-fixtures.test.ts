@@ -11,6 +11,15 @@ import { readRunFile } from '../model/run-file';
 import { analyzeRuns, type RunInput } from './analyze-runs';
 
 const ROOT = 'src/model/testdata/runs';
+/** The cause each planted fault is (the cause library's id). */
+const CAUSE: Record<string, string> = {
+  'residual-bf16': 'output-bf16',
+  'gptj-rotary': 'rotary-gptj',
+  'unscaled-softmax': 'softmax-scale',
+  'tanh-gelu': 'gelu-tanh',
+  'ln-eps-outside': 'ln-eps-outside',
+  tf32: 'tf32',
+};
 interface Entry {
   file: string;
   model: string;
@@ -60,6 +69,11 @@ describe.each(models)('runs made in PyTorch: %s', (model) => {
       const check = report.checks.find((c) => c.run === 'A' && c.id === f.check)!;
       const op = r.kind === 'hidden-states' ? 'layer' : r.fault.op;
       expect(check.op, `${r.file}: ${f.sentence}`).toBe(op);
+      expect(f.anatomy?.sentence, r.file).toMatch(/^The error is in /);
+      if (r.kind === 'hidden-states') continue;
+      // The cause is named, first, and said in the one line after "probable cause:".
+      expect(f.cause?.named[0]?.id, `${r.file}: ${f.sentence}`).toBe(CAUSE[r.fault.id]);
+      expect(f.sentence).toContain(`probable cause: ${f.cause!.words}`);
     }
   });
 

@@ -4,6 +4,8 @@ import type { AdapterSummary } from '../gpu/device';
 import type { Handoff } from '../model/run-file';
 import type { DType, NeoXConfig } from '../model/types';
 import type { Metric } from '../run/runspec';
+import type { Anatomy } from './causes/anatomy';
+import type { CauseVerdict } from './causes/types';
 import type { FullMetrics } from './metrics';
 import type { OracleInfo } from './report';
 import type { MissingCheck, OpCheck } from './run-checks';
@@ -46,6 +48,9 @@ export interface RunCheckResult extends Pick<OpCheck, 'id' | 'op' | 'layer' | 'm
   nonFinite: number;
   /** ratio > k, or NaN/Inf in the output: the error is born at this op. */
   born: boolean;
+  /** At a run's first born op: what would explain the error, and where in the tensor it lives. */
+  cause?: CauseVerdict | null;
+  anatomy?: Anatomy | null;
 }
 
 export interface CurvePoint {
@@ -72,6 +77,9 @@ export interface RunFinding {
   layer: number | null;
   module: string | null;
   sentence: string;
+  /** At the born op (absent where nothing is born, null where NaN/Inf leave nothing to score). */
+  cause?: CauseVerdict | null;
+  anatomy?: Anatomy | null;
 }
 
 export interface RunsReport {

@@ -3,7 +3,7 @@
 import type { BufferRef } from '../gpu/pipelines';
 import { readBuffer } from '../gpu/readback';
 import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
-import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../model/types';
+import type { LayerWeights, LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../model/types';
 
 export interface GpuLinear {
   weight: GPUBuffer; // [out, in]
@@ -236,10 +236,10 @@ export function uploadModel(
 }
 
 /**
- * The model's weights read back from the GPU as fp32 CPU tensors (f16 storage widened exactly): the values the
- * kernels use, for the CPU oracle where its copy was not kept at load.
+ * The model's weights read back from the GPU as fp32 CPU tensors (f16 storage widened exactly), piece by piece:
+ * the values the kernels use, for the CPU oracle (or one op's causes) where the CPU copy was not kept at load.
  */
-export async function readModelWeights(device: GPUDevice, m: GpuModel): Promise<ModelWeights> {
+export function weightReader(device: GPUDevice, m: GpuModel) {
   const { vocabSize: V, hiddenSize: d, intermediateSize: ff } = m.cfg;
   const read = async (b: GPUBuffer, n: number, f16: boolean): Promise<Float32Array> => {
     const raw = await readBuffer(device, b, f16 ? 4 * Math.ceil(n / 2) : 4 * n);
@@ -270,20 +270,31 @@ export async function readModelWeights(device: GPUDevice, m: GpuModel): Promise<
     weight: await tensor(l.weight, [out, inp], m.weightsF16),
     bias: l.bias ? await tensor(l.bias, [out]) : null,
   });
-  const embedIn = await rows(m.embedIn);
-  const layers = [];
-  for (const l of m.layers) {
-    layers.push({
-      inputLayernorm: await norm(l.inputLayernorm),
-      postAttentionLayernorm: await norm(l.postAttentionLayernorm),
-      qkv: await lin(l.attention.qkv, 3 * d, d),
-      dense: await lin(l.attention.dense, d, d),
-      fc1: await lin(l.mlp.denseHTo4h, ff, d),
-      fc2: await lin(l.mlp.dense4hToH, d, ff),
-    });
-  }
-  const finalLayerNorm = await norm(m.finalLayerNorm);
-  const lmHead = m.lmHead === m.embedIn ? embedIn : await rows(m.lmHead);
+  return {
+    embedIn: () => rows(m.embedIn),
+    layer: async (i: number): Promise<LayerWeights> => {
+      const l = m.layers[i];
+      return {
+        inputLayernorm: await norm(l.inputLayernorm),
+        postAttentionLayernorm: await norm(l.postAttentionLayernorm),
+        qkv: await lin(l.attention.qkv, 3 * d, d),
+        dense: await lin(l.attention.dense, d, d),
+        fc1: await lin(l.mlp.denseHTo4h, ff, d),
+        fc2: await lin(l.mlp.dense4hToH, d, ff),
+      };
+    },
+    finalLayerNorm: () => norm(m.finalLayerNorm),
+    lmHead: () => rows(m.lmHead),
+  };
+}
+
+export async function readModelWeights(device: GPUDevice, m: GpuModel): Promise<ModelWeights> {
+  const r = weightReader(device, m);
+  const embedIn = await r.embedIn();
+  const layers: LayerWeights[] = [];
+  for (let i = 0; i < m.layers.length; i++) layers.push(await r.layer(i));
+  const finalLayerNorm = await r.finalLayerNorm();
+  const lmHead = m.lmHead === m.embedIn ? embedIn : await r.lmHead();
   return { embedIn, layers, finalLayerNorm, lmHead };
 }
 

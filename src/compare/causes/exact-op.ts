@@ -250,6 +250,7 @@ export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Arr
     case 'residual':
       return gather(residual(d, v), T, width, cols);
     case 'embed':
+    case 'layer':
       return gather(d.exact, T, width, cols);
   }
 }

@@ -97,11 +97,11 @@ function wordsOf(named: TestedCause[], best: TestedCause | null, error: number):
   if (named.length === 0) {
     const closest =
       best && Number.isFinite(best.residual)
-        ? ` (closest: ${best.words}, leaving ${times(best.residual)} its floor of the ${times(error)})`
+        ? ` (closest: ${best.words} [${best.id}], leaving ${times(best.residual)} its floor of the ${times(error)})`
         : '';
     return `no known cause explains it${closest}`;
   }
-  const each = named.map((c) => `${c.words} — explains all but ${times(c.residual)} floor`);
+  const each = named.map((c) => `${c.words} [${c.id}] — explains all but ${times(c.residual)} floor`);
   return each.length === 1 ? each[0] : `${each.join('; or ')} (equally)`;
 }
 

@@ -96,6 +96,7 @@ function inputsOf(op: OpKind, s: Shape, rng: () => number) {
         weights: {},
       };
     case 'embed':
+    case 'layer':
       return { inputs: [], slots: [], weights: {} };
   }
 }
@@ -153,7 +154,7 @@ export function plantOp(seed: number, op: OpKind, plant: (d: OpData) => Variant,
     precision: 'fp32',
     scale: 0,
   };
-  d.exact = op === 'embed' ? Float64Array.from(randn(rng, n)) : core(d, {}, null);
+  d.exact = op === 'embed' || op === 'layer' ? Float64Array.from(randn(rng, n)) : core(d, {}, null);
   d.floor = fullMetrics(asKernel(d.exact, rng), d.exact, 'fp32');
   const v = plant(d);
   const out = asKernel(evalVariant(d, v, null), rng);

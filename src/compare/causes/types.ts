@@ -26,7 +26,8 @@ export type OpKind =
   | 'act'
   | 'fc2'
   | 'residual'
-  | 'lm_head';
+  | 'lm_head'
+  | 'layer';
 
 export const LINEAR_OPS: readonly OpKind[] = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head'];
 export const NORM_OPS: readonly OpKind[] = ['ln1', 'ln2', 'final_norm'];
@@ -43,6 +44,7 @@ export const ALL_OPS: readonly OpKind[] = [
   'fc2',
   'residual',
   'lm_head',
+  'layer',
 ];
 
 export type ActFn = 'gelu' | 'gelu-tanh' | 'gelu-sigmoid' | 'relu' | 'silu';

@@ -1,0 +1,105 @@
+// Why an op's error is what it is (DESIGN.md, "Why, not only where"): the op's recorded tensors, its exact output and
+// its floor gathered from wherever they live (a run's file, the engine's taps, the GPU oracle's buffers), then the
+// anatomy of the error and the cause search (causes/). Used by the runs analysis and by the two-path report.
+import type { Engine } from '../engine/engine';
+import { weightReader } from '../engine/gpu-model';
+import type { OracleOp } from '../engine/oracle-gpu';
+import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
+import type { Precision } from '../kernels/precision';
+import type { Metric } from '../run/runspec';
+import { type Anatomy, anatomy } from './causes/anatomy';
+import { explain } from './causes/explain';
+import type { CauseVerdict, OpKind, OpWeights, RecordedTensor } from './causes/types';
+import type { FullMetrics } from './metrics';
+
+/** The answer at one op: where in the tensor its error lives, and what would explain it. */
+export interface OpWhy {
+  cause: CauseVerdict;
+  anatomy: Anatomy;
+}
+
+/** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
+export async function opWeights(engine: Engine, op: OracleOp, layer: number | null): Promise<OpWeights> {
+  const cpu = engine.hasCpuWeights ? engine.weights : null;
+  const reader = cpu ? null : weightReader(engine.gpuParts().device, engine.gpuParts().model);
+  const lw = layer === null ? null : cpu ? cpu.layers[layer] : await reader!.layer(layer);
+  switch (op) {
+    case 'ln1':
+      return { norm: lw!.inputLayernorm };
+    case 'ln2':
+      return { norm: lw!.postAttentionLayernorm };
+    case 'qkv':
+      return { linear: lw!.qkv };
+    case 'dense':
+      return { linear: lw!.dense };
+    case 'fc1':
+      return { linear: lw!.fc1 };
+    case 'fc2':
+      return { linear: lw!.fc2 };
+    case 'final_norm':
+      return { norm: cpu ? cpu.finalLayerNorm : await reader!.finalLayerNorm() };
+    case 'lm_head':
+      return { lmHead: cpu ? cpu.lmHead.data : (await reader!.lmHead()).data };
+    default:
+      return {};
+  }
+}
+
+export interface WhyInput {
+  engine: Engine;
+  op: OracleOp;
+  layer: number | null;
+  tokens: number[];
+  inputs: Float32Array[];
+  inputSlots: string[];
+  recorded: Float32Array;
+  exact: Float64Array;
+  others: RecordedTensor[];
+  floor: FullMetrics;
+  metric: Metric;
+  k: number;
+  precision: Precision;
+  scale: number;
+  angles: RotaryAngles;
+}
+
+/** The anatomy and the cause of one op's error. */
+export async function whyAt(w: WhyInput): Promise<OpWhy> {
+  const cfg = w.engine.modelInfo!.config;
+  const data = {
+    op: w.op as OpKind,
+    layer: w.layer,
+    cfg,
+    tokens: w.tokens,
+    inputs: w.inputs,
+    inputSlots: w.inputSlots,
+    recorded: w.recorded,
+    exact: w.exact,
+    weights: await opWeights(w.engine, w.op, w.layer),
+    angles: w.angles,
+    others: w.others,
+    floor: w.floor,
+    metric: w.metric,
+    k: w.k,
+    precision: w.precision,
+    scale: w.scale,
+  };
+  return { anatomy: anatomy(data), cause: explain(data) };
+}
+
+/** The tensors of a layer (and the one before it) other than `own`: what a wrong-tensor cause may have read. */
+export function neighbours(
+  slots: Iterable<[string, { name: string; data: Float32Array }]>,
+  layer: number | null,
+  own: string[],
+): RecordedTensor[] {
+  const near = (slot: string) => {
+    if (layer === null) return /^layers\.\d+\.out$/.test(slot) || slot === 'final_norm';
+    const m = /^layers\.(\d+)\./.exec(slot);
+    return slot === 'embed' || (m !== null && (Number(m[1]) === layer || Number(m[1]) === layer - 1));
+  };
+  const out: RecordedTensor[] = [];
+  for (const [slot, t] of slots)
+    if (near(slot) && !own.includes(slot)) out.push({ slot, name: t.name, data: t.data });
+  return out;
+}
