@@ -16,6 +16,23 @@ interface Plant {
 }
 
 const PLANTS: Plant[] = [
+  // fused groups checked whole
+  { cause: 'relu', op: 'mlp_up', variant: () => ({ act: 'relu' }) },
+  { cause: 'input-shifted', op: 'mlp_up', variant: () => ({ inputShift: 2 }), params: { shift: 2 } },
+  { cause: 'rotary-gptj', op: 'attn_block', variant: () => ({ rotary: { gptj: true } }) },
+  {
+    cause: 'softmax-no-rescale',
+    op: 'attn_block',
+    variant: () => ({ noRescaleBlock: 4 }),
+    params: { block: 4 },
+  },
+  { cause: 'bias-dropped', op: 'mlp_residual', variant: () => ({ bias: 0 }) },
+  {
+    cause: 'residual-wrong-tensor',
+    op: 'mlp_residual',
+    variant: (d) => ({ replace: { term: 2, data: d.inputs[1] } }),
+    params: { term: 'layers.0.out', from: 'layers.1.attn_out' },
+  },
   { cause: 'output-bf16', op: 'fc1', variant: () => ({ outFormat: 'bf16' }) },
   { cause: 'output-fp16', op: 'attention', variant: () => ({ outFormat: 'fp16' }) },
   { cause: 'output-bf16', op: 'residual', variant: () => ({ outFormat: 'bf16' }) },

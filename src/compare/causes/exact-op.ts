@@ -6,7 +6,7 @@ import { gelu } from '../../kernels/cpu/gelu';
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
 import { splitHeadsRotaryF64 } from '../../kernels/cpu/rotary';
 import { type NumFormat, roundTo } from '../../numeric/round';
-import type { ActFn, OpData, Variant } from './types';
+import { type ActFn, LINEAR_OPS, type OpData, type Variant } from './types';
 
 const CORE_KEYS: readonly (keyof Variant)[] = [
   'inputFormat',
@@ -75,10 +75,14 @@ function actOf(fn: ActFn): (x: number) => number {
 }
 
 /** y[t, c] = sum_k x[t, k] W[n_c, k] (+ bias), with the variant's input, weight, shift and accumulator. */
-function linear(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
+function linear(
+  d: OpData,
+  v: Variant,
+  cols: Int32Array | null,
+  x0: ArrayLike<number> = v.input ?? d.inputs[0],
+  N: number = widthOf(d),
+): Float64Array {
   const T = d.tokens.length;
-  const N = widthOf(d);
-  const x0 = v.input ?? d.inputs[0];
   const K = x0.length / T;
   const W = d.weights.lmHead ?? d.weights.linear!.weight.data;
   const b = d.weights.linear?.bias?.data ?? null;
@@ -125,7 +129,12 @@ function norm(d: OpData, v: Variant): Float64Array {
 }
 
 /** The attention core on the heads `cols` covers (whole heads), rotary to values. */
-function attention(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
+function attention(
+  d: OpData,
+  v: Variant,
+  cols: Int32Array | null,
+  qkv: ArrayLike<number> = d.inputs[0],
+): Float64Array {
   const { cfg } = d;
   const T = d.tokens.length;
   const H = cfg.numHeads;
@@ -135,7 +144,7 @@ function attention(d: OpData, v: Variant, cols: Int32Array | null): Float64Array
     k,
     v: vals,
   } = splitHeadsRotaryF64(
-    d.inputs[0],
+    qkv,
     T,
     H,
     hd,
@@ -213,8 +222,10 @@ function onlineNoRescale(
   return out;
 }
 
-function residual(d: OpData, v: Variant): Float64Array {
-  const terms: ArrayLike<number>[] = d.inputs.map((x, j) => (v.replace?.term === j ? v.replace.data : x));
+function residual(d: OpData, v: Variant, first: ArrayLike<number> = d.inputs[0]): Float64Array {
+  const terms: ArrayLike<number>[] = d.inputs.map((x, j) =>
+    v.replace?.term === j ? v.replace.data : j === 0 ? first : x,
+  );
   const coefs = v.coefs ?? terms.map(() => 1);
   const out = new Float64Array(d.recorded.length);
   // HF's order, as the oracle sums (run-checks-cpu.ts): the sum is exact in fp64 far below any f32 floor.
@@ -252,6 +263,31 @@ export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Arr
     case 'embed':
     case 'layer':
       return gather(d.exact, T, width, cols);
+    // Fused groups, checked whole where the fused path writes no tap between their ops.
+    case 'attn_block': {
+      // The QKV projection (its product variants) then the attention core (its variants), on the heads asked for.
+      const hd = d.cfg.headDim;
+      const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))] : null;
+      const qkvCols = heads
+        ? Int32Array.from(heads.flatMap((h) => Array.from({ length: 3 * hd }, (_, e) => h * 3 * hd + e)))
+        : null;
+      const N = 3 * d.cfg.hiddenSize;
+      const part = linear(d, v, qkvCols, undefined, N);
+      const qkv = qkvCols ? new Float64Array(T * N) : part;
+      if (qkvCols)
+        for (let t = 0; t < T; t++)
+          for (let j = 0; j < qkvCols.length; j++) qkv[t * N + qkvCols[j]] = part[t * qkvCols.length + j];
+      return attention(d, { ...v, input: undefined }, cols, qkv);
+    }
+    case 'mlp_up': {
+      const f = actOf(v.act ?? 'gelu');
+      return linear(d, v, cols, undefined, width).map(f);
+    }
+    case 'mlp_residual': {
+      // fc2's product (its variants, bias included) then the residual sum (its variants).
+      const mlp = linear(d, v, null, v.input ?? d.inputs[0], width);
+      return gather(residual(d, v, mlp), T, width, cols);
+    }
   }
 }
 
@@ -306,7 +342,7 @@ export function evalVariant(d: OpData, v: Variant, cols: Int32Array | null): Flo
     v.headPerm !== undefined ||
     v.dropout !== undefined;
   if (!hasTransform) {
-    if (onlyBias(v) && d.weights.linear?.bias) {
+    if (onlyBias(v) && d.weights.linear?.bias && LINEAR_OPS.includes(d.op)) {
       // The exact output plus (m - 1) × bias: no product to redo.
       const out = gather(d.exact, T, width, cols);
       const b = d.weights.linear.bias.data;

@@ -98,6 +98,16 @@ function inputsOf(op: OpKind, s: Shape, rng: () => number) {
     case 'embed':
     case 'layer':
       return { inputs: [], slots: [], weights: {} };
+    case 'attn_block':
+      return { inputs: [rows(d)], slots: ['layers.1.ln1'], weights: { linear: lin(3 * d, d) } };
+    case 'mlp_up':
+      return { inputs: [rows(d)], slots: ['layers.1.ln2'], weights: { linear: lin(ff, d) } };
+    case 'mlp_residual':
+      return {
+        inputs: [randn(rng, T * ff), randn(rng, T * d, 0.5), randn(rng, T * d, 2)],
+        slots: ['layers.1.gelu', 'layers.1.attn_out', 'layers.0.out'],
+        weights: { linear: lin(d, ff) },
+      };
   }
 }
 
@@ -130,6 +140,7 @@ export function plantOp(seed: number, op: OpKind, plant: (d: OpData) => Variant,
     qkv: 3 * cfg.hiddenSize,
     fc1: cfg.intermediateSize,
     act: cfg.intermediateSize,
+    mlp_up: cfg.intermediateSize,
     lm_head: cfg.vocabSize,
   }[op as string];
   const n = T * (width ?? cfg.hiddenSize);

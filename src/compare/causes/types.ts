@@ -27,9 +27,18 @@ export type OpKind =
   | 'fc2'
   | 'residual'
   | 'lm_head'
-  | 'layer';
+  | 'layer'
+  // fused groups, checked whole where a fused path writes no tap between their ops
+  | 'attn_block'
+  | 'mlp_up'
+  | 'mlp_residual';
 
 export const LINEAR_OPS: readonly OpKind[] = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head'];
+/** Ops that hold a product (a linear alone, or a fused group that starts or ends with one). */
+export const PRODUCT_OPS: readonly OpKind[] = [...LINEAR_OPS, 'attn_block', 'mlp_up', 'mlp_residual'];
+export const ATTENTION_OPS: readonly OpKind[] = ['attention', 'attn_block'];
+export const ACT_OPS: readonly OpKind[] = ['act', 'mlp_up'];
+export const RESIDUAL_OPS: readonly OpKind[] = ['residual', 'mlp_residual'];
 export const NORM_OPS: readonly OpKind[] = ['ln1', 'ln2', 'final_norm'];
 export const ALL_OPS: readonly OpKind[] = [
   'embed',
@@ -45,6 +54,9 @@ export const ALL_OPS: readonly OpKind[] = [
   'residual',
   'lm_head',
   'layer',
+  'attn_block',
+  'mlp_up',
+  'mlp_residual',
 ];
 
 export type ActFn = 'gelu' | 'gelu-tanh' | 'gelu-sigmoid' | 'relu' | 'silu';

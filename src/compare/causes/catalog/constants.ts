@@ -1,7 +1,7 @@
 // Constants: LayerNorm's eps and where it sits, biased vs unbiased variance, the softmax scale, the rotary base and
 // width. Where a value can be solved for from the data it is, and reported with the value found.
 import { widthOf } from '../exact-op';
-import { type Cause, NORM_OPS, type OpData } from '../types';
+import { ATTENTION_OPS, type Cause, NORM_OPS, type OpData } from '../types';
 import { median, num, searchLog } from './search';
 
 /** Per row: the scale s the recorded output applies to (x - mean), and the row's biased variance. */
@@ -75,7 +75,7 @@ const lnUnbiased: Cause = {
 const softmaxScale: Cause = {
   id: 'softmax-scale',
   family: 'constants',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) => {
     const hd = s.data.cfg.headDim;
     const nominal = 1 / Math.sqrt(hd);
@@ -97,7 +97,7 @@ const softmaxScale: Cause = {
 const rotaryBase: Cause = {
   id: 'rotary-base',
   family: 'constants',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) => {
     if (s.data.cfg.rotaryNdims === 0) return [];
     const base = searchLog(s, (x) => ({ rotaryBase: x }), 10, 1e7, 24);
@@ -109,7 +109,7 @@ const rotaryBase: Cause = {
 const rotaryWidth: Cause = {
   id: 'rotary-width',
   family: 'constants',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) => {
     const { headDim, rotaryNdims } = s.data.cfg;
     const out = [];

@@ -1,12 +1,12 @@
 // Function variants: GELU by its tanh or sigmoid approximations, ReLU or SiLU in its place; softmax probabilities in
 // half precision; an online softmax that never rescales what it summed before a new maximum.
 import type { NumFormat } from '../../../numeric/round';
-import type { ActFn, Cause } from '../types';
+import { ACT_OPS, type ActFn, ATTENTION_OPS, type Cause } from '../types';
 
 const act = (fn: ActFn, words: string): Cause => ({
   id: fn,
   family: 'function',
-  ops: ['act'],
+  ops: ACT_OPS,
   candidates: () => [{ params: {}, variant: { act: fn } }],
   words: () => words,
 });
@@ -14,7 +14,7 @@ const act = (fn: ActFn, words: string): Cause => ({
 const softmaxHalf = (f: NumFormat): Cause => ({
   id: `softmax-${f}`,
   family: 'function',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: () => [{ params: { format: f }, variant: { probsFormat: f } }],
   words: () => `the softmax probabilities are rounded to ${f} before the value product`,
 });
@@ -22,7 +22,7 @@ const softmaxHalf = (f: NumFormat): Cause => ({
 const noRescale: Cause = {
   id: 'softmax-no-rescale',
   family: 'function',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) => {
     const T = s.data.tokens.length;
     return [2, 4, 8, 16, 32, 64, 128]

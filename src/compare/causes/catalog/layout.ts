@@ -2,7 +2,7 @@
 // the fused QKV read as [3, heads, head_dim], heads in another order, the causal mask off by one or missing, GPT-J
 // rotary instead of GPT-NeoX's, rotary positions shifted.
 import { widthOf } from '../exact-op';
-import { ALL_OPS, type Candidate, type Cause, LINEAR_OPS, type OpData } from '../types';
+import { ALL_OPS, ATTENTION_OPS, type Candidate, type Cause, type OpData, PRODUCT_OPS } from '../types';
 
 const ROW_SHIFTS = [1, 2, 3, 4, -1, -2, -3, -4];
 
@@ -56,7 +56,7 @@ const elementsShifted: Cause = {
 const inputShifted: Cause = {
   id: 'input-shifted',
   family: 'layout',
-  ops: LINEAR_OPS,
+  ops: PRODUCT_OPS,
   candidates: () =>
     [1, 2, 3, 4, -1, -2].map((shift) => ({ params: { shift }, variant: { inputShift: shift } })),
   words: (p) => `each input row is read ${p.shift} elements along (a tile loaded from the wrong offset)`,
@@ -65,7 +65,7 @@ const inputShifted: Cause = {
 const transposed: Cause = {
   id: 'weight-transposed',
   family: 'layout',
-  ops: LINEAR_OPS,
+  ops: PRODUCT_OPS,
   candidates: (s) => {
     const w = s.data.weights.linear?.weight;
     return w && w.shape[0] === w.shape[1] ? [{ params: {}, variant: { transposed: true } }] : [];
@@ -76,7 +76,7 @@ const transposed: Cause = {
 const qkvLayout: Cause = {
   id: 'qkv-layout',
   family: 'layout',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: () => [{ params: {}, variant: { rotary: { layout3: true } } }],
   words: () => 'the fused QKV is read as [3, heads, head_dim] instead of [heads, 3, head_dim]',
 };
@@ -84,7 +84,7 @@ const qkvLayout: Cause = {
 const headsPermuted: Cause = {
   id: 'heads-permuted',
   family: 'layout',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) => {
     // Each output head: the exact head it is closest to.
     const d = s.data;
@@ -114,7 +114,7 @@ const headsPermuted: Cause = {
 const causal = (id: string, offset: number | null, words: string): Cause => ({
   id,
   family: 'layout',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (): Candidate[] => [
     { params: offset === null ? {} : { offset }, variant: { scores: { causalOffset: offset } } },
   ],
@@ -124,7 +124,7 @@ const causal = (id: string, offset: number | null, words: string): Cause => ({
 const causalOffByOne: Cause = {
   id: 'causal-off-by-one',
   family: 'layout',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: () =>
     [1, -1].map((offset) => ({ params: { offset }, variant: { scores: { causalOffset: offset } } })),
   words: (p) =>
@@ -136,7 +136,7 @@ const causalOffByOne: Cause = {
 const gptj: Cause = {
   id: 'rotary-gptj',
   family: 'layout',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) =>
     s.data.cfg.rotaryNdims > 0 ? [{ params: {}, variant: { rotary: { gptj: true } } }] : [],
   words: () => "rotary pairs interleaved dims (GPT-J's convention) instead of GPT-NeoX's rotate-half",
@@ -158,7 +158,7 @@ function firstBadRow(d: OpData): number {
 const rotaryPositions: Cause = {
   id: 'rotary-offset',
   family: 'layout',
-  ops: ['attention'],
+  ops: ATTENTION_OPS,
   candidates: (s) => {
     // Relative positions are all attention sees, so only positions that restart (or stop) mid-sequence show:
     // from the first wrong row r on, positions t - r (restart) or r - 1 (stuck), tried at r and its neighbours.

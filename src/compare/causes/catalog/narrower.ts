@@ -1,7 +1,7 @@
 // Narrower arithmetic: the output rounded to bf16 or fp16; the inputs and/or the weights rounded before an exact
 // product (autocast, TF32, weight-only formats).
 import type { NumFormat } from '../../../numeric/round';
-import { ALL_OPS, type Cause, LINEAR_OPS, NORM_OPS } from '../types';
+import { ALL_OPS, type Cause, NORM_OPS, PRODUCT_OPS } from '../types';
 
 const output = (f: NumFormat): Cause => ({
   id: `output-${f}`,
@@ -14,10 +14,10 @@ const output = (f: NumFormat): Cause => ({
 const input = (f: NumFormat): Cause => ({
   id: `input-${f}`,
   family: 'narrower',
-  ops: [...LINEAR_OPS, ...NORM_OPS, 'act'],
+  ops: [...PRODUCT_OPS, ...NORM_OPS, 'act'],
   candidates: () => [{ params: { format: f }, variant: { inputFormat: f } }],
   words: (_, d) =>
-    LINEAR_OPS.includes(d.op)
+    PRODUCT_OPS.includes(d.op)
       ? `the input is rounded to ${f} before an exact product`
       : `the input is rounded to ${f} before the op`,
 });
@@ -25,7 +25,7 @@ const input = (f: NumFormat): Cause => ({
 const weight = (f: NumFormat): Cause => ({
   id: `weight-${f}`,
   family: 'narrower',
-  ops: LINEAR_OPS,
+  ops: PRODUCT_OPS,
   candidates: () => [{ params: { format: f }, variant: { weightFormat: f } }],
   words: () => `the weights are rounded to ${f} (a weight-only format)`,
 });
@@ -33,7 +33,7 @@ const weight = (f: NumFormat): Cause => ({
 const tf32: Cause = {
   id: 'tf32',
   family: 'narrower',
-  ops: LINEAR_OPS,
+  ops: PRODUCT_OPS,
   candidates: () => [{ params: {}, variant: { inputFormat: 'tf32', weightFormat: 'tf32' } }],
   words: () => 'the product runs in TF32 (inputs and weights rounded to tf32, fp32 accumulation)',
 };
@@ -41,7 +41,7 @@ const tf32: Cause = {
 const autocast = (f: NumFormat): Cause => ({
   id: `autocast-${f}`,
   family: 'narrower',
-  ops: LINEAR_OPS,
+  ops: PRODUCT_OPS,
   candidates: () => [{ params: { format: f }, variant: { inputFormat: f, weightFormat: f, outFormat: f } }],
   words: () => `autocast to ${f}: inputs, weights and output in ${f}, fp32 accumulation`,
 });

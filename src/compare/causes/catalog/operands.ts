@@ -3,7 +3,15 @@
 // broadcast to every row.
 
 import { widthOf } from '../exact-op';
-import { ALL_OPS, type Candidate, type Cause, LINEAR_OPS, NORM_OPS, type OpData } from '../types';
+import {
+  ALL_OPS,
+  type Candidate,
+  type Cause,
+  NORM_OPS,
+  type OpData,
+  PRODUCT_OPS,
+  RESIDUAL_OPS,
+} from '../types';
 
 /** A slot in words: 'layers.2.attn_out' → 'the attention output (layers.2.attn_out)'. */
 export function slotWords(slot: string, layer: number | null): string {
@@ -32,7 +40,7 @@ const hasBias = (d: OpData) => !!d.weights.linear?.bias;
 const bias = (m: number, id: string, how: string): Cause => ({
   id,
   family: 'operands',
-  ops: LINEAR_OPS,
+  ops: PRODUCT_OPS,
   candidates: (s) => (hasBias(s.data) ? [{ params: {}, variant: { bias: m } }] : []),
   words: () => `the bias is ${how}`,
 });
@@ -50,7 +58,7 @@ const normParam = (which: 'weight' | 'bias'): Cause => ({
 const termCoef = (id: string, coef: number, how: string): Cause => ({
   id,
   family: 'operands',
-  ops: ['residual'],
+  ops: RESIDUAL_OPS,
   candidates: (s) =>
     s.data.inputs.map((_, j) => ({
       params: { term: s.data.inputSlots[j] },
@@ -68,16 +76,20 @@ function othersLike(d: OpData, n: number) {
 const wrongTerm: Cause = {
   id: 'residual-wrong-tensor',
   family: 'operands',
-  ops: ['residual'],
+  ops: RESIDUAL_OPS,
   candidates: (s) =>
-    s.data.inputs.flatMap((x, j) =>
-      othersLike(s.data, x.length).map(
+    s.data.inputs.flatMap((x, j) => {
+      // Another recorded tensor, or another term of the same sum (one term read twice, another left out).
+      const terms = s.data.inputs
+        .map((data, i) => ({ slot: s.data.inputSlots[i], data, i }))
+        .filter((t) => t.i !== j && t.i > 0 && t.data.length === x.length);
+      return [...othersLike(s.data, x.length), ...terms].map(
         (o): Candidate => ({
           params: { term: s.data.inputSlots[j], from: o.slot },
           variant: { replace: { term: j, data: o.data } },
         }),
-      ),
-    ),
+      );
+    }),
   words: (p, d) =>
     `the residual sum reads ${slotWords(String(p.from), d.layer)} where ${slotWords(String(p.term), d.layer)} belongs`,
 };
@@ -85,7 +97,7 @@ const wrongTerm: Cause = {
 const wrongInput: Cause = {
   id: 'input-wrong-tensor',
   family: 'operands',
-  ops: [...LINEAR_OPS, ...NORM_OPS, 'act'],
+  ops: [...PRODUCT_OPS, ...NORM_OPS, 'act'],
   candidates: (s) =>
     othersLike(s.data, s.data.inputs[0].length).map((o) => ({
       params: { from: o.slot },

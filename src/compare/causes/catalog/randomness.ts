@@ -1,6 +1,6 @@
 // Randomness: dropout left on — zeros where the exact output is not zero, the rest scaled by 1 / (1 − p), with p
 // estimated from the scale the kept elements carry.
-import type { Cause } from '../types';
+import { ALL_OPS, type Cause } from '../types';
 
 /** Fewer unexpected zeros than this share of the elements is not dropout (a ReLU-like op has its own zeros). */
 const MIN_ZEROS = 0.002;
@@ -8,7 +8,7 @@ const MIN_ZEROS = 0.002;
 const dropout: Cause = {
   id: 'dropout',
   family: 'randomness',
-  ops: ['attention', 'dense', 'fc1', 'act', 'fc2', 'qkv', 'residual', 'ln1', 'ln2', 'embed'],
+  ops: ALL_OPS.filter((op) => op !== 'layer' && op !== 'lm_head'),
   candidates: (s) => {
     const d = s.data;
     const n = d.recorded.length;
