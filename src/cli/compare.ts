@@ -94,6 +94,7 @@ export function formatVerdict(r: Report): string {
       `diverged: first divergent layer ${r.firstDivergentLayer ?? '(logits)'}; reproduced by ${who}`,
     );
   }
+  if (r.why) lines.push(`why: ${r.why.sentence}`);
   if (!r.determinism.identical)
     lines.push(
       `nondeterministic: ${r.determinism.differences.map((d) => `${d.tensor} (${d.schedule})`).join(', ')}`,

@@ -19,6 +19,7 @@ import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
 import { isCpuAdapter, type OracleChoice, type SelfTestOptions } from './oracle-source';
 import type { AnalysisPartial, DeterminismResult, Report } from './report';
+import { whyOfPaths } from './why-paths';
 
 export * from './report';
 export { metricValue };
@@ -42,6 +43,7 @@ export interface AnalyzeOptions {
     determinism?: boolean;
     generation?: boolean;
     taps?: boolean;
+    why?: boolean;
   };
 }
 
@@ -69,8 +71,8 @@ export function metricsEngine(
 
 /**
  * Runs the whole comparison for `spec` on the engine's loaded model, as a pipeline of named phases over runs
- * (analysis-phases.ts): sources → oracle → local → comparisons → verdict, then bisection, determinism and
- * generation (analysis-after.ts), each result handed out as soon as it exists.
+ * (analysis-phases.ts): sources → oracle → local → comparisons → verdict, then bisection, determinism, why
+ * (why-paths.ts) and generation (analysis-after.ts), each result handed out as soon as it exists.
  */
 export async function analyze(
   engine: Engine,
@@ -102,7 +104,7 @@ export async function analyze(
       return b;
     },
   };
-  const phases = 8;
+  const phases = 9;
   let done = 0;
   const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
@@ -143,6 +145,9 @@ export async function analyze(
     );
     opts.onPartial?.({ kind: 'determinism', determinism });
     report = { ...report, bisection, determinism };
+    const why = await step('why', () => (skip.why ? null : whyOfPaths(c, runs, report, determinism)));
+    report = { ...report, why };
+    if (why) opts.onPartial?.({ kind: 'why', why });
     const generation = await step('generation', () =>
       spec.generate === 0 || skip.generation ? null : generate(c, opts.onPartial, opts.signal),
     );

@@ -6,6 +6,8 @@ import type { IsolatedResult } from '../kernels/custom/isolated';
 import type { NeoXConfig } from '../model/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
+import type { Anatomy } from './causes/anatomy';
+import type { CauseVerdict, OpKind } from './causes/types';
 import type { ErrorHistogram, FullMetrics } from './metrics';
 
 /** The fp64-class oracle of a run: double-float on the GPU, or fp64 in JavaScript. */
@@ -114,6 +116,11 @@ export interface Report {
   metricsOn: 'gpu' | 'cpu';
   /** Wall time of the phases, milliseconds. */
   durations: Record<string, number>;
+  /**
+   * At the first born layer: the op of the fused path the error is born at, its anatomy and the cause that explains
+   * it (why-paths.ts); null where no layer is born or the taps were skipped; absent in reports made before it.
+   */
+  why?: PathWhy | null;
   /** Where each compared run came from (the engine's two paths here; runs made elsewhere: runs-report.ts). */
   runs?: RunOrigin[];
   /**
@@ -123,9 +130,24 @@ export interface Report {
   isolated?: IsolatedResult | null;
 }
 
+/** The two-path report's answer to "why" at the first born layer. */
+export interface PathWhy {
+  layer: number;
+  /** Every op of the layer checked on the fused path, in forward order, with its error over its floor. */
+  checks: { id: string; op: OpKind; what: string; ratio: number; nonFinite: number }[];
+  /** The first op past k × floor (null: no single op is; the layer's error comes from how they combine). */
+  born: string | null;
+  cause: CauseVerdict | null;
+  anatomy: Anatomy | null;
+  /** Taps of the layer whose bits differed between fused runs (a race), when any did. */
+  race: { tensors: string[]; elements: number } | null;
+  sentence: string;
+}
+
 /** Results as they exist: the analysis first, then bisection and determinism, then each generated token. */
 export type AnalysisPartial =
   | { kind: 'analysis'; report: Report }
   | { kind: 'bisection'; bisection: Report['bisection'] }
   | { kind: 'determinism'; determinism: Report['determinism'] }
+  | { kind: 'why'; why: PathWhy }
   | { kind: 'token'; path: 'reference' | 'fused'; ids: number[]; text: string | null; total: number };

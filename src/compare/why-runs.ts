@@ -6,6 +6,7 @@ import { type DfBuffer, readDf } from '../engine/oracle-gpu';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { Precision } from '../kernels/precision';
 import type { RunFile } from '../model/run-file';
+import type { OpKind } from './causes/types';
 import type { OpCheck } from './run-checks';
 import type { RunsReport } from './runs-report';
 import { neighbours, whyAt } from './why';
@@ -48,7 +49,7 @@ export async function explainRunFindings(
     const recorded = slot(c.output);
     const why = await whyAt({
       engine,
-      op: c.op,
+      op: c.op as OpKind,
       layer: c.layer,
       tokens: report.tokens,
       inputs: c.inputs.map(slot),

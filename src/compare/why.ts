@@ -3,7 +3,6 @@
 // anatomy of the error and the cause search (causes/). Used by the runs analysis and by the two-path report.
 import type { Engine } from '../engine/engine';
 import { weightReader } from '../engine/gpu-model';
-import type { OracleOp } from '../engine/oracle-gpu';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { Precision } from '../kernels/precision';
 import type { Metric } from '../run/runspec';
@@ -19,7 +18,7 @@ export interface OpWhy {
 }
 
 /** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
-export async function opWeights(engine: Engine, op: OracleOp, layer: number | null): Promise<OpWeights> {
+export async function opWeights(engine: Engine, op: OpKind, layer: number | null): Promise<OpWeights> {
   const cpu = engine.hasCpuWeights ? engine.weights : null;
   const reader = cpu ? null : weightReader(engine.gpuParts().device, engine.gpuParts().model);
   const lw = layer === null ? null : cpu ? cpu.layers[layer] : await reader!.layer(layer);
@@ -29,12 +28,15 @@ export async function opWeights(engine: Engine, op: OracleOp, layer: number | nu
     case 'ln2':
       return { norm: lw!.postAttentionLayernorm };
     case 'qkv':
+    case 'attn_block':
       return { linear: lw!.qkv };
     case 'dense':
       return { linear: lw!.dense };
     case 'fc1':
+    case 'mlp_up':
       return { linear: lw!.fc1 };
     case 'fc2':
+    case 'mlp_residual':
       return { linear: lw!.fc2 };
     case 'final_norm':
       return { norm: cpu ? cpu.finalLayerNorm : await reader!.finalLayerNorm() };
@@ -47,7 +49,7 @@ export async function opWeights(engine: Engine, op: OracleOp, layer: number | nu
 
 export interface WhyInput {
   engine: Engine;
-  op: OracleOp;
+  op: OpKind;
   layer: number | null;
   tokens: number[];
   inputs: Float32Array[];
@@ -67,7 +69,7 @@ export interface WhyInput {
 export async function whyAt(w: WhyInput): Promise<OpWhy> {
   const cfg = w.engine.modelInfo!.config;
   const data = {
-    op: w.op as OpKind,
+    op: w.op,
     layer: w.layer,
     cfg,
     tokens: w.tokens,

@@ -3,7 +3,14 @@
 import type { BufferRef } from '../gpu/pipelines';
 import { readBuffer } from '../gpu/readback';
 import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
-import type { LayerWeights, LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../model/types';
+import type {
+  LayerWeights,
+  LinearWeights,
+  ModelWeights,
+  NeoXConfig,
+  NormWeights,
+  Tensor,
+} from '../model/types';
 
 export interface GpuLinear {
   weight: GPUBuffer; // [out, in]

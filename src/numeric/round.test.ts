@@ -2,7 +2,7 @@
 // rounding is the whole story, plus the edges: ties to even, subnormals, overflow, signed zero.
 import { describe, expect, it } from 'vitest';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../model/safetensors';
-import { roundTo, ulpOf } from './round';
+import { roundF32ToF16, roundTo, ulpOf } from './round';
 
 function seeded(seed: number) {
   let s = seed >>> 0;
@@ -29,6 +29,10 @@ describe('roundTo', () => {
         expect(roundTo('fp16', x), msg).toBe(f16BitsToF32(f32ToF16Bits(x)));
         expect(roundTo('bf16', x), msg).toBe(bf16BitsToF32(f32ToBf16Bits(x)));
         expect(roundTo('fp32', x), msg).toBe(x);
+        expect(roundF32ToF16(x), msg).toBe(roundTo('fp16', x));
+        // and one in fp16's range, where the bit path runs
+        const y = Math.fround((r() - 0.5) * 2 ** Math.floor(r() * 32 - 15));
+        expect(roundF32ToF16(y), `seed ${seed}, y = ${y}`).toBe(roundTo('fp16', y));
       }
     }
   });

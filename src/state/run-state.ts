@@ -76,6 +76,8 @@ export function withPartial(run: RunState, p: ComparePartial): RunState {
       return run.report
         ? { ...run, report: { ...run.report, determinism: p.determinism }, pending: drop('determinism') }
         : run;
+    case 'why':
+      return run.report ? { ...run, report: { ...run.report, why: p.why } } : run;
     case 'token': {
       const empty: StreamedPath = { ids: [], text: null };
       const stream: TokenStream = run.stream ?? { reference: empty, fused: empty, total: p.total };

@@ -163,6 +163,7 @@ export type ComparePartial =
   | { kind: 'analysis'; report: Report }
   | { kind: 'bisection'; bisection: Report['bisection'] }
   | { kind: 'determinism'; determinism: Report['determinism'] }
+  | { kind: 'why'; why: NonNullable<Report['why']> }
   | {
       kind: 'token';
       path: 'reference' | 'fused';

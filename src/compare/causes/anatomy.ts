@@ -56,7 +56,7 @@ function groupsOf(
       of: (c) => Math.floor(c / hd),
       labels: Array.from({ length: 3 * H }, (_, g) => `h${Math.floor(g / 3)} ${'qkv'[g % 3]}`),
     };
-  if ((d.op === 'attention' || d.op === 'qkv') && H <= MAX_COLS) {
+  if ((d.op === 'attention' || d.op === 'attn_block' || d.op === 'qkv') && H <= MAX_COLS) {
     const per = width / H;
     return {
       axis: 'heads',
@@ -219,12 +219,18 @@ export function anatomy(d: OpData): Anatomy {
       words: `concentrated: ${n90} of ${n} elements hold 90 % of it`,
     };
 
-  // Size: the median error in units of each format's spacing at the exact value.
+  // Size: the median error, in units of each format's spacing at the exact value, over the elements that carry it
+  // (the largest that hold 90 % of its square).
+  const carrying = Array.from(e, (x, i) => [Math.abs(x), i] as const)
+    .sort((p, q) => q[0] - p[0])
+    .slice(0, Math.max(1, n90));
   const sizes = {} as Record<NumFormat, number>;
   for (const f of FORMATS) {
     const u: number[] = [];
-    for (let i = 0; i < n; i += Math.max(1, Math.floor(n / 20000)))
-      if (e[i] !== 0) u.push(Math.abs(e[i]) / ulpOf(f, d.exact[i]));
+    for (let j = 0; j < carrying.length; j += Math.max(1, Math.floor(carrying.length / 20000))) {
+      const [a, i] = carrying[j];
+      if (a !== 0) u.push(a / ulpOf(f, d.exact[i]));
+    }
     sizes[f] = u.length ? median(u) : 0;
   }
   const fmt = (x: number) =>

@@ -5,7 +5,7 @@ import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../../
 import { gelu } from '../../kernels/cpu/gelu';
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
 import { splitHeadsRotaryF64 } from '../../kernels/cpu/rotary';
-import { type NumFormat, roundTo } from '../../numeric/round';
+import { type NumFormat, roundF32ToF16, roundTo } from '../../numeric/round';
 import { type ActFn, LINEAR_OPS, type OpData, type Variant } from './types';
 
 const CORE_KEYS: readonly (keyof Variant)[] = [
@@ -15,7 +15,7 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'transposed',
   'inputShift',
   'input',
-  'accFormat',
+  'acc',
   'eps',
   'norm',
   'act',
@@ -74,6 +74,27 @@ function actOf(fn: ActFn): (x: number) => number {
   }
 }
 
+/** One output of a product with an fp16 accumulator, as the GEMM core emulates it (see Variant.acc). */
+function accumulateF16(
+  x: Float64Array,
+  xo: number,
+  w: Float64Array,
+  K: number,
+  chunk: number,
+  fused: boolean,
+) {
+  const f = Math.fround;
+  let total = 0;
+  for (let k0 = 0; k0 < K; k0 += chunk) {
+    let s = 0;
+    const k1 = Math.min(K, k0 + chunk);
+    if (fused) for (let k = k0; k < k1; k++) s = roundF32ToF16(s + x[xo + k] * w[k]);
+    else for (let k = k0; k < k1; k++) s = roundF32ToF16(s + f(x[xo + k] * w[k]));
+    total = k0 === 0 ? s : roundF32ToF16(total + s);
+  }
+  return total;
+}
+
 /** y[t, c] = sum_k x[t, k] W[n_c, k] (+ bias), with the variant's input, weight, shift and accumulator. */
 function linear(
   d: OpData,
@@ -96,7 +117,7 @@ function linear(
   const picked = cols ?? Int32Array.from({ length: N }, (_, i) => i);
   const out = new Float64Array(T * picked.length);
   const w = new Float64Array(K);
-  const acc = v.accFormat;
+  const acc = v.acc;
   for (let j = 0; j < picked.length; j++) {
     const n = picked[j];
     for (let k = 0; k < K; k++) w[k] = v.transposed ? W[k * N + n] : W[n * K + k];
@@ -105,9 +126,9 @@ function linear(
     for (let t = 0; t < T; t++) {
       let s = 0;
       const xo = t * K;
-      if (acc) for (let k = 0; k < K; k++) s = roundTo(acc, s + x[xo + k] * w[k]);
+      if (acc) s = accumulateF16(x, xo, w, K, acc.chunk, acc.fused);
       else for (let k = 0; k < K; k++) s += x[xo + k] * w[k];
-      out[t * picked.length + j] = acc && b ? roundTo(acc, s + bias) : s + bias;
+      out[t * picked.length + j] = acc ? Math.fround(s + bias) : s + bias;
     }
   }
   return out;

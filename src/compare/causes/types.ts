@@ -77,8 +77,12 @@ export interface Variant {
   inputShift?: number;
   /** Another recorded tensor used as the input (a stale or aliased buffer). */
   input?: ArrayLike<number>;
-  /** Running sums rounded to this format after every step, in order along K (a narrower accumulator). */
-  accFormat?: NumFormat;
+  /**
+   * A narrower accumulator: the running sums rounded to fp16 after every step, in order along K — in chunks of
+   * `chunk` (a split-K partition: each chunk from zero, the partials then added in order, each step rounded), the
+   * step s + a·b fused (one rounding) or not.
+   */
+  acc?: { chunk: number; fused: boolean };
   // LayerNorm
   eps?: number;
   norm?: LayerNormVariant;

@@ -1,6 +1,7 @@
 // Indexing and layout: output rows or elements shifted, an input row read from the wrong offset, a transposed weight,
 // the fused QKV read as [3, heads, head_dim], heads in another order, the causal mask off by one or missing, GPT-J
 // rotary instead of GPT-NeoX's, rotary positions shifted.
+import { effectiveFloor } from '../../floor';
 import { widthOf } from '../exact-op';
 import { ALL_OPS, ATTENTION_OPS, type Candidate, type Cause, type OpData, PRODUCT_OPS } from '../types';
 
@@ -142,17 +143,19 @@ const gptj: Cause = {
   words: () => "rotary pairs interleaved dims (GPT-J's convention) instead of GPT-NeoX's rotate-half",
 };
 
-/** The first row whose error passes a tenth of the worst row's (where a fault that starts mid-sequence starts). */
+/** The first row whose RMS error passes k × the floor's (where a fault that starts mid-sequence starts). */
 function firstBadRow(d: OpData): number {
   const T = d.tokens.length;
   const w = widthOf(d);
-  const err = Array.from({ length: T }, (_, t) => {
+  let sq = 0;
+  for (let i = 0; i < T * w; i++) sq += d.exact[i] * d.exact[i];
+  const bar = d.k * effectiveFloor(d.floor, 'relL2', d.precision, 0) * Math.sqrt(sq / (T * w));
+  for (let t = 0; t < T; t++) {
     let e = 0;
     for (let c = 0; c < w; c++) e += (d.recorded[t * w + c] - d.exact[t * w + c]) ** 2;
-    return Number.isFinite(e) ? e : Number.MAX_VALUE;
-  });
-  const worst = Math.max(...err);
-  return err.findIndex((e) => e >= worst / 10);
+    if (!(Math.sqrt(e / w) <= bar)) return t;
+  }
+  return 0;
 }
 
 const rotaryPositions: Cause = {
@@ -167,7 +170,7 @@ const rotaryPositions: Cause = {
     if (d.cfg.rotaryNdims === 0) return [];
     const r0 = firstBadRow(d);
     const out: Candidate[] = [];
-    for (const from of [r0 - 1, r0, r0 + 1].filter((r) => r >= 1 && r < T))
+    for (const from of [r0 - 2, r0 - 1, r0, r0 + 1].filter((r) => r >= 1 && r < T))
       for (const mode of ['restart', 'stuck'] as const) {
         const positions = Array.from({ length: T }, (_, t) =>
           t < from ? t : mode === 'restart' ? t - from : from - 1,

@@ -46,6 +46,29 @@ const autocast = (f: NumFormat): Cause => ({
   words: () => `autocast to ${f}: inputs, weights and output in ${f}, fp32 accumulation`,
 });
 
+const accF16: Cause = {
+  id: 'acc-fp16',
+  family: 'narrower',
+  ops: PRODUCT_OPS,
+  candidates: (s) => {
+    // The K partition is unknown: no split, and chunks of every power of two from 16 below K; the step fused
+    // into one rounding or not.
+    const K = s.data.inputs[0].length / s.data.tokens.length;
+    const chunks = [K];
+    for (let c = 16; c < K; c *= 2) chunks.push(c);
+    return chunks.flatMap((chunk) =>
+      [true, false].map((fused) => ({
+        params: { chunk, fused: fused ? 'fma' : 'mul+add' },
+        variant: { acc: { chunk, fused } },
+      })),
+    );
+  },
+  words: (p, d) => {
+    const K = d.inputs[0].length / d.tokens.length;
+    return `the running sums are kept in fp16 (a narrower accumulator${Number(p.chunk) < K ? `, K split in chunks of ${p.chunk}` : ''})`;
+  },
+};
+
 export const NARROWER: readonly Cause[] = [
   output('bf16'),
   output('fp16'),
@@ -56,4 +79,5 @@ export const NARROWER: readonly Cause[] = [
   tf32,
   autocast('bf16'),
   autocast('fp16'),
+  accF16,
 ];

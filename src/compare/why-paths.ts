@@ -1,0 +1,213 @@
+// The two-path report's "why": in the first layer whose error is born, which op of the fused path it is born at and
+// what would explain it. The fused layer is re-run on the reference path's input with every tap (the local run of
+// the main phases, now with its intermediates), each op is re-run exactly (fp64, causes/exact-op.ts) from the fused
+// path's own recorded inputs and compared against its floor — the reference kernel measured the same way — and at
+// the first op past k × floor the anatomy and the cause search run. Where the fused path writes no tap between two
+// ops, the fused group is checked whole. An op whose bits change from run to run is a race, said as such.
+import type { GpuTap } from '../engine/batch';
+import { inputSlot } from '../model/run-names';
+import type { NeoXConfig } from '../model/types';
+import { type AnalysisContext, dumpName, type EngineRuns } from './analysis-phases';
+import type { Anatomy } from './causes/anatomy';
+import { core } from './causes/exact-op';
+import type { OpData, OpKind } from './causes/types';
+import { nonFiniteIn, ratioOf } from './floor';
+import { fullMetrics } from './metrics';
+import type { DeterminismResult, PathWhy, Report } from './report';
+import { runChecks } from './run-checks';
+import { neighbours, opWeights, whyAt } from './why';
+import { causeClause } from './why-runs';
+
+export interface PathCheck {
+  id: string;
+  op: OpKind;
+  what: string;
+  inputs: string[];
+  output: string;
+}
+
+/** The layer's checks for a path that records the slots `has` says, fused groups whole where a tap is missing. */
+export function layerChecks(cfg: NeoXConfig, layer: number, has: (slot: string) => boolean): PathCheck[] {
+  const p = `layers.${layer}`;
+  const s = (n: string) => `${p}.${n}`;
+  const x = inputSlot(layer);
+  const single = runChecks(cfg, has)
+    .checks.filter((c) => c.layer === layer && c.op !== 'layer')
+    .map((c) => ({ id: c.id, op: c.op as OpKind, what: c.what, inputs: c.inputs, output: c.output }));
+  const all = (...slots: string[]) => slots.every(has);
+  const groups: (PathCheck & { at: string })[] = [];
+  if (!has(s('qkv')) && all(s('ln1'), s('ctx')))
+    groups.push({
+      at: 'dense',
+      id: s('attn_block'),
+      op: 'attn_block',
+      what: 'the QKV projection and the attention core (fused)',
+      inputs: [s('ln1')],
+      output: s('ctx'),
+    });
+  if (!has(s('fc1')) && all(s('ln2'), s('gelu')))
+    groups.push({
+      at: 'fc2',
+      id: s('mlp_up'),
+      op: 'mlp_up',
+      what: 'mlp.dense_h_to_4h and its GELU (fused)',
+      inputs: [s('ln2')],
+      output: s('gelu'),
+    });
+  const terms = cfg.useParallelResidual ? [s('gelu'), s('attn_out'), x] : [s('gelu'), s('ln2_in')];
+  if (!has(s('mlp_out')) && all(...terms, s('out')))
+    groups.push({
+      at: 'end',
+      id: s('mlp_residual'),
+      op: 'mlp_residual',
+      what: 'mlp.dense_4h_to_h and the residual add (fused)',
+      inputs: terms,
+      output: s('out'),
+    });
+  // Each group goes before the first single check that follows it in the forward.
+  const out: PathCheck[] = [];
+  for (const c of single) {
+    for (const g of groups) if (c.id === s(g.at)) out.push(g);
+    out.push(c);
+  }
+  for (const g of groups) if (g.at === 'end' || !single.some((c) => c.id === s(g.at))) out.push(g);
+  return out;
+}
+
+/** The engine's taps of layer `i` (and its input) read back, under the run-check slot names. */
+async function slotsOf(
+  runs: EngineRuns,
+  fused: Map<string, import('../engine/batch').GpuTap>,
+  read: (t: import('../engine/batch').GpuTap) => Promise<Float32Array>,
+  i: number,
+) {
+  const out = new Map<string, { name: string; data: Float32Array }>();
+  for (const [name, tap] of fused) {
+    if (!name.startsWith(`layers.${i}.`)) continue;
+    const slot = name.replace(/\.resid_mid$/, '.ln2_in');
+    out.set(slot, { name, data: await read(tap) });
+  }
+  const input = dumpName(i - 1);
+  out.set(inputSlot(i), { name: input, data: await runs.batch.read(runs.ref.taps.get(input)!, runs.ref.T) });
+  return out;
+}
+
+/** The "why" of the first born layer (null when no layer is born or the taps were skipped). */
+export async function whyOfPaths(
+  c: AnalysisContext,
+  runs: EngineRuns,
+  report: Report,
+  determinism: DeterminismResult,
+): Promise<PathWhy | null> {
+  const i = report.firstBornLayer;
+  if (i === null || c.taps !== 'all') return null;
+  const { engine, spec, tokens } = c;
+  const cfg = engine.modelInfo!.config;
+  const T = tokens.length;
+  const b = c.newBatch();
+  const local = b.forward(tokens, {
+    path: c.fusedSet,
+    precision: spec.precision,
+    hooks: c.hooks,
+    taps: 'all',
+    layers: { from: i, to: i + 1, input: runs.ref.taps.get(dumpName(i - 1))!.buffer },
+  });
+  await b.submit();
+  const fused = await slotsOf(runs, local.taps, (t) => b.read(t, T), i);
+  const ref = await slotsOf(runs, runs.ref.taps, (t) => runs.batch.read(t, T), i);
+  const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
+  const opData = async (pc: PathCheck, slots: typeof fused): Promise<OpData> => {
+    const opName =
+      pc.op === 'attn_block' ? 'qkv' : pc.op === 'mlp_up' ? 'fc1' : pc.op === 'mlp_residual' ? 'fc2' : pc.op;
+    const recorded = slots.get(pc.output)!.data;
+    const d: OpData = {
+      op: pc.op,
+      layer: i,
+      cfg,
+      tokens,
+      inputs: pc.inputs.map((s) => slots.get(s)!.data),
+      inputSlots: pc.inputs,
+      recorded,
+      exact: new Float64Array(recorded.length),
+      weights: await opWeights(engine, pc.op, i),
+      angles: 'exact',
+      others: [],
+      floor: fullMetrics([0], [1], 'fp32'),
+      metric: spec.metric,
+      k: spec.k,
+      precision: spec.precision,
+      scale: recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
+    };
+    d.exact = core(d, {}, null);
+    return d;
+  };
+  const measured = [];
+  let born: { pc: PathCheck; d: OpData } | null = null;
+  for (const pc of checks) {
+    const f = await opData(pc, fused);
+    const r = await opData(pc, ref);
+    const floor = fullMetrics(r.recorded, r.exact, spec.precision);
+    const err = fullMetrics(f.recorded, f.exact, spec.precision);
+    const ratio = ratioOf(err, floor, spec.metric, spec.precision, f.scale);
+    const nonFinite = nonFiniteIn(err);
+    measured.push({ id: pc.id, op: pc.op, what: pc.what, ratio, nonFinite });
+    if (!born && (ratio > spec.k || nonFinite > 0)) born = { pc, d: { ...f, floor } };
+  }
+  const raced = determinism.differences.filter((x) => x.tensor.startsWith(`layers.${i}.`));
+  const race = raced.length
+    ? { tensors: [...new Set(raced.map((x) => x.tensor))], elements: raced.reduce((s, x) => s + x.count, 0) }
+    : null;
+  const raceWords = race
+    ? `; its bits change from run to run (${race.elements} elements of ${race.tensors.join(', ')}): a race, which no fixed variant can reproduce`
+    : '';
+  if (!born)
+    return {
+      layer: i,
+      checks: measured,
+      born: null,
+      cause: null,
+      anatomy: null,
+      race,
+      sentence: `Layer ${i}: no single op of the fused path is past ${spec.k}× its floor; the layer's error comes from how they combine${raceWords}.`,
+    };
+  const one = measured.find((m) => m.id === born!.pc.id)!;
+  if (one.nonFinite > 0)
+    return {
+      layer: i,
+      checks: measured,
+      born: born.pc.id,
+      cause: null,
+      anatomy: null,
+      race,
+      sentence: `Layer ${i}: ${born.pc.what} (${born.pc.id}) writes ${one.nonFinite} NaN/Inf values${raceWords}.`,
+    };
+  const why = await whyAt({
+    engine,
+    op: born.pc.op,
+    layer: i,
+    tokens,
+    inputs: born.d.inputs,
+    inputSlots: born.d.inputSlots,
+    recorded: born.d.recorded,
+    exact: born.d.exact,
+    others: neighbours(fused, i, [...born.pc.inputs, born.pc.output]),
+    floor: born.d.floor,
+    metric: spec.metric,
+    k: spec.k,
+    precision: spec.precision,
+    scale: born.d.scale,
+    angles: 'exact',
+  });
+  const causeWords = race
+    ? `a race (the op's bits change from run to run), not a fixed variant`
+    : why.cause.words;
+  return {
+    layer: i,
+    checks: measured,
+    born: born.pc.id,
+    cause: why.cause,
+    anatomy: why.anatomy,
+    race,
+    sentence: `Layer ${i}: the error is born at ${born.pc.what} (${born.pc.id}), ${one.ratio.toPrecision(2)}× its floor on the fused path's own inputs; ${causeClause(causeWords)}.`,
+  };
+}
