@@ -60,6 +60,20 @@ describe('the analysis on a clean fused path', () => {
 
 const diverging = FAULTS.filter((f) => f.expect === 'diverges').map((f) => f.id);
 
+/** The cause the report's "why" must name for each diverging fault (docs/CAUSES.md). */
+const CAUSE: Partial<Record<FaultId, string>> = {
+  tile_offset: 'input-shifted',
+  fp16_accumulation: 'acc-fp16',
+  alias_residual: 'residual-wrong-tensor',
+  stale_buffer: 'input-wrong-tensor',
+  wrong_ln_eps: 'ln-eps',
+  gptj_rotary: 'rotary-gptj',
+  gelu_relu: 'relu',
+  dropped_bias: 'bias-dropped',
+  residual_wiring: 'residual-wrong-tensor',
+  no_rescale: 'softmax-no-rescale',
+};
+
 describe('faults', () => {
   it.each(diverging)('%s: first divergent layer and blamed kernel are right', async (id: FaultId) => {
     const seed = freshSeed();
@@ -78,6 +92,10 @@ describe('faults', () => {
     expect(blamed[0].firstLayer, ctx).toBe(fromLayer);
     // Layers before the fault agree with the reference within the floor.
     for (const l of r.layers.slice(0, fromLayer)) expect(l.diverged, ctx).toBe(false);
+    // Why: the fault's op in that layer, and its cause named first.
+    expect(r.why?.layer, ctx).toBe(fromLayer);
+    expect(r.why?.cause?.named[0]?.id, `${ctx}; ${r.why?.sentence}`).toBe(CAUSE[id]);
+    expect(r.why?.sentence).toContain(`probable cause: ${r.why!.cause!.words}`);
   });
 
   it('reordered_sum (benign) changes bits but stays under the noise floor', async () => {
@@ -112,6 +130,8 @@ describe('faults', () => {
     expect(long.verdict, summary(long)).toBe('diverged');
     expect(long.firstDivergentLayer).toBe(2);
     expect(long.bisection!.filter((b) => b.reproduces).map((b) => b.kernel)).toEqual(['flash_attention']);
+    expect(long.why?.cause?.named[0]?.id, long.why?.sentence).toBe(CAUSE.no_rescale);
+    expect(long.why?.cause?.named[0]?.params.block, long.why?.sentence).toBe(8);
   });
 
   it('missing_barrier: the determinism check flags the race', async () => {
@@ -120,5 +140,8 @@ describe('faults', () => {
     });
     expect(r.determinism.identical, JSON.stringify(r.determinism.differences.slice(0, 3))).toBe(false);
     expect(r.determinism.differences[0].tensor).toMatch(/layers/);
+    // Why: a race is said as such, not dressed up as a fixed variant.
+    expect(r.why?.race, r.why?.sentence).not.toBeNull();
+    expect(r.why?.sentence).toMatch(/probable cause: a race/);
   });
 });

@@ -1,7 +1,7 @@
 // The two-path report's "why": in the first layer whose error is born, which op of the fused path it is born at and
-// what would explain it. The fused layer is re-run on the reference path's input with every tap (the local run of
-// the main phases, now with its intermediates), each op is re-run exactly (fp64, causes/exact-op.ts) from the fused
-// path's own recorded inputs and compared against its floor — the reference kernel measured the same way — and at
+// what would explain it. Each op of the fused path's layer (its taps from the main phases) is re-run exactly (fp64,
+// causes/exact-op.ts) from the fused path's own recorded inputs and compared against its floor — the reference
+// kernel's op measured the same way — and at
 // the first op past k × floor the anatomy and the cause search run. Where the fused path writes no tap between two
 // ops, the fused group is checked whole. An op whose bits change from run to run is a race, said as such.
 import type { GpuTap } from '../engine/batch';
@@ -74,21 +74,16 @@ export function layerChecks(cfg: NeoXConfig, layer: number, has: (slot: string) 
   return out;
 }
 
-/** The engine's taps of layer `i` (and its input) read back, under the run-check slot names. */
-async function slotsOf(
-  runs: EngineRuns,
-  fused: Map<string, import('../engine/batch').GpuTap>,
-  read: (t: import('../engine/batch').GpuTap) => Promise<Float32Array>,
-  i: number,
-) {
+/** A path's taps of layer `i` and the layer's input read back, under the run-check slot names. */
+async function slotsOf(taps: Map<string, GpuTap>, read: (t: GpuTap) => Promise<Float32Array>, i: number) {
   const out = new Map<string, { name: string; data: Float32Array }>();
-  for (const [name, tap] of fused) {
+  for (const [name, tap] of taps) {
     if (!name.startsWith(`layers.${i}.`)) continue;
-    const slot = name.replace(/\.resid_mid$/, '.ln2_in');
-    out.set(slot, { name, data: await read(tap) });
+    out.set(name.replace(/\.resid_mid$/, '.ln2_in'), { name, data: await read(tap) });
   }
   const input = dumpName(i - 1);
-  out.set(inputSlot(i), { name: input, data: await runs.batch.read(runs.ref.taps.get(input)!, runs.ref.T) });
+  const tap = taps.get(input);
+  if (tap) out.set(inputSlot(i), { name: input, data: await read(tap) });
   return out;
 }
 
@@ -104,17 +99,9 @@ export async function whyOfPaths(
   const { engine, spec, tokens } = c;
   const cfg = engine.modelInfo!.config;
   const T = tokens.length;
-  const b = c.newBatch();
-  const local = b.forward(tokens, {
-    path: c.fusedSet,
-    precision: spec.precision,
-    hooks: c.hooks,
-    taps: 'all',
-    layers: { from: i, to: i + 1, input: runs.ref.taps.get(dumpName(i - 1))!.buffer },
-  });
-  await b.submit();
-  const fused = await slotsOf(runs, local.taps, (t) => b.read(t, T), i);
-  const ref = await slotsOf(runs, runs.ref.taps, (t) => runs.batch.read(t, T), i);
+  const read = (t: GpuTap) => runs.batch.read(t, T);
+  const fused = await slotsOf(runs.fused.taps, read, i);
+  const ref = await slotsOf(runs.ref.taps, read, i);
   const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
   const opData = async (pc: PathCheck, slots: typeof fused): Promise<OpData> => {
     const opName =
@@ -190,7 +177,12 @@ export async function whyOfPaths(
     inputSlots: born.d.inputSlots,
     recorded: born.d.recorded,
     exact: born.d.exact,
-    others: neighbours(fused, i, [...born.pc.inputs, born.pc.output]),
+    // The previous layer's tensors too (from the whole fused run): a stale buffer holds one of them.
+    others: neighbours(
+      new Map([...(i > 0 ? await slotsOf(runs.fused.taps, read, i - 1) : []), ...fused]),
+      i,
+      [...born.pc.inputs, born.pc.output],
+    ),
     floor: born.d.floor,
     metric: spec.metric,
     k: spec.k,

@@ -55,7 +55,7 @@ const PLANTS: Plant[] = [
   {
     cause: 'autocast-bf16',
     op: 'fc2',
-    variant: () => ({ inputFormat: 'bf16', weightFormat: 'bf16', outFormat: 'bf16' }),
+    variant: () => ({ inputFormat: 'bf16', weightFormat: 'bf16', biasFormat: 'bf16', outFormat: 'bf16' }),
   },
   {
     cause: 'autocast-fp16',
@@ -157,7 +157,7 @@ const PLANTS: Plant[] = [
     cause: 'rotary-offset',
     op: 'attention',
     variant: (d) => ({ rotary: { positions: d.tokens.map((_, t) => (t < 5 ? t : t - 5)) } }),
-    params: { from: 5, mode: 'restart' },
+    params: { from: 5, offset: -5 },
   },
   { cause: 'gelu-tanh', op: 'act', variant: () => ({ act: 'gelu-tanh' }) },
   { cause: 'gelu-sigmoid', op: 'act', variant: () => ({ act: 'gelu-sigmoid' }) },

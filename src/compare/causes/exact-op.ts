@@ -12,6 +12,7 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'inputFormat',
   'weightFormat',
   'bias',
+  'biasFormat',
   'transposed',
   'inputShift',
   'input',
@@ -122,7 +123,7 @@ function linear(
     const n = picked[j];
     for (let k = 0; k < K; k++) w[k] = v.transposed ? W[k * N + n] : W[n * K + k];
     if (v.weightFormat) for (let k = 0; k < K; k++) w[k] = roundTo(v.weightFormat, w[k]);
-    const bias = b ? b[n] * (v.bias ?? 1) : 0;
+    const bias = b ? (v.biasFormat ? roundTo(v.biasFormat, b[n]) : b[n]) * (v.bias ?? 1) : 0;
     for (let t = 0; t < T; t++) {
       let s = 0;
       const xo = t * K;

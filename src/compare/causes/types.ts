@@ -71,6 +71,8 @@ export interface Variant {
   weightFormat?: NumFormat;
   /** The bias times this (0: dropped, 2: doubled). */
   bias?: number;
+  /** The bias rounded to this format (autocast casts it with the weights). */
+  biasFormat?: NumFormat;
   /** W read as its transpose (square weights). */
   transposed?: boolean;
   /** Each input row read s elements further along (zeros past its end). */

@@ -109,7 +109,7 @@ const headsPermuted: Cause = {
       ? []
       : [{ params: { perm: perm.join(',') }, variant: { headPerm: perm } }];
   },
-  words: (p) => `the output heads are in another order (head h holds head [${p.perm}][h])`,
+  words: (p) => `the output heads are in another order (output heads 0, 1, … hold heads ${p.perm})`,
 };
 
 const causal = (id: string, offset: number | null, words: string): Cause => ({
@@ -163,26 +163,30 @@ const rotaryPositions: Cause = {
   family: 'layout',
   ops: ATTENTION_OPS,
   candidates: (s) => {
-    // Relative positions are all attention sees, so only positions that restart (or stop) mid-sequence show:
-    // from the first wrong row r on, positions t - r (restart) or r - 1 (stuck), tried at r and its neighbours.
+    // Relative positions are all attention sees, so only positions that jump (or stop) mid-sequence show: from the
+    // first wrong row r on, positions t + offset (restart: offset -r) or r - 1 (stuck), tried at r and r - 1.
     const d = s.data;
     const T = d.tokens.length;
     if (d.cfg.rotaryNdims === 0) return [];
     const r0 = firstBadRow(d);
     const out: Candidate[] = [];
-    for (const from of [r0 - 2, r0 - 1, r0, r0 + 1].filter((r) => r >= 1 && r < T))
-      for (const mode of ['restart', 'stuck'] as const) {
-        const positions = Array.from({ length: T }, (_, t) =>
-          t < from ? t : mode === 'restart' ? t - from : from - 1,
-        );
-        out.push({ params: { from, mode }, variant: { rotary: { positions } } });
-      }
+    for (const from of [r0 - 1, r0].filter((r) => r >= 1 && r < T)) {
+      const offsets = [-from, 1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4, -5, -6, -7, -8].filter(
+        (o, i, all) => all.indexOf(o) === i && o !== 0 && from + o >= 0,
+      );
+      const at = (f: (t: number) => number) => Array.from({ length: T }, (_, t) => (t < from ? t : f(t)));
+      for (const offset of offsets)
+        out.push({ params: { from, offset }, variant: { rotary: { positions: at((t) => t + offset) } } });
+      out.push({ params: { from, offset: 'stuck' }, variant: { rotary: { positions: at(() => from - 1) } } });
+    }
     return out;
   },
   words: (p) =>
-    p.mode === 'restart'
-      ? `rotary positions restart at 0 from row ${p.from} on`
-      : `rotary positions stop advancing at row ${p.from} (every later row rotated as position ${Number(p.from) - 1})`,
+    p.offset === 'stuck'
+      ? `rotary positions stop advancing at row ${p.from} (every later row rotated as position ${Number(p.from) - 1})`
+      : Number(p.offset) === -Number(p.from)
+        ? `rotary positions restart at 0 from row ${p.from} on`
+        : `rotary positions are off by ${Number(p.offset) > 0 ? '+' : ''}${p.offset} from row ${p.from} on`,
 };
 
 export const LAYOUT: readonly Cause[] = [

@@ -42,8 +42,10 @@ const autocast = (f: NumFormat): Cause => ({
   id: `autocast-${f}`,
   family: 'narrower',
   ops: PRODUCT_OPS,
-  candidates: () => [{ params: { format: f }, variant: { inputFormat: f, weightFormat: f, outFormat: f } }],
-  words: () => `autocast to ${f}: inputs, weights and output in ${f}, fp32 accumulation`,
+  candidates: () => [
+    { params: { format: f }, variant: { inputFormat: f, weightFormat: f, biasFormat: f, outFormat: f } },
+  ],
+  words: () => `autocast to ${f}: inputs, weights, bias and output in ${f}, fp32 accumulation`,
 });
 
 const accF16: Cause = {
