@@ -18,6 +18,7 @@ import { formatMetric, formatMs, METRIC_LABELS } from './format';
 import { Term } from './Glossary';
 import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
 import { Bisection, Determinism, Generation, OracleNote, Streaming, Verdict } from './ReportParts';
+import { WhyDrill, WhyLine } from './WhyParts';
 
 function Exports({ report }: { report: Report }) {
   return (
@@ -193,6 +194,11 @@ export function Results({ store }: { store: AppStore }) {
           {changed && <StaleBanner changed={changed} />}
           <StoredBanner store={store} />
           <Verdict report={report} />
+          <WhyLine
+            report={report}
+            running={run.status === 'running'}
+            onOpen={report.why ? () => selectLayer(report.why!.layer) : undefined}
+          />
           <OracleNote report={report} />
           {report.plantedFaults.length > 0 && (
             <p data-testid="planted">
@@ -274,6 +280,14 @@ export function Results({ store }: { store: AppStore }) {
               fileBase={fileBase}
               scale={largeType ? 17 / 12 : 13 / 12}
             />
+            {report.why && report.why.layer === selectedLayer && (
+              <WhyDrill
+                why={report.why}
+                report={report}
+                fileBase={fileBase}
+                scale={largeType ? 17 / 12 : 1}
+              />
+            )}
             {tap ? (
               <Histogram tap={tap} fileBase={fileBase} />
             ) : (

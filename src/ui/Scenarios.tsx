@@ -19,6 +19,7 @@ import {
 } from '../state/scenario';
 import { sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
+import { foundCauseSentence } from './cause-words';
 import { RunLinkedButton } from './LinkPanels';
 import { linkBase, openFragment } from './nav';
 import { describeSpec, firstLayerWords } from './spec-words';
@@ -106,7 +107,23 @@ function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
           .
         </p>
       )}
+      {report && <FoundCause report={report} />}
     </div>
+  );
+}
+
+/** The cause the explorer found for this run (read from its report), once the run is done. */
+function FoundCause({ report }: { report: Report }) {
+  const words = foundCauseSentence(report.why);
+  if (!words) return null;
+  return (
+    <p
+      className="scenario-cause"
+      data-testid="scenario-cause"
+      data-cause={report.why?.cause?.named[0]?.id ?? ''}
+    >
+      {words}
+    </p>
   );
 }
 

@@ -5,6 +5,7 @@ import type { PathWhy } from '../compare/report';
 import {
   anatomyCells,
   causeExportLines,
+  foundCauseSentence,
   hottestCell,
   pathCauseView,
   shortCause,
@@ -72,7 +73,9 @@ describe('cause words', () => {
   });
 
   it('names a cause with how much it leaves and the runner-up', () => {
-    const v = verdictView(verdict([tc('rows-shifted', 0.75, 'the rows shifted')], [tc('rows-shifted', 0.75), tc('x', 6e6)]));
+    const v = verdictView(
+      verdict([tc('rows-shifted', 0.75, 'the rows shifted')], [tc('rows-shifted', 0.75), tc('x', 6e6)]),
+    );
     expect(v.state).toBe('named');
     expect(v.ids).toEqual(['rows-shifted']);
     expect(v.headline).toBe('the rows shifted');
@@ -124,7 +127,9 @@ describe('cause words', () => {
 
   it('takes the probable-cause clause off a finding sentence only when it is there', () => {
     const s = 'run A, layer 2: fc1 is 7.7e+6× its floor; probable cause: the rows shifted — explains all.';
-    expect(withoutCauseClause(s, 'the rows shifted — explains all')).toBe('run A, layer 2: fc1 is 7.7e+6× its floor.');
+    expect(withoutCauseClause(s, 'the rows shifted — explains all')).toBe(
+      'run A, layer 2: fc1 is 7.7e+6× its floor.',
+    );
     expect(withoutCauseClause(s, 'something else')).toBe(s);
     expect(withoutCauseClause(s, undefined)).toBe(s);
   });
@@ -147,5 +152,19 @@ describe('cause words', () => {
     expect(lines[1]).toMatch(/^Cause: words of act-relu \[act-relu\] \(explains all but 0.8× the floor/);
     expect(lines[2]).toBe('Anatomy: The error is in from row 1 on.');
     expect(causeExportLines(null)).toEqual([]);
+  });
+});
+
+describe('the cause a scenario says', () => {
+  it('reads it from the report: named, none, race, or nothing without a born layer', () => {
+    expect(foundCauseSentence(why({}))).toBe(
+      'The explorer found the cause at layers.2.act: words of act-relu (act-relu; explains all but 0.8× the floor of an error 7.7e+6× the floor; the next best, act-silu, leaves 900×).',
+    );
+    expect(foundCauseSentence(why({ cause: verdict([], [tc('z', 50, 'zz')]) }))).toContain(
+      'none explains it: the closest, zz (z), still leaves 50×',
+    );
+    expect(foundCauseSentence(why({ race: { tensors: ['layers.2.ctx'], elements: 3 } }))).toContain('a race');
+    expect(foundCauseSentence(null)).toBeNull();
+    expect(foundCauseSentence(undefined)).toBeNull();
   });
 });

@@ -161,3 +161,24 @@ export function causeExportLines(why: PathWhy | null | undefined): string[] {
   if (why.anatomy) lines.push(`Anatomy: ${why.anatomy.sentence}`);
   return lines;
 }
+
+/** What a classroom scenario says once its run is done: the cause the explorer found, in one sentence. */
+export function foundCauseSentence(why: PathWhy | null | undefined): string | null {
+  if (!why) return null;
+  const v = pathCauseView(why, false);
+  const at = why.born ? ` at ${why.born}` : ` in layer ${why.layer}`;
+  switch (v.state) {
+    case 'named':
+      return `The explorer found the cause${at}: ${v.headline} (${v.ids.join(', ')}; ${v.detail}).`;
+    case 'unexplained':
+      return `The explorer tested every known cause${at} and none explains it: ${v.detail}.`;
+    case 'race':
+      return `The explorer found${at} ${v.headline}: a race, which no fixed variant reproduces.`;
+    case 'nonfinite':
+      return `The explorer found that ${v.headline}.`;
+    case 'combined':
+      return `The explorer found that in layer ${why.layer} ${v.headline}.`;
+    default:
+      return null;
+  }
+}

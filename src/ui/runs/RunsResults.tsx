@@ -7,8 +7,10 @@ import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
 import { runsLinkOf } from '../../run/runs-link';
 import type { ModelRef } from '../../run/runspec';
 import { useRunsImport } from '../../state/runs-import';
+import { withoutCauseClause } from '../cause-words';
 import { linkBase } from '../nav';
 import { RunCurves } from './RunCurves';
+import { RunWhy } from './RunWhy';
 import './runs.css';
 
 const OPS = [
@@ -131,7 +133,7 @@ function CheckGrid(p: {
   );
 }
 
-function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
+function CheckDetail({ c, close, k }: { c: RunCheckResult; close: () => void; k: number }) {
   const ref = useRef<HTMLElement | null>(null);
   useEffect(() => {
     ref.current?.scrollIntoView({ block: 'nearest' });
@@ -165,6 +167,15 @@ function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
         with '{c.output}'. Max abs error {c.error.maxAbs.toExponential(2)}; the floor is the explorer's fp32
         reference kernel measured the same way.
       </p>
+      <RunWhy
+        run={`${c.run}-check`}
+        op={c.module}
+        cause={c.cause}
+        anatomy={c.anatomy}
+        k={k}
+        fileBase={() => ''}
+        heatmap={false}
+      />
     </section>
   );
 }
@@ -240,8 +251,16 @@ export function RunsResults({ report, model }: { report: RunsReport; model: Mode
               data-testid={`finding-${f.run}`}
               className={f.diverged ? 'finding-bad' : 'finding-ok'}
             >
-              {f.sentence}
+              {withoutCauseClause(f.sentence, f.cause?.words)}
               <SharerLine run={f.run} />
+              <RunWhy
+                run={f.run}
+                op={f.module ?? f.check ?? 'the op'}
+                cause={f.cause}
+                anatomy={f.anatomy}
+                k={report.k}
+                fileBase={base}
+              />
             </li>
           ))}
         </ul>
@@ -294,7 +313,9 @@ export function RunsResults({ report, model }: { report: RunsReport; model: Mode
         </div>
         <CheckGrid report={report} run={run} open={setOpen} openId={open?.id ?? null} />
       </section>
-      {open && <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} />}
+      {open && (
+        <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} k={report.k} />
+      )}
     </div>
   );
 }
