@@ -23,6 +23,9 @@ export const LINK_LIMITS = {
   /** Nesting depth of the JSON (a valid payload needs 4). */
   depth: 12,
   adapterChars: 200,
+  /** The sharer's cause: its id and its words. */
+  causeIdChars: 64,
+  causeWordsChars: 200,
   ratios: 1024,
   layer: 1023,
 } as const;
@@ -33,6 +36,8 @@ export interface SharerSummary {
   /** Per layer: error / noise floor on the sharer's machine, or null where it was not finite. */
   ratios: (number | null)[];
   firstDivergentLayer: number | null;
+  /** The cause the sharer's run found where the error is born (id and words, short); absent in older links. */
+  cause?: { id: string; words: string } | null;
 }
 
 export interface Sharer {
@@ -201,7 +206,7 @@ function parseSharer(v: unknown): Sharer {
     throw sharerError('adapter', `is longer than ${LINK_LIMITS.adapterChars} characters`);
   const s = v.summary;
   if (!isObj(s)) throw sharerError('summary', 'is not an object');
-  onlyKeys(s, ['metric', 'ratios', 'firstDivergentLayer'], 'sharer.summary', 'sharer');
+  onlyKeys(s, ['metric', 'ratios', 'firstDivergentLayer', 'cause'], 'sharer.summary', 'sharer');
   const metric = s.metric;
   if (typeof metric !== 'string' || !(METRICS as readonly string[]).includes(metric))
     throw sharerError('summary.metric', `is not one of ${METRICS.join(', ')}`);
@@ -223,7 +228,26 @@ function parseSharer(v: unknown): Sharer {
       );
     if (first >= outRatios.length) throw sharerError('summary.firstDivergentLayer', 'is past the last layer');
   }
-  return { adapter, summary: { metric: metric as Metric, ratios: outRatios, firstDivergentLayer: first } };
+  const summary: SharerSummary = { metric: metric as Metric, ratios: outRatios, firstDivergentLayer: first };
+  if (s.cause !== undefined) summary.cause = parseSharerCause(s.cause);
+  return { adapter, summary };
+}
+
+/** The sharer's cause: null, or an id (letters, digits, '-') and a line of words, both bounded. */
+function parseSharerCause(c: unknown): SharerSummary['cause'] {
+  if (c === null) return null;
+  if (!isObj(c)) throw sharerError('summary.cause', 'is not null or an object');
+  onlyKeys(c, ['id', 'words'], 'sharer.summary.cause', 'sharer');
+  const { id, words } = c;
+  if (typeof id !== 'string' || !/^[a-z0-9-]{1,64}$/.test(id) || id.length > LINK_LIMITS.causeIdChars)
+    throw sharerError('summary.cause.id', `is not 1 to ${LINK_LIMITS.causeIdChars} of a-z, 0-9 and '-'`);
+  const oneLine = typeof words === 'string' && ![...words].some((ch) => ch < ' ' || ch === '\u007f');
+  if (typeof words !== 'string' || words.length > LINK_LIMITS.causeWordsChars || !oneLine)
+    throw sharerError(
+      'summary.cause.words',
+      `is not one line of at most ${LINK_LIMITS.causeWordsChars} characters`,
+    );
+  return { id, words };
 }
 
 /** Validates an untrusted value as a LinkPayload and returns a fresh, normalized copy. Throws LinkError. */
@@ -375,12 +399,17 @@ function round4(x: number): number {
 }
 
 /** The sharer's summary of a report: per-layer ratios (rounded; non-finite → null), first divergent layer. */
-export function sharerSummary(report: {
-  metric: Metric;
-  layers: readonly { ratio: number }[];
-  firstDivergentLayer: number | null;
-}): SharerSummary {
+export function sharerSummary(
+  report: {
+    metric: Metric;
+    layers: readonly { ratio: number }[];
+    firstDivergentLayer: number | null;
+  },
+  /** The cause found where the error is born (the page's shortCause), carried when given. */
+  cause?: { id: string; words: string } | null,
+): SharerSummary {
   return {
+    ...(cause !== undefined ? { cause } : {}),
     metric: report.metric,
     ratios: report.layers
       .slice(0, LINK_LIMITS.ratios)

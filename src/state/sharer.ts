@@ -113,3 +113,15 @@ export function agreementSentence(a: SharerAgreement): string {
   }
   return `Your run differs from the sharer's: ${parts.join('; ')}.`;
 }
+
+/**
+ * Whether the sharer's cause and the viewer's are the same (by id; no cause on both counts as the same), or null
+ * when the link carries none (made before links carried it) or the viewer's run has not looked yet.
+ */
+export function sameCause(
+  theirs: SharerSummary['cause'],
+  yours: { id: string } | null | undefined,
+): boolean | null {
+  if (theirs === undefined || yours === undefined) return null;
+  return (theirs?.id ?? null) === (yours?.id ?? null);
+}

@@ -8,9 +8,10 @@ import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { adapterLine, type Sharer } from '../run/permalink';
 import type { Controller } from '../state/controller';
-import { AGREE_FACTOR, agreementSentence, compareWithSharer } from '../state/sharer';
+import { AGREE_FACTOR, agreementSentence, compareWithSharer, sameCause } from '../state/sharer';
 import { buildSpec, modelMatches, sameRun } from '../state/spec';
 import { type AppStore, canRun, settingsOf } from '../state/store';
+import { shortCause } from './cause-words';
 import { ErrorAlert } from './ErrorAlert';
 import { formatRatio } from './format';
 import { clearFragment } from './nav';
@@ -251,6 +252,34 @@ export function useSharerFor(store: AppStore, report: Report | null): Sharer | n
   );
 }
 
+/** The cause the sharer's run found beside the viewer's own (when the link carries one). */
+function SharerCause({ sharer, report }: { sharer: Sharer; report: Report }) {
+  const theirs = sharer.summary.cause;
+  if (theirs === undefined) return null;
+  const yours = report.why === undefined ? undefined : shortCause(report.why);
+  const said = (c: { id: string; words: string } | null) =>
+    c ? (
+      <>
+        {c.words} <code>[{c.id}]</code>
+      </>
+    ) : (
+      'none (nothing born)'
+    );
+  const same = sameCause(theirs, yours);
+  return (
+    <p
+      className="sharer-cause"
+      data-testid="sharer-cause"
+      data-same={same === null ? '' : same ? 'yes' : 'no'}
+    >
+      <strong>Cause</strong> — the sharer’s: <span data-testid="sharer-cause-theirs">{said(theirs)}</span>
+      {'; yours: '}
+      <span data-testid="sharer-cause-yours">{yours === undefined ? 'still looking…' : said(yours)}</span>
+      {same === null ? '' : same ? ' (the same)' : ' (different)'}.
+    </p>
+  );
+}
+
 export function SharerComparison({ sharer, report }: { sharer: Sharer; report: Report }) {
   const a = compareWithSharer(sharer.summary, report);
   const ids = useId();
@@ -266,6 +295,7 @@ export function SharerComparison({ sharer, report }: { sharer: Sharer; report: R
       <p className={`verdict ${a.agree ? 'agree' : 'diverged'}`} data-testid="sharer-verdict">
         <span className="verdict-badge">{a.agree ? 'same result' : 'different'}</span> {agreementSentence(a)}
       </p>
+      <SharerCause sharer={sharer} report={report} />
       <p className="muted small">
         Theirs: <span className="mono">{sharer.adapter}</span>. Yours:{' '}
         <span className="mono">{adapterLine(report.adapter)}</span>. Ratios are error ÷ noise floor (

@@ -7,6 +7,7 @@ import { runLink } from '../run/custom-kernel';
 import { adapterLine, autorunAllowed, type LinkPayload, sharerSummary } from '../run/permalink';
 import { buildSpec, sameRun } from '../state/spec';
 import type { AppStore } from '../state/store';
+import { shortCause } from './cause-words';
 import { linkBase, showInAddressBar } from './nav';
 
 type CopyState = 'idle' | 'copied' | 'failed';
@@ -29,7 +30,10 @@ export function SharePanel({ store }: { store: AppStore }) {
     if (autorun) payload.autorun = true;
     const withResult = !!report && sameRun(report.spec, built.spec);
     if (report && withResult)
-      payload.sharer = { adapter: adapterLine(report.adapter), summary: sharerSummary(report) };
+      payload.sharer = {
+        adapter: adapterLine(report.adapter),
+        summary: sharerSummary(report, shortCause(report.why)),
+      };
     try {
       // runLink: a custom kernel too large for a link gives no link and says so (it is never dropped).
       const made = runLink(payload);
