@@ -2,6 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { autoType, csvParse } from 'd3';
 import { describe, expect, it } from 'vitest';
 import schema from '../../docs/report.schema.json';
+import type { Report } from '../compare/analyze';
 import {
   CSV_METRIC_FIELDS,
   csvField,
@@ -12,7 +13,7 @@ import {
 } from './export';
 import { fixtureReport } from './report-fixture';
 
-const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+const validate = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
 
 describe('report JSON', () => {
   it('writes non-finite numbers as strings and strips nothing', () => {
@@ -146,5 +147,73 @@ describe('export names', () => {
     const n = exportName(r, 'hist-layers.1.k', 'png');
     expect(n).not.toMatch(/[/<> ]/);
     expect(n.endsWith('-hist-layers.1.k.png')).toBe(true);
+  });
+});
+
+describe('the why in the exports', () => {
+  const why: NonNullable<Report['why']> = {
+    layer: 1,
+    checks: [
+      { id: 'layers.1.ln1', op: 'ln1', what: 'the first LayerNorm', ratio: 0.4, nonFinite: 0 },
+      { id: 'layers.1.act', op: 'act', what: 'the GELU', ratio: 3.2e4, nonFinite: 0 },
+    ],
+    born: 'layers.1.act',
+    cause: {
+      named: [
+        { id: 'act-relu', family: 'function', words: 'the activation is ReLU', params: {}, residual: 0.6 },
+      ],
+      runnerUp: { id: 'act-silu', family: 'function', words: 'SiLU', params: {}, residual: 800 },
+      error: 3.2e4,
+      words: 'the activation is ReLU [act-relu] — explains all but 0.6× floor',
+      tested: [
+        { id: 'act-relu', family: 'function', words: 'the activation is ReLU', params: {}, residual: 0.6 },
+        { id: 'act-silu', family: 'function', words: 'SiLU', params: {}, residual: 800 },
+      ],
+      sampled: null,
+      ms: 3,
+    },
+    anatomy: {
+      rows: { kind: 'every', first: 0, last: 2, count: 3, of: 3, words: 'every row' },
+      groups: { axis: 'MLP width', labels: ['0–3', '4–7'], share: [0.5, 0.5], words: 'all MLP width evenly' },
+      parts: [],
+      shape: { kind: 'everywhere', elements: 20, of: 24, words: 'spread over the whole tensor' },
+      size: { bf16: 300, fp16: 2400, tf32: 2400, fp32: 2e7, words: 'typically 3e2 bf16 ULP' },
+      heatmap: { rowLabels: ['0', '1', '2'], colLabels: ['0–3', '4–7'], values: [1, 2, 3, 4, 5, 6] },
+      sentence: 'The error is in every row, all MLP width evenly, spread over the whole tensor.',
+    },
+    race: null,
+    sentence:
+      'Layer 1: the error is born at the GELU (layers.1.act), 3.2e+4× its floor; probable cause: ReLU.',
+  };
+
+  it('carries the why, its cause and anatomy in the JSON, valid against the schema', () => {
+    const r = { ...fixtureReport(), why };
+    const back = JSON.parse(reportToJson(r));
+    expect(back.why.born).toBe('layers.1.act');
+    expect(back.why.cause.named[0].id).toBe('act-relu');
+    expect(back.why.cause.tested).toHaveLength(2);
+    expect(back.why.anatomy.heatmap.values).toEqual([1, 2, 3, 4, 5, 6]);
+    validate(back);
+    expect(validate.errors ?? []).toEqual([]);
+  });
+
+  it('gives the CSV the why, the cause and the anatomy as comment lines (none when nothing is born)', () => {
+    const text = layersToCsv({ ...fixtureReport(), why });
+    const comments = text.split('\r\n').filter((l) => l.startsWith('#'));
+    expect(comments).toContain(`# Why: ${why.sentence}`);
+    expect(
+      comments.some((l) => l.startsWith('# Cause: the activation is ReLU [act-relu] (explains all but 0.6×')),
+    ).toBe(true);
+    expect(comments).toContain(`# Anatomy: ${why.anatomy!.sentence}`);
+    const parsed = csvParse(
+      text
+        .split('\r\n')
+        .filter((l) => !l.startsWith('#'))
+        .join('\n'),
+      autoType,
+    );
+    expect(parsed.length).toBe(fixtureReport().layers.length);
+    const plain = layersToCsv({ ...fixtureReport(), why: null });
+    expect(plain).not.toContain('# Cause:');
   });
 });

@@ -1,11 +1,13 @@
-// Exports: the report as JSON (nothing stripped; ∞ and NaN as the strings "Infinity", "-Infinity", "NaN"
-// since JSON has no such numbers), the per-layer table as CSV (d3's formatter, the run's details as '#'
-// comment lines above the header), and a chart as SVG (styles inlined so it stands alone) or PNG (the SVG
+// Exports: the report as JSON (nothing stripped — the why, its cause and anatomy included; ∞ and NaN as the
+// strings "Infinity", "-Infinity", "NaN" since JSON has no such numbers), the per-layer table as CSV (d3's
+// formatter; the run's details, and where the error is born with its cause and anatomy, as '#' comment lines
+// above the header), and a chart as SVG (styles inlined so it stands alone) or PNG (the SVG
 // drawn onto a canvas), both with a title and the run's details above the chart. The string builders are
 // pure and unit-tested.
 import { csvFormatRows } from 'd3';
 import type { Report } from '../compare/analyze';
 import type { FullMetrics } from '../compare/metrics';
+import { causeExportLines } from './cause-words';
 import { fileSafe } from './format';
 import { faultWords, fusedWords, modelWords, promptWords } from './spec-words';
 
@@ -93,6 +95,7 @@ export function layersToCsv(report: Report): string {
   const comments = [
     `Divergence explorer: per-layer errors, fused vs reference (verdict ${report.verdict})`,
     ...runDetails(report),
+    ...causeExportLines(report.why),
     "Read with pandas.read_csv(f, comment='#') or d3.csvParse(text without the '#' lines, d3.autoType)",
   ].map((l) => `# ${l.replace(/[\r\n]+/g, ' ')}`);
   const table = csvFormatRows([header, ...rows.map((r) => r.map(csvField))]);
