@@ -57,37 +57,35 @@ export function RuledOut({ cause, testId = 'ruled-out' }: { cause: CauseVerdict;
         Each cause is a variant of the op re-run exactly from the same recorded inputs; its residual is what
         it leaves of the error, over the op's floor (the op as recorded: {timesFloor(cause.error)}).{sampled}
       </p>
-      <div className="ruled-out-wrap">
-        <table className="ruled-out-table">
-          <thead>
-            <tr>
-              <th scope="col">cause</th>
-              <th scope="col">what it would mean</th>
-              <th scope="col" className="num">
-                residual ÷ floor
+      <table className="ruled-out-table">
+        <thead>
+          <tr>
+            <th scope="col">cause</th>
+            <th scope="col">what it would mean</th>
+            <th scope="col" className="num">
+              residual ÷ floor
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr
+              key={r.id}
+              className={r.named ? 'named' : undefined}
+              data-testid="tested-cause"
+              data-cause={r.id}
+              data-named={r.named ? 'yes' : 'no'}
+            >
+              <th scope="row">
+                <code>{r.id}</code>
+                {r.named && <span className="named-mark"> ✓ named</span>}
               </th>
+              <td>{r.words}</td>
+              <td className="num">{r.residual}</td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr
-                key={r.id}
-                className={r.named ? 'named' : undefined}
-                data-testid="tested-cause"
-                data-cause={r.id}
-                data-named={r.named ? 'yes' : 'no'}
-              >
-                <th scope="row">
-                  <code>{r.id}</code>
-                  {r.named && <span className="named-mark"> ✓ named</span>}
-                </th>
-                <td>{r.words}</td>
-                <td className="num">{r.residual}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+          ))}
+        </tbody>
+      </table>
     </details>
   );
 }

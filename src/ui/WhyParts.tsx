@@ -3,7 +3,7 @@
 // bars on a log axis, the born op marked) and the anatomy of the born op's error.
 import type { PathWhy, Report } from '../compare/report';
 import { CauseLine, RuledOut } from './CausePanel';
-import { pathCauseView, timesFloor } from './cause-words';
+import { pathCauseView, timesFloor, whySentenceShown } from './cause-words';
 import { AnatomyHeatmap } from './charts/AnatomyHeatmap';
 import { Term } from './Glossary';
 import './why.css';
@@ -26,7 +26,7 @@ export function WhyLine({
     <div className="why" data-testid="why" data-born={why?.born ?? ''}>
       {why && (
         <p className="why-sentence" data-testid="why-sentence">
-          {why.sentence}
+          {whySentenceShown(why.sentence)}
         </p>
       )}
       <CauseLine view={view} />

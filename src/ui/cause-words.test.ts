@@ -12,6 +12,7 @@ import {
   testedRows,
   timesFloor,
   verdictView,
+  whySentenceShown,
   withoutCauseClause,
 } from './cause-words';
 
@@ -132,6 +133,15 @@ describe('cause words', () => {
     );
     expect(withoutCauseClause(s, 'something else')).toBe(s);
     expect(withoutCauseClause(s, undefined)).toBe(s);
+  });
+
+  it('shows the why sentence without its cause clause', () => {
+    expect(
+      whySentenceShown('Layer 1: born at fc1, 1e+6× its floor; probable cause: ReLU [relu] — all but 0.9×.'),
+    ).toBe('Layer 1: born at fc1, 1e+6× its floor.');
+    expect(whySentenceShown('Layer 1: no single op is past 10× its floor.')).toBe(
+      'Layer 1: no single op is past 10× its floor.',
+    );
   });
 
   it('lays the heatmap out row-major and finds its hottest cell', () => {

@@ -114,6 +114,12 @@ export function withoutCauseClause(sentence: string, words: string | undefined):
   return sentence.endsWith(clause) ? `${sentence.slice(0, -clause.length)}.` : sentence;
 }
 
+/** The why's sentence without its "probable cause" clause (the page shows the cause on its own line below it). */
+export function whySentenceShown(sentence: string): string {
+  const at = sentence.lastIndexOf('; probable cause: ');
+  return at < 0 ? sentence : `${sentence.slice(0, at)}.`;
+}
+
 export interface AnatomyCell {
   row: number;
   col: number;

@@ -35,6 +35,15 @@ export function AnatomyHeatmap({
   scale = 1,
 }: AnatomyHeatmapProps) {
   const cells = useMemo(() => anatomyCells(anatomy) ?? [], [anatomy]);
+  const domain = useMemo(
+    () =>
+      logDomain(
+        cells.map((c) => c.value),
+        [0.1, 10],
+      ),
+    [cells],
+  );
+  const kShown = k > domain[0] && k < domain[1];
   const rows = anatomy.heatmap.rowLabels;
   const cols = anatomy.heatmap.colLabels;
   const R = rows.length;
@@ -63,10 +72,6 @@ export function AnatomyHeatmap({
         .domain(rows.map((_, i) => i))
         .range([0, ih])
         .padding(0.06);
-      const domain = logDomain(
-        cells.map((c) => c.value),
-        [0.1, 10],
-      );
       const color = scaleSequentialLog(interpolateViridis).domain(domain).clamp(true);
       const lines = (c: AnatomyCell) => [
         `rows ${rows[c.row]}, ${cols[c.col]}`,
@@ -160,7 +165,7 @@ export function AnatomyHeatmap({
         .selectAll('text')
         .attr('x', 8)
         .attr('text-anchor', 'start');
-      if (k > domain[0] && k < domain[1])
+      if (kShown)
         legend
           .append('line')
           .attr('class', 'k-line')
@@ -169,7 +174,7 @@ export function AnatomyHeatmap({
           .attr('y1', cy(Math.log10(k)))
           .attr('y2', cy(Math.log10(k)));
     },
-    [cells, rows, cols, k, rowH, margin.left, margin.right, margin.top, scale],
+    [cells, domain, kShown, rows, cols, k, rowH, margin.left, margin.right, margin.top, scale],
   );
 
   const hot = hottestCell(anatomy);
@@ -186,9 +191,12 @@ export function AnatomyHeatmap({
         description={`Heatmap of the error of ${op}: ${R} row bins by ${C} ${anatomy.groups.axis}, RMS error over the op's floor, log colour scale. ${anatomy.sentence}`}
         note={
           <>
-            RMS error of each cell over the op's floor, log colour scale (dark = at the floor, yellow = far
-            past it; the white tick on the bar is k = {k}); rows are token positions, columns{' '}
-            {anatomy.groups.axis}.
+            RMS error of each cell over the op's floor, log colour scale from dark purple (
+            {timesFloor(domain[0])}) to yellow ({timesFloor(domain[1])})
+            {kShown
+              ? `; the white tick on the bar is k = ${k}`
+              : `; every cell is ${domain[0] >= k ? 'past' : 'under'} k = ${k}`}
+            ; rows are token positions, columns {anatomy.groups.axis}.
           </>
         }
       />

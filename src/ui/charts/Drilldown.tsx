@@ -121,6 +121,13 @@ export function Drilldown({
               `reference vs fp64 (floor): ${t.refVsOracle ? formatMetric(fromErrorValue(errorValue(t.refVsOracle, metric), metric), metric) : '—'}`,
               `${t.shape} elements; max ULP ${t.vsReference!.maxUlp}`,
             ];
+      /** What a compared row shows at its right: its error and its ratio to its floor. */
+      const valueText = (t: TapResult): string => {
+        const v = errorValue(t.vsReference!, metric);
+        return v === 0
+          ? 'identical'
+          : `${formatMetric(fromErrorValue(v, metric), metric)} · ${formatRatio(ratioOf(t))} floor`;
+      };
       const rows = plot
         .append('g')
         .selectAll<SVGGElement, TapResult>('g')
@@ -171,12 +178,7 @@ export function Drilldown({
         .attr('x', iw + 8)
         .attr('y', y.bandwidth() / 2)
         .attr('dy', '0.35em')
-        .text((t) => {
-          const v = errorValue(t.vsReference!, metric);
-          return v === 0
-            ? 'identical'
-            : `${formatMetric(fromErrorValue(v, metric), metric)} · ${formatRatio(ratioOf(t))} floor`;
-        });
+        .text(valueText);
       const away = rows.filter((t) => t.status === 'fused-away');
       away
         .append('text')
@@ -236,7 +238,12 @@ export function Drilldown({
         .attr('tabindex', 0)
         .attr('role', 'button')
         .attr('aria-pressed', 'false')
-        .attr('aria-label', (t) => `${linesFor(t).join('; ')}. Press Enter to show its error histogram.`)
+        // The name starts with the row's visible text (its op and value), then the details.
+        .attr(
+          'aria-label',
+          (t) =>
+            `${t.op} ${valueText(t)}: ${linesFor(t).join('; ')}. Press Enter to show its error histogram.`,
+        )
         .on('click', (_ev, t) => onSelectRef.current(t.name))
         .on('keydown', (ev: KeyboardEvent, t) => {
           if (ev.key === 'Enter' || ev.key === ' ') {
