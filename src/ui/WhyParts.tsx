@@ -55,7 +55,7 @@ export function BornChecks({ why, k }: { why: PathWhy; k: number }) {
   const kAt = `${100 * barShare(k, top)}%`;
   return (
     <div className="born-checks" data-testid="born-checks">
-      <h4 className="sub">
+      <h4 className="born-title">
         Layer {why.layer}, op by op on the fused path's own inputs (the first past {k} × its{' '}
         <Term id="floor" /> is where the error is <Term id="born">born</Term>)
       </h4>

@@ -196,7 +196,8 @@ export function AnatomyHeatmap({
             {kShown
               ? `; the white tick on the bar is k = ${k}`
               : `; every cell is ${domain[0] >= k ? 'past' : 'under'} k = ${k}`}
-            ; rows are token positions, columns {anatomy.groups.axis}.
+            ; rows are token positions, columns{' '}
+            {anatomy.groups.axis === 'columns' ? 'equal stretches of the output width' : anatomy.groups.axis}.
           </>
         }
       />

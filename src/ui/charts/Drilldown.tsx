@@ -155,7 +155,9 @@ export function Drilldown({
         .attr('y', y.bandwidth() / 2)
         .attr('dy', '0.35em')
         .attr('text-anchor', 'end')
-        .text((t) => t.op);
+        // The trailing space keeps the op apart from its value in the row's text (what a screen reader's
+        // name is checked against); SVG does not draw it.
+        .text((t) => `${t.op} `);
       const compared = rows.filter((t) => t.status === 'compared');
       compared
         .append('rect')
