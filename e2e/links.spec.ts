@@ -92,6 +92,12 @@ test('a link copied in one browser reproduces the run in another, beside the sha
   await expect(cmp).toHaveAttribute('data-same-first', 'yes');
   await expect(cmp).toHaveAttribute('data-agree', 'yes');
   await expect(b.getByTestId('sharer-verdict')).toContainText('agrees with the sharer');
+  // The sharer's cause travelled in the link and stands beside the viewer's own: the same on both machines.
+  const cause = b.getByTestId('sharer-cause');
+  await expect(cause).toHaveAttribute('data-same', 'yes');
+  expect(await b.getByTestId('sharer-cause-theirs').innerText()).toBe(
+    await b.getByTestId('sharer-cause-yours').innerText(),
+  );
   await expect(b.getByTestId('sharer-row')).toHaveCount(4);
   await expect(b.locator('[data-testid="sharer-row"][data-agree="yes"]')).toHaveCount(4);
   // The sharer's curve beside the viewer's, one point per layer.
