@@ -22,6 +22,8 @@ export function WhyLine({
   if (report.firstBornLayer === null && report.why === undefined) return null;
   const view = pathCauseView(report.why, running);
   const why = report.why;
+  // Nothing to say (no layer born, the taps skipped, or a report stored before reports carried a why).
+  if (view.state === 'absent') return null;
   return (
     <div className="why" data-testid="why" data-born={why?.born ?? ''}>
       {why && (

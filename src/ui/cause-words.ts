@@ -58,7 +58,12 @@ export function verdictView(c: CauseVerdict): CauseView {
 export function pathCauseView(why: PathWhy | null | undefined, running: boolean): CauseView {
   if (why === undefined)
     return running
-      ? { state: 'pending', ids: [], headline: 'looking for the op and the cause…', detail: null }
+      ? {
+          state: 'pending',
+          ids: [],
+          headline: "re-running the born layer's ops exactly from the fused path's own inputs",
+          detail: null,
+        }
       : { state: 'absent', ids: [], headline: '', detail: null };
   if (why === null) return { state: 'absent', ids: [], headline: '', detail: null };
   if (why.race)
