@@ -34,7 +34,7 @@ const PLANTS: Plant[] = [
   {
     cause: 'softmax-no-rescale',
     op: 'attn_block',
-    variant: () => ({ noRescaleBlock: 4 }),
+    variant: () => ({ noRescale: { block: 4, threads: 1 } }),
     params: { block: 4 },
   },
   { cause: 'bias-dropped', op: 'mlp_residual', variant: () => ({ bias: 0 }) },
@@ -168,8 +168,8 @@ const PLANTS: Plant[] = [
   {
     cause: 'softmax-no-rescale',
     op: 'attention',
-    variant: () => ({ noRescaleBlock: 4 }),
-    params: { block: 4 },
+    variant: () => ({ noRescale: { block: 2, threads: 2 } }),
+    params: { block: 2, threads: 2 },
   },
 ];
 

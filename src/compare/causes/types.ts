@@ -97,8 +97,12 @@ export interface Variant {
   rotaryNdims?: number;
   /** Softmax probabilities rounded to this format before the value product. */
   probsFormat?: NumFormat;
-  /** Online softmax over key blocks of this size that never rescales what it summed before a new maximum. */
-  noRescaleBlock?: number;
+  /**
+   * Online softmax over key blocks of `block` that never rescales what it summed before a new maximum; with
+   * `threads` > 1, each row's blocks dealt round-robin to that many partial states (block g, g + threads, …),
+   * merged in order at the end (the partial scaled to the new maximum, the running state not).
+   */
+  noRescale?: { block: number; threads: number };
   // residual adds: the sum of coefs[j] × term j (1, 1[, 1] for the model)
   coefs?: number[];
   /** Term `term` read from another recorded tensor. */
