@@ -205,6 +205,23 @@ describe('the cause library', () => {
     }
   });
 
+  it('a large op is screened and scored on samples of its columns, and its cause still named', () => {
+    const plants: [OpKind, Variant, string][] = [
+      ['fc1', { inputFormat: 'bf16' }, 'input-bf16'],
+      ['fc2', { bias: 0 }, 'bias-dropped'],
+      ['mlp_up', { act: 'gelu-tanh' }, 'gelu-tanh'],
+      ['fc1', { rowShift: { shift: 1, from: 9 } }, 'rows-shifted'],
+    ];
+    for (let j = 0; j < Math.max(1, SEEDS / 5); j++)
+      for (const [op, variant, id] of plants) {
+        const seed = base + 611953 * j;
+        const d = plantOp(seed, op, () => variant, 10, true);
+        const v = explain(d);
+        expect(v.sampled, `seed ${seed}: ${op}`).not.toBeNull();
+        expect(v.named[0]?.id, `seed ${seed}: ${v.words}`).toBe(id);
+      }
+  });
+
   it('a correct op names no cause and searches nothing', () => {
     for (let j = 0; j < 3 * SEEDS; j++) {
       const ops: OpKind[] = ['fc1', 'attention', 'ln1', 'act', 'residual'];

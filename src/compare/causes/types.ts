@@ -210,7 +210,7 @@ export interface CauseVerdict {
   words: string;
   /** Every cause tested, best first. */
   tested: TestedCause[];
-  /** The output columns the variants were scored on, when not all (a large op is sampled). */
-  sampled: { columns: number; of: number } | null;
+  /** Output columns every candidate was screened on and the near causes scored on, when not all (a large op). */
+  sampled: { screened: number; scored: number; of: number } | null;
   ms: number;
 }
