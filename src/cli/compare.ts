@@ -94,6 +94,13 @@ export function formatVerdict(r: Report): string {
       `diverged: first divergent layer ${r.firstDivergentLayer ?? '(logits)'}; reproduced by ${who}`,
     );
   }
+  const parting = r.generation?.parting;
+  if (parting)
+    lines.push(
+      `generation: ${parting.kind === 'near-tie' ? 'near tie' : parting.kind} at generated token ${parting.step + 1} — ${parting.words}`,
+    );
+  else if (r.generation && r.generation.firstDifference === null)
+    lines.push(`generation: both paths generate the same ${r.generation.reference.ids.length} tokens`);
   if (!r.determinism.identical)
     lines.push(
       `nondeterministic: ${r.determinism.differences.map((d) => `${d.tensor} (${d.schedule})`).join(', ')}`,

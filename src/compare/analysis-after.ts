@@ -8,7 +8,15 @@ import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } f
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
-import type { AnalysisPartial, BisectionRow, DeterminismResult, GenerationResult, Report } from './report';
+import { type PartingRows, partingOf } from './parting';
+import type {
+  AnalysisPartial,
+  BisectionRow,
+  DeterminismResult,
+  GenerationResult,
+  OracleInfo,
+  Report,
+} from './report';
 
 export async function bisect(
   c: AnalysisContext,
@@ -96,6 +104,8 @@ export async function generate(
   c: AnalysisContext,
   onPartial: ((p: AnalysisPartial) => void) | undefined,
   signal: AbortSignal | undefined,
+  oracle: Pick<OracleInfo, 'kind'> & { dfFma: boolean },
+  promptRows?: PartingRows,
 ): Promise<GenerationResult> {
   const { engine, spec } = c;
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
@@ -123,6 +133,8 @@ export async function generate(
     reference: { ids: refIds, text: text(refIds) },
     fused: { ids: fusedIds, text: text(fusedIds) },
     firstDifference: first < 0 ? null : first,
+    // Why they part: both paths and the oracle at the row that chose the first differing id.
+    parting: first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows),
   };
 }
 

@@ -9,17 +9,28 @@
 import type { GpuBatch } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import { FUSED_KERNELS, type FusedKernelId } from '../engine/fused-kernels';
+import { readDf } from '../engine/oracle-gpu';
 import { faultHooks, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { bisect, determinismOf, generate } from './analysis-after';
-import { type AnalysisContext, comparisons, local, oracle, sources, verdict } from './analysis-phases';
+import {
+  type AnalysisContext,
+  comparisons,
+  type EngineRuns,
+  local,
+  oracle,
+  sources,
+  verdict,
+} from './analysis-phases';
 import { CpuMetrics } from './cpu-metrics';
 import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
-import { isCpuAdapter, type OracleChoice, type SelfTestOptions } from './oracle-source';
+import { isCpuAdapter, type OracleChoice, type OracleTensors, type SelfTestOptions } from './oracle-source';
+import type { PartingRows } from './parting';
 import type { AnalysisPartial, DeterminismResult, Report } from './report';
 
+export type { GenerationParting, PartingKind, PartingSide } from './parting';
 export * from './report';
 export { metricValue };
 
@@ -144,12 +155,27 @@ export async function analyze(
     opts.onPartial?.({ kind: 'determinism', determinism });
     report = { ...report, bisection, determinism };
     const generation = await step('generation', () =>
-      spec.generate === 0 || skip.generation ? null : generate(c, opts.onPartial, opts.signal),
+      spec.generate === 0 || skip.generation
+        ? null
+        : generate(c, opts.onPartial, opts.signal, o.info, promptRows(c, runs, o.tensors)),
     );
     return { ...report, generation, durations: c.durations };
   } finally {
     for (const b of batches) b.release();
   }
+}
+
+/** The prompt's last logits row of each path and of the oracle, read from the first batch (parting.ts). */
+function promptRows(c: AnalysisContext, runs: EngineRuns, o: OracleTensors): PartingRows {
+  const T = c.tokens.length;
+  const V = c.engine.modelInfo!.config.vocabSize;
+  const last = async (run: EngineRuns['ref']) =>
+    (await runs.batch.read(run.taps.get('logits')!, T)).subarray((T - 1) * V);
+  return {
+    ref: () => last(runs.ref),
+    fused: () => last(runs.fused),
+    exact: async () => (await readDf(runs.batch.device, o.taps.get('logits')!, T)).subarray((T - 1) * V),
+  };
 }
 
 export { FUSED_KERNELS };

@@ -7,6 +7,7 @@ import type { NeoXConfig } from '../model/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
 import type { ErrorHistogram, FullMetrics } from './metrics';
+import type { GenerationParting } from './parting';
 
 /** The fp64-class oracle of a run: double-float on the GPU, or fp64 in JavaScript. */
 export interface OracleInfo {
@@ -85,6 +86,8 @@ export interface GenerationResult {
   reference: { ids: number[]; text: string | null };
   fused: { ids: number[]; text: string | null };
   firstDifference: number | null;
+  /** Why the texts part (parting.ts): null when they agree; absent in reports of older builds. */
+  parting?: GenerationParting | null;
 }
 
 export interface Report {
