@@ -22,6 +22,7 @@ import type { FullMetrics } from './metrics';
 import { decideOracle, type OracleChoice } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { exactOnCpu } from './run-checks-cpu';
+import { firstRowPast } from './run-rows';
 import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
 
 export interface RunInput {
@@ -238,7 +239,9 @@ export async function analyzeRuns(
       });
       const checkJobs = [runs.ref, ...runs.files].map((run, j) =>
         run.checks.map((c, i) => ({
-          err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`),
+          err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`, {
+            perRow: true,
+          }),
           scale: scaleJob(run.slots.get(c.output)!),
         })),
       );
@@ -246,7 +249,12 @@ export async function analyzeRuns(
       batch.onRelease(() => pending.release());
       await batch.submit();
       const out = (await pending.read()).compare;
-      return { curves, checkJobs, got: (j: number): FullMetrics => out[j].metrics };
+      return {
+        curves,
+        checkJobs,
+        got: (j: number): FullMetrics => out[j].metrics,
+        rows: (j: number) => out[j].perRow,
+      };
     });
 
     return await phase('verdict', () => {
@@ -276,6 +284,13 @@ export async function analyzeRuns(
             ratio,
             nonFinite,
             born: ratio > k || nonFinite > 0,
+            firstRow: firstRowPast(
+              results.rows(jobs.err),
+              results.rows(floorJob.err),
+              floor.relL2,
+              run.precision,
+              k,
+            ),
           };
         }),
       );
@@ -320,6 +335,7 @@ export async function analyzeRuns(
             handoffs: r.file.handoffs,
             checks: run.checks.length,
             missing: run.missing,
+            generation: r.file.generation ?? null,
           };
         });
       const report: RunsReport = {
