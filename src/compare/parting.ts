@@ -141,7 +141,12 @@ export function classifyParting(p: PartingInput): GenerationParting {
   return parting;
 }
 
-const e2 = (x: number) => (Number.isFinite(x) ? x.toExponential(1) : String(x));
+const e2 = (x: number) =>
+  !Number.isFinite(x)
+    ? String(x)
+    : Math.abs(x) >= 0.01 && Math.abs(x) < 1e4
+      ? x.toPrecision(3)
+      : x.toExponential(1);
 const times = (x: number) =>
   Number.isFinite(x) ? (x < 100 ? x.toPrecision(2) : x.toExponential(1)) : String(x);
 
