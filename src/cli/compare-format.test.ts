@@ -17,6 +17,24 @@ describe('formatVerdict', () => {
     const same = { ...r, generation: { ...r.generation!, firstDifference: null, parting: null } };
     expect(formatVerdict(same)).toMatch(/^generation: both paths generate the same 2 tokens$/m);
   });
+  it('prints one line per path whose decode was checked', () => {
+    const r = fixtureReport();
+    const decode = [
+      { path: 'reference', verdict: 'agree' as const, checks: 20, born: null, sentence: 'run A agrees.' },
+      {
+        path: 'fused',
+        verdict: 'diverged' as const,
+        checks: 20,
+        born: { check: 'layers.1.attention', module: 'm', layer: 1, ratio: 50, row: 9, step: 2 },
+        sentence: 'run A, decode step 2 (position 9), layer 1: …',
+      },
+    ];
+    const text = formatVerdict({ ...r, generation: { ...r.generation!, decode } });
+    expect(text).toMatch(/^decode \(reference path\): run A agrees\.$/m);
+    expect(text).toMatch(/^decode \(fused path\): run A, decode step 2 \(position 9\), layer 1: …$/m);
+    expect(formatVerdict(r)).not.toMatch(/^decode /m);
+  });
+
   it('prints no generation line without generation', () => {
     expect(formatVerdict({ ...fixtureReport(), generation: null })).not.toMatch(/generation:/);
   });

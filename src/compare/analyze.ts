@@ -23,6 +23,7 @@ import {
   verdict,
 } from './analysis-phases';
 import { CpuMetrics } from './cpu-metrics';
+import type { DecodeChecker } from './decode-run-file';
 import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
@@ -46,6 +47,11 @@ export interface AnalyzeOptions {
   metrics?: 'auto' | 'gpu' | 'cpu';
   /** Test hook: run the self-test against a deliberately broken double-float library. */
   selfTest?: SelfTestOptions;
+  /**
+   * Record each path's decode steps and check them op by op as runs of a generation with this checker
+   * (decode-runs.ts decodeChecker(engine): the runs analysis), into generation.decode.
+   */
+  checkDecode?: DecodeChecker;
   /** Skip parts (the bench measures the bare compare). */
   skip?: {
     local?: boolean;
@@ -106,6 +112,7 @@ export async function analyze(
     metricsOn,
     taps: skip.taps ? 'dump' : 'all',
     skipLocal: skip.local ?? false,
+    checkDecode: opts.checkDecode,
     durations: {},
     newBatch: () => {
       const b = engine.batch();

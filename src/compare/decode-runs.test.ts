@@ -1,7 +1,9 @@
 // Our own decode steps as runs: the recorded rows of each decode step sit at their positions (equal, bit for bit,
 // to the same rows of a whole forward over the same tokens, as the decode's design promises); a clean decode agrees
 // op by op on both paths; a planted fault is named at its layer in the prefill and every decode step after it.
+import Ajv2020 from 'ajv/dist/2020';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import schema from '../../docs/report.schema.json';
 import { Engine } from '../engine/engine';
 import { ALL_FUSED } from '../engine/fused-kernels';
 import { nodeGpu } from '../gpu/node';
@@ -10,7 +12,10 @@ import { freshSeed } from '../kernels/testing';
 import { mulberry32 } from '../model/random';
 import { randomModelFiles } from '../model/random-model';
 import { faultHooks, placeFaults } from '../run/faults';
-import { checkDecode } from './decode-runs';
+import { defaultRunSpec, type RunSpec } from '../run/runspec';
+import { reportToJson } from '../ui/export';
+import { analyze } from './analyze';
+import { checkDecode, decodeChecker } from './decode-runs';
 
 const seed = freshSeed();
 const shape = { vocab: 97, d: 48, layers: 3, heads: 4, ff: 96, rotaryPct: 0.5, parallel: true };
@@ -68,5 +73,42 @@ describe('our decode recorded as runs', () => {
     const check = fused.report.checks.find((c) => c.id === f.check)!;
     expect(check.firstRow, ctx).toBe(0);
     expect(f.sentence, ctx).toContain(`the prefill (position 0), layer ${fromLayer}: `);
+  });
+});
+
+describe('the two-path analysis with its decode checked', () => {
+  it('reports each path: the reference agrees, a planted fault is born at its layer in the prefill', async () => {
+    const fromLayer = 1 + (seed % (shape.layers - 1));
+    const spec: RunSpec = {
+      ...defaultRunSpec(),
+      model: { kind: 'embedded', id: 'test' },
+      fused: [...ALL_FUSED],
+      faults: [{ id: 'residual_wiring', fromLayer }],
+      seed,
+      generate: 3,
+    };
+    const r = await analyze(engine, spec, prompt, {
+      skip: { bisection: true, determinism: true, taps: true },
+      checkDecode: decodeChecker(engine),
+    });
+    const [ref, fused] = r.generation!.decode!;
+    const ctx = `seed ${seed}: ${ref.sentence} / ${fused.sentence}`;
+    expect(ref.path).toBe('reference');
+    expect(ref.verdict, ctx).toBe('agree');
+    expect(ref.born).toBeNull();
+    expect(fused.verdict, ctx).toBe('diverged');
+    expect(fused.born?.layer, ctx).toBe(fromLayer);
+    expect(fused.born?.step, ctx).toBe(0);
+    expect(fused.born?.row, ctx).toBe(0);
+    expect(ref.checks).toBeGreaterThan(3 * shape.layers);
+    expect(fused.checks).toBeGreaterThan(0);
+    // The report with its decode checks validates against docs/report.schema.json.
+    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+    expect(validate(JSON.parse(reportToJson(r))), JSON.stringify(validate.errors)).toBe(true);
+    // Without the option, no decode is recorded.
+    const plain = await analyze(engine, spec, prompt, {
+      skip: { bisection: true, determinism: true, taps: true },
+    });
+    expect(plain.generation!.decode).toBeUndefined();
   });
 });

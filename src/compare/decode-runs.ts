@@ -5,38 +5,10 @@
 // what a correct cached decode computes, so every check of the prompt applies to every step unchanged.
 import type { Engine } from '../engine/engine';
 import type { GenerateOptions } from '../engine/types';
-import type { RunFile, RunTensor } from '../model/run-file';
+import type { RunFile } from '../model/run-file';
 import { type AnalyzeRunsOptions, analyzeRuns } from './analyze-runs';
+import { type DecodeChecker, decodeRunFile } from './decode-run-file';
 import type { RunsReport } from './runs-report';
-
-/** A recorded decode (engine tap name → [positions, width]) as a run file of a generation. */
-export function decodeRunFile(
-  taps: Map<string, Float32Array>,
-  prompt: number[],
-  generated: number[],
-  label: string,
-): RunFile {
-  const tokens = [...prompt, ...generated.slice(0, -1)];
-  const slots = new Map<string, RunTensor>();
-  let bytes = 0;
-  for (const [name, data] of taps) {
-    slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), { name, dtype: 'F32', data });
-    bytes += data.byteLength;
-  }
-  return {
-    file: label,
-    tokens,
-    label,
-    device: 'this adapter (our decode path)',
-    dtype: 'float32',
-    slots,
-    ignored: [],
-    handoffs: [],
-    storage: 'F32',
-    bytes,
-    generation: { prefill: prompt.length, generated },
-  };
-}
 
 export interface DecodeRun {
   path: string;
@@ -72,4 +44,9 @@ export async function checkDecode(
     out.push({ path: p.name, ids: ids[i], file, report });
   }
   return out;
+}
+
+/** The runs analysis as the two-path analysis's decode checker (AnalyzeOptions.checkDecode). */
+export function decodeChecker(engine: Engine): DecodeChecker {
+  return (file, opts) => analyzeRuns(engine, { file, sha256: null }, null, opts);
 }

@@ -6,6 +6,7 @@ import type { IsolatedResult } from '../kernels/custom/isolated';
 import type { NeoXConfig } from '../model/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
+import type { DecodeCheck } from './decode-run-file';
 import type { ErrorHistogram, FullMetrics } from './metrics';
 import type { GenerationParting } from './parting';
 
@@ -88,6 +89,8 @@ export interface GenerationResult {
   firstDifference: number | null;
   /** Why the texts part (parting.ts): null when they agree; absent in reports of older builds. */
   parting?: GenerationParting | null;
+  /** With AnalyzeOptions.checkDecode: each path's decode steps checked op by op as a run (decode-runs.ts). */
+  decode?: DecodeCheck[];
 }
 
 export interface Report {

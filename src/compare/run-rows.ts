@@ -3,8 +3,7 @@
 // run of a generation (src/model/run-generation.ts) a row is a decode step: the finding is named by it.
 import type { Precision } from '../kernels/precision';
 import { storageUnitRoundoff } from '../kernels/precision';
-import { rowWords } from '../model/run-generation';
-import type { RunSourceInfo } from './runs-report';
+import { type RunGeneration, rowWords } from '../model/run-generation';
 
 /**
  * The first row whose relative L2 error passes k × its floor — the reference path's error at that row, never below
@@ -30,7 +29,7 @@ export function firstRowPast(
 
 /** "decode step 5 (position 37), " for a finding at a row of a generation run; '' otherwise. */
 export function stepPrefix(
-  source: Pick<RunSourceInfo, 'generation'>,
+  source: { generation?: RunGeneration | null },
   row: number | null | undefined,
 ): string {
   const g = source.generation;
