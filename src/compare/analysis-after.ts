@@ -5,7 +5,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
-import { type DecodeCheck, decodeCheckOf, decodeRunFile } from './decode-run-file';
+import { type DecodeCheck, decodeCheckOf, decodeRunFile, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
@@ -149,12 +149,20 @@ async function checkDecodes(
   oracle: OracleInfo['kind'],
 ): Promise<DecodeCheck[]> {
   const { spec, tokens } = c;
+  const paths = [
+    { path: 'reference' as const, precision: spec.precision },
+    { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
+  ];
   const out: DecodeCheck[] = [];
   for (const [i, path] of (['reference', 'fused'] as const).entries()) {
     const file = decodeRunFile(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision);
     const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn };
     const report = await c.checkDecode!(file, opts);
-    out.push(decodeCheckOf(path, report, tokens.length));
+    // The cached path against its own whole forward over the same tokens (the decode's oracle).
+    const full = await c.engine.forward(file.tokens, { ...paths[i], taps: [] });
+    const floor = report.curves.find((x) => x.slot === 'logits')?.floorValue ?? 0;
+    const vsFull = vsFullOf(recorded[i].get('logits') ?? [], full.dump.logits, floor, spec.k);
+    out.push({ ...decodeCheckOf(path, report, tokens.length), vsFull });
   }
   return out;
 }

@@ -64,6 +64,12 @@ export interface DecodeCheck {
     step: number | null;
   } | null;
   sentence: string;
+  /**
+   * The cached decode against the same path's whole forward (no cache) over the same tokens: relative L2 of the
+   * logits over all positions, its ratio to the logits' floor, and `within` (ratio ≤ k). A correct cached path
+   * equals the uncached one to within the floor (ours: bit for bit, ratio 0).
+   */
+  vsFull?: { relL2: number; ratio: number; within: boolean };
 }
 
 /** The two-path report's summary of a decode run's analysis. */
@@ -87,4 +93,24 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number)
       : null,
     sentence: f.sentence,
   };
+}
+
+/** The cached decode's logits against the whole forward's, over all positions (DecodeCheck.vsFull). */
+export function vsFullOf(
+  decode: ArrayLike<number>,
+  full: ArrayLike<number>,
+  floor: number,
+  k: number,
+): { relL2: number; ratio: number; within: boolean } {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < full.length; i++) {
+    const e = decode[i] - full[i];
+    num += e * e;
+    den += full[i] * full[i];
+  }
+  const relL2 = num === 0 ? 0 : den === 0 ? Number.POSITIVE_INFINITY : Math.sqrt(num / den);
+  const ratio = relL2 === 0 ? 0 : floor > 0 ? relL2 / floor : Number.POSITIVE_INFINITY;
+  // NaN (a non-finite logit in either) is never within.
+  return { relL2, ratio, within: ratio <= k && decode.length === full.length };
 }

@@ -15,6 +15,7 @@ import { faultHooks, placeFaults } from '../run/faults';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { reportToJson } from '../ui/export';
 import { analyze } from './analyze';
+import { vsFullOf } from './decode-run-file';
 import { checkDecode, decodeChecker } from './decode-runs';
 
 const seed = freshSeed();
@@ -102,6 +103,9 @@ describe('the two-path analysis with its decode checked', () => {
     expect(fused.born?.row, ctx).toBe(0);
     expect(ref.checks).toBeGreaterThan(3 * shape.layers);
     expect(fused.checks).toBeGreaterThan(0);
+    // Our cached decode is the whole forward, bit for bit, on both paths (the fault is in both alike).
+    for (const d of [ref, fused])
+      expect(d.vsFull, `${d.path} (seed ${seed})`).toEqual({ relL2: 0, ratio: 0, within: true });
     // The report with its decode checks validates against docs/report.schema.json.
     const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
     expect(validate(JSON.parse(reportToJson(r))), JSON.stringify(validate.errors)).toBe(true);
@@ -110,5 +114,23 @@ describe('the two-path analysis with its decode checked', () => {
       skip: { bisection: true, determinism: true, taps: true },
     });
     expect(plain.generation!.decode).toBeUndefined();
+  });
+});
+
+describe('vsFullOf', () => {
+  it('is 0 for equal logits, past k × the floor when a decode row is off, never within for NaN', () => {
+    const r = mulberry32(seed + 1);
+    const full = Array.from({ length: 40 }, () => r() * 2 - 1);
+    expect(vsFullOf(full, full, 1e-7, 10)).toEqual({ relL2: 0, ratio: 0, within: true });
+    const off = [...full];
+    off[37] += 1e-3;
+    const got = vsFullOf(off, full, 1e-7, 10);
+    expect(got.within, `seed ${seed}`).toBe(false);
+    expect(got.ratio).toBeGreaterThan(10);
+    const tiny = [...full];
+    tiny[3] += 1e-9;
+    expect(vsFullOf(tiny, full, 1e-7, 10).within).toBe(true);
+    off[0] = Number.NaN;
+    expect(vsFullOf(off, full, 1e-7, 10).within).toBe(false);
   });
 });
