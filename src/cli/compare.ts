@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
+import { decodeChecker } from '../compare/decode-runs';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { Engine, type EngineOptions, type ModelFiles } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
@@ -44,6 +45,7 @@ export async function runAnalysis(
   modelDir: string,
   log: (s: string) => void,
   engineOpts: EngineOptions = {},
+  o: { checkDecode?: boolean } = {},
 ): Promise<Report> {
   const m = prepareModel(modelDir);
   if (spec.model.kind !== 'embedded') {
@@ -57,7 +59,10 @@ export async function runAnalysis(
   const engine = await Engine.create(nodeGpu(), nodeShaderSource(), engineOpts);
   try {
     await engine.loadModel(m.files);
-    return await analyze(engine, spec, tokens, { onProgress: (phase) => log(`${phase}…`) });
+    return await analyze(engine, spec, tokens, {
+      onProgress: (phase) => log(`${phase}…`),
+      checkDecode: o.checkDecode ? decodeChecker(engine) : undefined,
+    });
   } finally {
     engine.dispose();
   }
@@ -95,6 +100,14 @@ export function formatVerdict(r: Report): string {
     );
   }
   if (r.why) lines.push(`why: ${r.why.sentence}`);
+  const parting = r.generation?.parting;
+  if (parting)
+    lines.push(
+      `generation: ${parting.kind === 'near-tie' ? 'near tie' : parting.kind} at generated token ${parting.step + 1} — ${parting.words}`,
+    );
+  else if (r.generation && r.generation.firstDifference === null)
+    lines.push(`generation: both paths generate the same ${r.generation.reference.ids.length} tokens`);
+  for (const d of r.generation?.decode ?? []) lines.push(`decode (${d.path} path): ${d.sentence}`);
   if (!r.determinism.identical)
     lines.push(
       `nondeterministic: ${r.determinism.differences.map((d) => `${d.tensor} (${d.schedule})`).join(', ')}`,

@@ -21,11 +21,12 @@ import { isWorker, runQuietChild, say } from './quiet';
 const USAGE = `usage:
   cli forward  --model DIR (--tokens 3,14,15 | --prompt TEXT) --out out.json [--path reference|fused] [--precision fp32|fp16|fp16acc|bf16] [--nonfinite-as-strings]
   cli generate --model DIR (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]
-  cli compare  --spec spec.json --out report.json [--model DIR]
-  cli check    --spec spec.json [--model DIR]
+  cli compare  --spec spec.json --out report.json [--model DIR] [--check-decode]
+  cli check    --spec spec.json [--model DIR] [--check-decode]
   cli compare-runs --model DIR --a A.safetensors [--b B.safetensors] [--out report.json] [--k 10] [--metric relL2]
 --memory-budget GiB (any command) caps the GPU memory of the model's weights; without
 it a model is refused only when the adapter's buffer limits or its allocation refuse it.
+--check-decode records each path's decode steps and checks them op by op as runs (generation.decode).
 --verbose (any command) also shows what the GPU driver prints (Dawn and Vulkan loader warnings).
 forward refuses (exit 1, nothing written) when the dump holds NaN or Inf, unless --nonfinite-as-strings, which
 writes them as the JSON strings "NaN", "Infinity" and "-Infinity".`;
@@ -132,6 +133,7 @@ async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise
       out: { type: 'string' },
       model: { type: 'string' },
       'memory-budget': { type: 'string' },
+      'check-decode': { type: 'boolean' },
     },
     strict: true,
   });
@@ -140,7 +142,13 @@ async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise
   if (values.out) checkOutPath(values.out);
   const spec = readSpec(values.spec);
   const memoryBudgetBytes = parseMemoryBudget(values['memory-budget']);
-  const report = await runAnalysis(spec, modelDirFor(spec, values.model), say, { memoryBudgetBytes });
+  const report = await runAnalysis(
+    spec,
+    modelDirFor(spec, values.model),
+    say,
+    { memoryBudgetBytes },
+    { checkDecode: values['check-decode'] },
+  );
   if (values.out) writeReport(report, values.out);
   process.stdout.write(`${formatVerdict(report)}\n`);
   return cmd === 'check' && report.verdict !== 'agree' ? 1 : 0;

@@ -347,6 +347,8 @@ export class Engine {
    * hooks]): each path's steps as in generate (the same ids, path by path), all paths' step s recorded together,
    * `chunk` steps per submit (default 4; the ids read back once per chunk, the next chunk already queued).
    * `onStep(step, ids)` gets that step's id of every path, in the order of `paths`. Returns the ids per path.
+   * With `opts.recorded` (an empty array), each path's decode is recorded as a run (decode-record.ts): the
+   * array gets, per path, every op's rows of the prefill and of each step by engine tap name.
    */
   async generatePaths(
     prompt: number[],
@@ -354,7 +356,7 @@ export class Engine {
     paths: GenerateOptions[],
     onStep?: OnStep,
     signal?: AbortSignal,
-    opts: { chunk?: number } = {},
+    opts: { chunk?: number; recorded?: Map<string, Float32Array>[] } = {},
   ): Promise<number[][]> {
     const m = this.requireModel();
     checkGenerate(m.cfg, prompt, n);
@@ -364,7 +366,8 @@ export class Engine {
       throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
-    return generatePaths(this.gpuSession.pathsContext(m), prompt, n, paths, onStep, signal, chunk);
+    const ctx = this.gpuSession.pathsContext(m);
+    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk, opts.recorded);
   }
 
   /**

@@ -4,6 +4,7 @@
 
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
+import { rowWords } from '../../model/run-generation';
 import { runsLinkOf } from '../../run/runs-link';
 import type { ModelRef } from '../../run/runspec';
 import { useRunsImport } from '../../state/runs-import';
@@ -131,7 +132,7 @@ function CheckGrid(p: {
   );
 }
 
-function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
+function CheckDetail({ c, close, report }: { c: RunCheckResult; close: () => void; report: RunsReport }) {
   const ref = useRef<HTMLElement | null>(null);
   useEffect(() => {
     ref.current?.scrollIntoView({ block: 'nearest' });
@@ -159,6 +160,7 @@ function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
         {c.floorValue.toExponential(2)} — <strong>{ratioText(c.ratio)}</strong>{' '}
         {c.born ? '(born here)' : '(within k × the floor)'}
         {c.nonFinite > 0 ? `; ${c.nonFinite} NaN/Inf values` : ''}.
+        {c.firstRow != null ? <FirstRow run={c.run} row={c.firstRow} report={report} /> : null}
       </p>
       <p className="small">
         Re-run exactly from the run's own {c.inputs.map((n) => `'${n}'`).join(' + ') || 'tokens'} and compared
@@ -166,6 +168,17 @@ function CheckDetail({ c, close }: { c: RunCheckResult; close: () => void }) {
         reference kernel measured the same way.
       </p>
     </section>
+  );
+}
+
+/** Where the check's error first passes k × the floor: a position, or a decode step of a generation. */
+function FirstRow({ run, row, report }: { run: string; row: number; report: RunsReport }) {
+  const g = report.runs.find((r) => r.id === run)?.generation;
+  return (
+    <span data-testid="run-check-first-row" data-row={row}>
+      {' '}
+      It first passes k × the floor at {g ? rowWords(row, g.prefill) : `position ${row}`}.
+    </span>
   );
 }
 
@@ -253,6 +266,9 @@ export function RunsResults({ report, model }: { report: RunsReport; model: Mode
               <dd>
                 {r.file}
                 {r.label ? ` — ${r.label}` : ''} · {r.storage} · {r.device ?? 'device not given'} ·{' '}
+                {r.generation
+                  ? `a generation (prompt ${r.generation.prefill} tokens, ${report.tokens.length - r.generation.prefill} decode steps recorded) · `
+                  : ''}
                 {r.tensors} tensors used, {r.checks} checks
                 {r.missing.length > 0 ? `, ${r.missing.length} not possible (taps missing)` : ''}
                 {r.ignored.length > 0 ? `, ${r.ignored.length} names skipped` : ''}
@@ -294,7 +310,9 @@ export function RunsResults({ report, model }: { report: RunsReport; model: Mode
         </div>
         <CheckGrid report={report} run={run} open={setOpen} openId={open?.id ?? null} />
       </section>
-      {open && <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} />}
+      {open && (
+        <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} report={report} />
+      )}
     </div>
   );
 }
