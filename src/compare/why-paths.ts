@@ -8,7 +8,6 @@ import type { GpuTap } from '../engine/batch';
 import { inputSlot } from '../model/run-names';
 import type { NeoXConfig } from '../model/types';
 import { type AnalysisContext, dumpName, type EngineRuns } from './analysis-phases';
-import type { Anatomy } from './causes/anatomy';
 import { core } from './causes/exact-op';
 import type { OpData, OpKind } from './causes/types';
 import { nonFiniteIn, ratioOf } from './floor';
@@ -104,8 +103,6 @@ export async function whyOfPaths(
   const ref = await slotsOf(runs.ref.taps, read, i);
   const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
   const opData = async (pc: PathCheck, slots: typeof fused): Promise<OpData> => {
-    const opName =
-      pc.op === 'attn_block' ? 'qkv' : pc.op === 'mlp_up' ? 'fc1' : pc.op === 'mlp_residual' ? 'fc2' : pc.op;
     const recorded = slots.get(pc.output)!.data;
     const d: OpData = {
       op: pc.op,
