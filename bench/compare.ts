@@ -4,6 +4,7 @@
 import { analyze } from '../src/compare/analyze';
 import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
+import type { FaultId } from '../src/run/faults';
 import { defaultRunSpec } from '../src/run/runspec';
 import { SHAPES } from './forward';
 
@@ -65,7 +66,14 @@ export async function benchCompare(
   await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
   const prompt = (salt: number) =>
     Array.from({ length: T }, (_, i) => (i * 7919 + salt * 104729) % shape.vocab);
-  const spec = { ...defaultRunSpec(), model: { kind: 'embedded' as const, id: model }, generate: 8 };
+  // BENCH_FAULT plants a teaching fault from layer 1 (the report's why phase then runs on its born op).
+  const fault = process.env.BENCH_FAULT as FaultId | undefined;
+  const spec = {
+    ...defaultRunSpec(),
+    model: { kind: 'embedded' as const, id: model },
+    generate: 8,
+    faults: fault ? [{ id: fault, fromLayer: 1 }] : [],
+  };
   const skip = { bisection: true };
   // Warm-up on another prompt: pipelines (decode steps included), the self-test. The first compare below is then
   // the first of a new prompt, as a user who changes the prompt meets it.

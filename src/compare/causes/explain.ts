@@ -146,11 +146,20 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
   // Screen every candidate of every cause on the small sample (searches too), then score each near cause's best
   // candidate on the final sample in the report's metric.
   const screenCols = scoredColumns(d, SCREEN);
-  const screen = scorer(d, screenCols, true);
-  const s: SearchContext = { data: d, residual: screen };
+  const screens = new Map<number, (v: Variant) => number>([[1, scorer(d, screenCols, true)]]);
+  const screenFor = (share = 1) => {
+    let f = screens.get(share);
+    if (!f) {
+      f = scorer(d, scoredColumns(d, { mac: SCREEN.mac * share, elements: SCREEN.elements * share }), true);
+      screens.set(share, f);
+    }
+    return f;
+  };
   const screened: { cause: Cause; best: Candidate; score: number }[] = [];
   for (const cause of causes) {
     if (!cause.ops.includes(d.op)) continue;
+    const screen = screenFor(cause.screenShare);
+    const s: SearchContext = { data: d, residual: screen };
     let best: { c: Candidate; score: number } | null = null;
     for (const c of cause.candidates(s)) {
       const score = screen(c.variant);

@@ -186,6 +186,8 @@ export interface Cause {
   candidates(s: SearchContext): Candidate[];
   /** The cause in words, with what was found. */
   words(params: Record<string, ParamValue>, data: OpData): string;
+  /** The share of the screening budget each candidate gets (default 1): for a costly emulation. */
+  screenShare?: number;
 }
 
 /** One cause tested: its best candidate and how much of the error it leaves. */
