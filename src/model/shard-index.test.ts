@@ -1,9 +1,10 @@
 // The index of a sharded checkpoint, checked against the shards' headers: every way the two can disagree is
 // one ModelLoadError line naming what is wrong, raised before any tensor is read.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { randomTensors } from './random-model';
 import { writeSafetensors } from './safetensors';
-import { checkShards, INDEX_FILE, parseShardIndex, shardManifest } from './shard-index';
+import { checkShards, INDEX_FILE, manifestSha256, parseShardIndex, shardManifest } from './shard-index';
 import { bytesShard, planShards, readShardHeader, shardedSource } from './shard-stream';
 import { writeSharded } from './shard-write';
 import { expectLoadError } from './testing';
@@ -201,5 +202,8 @@ describe('model.safetensors.index.json', () => {
       ]),
     );
     expect(a).toBe(`${'1'.repeat(64)}  a.safetensors\n${'2'.repeat(64)}  b.safetensors\n`);
+    // What `sha256sum a.safetensors b.safetensors | sha256sum` prints, computed here independently.
+    const want = createHash('sha256').update(a).digest('hex');
+    expect(manifestSha256(new Map([['a.safetensors', '1'.repeat(64)], ['b.safetensors', '2'.repeat(64)]]))).toBe(want);
   });
 });

@@ -6,6 +6,8 @@
 // the index does not list (or lists in another shard), a total size that disagrees with the headers.
 // Pure: reading the headers is the caller's (src/model/shard-stream.ts).
 
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describeJson, ModelLoadError, quoteName } from './errors';
 import { checkJsonDepth, checkNoDuplicateKeys, stripBom } from './json-text';
 import type { SafetensorsEntry, SafetensorsHeader } from './safetensors';
@@ -221,4 +223,9 @@ export function shardManifest(shas: ReadonlyMap<string, string>): string {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([f, h]) => `${h}  ${f}\n`)
     .join('');
+}
+
+/** The sha256 (hex) a sharded model is known by: of its shard manifest (shardManifest). */
+export function manifestSha256(shas: ReadonlyMap<string, string>): string {
+  return bytesToHex(sha256(utf8ToBytes(shardManifest(shas))));
 }

@@ -5,8 +5,8 @@
 // Used by the engine worker and the CLI; `fetch` and the Hub's origin are parameters (the e2e stand-in, tests).
 import { HubApiError, listFiles, modelInfo } from '@huggingface/hub';
 import { parseConfigText } from '../model/config';
-import type { NeoXConfig } from '../model/types';
 import { INDEX_FILE, parseShardIndex, type ShardIndex } from '../model/shard-index';
+import type { NeoXConfig } from '../model/types';
 import { HUB_ORIGIN, resolveUrl } from './hub';
 
 /** What went wrong: the request ('input'), the repository or its files ('model'), the network ('network'). */
@@ -60,7 +60,10 @@ export function parseHubRef(text: string): { repo: string; revision: string } {
   const repo = at < 0 ? t : t.slice(0, at);
   const revision = at < 0 ? 'main' : t.slice(at + 1);
   if (!REPO.test(repo))
-    throw new HubError('input', `${JSON.stringify(repo.slice(0, 100))} is not a Hub repository id (org/name)`);
+    throw new HubError(
+      'input',
+      `${JSON.stringify(repo.slice(0, 100))} is not a Hub repository id (org/name)`,
+    );
   if (revision === '' || revision.length > 200 || /[\s\\]|\.\./.test(revision))
     throw new HubError('input', `${JSON.stringify(revision.slice(0, 100))} is not a revision`);
   return { repo, revision };
@@ -85,8 +88,14 @@ function apiError(e: unknown, repo: string, revision: string): HubError {
     if (e.statusCode === 401 || e.statusCode === 403 || (e.statusCode === 404 && /repo/i.test(code)))
       return new HubError('model', `${repo}: no such repository on the Hub, or it is private or gated`);
     if (e.statusCode === 404)
-      return new HubError('model', `${repo} has no revision ${JSON.stringify(revision)} (no such branch, tag or commit)`);
-    return new HubError('network', `${repo}: the Hub answered HTTP ${e.statusCode} (${code.split('. URL')[0]})`);
+      return new HubError(
+        'model',
+        `${repo} has no revision ${JSON.stringify(revision)} (no such branch, tag or commit)`,
+      );
+    return new HubError(
+      'network',
+      `${repo}: the Hub answered HTTP ${e.statusCode} (${code.split('. URL')[0]})`,
+    );
   }
   if ((e as { name?: string })?.name === 'AbortError') return new HubError('network', 'cancelled');
   return new HubError('network', `${repo}: could not reach the Hub (${why(e)})`);
@@ -108,21 +117,35 @@ async function smallFile(o: HubOptions, url: string, path: string): Promise<stri
  * Resolves `repo` at `revision` to a commit and the files a GPT-NeoX model needs there, with their sizes and
  * sha256, and reads config.json (and the shard index). Nothing large is downloaded.
  */
-export async function resolveHubModel(repo: string, revision: string, o: HubOptions = {}): Promise<HubSnapshot> {
+export async function resolveHubModel(
+  repo: string,
+  revision: string,
+  o: HubOptions = {},
+): Promise<HubSnapshot> {
   const hubUrl = (o.hubUrl ?? HUB_ORIGIN).replace(/\/+$/, '');
   const f = o.fetch ?? ((...a: Parameters<typeof fetch>) => fetch(...a));
   const fetchOpt: typeof fetch = (input, init) => f(input, { ...init, signal: o.signal });
   let commit: string;
   const files = new Map<string, HubFile>();
   try {
-    const info = await modelInfo({ name: repo, revision, hubUrl, fetch: fetchOpt, additionalFields: ['sha'] });
+    const info = await modelInfo({
+      name: repo,
+      revision,
+      hubUrl,
+      fetch: fetchOpt,
+      additionalFields: ['sha'],
+    });
     commit = String((info as { sha?: unknown }).sha ?? '');
     if (!COMMIT.test(commit))
       throw new HubError('network', `${repo}@${revision}: the Hub gave no commit for this revision`);
     for await (const e of listFiles({ repo, revision: commit, hubUrl, fetch: fetchOpt })) {
       if (e.type !== 'file') continue;
       const sha = e.lfs?.oid ?? null;
-      files.set(e.path, { path: e.path, size: e.lfs?.size ?? e.size, sha256: sha && SHA256.test(sha) ? sha : null });
+      files.set(e.path, {
+        path: e.path,
+        size: e.lfs?.size ?? e.size,
+        sha256: sha && SHA256.test(sha) ? sha : null,
+      });
     }
   } catch (e) {
     throw apiError(e, repo, revision);
@@ -153,7 +176,8 @@ export async function resolveHubModel(repo: string, revision: string, o: HubOpti
   const lfs = (p: string): { path: string; size: number; sha256: string } => {
     const x = files.get(p);
     if (!x) throw new HubError('model', `${at}: shard ${p} named by ${INDEX_FILE} is missing`);
-    if (!x.sha256) throw new HubError('model', `${at}: ${p} is not stored with LFS, so the Hub gives no sha256`);
+    if (!x.sha256)
+      throw new HubError('model', `${at}: ${p} is not stored with LFS, so the Hub gives no sha256`);
     return { path: p, size: x.size, sha256: x.sha256 };
   };
   if (single) weights = [lfs('model.safetensors')];
