@@ -3,7 +3,6 @@
 // folder itself opens with --model; a sharded model folder gives bit-identical dumps to its one-file copy; a
 // bin-only revision, a missing repository and a download cut off mid-file are one line each, and the cut one
 // leaves nothing half-written in the cache.
-import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   lstatSync,

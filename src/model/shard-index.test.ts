@@ -204,6 +204,13 @@ describe('model.safetensors.index.json', () => {
     expect(a).toBe(`${'1'.repeat(64)}  a.safetensors\n${'2'.repeat(64)}  b.safetensors\n`);
     // What `sha256sum a.safetensors b.safetensors | sha256sum` prints, computed here independently.
     const want = createHash('sha256').update(a).digest('hex');
-    expect(manifestSha256(new Map([['a.safetensors', '1'.repeat(64)], ['b.safetensors', '2'.repeat(64)]]))).toBe(want);
+    expect(
+      manifestSha256(
+        new Map([
+          ['a.safetensors', '1'.repeat(64)],
+          ['b.safetensors', '2'.repeat(64)],
+        ]),
+      ),
+    ).toBe(want);
   });
 });

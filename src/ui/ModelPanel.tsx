@@ -109,6 +109,14 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
           <dd className="mono small" data-testid="model-sha256" title={model.sha256}>
             {model.sha256}
           </dd>
+          {model.files && (
+            <>
+              <dt>Shards</dt>
+              <dd data-testid="model-shards">
+                {Object.keys(model.files).length} (the sha256 above is that of their sha256 list)
+              </dd>
+            </>
+          )}
         </dl>
       )}
       <HubPresets store={store} controller={controller} />

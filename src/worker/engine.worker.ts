@@ -11,18 +11,21 @@ import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
 import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';
+import { blobShard, shardedSource } from '../model/shard-stream';
 import { LIMITS, parseRunSpec, type RunSpec } from '../run/runspec';
 import type {
   CompareOptions,
   ComparePartial,
   CompareProgress,
   GenerateResult,
+  HubProbe,
   InitResult,
   LoadedModel,
   LoadOptions,
   LoadProgress,
   ModelBlobInput,
   ModelFilesInput,
+  ModelShardsInput,
   RunFileInput,
   RunLoadProgress,
   TokenEvent,
@@ -32,10 +35,12 @@ import type {
 } from './api';
 import { notify, release, toWorkerError, workerError } from './boundary';
 import { runTokens } from './compare-input';
+import { probeHub } from './hub-probe';
 import { loadBytes, loadStream } from './install-model';
 import { compareRunFiles } from './runs';
+import { loadShards } from './shard-load';
 import { downloadModel } from './url-load';
-import { probeModelUrl } from './url-model';
+import { folderUrl, probeModelUrl } from './url-model';
 
 /** The checks an in-page model (files read by the page, or a Blob) gets before the worker is claimed. */
 function checkModelInput(
@@ -115,6 +120,50 @@ class WorkerEngine implements WorkerApi {
     try {
       const engine = await this.requireEngine();
       return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe> {
+    try {
+      const engine = await this.requireEngine();
+      if (typeof repo !== 'string' || typeof revision !== 'string' || typeof hubUrl !== 'string')
+        throw workerError('input', 'a Hub model is a repository id, a revision and the Hub’s address');
+      folderUrl(hubUrl); // an http(s) origin, or kind 'input'
+      return await probeHub(repo, revision, hubUrl, engine.memoryBudget.bytes, (cfg) =>
+        engine.refusalFor(cfg),
+      );
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async loadModelFromShards(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel> {
+    try {
+      const engine = await this.requireEngine();
+      if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
+      if (typeof files.index !== 'string')
+        throw workerError('model', 'model.safetensors.index.json is missing');
+      if (
+        !Array.isArray(files.shards) ||
+        files.shards.some((s) => !(s?.blob instanceof Blob) || typeof s.file !== 'string')
+      )
+        throw workerError('model', 'the shards must be files');
+      if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
+        throw workerError('model', 'tokenizer.json: expected text');
+      const source = shardedSource(
+        files.index,
+        files.shards.map((s) => blobShard(s.file, s.blob)),
+      );
+      return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
+        loadShards(
+          engine,
+          { config: files.config, tokenizer: files.tokenizer, name: displayName(files.name), source, signal },
+          options,
+          this.keepLoaded,
+        ),
+      );
     } catch (e) {
       throw toWorkerError(e);
     }
