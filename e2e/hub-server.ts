@@ -48,7 +48,7 @@ export interface StandIn {
   cdnBytesSent(): number;
   /** Slow the CDN's bodies down to `chunk` bytes every `ms` milliseconds; null: full speed. */
   setSlow(s: { chunk: number; ms: number } | null): void;
-  /** Cut CDN bodies of the file with this name off after `afterBytes` (the connection dies); null: never. */
+  /** Cut bodies of the file with this name off at byte `afterBytes` of the file (the connection dies); null: never. */
   setCut(c: { file: string; afterBytes: number } | null): void;
   close(): Promise<void>;
 }
@@ -117,7 +117,9 @@ export async function startHubServer(): Promise<StandIn> {
       ...(commit ? { 'X-Repo-Commit': commit } : {}),
     });
     if (req.method === 'HEAD') return res.end();
-    const cutAt = cut && cut.file === name && !range ? cut.afterBytes : null;
+    // A cut is at an offset of the file: any answer that would carry bytes past it dies there (a browser may
+    // fetch the rest of a file with a Range request after its cache holds the start).
+    const cutAt = cut && cut.file === name && b >= cut.afterBytes ? Math.max(0, cut.afterBytes - a) : null;
     if (!slow && cutAt === null) {
       if (f.lfs) cdnSent += body.length;
       return res.end(body);
