@@ -11,7 +11,6 @@ import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
 import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';
-import { blobShard, shardedSource } from '../model/shard-stream';
 import { LIMITS, parseRunSpec, type RunSpec } from '../run/runspec';
 import type {
   CompareOptions,
@@ -37,26 +36,11 @@ import { notify, release, toWorkerError, workerError } from './boundary';
 import { runTokens } from './compare-input';
 import { probeHub } from './hub-probe';
 import { loadBytes, loadStream } from './install-model';
+import { checkModelInput, displayName, shardsOf } from './model-input';
 import { compareRunFiles } from './runs';
 import { loadShards } from './shard-load';
 import { downloadModel } from './url-load';
 import { folderUrl, probeModelUrl } from './url-model';
-
-/** The checks an in-page model (files read by the page, or a Blob) gets before the worker is claimed. */
-function checkModelInput(
-  files: { config: unknown; weights: unknown; tokenizer?: unknown } | undefined,
-  weights: typeof ArrayBuffer | typeof Blob,
-): void {
-  if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
-  if (!(files.weights instanceof weights)) throw workerError('model', 'model.safetensors is missing');
-  if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
-    throw workerError('model', 'tokenizer.json: expected text');
-}
-
-/** A model's display name from the page: at most 200 characters, 'model' when absent. */
-function displayName(name: unknown): string {
-  return typeof name === 'string' && name ? name.slice(0, 200) : 'model';
-}
 
 const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
 
@@ -142,20 +126,7 @@ class WorkerEngine implements WorkerApi {
   async loadModelFromShards(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel> {
     try {
       const engine = await this.requireEngine();
-      if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
-      if (typeof files.index !== 'string')
-        throw workerError('model', 'model.safetensors.index.json is missing');
-      if (
-        !Array.isArray(files.shards) ||
-        files.shards.some((s) => !(s?.blob instanceof Blob) || typeof s.file !== 'string')
-      )
-        throw workerError('model', 'the shards must be files');
-      if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
-        throw workerError('model', 'tokenizer.json: expected text');
-      const source = shardedSource(
-        files.index,
-        files.shards.map((s) => blobShard(s.file, s.blob)),
-      );
+      const source = shardsOf(files);
       return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
         loadShards(
           engine,
