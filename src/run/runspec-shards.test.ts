@@ -1,7 +1,9 @@
 // A sharded model in a RunSpec and its permalink: the model's sha256 (of the shard manifest) and every shard's
 // sha256 travel together, round-trip through the link, and a link whose shards do not make its sha256 — or
 // that names a shard badly — is refused with the field named.
+import Ajv2020 from 'ajv/dist/2020';
 import { describe, expect, it } from 'vitest';
+import schema from '../../docs/report.schema.json';
 import { manifestSha256 } from '../model/shard-index';
 import { decodeLink, encodeLink } from './permalink';
 import { defaultRunSpec, parseRunSpec, RunSpecError } from './runspec';
@@ -24,6 +26,20 @@ describe('sharded models in a RunSpec', () => {
       const back = decodeLink(encodeLink({ v: 1, spec }));
       expect(back.spec.model).toStrictEqual(model);
     }
+  });
+
+  it('are a model the report schema accepts, with their files', () => {
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    ajv.addSchema(schema, 'report');
+    const check = ajv.getSchema('report#/$defs/modelRef')!;
+    for (const model of [
+      { kind: 'url', url, sha256, files },
+      { kind: 'file', sha256, name: 'x', files },
+      { kind: 'url', url, sha256 },
+    ])
+      expect(check(model), JSON.stringify(check.errors)).toBe(true);
+    expect(check({ kind: 'url', url, sha256, files: { '../x.safetensors': 'a'.repeat(64) } })).toBe(false);
+    expect(check({ kind: 'url', url, sha256, files: { 'x.safetensors': 'nope' } })).toBe(false);
   });
 
   it("refuse shards that do not make the model's sha256, bad names, bad hashes", () => {
