@@ -14,6 +14,7 @@ test('your runs: dump_run.py from the site and the four lines to paste, with a c
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto('./');
   await waitForModel(page);
+  const prompt = await page.getByLabel('Prompt', { exact: true }).inputValue();
   await page.getByTestId('mode-runs').click();
   const dumper = page.getByTestId('dumper');
   await expect(dumper).toBeVisible();
@@ -21,7 +22,10 @@ test('your runs: dump_run.py from the site and the four lines to paste, with a c
   expect(lines).toHaveLength(4);
   expect(lines[1]).toContain('from dump_run import dump_run');
   expect(lines[2]).toContain('neox-kjv-bytes');
-  expect(lines[3]).toMatch(/^dump_run\(model, /);
+  // The embedded model's tokenizer is byte-level: the prompt goes in as its UTF-8 bytes.
+  expect(lines[3]).toBe(
+    `dump_run(model, torch.tensor([${[...Buffer.from(prompt, 'utf8')].join(', ')}]), "run.safetensors", label="mine")`,
+  );
 
   // The link is the site's own copy, byte for byte the file in tools/.
   const href = await dumper.getByTestId('dumper-link').getAttribute('href');

@@ -6,8 +6,17 @@ import { useStore } from 'zustand';
 import type { AppStore } from '../../state/store';
 import { DUMPER_PATH, dumperLines } from './dumper';
 
-/** The prompt as the page holds it: text, or ids typed as "3, 14, 15" (null when they do not parse). */
-function promptOf(prompt: string, mode: 'text' | 'ids'): { text: string } | { tokens: number[] } {
+/**
+ * The prompt as the page holds it: text, or ids typed as "3, 14, 15" (empty when they do not parse). A byte-level
+ * tokenizer (the embedded model's) has no Hugging Face tokenizer to load: its ids are the text's UTF-8 bytes.
+ */
+function promptOf(
+  prompt: string,
+  mode: 'text' | 'ids',
+  tokenizer: string | null,
+): { text: string } | { tokens: number[] } {
+  if (mode === 'text' && tokenizer === 'bytes')
+    return { tokens: Array.from(new TextEncoder().encode(prompt)) };
   if (mode === 'text') return { text: prompt };
   const ids = prompt
     .split(/[\s,]+/)
@@ -24,7 +33,7 @@ export function Dumper({ store }: { store: AppStore }) {
   const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
   const lines = dumperLines(
     model ? { name: model.name, url: source?.kind === 'url' ? source.url : undefined } : null,
-    promptOf(prompt, mode),
+    promptOf(prompt, mode, model?.tokenizer ?? null),
   );
   const text = `${lines.join('\n')}\n`;
   const copy = async () => {
@@ -47,7 +56,12 @@ export function Dumper({ store }: { store: AppStore }) {
         <strong>{model?.name ?? 'the model'}</strong> and this page’s prompt:
       </p>
       <pre className="dumper-lines mono small" data-testid="dumper-lines">
-        {text}
+        {lines.map((l, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the four lines are fixed in number and order
+          <span key={i} className="dumper-line">
+            {l}
+          </span>
+        ))}
       </pre>
       <div className="run-actions">
         <button type="button" data-testid="dumper-copy" onClick={() => void copy()}>
