@@ -78,7 +78,8 @@ test('the Pythia suite from the Hub: API sizes before download, cancel, pinned c
   expect(asked).toContain(`GET /api/models/${P160}/revision/main 200`);
   expect(asked).toContain(`GET /api/models/${P160}/tree/${commit} 200`);
   expect(asked.filter((r) => r.includes('/cdn/'))).toEqual([]);
-  await shoot(presets, testInfo, 'hub-looked-up');
+  await detail.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'hub-looked-up-1280x800', false);
 
   // Download slowly, cancel half-way: the embedded model is still loaded and runs.
   hub.setSlow({ chunk: 16 << 10, ms: 100 });
@@ -147,6 +148,7 @@ test('the Pythia suite from the Hub: API sizes before download, cancel, pinned c
   await expect(detail.getByTestId('preset-refusal')).toContainText('Too large for this adapter');
   await expect(detail.getByTestId('preset-load')).toBeDisabled();
   expect(since(mark).filter((r) => r.includes('.safetensors') && !r.includes('index.json'))).toEqual([]);
+  await detail.getByTestId('preset-refusal').scrollIntoViewIfNeeded();
   await shoot(page, testInfo, 'hub-12b-refused-1280x800', false);
 
   // A URL folder over the budget: refused from config.json before its weights are asked for.
