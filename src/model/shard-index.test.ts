@@ -2,6 +2,8 @@
 // one ModelLoadError line naming what is wrong, raised before any tensor is read.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { ModelLoadError } from './errors';
+import { mulberry32 } from './random';
 import { randomTensors } from './random-model';
 import { writeSafetensors } from './safetensors';
 import { checkShards, INDEX_FILE, manifestSha256, parseShardIndex, shardManifest } from './shard-index';
@@ -212,5 +214,61 @@ describe('model.safetensors.index.json', () => {
         ]),
       ),
     ).toBe(want);
+  });
+});
+
+describe('hostile index files (seeded fuzz)', () => {
+  const seed = Number(process.env.SHARD_SEED ?? Date.now() % 1e9);
+  it(`mutated index texts and structures: checked, or one ModelLoadError line (seed ${seed}, SHARD_SEED replays)`, async () => {
+    const rng = mulberry32(seed);
+    const base = sharded();
+    const j0 = JSON.parse(base.text);
+    const names = Object.keys(j0.weight_map);
+    const shardNames = [...base.files.shards.keys()];
+    const pick = <T>(a: T[]): T => a[Math.floor(rng() * a.length)];
+    const values: unknown[] = [
+      null,
+      0,
+      -1,
+      1.5,
+      1e300,
+      '',
+      'x',
+      [],
+      {},
+      '../a.safetensors',
+      'a.safetensors',
+      true,
+    ];
+    let loaded = 0;
+    for (let i = 0; i < 1500; i++) {
+      let text: string;
+      const j = JSON.parse(base.text);
+      const m = Math.floor(rng() * 8);
+      if (m === 0) {
+        // byte flips in the text
+        const b = new TextEncoder().encode(base.text);
+        for (let k = 0; k < 1 + rng() * 4; k++) b[Math.floor(rng() * b.length)] = Math.floor(rng() * 256);
+        text = new TextDecoder().decode(b);
+      } else {
+        if (m === 1) delete j.weight_map[pick(names)];
+        if (m === 2) j.weight_map[pick(names)] = pick(shardNames);
+        if (m === 3) j.weight_map[`gpt_neox.x${i}`] = pick(shardNames);
+        if (m === 4) j.metadata.total_size = pick(values);
+        if (m === 5) j.weight_map[pick(names)] = pick(values);
+        if (m === 6) j[pick(['metadata', 'weight_map'])] = pick(values);
+        text = JSON.stringify(j);
+        if (m === 7) text = text.replace(`"${pick(names)}"`, `"${pick(names)}"`); // a name twice, one lost
+      }
+      const shards = rng() < 0.2 ? base.shards.filter((s) => s.file !== pick(shardNames)) : base.shards;
+      try {
+        await planShards(shardedSource(text, shards));
+        loaded++;
+      } catch (e) {
+        expect(e, `case ${i}`).toBeInstanceOf(ModelLoadError);
+        expect((e as Error).message, `case ${i}`).not.toContain('\n');
+      }
+    }
+    expect(loaded).toBeGreaterThan(0); // some mutations are harmless (a total size equal, a tensor set to its own shard)
   });
 });
