@@ -20,6 +20,7 @@ import { randomConfigJson, randomTensors } from '../model/random-model';
 import { writeSafetensors } from '../model/safetensors';
 import { INDEX_FILE } from '../model/shard-index';
 import { writeSharded } from '../model/shard-write';
+import { defaultRunSpec } from '../run/runspec';
 
 let hub: StandIn;
 beforeAll(async () => {
@@ -80,6 +81,34 @@ describe('cli --hub and the Hugging Face cache', () => {
       offline,
     );
     expect(r4.code, r4.stderr.join('\n')).toBe(0);
+  });
+
+  it("checks a link's spec whose model is a Hub URL: fetched into the cache at the link's commit", async () => {
+    const cache = tmp('hf-cache-');
+    const repo = 'EleutherAI/pythia-70m';
+    const commit = hub.commit(repo, 'step1000');
+    const spec = {
+      ...defaultRunSpec(),
+      model: {
+        kind: 'url',
+        url: `${hub.origin}/${repo}/resolve/${commit}/`,
+        sha256: hub.file(repo, 'model.safetensors', 'step1000').sha256,
+      },
+      prompt: { text: 'And God' },
+      generate: 0,
+    };
+    const file = join(cache, 'spec.json');
+    writeFileSync(file, JSON.stringify(spec));
+    const r = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache });
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    expect(
+      existsSync(join(cache, 'models--EleutherAI--pythia-70m', 'snapshots', commit, 'model.safetensors')),
+    ).toBe(true);
+    // The same link naming other weights: refused in one line.
+    writeFileSync(file, JSON.stringify({ ...spec, model: { ...spec.model, sha256: 'f'.repeat(64) } }));
+    const bad = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.at(-1)).toMatch(/the weights have sha256 [0-9a-f]{64}, the spec expects f{64}/);
   });
 
   it('runs a sharded repository', async () => {
