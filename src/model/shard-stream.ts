@@ -89,6 +89,9 @@ async function prefixOf(source: Chunks, n: number): Promise<Uint8Array> {
   return out.subarray(0, filled);
 }
 
+/** The first read of a shard: its length prefix and, usually, its whole header. */
+const HEAD_BYTES = 64 << 10;
+
 /** Bytes [start, end) of a shard: its ranged read, or the start of its stream. */
 async function readRange(s: ShardFile, start: number, end: number): Promise<Uint8Array> {
   if (s.read) return s.read(start, end);
@@ -97,11 +100,12 @@ async function readRange(s: ShardFile, start: number, end: number): Promise<Uint
 
 /** Reads and validates one shard's header (nothing past it). */
 export async function readShardHeader(s: ShardFile): Promise<ShardHeader> {
-  const prefix = await readRange(s, 0, 8);
-  if (prefix.length < 8) throw tooShortError(prefix.length, s.file);
-  const n = readHeaderLength(prefix, s.file);
+  // One read of the first 64 KiB holds the whole header of most shards; a longer header takes a second read.
+  const first = await readRange(s, 0, s.bytes === null ? HEAD_BYTES : Math.min(HEAD_BYTES, s.bytes));
+  if (first.length < 8) throw tooShortError(first.length, s.file);
+  const n = readHeaderLength(first, s.file);
   if (s.bytes !== null && n > s.bytes - 8) throw headerPastEndError(n, s.bytes - 8, s.file);
-  const json = await readRange(s, 8, 8 + n);
+  const json = 8 + n <= first.length ? first.subarray(8, 8 + n) : await readRange(s, 8, 8 + n);
   if (json.length < n) throw headerPastEndError(n, json.length, s.file);
   const dataSize = s.bytes === null ? null : s.bytes - 8 - n;
   const section = parseHeaderSection(json, dataSize, s.file, { ignore: (t) => IGNORED_BUFFER.test(t) });

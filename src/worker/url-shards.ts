@@ -48,16 +48,17 @@ export async function* bodyChunks(
 async function readRange(base: URL, file: string, start: number, end: number, signal?: AbortSignal) {
   if (end <= start) return new Uint8Array(0);
   const res = await openFile(base, file, { signal, range: [start, end] });
-  if (res.status === 206) return new Uint8Array(await res.arrayBuffer()).subarray(0, end - start);
-  const out = new Uint8Array(end);
+  // 206: the body starts at `start`; 200: the server sent the file from byte 0.
+  const from = res.status === 206 ? start : 0;
+  const out = new Uint8Array(end - from);
   let filled = 0;
-  for await (const c of bodyChunks(res)) {
-    const take = Math.min(c.length, end - filled);
+  for await (const c of bodyChunks(res, file, signal)) {
+    const take = Math.min(c.length, out.length - filled);
     out.set(c.subarray(0, take), filled);
     filled += take;
-    if (filled >= end) break;
+    if (filled >= out.length) break;
   }
-  return out.subarray(start, filled);
+  return out.subarray(start - from, filled);
 }
 
 /** A shard over the network; `open()` downloads it again each time (a reload after a device loss). */
