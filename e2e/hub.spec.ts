@@ -172,6 +172,7 @@ test('sharded weights from the Hub: shard by shard, pinned in the link after the
   const errors = watchErrors(page);
   await start(page);
   const presets = page.getByTestId('hub-presets');
+  const start0 = hub.requests.length;
   const commit = hub.commit(SHARDED_REPO, 'main');
   const shards = hub
     .paths(SHARDED_REPO)
@@ -194,24 +195,20 @@ test('sharded weights from the Hub: shard by shard, pinned in the link after the
   hub.setCut(null);
   await page.getByRole('button', { name: 'Dismiss the error' }).click();
 
-  // Whole: every shard's header read by a Range request before any shard's bytes were asked for whole (the
-  // browser's cache may serve or split the later reads, so only their order is checked).
+  // Whole. Every shard's header was read by a ranged read of 64 KiB (in this attempt or the cut one: the
+  // browser's cache may answer a repeated read, so requests are counted over the whole test).
   let mark = hub.requests.length;
   await detail.getByTestId('preset-load').click();
   await expect(page.getByTestId('model-name')).toHaveText('pythia-6.9b', { timeout: 120_000 });
   await expect(page.getByTestId('model-shards')).toContainText(String(shards.length));
-  const cdn = hub.requests.slice(mark).filter((r) => r.path.startsWith('/cdn/') && r.method === 'GET');
-  const firstWhole = cdn.findIndex((r) => r.range === undefined || !/^bytes=\d+-\d+$/.test(r.range));
-  const lastHeader = cdn.findLastIndex((r) => r.range?.startsWith('bytes=8-') === true);
+  const cdn = hub.requests.slice(start0).filter((r) => r.path.startsWith('/cdn/') && r.method === 'GET');
   for (const s of shards) {
     const sha = hub.file(SHARDED_REPO, s).sha256;
     expect(
-      cdn.some((r) => r.path === `/cdn/${sha}/${s}` && r.range === 'bytes=0-7'),
+      cdn.some((r) => r.path === `/cdn/${sha}/${s}` && r.range === `bytes=0-${(64 << 10) - 1}`),
       s,
     ).toBe(true);
   }
-  expect(lastHeader).toBeGreaterThanOrEqual(0);
-  if (firstWhole >= 0) expect(lastHeader).toBeLessThan(firstWhole);
   await setInputs(page, 'And God', 0);
   await runToEnd(page);
   const link = await page.getByTestId('share-link').inputValue();
