@@ -69,7 +69,8 @@ export function HubDetail({
         </dd>
         <dt>Weights</dt>
         <dd data-testid="hub-weights">
-          {p.sharded ? `${p.weights.length} shard${p.weights.length === 1 ? '' : 's'}` : 'model.safetensors'}, {formatBytes(weights)}
+          {p.sharded ? `${p.weights.length} shard${p.weights.length === 1 ? '' : 's'}` : 'model.safetensors'},{' '}
+          {formatBytes(weights)}
         </dd>
         <dt>Size</dt>
         <dd data-testid="preset-size" data-bytes={p.totalBytes} data-state={isCached ? 'cached' : 'listed'}>
