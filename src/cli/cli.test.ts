@@ -102,7 +102,7 @@ describe('cli forward', () => {
       /--precision 'fp8'/,
     ],
     [['forward', '--model', '/nonexistent/dir', '--tokens', '1', '--out', '/tmp/x.json'], /does not exist/],
-    [['forward', '--tokens', '1'], /--model DIR is required/],
+    [['forward', '--tokens', '1'], /give --model DIR or --hub/],
     [['frobnicate'], /unknown command 'frobnicate'/],
     [
       ['forward', '--model', 'MODEL', '--tokens', '1,abc', '--out', '/tmp/x.json'],

@@ -8,6 +8,7 @@ import type { PipelineCache, ShaderSource } from '../gpu/pipelines';
 import type { BufferPool, PoolStats } from '../gpu/pool';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { RandomModelSpec } from '../model/random-model';
+import { isShardedSource, type ShardedSource } from '../model/shard-stream';
 import type { Tokenizer } from '../model/tokenizer';
 import type { ModelWeights, NeoXConfig } from '../model/types';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
@@ -211,11 +212,12 @@ export class Engine {
   /**
    * Loads a model whose safetensors arrive as a stream (fetch body, File.stream(), a Node file): read chunk by
    * chunk with progress and cancellation, never held whole in memory, then checked and uploaded tensor by
-   * tensor. The previous model stays loaded until the new one is complete.
+   * tensor. The previous model stays loaded until the new one is complete. Sharded weights (an index and its
+   * shards, src/model/shard-stream.ts) are checked against their index first and read shard by shard.
    */
   async loadModelStream(files: {
     config: string;
-    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | ShardedSource;
     totalBytes: number | null;
     tokenizer?: string;
     name?: string;
@@ -228,7 +230,9 @@ export class Engine {
     const source: ModelSource = {
       kind: 'file',
       config: files.config,
-      weights: streamedWeights(files),
+      weights: isShardedSource(files.weights)
+        ? files.weights
+        : streamedWeights({ ...files, weights: files.weights }),
       tokenizer: files.tokenizer,
       name: files.name,
     };

@@ -15,7 +15,7 @@ import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import { seededPlan } from '../model/seeded-weights';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { DType, ModelWeights, NeoXConfig, Tensor } from '../model/types';
-import { streamWeights, type WeightsSource } from '../model/weight-stream';
+import { streamWeights, type Weights } from '../model/weight-stream';
 import { emptyWeights, modelSummary } from '../model/weights';
 import {
   type AllocatedModel,
@@ -210,7 +210,7 @@ const FLUSH_BYTES = 256 * 2 ** 20;
 export async function installStream(
   device: GPUDevice,
   cfg: NeoXConfig,
-  source: WeightsSource,
+  source: Weights,
   files: { tokenizer: string | undefined; name: string | undefined },
   opts: StreamInstallOptions,
 ): Promise<Installed> {
@@ -292,7 +292,7 @@ export function isCpuAdapterSummary(a: {
 
 /** What a loaded model was read from (kept to reload it after a device loss). */
 export type ModelSource =
-  | { kind: 'file'; config: string; weights: WeightsSource; tokenizer?: string; name?: string }
+  | { kind: 'file'; config: string; weights: Weights; tokenizer?: string; name?: string }
   | { kind: 'seeded'; spec: RandomModelSpec; seed: number; name?: string };
 
 /** Engine.weights where no CPU copy was made: any use says so (never silently empty weights). */

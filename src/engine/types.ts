@@ -6,7 +6,7 @@ import type { PassTiming } from '../gpu/timestamps';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { Precision } from '../kernels/precision';
 import type { HiddenDump, NeoXConfig } from '../model/types';
-import type { WeightsSource } from '../model/weight-stream';
+import type { Weights } from '../model/weight-stream';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
 
@@ -32,8 +32,8 @@ export interface EngineOptions extends AcquireOptions {
 export interface ModelFiles {
   /** config.json text. */
   config: string;
-  /** model.safetensors: its bytes, or a source read tensor by tensor (a file on disk). */
-  weights: Uint8Array | WeightsSource;
+  /** model.safetensors: its bytes, or a source read tensor by tensor (a file on disk, or an index and shards). */
+  weights: Uint8Array | Weights;
   /** tokenizer description text (optional; byte-level when absent). */
   tokenizer?: string;
   /** A display name (folder or file name). */

@@ -11,9 +11,19 @@ export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
     case 'embedded':
       return { kind: 'embedded', id: source.id };
     case 'url':
-      return { kind: 'url', url: source.url, sha256: model.sha256 };
+      return {
+        kind: 'url',
+        url: source.url,
+        sha256: model.sha256,
+        ...(model.files ? { files: model.files } : {}),
+      };
     case 'files':
-      return { kind: 'file', sha256: model.sha256, name: source.name.slice(0, 200) };
+      return {
+        kind: 'file',
+        sha256: model.sha256,
+        name: source.name.slice(0, 200),
+        ...(model.files ? { files: model.files } : {}),
+      };
   }
 }
 

@@ -7,6 +7,7 @@ import type {
   CompareProgress,
   CustomSlotId,
   GenerateResult,
+  HubProbe,
   InitResult,
   IsolatedResult,
   KernelCheck,
@@ -15,6 +16,7 @@ import type {
   LoadProgress,
   ModelBlobInput,
   ModelFilesInput,
+  ModelShardsInput,
   PoolStats,
   Report,
   RunFileInput,
@@ -49,6 +51,10 @@ export interface EngineClient {
   loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Weights as a Blob, streamed by the worker. Optional like probeModelUrl (callers fall back to the above). */
   loadModelFromBlob?(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel>;
+  /** Sharded weights as Blobs, streamed shard by shard. Optional like probeModelUrl (test doubles). */
+  loadModelFromShards?(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel>;
+  /** A Hub repository at a revision, before any download. Optional like probeModelUrl (test doubles). */
+  resolveHub?(repo: string, revision: string, hubUrl: string): Promise<HubProbe>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
   generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
   /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
@@ -165,6 +171,8 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
       call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]), options)),
     loadModelFromBlob: (files, options) => call(() => remote.loadModelFromBlob(files, options)),
     probeModelUrl: (baseUrl) => call(() => remote.probeModelUrl(baseUrl)),
+    loadModelFromShards: (files, options) => call(() => remote.loadModelFromShards(files, options)),
+    resolveHub: (repo, revision, hubUrl) => call(() => remote.resolveHub(repo, revision, hubUrl)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
     compare: (spec, onProgress, onPartial, options) =>
       call(() =>

@@ -17,12 +17,14 @@ import type {
   ComparePartial,
   CompareProgress,
   GenerateResult,
+  HubProbe,
   InitResult,
   LoadedModel,
   LoadOptions,
   LoadProgress,
   ModelBlobInput,
   ModelFilesInput,
+  ModelShardsInput,
   RunFileInput,
   RunLoadProgress,
   TokenEvent,
@@ -32,26 +34,13 @@ import type {
 } from './api';
 import { notify, release, toWorkerError, workerError } from './boundary';
 import { runTokens } from './compare-input';
+import { probeHub } from './hub-probe';
 import { loadBytes, loadStream } from './install-model';
+import { checkModelInput, displayName, shardsOf } from './model-input';
 import { compareRunFiles } from './runs';
+import { loadShards } from './shard-load';
 import { downloadModel } from './url-load';
-import { probeModelUrl } from './url-model';
-
-/** The checks an in-page model (files read by the page, or a Blob) gets before the worker is claimed. */
-function checkModelInput(
-  files: { config: unknown; weights: unknown; tokenizer?: unknown } | undefined,
-  weights: typeof ArrayBuffer | typeof Blob,
-): void {
-  if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
-  if (!(files.weights instanceof weights)) throw workerError('model', 'model.safetensors is missing');
-  if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
-    throw workerError('model', 'tokenizer.json: expected text');
-}
-
-/** A model's display name from the page: at most 200 characters, 'model' when absent. */
-function displayName(name: unknown): string {
-  return typeof name === 'string' && name ? name.slice(0, 200) : 'model';
-}
+import { folderUrl, probeModelUrl } from './url-model';
 
 const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
 
@@ -115,6 +104,37 @@ class WorkerEngine implements WorkerApi {
     try {
       const engine = await this.requireEngine();
       return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe> {
+    try {
+      const engine = await this.requireEngine();
+      if (typeof repo !== 'string' || typeof revision !== 'string' || typeof hubUrl !== 'string')
+        throw workerError('input', 'a Hub model is a repository id, a revision and the Hub’s address');
+      folderUrl(hubUrl); // an http(s) origin, or kind 'input'
+      return await probeHub(repo, revision, hubUrl, engine.memoryBudget.bytes, (cfg) =>
+        engine.refusalFor(cfg),
+      );
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async loadModelFromShards(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel> {
+    try {
+      const engine = await this.requireEngine();
+      const source = shardsOf(files);
+      return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
+        loadShards(
+          engine,
+          { config: files.config, tokenizer: files.tokenizer, name: displayName(files.name), source, signal },
+          options,
+          this.keepLoaded,
+        ),
+      );
     } catch (e) {
       throw toWorkerError(e);
     }

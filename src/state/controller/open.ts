@@ -122,7 +122,7 @@ export function createOpener(
       if (need?.ref.kind !== 'url') return;
       const st = s();
       if (st.initStatus !== 'ready' || st.modelStatus === 'loading' || st.run.status === 'running') return;
-      await models.loadFromUrl(need.ref.url, { expectSha256: need.ref.sha256 });
+      await models.loadFromUrl(need.ref.url, { expectSha256: need.ref.sha256, expectFiles: need.ref.files });
     },
 
     async openStoredRun(id) {
