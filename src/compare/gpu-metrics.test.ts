@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRECISIONS, type Precision } from '../kernels/precision';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
-import { mulberry32 } from '../model/random';
 import { f32FromBits } from '../model/safetensors';
+import { mulberry32 } from '../numeric/random';
 import {
   type CompareJob,
   type CompareOut,

@@ -9,9 +9,9 @@ import { type Precision, roundStorageArray, storageUnitRoundoff } from '../kerne
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
-import { mulberry32 } from '../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
 import { FUSED_KERNELS } from './fused-kernels';
 

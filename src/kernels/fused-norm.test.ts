@@ -2,7 +2,7 @@
 // NaN-poisoned outputs, d not a multiple of the workgroup (90, 300, 515), T in {1, 24, 129}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
-import { mulberry32, randn } from '../model/random';
+import { mulberry32, randn } from '../numeric/random';
 import { layerNormF64 } from './cpu/layernorm';
 import { addF64 } from './cpu/residual';
 import { layerNormTol } from './custom/tolerances';

@@ -5,9 +5,9 @@
 // A failure names its seed; `FUZZ_SEED=<seed> npx vitest run src/model/fuzz.test.ts` replays that one case.
 
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import { type RandomModelSpec, randomConfigJson, randomTensors } from './random-model';
 import {
   MAX_HEADER_BYTES,

@@ -5,9 +5,9 @@
 // replays it.
 
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
 import { CONFIG_MAX_DEPTH, parseConfigText } from './config';
 import { ModelLoadError, oneLine } from './errors';
-import { mulberry32 } from './random';
 import { randomModelFiles } from './random-model';
 import { f32ToBf16Bits, f32ToF16Bits, parseSafetensorsHeader } from './safetensors';
 import { parseTokenizerText, TOKENIZER_MAX_DEPTH } from './tokenizer';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
 import type { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import {
   bf16BitsToF32,
   f16BitsToF32,

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import { type RandomModelSpec, randomModelFiles } from './random-model';
 import {
   parseSafetensorsHeader,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
 import { parseConfig } from './config';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import {
   bf16BitsToF32,
   f16BitsToF32,

@@ -3,7 +3,7 @@
 // write past the end), the slot's launcher run through the harness, each output checked against the UNFUSED
 // fp64 oracles run in sequence with the tolerance rule of tolerances.ts. The same recipe checks the shipped
 // kernel (custom.test.ts) and a kernel written in the page (the worker).
-import { mulberry32, randn } from '../../model/random';
+import { mulberry32, randn } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { geluF64 } from '../cpu/gelu';
 import { layerNormF64 } from '../cpu/layernorm';

@@ -8,7 +8,7 @@
 // term. Any f32 rounding in the chain (2^-24 ≈ 6e-8) breaks them by six orders or more.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { packF16 } from '../../engine/gpu-model';
-import { mulberry32 } from '../../model/random';
+import { mulberry32 } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { embeddingF64 } from '../cpu/embedding';
 import { geluF64 } from '../cpu/gelu';

@@ -1,7 +1,7 @@
 // Test helpers for the oracle's df kernels: random df inputs (whose hi + lo is exactly the double the CPU
 // oracle gets), NaN-poisoned df outputs, readback as f64, and an elementwise check that fails on NaN/Inf.
 import { expect } from 'vitest';
-import { randn } from '../../model/random';
+import { randn } from '../../numeric/random';
 import type { Harness } from '../testing';
 import { fromDfPairs } from './df-common';
 
