@@ -12,9 +12,9 @@ import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { parseConfigText } from '../src/model/config';
 import { randomConfigJson } from '../src/model/random-model';
-import { f32ToF16Bits } from '../src/model/safetensors';
 import { seededPlan } from '../src/model/seeded-weights';
 import type { ModelWeights, NeoXConfig } from '../src/model/types';
+import { f32ToF16Bits } from '../src/numeric/bits';
 import { SHAPES } from './forward';
 
 const argv = process.argv.slice(2);

@@ -12,7 +12,7 @@ import { PipelineCache } from '../gpu/pipelines';
 import { uploadBuffer } from '../gpu/readback';
 import { PRECISIONS, type Precision } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
-import { f32FromBits } from '../model/safetensors';
+import { f32FromBits } from '../numeric/bits';
 import { mulberry32 } from '../numeric/random';
 import { type CompareJob, type CompareOut, GpuMetrics } from './gpu-metrics';
 import { type Case, dfPairs, finishCase, randomCase } from './gpu-metrics.testdata';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRECISIONS, type Precision } from '../kernels/precision';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
-import { f32FromBits } from '../model/safetensors';
+import { f32FromBits } from '../numeric/bits';
 import { mulberry32 } from '../numeric/random';
 import {
   type CompareJob,

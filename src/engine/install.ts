@@ -11,12 +11,12 @@ import { seededWeights } from '../kernels/seeded-weights';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
 import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
-import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import { seededPlan } from '../model/seeded-weights';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
 import type { DType, ModelWeights, NeoXConfig, Tensor } from '../model/types';
 import { streamWeights, type WeightsSource } from '../model/weight-stream';
 import { emptyWeights, modelSummary } from '../model/weights';
+import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
 import {
   type AllocatedModel,
   allocateModel,

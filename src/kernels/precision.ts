@@ -1,6 +1,6 @@
 // Precision modes of either path, as WGSL override constants (shaders/common/precision.wgsl) and as the
 // matching CPU rounding for the oracle.
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../model/safetensors';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
 
 export type Precision = 'fp32' | 'fp16' | 'fp16acc' | 'bf16';
 export const PRECISIONS: readonly Precision[] = ['fp32', 'fp16', 'fp16acc', 'bf16'];

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../numeric/random';
-import type { ModelLoadError } from './errors';
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -11,11 +9,10 @@ import {
   f32FromBits,
   f32ToBf16Bits,
   f32ToF16Bits,
-  parseSafetensorsHeader,
-  readTensorF32,
-  type TensorToWrite,
-  writeSafetensors,
-} from './safetensors';
+} from '../numeric/bits';
+import { mulberry32 } from '../numeric/random';
+import type { ModelLoadError } from './errors';
+import { parseSafetensorsHeader, readTensorF32, type TensorToWrite, writeSafetensors } from './safetensors';
 import { expectLoadError as loadError } from './testing';
 import type { DType } from './types';
 

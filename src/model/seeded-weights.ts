@@ -33,7 +33,7 @@
 //   id 1 + 12 L, 2 + 12 L  gpt_neox.final_layer_norm.weight / .bias  1 + std 0.1, std 0.1
 //   id 3 + 12 L         embed_out.weight [V, d]                     std 1/sqrt(d) (none when tied)
 
-import { f16BitsToF32, f32ToF16Bits } from './safetensors';
+import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
 import type { DType, ModelWeights, NeoXConfig, Tensor } from './types';
 import { emptyWeights } from './weights';
 

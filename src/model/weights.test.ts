@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
 import { mulberry32 } from '../numeric/random';
 import { parseConfig } from './config';
 import { ModelLoadError } from './errors';
-import {
-  bf16BitsToF32,
-  f16BitsToF32,
-  f32ToBf16Bits,
-  f32ToF16Bits,
-  type TensorToWrite,
-  writeSafetensors,
-} from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors';
 import { expectLoadError as loadError } from './testing';
 import type { DType, NeoXConfig } from './types';
 import { loadWeights, modelSummary } from './weights';
