@@ -1,8 +1,8 @@
-// Launcher of the seeded-weights generator (shaders/model/seeded_weights.wgsl; the generator and its CPU twin
-// are defined in src/model/seeded-weights.ts): fills one weight buffer with its tensor's elements.
+// Launcher of the seeded-weights generator (shaders/model/seeded_weights.wgsl; the generator is defined in
+// src/numeric/seeded.ts, its CPU twin in src/model/seeded-weights.ts): fills one weight buffer with its tensor's elements.
 import type { KernelDef } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
-import { type SeededTensor, tensorKey } from '../model/seeded-weights';
+import { type SeededTensor, tensorKey } from '../numeric/seeded';
 import { grid1d } from './grid';
 
 export const seededWeightsKernel: KernelDef = {
