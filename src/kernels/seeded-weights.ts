@@ -1,5 +1,6 @@
 // Launcher of the seeded-weights generator (shaders/model/seeded_weights.wgsl; the generator is defined in
-// src/numeric/seeded.ts, its CPU twin in src/model/seeded-weights.ts): fills one weight buffer with its tensor's elements.
+// src/numeric/seeded.ts, its CPU twin in src/model/seeded-weights.ts): fills one weight buffer with its
+// tensor's elements.
 import type { KernelDef } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { type SeededTensor, tensorKey } from '../numeric/seeded';
