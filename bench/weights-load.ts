@@ -13,8 +13,8 @@ import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { parseConfigText } from '../src/model/config';
 import { randomConfigJson } from '../src/model/random-model';
 import { seededPlan } from '../src/model/seeded-weights';
-import type { ModelWeights, NeoXConfig } from '../src/model/types';
 import { f32ToF16Bits } from '../src/numeric/bits';
+import type { ModelWeights, NeoXConfig } from '../src/numeric/types';
 import { SHAPES } from './forward';
 
 const argv = process.argv.slice(2);

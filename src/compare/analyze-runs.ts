@@ -13,7 +13,7 @@ import { oracleForward } from '../kernels/cpu/forward';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { Precision } from '../kernels/precision';
 import { checkSameTokens, type RunFile } from '../model/run-file';
-import type { DType } from '../model/types';
+import type { DType } from '../numeric/types';
 import { DEFAULT_K, type Metric } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';

@@ -12,7 +12,7 @@ import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
 import { Program } from '../gpu/program';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { dfHi } from '../kernels/df-hi';
-import type { HiddenDump, ModelWeights } from '../model/types';
+import type { HiddenDump, ModelWeights } from '../numeric/types';
 import { tinyModelCheck } from './oracle-selftest';
 import type { OracleInfo } from './report';
 

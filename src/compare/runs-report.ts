@@ -2,7 +2,7 @@
 // against the exact forward, every local check, and the verdict in words, naming the op by the dump's own module path.
 import type { AdapterSummary } from '../gpu/device';
 import type { Handoff } from '../model/run-file';
-import type { DType, NeoXConfig } from '../model/types';
+import type { DType, NeoXConfig } from '../numeric/types';
 import type { Metric } from '../run/runspec';
 import type { FullMetrics } from './metrics';
 import type { OracleInfo } from './report';

@@ -2,8 +2,8 @@
 // (layers[3].attention.qkv.weight, …). Built once when a model loads.
 import type { BufferRef } from '../gpu/pipelines';
 import { readBuffer } from '../gpu/readback';
-import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../model/types';
 import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
+import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights, Tensor } from '../numeric/types';
 
 export interface GpuLinear {
   weight: GPUBuffer; // [out, in]

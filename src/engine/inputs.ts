@@ -1,6 +1,6 @@
 // A run's input limits, checked before any GPU work: token ids and their count against the model's config,
 // and a generation's length. Each failure is one EngineError line naming what is wrong.
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { EngineError } from './types';
 
 export function checkTokens(cfg: NeoXConfig, tokens: number[]): void {

@@ -13,10 +13,10 @@ import { ModelLoadError } from '../model/errors';
 import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
 import { seededPlan } from '../model/seeded-weights';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
-import type { DType, ModelWeights, NeoXConfig, Tensor } from '../model/types';
 import { streamWeights, type WeightsSource } from '../model/weight-stream';
 import { emptyWeights, modelSummary } from '../model/weights';
 import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
+import type { DType, ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
 import {
   type AllocatedModel,
   allocateModel,

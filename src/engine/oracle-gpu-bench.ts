@@ -21,7 +21,7 @@ import { relL2 } from '../kernels/oracle/df-common';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseConfig } from '../model/config';
 import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
-import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../model/types';
+import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../numeric/types';
 import { uploadModel } from './gpu-model';
 import { GpuOracle, readDf } from './oracle-gpu';
 import { buildPlan } from './plan';

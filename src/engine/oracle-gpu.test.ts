@@ -20,9 +20,9 @@ import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
-import type { ModelWeights, NeoXConfig } from '../model/types';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
+import type { ModelWeights, NeoXConfig } from '../numeric/types';
 import { type GpuModel, uploadModel } from './gpu-model';
 import { GpuOracle, type OracleRun, readDf, uploadDf } from './oracle-gpu';
 

@@ -6,6 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
 import { type RandomModelSpec, randomConfigJson, randomTensors } from './random-model';
@@ -18,7 +19,6 @@ import {
   writeSafetensors,
 } from './safetensors';
 import { streamSafetensors } from './stream';
-import type { DType } from './types';
 import { loadWeights } from './weights';
 
 const SAFETENSORS_CASES = 8000;

@@ -11,10 +11,10 @@ import {
   f32ToF16Bits,
 } from '../numeric/bits';
 import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
 import type { ModelLoadError } from './errors';
 import { parseSafetensorsHeader, readTensorF32, type TensorToWrite, writeSafetensors } from './safetensors';
 import { expectLoadError as loadError } from './testing';
-import type { DType } from './types';
 
 /** A safetensors file from a raw header (object or exact text) and a data section. */
 function rawFile(header: unknown, data: Uint8Array | number = 0, headerLen?: number): Uint8Array {

@@ -6,9 +6,9 @@
 // section; offsets are relative to its start.
 
 import { f16BitsToF32Bits, f32BitsToBf16Bits, f32BitsToF16Bits } from '../numeric/bits';
+import type { DType } from '../numeric/types';
 import { describeJson, ModelLoadError, quoteName } from './errors';
 import { checkNoDuplicateKeys } from './json-text';
-import type { DType } from './types';
 
 export interface SafetensorsEntry {
   name: string;

@@ -22,7 +22,7 @@
 
 import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
 import { type SeededTensor, scaleFor, seededInt, tensorKey } from '../numeric/seeded';
-import type { DType, ModelWeights, NeoXConfig, Tensor } from './types';
+import type { DType, ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
 import { emptyWeights } from './weights';
 
 /** Elements [from, from + count) of a seeded tensor as fp32 (f16-rounded values with dtype F16). */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
 import { type RandomModelSpec, randomModelFiles } from './random-model';
@@ -14,7 +15,6 @@ import {
 } from './safetensors';
 import { type StreamSafetensorsOptions, streamSafetensors } from './stream';
 import { nodeFileStream } from './stream-node';
-import type { DType } from './types';
 import { loadWeights } from './weights';
 
 type Chunker = () => number;
