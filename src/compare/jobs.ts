@@ -3,7 +3,7 @@
 // one readback. Split tensors (the LM head of a large vocabulary) are compared piece by piece into one result.
 import type { GpuTap } from '../engine/batch';
 import type { DfBuffer } from '../engine/oracle-gpu';
-import type { Precision } from '../kernels/precision';
+import type { Precision } from '../numeric/precision';
 import type { BitDiffJob, BitDiffOut, CompareJob, CompareOut, Operand, PendingMetrics } from './gpu-metrics';
 
 /** A tensor on the GPU to compare: a path's tap (f32) or an oracle tensor (double-float). */

@@ -4,8 +4,8 @@
 import type { AcquireOptions } from '../gpu/device';
 import type { PassTiming } from '../gpu/timestamps';
 import type { GemmPolicy } from '../kernels/gemm-configs';
-import type { Precision } from '../kernels/precision';
 import type { WeightsSource } from '../model/weight-stream';
+import type { Precision } from '../numeric/precision';
 import type { HiddenDump, NeoXConfig } from '../numeric/types';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';

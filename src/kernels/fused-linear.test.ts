@@ -7,6 +7,7 @@
 // through the partial GEMM + reduction, K partitions with a short last split, NaN-poisoned workspace; the
 // K partition's independence of M (a row's bits do not depend on how many rows run); the policy's choices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { roundStorage } from '../numeric/precision';
 import { mulberry32, randn } from '../numeric/random';
 import { geluF64 } from './cpu/gelu';
 import { linearF64 } from './cpu/linear';
@@ -47,7 +48,6 @@ import {
   heuristicChunk,
   UNKNOWN_ADAPTER,
 } from './gemm-configs';
-import { roundStorage } from './precision';
 import { rotaryTables } from './rotary';
 import { compare, createHarness, dotBound, freshSeed, type Harness } from './testing';
 

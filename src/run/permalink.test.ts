@@ -4,7 +4,7 @@
 import { deflateSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { PRECISIONS } from '../kernels/precision';
+import { PRECISIONS } from '../numeric/precision';
 import { mulberry32 } from '../numeric/random';
 import { FAULTS } from './faults';
 import {

@@ -4,7 +4,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { FusedKernelId } from '../engine/fused-kernels';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
-import type { Precision } from '../kernels/precision';
+import type { Precision } from '../numeric/precision';
 import { type FaultId, faultInfo } from '../run/faults';
 import type { RunSummary } from '../run/history';
 import type { Sharer } from '../run/permalink';

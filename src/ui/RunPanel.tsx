@@ -4,7 +4,7 @@
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useStore } from 'zustand';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { PRECISIONS, type Precision } from '../kernels/precision';
+import { PRECISIONS, type Precision } from '../numeric/precision';
 import { FAULTS, type FaultId, faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import type { Controller } from '../state/controller';
