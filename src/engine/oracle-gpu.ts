@@ -9,7 +9,6 @@ import { recordReadback, uploadBuffer } from '../gpu/readback';
 import type { GpuTimer } from '../gpu/timestamps';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { dfScores, dfSoftmax, dfValues } from '../kernels/oracle/attention';
-import { fromDfPairs, toDfPairs } from '../kernels/oracle/df-common';
 import { dfEmbedding } from '../kernels/oracle/embedding';
 import { dfGelu } from '../kernels/oracle/gelu';
 import { dfLayerNorm } from '../kernels/oracle/layernorm';
@@ -17,6 +16,7 @@ import { dfLinear } from '../kernels/oracle/linear';
 import { dfPromote } from '../kernels/oracle/promote';
 import { dfResidual } from '../kernels/oracle/residual';
 import { dfRotary, rotaryTablesF64 } from '../kernels/oracle/rotary';
+import { fromDfPairs, toDfPairs } from '../numeric/double-float';
 import { type GpuLinear, type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
 
 /** n elements of vec2<f32> (hi, lo); `parts` when split by columns (the logits of a large vocabulary), each
