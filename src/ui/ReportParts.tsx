@@ -2,7 +2,7 @@
 // at the first difference) and, while the run generates, both paths' tokens as they stream in.
 import type { Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { FUSED_KERNELS } from '../state/kernel-catalog';
 import type { TextSegments, TokenStream } from '../state/store';
 import { formatRatio, ordinal } from './format';
 import { Term } from './Glossary';

@@ -3,11 +3,10 @@
 // layer, tolerance k and the metric; Run / Cancel with per-phase progress. All text is rendered as text.
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useStore } from 'zustand';
-import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { PRECISIONS, type Precision } from '../numeric/precision';
 import { FAULTS, type FaultId, faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import type { Controller } from '../state/controller';
+import { FUSED_KERNELS, PRECISION_MODES, type Precision } from '../state/kernel-catalog';
 import { phaseLabel, progressFraction } from '../state/spec';
 import {
   type AppStore,
@@ -151,7 +150,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                 value={settings.precision}
                 onChange={(e) => setSettings({ precision: e.target.value as Precision })}
               >
-                {PRECISIONS.map((p) => (
+                {PRECISION_MODES.map((p) => (
                   <option key={p} value={p}>
                     {PRECISION_WORDS[p]}
                   </option>

@@ -6,8 +6,8 @@
 import { axisBottom, axisLeft, scaleBand, scaleLinear } from 'd3';
 import { useMemo } from 'react';
 import type { Report } from '../../compare/analyze';
-import type { FusedKernelId } from '../../engine/fused-kernels';
-import type { TimingSummary } from '../../engine/timing';
+import type { FusedKernelId } from '../../state/kernel-catalog';
+import type { TimingSummary } from '../../worker/api';
 import { formatNs, nsTickFormat } from '../format';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { timeGroups } from './kernels';
