@@ -7,7 +7,7 @@ import { oracleLayer } from '../kernels/cpu/forward';
 import { layerNormF64 } from '../kernels/cpu/layernorm';
 import { linearF64 } from '../kernels/cpu/linear';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import { type TensorToWrite, writeSafetensors } from '../model/safetensors';
+import { type TensorToWrite, writeSafetensors } from '../model/safetensors-write';
 import { bf16BitsToF32, f32ToBf16Bits } from '../numeric/bits';
 import type { ModelWeights, NeoXConfig } from '../numeric/types';
 

@@ -8,7 +8,7 @@ import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { randomConfigJson, randomModelFiles } from '../model/random-model';
-import { writeSafetensors } from '../model/safetensors';
+import { writeSafetensors } from '../model/safetensors-write';
 import { seededPlan, seededWeightsCpu } from '../model/seeded-weights';
 import { loadWeights } from '../model/weights';
 import type { ModelWeights, Tensor } from '../numeric/types';

@@ -10,14 +10,9 @@ import type { DType } from '../numeric/types';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
 import { type RandomModelSpec, randomConfigJson, randomTensors } from './random-model';
-import {
-  MAX_HEADER_BYTES,
-  parseHeaderSection,
-  parseSafetensorsHeader,
-  readTensorF32,
-  type TensorToWrite,
-  writeSafetensors,
-} from './safetensors';
+import { MAX_HEADER_BYTES, parseHeaderSection, parseSafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { streamSafetensors } from './stream';
 import { loadWeights } from './weights';
 

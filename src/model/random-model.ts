@@ -3,7 +3,7 @@
 // parameters perturbed, embeddings ~ N(0, 1).
 import { mulberry32, randn } from '../numeric/random';
 import type { DType } from '../numeric/types';
-import { type TensorToWrite, writeSafetensors } from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 
 export interface RandomModelSpec {
   vocab: number;

@@ -13,7 +13,9 @@ import {
 import { mulberry32 } from '../numeric/random';
 import type { DType } from '../numeric/types';
 import type { ModelLoadError } from './errors';
-import { parseSafetensorsHeader, readTensorF32, type TensorToWrite, writeSafetensors } from './safetensors';
+import { parseSafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { expectLoadError as loadError } from './testing';
 
 /** A safetensors file from a raw header (object or exact text) and a data section. */

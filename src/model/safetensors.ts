@@ -1,11 +1,11 @@
-// safetensors: a validating header parser, an fp32 tensor reader (F32 / F16 / BF16 on disk), a writer for
-// tests and fixtures (the scalar f16 / bf16 conversions are in src/numeric/bits.ts).
+// safetensors: the validating header parser. Reading a tensor as fp32 (F32 / F16 / BF16 on disk) is in
+// safetensors-read.ts, writing a file in safetensors-write.ts, the scalar f16 / bf16 conversions in
+// src/numeric/bits.ts.
 //
 // Layout: u64 little-endian header length N, then N bytes of UTF-8 JSON
 // `{ "__metadata__"?: {str: str}, name: { dtype, shape, data_offsets: [begin, end] } }`, then the data
 // section; offsets are relative to its start.
 
-import { f16BitsToF32Bits, f32BitsToBf16Bits, f32BitsToF16Bits } from '../numeric/bits';
 import type { DType } from '../numeric/types';
 import { describeJson, ModelLoadError, quoteName } from './errors';
 import { checkNoDuplicateKeys } from './json-text';
@@ -64,19 +64,6 @@ const OTHER_DTYPE_BITS: Record<string, number> = {
 
 const ENTRY_KEYS = new Set(['dtype', 'shape', 'data_offsets']);
 
-/** f16 -> f32 bit patterns for all 65536 inputs, built on first use. */
-let f16Table: Uint32Array | null = null;
-function f16ToF32Table(): Uint32Array {
-  if (f16Table === null) {
-    f16Table = new Uint32Array(65536);
-    for (let h = 0; h < 65536; h++) f16Table[h] = f16BitsToF32Bits(h);
-  }
-  return f16Table;
-}
-
-/** True on little-endian hosts (every browser and Node platform in practice). */
-export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
 // ---- header ------------------------------------------------------------------------------------------------
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -93,7 +80,7 @@ export function numElements(shape: readonly number[]): number {
   return n;
 }
 
-function shapeStr(shape: readonly number[]): string {
+export function shapeStr(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
 }
 
@@ -318,108 +305,4 @@ export function parseSafetensorsHeader(
   const n = readHeaderLength(bytes, file);
   if (n > bytes.length - 8) throw headerPastEndError(n, bytes.length - 8, file);
   return parseHeaderSection(bytes.subarray(8, 8 + n), bytes.length - 8 - n, file, options).header;
-}
-
-// ---- reading -----------------------------------------------------------------------------------------------
-
-/**
- * One tensor as a fresh fp32 array (row-major, numel(shape) values). F16 is converted exactly (subnormals, inf,
- * NaN payloads), BF16 by `bits << 16`, F32 copied byte-wise (offsets need not be 4-aligned).
- */
-export function readTensorF32(
-  bytes: Uint8Array,
-  dataOffset: number,
-  e: SafetensorsEntry,
-  file = 'model.safetensors',
-): Float32Array {
-  const start = dataOffset + e.begin;
-  const stop = dataOffset + e.end;
-  const bpe = BYTES_PER_ELEMENT[e.dtype];
-  const n = numElements(e.shape);
-  if (!(start >= 0 && start <= stop && stop <= bytes.length) || stop - start !== n * bpe) {
-    throw new ModelLoadError(
-      file,
-      `tensor ${quoteName(e.name)} bytes ${start}..${stop} do not fit the file or its shape`,
-      e.name,
-    );
-  }
-  return decodeTensorF32(bytes.subarray(start, stop), e.dtype, n);
-}
-
-/**
- * `n` values of `dtype` stored little-endian in `src` (exactly n * bytes-per-element bytes, any alignment) as a
- * fresh fp32 array. F16 is converted exactly, BF16 by `bits << 16`, F32 copied byte-wise.
- */
-export function decodeTensorF32(src: Uint8Array, dtype: DType, n: number): Float32Array {
-  const out = new Float32Array(n);
-  if (dtype === 'F32') {
-    if (LITTLE_ENDIAN) {
-      new Uint8Array(out.buffer).set(src); // a byte copy: no misaligned Float32Array view
-    } else {
-      const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
-      for (let i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i, true);
-    }
-    return out;
-  }
-  const bits = new Uint32Array(out.buffer); // [n]: writing bits keeps NaN payloads
-  if (dtype === 'F16') {
-    const table = f16ToF32Table();
-    for (let i = 0; i < n; i++) bits[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
-  } else {
-    for (let i = 0; i < n; i++) bits[i] = ((src[2 * i] | (src[2 * i + 1] << 8)) << 16) >>> 0;
-  }
-  return out; // bits went in as native u32 and come out as native f32: right on either endianness
-}
-
-// ---- writing -----------------------------------------------------------------------------------------------
-
-export interface TensorToWrite {
-  name: string;
-  dtype: DType;
-  shape: number[];
-  data: Float32Array; // [numel(shape)]
-}
-
-/**
- * Serialises tensors (in the order given, packed without gaps) into a safetensors file. F16 / BF16 are rounded
- * to nearest even from the f32 bits. The header is padded with spaces to 8-byte alignment, as HF does.
- */
-export function writeSafetensors(tensors: TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
-  const header: Record<string, unknown> = {};
-  if (metadata !== undefined) header.__metadata__ = { ...metadata };
-  let offset = 0;
-  const seen = new Set<string>();
-  for (const t of tensors) {
-    if (t.name === '__metadata__' || seen.has(t.name))
-      throw new Error(`writeSafetensors: bad or duplicate name '${t.name}'`);
-    seen.add(t.name);
-    const n = numElements(t.shape);
-    if (n !== t.data.length) {
-      throw new Error(
-        `writeSafetensors: '${t.name}' has ${t.data.length} values for shape ${shapeStr(t.shape)}`,
-      );
-    }
-    const len = n * BYTES_PER_ELEMENT[t.dtype];
-    header[t.name] = { dtype: t.dtype, shape: t.shape.slice(), data_offsets: [offset, offset + len] };
-    offset += len;
-  }
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const headerLen = Math.ceil(json.length / 8) * 8;
-  const out = new Uint8Array(8 + headerLen + offset);
-  const dv = new DataView(out.buffer);
-  dv.setUint32(0, headerLen % 2 ** 32, true);
-  dv.setUint32(4, Math.floor(headerLen / 2 ** 32), true);
-  out.set(json, 8);
-  out.fill(0x20, 8 + json.length, 8 + headerLen);
-  let p = 8 + headerLen;
-  for (const t of tensors) {
-    const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length); // [n] f32 bit patterns
-    if (t.dtype === 'F32') {
-      for (let i = 0; i < bits.length; i++, p += 4) dv.setUint32(p, bits[i], true);
-    } else {
-      const conv = t.dtype === 'F16' ? f32BitsToF16Bits : f32BitsToBf16Bits;
-      for (let i = 0; i < bits.length; i++, p += 2) dv.setUint16(p, conv(bits[i]), true);
-    }
-  }
-  return out;
 }

@@ -7,12 +7,8 @@ import type { DType } from '../numeric/types';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
 import { type RandomModelSpec, randomModelFiles } from './random-model';
-import {
-  parseSafetensorsHeader,
-  readTensorF32,
-  type SafetensorsEntry,
-  type SafetensorsHeader,
-} from './safetensors';
+import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
 import { type StreamSafetensorsOptions, streamSafetensors } from './stream';
 import { nodeFileStream } from './stream-node';
 import { loadWeights } from './weights';

@@ -4,7 +4,7 @@ import { mulberry32 } from '../numeric/random';
 import type { DType, NeoXConfig } from '../numeric/types';
 import { parseConfig } from './config';
 import { ModelLoadError } from './errors';
-import { type TensorToWrite, writeSafetensors } from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { expectLoadError as loadError } from './testing';
 import { loadWeights, modelSummary } from './weights';
 

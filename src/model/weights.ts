@@ -10,12 +10,8 @@ import type {
   Tensor,
 } from '../numeric/types';
 import { ModelLoadError, quoteName } from './errors';
-import {
-  parseSafetensorsHeader,
-  readTensorF32,
-  type SafetensorsEntry,
-  type SafetensorsHeader,
-} from './safetensors';
+import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
 import { streamSafetensors } from './stream';
 
 /** Buffers HF checkpoints may carry that are not weights (causal-mask caches, rotary inverse frequencies). */
