@@ -8,7 +8,8 @@
 // Face's fp32 rotary angles (kernels/cpu/rotary-angles.ts): that is how the runs were made.
 import type { BatchForward, GpuBatch, GpuTap } from '../engine/batch';
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
+import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { checkSameTokens, type RunFile } from '../model/run-file';

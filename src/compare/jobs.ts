@@ -2,7 +2,7 @@
 // its operands where they already live on the GPU (a path's tap, an oracle tensor), and the results come back in
 // one readback. Split tensors (the LM head of a large vocabulary) are compared piece by piece into one result.
 import type { GpuTap } from '../engine/batch';
-import type { DfBuffer } from '../engine/oracle-gpu';
+import type { DfBuffer } from '../engine/oracle-df';
 import type { Precision } from '../numeric/precision';
 import type { BitDiffJob, BitDiffOut, CompareJob, CompareOut, Operand, PendingMetrics } from './gpu-metrics';
 

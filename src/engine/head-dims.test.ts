@@ -18,7 +18,8 @@ import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
-import { GpuOracle, readDf } from './oracle-gpu';
+import { readDf } from './oracle-df';
+import { GpuOracle } from './oracle-gpu';
 
 let engine: Engine;
 beforeAll(async () => {

@@ -23,7 +23,8 @@ import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
 import { relL2 } from '../numeric/double-float';
 import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../numeric/types';
 import { uploadModel } from './gpu-model';
-import { GpuOracle, readDf } from './oracle-gpu';
+import { readDf } from './oracle-df';
+import { GpuOracle } from './oracle-gpu';
 import { buildPlan } from './plan';
 
 const SHAPES: Record<string, RandomModelSpec> = {

@@ -24,7 +24,8 @@ import { fromDfPairs, toDfPairs } from '../numeric/double-float';
 import { mulberry32 } from '../numeric/random';
 import type { ModelWeights, NeoXConfig } from '../numeric/types';
 import { type GpuModel, uploadModel } from './gpu-model';
-import { GpuOracle, type OracleRun, readDf, uploadDf } from './oracle-gpu';
+import { type OracleRun, readDf, uploadDf } from './oracle-df';
+import { GpuOracle } from './oracle-gpu';
 
 const TOL = 1e-12;
 const BIG = 1 << 30;
