@@ -7,15 +7,9 @@ import { FAULTS, type FaultId, faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import type { Controller } from '../state/controller';
 import { FUSED_KERNELS, PRECISION_MODES, type Precision } from '../state/kernel-catalog';
+import { extraFaultBlocker, faultBlocker, K_RANGE, MAX_GENERATE } from '../state/settings';
 import { phaseLabel, progressFraction } from '../state/spec';
-import {
-  type AppStore,
-  canRun,
-  extraFaultBlocker,
-  faultBlocker,
-  K_RANGE,
-  MAX_GENERATE,
-} from '../state/store';
+import { type AppStore, canRun } from '../state/store';
 import { ErrorAlert } from './ErrorAlert';
 import { NumberField, Toggle } from './fields';
 import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
