@@ -11,13 +11,13 @@ import type { RandomModelSpec } from '../model/random-model';
 import type { Tokenizer } from '../model/tokenizer';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
 import type { ModelWeights, NeoXConfig } from '../numeric/types';
-import { GpuBatch } from './batch';
+import type { GpuBatch } from './batch';
 import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
 import { GpuSession } from './gpu-session';
-import { checkGenerate, checkTokens } from './inputs';
-import { deferredWeights, isCpuAdapterSummary, type MemoryBudget, type ModelSource } from './install';
+import { checkGenerate, checkGeneratePaths, checkTokens } from './inputs';
+import { deferredWeights, keepCpuByDefault, type MemoryBudget, type ModelSource } from './install';
 import { ModelSlot, streamedWeights } from './model-slot';
 import type { PlanCacheStats } from './plan-cache';
 import { timePlan } from './time-forward';
@@ -29,6 +29,7 @@ import {
   type GenerateOptions,
   type ModelFiles,
   type ModelInfo,
+  type ModelStreamFiles,
 } from './types';
 
 export { argmax, type OnStep, type OnToken } from './generate';
@@ -42,6 +43,7 @@ export {
   type GenerateOptions,
   type ModelFiles,
   type ModelInfo,
+  type ModelStreamFiles,
   type PathSpec,
   resolvePath,
 } from './types';
@@ -213,17 +215,7 @@ export class Engine {
    * chunk with progress and cancellation, never held whole in memory, then checked and uploaded tensor by
    * tensor. The previous model stays loaded until the new one is complete.
    */
-  async loadModelStream(files: {
-    config: string;
-    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-    totalBytes: number | null;
-    tokenizer?: string;
-    name?: string;
-    onProgress?: (loaded: number, total: number | null) => void;
-    signal?: AbortSignal;
-    /** The same bytes again from the start (a reload after a device loss); without it, no reload. */
-    reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-  }): Promise<ModelInfo> {
+  async loadModelStream(files: ModelStreamFiles): Promise<ModelInfo> {
     this.checkAlive();
     const source: ModelSource = {
       kind: 'file',
@@ -244,7 +236,7 @@ export class Engine {
       signal?: AbortSignal;
     } = {},
   ): Promise<ModelInfo> {
-    const keepCpu = o.keepCpu ?? this.keepCpuByDefault();
+    const keepCpu = o.keepCpu ?? keepCpuByDefault(this.acquireOpts, this.adapter);
     const info = await this.slot.install(this.gpuSession, source, {
       ...o,
       keepCpu,
@@ -254,12 +246,6 @@ export class Engine {
     // The old model's buffers are gone (the slot destroyed them): so are the recordings that used them.
     this.gpuSession.trim();
     return info;
-  }
-
-  /** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
-  private keepCpuByDefault(): boolean {
-    const mode = this.acquireOpts.cpuWeights ?? 'auto';
-    return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(this.adapter));
   }
 
   /**
@@ -357,11 +343,8 @@ export class Engine {
     opts: { chunk?: number } = {},
   ): Promise<number[][]> {
     const m = this.requireModel();
-    checkGenerate(m.cfg, prompt, n);
-    if (paths.length === 0) throw new EngineError('generation needs at least one path');
     const chunk = opts.chunk ?? 4;
-    if (!Number.isInteger(chunk) || chunk < 1)
-      throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
+    checkGeneratePaths(m.cfg, prompt, n, paths.length, chunk);
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
     return generatePaths(this.gpuSession.pathsContext(m), prompt, n, paths, onStep, signal, chunk);
@@ -388,22 +371,7 @@ export class Engine {
    * submit, every tap kept on the GPU (src/engine/batch.ts).
    */
   batch(): GpuBatch {
-    const m = this.requireModel();
-    const s = this.gpuSession;
-    return new GpuBatch({
-      device: s.device,
-      pipelines: s.pipelines,
-      pool: s.pool,
-      plan: (tokens, opts) => {
-        checkTokens(m.cfg, tokens);
-        return this.gpuSession.plan(m, tokens, opts);
-      },
-      record: (tokens, opts) => {
-        checkTokens(m.cfg, tokens);
-        return this.gpuSession.recordedForward(m, tokens.length, opts);
-      },
-      checkAlive: () => this.checkAlive(),
-    });
+    return this.gpuSession.batch(this.requireModel(), () => this.checkAlive());
   }
 
   /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */

@@ -30,3 +30,17 @@ export function checkGenerate(cfg: NeoXConfig, prompt: number[], n: number): voi
     );
   }
 }
+
+/** Generation on several paths: the prompt and count as checkGenerate, at least one path, a whole chunk size. */
+export function checkGeneratePaths(
+  cfg: NeoXConfig,
+  prompt: number[],
+  n: number,
+  paths: number,
+  chunk: number,
+): void {
+  checkGenerate(cfg, prompt, n);
+  if (paths === 0) throw new EngineError('generation needs at least one path');
+  if (!Number.isInteger(chunk) || chunk < 1)
+    throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
+}

@@ -4,6 +4,7 @@
 // streamed in tensor by tensor (an error becomes one EngineError and frees what was made). Engine.loadModel*
 // install its result.
 
+import type { AdapterSummary } from '../gpu/device';
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
 import { headDimProblem } from '../kernels/flash-attention';
@@ -375,4 +376,13 @@ export async function installSeeded(
   };
   const cpu = opts.keepCpu ? await readModelWeights(device, made.model) : null;
   return { model: made.model, tok: null, info, cpu };
+}
+
+/** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
+export function keepCpuByDefault(
+  opts: EngineOptions,
+  adapter: Parameters<typeof isCpuAdapterSummary>[0],
+): boolean {
+  const mode = opts.cpuWeights ?? 'auto';
+  return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(adapter));
 }

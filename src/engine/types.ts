@@ -40,6 +40,19 @@ export interface ModelFiles {
   name?: string;
 }
 
+/** A model whose safetensors arrive as a stream (fetch body, File.stream(), a Node file): Engine.loadModelStream. */
+export interface ModelStreamFiles {
+  config: string;
+  weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+  totalBytes: number | null;
+  tokenizer?: string;
+  name?: string;
+  onProgress?: (loaded: number, total: number | null) => void;
+  signal?: AbortSignal;
+  /** The same bytes again from the start (a reload after a device loss); without it, no reload. */
+  reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+}
+
 export interface ModelInfo {
   name: string;
   config: NeoXConfig;
