@@ -379,10 +379,7 @@ export async function installSeeded(
 }
 
 /** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
-export function keepCpuByDefault(
-  opts: EngineOptions,
-  adapter: Parameters<typeof isCpuAdapterSummary>[0],
-): boolean {
+export function keepCpuByDefault(opts: EngineOptions, adapter: AdapterSummary): boolean {
   const mode = opts.cpuWeights ?? 'auto';
   return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(adapter));
 }
