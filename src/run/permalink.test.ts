@@ -7,15 +7,13 @@ import { FUSED_KERNELS } from '../engine/fused-kernels';
 import { PRECISIONS } from '../numeric/precision';
 import { mulberry32 } from '../numeric/random';
 import { FAULTS } from './faults';
+import { base64urlDecode, base64urlEncode, LinkError } from './link-bytes';
 import {
   adapterLine,
   autorunAllowed,
-  base64urlDecode,
-  base64urlEncode,
   decodeLink,
   encodeLink,
   LINK_LIMITS,
-  LinkError,
   type LinkPayload,
   parseLinkPayload,
   sharerSummary,
