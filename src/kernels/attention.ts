@@ -2,46 +2,28 @@
 // optional positions (KV-cache decoding, src/kernels/positions.ts): query rows at p0.., keys 0 .. p0 + T − 1
 // read from [H, rows, hd] buffers; score and probability rows are Tk = p0 + T long.
 
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
 
-export const attnScoresKernel: KernelDef = {
-  name: 'reference/attn_scores',
-  file: 'reference/attn_scores.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'q', kind: 'read' }, // [H, T, hd]
-    { name: 'k', kind: 'read' }, // [H, rows, hd]
-    { name: 's', kind: 'rw' }, // [H, T, Tk]
-  ],
-};
+export const attnScoresKernel = kernelOf('reference/attn_scores', ['common/precision.wgsl'], {
+  q: 'read', // [H, T, hd]
+  k: 'read', // [H, rows, hd]
+  s: 'rw', // [H, T, Tk]
+});
 
-export const softmaxKernel: KernelDef = {
-  name: 'reference/softmax',
-  file: 'reference/softmax.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 's', kind: 'read' }, // [H, T, Tk]
-    { name: 'p', kind: 'rw' }, // [H, T, Tk]
-  ],
-};
+export const softmaxKernel = kernelOf('reference/softmax', ['common/precision.wgsl'], {
+  s: 'read', // [H, T, Tk]
+  p: 'rw', // [H, T, Tk]
+});
 
-export const attnValuesKernel: KernelDef = {
-  name: 'reference/attn_values',
-  file: 'reference/attn_values.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'p', kind: 'read' }, // [H, T, Tk]
-    { name: 'v', kind: 'read' }, // [H, rows, hd]
-    { name: 'ctx', kind: 'rw' }, // [T, H*hd]
-  ],
-};
+export const attnValuesKernel = kernelOf('reference/attn_values', ['common/precision.wgsl'], {
+  p: 'read', // [H, T, Tk]
+  v: 'read', // [H, rows, hd]
+  ctx: 'rw', // [T, H*hd]
+});
 
 const TILE = 16;
 const WG = 128;
@@ -60,14 +42,14 @@ export function attnScores(
   at?: KvPositions,
 ): DispatchSpec {
   const { p0, rows } = kvPositions(label, T, at);
-  return {
+  return dispatchOf(
     label,
-    kernel: attnScoresKernel,
-    constants: { TILE, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([T, hd, { f32: 1 / Math.sqrt(hd) }, p0, rows]),
-    workgroups: [ceilDiv(p0 + T, TILE), ceilDiv(T, TILE), H],
-  };
+    attnScoresKernel,
+    { TILE, ...opts.constants },
+    b,
+    [T, hd, { f32: 1 / Math.sqrt(hd) }, p0, rows],
+    [ceilDiv(p0 + T, TILE), ceilDiv(T, TILE), H],
+  );
 }
 
 /** Causal row softmax over columns j <= p0 + i — s, p: [H, T, Tk] (Tk = p0 + T); one workgroup per row. */
@@ -82,14 +64,14 @@ export function softmaxCausal(
   const { p0 } = kvPositions(label, T, at);
   const rows = H * T;
   const x = Math.min(rows, MAX_GROUPS);
-  return {
+  return dispatchOf(
     label,
-    kernel: softmaxKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([T, rows, p0]),
-    workgroups: [x, ceilDiv(rows, x), 1],
-  };
+    softmaxKernel,
+    { WG, ...opts.constants },
+    b,
+    [T, rows, p0],
+    [x, ceilDiv(rows, x), 1],
+  );
 }
 
 /** ctx[i, h*hd + e] = Σ_j p[h,i,j] v[h,j,e] — p: [H, T, Tk], v: [H, rows, hd], ctx: [T, H*hd]. */
@@ -103,12 +85,12 @@ export function attnValues(
   at?: KvPositions,
 ): DispatchSpec {
   const { p0, rows } = kvPositions(label, T, at);
-  return {
+  return dispatchOf(
     label,
-    kernel: attnValuesKernel,
-    constants: { TILE, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([T, hd, H, p0, rows]),
-    workgroups: [ceilDiv(hd, TILE), ceilDiv(T, TILE), H],
-  };
+    attnValuesKernel,
+    { TILE, ...opts.constants },
+    b,
+    [T, hd, H, p0, rows],
+    [ceilDiv(hd, TILE), ceilDiv(T, TILE), H],
+  );
 }

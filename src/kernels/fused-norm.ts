@@ -1,80 +1,57 @@
 // Launchers of the fused LayerNorm kernels: dual LayerNorm (parallel residual) and residual add + LayerNorm.
-import type { KernelDef } from '../gpu/pipelines';
+
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 
 const includes = ['common/precision.wgsl', 'common/row_stats.wgsl'] as const;
 
-export const layerNorm2Kernel: KernelDef = {
-  name: 'fused/layernorm2',
-  file: 'fused/layernorm2.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [rows, d]
-    { name: 'w1', kind: 'read' }, // [d]
-    { name: 'b1', kind: 'read' }, // [d]
-    { name: 'w2', kind: 'read' }, // [d]
-    { name: 'b2', kind: 'read' }, // [d]
-    { name: 'y1', kind: 'rw' }, // [rows, d]
-    { name: 'y2', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const layerNorm2Kernel = kernelOf('fused/layernorm2', includes, {
+  x: 'read', // [rows, d]
+  w1: 'read', // [d]
+  b1: 'read', // [d]
+  w2: 'read', // [d]
+  b2: 'read', // [d]
+  y1: 'rw', // [rows, d]
+  y2: 'rw', // [rows, d]
+});
 
-export const addLayerNormKernel: KernelDef = {
-  name: 'fused/add_layernorm',
-  file: 'fused/add_layernorm.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'a', kind: 'read' }, // [rows, d]
-    { name: 'b', kind: 'read' }, // [rows, d]
-    { name: 'w', kind: 'read' }, // [d]
-    { name: 'bias', kind: 'read' }, // [d]
-    { name: 'r', kind: 'rw' }, // [rows, d]
-    { name: 'y', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const addLayerNormKernel = kernelOf('fused/add_layernorm', includes, {
+  a: 'read', // [rows, d]
+  b: 'read', // [rows, d]
+  w: 'read', // [d]
+  bias: 'read', // [d]
+  r: 'rw', // [rows, d]
+  y: 'rw', // [rows, d]
+});
 
 // addLayerNorm with attention.dense's split-K reduction folded in (src/engine/plan-fold.ts).
-export const addLayerNormFoldKernel: KernelDef = {
-  name: 'fused/add_layernorm_fold',
-  file: 'fused/add_layernorm_fold.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'a', kind: 'read' }, // [rows, d]
-    { name: 'dense_b', kind: 'read' }, // [d]
-    { name: 'dense_part', kind: 'read' }, // [S', rows, d]
-    { name: 'w', kind: 'read' }, // [d]
-    { name: 'bias', kind: 'read' }, // [d]
-    { name: 'attn', kind: 'rw' }, // [rows, d]
-    { name: 'r', kind: 'rw' }, // [rows, d]
-    { name: 'y', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const addLayerNormFoldKernel = kernelOf('fused/add_layernorm_fold', includes, {
+  a: 'read', // [rows, d]
+  dense_b: 'read', // [d]
+  dense_part: 'read', // [S', rows, d]
+  w: 'read', // [d]
+  bias: 'read', // [d]
+  attn: 'rw', // [rows, d]
+  r: 'rw', // [rows, d]
+  y: 'rw', // [rows, d]
+});
 
 // layerNorm2 with the previous layer's MLP down-projection reduction folded in (src/engine/plan-fold.ts).
-export const layerNorm2FoldKernel: KernelDef = {
-  name: 'fused/layernorm2_fold',
-  file: 'fused/layernorm2_fold.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'part', kind: 'read' }, // both GEMMs' partials: [S, rows, d] and [S', rows, d]
-    { name: 'b', kind: 'read' }, // [d]
-    { name: 'r1', kind: 'read' }, // [rows, d]
-    { name: 'dense_b', kind: 'read' }, // [d]
-    { name: 'attn', kind: 'rw' }, // [rows, d]
-    { name: 'x', kind: 'rw' }, // [rows, d]
-    { name: 'w1', kind: 'read' }, // [d]
-    { name: 'b1', kind: 'read' }, // [d]
-    { name: 'w2', kind: 'read' }, // [d]
-    { name: 'b2', kind: 'read' }, // [d]
-    { name: 'y1', kind: 'rw' }, // [rows, d]
-    { name: 'y2', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const layerNorm2FoldKernel = kernelOf('fused/layernorm2_fold', includes, {
+  part: 'read', // both GEMMs' partials: [S, rows, d] and [S', rows, d]
+  b: 'read', // [d]
+  r1: 'read', // [rows, d]
+  dense_b: 'read', // [d]
+  attn: 'rw', // [rows, d]
+  x: 'rw', // [rows, d]
+  w1: 'read', // [d]
+  b1: 'read', // [d]
+  w2: 'read', // [d]
+  b2: 'read', // [d]
+  y1: 'rw', // [rows, d]
+  y2: 'rw', // [rows, d]
+});
 
 const WG = 256;
 /** WebGPU's guaranteed workgroup memory; an adapter may offer more (an H100 through Dawn: 48 KiB). */
@@ -135,14 +112,14 @@ export function addLayerNorm(
   eps: number,
   opts: NormOpts = {},
 ): DispatchSpec {
-  return {
+  return dispatchOf(
     label,
-    kernel: addLayerNormKernel,
-    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
-    buffers: b,
-    params: paramsBytes([rows, d, { f32: eps }]),
-    workgroups: [rows, 1, 1],
-  };
+    addLayerNormKernel,
+    { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
+    b,
+    [rows, d, { f32: eps }],
+    [rows, 1, 1],
+  );
 }
 
 /**

@@ -1,18 +1,12 @@
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 import { grid1d } from './grid';
 
-export const geluKernel: KernelDef = {
-  name: 'reference/gelu',
-  file: 'reference/gelu.wgsl',
-  includes: ['common/precision.wgsl', 'common/gelu.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [n]
-    { name: 'y', kind: 'rw' }, // [n]
-  ],
-};
+export const geluKernel = kernelOf('reference/gelu', ['common/precision.wgsl', 'common/gelu.wgsl'], {
+  x: 'read', // [n]
+  y: 'rw', // [n]
+});
 
 const WG = 256;
 
@@ -23,12 +17,5 @@ export function gelu(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: geluKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([n]),
-    workgroups: grid1d(n, WG),
-  };
+  return dispatchOf(label, geluKernel, { WG, ...opts.constants }, b, [n], grid1d(n, WG));
 }

@@ -1,18 +1,12 @@
-import type { KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
+import type { DispatchSpec } from '../../gpu/program';
+import { dispatchOf, kernelOf } from '../define';
 import { grid1d, type KernelOpts } from '../grid';
 import { DF_MATH_INCLUDES } from './df-common';
 
-export const dfGeluKernel: KernelDef = {
-  name: 'oracle/gelu',
-  file: 'oracle/gelu.wgsl',
-  includes: DF_MATH_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [n] df
-    { name: 'y', kind: 'rw' }, // [n] df
-  ],
-};
+export const dfGeluKernel = kernelOf('oracle/gelu', DF_MATH_INCLUDES, {
+  x: 'read', // [n] df
+  y: 'rw', // [n] df
+});
 
 const WG = 256;
 
@@ -23,12 +17,5 @@ export function dfGelu(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: dfGeluKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([n]),
-    workgroups: grid1d(n, WG),
-  };
+  return dispatchOf(label, dfGeluKernel, { WG, ...opts.constants }, b, [n], grid1d(n, WG));
 }

@@ -1,16 +1,11 @@
-import type { KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
+import type { DispatchSpec } from '../../gpu/program';
+import { dispatchOf, kernelOf } from '../define';
 import { grid1d, type KernelOpts } from '../grid';
 
-export const dfPromoteKernel: KernelDef = {
-  name: 'oracle/promote',
-  file: 'oracle/promote.wgsl',
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [n] f32
-    { name: 'out', kind: 'rw' }, // [n] df
-  ],
-};
+export const dfPromoteKernel = kernelOf('oracle/promote', null, {
+  x: 'read', // [n] f32
+  out: 'rw', // [n] df
+});
 
 const WG = 256;
 
@@ -21,12 +16,5 @@ export function dfPromote(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: dfPromoteKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([n]),
-    workgroups: grid1d(n, WG),
-  };
+  return dispatchOf(label, dfPromoteKernel, { WG, ...opts.constants }, b, [n], grid1d(n, WG));
 }

@@ -1,0 +1,34 @@
+// How a launcher states its kernel and its dispatch (STYLE.md 3): the kernel's bindings once, as a table of names
+// and kinds after the 'params' uniform a launched kernel starts with, and a dispatch from the launcher's constants,
+// buffers, params and grid. A kernel's name is its WGSL file under shaders/ without '.wgsl'.
+import type { BindingKind, KernelDef, OverrideConstants } from '../gpu/pipelines';
+import { type DispatchSpec, paramsBytes } from '../gpu/program';
+
+/** The kernel of shaders/<name>.wgsl (after `includes`): binding 'params' (uniform), then `bindings` in order. */
+export function kernelOf(
+  name: string,
+  includes: readonly string[] | null,
+  bindings: Record<string, Exclude<BindingKind, 'uniform'>>,
+): KernelDef {
+  return {
+    name,
+    file: `${name}.wgsl`,
+    ...(includes ? { includes } : {}),
+    bindings: [
+      { name: 'params', kind: 'uniform' },
+      ...Object.entries(bindings).map(([binding, kind]) => ({ name: binding, kind })),
+    ],
+  };
+}
+
+/** One dispatch of `kernel`: its override constants, buffers by binding name, params struct (packed) and grid. */
+export function dispatchOf(
+  label: string,
+  kernel: KernelDef,
+  constants: OverrideConstants,
+  buffers: DispatchSpec['buffers'],
+  params: Parameters<typeof paramsBytes>[0],
+  workgroups: DispatchSpec['workgroups'],
+): DispatchSpec {
+  return { label, kernel, constants, buffers, params: paramsBytes(params), workgroups };
+}
