@@ -1,19 +1,25 @@
 // Launchers of the fused LayerNorm kernels: dual LayerNorm (parallel residual) and residual add + LayerNorm.
 
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
+import type { DispatchSpec } from '../gpu/program';
 import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 
 const includes = ['common/precision.wgsl', 'common/row_stats.wgsl'] as const;
 
-export const layerNorm2Kernel = kernelOf('fused/layernorm2', includes, {
-  x: 'read', // [rows, d]
+/** The two norms' weights and outputs: the last bindings of both dual LayerNorm kernels. */
+const DUAL_NORM = {
   w1: 'read', // [d]
   b1: 'read', // [d]
   w2: 'read', // [d]
   b2: 'read', // [d]
   y1: 'rw', // [rows, d]
   y2: 'rw', // [rows, d]
+} as const;
+
+export const layerNorm2Kernel = kernelOf('fused/layernorm2', includes, {
+  x: 'read', // [rows, d]
+  ...DUAL_NORM,
 });
 
 export const addLayerNormKernel = kernelOf('fused/add_layernorm', includes, {
@@ -45,12 +51,7 @@ export const layerNorm2FoldKernel = kernelOf('fused/layernorm2_fold', includes, 
   dense_b: 'read', // [d]
   attn: 'rw', // [rows, d]
   x: 'rw', // [rows, d]
-  w1: 'read', // [d]
-  b1: 'read', // [d]
-  w2: 'read', // [d]
-  b2: 'read', // [d]
-  y1: 'rw', // [rows, d]
-  y2: 'rw', // [rows, d]
+  ...DUAL_NORM,
 });
 
 const WG = 256;
@@ -79,6 +80,20 @@ function rowMax(d: number, workgroupBytes?: number): number {
   return Math.max(1, d);
 }
 
+/** A fused LayerNorm dispatch: one workgroup per row of d, params [rows, d, eps, ...more]. */
+function normDispatch(
+  label: string,
+  kernel: KernelDef,
+  [rows, d, eps]: [number, number, number],
+  opts: NormOpts,
+  constants: OverrideConstants,
+  buffers: DispatchSpec['buffers'],
+  more: number[] = [],
+): DispatchSpec {
+  const all = { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...constants, ...opts.constants };
+  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], [rows, 1, 1]);
+}
+
 /**
  * y1 = LN(x; w1, b1) and, when `second` is given, y2 = LN(x; w2, b2) from one read of each row.
  * x, y1, y2: [rows, d]; weights [d].
@@ -92,15 +107,15 @@ export function layerNorm2(
   eps: number,
   opts: NormOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: layerNorm2Kernel,
-    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), DUAL: second !== null, ...opts.constants },
-    // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
-    buffers: { x: b.x, w1: b.w1, b1: b.b1, y1: b.y1, ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }) },
-    params: paramsBytes([rows, d, { f32: eps }]),
-    workgroups: [rows, 1, 1],
+  // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
+  const buffers = {
+    x: b.x,
+    w1: b.w1,
+    b1: b.b1,
+    y1: b.y1,
+    ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }),
   };
+  return normDispatch(label, layerNorm2Kernel, [rows, d, eps], opts, { DUAL: second !== null }, buffers);
 }
 
 /** r = b + a; y = LN(r; w, bias) — a, b, r, y: [rows, d]; w, bias: [d]. */
@@ -112,14 +127,7 @@ export function addLayerNorm(
   eps: number,
   opts: NormOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    addLayerNormKernel,
-    { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
-    b,
-    [rows, d, { f32: eps }],
-    [rows, 1, 1],
-  );
+  return normDispatch(label, addLayerNormKernel, [rows, d, eps], opts, {}, b);
 }
 
 /**
@@ -157,11 +165,13 @@ export function addLayerNormFold(
   opts: NormOpts = {},
 ): DispatchSpec {
   const { dense } = b;
-  return {
+  return normDispatch(
     label,
-    kernel: addLayerNormFoldKernel,
-    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
-    buffers: {
+    addLayerNormFoldKernel,
+    [rows, d, eps],
+    opts,
+    {},
+    {
       a: b.a,
       dense_b: dense.bias ?? b.dummy,
       dense_part: {
@@ -175,9 +185,8 @@ export function addLayerNormFold(
       r: b.r,
       y: b.y,
     },
-    params: paramsBytes([rows, d, { f32: eps }, dense.K, dense.kChunk, dense.bias ? 1 : 0]),
-    workgroups: [rows, 1, 1],
-  };
+    [dense.K, dense.kChunk, dense.bias ? 1 : 0],
+  );
 }
 
 /**
@@ -213,18 +222,13 @@ export function layerNorm2Fold(
   const mlpBias = mlp.bias ?? b.w1;
   if (dense && dense.part !== mlp.part)
     throw new Error(`${label}: both GEMMs' partials must share one buffer`);
-  return {
+  return normDispatch(
     label,
-    kernel: layerNorm2FoldKernel,
-    constants: {
-      WG,
-      ROW_MAX: rowMax(d, opts.maxWorkgroupBytes),
-      DUAL: second !== null,
-      RESIDUALS: b.residuals,
-      FOLD_ATTN: dense !== null,
-      ...opts.constants,
-    },
-    buffers: {
+    layerNorm2FoldKernel,
+    [rows, d, eps],
+    opts,
+    { DUAL: second !== null, RESIDUALS: b.residuals, FOLD_ATTN: dense !== null },
+    {
       part: mlp.part,
       b: mlpBias,
       r1: b.r1,
@@ -236,10 +240,7 @@ export function layerNorm2Fold(
       y1: b.y1,
       ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }),
     },
-    params: paramsBytes([
-      rows,
-      d,
-      { f32: eps },
+    [
       mlp.K,
       mlp.kChunk,
       mlp.bias ? 1 : 0,
@@ -248,7 +249,6 @@ export function layerNorm2Fold(
       dense?.bias ? 1 : 0,
       mlp.offset ?? 0,
       dense?.offset ?? 0,
-    ]),
-    workgroups: [rows, 1, 1],
-  };
+    ],
+  );
 }
