@@ -7,7 +7,7 @@
 // under each register tile (T rows): GPU time of each, and whether its bits equal the default kernel's here
 // (bench/compare-kernels.ts). Flags: --models pythia-70m,… --T 128 --reps 3 --out FILE
 // (--gpu-oracle: the parts with the GPU oracle even on a CPU adapter, for a smoke run on SwiftShader).
-import { writeFileSync } from 'node:fs';
+
 import {
   type AnalysisContext,
   comparisons,
@@ -28,16 +28,10 @@ import { dfHi } from '../src/kernels/df-hi';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { faultHooks } from '../src/run/faults';
 import { defaultRunSpec } from '../src/run/runspec';
+import { argv, log, median, printOut, runMain, saveOut, value } from './cli';
 import { kernelTimes } from './compare-kernels';
 import { SHAPES } from './forward';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 const T0 = Number(value('--T') ?? 128);
@@ -263,17 +257,10 @@ async function main() {
   for (const m of (value('--models') ?? 'pythia-70m').split(',')) {
     if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
     (out.rows as unknown[]).push(await perModel(engine, m, kernels));
-    const file = value('--out');
-    if (file) writeFileSync(file, JSON.stringify(out, null, 2));
+    saveOut(out);
   }
-  if (!value('--out')) console.log(JSON.stringify(out, null, 2));
+  printOut(out);
   engine.dispose();
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

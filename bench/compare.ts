@@ -1,13 +1,13 @@
 // What a full comparison costs at checkpoint size, on seeded Pythia-shaped models: two bare forwards (the dump read
 // back) against their GPU time, the first compare of a new prompt and a repeated one (every phase but bisection,
 // 8 generated tokens on both paths), each phase's wall time, and the oracle alone against a reference forward.
+
 import { analyze } from '../src/compare/analyze';
 import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
 import { defaultRunSpec } from '../src/run/runspec';
+import { median } from './cli';
 import { SHAPES } from './forward';
-
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 export interface CompareRow {
   model: string;

@@ -14,15 +14,10 @@ import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { readRunFile } from '../src/model/run-file';
 import { nodeFileStream } from '../src/model/stream-node';
+import { log, value } from './cli';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const dir = value('--dir') ?? '.';
 const reps = Number(value('--reps') ?? 3);
-const log = (s: string) => console.error(s);
 
 async function main() {
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());

@@ -3,6 +3,7 @@
 // never held whole: peak RSS above the baseline is printed) and checked to compute the same logits; then the
 // memory budget's refusals (a user cap, and an allocation larger than the GPU). Prints one JSON object.
 // Usage: tsx bench/weights-load.ts [--models pythia-1.4b,pythia-2.8b] [--file-model pythia-2.8b] [--dir /tmp/w]
+
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelDir } from '../src/cli/model-dir';
@@ -15,14 +16,9 @@ import { randomConfigJson } from '../src/model/random-model';
 import { seededPlan } from '../src/model/seeded-weights';
 import { f32ToF16Bits } from '../src/numeric/bits';
 import type { ModelWeights, NeoXConfig } from '../src/numeric/types';
+import { log, value } from './cli';
 import { SHAPES } from './forward';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
 const gib = (b: number) => +(b / 2 ** 30).toFixed(2);
 
 /** Writes `w` as an fp16 safetensors file tensor by tensor (no buffer of the whole file). Returns its bytes. */

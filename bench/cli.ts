@@ -1,0 +1,37 @@
+// What the bench scripts share: their flags (`--name value`), progress lines on stderr, the median of repeated
+// timings, the JSON they write (--out) or print, and how a script ends (exit 0, or the error on stderr and exit 1).
+import { writeFileSync } from 'node:fs';
+
+export const argv = process.argv.slice(2);
+
+/** The value after flag `name`, or undefined when the flag is absent. */
+export function value(name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+export const log = (s: string) => console.error(s);
+
+export const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+/** Runs a script's main and exits with its outcome. */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
+
+/** Writes `out` as JSON to the file --out names (after each model, so a long run keeps what it has). */
+export function saveOut(out: unknown): void {
+  const file = value('--out');
+  if (file) writeFileSync(file, JSON.stringify(out, null, 2));
+}
+
+/** Prints `out` as JSON on stdout when no --out file was named. */
+export function printOut(out: unknown): void {
+  if (!value('--out')) console.log(JSON.stringify(out, null, 2));
+}
