@@ -35,18 +35,8 @@ import {
 export { argmax, type OnStep, type OnToken } from './generate';
 export { estimateWeightBytes, type MemoryBudget } from './install';
 export type { PlanCacheStats } from './plan-cache';
-export {
-  EngineError,
-  type EngineOptions,
-  type ForwardOptions,
-  type ForwardResult,
-  type GenerateOptions,
-  type ModelFiles,
-  type ModelInfo,
-  type ModelStreamFiles,
-  type PathSpec,
-  resolvePath,
-} from './types';
+// The engine's options, results and error (types.ts), all of them.
+export * from './types';
 
 export class Engine {
   /** The device and what lives on it (pools, pipelines, recorded plans); renewed after a device loss. */
