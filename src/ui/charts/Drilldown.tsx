@@ -281,9 +281,7 @@ export function Drilldown({
       name={`layer-${layer}-ops`}
       fileBase={fileBase}
       testId="drilldown"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description={`Error of each op of layer ${layer} vs the reference, ${METRIC_LABELS[metric]}, log scale.`}
       controls={
         <button type="button" className="small-btn" onClick={onClose} aria-label="Close the layer drill-down">

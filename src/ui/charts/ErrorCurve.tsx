@@ -286,10 +286,7 @@ export function ErrorCurve({
       title="Error per layer"
       name="error-curve"
       fileBase={fileBase}
-      testId="error-curve"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       controls={controls}
       description={`Error of the fused path per layer, ${L} layers, log scale, ${METRIC_LABELS[metric]}.`}
       note={

@@ -207,10 +207,7 @@ export function Heatmap({
       title="Error per layer and token"
       name="heatmap"
       fileBase={fileBase}
-      testId="heatmap"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description={`Heatmap of the propagated error, ${L} layers by ${T} tokens, log colour scale.`}
       note={
         <>

@@ -94,9 +94,7 @@ export function Histogram({ tap, fileBase }: HistogramProps) {
       name={`hist-${tap.name}`}
       fileBase={fileBase}
       testId="histogram"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description={`Histogram of per-element errors of ${tap.name}.`}
       note={
         h ? (

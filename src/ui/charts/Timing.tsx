@@ -109,10 +109,7 @@ function PerLayer({
       title="GPU time per layer"
       name="timing-layers"
       fileBase={fileBase}
-      testId="timing-layers"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description="GPU time per layer, reference and fused path, grouped bars."
     />
   );
@@ -241,10 +238,7 @@ function PerKind({
       title="GPU time per fused kernel"
       name="timing-ops"
       fileBase={fileBase}
-      testId="timing-ops"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description="GPU time of each fused kernel beside the reference ops it replaced, summed over layers."
       note="One group per fused kernel: its time (fused path) above the time of the reference ops it replaced."
     />

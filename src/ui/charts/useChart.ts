@@ -2,8 +2,8 @@
 // the set-up every chart shares — the width that follows the container, the <svg> cleared and sized, the
 // text-only tooltip — and calls `draw` whenever the size or the caller's dependencies change.
 import { type Selection, select } from 'd3';
-import { type DependencyList, type RefObject, useEffect, useRef } from 'react';
-import { type TooltipApi, tooltipFor, useWidth } from './ChartCard';
+import { type DependencyList, useEffect, useRef } from 'react';
+import { type ChartElements, type TooltipApi, tooltipFor, useWidth } from './ChartCard';
 
 export interface ChartFrame {
   svg: Selection<SVGSVGElement, unknown, null, undefined>;
@@ -14,10 +14,7 @@ export interface ChartFrame {
   body: HTMLDivElement | null;
 }
 
-export interface ChartRefs {
-  bodyRef: RefObject<HTMLDivElement | null>;
-  svgRef: RefObject<SVGSVGElement | null>;
-  tipRef: RefObject<HTMLDivElement | null>;
+export interface ChartRefs extends ChartElements {
   width: number;
 }
 
