@@ -10,7 +10,7 @@ import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 import { ceilDiv, MAX_GROUPS } from './grid';
 
-const includes = ['common/precision.wgsl', 'common/weights.wgsl'];
+const includes = ['common/precision.wgsl', 'common/weights.wgsl', 'reference/linear_io.wgsl'];
 const bindings = {
   x: 'read', // [M, K]
   w: 'read', // [N, K]
