@@ -35,6 +35,17 @@ export function curveLegend(report: Report, withSharer: boolean): LegendItem[] {
   return items;
 }
 
+/** Appends a `tag` element to `g` with these attributes. */
+function put(
+  g: Selection<SVGGElement, unknown, null, undefined>,
+  tag: string,
+  attrs: Record<string, string | number>,
+) {
+  const el = g.append(tag);
+  for (const [k, v] of Object.entries(attrs)) el.attr(k, v);
+  return el;
+}
+
 /** Draws the legend in rows that fit `width`; returns the y of its last row's top. */
 export function drawLegend(svg: Svg, items: LegendItem[], width: number, em: number): number {
   const rowStep = Math.max(20, Math.round(em * 1.45));
@@ -44,28 +55,14 @@ export function drawLegend(svg: Svg, items: LegendItem[], width: number, em: num
   let ly = 0;
   for (const item of items) {
     const g = legend.append('g');
-    if (item.shape === 'band')
-      g.append('rect').attr('class', item.cls).attr('x', 0).attr('y', 4).attr('width', 22).attr('height', 10);
+    // The item's swatch: a band, a vertical marker or a line (plain or dashed by its class), and its point.
+    if (item.shape === 'band') put(g, 'rect', { class: item.cls, x: 0, y: 4, width: 22, height: 10 });
     else if (item.shape === 'vline')
-      g.append('line')
-        .attr('class', `${item.cls}-line`)
-        .attr('x1', 11)
-        .attr('x2', 11)
-        .attr('y1', 2)
-        .attr('y2', 16);
-    else
-      g.append('line')
-        .attr('class', `${item.cls}-line`)
-        .attr('x1', 0)
-        .attr('x2', 22)
-        .attr('y1', 9)
-        .attr('y2', 9);
-    if (item.cls === 'propagated')
-      g.append('circle').attr('class', 'pt propagated').attr('cx', 11).attr('cy', 9).attr('r', 4);
-    if (item.cls === 'sharer')
-      g.append('path').attr('class', 'pt sharer').attr('d', 'M11,4 L16,9 L11,14 L6,9 Z');
-    if (item.cls === 'local')
-      g.append('rect').attr('class', 'pt local').attr('x', 8).attr('y', 6).attr('width', 6).attr('height', 6);
+      put(g, 'line', { class: `${item.cls}-line`, x1: 11, x2: 11, y1: 2, y2: 16 });
+    else put(g, 'line', { class: `${item.cls}-line`, x1: 0, x2: 22, y1: 9, y2: 9 });
+    if (item.cls === 'propagated') put(g, 'circle', { class: 'pt propagated', cx: 11, cy: 9, r: 4 });
+    if (item.cls === 'sharer') put(g, 'path', { class: 'pt sharer', d: 'M11,4 L16,9 L11,14 L6,9 Z' });
+    if (item.cls === 'local') put(g, 'rect', { class: 'pt local', x: 8, y: 6, width: 6, height: 6 });
     const text = g.append('text').attr('x', 28).attr('y', 9).attr('dy', '0.35em').text(item.label);
     const w = 28 + (text.node()?.getComputedTextLength() ?? item.label.length * 7) + 18;
     if (lx > 0 && lx + w > width - 16) {
