@@ -3,6 +3,7 @@
 // buffers, params and grid. A kernel's name is its WGSL file under shaders/ without '.wgsl'.
 import type { BindingKind, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import { grid1d, type KernelOpts } from './grid';
 
 /** The kernel of shaders/<name>.wgsl (after `includes`): binding 'params' (uniform), then `bindings` in order. */
 export function kernelOf(
@@ -31,4 +32,17 @@ export function dispatchOf(
   workgroups: DispatchSpec['workgroups'],
 ): DispatchSpec {
   return { label, kernel, constants, buffers, params: paramsBytes(params), workgroups };
+}
+
+/** A 1-D dispatch of `kernel`: n threads in workgroups of WG (its WG override), then the caller's constants. */
+export function dispatch1d(
+  label: string,
+  kernel: KernelDef,
+  WG: number,
+  n: number,
+  opts: KernelOpts,
+  buffers: DispatchSpec['buffers'],
+  params: Parameters<typeof paramsBytes>[0],
+): DispatchSpec {
+  return dispatchOf(label, kernel, { WG, ...opts.constants }, buffers, params, grid1d(n, WG));
 }

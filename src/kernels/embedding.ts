@@ -1,7 +1,6 @@
 import type { DispatchSpec } from '../gpu/program';
-import { dispatchOf, kernelOf } from './define';
+import { dispatch1d, kernelOf } from './define';
 import type { KernelOpts } from './grid';
-import { grid1d } from './grid';
 
 export const embeddingKernel = kernelOf('reference/embedding', ['common/precision.wgsl'], {
   ids: 'read', // [T] u32
@@ -20,12 +19,5 @@ export function embedding(
   chunk: { row0: number; rows: number },
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    embeddingKernel,
-    { WG, ...opts.constants },
-    b,
-    [T, d, chunk.row0, chunk.rows],
-    grid1d(T * d, WG),
-  );
+  return dispatch1d(label, embeddingKernel, WG, T * d, opts, b, [T, d, chunk.row0, chunk.rows]);
 }

@@ -1,7 +1,6 @@
 import type { DispatchSpec } from '../gpu/program';
-import { dispatchOf, kernelOf } from './define';
+import { dispatch1d, kernelOf } from './define';
 import type { KernelOpts } from './grid';
-import { grid1d } from './grid';
 
 export const geluKernel = kernelOf('reference/gelu', ['common/precision.wgsl', 'common/gelu.wgsl'], {
   x: 'read', // [n]
@@ -17,5 +16,5 @@ export function gelu(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(label, geluKernel, { WG, ...opts.constants }, b, [n], grid1d(n, WG));
+  return dispatch1d(label, geluKernel, WG, n, opts, b, [n]);
 }

@@ -1,7 +1,6 @@
 import type { DispatchSpec } from '../gpu/program';
-import { dispatchOf, kernelOf } from './define';
+import { dispatch1d, kernelOf } from './define';
 import type { KernelOpts } from './grid';
-import { grid1d } from './grid';
 import { type KvPositions, kvPositions } from './positions';
 
 export const rotaryKernel = kernelOf('reference/rotary', ['common/precision.wgsl'], {
@@ -49,12 +48,5 @@ export function rotary(
   at?: KvPositions,
 ): DispatchSpec {
   const { p0, rows } = kvPositions(label, T, at);
-  return dispatchOf(
-    label,
-    rotaryKernel,
-    { WG, ...opts.constants },
-    b,
-    [T, H, hd, r, p0, rows],
-    grid1d(H * T * hd, WG),
-  );
+  return dispatch1d(label, rotaryKernel, WG, H * T * hd, opts, b, [T, H, hd, r, p0, rows]);
 }

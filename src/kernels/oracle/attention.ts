@@ -1,7 +1,7 @@
 // Launchers for the oracle's three attention kernels in double-float: scores, causal softmax, weighted values.
 import type { DispatchSpec } from '../../gpu/program';
-import { dispatchOf, kernelOf } from '../define';
-import { grid1d, type KernelOpts, MAX_GROUPS } from '../grid';
+import { dispatch1d, dispatchOf, kernelOf } from '../define';
+import { type KernelOpts, MAX_GROUPS } from '../grid';
 import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from './df-common';
 
 export const dfScoresKernel = kernelOf('oracle/attn_scores', DF_INCLUDES, {
@@ -33,14 +33,8 @@ export function dfScores(
   hd: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    dfScoresKernel,
-    { WG, ...opts.constants },
-    b,
-    [H, T, hd, 0, ...dfParam(1 / Math.sqrt(hd)), { f32: 0 }, { f32: 0 }],
-    grid1d(H * T * T, WG),
-  );
+  const params = [H, T, hd, 0, ...dfParam(1 / Math.sqrt(hd)), { f32: 0 }, { f32: 0 }];
+  return dispatch1d(label, dfScoresKernel, WG, H * T * T, opts, b, params);
 }
 
 /** Causal softmax of each row of s [H, T, T] (j <= i) into p [H, T, T] (0 for j > i); one workgroup a row. */
@@ -71,5 +65,5 @@ export function dfValues(
   hd: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(label, dfValuesKernel, { WG, ...opts.constants }, b, [H, T, hd], grid1d(T * H * hd, WG));
+  return dispatch1d(label, dfValuesKernel, WG, T * H * hd, opts, b, [H, T, hd]);
 }

@@ -1,6 +1,6 @@
 import type { DispatchSpec } from '../../gpu/program';
-import { dispatchOf, kernelOf } from '../define';
-import { grid1d, type KernelOpts } from '../grid';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_WEIGHT_INCLUDES } from './df-common';
 
 export const dfEmbeddingKernel = kernelOf('oracle/embedding', DF_WEIGHT_INCLUDES, {
@@ -20,12 +20,6 @@ export function dfEmbedding(
   chunk: { row0: number; rows: number },
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    dfEmbeddingKernel,
-    { WG, ...opts.constants },
-    { ids: b.ids, w: b.table, out: b.out },
-    [T, d, chunk.row0, chunk.rows],
-    grid1d(T * d, WG),
-  );
+  const buffers = { ids: b.ids, w: b.table, out: b.out };
+  return dispatch1d(label, dfEmbeddingKernel, WG, T * d, opts, buffers, [T, d, chunk.row0, chunk.rows]);
 }

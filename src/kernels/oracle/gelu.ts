@@ -1,6 +1,6 @@
 import type { DispatchSpec } from '../../gpu/program';
-import { dispatchOf, kernelOf } from '../define';
-import { grid1d, type KernelOpts } from '../grid';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_MATH_INCLUDES } from './df-common';
 
 export const dfGeluKernel = kernelOf('oracle/gelu', DF_MATH_INCLUDES, {
@@ -17,5 +17,5 @@ export function dfGelu(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(label, dfGeluKernel, { WG, ...opts.constants }, b, [n], grid1d(n, WG));
+  return dispatch1d(label, dfGeluKernel, WG, n, opts, b, [n]);
 }

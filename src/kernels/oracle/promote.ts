@@ -1,6 +1,6 @@
 import type { DispatchSpec } from '../../gpu/program';
-import { dispatchOf, kernelOf } from '../define';
-import { grid1d, type KernelOpts } from '../grid';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 
 export const dfPromoteKernel = kernelOf('oracle/promote', null, {
   x: 'read', // [n] f32
@@ -16,5 +16,5 @@ export function dfPromote(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(label, dfPromoteKernel, { WG, ...opts.constants }, b, [n], grid1d(n, WG));
+  return dispatch1d(label, dfPromoteKernel, WG, n, opts, b, [n]);
 }

@@ -1,6 +1,6 @@
 import type { DispatchSpec } from '../../gpu/program';
-import { dispatchOf, kernelOf } from '../define';
-import { grid1d, type KernelOpts } from '../grid';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_INCLUDES } from './df-common';
 
 export const dfResidualKernel = kernelOf('oracle/residual', DF_INCLUDES, {
@@ -19,12 +19,6 @@ export function dfResidual(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    dfResidualKernel,
-    { WG, ...opts.constants },
-    { a: buf.a, b: buf.b, c: buf.c ?? buf.dummy, out: buf.out },
-    [n, buf.c ? 1 : 0],
-    grid1d(n, WG),
-  );
+  const buffers = { a: buf.a, b: buf.b, c: buf.c ?? buf.dummy, out: buf.out };
+  return dispatch1d(label, dfResidualKernel, WG, n, opts, buffers, [n, buf.c ? 1 : 0]);
 }

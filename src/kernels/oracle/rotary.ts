@@ -1,7 +1,7 @@
 import type { DispatchSpec } from '../../gpu/program';
 import { type RotaryAngles, rotaryAngleTable } from '../cpu/rotary-angles';
-import { dispatchOf, kernelOf } from '../define';
-import { grid1d, type KernelOpts } from '../grid';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_INCLUDES } from './df-common';
 
 export const dfRotaryKernel = kernelOf('oracle/rotary', DF_INCLUDES, {
@@ -52,12 +52,5 @@ export function dfRotary(
 ): DispatchSpec {
   if (r < 0 || r > hd || r % 2 !== 0)
     throw new Error(`${label}: rotary_ndims ${r} must be even and within [0, ${hd}]`);
-  return dispatchOf(
-    label,
-    dfRotaryKernel,
-    { WG, ...opts.constants },
-    b,
-    [T, H, hd, r],
-    grid1d(H * T * hd, WG),
-  );
+  return dispatch1d(label, dfRotaryKernel, WG, H * T * hd, opts, b, [T, H, hd, r]);
 }
