@@ -2,8 +2,9 @@
 // optional positions (KV-cache decoding, src/kernels/positions.ts): query rows at p0.., keys 0 .. p0 + T − 1
 // read from [H, rows, hd] buffers; score and probability rows are Tk = p0 + T long.
 
+import type { KernelDef } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
-import { dispatchOf, kernelOf } from './define';
+import { type DispatchParams, dispatchOf, type HeadsLauncher, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
@@ -28,29 +29,44 @@ export const attnValuesKernel = kernelOf('reference/attn_values', ['common/preci
 const TILE = 16;
 const WG = 128;
 
+/** The launcher of `kernel` with its params and grid from (H, T, hd) and the positions (p0, rows). */
+function tiled<B extends DispatchSpec['buffers']>(
+  kernel: KernelDef,
+  shape: (
+    H: number,
+    T: number,
+    hd: number,
+    p0: number,
+    rows: number,
+  ) => [DispatchParams, DispatchSpec['workgroups']],
+): HeadsLauncher<B, [at?: KvPositions]> {
+  return (label, b, H, T, hd, opts = {}, at) => {
+    const { p0, rows } = kvPositions(label, T, at);
+    const [params, grid] = shape(H, T, hd, p0, rows);
+    return dispatchOf(label, kernel, { TILE, ...opts.constants }, b, params, grid);
+  };
+}
+
 /**
  * s[h, i, j] = q[h,i]·k[h,j] / sqrt(hd) for j <= p0 + i, else 0 — q: [H, T, hd], k: [H, rows, hd],
  * s: [H, T, Tk] (Tk = p0 + T; a whole forward: p0 = 0, rows = T).
  */
-export function attnScores(
-  label: string,
-  b: { q: GPUBuffer; k: GPUBuffer; s: GPUBuffer },
-  H: number,
-  T: number,
-  hd: number,
-  opts: KernelOpts = {},
-  at?: KvPositions,
-): DispatchSpec {
-  const { p0, rows } = kvPositions(label, T, at);
-  return dispatchOf(
-    label,
-    attnScoresKernel,
-    { TILE, ...opts.constants },
-    b,
+export const attnScores = tiled<{ q: GPUBuffer; k: GPUBuffer; s: GPUBuffer }>(
+  attnScoresKernel,
+  (H, T, hd, p0, rows) => [
     [T, hd, { f32: 1 / Math.sqrt(hd) }, p0, rows],
     [ceilDiv(p0 + T, TILE), ceilDiv(T, TILE), H],
-  );
-}
+  ],
+);
+
+/** ctx[i, h*hd + e] = Σ_j p[h,i,j] v[h,j,e] — p: [H, T, Tk], v: [H, rows, hd], ctx: [T, H*hd]. */
+export const attnValues = tiled<{ p: GPUBuffer; v: GPUBuffer; ctx: GPUBuffer }>(
+  attnValuesKernel,
+  (H, T, hd, p0, rows) => [
+    [T, hd, H, p0, rows],
+    [ceilDiv(hd, TILE), ceilDiv(T, TILE), H],
+  ],
+);
 
 /** Causal row softmax over columns j <= p0 + i — s, p: [H, T, Tk] (Tk = p0 + T); one workgroup per row. */
 export function softmaxCausal(
@@ -71,26 +87,5 @@ export function softmaxCausal(
     b,
     [T, rows, p0],
     [x, ceilDiv(rows, x), 1],
-  );
-}
-
-/** ctx[i, h*hd + e] = Σ_j p[h,i,j] v[h,j,e] — p: [H, T, Tk], v: [H, rows, hd], ctx: [T, H*hd]. */
-export function attnValues(
-  label: string,
-  b: { p: GPUBuffer; v: GPUBuffer; ctx: GPUBuffer },
-  H: number,
-  T: number,
-  hd: number,
-  opts: KernelOpts = {},
-  at?: KvPositions,
-): DispatchSpec {
-  const { p0, rows } = kvPositions(label, T, at);
-  return dispatchOf(
-    label,
-    attnValuesKernel,
-    { TILE, ...opts.constants },
-    b,
-    [T, hd, H, p0, rows],
-    [ceilDiv(hd, TILE), ceilDiv(T, TILE), H],
   );
 }

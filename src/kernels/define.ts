@@ -5,6 +5,9 @@ import type { BindingKind, KernelDef, OverrideConstants } from '../gpu/pipelines
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { grid1d, type KernelOpts } from './grid';
 
+/** The values of a params struct, as paramsBytes packs them. */
+export type DispatchParams = Parameters<typeof paramsBytes>[0];
+
 /** The kernel of shaders/<name>.wgsl (after `includes`): binding 'params' (uniform), then `bindings` in order. */
 export function kernelOf(
   name: string,
@@ -28,7 +31,7 @@ export function dispatchOf(
   kernel: KernelDef,
   constants: OverrideConstants,
   buffers: DispatchSpec['buffers'],
-  params: Parameters<typeof paramsBytes>[0],
+  params: DispatchParams,
   workgroups: DispatchSpec['workgroups'],
 ): DispatchSpec {
   return { label, kernel, constants, buffers, params: paramsBytes(params), workgroups };
@@ -42,7 +45,18 @@ export function dispatch1d(
   n: number,
   opts: KernelOpts,
   buffers: DispatchSpec['buffers'],
-  params: Parameters<typeof paramsBytes>[0],
+  params: DispatchParams,
 ): DispatchSpec {
   return dispatchOf(label, kernel, { WG, ...opts.constants }, buffers, params, grid1d(n, WG));
 }
+
+/** A launcher over heads: buffers `B`, H heads, T rows, head size hd, the caller's options, then `More`. */
+export type HeadsLauncher<B, More extends unknown[] = []> = (
+  label: string,
+  b: B,
+  H: number,
+  T: number,
+  hd: number,
+  opts?: KernelOpts,
+  ...more: More
+) => DispatchSpec;

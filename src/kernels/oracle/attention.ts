@@ -1,6 +1,7 @@
 // Launchers for the oracle's three attention kernels in double-float: scores, causal softmax, weighted values.
+import type { KernelDef } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
-import { dispatch1d, dispatchOf, kernelOf } from '../define';
+import { type DispatchParams, dispatch1d, dispatchOf, type HeadsLauncher, kernelOf } from '../define';
 import { type KernelOpts, MAX_GROUPS } from '../grid';
 import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from './df-common';
 
@@ -24,18 +25,29 @@ export const dfValuesKernel = kernelOf('oracle/attn_values', DF_INCLUDES, {
 const WG = 256;
 const SOFTMAX_WG = 64;
 
-/** s[h, i, j] = q[h, i] · k[h, j] / sqrt(hd) for j <= i, 0 above the diagonal — q, k [H, T, hd], s [H, T, T]. */
-export function dfScores(
-  label: string,
-  b: { q: GPUBuffer; k: GPUBuffer; s: GPUBuffer },
-  H: number,
-  T: number,
-  hd: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  const params = [H, T, hd, 0, ...dfParam(1 / Math.sqrt(hd)), { f32: 0 }, { f32: 0 }];
-  return dispatch1d(label, dfScoresKernel, WG, H * T * T, opts, b, params);
+/** The launcher of `kernel`: `threads` outputs and its params from (H, T, hd). */
+function dfAttention<B extends DispatchSpec['buffers']>(
+  kernel: KernelDef,
+  threads: (H: number, T: number, hd: number) => number,
+  params: (H: number, T: number, hd: number) => DispatchParams,
+): HeadsLauncher<B> {
+  return (label, b, H, T, hd, opts = {}) =>
+    dispatch1d(label, kernel, WG, threads(H, T, hd), opts, b, params(H, T, hd));
 }
+
+/** s[h, i, j] = q[h, i] · k[h, j] / sqrt(hd) for j <= i, 0 above the diagonal — q, k [H, T, hd], s [H, T, T]. */
+export const dfScores = dfAttention<{ q: GPUBuffer; k: GPUBuffer; s: GPUBuffer }>(
+  dfScoresKernel,
+  (H, T) => H * T * T,
+  (H, T, hd) => [H, T, hd, 0, ...dfParam(1 / Math.sqrt(hd)), { f32: 0 }, { f32: 0 }],
+);
+
+/** ctx[i, h·hd + e] = Σ_{j <= i} p[h, i, j] v[h, j, e] — p [H, T, T], v [H, T, hd], ctx [T, H·hd]. */
+export const dfValues = dfAttention<{ p: GPUBuffer; v: GPUBuffer; ctx: GPUBuffer }>(
+  dfValuesKernel,
+  (H, T, hd) => T * H * hd,
+  (H, T, hd) => [H, T, hd],
+);
 
 /** Causal softmax of each row of s [H, T, T] (j <= i) into p [H, T, T] (0 for j > i); one workgroup a row. */
 export function dfSoftmax(
@@ -54,16 +66,4 @@ export function dfSoftmax(
     [T, rows, 0, 0, ...dfParam(1), { f32: 0 }, { f32: 0 }],
     rows <= MAX_GROUPS ? [rows, 1, 1] : [MAX_GROUPS, Math.ceil(rows / MAX_GROUPS), 1],
   );
-}
-
-/** ctx[i, h·hd + e] = Σ_{j <= i} p[h, i, j] v[h, j, e] — p [H, T, T], v [H, T, hd], ctx [T, H·hd]. */
-export function dfValues(
-  label: string,
-  b: { p: GPUBuffer; v: GPUBuffer; ctx: GPUBuffer },
-  H: number,
-  T: number,
-  hd: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  return dispatch1d(label, dfValuesKernel, WG, T * H * hd, opts, b, [H, T, hd]);
 }
