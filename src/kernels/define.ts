@@ -60,3 +60,9 @@ export type HeadsLauncher<B, More extends unknown[] = []> = (
   opts?: KernelOpts,
   ...more: More
 ) => DispatchSpec;
+
+/** The launcher of an elementwise kernel over n elements: params [n], one thread an element. */
+export function elementwise<B extends DispatchSpec['buffers']>(kernel: KernelDef, WG: number) {
+  return (label: string, b: B, n: number, opts: KernelOpts = {}): DispatchSpec =>
+    dispatch1d(label, kernel, WG, n, opts, b, [n]);
+}

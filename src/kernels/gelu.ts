@@ -1,6 +1,4 @@
-import type { DispatchSpec } from '../gpu/program';
-import { dispatch1d, kernelOf } from './define';
-import type { KernelOpts } from './grid';
+import { elementwise, kernelOf } from './define';
 
 export const geluKernel = kernelOf('reference/gelu', ['common/precision.wgsl', 'common/gelu.wgsl'], {
   x: 'read', // [n]
@@ -10,11 +8,4 @@ export const geluKernel = kernelOf('reference/gelu', ['common/precision.wgsl', '
 const WG = 256;
 
 /** y = gelu_exact(x) elementwise — x, y: [n]. */
-export function gelu(
-  label: string,
-  b: { x: GPUBuffer; y: GPUBuffer },
-  n: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  return dispatch1d(label, geluKernel, WG, n, opts, b, [n]);
-}
+export const gelu = elementwise<{ x: GPUBuffer; y: GPUBuffer }>(geluKernel, WG);

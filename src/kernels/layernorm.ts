@@ -20,12 +20,6 @@ export function layerNorm(
   eps: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    layerNormKernel,
-    { WG, ...opts.constants },
-    b,
-    [rows, d, { f32: eps }],
-    [rows, 1, 1],
-  );
+  const params = [rows, d, { f32: eps }];
+  return dispatchOf(label, layerNormKernel, { WG, ...opts.constants }, b, params, [rows, 1, 1]);
 }

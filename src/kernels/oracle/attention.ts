@@ -2,7 +2,7 @@
 import type { KernelDef } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import { type DispatchParams, dispatch1d, dispatchOf, type HeadsLauncher, kernelOf } from '../define';
-import { type KernelOpts, MAX_GROUPS } from '../grid';
+import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from './df-common';
 
 export const dfScoresKernel = kernelOf('oracle/attn_scores', DF_INCLUDES, {
@@ -58,12 +58,7 @@ export function dfSoftmax(
   opts: KernelOpts = {},
 ): DispatchSpec {
   const rows = H * T;
-  return dispatchOf(
-    label,
-    dfSoftmaxKernel,
-    { WG: SOFTMAX_WG, ...opts.constants },
-    b,
-    [T, rows, 0, 0, ...dfParam(1), { f32: 0 }, { f32: 0 }],
-    rows <= MAX_GROUPS ? [rows, 1, 1] : [MAX_GROUPS, Math.ceil(rows / MAX_GROUPS), 1],
-  );
+  const params = [T, rows, 0, 0, ...dfParam(1), { f32: 0 }, { f32: 0 }];
+  const constants = { WG: SOFTMAX_WG, ...opts.constants };
+  return dispatchOf(label, dfSoftmaxKernel, constants, b, params, rowGroups(rows));
 }

@@ -1,6 +1,6 @@
 import type { DispatchSpec } from '../../gpu/program';
 import { dispatchOf, kernelOf } from '../define';
-import { type KernelOpts, MAX_GROUPS } from '../grid';
+import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from './df-common';
 
 export const dfLayerNormKernel = kernelOf('oracle/layernorm', DF_INCLUDES, {
@@ -21,12 +21,6 @@ export function dfLayerNorm(
   eps: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return dispatchOf(
-    label,
-    dfLayerNormKernel,
-    { WG, ...opts.constants },
-    b,
-    [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)],
-    rows <= MAX_GROUPS ? [rows, 1, 1] : [MAX_GROUPS, Math.ceil(rows / MAX_GROUPS), 1],
-  );
+  const params = [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)];
+  return dispatchOf(label, dfLayerNormKernel, { WG, ...opts.constants }, b, params, rowGroups(rows));
 }
