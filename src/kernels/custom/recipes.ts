@@ -99,6 +99,12 @@ function normInputs(rng: () => number, T: number, d: number) {
 }
 
 const EPS = 1e-5;
+/** The shapes both fused LayerNorm slots are tested at. */
+const NORM_SHAPES: readonly Record<string, number>[] = [
+  { T: 1, d: 90 },
+  { T: 7, d: 300 },
+  { T: 33, d: 515 },
+];
 /** The last shape runs split-K (3 partial sums of K, then the reduction, both built from the slot's file). */
 const LINEAR_SHAPES: readonly Record<string, number>[] = [
   { M: 1, N: 300, K: 90 },
@@ -122,11 +128,7 @@ export const RECIPES: readonly Recipe[] = [
     slot: 'layernorm2',
     oracle: 'layerNormF64 twice (ln1 with w1, b1; ln2 with w2, b2)',
     tolerance: 'LayerNorm bound: (d + 2)u·mean|x|/σ + (d + 10)u|x̂|, times |w|, + 4u|ref|',
-    shapes: [
-      { T: 1, d: 90 },
-      { T: 7, d: 300 },
-      { T: 33, d: 515 },
-    ],
+    shapes: NORM_SHAPES,
     async run(h, { T, d }, seed) {
       const v = normInputs(mulberry32(seed), T, d);
       const y1 = output(h, T * d);
@@ -154,11 +156,7 @@ export const RECIPES: readonly Recipe[] = [
     slot: 'add_layernorm',
     oracle: 'addF64 (b + a, exact in one f32 rounding) then layerNormF64',
     tolerance: 'r: one f32 rounding of the sum (exact); y: the LayerNorm bound on r',
-    shapes: [
-      { T: 1, d: 90 },
-      { T: 7, d: 300 },
-      { T: 33, d: 515 },
-    ],
+    shapes: NORM_SHAPES,
     async run(h, { T, d }, seed) {
       const v = normInputs(mulberry32(seed), T, d);
       const r = output(h, T * d);
