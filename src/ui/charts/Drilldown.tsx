@@ -11,7 +11,7 @@ import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
-import { moveAmong, rovingTabStop } from './keys';
+import { pickKeys, rovingTabStop } from './keys';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
 import { useChart } from './useChart';
 
@@ -238,12 +238,10 @@ export function Drilldown({
         .attr('aria-pressed', 'false')
         .attr('aria-label', (t) => `${linesFor(t).join('; ')}. Press Enter to show its error histogram.`)
         .on('click', (_ev, t) => onSelectRef.current(t.name))
-        .on('keydown', (ev: KeyboardEvent, t) => {
-          if (ev.key === 'Enter' || ev.key === ' ') {
-            ev.preventDefault();
-            onSelectRef.current(t.name);
-          } else moveAmong(ev, OP_ROWS);
-        })
+        .on(
+          'keydown',
+          pickKeys((t: TapResult) => onSelectRef.current(t.name), OP_ROWS),
+        )
         .on('focus', (ev: FocusEvent, t) => {
           const [px, py] = centerOf(ev.target as Element, body);
           tip.show(linesFor(t), px, py);

@@ -10,7 +10,7 @@ import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { curveLegend, drawBornMarks, drawDivergenceMarker, drawLegend, drawSharer } from './curve-marks';
-import { moveAmong, rovingTabStop } from './keys';
+import { pickKeys, rovingTabStop } from './keys';
 import {
   axisTick,
   type CurveRow,
@@ -235,12 +235,10 @@ export function ErrorCurve({
         .attr('aria-pressed', 'false')
         .attr('aria-label', (r) => `${linesFor(r).join('; ')}. Press Enter to open this layer's ops.`)
         .on('click', (_ev, r) => onSelectRef.current(r.layer))
-        .on('keydown', (ev: KeyboardEvent, r) => {
-          if (ev.key === 'Enter' || ev.key === ' ') {
-            ev.preventDefault();
-            onSelectRef.current(r.layer);
-          } else moveAmong(ev, POINTS);
-        })
+        .on(
+          'keydown',
+          pickKeys((r: CurveRow) => onSelectRef.current(r.layer), POINTS),
+        )
         .on('mouseenter mousemove', (ev: MouseEvent, r) => {
           const [px, py] = localPoint(ev, body);
           tip.show(linesFor(r), px, py);
