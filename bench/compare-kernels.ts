@@ -3,6 +3,7 @@
 // repetition) and whether each kernel's bits equal the first variant's on this adapter.
 import { decideOracle } from '../src/compare/oracle-source';
 import type { Engine } from '../src/engine/engine';
+import type { PipelineCache } from '../src/gpu/pipelines';
 import { type DispatchSpec, Program } from '../src/gpu/program';
 import { readBuffer, uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
@@ -10,6 +11,38 @@ import * as lin from '../src/kernels/linear';
 import * as dfl from '../src/kernels/oracle/linear';
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
+
+/**
+ * Runs `spec` once and reads its output `y` (`bytes`: its bits), then times it: `warm` repetitions, then `n`, each
+ * set a timed pass; the last pass's GPU ns (null without timestamps).
+ */
+async function runAndTime(
+  device: GPUDevice,
+  pipelines: PipelineCache,
+  spec: DispatchSpec,
+  y: GPUBuffer,
+  bytes: number,
+  warm: number,
+  n: number,
+): Promise<{ bits: Uint32Array; ns: number | null }> {
+  const program = new Program(device, pipelines);
+  program.add(spec);
+  let enc = device.createCommandEncoder();
+  program.encode(enc);
+  device.queue.submit([enc.finish()]);
+  const bits = new Uint32Array((await readBuffer(device, y, bytes)).buffer);
+  const timer = new GpuTimer(device, 4);
+  enc = device.createCommandEncoder();
+  program.encodeRepeated(enc, timer, () => warm);
+  program.encodeRepeated(enc, timer, () => n);
+  timer.resolve(enc);
+  device.queue.submit([enc.finish()]);
+  await device.queue.onSubmittedWorkDone();
+  const t = await timer.read();
+  timer.destroy();
+  program.dispose();
+  return { bits, ns: t ? t[t.length - 1].ns : null };
+}
 
 /** The reference linear's kernels at one shape: GPU ms per dispatch (timed by repetition) and equal bits. */
 async function linearKernels(engine: Engine, M: number, N: number, K: number) {
@@ -67,26 +100,11 @@ async function linearKernels(engine: Engine, M: number, N: number, K: number) {
   let ref: Uint32Array | null = null;
   for (const [name, make] of variants) {
     const y = up(new Float32Array(M * N).fill(Number.NaN));
-    const program = new Program(device, pipelines);
-    program.add(make(y));
-    let enc = device.createCommandEncoder();
-    program.encode(enc);
-    device.queue.submit([enc.finish()]);
-    const bits = new Uint32Array((await readBuffer(device, y, M * N * 4)).buffer);
+    const n = 20;
+    const { bits, ns } = await runAndTime(device, pipelines, make(y), y, M * N * 4, n, n);
     ref ??= bits;
     const equal = bits.every((u, i) => u === ref![i]);
-    const timer = new GpuTimer(device, 4);
-    const n = 20;
-    enc = device.createCommandEncoder();
-    program.encodeRepeated(enc, timer, () => n);
-    program.encodeRepeated(enc, timer, () => n);
-    timer.resolve(enc);
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    const t = await timer.read();
-    timer.destroy();
-    program.dispose();
-    res[name] = { ms: t ? r2((t[1].ns / n / 1e6) * 1000) / 1000 : Number.NaN, equal };
+    res[name] = { ms: ns !== null ? r2((ns / n / 1e6) * 1000) / 1000 : Number.NaN, equal };
   }
   for (const b of made) b.destroy();
   return res;
@@ -128,27 +146,13 @@ async function dfLinearTiles(engine: Engine, M: number, N: number, K: number, df
   let ref: Uint32Array | null = null;
   for (const t of tiles) {
     const y = up(new Float32Array(2 * M * N).fill(Number.NaN));
-    const program = new Program(device, pipelines);
-    program.add(dfl.dfLinear('k', { x, w, b, y, dummy }, M, N, K, { constants: { DF_FMA: dfFma } }, t));
-    let enc = device.createCommandEncoder();
-    program.encode(enc);
-    device.queue.submit([enc.finish()]);
-    const bits = new Uint32Array((await readBuffer(device, y, 2 * M * N * 4)).buffer);
+    const spec = dfl.dfLinear('k', { x, w, b, y, dummy }, M, N, K, { constants: { DF_FMA: dfFma } }, t);
+    const n = 5;
+    const { bits, ns: tn } = await runAndTime(device, pipelines, spec, y, 2 * M * N * 4, 1, n);
     ref ??= bits;
     const equal = bits.every((v, i) => v === ref![i]);
-    const timer = new GpuTimer(device, 4);
-    const n = 5;
-    enc = device.createCommandEncoder();
-    program.encodeRepeated(enc, timer, () => 1);
-    program.encodeRepeated(enc, timer, () => n);
-    timer.resolve(enc);
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    const tm = await timer.read();
-    timer.destroy();
-    program.dispose();
     res[`${t.WG_X}x${t.WG_Y}/${t.TM}x${t.TN}`] = {
-      ms: tm ? Math.round(tm[tm.length - 1].ns / n / 1e3) / 1e3 : Number.NaN,
+      ms: tn !== null ? Math.round(tn / n / 1e3) / 1e3 : Number.NaN,
       equal,
     };
   }
