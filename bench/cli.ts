@@ -1,6 +1,9 @@
 // What the bench scripts share: their flags (`--name value`), progress lines on stderr, the median of repeated
 // timings, the JSON they write (--out) or print, and how a script ends (exit 0, or the error on stderr and exit 1).
 import { writeFileSync } from 'node:fs';
+import { Engine } from '../src/engine/engine';
+import { nodeGpu } from '../src/gpu/node';
+import { nodeShaderSource } from '../src/kernels/shaders-node';
 
 export const argv = process.argv.slice(2);
 
@@ -13,6 +16,14 @@ export function value(name: string): string | undefined {
 export const log = (s: string) => console.error(s);
 
 export const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+/** An engine on this machine's GPU (Dawn), its adapter named on stderr. */
+export async function benchEngine(): Promise<Engine> {
+  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const a = engine.adapter;
+  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  return engine;
+}
 
 /** Runs a script's main and exits with its outcome. */
 export function runMain(main: () => Promise<void>): void {

@@ -18,17 +18,15 @@ import {
 import { analyze, metricsEngine } from '../src/compare/analyze';
 import { decideOracle } from '../src/compare/oracle-source';
 import type { GpuBatch } from '../src/engine/batch';
-import { Engine } from '../src/engine/engine';
+import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
 import { summarizeTimings } from '../src/engine/timing';
-import { nodeGpu } from '../src/gpu/node';
 import { Program } from '../src/gpu/program';
 import { GpuTimer, type PassTiming } from '../src/gpu/timestamps';
 import { dfHi } from '../src/kernels/df-hi';
-import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { faultHooks } from '../src/run/faults';
 import { defaultRunSpec } from '../src/run/runspec';
-import { argv, log, median, printOut, runMain, saveOut, value } from './cli';
+import { argv, benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
 import { kernelTimes } from './compare-kernels';
 import { SHAPES } from './forward';
 
@@ -249,11 +247,9 @@ async function perModel(engine: Engine, name: string, kernels: boolean) {
 }
 
 async function main() {
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
-  const a = engine.adapter;
-  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  const engine = await benchEngine();
   const kernels = argv.includes('--kernels');
-  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: a, rows: [] };
+  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: engine.adapter, rows: [] };
   for (const m of (value('--models') ?? 'pythia-70m').split(',')) {
     if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
     (out.rows as unknown[]).push(await perModel(engine, m, kernels));

@@ -7,11 +7,9 @@
 // SwiftShader), --reps 7. The PyTorch peer for the same shapes is bench/torch_peer.py (--generate).
 
 import { analyze } from '../src/compare/analyze';
-import { Engine } from '../src/engine/engine';
-import { nodeGpu } from '../src/gpu/node';
-import { nodeShaderSource } from '../src/kernels/shaders-node';
+import type { Engine } from '../src/engine/engine';
 import { defaultRunSpec } from '../src/run/runspec';
-import { log, median, printOut, runMain, saveOut, value } from './cli';
+import { benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
 import { SHAPES } from './forward';
 
 /** Median wall ms of `f` over `reps` calls after `warm` warm-ups. */
@@ -154,13 +152,11 @@ async function perModel(engine: Engine, model: string, compare: boolean, reps: n
 }
 
 async function main() {
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
-  const a = engine.adapter;
-  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  const engine = await benchEngine();
   const models = (value('--models') ?? 'pythia-70m').split(',');
   const compare = new Set((value('--compare') ?? '').split(','));
   const reps = Number(value('--reps') ?? 7);
-  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: a, rows: [] };
+  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: engine.adapter, rows: [] };
   for (const m of models) {
     if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
     (out.rows as unknown[]).push(await perModel(engine, m, compare.has(m), reps));
