@@ -3,6 +3,8 @@
 // write past the end), the slot's launcher run through the harness, each output checked against the UNFUSED
 // fp64 oracles run in sequence with the tolerance rule of tolerances.ts. The same recipe checks the shipped
 // kernel (custom.test.ts) and a kernel written in the page (the worker).
+
+import type { DispatchSpec } from '../../gpu/program';
 import { mulberry32, randn } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { geluF64 } from '../cpu/gelu';
@@ -11,7 +13,14 @@ import { linearF64 } from '../cpu/linear';
 import { add3F64, addF64 } from '../cpu/residual';
 import { splitHeadsRotaryF64 } from '../cpu/rotary';
 import { flashAttention, flashTiles } from '../flash-attention';
-import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotary } from '../fused-linear';
+import {
+  type GemmOpts,
+  type LinearBuffers,
+  linearBiasOps,
+  linearGeluOps,
+  linearResidualOps,
+  qkvRotary,
+} from '../fused-linear';
 import { addLayerNorm, layerNorm2 } from '../fused-norm';
 import { type CompareResult, compare, type DeviceHarness } from '../harness';
 import { rotaryTables } from '../rotary';
@@ -121,6 +130,26 @@ function gemmOpts(h: DeviceHarness, K: number, split: number | undefined): GemmO
   if (!split) return {};
   const kChunk = SPLIT_GRAIN * Math.ceil(K / split / SPLIT_GRAIN);
   return { workspace: (floats) => h.poisoned(floats), kChunk };
+}
+
+/**
+ * The isolated test of a plain linear slot (bias, bias + GELU): seeded inputs, the slot's ops (split-K when the shape
+ * says so), the output `y` against `expect`'s reference and tolerance.
+ */
+function linearRun(
+  ops: (label: string, b: LinearBuffers, M: number, N: number, K: number, o: GemmOpts) => DispatchSpec[],
+  label: string,
+  expect: (c: ReturnType<typeof linearInputs>, K: number) => [Float64Array, (i: number) => number],
+): Recipe['run'] {
+  return async (h, { M, N, K, split }, seed) => {
+    const c = linearInputs(mulberry32(seed), M, N, K);
+    const y = output(h, M * N);
+    const dummy = h.upload(new Float32Array(4));
+    const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
+    await h.run(ops(label, bufs, M, N, K, gemmOpts(h, K, split)));
+    const [ref, tol] = expect(c, K);
+    return [await checkOutput(h, 'y', y, M * N, ref, tol, seed)];
+  };
 }
 
 export const RECIPES: readonly Recipe[] = [
@@ -249,28 +278,14 @@ export const RECIPES: readonly Recipe[] = [
     oracle: 'linearF64 (x·Wᵀ + b)',
     tolerance: 'γ_{K+2}·(Σ|x w| + |b|)',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K, split }, seed) {
-      const c = linearInputs(mulberry32(seed), M, N, K);
-      const y = output(h, M * N);
-      const dummy = h.upload(new Float32Array(4));
-      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
-      await h.run(linearBiasOps('lin', bufs, M, N, K, gemmOpts(h, K, split)));
-      return [await checkOutput(h, 'y', y, M * N, c.z, linearTol(K, c.absZ), seed)];
-    },
+    run: linearRun(linearBiasOps, 'lin', (c, K) => [c.z, linearTol(K, c.absZ)]),
   },
   {
     slot: 'linear_gelu',
     oracle: 'linearF64 then geluF64 (exact, erf form)',
     tolerance: '1.13·γ_{K+2}·(Σ|x w| + |b|) + (4e-7 + (16 + z²)u)|z|',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K, split }, seed) {
-      const c = linearInputs(mulberry32(seed), M, N, K);
-      const y = output(h, M * N);
-      const dummy = h.upload(new Float32Array(4));
-      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
-      await h.run(linearGeluOps('up', bufs, M, N, K, gemmOpts(h, K, split)));
-      return [await checkOutput(h, 'y', y, M * N, geluF64(c.z), linearGeluTol(K, c.z, c.absZ), seed)];
-    },
+    run: linearRun(linearGeluOps, 'up', (c, K) => [geluF64(c.z), linearGeluTol(K, c.z, c.absZ)]),
   },
   {
     slot: 'linear_residual',
