@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
+import { uploadBuffer } from '../src/gpu/readback';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 
 export const argv = process.argv.slice(2);
@@ -45,4 +46,15 @@ export function saveOut(out: unknown): void {
 /** Prints `out` as JSON on stdout when no --out file was named. */
 export function printOut(out: unknown): void {
   if (!value('--out')) console.log(JSON.stringify(out, null, 2));
+}
+
+/** A storage buffer of n floats in [-0.5, 0.5) (a cheap deterministic pattern; the values don't matter). */
+export function filled(device: GPUDevice, n: number, salt: number, prefix = 'bench'): GPUBuffer {
+  const a = new Float32Array(n);
+  let s = (salt * 2654435761) >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    a[i] = s / 4294967296 - 0.5;
+  }
+  return uploadBuffer(device, a, `${prefix}.${salt}`);
 }
