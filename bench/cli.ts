@@ -58,3 +58,23 @@ export function filled(device: GPUDevice, n: number, salt: number, prefix = 'ben
   }
   return uploadBuffer(device, a, `${prefix}.${salt}`);
 }
+
+/**
+ * The process's RSS after a collection (where node runs with --expose-gc), then sampled every `ms` until stop(),
+ * which samples once more and returns the peak above that base in bytes.
+ */
+export function rssAboveBase(ms: number): { stop: () => number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const base = process.memoryUsage().rss;
+  let peak = base;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, ms);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      return peak - base;
+    },
+  };
+}

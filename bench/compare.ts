@@ -6,7 +6,7 @@ import { analyze } from '../src/compare/analyze';
 import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
 import { defaultRunSpec } from '../src/run/runspec';
-import { median } from './cli';
+import { median, rssAboveBase } from './cli';
 import { SHAPES } from './forward';
 
 export interface CompareRow {
@@ -56,12 +56,7 @@ export async function benchCompare(
   const shape = SHAPES[model];
   // CPU memory: the process's RSS before the model exists, and its peak (sampled every 5 ms) through the first
   // compare of a new prompt — what the model and a compare cost the CPU side.
-  (globalThis as { gc?: () => void }).gc?.();
-  const rssBase = process.memoryUsage().rss;
-  let rssPeak = rssBase;
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  }, 5);
+  const rss = rssAboveBase(5);
   await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
   const prompt = (salt: number) =>
     Array.from({ length: T }, (_, i) => (i * 7919 + salt * 104729) % shape.vocab);
@@ -89,8 +84,7 @@ export async function benchCompare(
   const t1 = performance.now();
   const first = await analyze(engine, spec, prompt(2), { skip });
   const firstMs = performance.now() - t1;
-  clearInterval(sampler);
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  const rssAbove = rss.stop();
   const again: number[] = [];
   let repeated = first;
   for (let r = 0; r < Math.max(1, Math.floor(reps / 3)); r++) {
@@ -125,7 +119,7 @@ export async function benchCompare(
     oracleMs,
     referenceForwardMs,
     oracleVsReference: oracleMs / referenceForwardMs,
-    peakRssAboveBaseBytes: rssPeak - rssBase,
+    peakRssAboveBaseBytes: rssAbove,
   };
   const f = (x: number) => x.toFixed(1);
   log(

@@ -16,7 +16,7 @@ import { randomConfigJson } from '../src/model/random-model';
 import { seededPlan } from '../src/model/seeded-weights';
 import { f32ToF16Bits } from '../src/numeric/bits';
 import type { ModelWeights, NeoXConfig } from '../src/numeric/types';
-import { log, value } from './cli';
+import { log, rssAboveBase, value } from './cli';
 import { SHAPES } from './forward';
 
 const gib = (b: number) => +(b / 2 ** 30).toFixed(2);
@@ -85,17 +85,11 @@ async function main() {
       writeFileSync(join(dir, 'config.json'), JSON.stringify(randomConfigJson(spec)));
       const writeMs = performance.now() - tw;
       engine.unloadModel();
-      global.gc?.();
-      const base = process.memoryUsage().rss;
-      let peak = base;
-      const timer = setInterval(() => {
-        peak = Math.max(peak, process.memoryUsage().rss);
-      }, 20);
+      const rss = rssAboveBase(20);
       const tl = performance.now();
       await engine.loadModel(readModelDir(dir));
       const loadMs = performance.now() - tl;
-      clearInterval(timer);
-      peak = Math.max(peak, process.memoryUsage().rss);
+      const above = rss.stop();
       const g = await engine.forward(tokens, { path: 'reference' });
       const same = g.dump.logits.every((x, i) => Object.is(x, f.dump.logits[i]));
       out.file = {
@@ -103,7 +97,7 @@ async function main() {
         fileGiB: gib(bytes),
         writeMs: Math.round(writeMs),
         streamLoadMs: Math.round(loadMs),
-        peakRssAboveBaselineGiB: gib(peak - base),
+        peakRssAboveBaselineGiB: gib(above),
         logitsIdenticalToSeeded: same,
       };
       log(JSON.stringify(out.file));

@@ -74,15 +74,18 @@ function dispatchLinear(
   return dispatchOf(label, kernel, constants, buffers, [M, N, K, buf.b ? 1 : 0], workgroups);
 }
 
-/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
-export function linear(
+/** A launcher of y[M, N] = x[M, K] · W[N, K]^T (+ b[N]) on `buf`. */
+type LinearLauncher = (
   label: string,
   buf: LinearBuffers,
   M: number,
   N: number,
   K: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
+  opts?: KernelOpts,
+) => DispatchSpec;
+
+/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
+export const linear: LinearLauncher = (label, buf, M, N, K, opts = {}) => {
   // Measured on an H100 (bench/compare-speed.ts --kernels, Pythia 70m and 410m shapes, 2026-11-25): the 4 × 4
   // register tile wins where its 64 × 64 blocks still fill the GPU (qkv, fc1 and the LM head at T = 128: 1.8–4.5×)
   // and loses where they do not (attn_out, fc2: each thread's sum over K is a chain the 16 × 16 tile runs on
@@ -97,18 +100,11 @@ export function linear(
     return linearBlocked(label, buf, M, N, K, BLOCKED_DEFAULT, opts);
   }
   return linearTiled(label, buf, M, N, K, opts);
-}
+};
 
 /** The plain 16 × 16 tile kernel (the definition the other two are tested against). */
-export function linearTiled(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  return dispatchLinear(
+export const linearTiled: LinearLauncher = (label, buf, M, N, K, opts = {}) =>
+  dispatchLinear(
     label,
     linearKernel,
     { TILE, ...opts.constants },
@@ -116,7 +112,6 @@ export function linearTiled(
     [M, N, K],
     [ceilDiv(N, TILE), ceilDiv(M, TILE), 1],
   );
-}
 
 /** The register-blocked kernel with a 4·TY × 4·TX block per workgroup. */
 export function linearBlocked(
