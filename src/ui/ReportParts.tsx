@@ -220,20 +220,21 @@ export function Generation({
           : `The continuations part at the ${ordinal(g.firstDifference + 1)} generated token of ${g.reference.ids.length} (highlighted).`}
       </p>
       <div className="side-by-side">
-        <Continuation
-          label="Reference path"
-          text={g.reference.text}
-          ids={g.reference.ids}
-          segments={segments?.reference ?? null}
-          first={g.firstDifference}
-        />
-        <Continuation
-          label="Fused path"
-          text={g.fused.text}
-          ids={g.fused.ids}
-          segments={segments?.fused ?? null}
-          first={g.firstDifference}
-        />
+        {(
+          [
+            ['Reference path', g.reference, segments?.reference],
+            ['Fused path', g.fused, segments?.fused],
+          ] as const
+        ).map(([label, side, seg]) => (
+          <Continuation
+            key={label}
+            label={label}
+            text={side.text}
+            ids={side.ids}
+            segments={seg ?? null}
+            first={g.firstDifference}
+          />
+        ))}
       </div>
     </div>
   );
