@@ -80,6 +80,20 @@ function rowMax(d: number, workgroupBytes?: number): number {
   return Math.max(1, d);
 }
 
+/** The row, the first norm's weights and output, and the dummy bound for an absent second norm. */
+type FirstNorm = { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer };
+
+/** A dual LayerNorm launcher: buffers `B`, the second norm's (null: one norm only), rows of d, eps. */
+type DualNormLauncher<B> = (
+  label: string,
+  b: B,
+  second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
+  rows: number,
+  d: number,
+  eps: number,
+  opts?: NormOpts,
+) => DispatchSpec;
+
 /** A fused LayerNorm dispatch: one workgroup per row of d, params [rows, d, eps, ...more]. */
 function normDispatch(
   label: string,
@@ -98,15 +112,7 @@ function normDispatch(
  * y1 = LN(x; w1, b1) and, when `second` is given, y2 = LN(x; w2, b2) from one read of each row.
  * x, y1, y2: [rows, d]; weights [d].
  */
-export function layerNorm2(
-  label: string,
-  b: { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer },
-  second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
+export const layerNorm2: DualNormLauncher<FirstNorm> = (label, b, second, rows, d, eps, opts = {}) => {
   // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
   const buffers = {
     x: b.x,
@@ -116,7 +122,7 @@ export function layerNorm2(
     ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }),
   };
   return normDispatch(label, layerNorm2Kernel, [rows, d, eps], opts, { DUAL: second !== null }, buffers);
-}
+};
 
 /** r = b + a; y = LN(r; w, bias) — a, b, r, y: [rows, d]; w, bias: [d]. */
 export function addLayerNorm(
@@ -197,26 +203,15 @@ export function addLayerNormFold(
  * y1 (and y2) as layerNorm2. Both sets of partials must sit in one buffer (at their offsets): 12 storage
  * bindings in all.
  */
-export function layerNorm2Fold(
-  label: string,
-  b: {
+export const layerNorm2Fold: DualNormLauncher<
+  {
     mlp: Partials;
     r1: GPUBuffer;
     residuals: 1 | 2;
     attn: GPUBuffer;
     dense: Partials | null;
-    x: GPUBuffer;
-    w1: GPUBuffer;
-    b1: GPUBuffer;
-    y1: GPUBuffer;
-    dummy: GPUBuffer;
-  },
-  second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
+  } & FirstNorm
+> = (label, b, second, rows, d, eps, opts = {}) => {
   const { mlp, dense } = b;
   // What is not read aliases a read-only binding (a buffer bound read-write is bound once).
   const mlpBias = mlp.bias ?? b.w1;
@@ -251,4 +246,4 @@ export function layerNorm2Fold(
       dense?.offset ?? 0,
     ],
   );
-}
+};

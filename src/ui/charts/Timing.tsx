@@ -11,7 +11,7 @@ import type { TimingSummary } from '../../worker/api';
 import { formatNs, nsTickFormat } from '../format';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { timeGroups } from './kernels';
-import { useChart } from './useChart';
+import { plotIn, useChart } from './useChart';
 
 type FileBase = (what: string, ext: string) => string;
 
@@ -41,9 +41,7 @@ function PerLayer({
     height,
     ({ svg, width, tip, body }) => {
       const margin = { top: 28, right: 16, bottom: 40, left: 72 };
-      const iw = Math.max(40, width - margin.left - margin.right);
-      const ih = height - margin.top - margin.bottom;
-      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const { plot, iw, ih } = plotIn(svg, width, height, margin);
       const layers = reference.perLayer.map((_, i) => i);
       const x0 = scaleBand<number>().domain(layers).range([0, iw]).padding(0.2);
       const x1 = scaleBand<string>()

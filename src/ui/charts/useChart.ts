@@ -53,3 +53,16 @@ function focusKey(el: Element): string {
     .map((a) => el.getAttribute(a) ?? '')
     .join('|');
 }
+
+/** The plot's group inside `margin` of a frame `width` × `height`, and its inner width (≥ 40) and height. */
+export function plotIn(
+  svg: ChartFrame['svg'],
+  width: number,
+  height: number,
+  margin: { top: number; right: number; bottom: number; left: number },
+) {
+  const iw = Math.max(40, width - margin.left - margin.right);
+  const ih = height - margin.top - margin.bottom;
+  const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+  return { plot, iw, ih };
+}
