@@ -13,7 +13,7 @@ import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
 import { pickKeys, rovingTabStop } from './keys';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
-import { useChart } from './useChart';
+import { gridLines, useChart } from './useChart';
 
 export interface DrilldownProps {
   report: Report;
@@ -75,16 +75,7 @@ export function Drilldown({
         return p ? x(p.y) : null;
       };
       const ticks = decadeTicks(domain, Math.max(2, Math.floor(iw / 60)));
-      plot
-        .append('g')
-        .attr('class', 'grid')
-        .selectAll('line')
-        .data(ticks)
-        .join('line')
-        .attr('x1', (d) => x(d))
-        .attr('x2', (d) => x(d))
-        .attr('y1', 0)
-        .attr('y2', ROW * taps.length);
+      gridLines(plot, ticks, (t) => [x(t), x(t), 0, ROW * taps.length]);
       plot
         .append('g')
         .attr('class', 'axis')

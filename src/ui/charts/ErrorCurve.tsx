@@ -20,7 +20,7 @@ import {
   fromErrorValue,
   logDomain,
 } from './scales';
-import { useChart } from './useChart';
+import { gridLines, useChart } from './useChart';
 
 export interface ErrorCurveProps {
   report: Report;
@@ -113,16 +113,7 @@ export function ErrorCurve({
 
       // Axes and grid.
       const ticks = decadeTicks(domain);
-      plot
-        .append('g')
-        .attr('class', 'grid')
-        .selectAll('line')
-        .data(ticks)
-        .join('line')
-        .attr('x1', 0)
-        .attr('x2', iw)
-        .attr('y1', (d) => y(d))
-        .attr('y2', (d) => y(d));
+      gridLines(plot, ticks, (t) => [0, iw, y(t), y(t)]);
       plot
         .append('g')
         .attr('class', 'axis')

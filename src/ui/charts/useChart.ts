@@ -66,3 +66,21 @@ export function plotIn(
   const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
   return { plot, iw, ih };
 }
+
+/** The grid of a plot: a line per tick in a 'grid' group, at `at(tick)` = [x1, x2, y1, y2]. */
+export function gridLines(
+  plot: Selection<SVGGElement, unknown, null, undefined>,
+  ticks: number[],
+  at: (t: number) => [number, number, number, number],
+): void {
+  plot
+    .append('g')
+    .attr('class', 'grid')
+    .selectAll('line')
+    .data(ticks)
+    .join('line')
+    .attr('x1', (t) => at(t)[0])
+    .attr('x2', (t) => at(t)[1])
+    .attr('y1', (t) => at(t)[2])
+    .attr('y2', (t) => at(t)[3]);
+}
