@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { oracleForward } from '../kernels/cpu/forward';
-import { roundStorage } from '../kernels/precision';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { roundStorage } from '../numeric/precision';
 import type { DumpJson } from './dump-json';
 
 function cli(args: string[]) {

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN_ONLY_BRANCH, SHARDED_REPO, type StandIn, startHubServer } from '../../e2e/hub-server';
 import { randomConfigJson, randomTensors } from '../model/random-model';
-import { writeSafetensors } from '../model/safetensors';
+import { writeSafetensors } from '../model/safetensors-write';
 import { INDEX_FILE } from '../model/shard-index';
 import { writeSharded } from '../model/shard-write';
 import { defaultRunSpec } from '../run/runspec';

@@ -8,12 +8,13 @@
 // Face's fp32 rotary angles (kernels/cpu/rotary-angles.ts): that is how the runs were made.
 import type { BatchForward, GpuBatch, GpuTap } from '../engine/batch';
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
+import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import type { Precision } from '../kernels/precision';
 import { checkSameTokens, type RunFile } from '../model/run-file';
-import type { DType } from '../model/types';
+import type { Precision } from '../numeric/precision';
+import type { DType } from '../numeric/types';
 import { DEFAULT_K, type Metric } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';

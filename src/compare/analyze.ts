@@ -9,7 +9,7 @@
 import type { GpuBatch } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import { FUSED_KERNELS, type FusedKernelId } from '../engine/fused-kernels';
-import { readDf } from '../engine/oracle-gpu';
+import { readDf } from '../engine/oracle-df';
 import { faultHooks, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { bisect, determinismOf, generate } from './analysis-after';

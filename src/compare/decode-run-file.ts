@@ -1,9 +1,10 @@
 // Our own decode recorded (src/engine/decode-record.ts) as a run file of a generation, and the two-path report's
 // summary of its analysis (decode-runs.ts checks it; so does the analysis with AnalyzeOptions.checkDecode).
-import type { Precision } from '../kernels/precision';
+
 import type { RunFile, RunTensor } from '../model/run-file';
 import { rowStep } from '../model/run-generation';
-import type { DType } from '../model/types';
+import type { Precision } from '../numeric/precision';
+import type { DType } from '../numeric/types';
 import type { Metric } from '../run/runspec';
 import type { RunsReport } from './runs-report';
 

@@ -5,9 +5,10 @@
 // a near tie that rounding flipped (benign); a fused row past the floor means the step's error was born before the
 // choice (a divergence); a cached decode that chose otherwise than its own path's full forward of the same tokens
 // puts the error in the decode path (KV cache, decode kernels), which the prompt's checks do not see.
-import { GpuOracle, readDf } from '../engine/oracle-gpu';
+import { readDf } from '../engine/oracle-df';
+import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
-import { type Precision, storageUnitRoundoff } from '../kernels/precision';
+import { type Precision, storageUnitRoundoff } from '../numeric/precision';
 import type { AnalysisContext } from './analysis-phases';
 import type { OracleInfo } from './report';
 

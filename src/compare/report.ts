@@ -3,7 +3,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary } from '../gpu/device';
 import type { IsolatedResult } from '../kernels/custom/isolated';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';

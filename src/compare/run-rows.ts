@@ -1,9 +1,10 @@
 // Where in a run an op's error first appears: the first row (position) whose error passes k × the floor, from the
 // per-row relative L2 error of the run's output against the exact op and the reference path's the same way. In a
 // run of a generation (src/model/run-generation.ts) a row is a decode step: the finding is named by it.
-import type { Precision } from '../kernels/precision';
-import { storageUnitRoundoff } from '../kernels/precision';
+
 import { type RunGeneration, rowWords } from '../model/run-generation';
+import type { Precision } from '../numeric/precision';
+import { storageUnitRoundoff } from '../numeric/precision';
 
 /**
  * The first row whose relative L2 error passes k × its floor — the reference path's error at that row, never below
@@ -35,4 +36,9 @@ export function stepPrefix(
   const g = source.generation;
   if (!g || row === null || row === undefined) return '';
   return `${rowWords(row, g.prefill)}, `;
+}
+
+/** A row of a run in words: its decode step and position in a run of a generation, else its position. */
+export function rowInWords(row: number, generation: RunGeneration | null | undefined): string {
+  return generation ? rowWords(row, generation.prefill) : `position ${row}`;
 }

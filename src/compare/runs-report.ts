@@ -3,7 +3,7 @@
 import type { AdapterSummary } from '../gpu/device';
 import type { Handoff } from '../model/run-file';
 import type { RunGeneration } from '../model/run-generation';
-import type { DType, NeoXConfig } from '../model/types';
+import type { DType, NeoXConfig } from '../numeric/types';
 import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict } from './causes/types';

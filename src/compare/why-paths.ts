@@ -6,7 +6,7 @@
 // ops, the fused group is checked whole. An op whose bits change from run to run is a race, said as such.
 import type { GpuTap } from '../engine/batch';
 import { inputSlot } from '../model/run-names';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { type AnalysisContext, dumpName, type EngineRuns } from './analysis-phases';
 import { core, gather } from './causes/exact-op';
 import { FINAL, scoredColumns } from './causes/explain';

@@ -4,7 +4,7 @@
 import type { Engine } from '../engine/engine';
 import { weightReader } from '../engine/gpu-model';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import type { Precision } from '../kernels/precision';
+import type { Precision } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
 import { type Anatomy, anatomy } from './causes/anatomy';
 import { explain } from './causes/explain';

@@ -10,15 +10,15 @@ import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { RandomModelSpec } from '../model/random-model';
 import { isShardedSource, type ShardedSource } from '../model/shard-stream';
 import type { Tokenizer } from '../model/tokenizer';
-import type { ModelWeights, NeoXConfig } from '../model/types';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
-import { GpuBatch } from './batch';
+import type { ModelWeights, NeoXConfig } from '../numeric/types';
+import type { GpuBatch } from './batch';
 import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
 import { GpuSession } from './gpu-session';
-import { checkGenerate, checkTokens } from './inputs';
-import { deferredWeights, isCpuAdapterSummary, type MemoryBudget, type ModelSource } from './install';
+import { checkGenerate, checkGeneratePaths, checkTokens } from './inputs';
+import { deferredWeights, keepCpuByDefault, type MemoryBudget, type ModelSource } from './install';
 import { ModelSlot, streamedWeights } from './model-slot';
 import type { PlanCacheStats } from './plan-cache';
 import { timePlan } from './time-forward';
@@ -30,22 +30,14 @@ import {
   type GenerateOptions,
   type ModelFiles,
   type ModelInfo,
+  type ModelStreamFiles,
 } from './types';
 
 export { argmax, type OnStep, type OnToken } from './generate';
 export { estimateWeightBytes, type MemoryBudget } from './install';
 export type { PlanCacheStats } from './plan-cache';
-export {
-  EngineError,
-  type EngineOptions,
-  type ForwardOptions,
-  type ForwardResult,
-  type GenerateOptions,
-  type ModelFiles,
-  type ModelInfo,
-  type PathSpec,
-  resolvePath,
-} from './types';
+// The engine's options, results and error (types.ts), all of them.
+export * from './types';
 
 export class Engine {
   /** The device and what lives on it (pools, pipelines, recorded plans); renewed after a device loss. */
@@ -215,17 +207,7 @@ export class Engine {
    * tensor. The previous model stays loaded until the new one is complete. Sharded weights (an index and its
    * shards, src/model/shard-stream.ts) are checked against their index first and read shard by shard.
    */
-  async loadModelStream(files: {
-    config: string;
-    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | ShardedSource;
-    totalBytes: number | null;
-    tokenizer?: string;
-    name?: string;
-    onProgress?: (loaded: number, total: number | null) => void;
-    signal?: AbortSignal;
-    /** The same bytes again from the start (a reload after a device loss); without it, no reload. */
-    reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-  }): Promise<ModelInfo> {
+  async loadModelStream(files: ModelStreamFiles): Promise<ModelInfo> {
     this.checkAlive();
     const source: ModelSource = {
       kind: 'file',
@@ -248,7 +230,7 @@ export class Engine {
       signal?: AbortSignal;
     } = {},
   ): Promise<ModelInfo> {
-    const keepCpu = o.keepCpu ?? this.keepCpuByDefault();
+    const keepCpu = o.keepCpu ?? keepCpuByDefault(this.acquireOpts, this.adapter);
     const info = await this.slot.install(this.gpuSession, source, {
       ...o,
       keepCpu,
@@ -258,12 +240,6 @@ export class Engine {
     // The old model's buffers are gone (the slot destroyed them): so are the recordings that used them.
     this.gpuSession.trim();
     return info;
-  }
-
-  /** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
-  private keepCpuByDefault(): boolean {
-    const mode = this.acquireOpts.cpuWeights ?? 'auto';
-    return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(this.adapter));
   }
 
   /**
@@ -363,11 +339,8 @@ export class Engine {
     opts: { chunk?: number; recorded?: Map<string, Float32Array>[] } = {},
   ): Promise<number[][]> {
     const m = this.requireModel();
-    checkGenerate(m.cfg, prompt, n);
-    if (paths.length === 0) throw new EngineError('generation needs at least one path');
     const chunk = opts.chunk ?? 4;
-    if (!Number.isInteger(chunk) || chunk < 1)
-      throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
+    checkGeneratePaths(m.cfg, prompt, n, paths.length, chunk);
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
     const ctx = this.gpuSession.pathsContext(m);
@@ -395,22 +368,7 @@ export class Engine {
    * submit, every tap kept on the GPU (src/engine/batch.ts).
    */
   batch(): GpuBatch {
-    const m = this.requireModel();
-    const s = this.gpuSession;
-    return new GpuBatch({
-      device: s.device,
-      pipelines: s.pipelines,
-      pool: s.pool,
-      plan: (tokens, opts) => {
-        checkTokens(m.cfg, tokens);
-        return this.gpuSession.plan(m, tokens, opts);
-      },
-      record: (tokens, opts) => {
-        checkTokens(m.cfg, tokens);
-        return this.gpuSession.recordedForward(m, tokens.length, opts);
-      },
-      checkAlive: () => this.checkAlive(),
-    });
+    return this.gpuSession.batch(this.requireModel(), () => this.checkAlive());
   }
 
   /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */

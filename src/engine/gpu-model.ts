@@ -2,7 +2,7 @@
 // (layers[3].attention.qkv.weight, …). Built once when a model loads.
 import type { BufferRef } from '../gpu/pipelines';
 import { readBuffer } from '../gpu/readback';
-import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
+import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
 import type {
   LayerWeights,
   LinearWeights,
@@ -10,7 +10,7 @@ import type {
   NeoXConfig,
   NormWeights,
   Tensor,
-} from '../model/types';
+} from '../numeric/types';
 
 export interface GpuLinear {
   weight: GPUBuffer; // [out, in]

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { randomConfigJson, randomTensors } from '../model/random-model';
-import { writeSafetensors } from '../model/safetensors';
+import { writeSafetensors } from '../model/safetensors-write';
 import { bytesShard, type ShardFile, shardedSource } from '../model/shard-stream';
 import { writeSharded } from '../model/shard-write';
 import { Engine } from './engine';

@@ -2,12 +2,13 @@
 // known tokens, dumped by forward hooks in PyTorch (tools/dump_run.py) or anything that writes the same names. Read as
 // a stream, tensor by tensor; everything that can be checked against the model's config is checked as soon as the
 // header is in, before any tensor is decoded and before any GPU work: one line naming what is wrong.
+
+import type { DType, NeoXConfig } from '../numeric/types';
 import { ModelLoadError, quoteName } from './errors';
 import { parseRunGeneration, type RunGeneration } from './run-generation';
 import { layerIndexIn, type SlotRef, slotOfName, slotWidth } from './run-names';
 import type { SafetensorsEntry } from './safetensors';
 import { streamSafetensors } from './stream';
-import type { DType, NeoXConfig } from './types';
 
 /** One slot of a run: the tensor that filled it, as f32 [T, width]. */
 export interface RunTensor {

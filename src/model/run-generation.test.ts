@@ -3,12 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { firstRowPast } from '../compare/run-rows';
 import { freshSeed } from '../kernels/testing';
+import { mulberry32 } from '../numeric/random';
 import { parseConfigText } from './config';
-import { mulberry32 } from './random';
 import { randomConfigJson } from './random-model';
 import { readRunFile } from './run-file';
 import { parseRunGeneration, rowStep, rowWords } from './run-generation';
-import { writeSafetensors } from './safetensors';
+import { writeSafetensors } from './safetensors-write';
 
 const cfg = parseConfigText(
   JSON.stringify(

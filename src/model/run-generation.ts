@@ -2,8 +2,9 @@
 // cached decode step, their rows concatenated along the token axis — a run over all positions. Its __metadata__
 // adds `prefill` (the prompt's length: rows 0..prefill−1 come from the prefill, row prefill + s − 1 from decode
 // step s) and, optionally, `generated` (every new id, the last one included, which no row reads).
+
+import type { NeoXConfig } from '../numeric/types';
 import { ModelLoadError } from './errors';
-import type { NeoXConfig } from './types';
 
 export interface RunGeneration {
   /** The prompt's length: the rows of the prefill. */

@@ -2,10 +2,10 @@
 // one ModelLoadError line naming what is wrong, raised before any tensor is read.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import { randomTensors } from './random-model';
-import { writeSafetensors } from './safetensors';
+import { writeSafetensors } from './safetensors-write';
 import { checkShards, INDEX_FILE, manifestSha256, parseShardIndex, shardManifest } from './shard-index';
 import { bytesShard, planShards, readShardHeader, shardedSource } from './shard-stream';
 import { writeSharded } from './shard-write';

@@ -2,7 +2,8 @@
 // whenever the next tensor would take the current one past `shardBytes`, shards named
 // `model-0000i-of-0000n.safetensors`, and `model.safetensors.index.json` with metadata.total_size and the
 // weight map. For tests, the e2e stand-in Hub and fixtures.
-import { BYTES_PER_ELEMENT, numElements, type TensorToWrite, writeSafetensors } from './safetensors';
+import { BYTES_PER_ELEMENT, numElements } from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 
 export interface ShardedFiles {
   /** The index's JSON text. */

@@ -3,11 +3,11 @@
 // tensor's bytes arrive (planWeights), then each tensor handed out — checked finite — as soon as its bytes are
 // complete. Nothing here holds the whole file; whoever receives the tensors decides what to keep.
 
+import type { ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
 import { ModelLoadError } from './errors';
 import { INDEX_FILE } from './shard-index';
 import { isShardedSource, mergeHeaders, planShards, type ShardedSource, sameHeader } from './shard-stream';
 import { streamSafetensors } from './stream';
-import type { ModelWeights, NeoXConfig, Tensor } from './types';
 import { checkFinite, checkTiedHead, IGNORED_BUFFER, planWeights, type WeightsPlan } from './weights';
 
 /** A model.safetensors that can be read from its start as often as needed (a reload after a device loss). */

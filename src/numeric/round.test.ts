@@ -1,7 +1,7 @@
-// roundTo against the bit-level conversions the weights loader uses (safetensors.ts), on f32 inputs where one
+// roundTo against the bit-level conversions the weights loader uses (numeric/bits.ts), on f32 inputs where one
 // rounding is the whole story, plus the edges: ties to even, subnormals, overflow, signed zero.
 import { describe, expect, it } from 'vitest';
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../model/safetensors';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from './bits';
 import { FORMATS, roundF32ToF16, roundTo, roundToExact, ulpOf } from './round';
 
 function seeded(seed: number) {

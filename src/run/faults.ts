@@ -4,7 +4,7 @@
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { checkFaultLayer } from '../model/limits';
-import { mulberry32 } from '../model/random';
+import { mulberry32 } from '../numeric/random';
 
 export type FaultId =
   | 'tile_offset'

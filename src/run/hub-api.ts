@@ -6,7 +6,7 @@
 import { HubApiError, listFiles, modelInfo } from '@huggingface/hub';
 import { parseConfigText } from '../model/config';
 import { INDEX_FILE, parseShardIndex, type ShardIndex } from '../model/shard-index';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { HUB_ORIGIN, resolveUrl } from './hub';
 
 /** What went wrong: the request ('input'), the repository or its files ('model'), the network ('network'). */

@@ -2,8 +2,8 @@
 // every field is checked and anything malformed is rejected with a message naming the field.
 import { FUSED_KERNELS, type FusedKernelId, isFusedKernelId } from '../engine/fused-kernels';
 import { type CustomSlotId, customSlot, isCustomSlotId } from '../kernels/custom/slots';
-import { PRECISIONS, type Precision } from '../kernels/precision';
 import { MAX_SHARDS, manifestSha256 } from '../model/shard-index';
+import { PRECISIONS, type Precision } from '../numeric/precision';
 import { type FaultId, faultInfo, isFaultId } from './faults';
 
 export const RUNSPEC_VERSION = 1;

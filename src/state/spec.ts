@@ -3,7 +3,8 @@
 import { parseTokenIds } from '../model/tokenizer';
 import { type ModelRef, parseRunSpec, type RunSpec } from '../run/runspec';
 import type { CompareProgress, LoadedModel } from '../worker/api';
-import type { ModelSource, RunSettings } from './store';
+import type { RunSettings } from './settings';
+import type { ModelSource } from './store';
 
 /** The RunSpec's model field for what is loaded. */
 export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {

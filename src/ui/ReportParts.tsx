@@ -2,7 +2,7 @@
 // at the first difference) and, while the run generates, both paths' tokens as they stream in.
 import type { GenerationParting, Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { FUSED_KERNELS } from '../state/kernel-catalog';
 import type { TextSegments, TokenStream } from '../state/store';
 import { formatRatio, ordinal } from './format';
 import { Term } from './Glossary';
@@ -221,20 +221,21 @@ export function Generation({
       </p>
       {g.parting ? <Parting parting={g.parting} /> : null}
       <div className="side-by-side">
-        <Continuation
-          label="Reference path"
-          text={g.reference.text}
-          ids={g.reference.ids}
-          segments={segments?.reference ?? null}
-          first={g.firstDifference}
-        />
-        <Continuation
-          label="Fused path"
-          text={g.fused.text}
-          ids={g.fused.ids}
-          segments={segments?.fused ?? null}
-          first={g.firstDifference}
-        />
+        {(
+          [
+            ['Reference path', g.reference, segments?.reference],
+            ['Fused path', g.fused, segments?.fused],
+          ] as const
+        ).map(([label, side, seg]) => (
+          <Continuation
+            key={label}
+            label={label}
+            text={side.text}
+            ids={side.ids}
+            segments={seg ?? null}
+            first={g.firstDifference}
+          />
+        ))}
       </div>
     </div>
   );

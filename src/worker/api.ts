@@ -5,6 +5,7 @@
 import type { Report } from '../compare/analyze';
 import type { RunsReport } from '../compare/runs-report';
 import type { ModelInfo } from '../engine/engine';
+import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary, GpuFeatures } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
 import type { KernelCheck, KernelDiagnostic } from '../kernels/custom/check';
@@ -25,6 +26,7 @@ export type {
   Report,
   RunSpec,
   RunsReport,
+  TimingSummary,
 };
 
 /** What went wrong, in words the UI can act on. */

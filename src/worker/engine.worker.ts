@@ -101,12 +101,9 @@ class WorkerEngine implements WorkerApi {
   }
 
   async probeModelUrl(baseUrl: string): Promise<UrlProbe> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe> {
@@ -141,22 +138,18 @@ class WorkerEngine implements WorkerApi {
   }
 
   async setMemoryBudget(gib: number | null): Promise<void> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       if (gib !== null && !(typeof gib === 'number' && Number.isFinite(gib) && gib > 0))
         throw workerError(
           'input',
           `a memory budget is a positive number of GiB, got ${String(gib).slice(0, 40)}`,
         );
       engine.setMemoryBudget(gib === null ? null : gib * 2 ** 30);
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       checkModelInput(files, ArrayBuffer);
       return await this.exclusive('loading', null, () =>
         loadBytes(
@@ -169,14 +162,11 @@ class WorkerEngine implements WorkerApi {
           this.keepLoaded,
         ),
       );
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async loadModelFromBlob(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       checkModelInput(files, Blob);
       return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
         loadStream(
@@ -194,9 +184,7 @@ class WorkerEngine implements WorkerApi {
           this.keepLoaded,
         ),
       );
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult> {
@@ -295,8 +283,7 @@ class WorkerEngine implements WorkerApi {
   }
 
   async checkKernel(slot: CustomSlotId, source: string): Promise<KernelCheck> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       if (!isCustomSlotId(slot))
         throw workerError('input', `unknown kernel slot '${String(slot).slice(0, 40)}'`);
       if (typeof source !== 'string' || source.length > LIMITS.customSourceChars)
@@ -305,14 +292,11 @@ class WorkerEngine implements WorkerApi {
           `a kernel's source is text of at most ${LIMITS.customSourceChars} characters`,
         );
       return await checkCustomKernel(engine.ctx.device, slot, source, engine.shaderSource);
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async testKernel(slot: CustomSlotId, source: string | null, seed: number): Promise<IsolatedResult> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       if (!isCustomSlotId(slot))
         throw workerError('input', `unknown kernel slot '${String(slot).slice(0, 40)}'`);
       if (source !== null && (typeof source !== 'string' || source.length > LIMITS.customSourceChars))
@@ -337,9 +321,7 @@ class WorkerEngine implements WorkerApi {
       return await this.exclusive('testing', null, () =>
         runIsolatedTest(engine.ctx.device, engine.shaderSource, slot, source, seed),
       );
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async decode(ids: number[]): Promise<string | null> {
@@ -358,6 +340,15 @@ class WorkerEngine implements WorkerApi {
 
   debugLoseDevice(): void {
     this.engine?.ctx.device.destroy();
+  }
+
+  /** `f` on this worker's engine (made by init); any failure leaves as a WorkerError. */
+  private async withEngine<R>(f: (engine: Engine) => Promise<R>): Promise<R> {
+    try {
+      return await f(await this.requireEngine());
+    } catch (e) {
+      throw toWorkerError(e);
+    }
   }
 
   private async requireEngine(): Promise<Engine> {

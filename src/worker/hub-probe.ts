@@ -3,8 +3,8 @@
 // adapter cannot hold it (src/run/hub-api.ts does the asking).
 
 import { manifestSha256 } from '../model/shard-index';
-import type { NeoXConfig } from '../model/types';
 import { modelSummary } from '../model/weights';
+import type { NeoXConfig } from '../numeric/types';
 import { resolveHubModel } from '../run/hub-api';
 import type { HubProbe } from './api';
 import { minWeightBytes } from './url-model';

@@ -7,8 +7,8 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { estimateWeightBytes } from '../engine/engine';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
-import type { NeoXConfig } from '../model/types';
 import { modelSummary } from '../model/weights';
+import type { NeoXConfig } from '../numeric/types';
 import type { UrlProbe, WorkerError } from './api';
 import { probeWeights } from './url-shards';
 

@@ -1,9 +1,9 @@
 // Synthetic ops for the cause tests: an op of a random small shape (sizes that are no multiple of any tile), its
 // recorded inputs, and an output recorded the way a kernel computing a variant in fp32 would (the variant's exact
 // output with fp32-sized noise, then stored); the floor is a correct kernel's error drawn the same way.
-import { mulberry32, randn } from '../../model/random';
-import type { LinearWeights, NeoXConfig, NormWeights } from '../../model/types';
+import { mulberry32, randn } from '../../numeric/random';
 import { roundTo } from '../../numeric/round';
+import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import { fullMetrics } from '../metrics';
 import { core, evalVariant } from './exact-op';
 import type { OpData, OpKind, RecordedTensor, Variant } from './types';

@@ -7,9 +7,9 @@ import type { ScoresVariant } from '../../kernels/cpu/attention';
 import type { LayerNormVariant } from '../../kernels/cpu/layernorm';
 import type { RotaryVariant } from '../../kernels/cpu/rotary';
 import type { RotaryAngles } from '../../kernels/cpu/rotary-angles';
-import type { Precision } from '../../kernels/precision';
-import type { LinearWeights, NeoXConfig, NormWeights } from '../../model/types';
+import type { Precision } from '../../numeric/precision';
 import type { NumFormat } from '../../numeric/round';
+import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import type { Metric } from '../../run/runspec';
 import type { FullMetrics } from '../metrics';
 

@@ -3,7 +3,8 @@
 // open wins over an older, slower one.
 import type { Report } from '../../compare/analyze';
 import type { CachedModel, StoredRun } from '../../run/history';
-import { autorunAllowed, decodeLink, LinkError, type LinkPayload } from '../../run/permalink';
+import { LinkError } from '../../run/link-bytes';
+import { autorunAllowed, decodeLink, type LinkPayload } from '../../run/permalink';
 import { type ModelRef, parseRunSpec, type RunSpec } from '../../run/runspec';
 import { scenarioById } from '../../run/scenarios';
 import { modelMatches } from '../spec';

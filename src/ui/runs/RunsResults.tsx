@@ -3,8 +3,8 @@
 // the run's own tensors. The cells are a roving grid: arrows move, Enter opens, Escape closes.
 
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { rowInWords } from '../../compare/run-rows';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
-import { rowWords } from '../../model/run-generation';
 import { runsLinkOf } from '../../run/runs-link';
 import type { ModelRef } from '../../run/runspec';
 import { useRunsImport } from '../../state/runs-import';
@@ -177,7 +177,7 @@ function FirstRow({ run, row, report }: { run: string; row: number; report: Runs
   return (
     <span data-testid="run-check-first-row" data-row={row}>
       {' '}
-      It first passes k × the floor at {g ? rowWords(row, g.prefill) : `position ${row}`}.
+      It first passes k × the floor at {rowInWords(row, g)}.
     </span>
   );
 }
