@@ -4,9 +4,10 @@
 // timestamp queries): the reference and fused forwards with every tap, the double-float oracle forward, the
 // oracle's local layers, the local re-runs of every layer on both paths, and the reductions alone. With --kernels,
 // the reference linear layer's three kernels at the model's shapes (T rows and one row) and the oracle's df linear
-// under each register tile (T rows): GPU time of each, and whether its bits equal the default kernel's here. Flags: --models pythia-70m,… --T 128 --reps 3 --out FILE
+// under each register tile (T rows): GPU time of each, and whether its bits equal the default kernel's here
+// (bench/compare-kernels.ts). Flags: --models pythia-70m,… --T 128 --reps 3 --out FILE
 // (--gpu-oracle: the parts with the GPU oracle even on a CPU adapter, for a smoke run on SwiftShader).
-import { writeFileSync } from 'node:fs';
+
 import {
   type AnalysisContext,
   comparisons,
@@ -17,28 +18,18 @@ import {
 import { analyze, metricsEngine } from '../src/compare/analyze';
 import { decideOracle } from '../src/compare/oracle-source';
 import type { GpuBatch } from '../src/engine/batch';
-import { Engine } from '../src/engine/engine';
+import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
 import { summarizeTimings } from '../src/engine/timing';
-import { nodeGpu } from '../src/gpu/node';
-import { type DispatchSpec, Program } from '../src/gpu/program';
-import { readBuffer, uploadBuffer } from '../src/gpu/readback';
+import { Program } from '../src/gpu/program';
 import { GpuTimer, type PassTiming } from '../src/gpu/timestamps';
 import { dfHi } from '../src/kernels/df-hi';
-import * as lin from '../src/kernels/linear';
-import * as dfl from '../src/kernels/oracle/linear';
-import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { faultHooks } from '../src/run/faults';
 import { defaultRunSpec } from '../src/run/runspec';
+import { argv, benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
+import { kernelTimes } from './compare-kernels';
 import { SHAPES } from './forward';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 const T0 = Number(value('--T') ?? 128);
@@ -215,151 +206,6 @@ async function breakdown(engine: Engine, tokens: number[]) {
   return out;
 }
 
-/** The reference linear's kernels at one shape: GPU ms per dispatch (timed by repetition) and equal bits. */
-async function linearKernels(engine: Engine, M: number, N: number, K: number) {
-  const { device, pipelines } = engine.gpuParts();
-  const rand = (n: number, s: number) => {
-    const a = new Float32Array(n);
-    let u = 12345 + s;
-    for (let i = 0; i < n; i++) {
-      u = (Math.imul(u, 1103515245) + 12345) >>> 0;
-      a[i] = (u / 2 ** 32 - 0.5) * 2;
-    }
-    return a;
-  };
-  const made: GPUBuffer[] = [];
-  const up = (a: Float32Array) => {
-    const b = uploadBuffer(device, a, 'bench');
-    made.push(b);
-    return b;
-  };
-  const x = up(rand(M * K, 1));
-  const w = up(rand(N * K, 2).map((v) => v / Math.sqrt(K)));
-  const bias = up(rand(N, 3));
-  const dummy = up(new Float32Array(4));
-  const variants: [string, (y: GPUBuffer) => DispatchSpec][] = [
-    ['tiled16', (y) => lin.linearTiled('k', { x, w, b: bias, y, dummy }, M, N, K)],
-    ['chosen', (y) => lin.linear('k', { x, w, b: bias, y, dummy }, M, N, K)],
-  ];
-  if (M > lin.ROWS_MAX) {
-    for (const t of [
-      { TX: 16, TY: 16 },
-      { TX: 16, TY: 8 },
-      { TX: 8, TY: 8 },
-      { TX: 8, TY: 16 },
-    ])
-      variants.push([
-        `blocked${t.TX}x${t.TY}`,
-        (y) => lin.linearBlocked('k', { x, w, b: bias, y, dummy }, M, N, K, t),
-      ]);
-  } else {
-    for (const s of [
-      { WG: 256, NR: 16, KC: 112 },
-      { WG: 128, NR: 16, KC: 112 },
-      { WG: 64, NR: 16, KC: 112 },
-      { WG: 256, NR: 8, KC: 224 },
-      { WG: 128, NR: 8, KC: 224 },
-      { WG: 256, NR: 32, KC: 48 },
-      { WG: 128, NR: 32, KC: 48 },
-    ])
-      variants.push([
-        `rows${s.WG}/${s.NR}/${s.KC}`,
-        (y) => lin.linearRows('k', { x, w, b: bias, y, dummy }, M, N, K, s),
-      ]);
-  }
-  const res: Record<string, { ms: number; equal: boolean }> = {};
-  let ref: Uint32Array | null = null;
-  for (const [name, make] of variants) {
-    const y = up(new Float32Array(M * N).fill(Number.NaN));
-    const program = new Program(device, pipelines);
-    program.add(make(y));
-    let enc = device.createCommandEncoder();
-    program.encode(enc);
-    device.queue.submit([enc.finish()]);
-    const bits = new Uint32Array((await readBuffer(device, y, M * N * 4)).buffer);
-    ref ??= bits;
-    const equal = bits.every((u, i) => u === ref![i]);
-    const timer = new GpuTimer(device, 4);
-    const n = 20;
-    enc = device.createCommandEncoder();
-    program.encodeRepeated(enc, timer, () => n);
-    program.encodeRepeated(enc, timer, () => n);
-    timer.resolve(enc);
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    const t = await timer.read();
-    timer.destroy();
-    program.dispose();
-    res[name] = { ms: t ? r2((t[1].ns / n / 1e6) * 1000) / 1000 : Number.NaN, equal };
-  }
-  for (const b of made) b.destroy();
-  return res;
-}
-
-/** The oracle's df linear at one shape under each register tile: GPU ms per dispatch and equal bits. */
-async function dfLinearTiles(engine: Engine, M: number, N: number, K: number, dfFma: boolean) {
-  const { device, pipelines } = engine.gpuParts();
-  const made: GPUBuffer[] = [];
-  const up = (a: Float32Array) => {
-    const b = uploadBuffer(device, a, 'bench');
-    made.push(b);
-    return b;
-  };
-  let u = 777;
-  const rnd = () => {
-    u = (Math.imul(u, 1103515245) + 12345) >>> 0;
-    return (u / 2 ** 32 - 0.5) * 2;
-  };
-  const xs = new Float32Array(2 * M * K);
-  for (let i = 0; i < M * K; i++) {
-    xs[2 * i] = rnd();
-    xs[2 * i + 1] = Math.fround(xs[2 * i] * 2 ** -30 * rnd());
-  }
-  const x = up(xs);
-  const w = up(Float32Array.from({ length: N * K }, () => rnd() / Math.sqrt(K)));
-  const b = up(Float32Array.from({ length: N }, rnd));
-  const dummy = up(new Float32Array(4));
-  const tiles: dfl.DfLinearTile[] = [
-    dfl.DF_LINEAR_TILE,
-    { WG_X: 16, WG_Y: 16, TM: 1, TN: 1 },
-    { WG_X: 16, WG_Y: 8, TM: 2, TN: 1 },
-    { WG_X: 16, WG_Y: 16, TM: 1, TN: 2 },
-    { WG_X: 16, WG_Y: 16, TM: 2, TN: 1 },
-    { WG_X: 8, WG_Y: 8, TM: 2, TN: 2 },
-    { WG_X: 32, WG_Y: 4, TM: 1, TN: 2 },
-  ];
-  const res: Record<string, { ms: number; equal: boolean }> = {};
-  let ref: Uint32Array | null = null;
-  for (const t of tiles) {
-    const y = up(new Float32Array(2 * M * N).fill(Number.NaN));
-    const program = new Program(device, pipelines);
-    program.add(dfl.dfLinear('k', { x, w, b, y, dummy }, M, N, K, { constants: { DF_FMA: dfFma } }, t));
-    let enc = device.createCommandEncoder();
-    program.encode(enc);
-    device.queue.submit([enc.finish()]);
-    const bits = new Uint32Array((await readBuffer(device, y, 2 * M * N * 4)).buffer);
-    ref ??= bits;
-    const equal = bits.every((v, i) => v === ref![i]);
-    const timer = new GpuTimer(device, 4);
-    const n = 5;
-    enc = device.createCommandEncoder();
-    program.encodeRepeated(enc, timer, () => 1);
-    program.encodeRepeated(enc, timer, () => n);
-    timer.resolve(enc);
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    const tm = await timer.read();
-    timer.destroy();
-    program.dispose();
-    res[`${t.WG_X}x${t.WG_Y}/${t.TM}x${t.TN}`] = {
-      ms: tm ? Math.round(tm[tm.length - 1].ns / n / 1e3) / 1e3 : Number.NaN,
-      equal,
-    };
-  }
-  for (const bb of made) bb.destroy();
-  return res;
-}
-
 async function perModel(engine: Engine, name: string, kernels: boolean) {
   const shape = SHAPES[name];
   const t0 = performance.now();
@@ -395,56 +241,22 @@ async function perModel(engine: Engine, name: string, kernels: boolean) {
   };
   log(`${name} compare: ${JSON.stringify(row.compare)}`);
   row.batchParts = await breakdown(engine, prompt(8));
-  if (kernels) {
-    const c = engine.modelInfo!.config;
-    const d = c.hiddenSize;
-    const shapes: [string, number, number][] = [
-      ['qkv', 3 * d, d],
-      ['attn_out', d, d],
-      ['fc1', c.intermediateSize, d],
-      ['fc2', d, c.intermediateSize],
-      ['lm_head', c.vocabSize, d],
-    ];
-    const lk: Record<string, unknown> = {};
-    for (const M of [T0, 1]) {
-      for (const [op, N, K] of shapes) {
-        lk[`${op} M=${M}`] = await linearKernels(engine, M, N, K);
-        log(`  linear ${op} M=${M} N=${N} K=${K}: ${JSON.stringify(lk[`${op} M=${M}`])}`);
-      }
-    }
-    row.linearKernels = lk;
-    const info = await decideOracle(engine, 'auto');
-    const dk: Record<string, unknown> = {};
-    for (const [op, N, K] of shapes) {
-      dk[op] = await dfLinearTiles(engine, T0, N, K, info.dfFma);
-      log(`  df linear ${op} M=${T0} N=${N} K=${K}: ${JSON.stringify(dk[op])}`);
-    }
-    row.dfLinearTiles = dk;
-  }
+  if (kernels) Object.assign(row, await kernelTimes(engine, T0, log));
   engine.unloadModel();
   return row;
 }
 
 async function main() {
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
-  const a = engine.adapter;
-  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  const engine = await benchEngine();
   const kernels = argv.includes('--kernels');
-  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: a, rows: [] };
+  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: engine.adapter, rows: [] };
   for (const m of (value('--models') ?? 'pythia-70m').split(',')) {
     if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
     (out.rows as unknown[]).push(await perModel(engine, m, kernels));
-    const file = value('--out');
-    if (file) writeFileSync(file, JSON.stringify(out, null, 2));
+    saveOut(out);
   }
-  if (!value('--out')) console.log(JSON.stringify(out, null, 2));
+  printOut(out);
   engine.dispose();
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

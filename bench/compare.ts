@@ -1,13 +1,14 @@
 // What a full comparison costs at checkpoint size, on seeded Pythia-shaped models: two bare forwards (the dump read
 // back) against their GPU time, the first compare of a new prompt and a repeated one (every phase but bisection,
 // 8 generated tokens on both paths), each phase's wall time, and the oracle alone against a reference forward.
+
 import { analyze } from '../src/compare/analyze';
 import type { Engine } from '../src/engine/engine';
 import { GpuOracle } from '../src/engine/oracle-gpu';
+import type { FaultId } from '../src/run/faults';
 import { defaultRunSpec } from '../src/run/runspec';
+import { median, rssAboveBase } from './cli';
 import { SHAPES } from './forward';
-
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 export interface CompareRow {
   model: string;
@@ -56,16 +57,18 @@ export async function benchCompare(
   const shape = SHAPES[model];
   // CPU memory: the process's RSS before the model exists, and its peak (sampled every 5 ms) through the first
   // compare of a new prompt — what the model and a compare cost the CPU side.
-  (globalThis as { gc?: () => void }).gc?.();
-  const rssBase = process.memoryUsage().rss;
-  let rssPeak = rssBase;
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  }, 5);
+  const rss = rssAboveBase(5);
   await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
   const prompt = (salt: number) =>
     Array.from({ length: T }, (_, i) => (i * 7919 + salt * 104729) % shape.vocab);
-  const spec = { ...defaultRunSpec(), model: { kind: 'embedded' as const, id: model }, generate: 8 };
+  // BENCH_FAULT plants a teaching fault from layer 1 (the report's why phase then runs on its born op).
+  const fault = process.env.BENCH_FAULT as FaultId | undefined;
+  const spec = {
+    ...defaultRunSpec(),
+    model: { kind: 'embedded' as const, id: model },
+    generate: 8,
+    faults: fault ? [{ id: fault, fromLayer: 1 }] : [],
+  };
   const skip = { bisection: true };
   // Warm-up on another prompt: pipelines (decode steps included), the self-test. The first compare below is then
   // the first of a new prompt, as a user who changes the prompt meets it.
@@ -89,8 +92,7 @@ export async function benchCompare(
   const t1 = performance.now();
   const first = await analyze(engine, spec, prompt(2), { skip });
   const firstMs = performance.now() - t1;
-  clearInterval(sampler);
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  const rssAbove = rss.stop();
   const again: number[] = [];
   let repeated = first;
   for (let r = 0; r < Math.max(1, Math.floor(reps / 3)); r++) {
@@ -125,7 +127,7 @@ export async function benchCompare(
     oracleMs,
     referenceForwardMs,
     oracleVsReference: oracleMs / referenceForwardMs,
-    peakRssAboveBaseBytes: rssPeak - rssBase,
+    peakRssAboveBaseBytes: rssAbove,
   };
   const f = (x: number) => x.toFixed(1);
   log(

@@ -3,6 +3,7 @@
 // reduction), against other tile shapes (the sums are the same bits whatever the tiles) and the reference
 // linear. GPU time per launch from timestamp queries (bench/gemm.ts timeDispatch), summed over its dispatches.
 //   npx tsx bench/decode-gemm.ts [--models pythia-410m,pythia-1.4b] [--json FILE]
+
 import { writeFileSync } from 'node:fs';
 import { acquireGpu } from '../src/gpu/device';
 import { nodeGpu } from '../src/gpu/node';
@@ -13,13 +14,9 @@ import { type GemmTiles, tilesName } from '../src/kernels/gemm';
 import { chooseGemm, gemmPolicyFor } from '../src/kernels/gemm-configs';
 import { linear } from '../src/kernels/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
+import { runMain, value } from './cli';
 import { timeDispatch } from './gemm';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const DIMS: Record<string, { d: number; ff: number }> = {
   'pythia-70m': { d: 512, ff: 2048 },
   'pythia-410m': { d: 1024, ff: 4096 },
@@ -106,10 +103,4 @@ async function main() {
   device.destroy();
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

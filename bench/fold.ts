@@ -4,6 +4,7 @@
 // rounds so drift hits both), the GPU time per op kind (timestamp queries), and every tap of the two compared bit
 // for bit on this adapter.
 // Flags: --models pythia-70m,… --T 128,512 --reps 30 --rounds 2 --out FILE.
+
 import { writeFileSync } from 'node:fs';
 import { Engine } from '../src/engine/engine';
 import { runForward, StagingBuffers } from '../src/engine/forward';
@@ -13,15 +14,8 @@ import { timePlan } from '../src/engine/time-forward';
 import { summarizeTimings } from '../src/engine/timing';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
+import { log, median, value } from './cli';
 import { SHAPES } from './forward';
-
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 const models = (value('--models') ?? 'pythia-70m,pythia-160m,pythia-410m').split(',');
 const Ts = (value('--T') ?? '128,512').split(',').map(Number);

@@ -1,8 +1,10 @@
 // Forward-pass benchmark: reference vs fused path on seeded Pythia-shaped models, wall time per forward
 // (submit to done, no readback, median of reps) and the per-op GPU time breakdown (timestamp queries).
+
 import type { Engine } from '../src/engine/engine';
 import { summarizeTimings } from '../src/engine/timing';
 import type { RandomModelSpec } from '../src/model/random-model';
+import { median } from './cli';
 
 export const SHAPES: Record<string, RandomModelSpec> = {
   tiny: { vocab: 1000, d: 128, layers: 2, heads: 4, ff: 512, rotaryPct: 0.25, parallel: true },
@@ -25,8 +27,6 @@ export interface ForwardRow {
   dispatches: number;
   gpuMsByKind: Record<string, number> | null;
 }
-
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 export async function benchForward(
   engine: Engine,

@@ -15,7 +15,6 @@ import { acquireGpu } from '../src/gpu/device';
 import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
 import { type DispatchSpec, Program } from '../src/gpu/program';
-import { uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
 import { linearBiasOps } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
@@ -27,6 +26,7 @@ import {
   gemmPolicyFor,
   shapeKey,
 } from '../src/kernels/gemm-configs';
+import { filled } from './cli';
 import { SHAPES } from './forward';
 
 export interface SweepShape {
@@ -78,16 +78,6 @@ function chunkCandidates(s: SweepShape): number[] {
     if (c >= 128) set.add(c);
   }
   return [...set];
-}
-
-function filled(device: GPUDevice, n: number, salt: number): GPUBuffer {
-  const a = new Float32Array(n);
-  let s = (salt * 2654435761) >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    a[i] = s / 4294967296 - 0.5;
-  }
-  return uploadBuffer(device, a, `sweep.${salt}`);
 }
 
 /** GPU ms of one launch (its dispatches run `reps` times each, one timed pass per dispatch): median of three. */
@@ -143,10 +133,10 @@ async function timeShape(
   log: (row: SweepRow) => void,
 ): Promise<SweepRow[]> {
   const { device } = c;
-  const x = filled(device, s.M * s.K, 1); // [M, K]
-  const w = filled(device, s.N * s.K, 2); // [N, K]
+  const x = filled(device, s.M * s.K, 1, 'sweep'); // [M, K]
+  const w = filled(device, s.N * s.K, 2, 'sweep'); // [N, K]
   const y = device.createBuffer({ size: 4 * s.M * s.N, usage: GPUBufferUsage.STORAGE }); // [M, N]
-  const dummy = filled(device, 4, 3);
+  const dummy = filled(device, 4, 3, 'sweep');
   let ws: GPUBuffer | null = null;
   const workspace = (floats: number) => {
     if (!ws || ws.size < floats * 4) {

@@ -26,13 +26,13 @@ import { acquireGpu } from '../src/gpu/device';
 import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
 import type { DispatchSpec } from '../src/gpu/program';
-import { uploadBuffer } from '../src/gpu/readback';
 import { GpuTimer } from '../src/gpu/timestamps';
 import { linearBias } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
 import { type GemmPolicy, gemmPolicyFor } from '../src/kernels/gemm-configs';
 import { linear } from '../src/kernels/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
+import { filled } from './cli';
 
 export interface GemmSize {
   label: string;
@@ -73,17 +73,6 @@ export function modelSizes(T: number): GemmSize[] {
     { label: `mlp.down T=${T}`, M: T, N: 2048, K: 8192 },
     { label: `lm_head T=${T}`, M: T, N: 50304, K: 2048 },
   ];
-}
-
-/** A storage buffer of n floats in [-0.5, 0.5) (a cheap deterministic pattern; the values don't matter). */
-function filled(device: GPUDevice, n: number, salt: number): GPUBuffer {
-  const a = new Float32Array(n);
-  let s = (salt * 2654435761) >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    a[i] = s / 4294967296 - 0.5;
-  }
-  return uploadBuffer(device, a, `bench.${salt}`);
 }
 
 /** Seconds per dispatch of `spec`: `reps` dispatches in one pass (median of three) after a warm-up. */

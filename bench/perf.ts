@@ -5,21 +5,12 @@
 // a full compare at T = 128 (bisection skipped, 8 tokens). Flags: --models pythia-70m,… --compare pythia-410m,…
 // --out FILE, --T 128 and --long 512 (the prompt and the second forward length; small for a smoke run on
 // SwiftShader), --reps 7. The PyTorch peer for the same shapes is bench/torch_peer.py (--generate).
-import { writeFileSync } from 'node:fs';
-import { analyze } from '../src/compare/analyze';
-import { Engine } from '../src/engine/engine';
-import { nodeGpu } from '../src/gpu/node';
-import { nodeShaderSource } from '../src/kernels/shaders-node';
-import { defaultRunSpec } from '../src/run/runspec';
-import { SHAPES } from './forward';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+import { analyze } from '../src/compare/analyze';
+import type { Engine } from '../src/engine/engine';
+import { defaultRunSpec } from '../src/run/runspec';
+import { benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
+import { SHAPES } from './forward';
 
 /** Median wall ms of `f` over `reps` calls after `warm` warm-ups. */
 async function timeIt(f: () => Promise<unknown>, reps: number, warm = 2): Promise<number> {
@@ -161,27 +152,18 @@ async function perModel(engine: Engine, model: string, compare: boolean, reps: n
 }
 
 async function main() {
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
-  const a = engine.adapter;
-  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  const engine = await benchEngine();
   const models = (value('--models') ?? 'pythia-70m').split(',');
   const compare = new Set((value('--compare') ?? '').split(','));
   const reps = Number(value('--reps') ?? 7);
-  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: a, rows: [] };
+  const out: Record<string, unknown> = { date: new Date().toISOString(), adapter: engine.adapter, rows: [] };
   for (const m of models) {
     if (!SHAPES[m]) throw new Error(`unknown model shape ${m}`);
     (out.rows as unknown[]).push(await perModel(engine, m, compare.has(m), reps));
-    const file = value('--out');
-    if (file) writeFileSync(file, JSON.stringify(out, null, 2)); // kept after each model
+    saveOut(out);
   }
-  if (!value('--out')) console.log(JSON.stringify(out, null, 2));
+  printOut(out);
   engine.dispose();
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -4,7 +4,7 @@
 // (CPU) the sizes shrink so it finishes; those numbers are sanity checks, never claims.
 // Flags: --out FILE (JSON), --models pythia-70m,pythia-160m,pythia-410m, --tune, --quick,
 // --compare-shapes pythia-70m,… (the full compare at T = 128 on seeded models; 'none' skips it)
-import { writeFileSync } from 'node:fs';
+
 import { readModelDir } from '../src/cli/model-dir';
 import { analyze } from '../src/compare/analyze';
 import { Engine } from '../src/engine/engine';
@@ -12,17 +12,10 @@ import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { defaultRunSpec } from '../src/run/runspec';
 import { benchAttention } from './attention';
+import { argv, log, median, printOut, runMain, saveOut, value } from './cli';
 import { benchCompare } from './compare';
 import { benchForward, type ForwardRow, SHAPES } from './forward';
 import { benchGemm, cube, formatTimings, tuneGemm } from './gemm';
-
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 async function compareCost(engine: Engine, modelDir: string, reps: number) {
   await engine.loadModel(readModelDir(modelDir));
@@ -125,16 +118,9 @@ async function main() {
     value('--compare-model') ?? 'public/models/neox-kjv-bytes',
     quick ? 1 : 5,
   );
-  const file = value('--out');
-  if (file) writeFileSync(file, JSON.stringify(out, null, 2));
-  else console.log(JSON.stringify(out, null, 2));
+  saveOut(out);
+  printOut(out);
   engine.dispose();
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -14,15 +14,10 @@ import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { readRunFile } from '../src/model/run-file';
 import { nodeFileStream } from '../src/model/stream-node';
+import { log, rssAboveBase, value } from './cli';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
 const dir = value('--dir') ?? '.';
 const reps = Number(value('--reps') ?? 3);
-const log = (s: string) => console.error(s);
 
 async function main() {
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());
@@ -45,27 +40,21 @@ async function main() {
   };
   const rows = [];
   for (let r = 0; r < reps; r++) {
-    (globalThis as { gc?: () => void }).gc?.();
-    const base = process.memoryUsage().rss;
-    let peak = base;
-    const timer = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss);
-    }, 2);
+    const rss = rssAboveBase(2);
     const ta = performance.now();
     const [a, b] = await Promise.all([read(files[0]), read(files[1])]);
     const tb = performance.now();
     const report = await analyzeRuns(engine, a, b);
     const tc = performance.now();
-    clearInterval(timer);
-    peak = Math.max(peak, process.memoryUsage().rss);
+    const above = rss.stop();
     const row = {
       rep: r,
       importMs: tb - ta,
       analysisMs: tc - tb,
       totalMs: tc - ta,
       phases: report.durations,
-      peakAboveBaseBytes: peak - base,
-      peakOverFiles: (peak - base) / fileBytes,
+      peakAboveBaseBytes: above,
+      peakOverFiles: above / fileBytes,
       checks: report.checks.length,
       oracle: report.oracle.kind,
       sentence: report.sentence,

@@ -3,6 +3,7 @@
 // never held whole: peak RSS above the baseline is printed) and checked to compute the same logits; then the
 // memory budget's refusals (a user cap, and an allocation larger than the GPU). Prints one JSON object.
 // Usage: tsx bench/weights-load.ts [--models pythia-1.4b,pythia-2.8b] [--file-model pythia-2.8b] [--dir /tmp/w]
+
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelDir } from '../src/cli/model-dir';
@@ -12,17 +13,12 @@ import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { parseConfigText } from '../src/model/config';
 import { randomConfigJson } from '../src/model/random-model';
-import { f32ToF16Bits } from '../src/model/safetensors';
 import { seededPlan } from '../src/model/seeded-weights';
-import type { ModelWeights, NeoXConfig } from '../src/model/types';
+import { f32ToF16Bits } from '../src/numeric/bits';
+import type { ModelWeights, NeoXConfig } from '../src/numeric/types';
+import { log, rssAboveBase, value } from './cli';
 import { SHAPES } from './forward';
 
-const argv = process.argv.slice(2);
-const value = (name: string) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
-const log = (s: string) => console.error(s);
 const gib = (b: number) => +(b / 2 ** 30).toFixed(2);
 
 /** Writes `w` as an fp16 safetensors file tensor by tensor (no buffer of the whole file). Returns its bytes. */
@@ -89,17 +85,11 @@ async function main() {
       writeFileSync(join(dir, 'config.json'), JSON.stringify(randomConfigJson(spec)));
       const writeMs = performance.now() - tw;
       engine.unloadModel();
-      global.gc?.();
-      const base = process.memoryUsage().rss;
-      let peak = base;
-      const timer = setInterval(() => {
-        peak = Math.max(peak, process.memoryUsage().rss);
-      }, 20);
+      const rss = rssAboveBase(20);
       const tl = performance.now();
       await engine.loadModel(readModelDir(dir));
       const loadMs = performance.now() - tl;
-      clearInterval(timer);
-      peak = Math.max(peak, process.memoryUsage().rss);
+      const above = rss.stop();
       const g = await engine.forward(tokens, { path: 'reference' });
       const same = g.dump.logits.every((x, i) => Object.is(x, f.dump.logits[i]));
       out.file = {
@@ -107,7 +97,7 @@ async function main() {
         fileGiB: gib(bytes),
         writeMs: Math.round(writeMs),
         streamLoadMs: Math.round(loadMs),
-        peakRssAboveBaselineGiB: gib(peak - base),
+        peakRssAboveBaselineGiB: gib(above),
         logitsIdenticalToSeeded: same,
       };
       log(JSON.stringify(out.file));

@@ -32,6 +32,7 @@ interface ExportedReport {
     reference: { ids: number[] };
     fused: { ids: number[] };
     firstDifference: number | null;
+    parting: { step: number; kind: string } | null;
   } | null;
 }
 
@@ -265,7 +266,12 @@ test('a planted fault (GPT-J rotary from layer 2) puts the divergence marker whe
   if (gen && gen.firstDifference !== null) {
     await expect(page.getByTestId('gen-reference').getByTestId('first-diff')).toHaveCount(1);
     await expect(page.getByTestId('gen-fused').getByTestId('first-diff')).toHaveCount(1);
-  }
+    // Why they part, beside the texts: the kind the report gives, at its step.
+    expect(gen.parting?.step).toBe(gen.firstDifference);
+    const parting = page.getByTestId('generation-parting');
+    await expect(parting).toHaveAttribute('data-kind', gen.parting!.kind);
+    await expect(parting).toContainText(`The texts part at generated token ${gen.firstDifference + 1}`);
+  } else expect(gen?.parting).toBeNull();
   // The HTML prompt stayed text.
   await expect(page.getByTestId('generation-prompt')).toHaveText(prompt);
   await expect(page.locator('#root b')).toHaveCount(0);

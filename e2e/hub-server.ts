@@ -1,29 +1,23 @@
-// A local stand-in for the Hugging Face Hub, for e2e/hub.spec.ts (the network is closed here). It serves small
-// generated GPT-NeoX checkpoints in the Hub's layout and answers the way the Hub does where the app relies on
-// it: `/<org>/<name>/resolve/<revision>/<file>` gives a small file (config.json, tokenizer.json) directly and
-// an LFS file (model.safetensors) as a 302 redirect, with X-Linked-Size / X-Linked-Etag / X-Repo-Commit, to a
-// CDN-like path on another origin (a second port, as the Hub's CDN is another host) that answers with the
-// bytes and their Content-Length; HEAD works on both; every answer carries CORS headers (the page is on a
-// third origin, and a cross-origin redirect leaves the request with an opaque origin: only `*` lets it read). It counts every request, and can be made slow (so a download
-// can be cancelled half-way). Started by the spec itself on a free port.
-import { createHash } from 'node:crypto';
+// A local stand-in for the Hugging Face Hub (the network is closed here), for e2e/hub.spec.ts and the Node
+// tests of the Hub client and the CLI. It serves the repositories of e2e/hub-repos.ts and answers the way the
+// Hub does where the app relies on it:
+// - `GET /api/models/<org>/<name>/revision/<rev>` (modelInfo): `{ _id, id, sha, private, ... }` — the commit a
+//   branch, tag or commit names; 404 `RevisionNotFound` / `RepoNotFound`, 401 for a private repository;
+// - `GET /api/models/<org>/<name>/tree/<rev>[/<path>]` (listFiles): `[{ type, oid, size, path, lfs? }]`, with
+//   `lfs: { oid: <sha256>, size, pointerSize }` for LFS files;
+// - `/<org>/<name>/resolve/<rev>/<file>`: a small file directly (X-Repo-Commit), an LFS file as a 302 redirect
+//   (X-Linked-Size, X-Linked-Etag) to a CDN-like path on another origin (a second port, as the Hub's CDN is
+//   another host) that answers with the bytes; HEAD and Range (206, Content-Range) on both;
+// - CORS on every answer, preflights included (the page is on a third origin, and a cross-origin redirect
+//   leaves the request with an opaque origin: only `*` lets it read).
+// It counts every request, can be made slow (to cancel half-way), can cut a CDN body off mid-file (a network
+// failure), and can move a branch to another commit (a link made before must still open its own commit).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type RandomModelSpec, randomConfigJson, randomModelFiles } from '../src/model/random-model';
-import { HUB_PRESETS, type HubOverride, type HubPresetId } from '../src/run/hub';
+import type { HubOverride } from '../src/run/hub';
+import { buildRepos, commitOf, type HubFile, type Repo } from './hub-repos';
 
-interface HubFile {
-  body: Buffer;
-  sha256: string;
-  /** Stored with LFS on the Hub: served by a redirect to the CDN path. */
-  lfs: boolean;
-  type: string;
-}
-
-interface Repo {
-  revision: string;
-  files: Map<string, HubFile>;
-}
+export * from './hub-repos';
 
 export interface HubRequest {
   method: string;
@@ -31,6 +25,7 @@ export interface HubRequest {
   host: string;
   path: string;
   status: number;
+  range?: string;
 }
 
 export interface StandIn {
@@ -39,98 +34,23 @@ export interface StandIn {
   cdnOrigin: string;
   /** Every request so far, in order. */
   requests: HubRequest[];
-  /** The override a page needs (localStorage) to point its presets here. */
+  /** The override a page needs (localStorage) to talk to this stand-in. */
   override: HubOverride;
-  /** A file as served (to compare hashes and sizes with what the page shows). */
-  file(repo: string, name: string): HubFile;
+  /** The commit a branch or tag names now. */
+  commit(repo: string, ref: string): string;
+  /** A file as served at a revision (default main), to compare hashes and sizes with what the page shows. */
+  file(repo: string, name: string, ref?: string): HubFile;
+  /** The paths at a revision. */
+  paths(repo: string, ref?: string): string[];
+  /** Points `branch` at `commit` (another revision's commit: what a push to the branch does). */
+  moveBranch(repo: string, branch: string, commit: string): void;
   /** Bytes sent of CDN bodies so far (counts a cancelled download's partial body). */
   cdnBytesSent(): number;
   /** Slow the CDN's bodies down to `chunk` bytes every `ms` milliseconds; null: full speed. */
   setSlow(s: { chunk: number; ms: number } | null): void;
+  /** Cut bodies of the file with this name off at byte `afterBytes` of the file (the connection dies); null: never. */
+  setCut(c: { file: string; afterBytes: number } | null): void;
   close(): Promise<void>;
-}
-
-const file = (body: Buffer, lfs: boolean, type: string): HubFile => ({
-  body,
-  sha256: createHash('sha256').update(body).digest('hex'),
-  lfs,
-  type,
-});
-
-/** The byte-level tokenizer of the embedded model (256 ids), so prompts are plain text. */
-const TOKENIZER = Buffer.from('{"type": "bytes"}\n');
-
-/** Per preset: a small checkpoint of the same family (vocab 256 for the byte tokenizer), fp16 like Pythia's. */
-const STAND_INS: Record<HubPresetId, RandomModelSpec> = {
-  'pythia-70m': {
-    vocab: 256,
-    d: 64,
-    layers: 2,
-    heads: 4,
-    ff: 256,
-    rotaryPct: 0.25,
-    parallel: true,
-    dtype: 'F16',
-  },
-  'pythia-160m': {
-    vocab: 256,
-    d: 128,
-    layers: 4,
-    heads: 8,
-    ff: 512,
-    rotaryPct: 0.25,
-    parallel: true,
-    dtype: 'F16',
-  },
-  'pythia-410m': {
-    vocab: 256,
-    d: 96,
-    layers: 3,
-    heads: 4,
-    ff: 384,
-    rotaryPct: 0.25,
-    parallel: true,
-    dtype: 'F16',
-  },
-};
-
-/** A repo whose config.json asks for more GPU memory than any budget here (its weights must never be fetched). */
-export const TOO_BIG_REPO = 'test/too-big';
-const TOO_BIG: RandomModelSpec = {
-  vocab: 50304,
-  d: 16384,
-  layers: 64,
-  heads: 128,
-  ff: 65536,
-  rotaryPct: 0.25,
-  parallel: true,
-};
-
-function buildRepos(): Map<string, Repo> {
-  const repos = new Map<string, Repo>();
-  HUB_PRESETS.forEach((p, i) => {
-    const m = randomModelFiles(STAND_INS[p.id], 1000 + i);
-    repos.set(p.repo, {
-      revision: p.revision,
-      files: new Map([
-        ['config.json', file(Buffer.from(m.config), false, 'application/json')],
-        ['tokenizer.json', file(TOKENIZER, false, 'application/json')],
-        ['model.safetensors', file(Buffer.from(m.weights), true, 'binary/octet-stream')],
-      ]),
-    });
-  });
-  repos.set(TOO_BIG_REPO, {
-    revision: 'main',
-    files: new Map([
-      [
-        'config.json',
-        file(Buffer.from(JSON.stringify(randomConfigJson(TOO_BIG))), false, 'application/json'),
-      ],
-      ['tokenizer.json', file(TOKENIZER, false, 'application/json')],
-      ['model.safetensors', file(Buffer.alloc(1 << 20), true, 'binary/octet-stream')],
-    ]),
-  });
-  return repos;
 }
 
 const CORS = {
@@ -139,12 +59,23 @@ const CORS = {
     'X-Repo-Commit,X-Request-Id,X-Error-Code,X-Error-Message,ETag,Link,Accept-Ranges,Content-Range,X-Linked-Size,X-Linked-Etag',
 };
 
+/** `bytes=a-b` / `bytes=a-` of a body of `size` bytes, or null (absent or unsatisfiable: the whole body). */
+function parseRange(h: string | undefined, size: number): [number, number] | null {
+  const m = /^bytes=(\d+)-(\d*)$/.exec(h ?? '');
+  if (!m) return null;
+  const a = Number(m[1]);
+  const b = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  return a <= b ? [a, b] : null;
+}
+
 export async function startHubServer(): Promise<StandIn> {
   const repos = buildRepos();
   const byCdn = new Map<string, HubFile>();
-  for (const r of repos.values()) for (const f of r.files.values()) if (f.lfs) byCdn.set(f.sha256, f);
+  for (const r of repos.values())
+    for (const c of r.commits.values()) for (const f of c.values()) if (f.lfs) byCdn.set(f.sha256, f);
   const requests: HubRequest[] = [];
   let slow: { chunk: number; ms: number } | null = null;
+  let cut: { file: string; afterBytes: number } | null = null;
   let cdnSent = 0;
 
   const send = (
@@ -156,28 +87,44 @@ export async function startHubServer(): Promise<StandIn> {
     res.writeHead(status, { ...CORS, ...headers });
     res.end(body);
   };
-  const notFound = (res: ServerResponse, code: string, message: string) =>
+  const error = (res: ServerResponse, status: number, code: string, message: string) =>
     send(
       res,
-      404,
+      status,
       { 'Content-Type': 'application/json', 'X-Error-Code': code, 'X-Error-Message': message },
       Buffer.from(JSON.stringify({ error: message })),
     );
+  const sendJson = (res: ServerResponse, v: unknown) =>
+    send(res, 200, { 'Content-Type': 'application/json; charset=utf-8' }, Buffer.from(JSON.stringify(v)));
 
-  const serveBody = (req: IncomingMessage, res: ServerResponse, f: HubFile) => {
-    res.writeHead(200, {
+  const serveBody = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    f: HubFile,
+    name: string,
+    commit?: string,
+  ) => {
+    const range = parseRange(req.headers.range, f.body.length);
+    const [a, b] = range ?? [0, f.body.length - 1];
+    const body = f.body.subarray(a, b + 1);
+    res.writeHead(range ? 206 : 200, {
       ...CORS,
       'Content-Type': f.type,
-      'Content-Length': f.body.length,
-      ETag: `"${f.sha256}"`,
+      'Content-Length': body.length,
+      ETag: `"${f.lfs ? f.sha256 : f.gitOid}"`,
       'Accept-Ranges': 'bytes',
+      ...(range ? { 'Content-Range': `bytes ${a}-${b}/${f.body.length}` } : {}),
+      ...(commit ? { 'X-Repo-Commit': commit } : {}),
     });
     if (req.method === 'HEAD') return res.end();
-    if (!slow) {
-      cdnSent += f.body.length;
-      return res.end(f.body);
+    // A cut is at an offset of the file: any answer that would carry bytes past it dies there (a browser may
+    // fetch the rest of a file with a Range request after its cache holds the start).
+    const cutAt = cut && cut.file === name && b >= cut.afterBytes ? Math.max(0, cut.afterBytes - a) : null;
+    if (!slow && cutAt === null) {
+      if (f.lfs) cdnSent += body.length;
+      return res.end(body);
     }
-    const { chunk, ms } = slow;
+    const { chunk, ms } = slow ?? { chunk: 1 << 16, ms: 0 };
     let at = 0;
     let stopped = false;
     res.on('close', () => {
@@ -185,89 +132,156 @@ export async function startHubServer(): Promise<StandIn> {
     });
     const tick = () => {
       if (stopped) return;
-      const part = f.body.subarray(at, at + chunk);
+      if (cutAt !== null && at >= cutAt) {
+        res.destroy(); // the connection dies mid-file
+        return;
+      }
+      const part = body.subarray(at, Math.min(at + chunk, cutAt ?? body.length));
       at += part.length;
       cdnSent += part.length;
-      if (at >= f.body.length) return res.end(part);
+      if (at >= body.length) return res.end(part);
       res.write(part);
       setTimeout(tick, ms);
     };
     tick();
   };
 
+  /** The commit a revision names in a repo (a branch, a tag, or a commit sha), or null. */
+  const commitOfRef = (repo: Repo, rev: string) => repo.refs.get(rev) ?? (repo.commits.has(rev) ? rev : null);
+
   let cdnOrigin = '';
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    const path = decodeURIComponent(url.pathname);
-    const entry: HubRequest = { method: req.method ?? '?', host: req.headers.host ?? '', path, status: 0 };
+    const path = url.pathname;
+    const entry: HubRequest = {
+      method: req.method ?? '?',
+      host: req.headers.host ?? '',
+      path: decodeURIComponent(path),
+      status: 0,
+      ...(req.headers.range ? { range: req.headers.range } : {}),
+    };
     requests.push(entry);
     res.on('finish', () => {
       entry.status = res.statusCode;
     });
     if (req.method === 'OPTIONS') {
       return send(res, 204, {
-        'Access-Control-Allow-Methods': 'GET, HEAD, OPTIONS',
-        'Access-Control-Allow-Headers': '*',
+        'Access-Control-Allow-Methods': 'GET, HEAD, POST, OPTIONS',
+        'Access-Control-Allow-Headers': 'range, accept, content-type',
       });
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, {});
-    const cdn = /^\/cdn\/([0-9a-f]{64})\/[^/]+$/.exec(path);
+    const cdn = /^\/cdn\/([0-9a-f]{64})\/([^/]+)$/.exec(path);
     if (cdn) {
       const f = byCdn.get(cdn[1]);
-      return f ? serveBody(req, res, f) : notFound(res, 'EntryNotFound', 'no such object');
+      return f
+        ? serveBody(req, res, f, decodeURIComponent(cdn[2]))
+        : error(res, 404, 'EntryNotFound', 'no such object');
     }
-    const m = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/]+)$/.exec(path);
-    if (!m) return notFound(res, 'RepoNotFound', 'Repository not found');
-    const repo = repos.get(m[1]);
-    if (!repo) return notFound(res, 'RepoNotFound', 'Repository not found');
-    if (m[2] !== repo.revision) return notFound(res, 'RevisionNotFound', 'Invalid rev id');
-    const f = repo.files.get(m[3]);
-    if (!f) return notFound(res, 'EntryNotFound', 'Entry not found');
-    if (!f.lfs) return serveBody(req, res, f);
+    // The API: revision info and tree listing.
+    const api = /^\/api\/models\/([^/]+\/[^/]+)\/(revision|tree)\/([^/]+)(?:\/(.*))?$/.exec(path);
+    const resolve = /^\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/([^/]+)$/.exec(path);
+    const m = api ?? resolve;
+    if (!m) return error(res, 404, 'RepoNotFound', 'Repository not found');
+    const repoId = m[1];
+    const repo = repos.get(repoId);
+    // The Hub answers 401 for a repository it will not show (missing or private) without a token.
+    if (!repo || repo.private) return error(res, 401, 'RepoNotFound', 'Repository not found');
+    const rev = decodeURIComponent(api ? m[3] : m[2]);
+    const commit = commitOfRef(repo, rev);
+    if (!commit) return error(res, 404, 'RevisionNotFound', `Invalid rev id: ${rev}`);
+    const files = repo.commits.get(commit)!;
+    if (api && api[2] === 'revision') {
+      return sendJson(res, {
+        _id: commitOf(`id ${repoId}`).slice(0, 24),
+        id: repoId,
+        sha: commit,
+        private: false,
+        gated: false,
+        downloads: 0,
+        likes: 0,
+        lastModified: '2026-11-26T00:00:00.000Z',
+        pipeline_tag: 'text-generation',
+      });
+    }
+    if (api) {
+      const list = [...files].map(([p, f]) => ({
+        type: 'file',
+        oid: f.gitOid,
+        size: f.lfs ? f.body.length : f.body.length,
+        path: p,
+        ...(f.lfs ? { lfs: { oid: f.sha256, size: f.body.length, pointerSize: 134 } } : {}),
+      }));
+      return sendJson(res, list);
+    }
+    const name = decodeURIComponent(m[3]);
+    const f = files.get(name);
+    if (!f) return error(res, 404, 'EntryNotFound', 'Entry not found');
+    if (!f.lfs) return serveBody(req, res, f, name, commit);
     // The Hub's answer for an LFS file: a redirect to the CDN, with the LFS object's size and sha256.
     return send(res, 302, {
-      Location: `${cdnOrigin}/cdn/${f.sha256}/${encodeURIComponent(m[3])}`,
+      Location: `${cdnOrigin}/cdn/${f.sha256}/${encodeURIComponent(name)}`,
       'X-Linked-Size': f.body.length,
       'X-Linked-Etag': `"${f.sha256}"`,
       ETag: `"${f.sha256}"`,
-      'X-Repo-Commit': repo.revision,
+      'X-Repo-Commit': commit,
       'Content-Length': 0,
     });
   };
   const server = createServer(handler);
-  const cdn = createServer(handler);
+  const cdnServer = createServer(handler);
   const listen = async (s: typeof server) => {
-    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
     return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
   };
   const origin = await listen(server);
-  cdnOrigin = await listen(cdn);
-  const override: HubOverride = { origin, presets: {} };
-  for (const p of HUB_PRESETS) {
-    const w = repos.get(p.repo)!.files.get('model.safetensors')!;
-    override.presets[p.id] = { sha256: w.sha256, bytes: w.body.length };
-  }
+  cdnOrigin = await listen(cdnServer);
   const closeOne = (s: typeof server) =>
-    new Promise<void>((resolve) => {
+    new Promise<void>((done) => {
       s.closeAllConnections();
-      s.close(() => resolve());
+      s.close(() => done());
     });
+  const repoOf = (id: string) => {
+    const r = repos.get(id);
+    if (!r) throw new Error(`the stand-in has no ${id}`);
+    return r;
+  };
+  const at = (id: string, ref = 'main') => {
+    const r = repoOf(id);
+    const c = commitOfRef(r, ref);
+    if (!c) throw new Error(`the stand-in's ${id} has no revision ${ref}`);
+    return r.commits.get(c)!;
+  };
   return {
     origin,
     cdnOrigin,
     requests,
-    override,
-    file: (repo, name) => {
-      const f = repos.get(repo)?.files.get(name);
-      if (!f) throw new Error(`the stand-in has no ${repo}/${name}`);
+    override: { origin },
+    commit: (id, ref) => {
+      const c = commitOfRef(repoOf(id), ref);
+      if (!c) throw new Error(`the stand-in's ${id} has no revision ${ref}`);
+      return c;
+    },
+    file: (id, name, ref) => {
+      const f = at(id, ref).get(name);
+      if (!f) throw new Error(`the stand-in has no ${id}/${name}`);
       return f;
+    },
+    paths: (id, ref) => [...at(id, ref).keys()],
+    moveBranch: (id, branch, commit) => {
+      const r = repoOf(id);
+      if (!r.commits.has(commit)) throw new Error(`the stand-in's ${id} has no commit ${commit}`);
+      r.refs.set(branch, commit);
     },
     cdnBytesSent: () => cdnSent,
     setSlow: (s) => {
       slow = s;
     },
+    setCut: (c) => {
+      cut = c;
+    },
     close: async () => {
-      await Promise.all([closeOne(server), closeOne(cdn)]);
+      await Promise.all([closeOne(server), closeOne(cdnServer)]);
     },
   };
 }

@@ -1,15 +1,12 @@
-// The Pythia presets against a local stand-in for the Hugging Face Hub (e2e/hub-server.ts: the Hub's layout,
-// 302 redirects to a CDN path, HEAD, CORS from another origin, request counting, a slow mode). The page is
-// pointed at it by the test-only override in localStorage. Pick a preset and see its size before any
-// download; download it slowly and cancel half-way (the model before stays and runs); download it again and
-// see its sha256; reload and load it from IndexedDB with no request to the server, also through a permalink;
-// a permalink naming the preset's URL with another sha256 gives one line; a model over the memory budget is
-// refused from its config.json before its weights are asked for. Timings are printed, not asserted.
+// Models from the Hugging Face Hub against a local stand-in (e2e/hub-server.ts: the API's revision and tree
+// endpoints, 302 redirects to a CDN on another origin, Range, CORS, branches and tags, a branch that moves,
+// sharded and bin-only revisions, 401/404, a download cut off). The page is pointed at it by the test-only
+// override in localStorage. Timings are printed, not asserted.
 import { expect, type Page, test } from '@playwright/test';
-import { HUB_OVERRIDE_KEY, HUB_PRESETS, resolvePresets } from '../src/run/hub';
+import { HUB_OVERRIDE_KEY } from '../src/run/hub';
 import { defaultRunSpec } from '../src/run/runspec';
 import { fragmentOf, runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
-import { type StandIn, startHubServer, TOO_BIG_REPO } from './hub-server';
+import { BIN_ONLY_BRANCH, NOT_NEOX_REPO, SHARDED_REPO, type StandIn, startHubServer } from './hub-server';
 
 let hub: StandIn;
 test.beforeAll(async () => {
@@ -19,164 +16,241 @@ test.afterAll(async () => {
   await hub?.close();
 });
 
-const P160 = HUB_PRESETS.find((p) => p.id === 'pythia-160m')!;
+const P160 = 'EleutherAI/pythia-160m';
 
 /** Requests that reached the stand-in since `from` (an index into hub.requests). */
 const since = (from: number) => hub.requests.slice(from).map((r) => `${r.method} ${r.path} ${r.status}`);
 
-/** Opens "Load another model" (a <details>) unless it is open already. */
 async function openLoader(page: Page): Promise<void> {
   const loader = page.locator('details.loader');
   if ((await loader.getAttribute('open')) === null) await loader.locator('summary').click();
 }
 
-async function noSidewaysScroll(page: Page): Promise<number> {
-  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+async function start(page: Page) {
+  await page.addInitScript(([k, v]) => localStorage.setItem(k, v), [
+    HUB_OVERRIDE_KEY,
+    JSON.stringify(hub.override),
+  ] as const);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
 }
 
-test('Pythia presets: size before download, progress and cancel, sha256, the IndexedDB cache, permalinks', async ({
+/** Looks up a repository at a revision in the form; waits for the answer. */
+async function lookUp(page: Page, repo: string, revision: string) {
+  const presets = page.getByTestId('hub-presets');
+  await presets.getByTestId('hub-repo').fill(repo);
+  await presets.getByTestId('hub-revision').fill(revision);
+  await presets.getByTestId('hub-lookup').click();
+  const detail = presets.getByTestId('hub-detail');
+  await expect(detail).toHaveAttribute('data-state', /done|error/, { timeout: 30_000 });
+  return detail;
+}
+
+test('the Pythia suite from the Hub: API sizes before download, cancel, pinned commit, revisions, one line per failure', async ({
   page,
 }, testInfo) => {
   const t: Record<string, number> = {};
   const errors = watchErrors(page);
-  const override = JSON.stringify(hub.override);
-  await page.addInitScript(([k, v]) => localStorage.setItem(k, v), [HUB_OVERRIDE_KEY, override] as const);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto('./');
-  await waitForModel(page);
-  await expect(page.getByTestId('model-name')).toHaveText('neox-kjv-bytes');
+  await start(page);
   const presets = page.getByTestId('hub-presets');
   await expect(presets.getByTestId('hub-override')).toContainText(hub.origin);
+  await expect(presets.locator('.hub-preset')).toHaveCount(16);
   expect(hub.requests).toEqual([]); // nothing asked of the Hub until a preset is picked
-  const url160 = resolvePresets(hub.override).find((p) => p.id === 'pythia-160m')!.url;
-  const weights = hub.file(P160.repo, 'model.safetensors');
+
+  // Pick 160m: the API names main's commit and lists the files; no weights are fetched.
+  const commit = hub.commit(P160, 'main');
+  const weights = hub.file(P160, 'model.safetensors');
   const total =
     weights.body.length +
-    hub.file(P160.repo, 'config.json').body.length +
-    hub.file(P160.repo, 'tokenizer.json').body.length;
-
-  // Pick: the size from the table at once, then confirmed by HEAD (redirect followed), no weights fetched.
+    hub.file(P160, 'config.json').body.length +
+    hub.file(P160, 'tokenizer.json').body.length;
   let t0 = Date.now();
   await presets.getByTestId('preset-pythia-160m').click();
-  const size = presets.getByTestId('preset-size');
-  await expect(size).toHaveAttribute('data-state', 'confirmed');
-  t.probeMs = Date.now() - t0;
-  await expect(size).toHaveAttribute('data-bytes', String(total));
-  await expect(presets.getByTestId('preset-gpu')).toContainText('of the 4 GiB budget');
-  await expect(presets.getByTestId('preset-sha256')).toHaveText(weights.sha256);
-  const probed = since(0);
-  expect(probed).toContain(`HEAD /${P160.repo}/resolve/${P160.revision}/model.safetensors 302`);
-  expect(probed).toContain(`HEAD /cdn/${weights.sha256}/model.safetensors 200`);
-  expect(probed.filter((r) => r.startsWith('GET /cdn/'))).toEqual([]);
-  await shoot(presets, testInfo, 'presets-picked');
+  const detail = presets.getByTestId('hub-detail');
+  await expect(detail).toHaveAttribute('data-state', 'done');
+  t.lookupMs = Date.now() - t0;
+  await expect(detail.getByTestId('preset-size')).toHaveAttribute('data-bytes', String(total));
+  await expect(detail.getByTestId('hub-commit')).toHaveAttribute('data-commit', commit);
+  await expect(detail.getByTestId('preset-sha256')).toHaveText(weights.sha256);
+  await expect(detail.getByTestId('preset-gpu')).toContainText('of the 4 GiB budget');
+  const asked = since(0);
+  expect(asked).toContain(`GET /api/models/${P160}/revision/main 200`);
+  expect(asked).toContain(`GET /api/models/${P160}/tree/${commit} 200`);
+  expect(asked.filter((r) => r.includes('/cdn/'))).toEqual([]);
+  await detail.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'hub-looked-up-1280x800', false);
 
-  // Download slowly, see it move, cancel half-way: the embedded model is still loaded and runs.
+  // Download slowly, cancel half-way: the embedded model is still loaded and runs.
   hub.setSlow({ chunk: 16 << 10, ms: 100 });
   let mark = hub.requests.length;
-  await presets.getByTestId('preset-load').click();
+  await detail.getByTestId('preset-load').click();
   const panel = page.getByTestId('model-panel');
   await expect(panel).toHaveAttribute('data-status', 'loading');
   await expect
     .poll(async () => Number((await panel.locator('progress').getAttribute('value')) ?? 0), {
       timeout: 30_000,
     })
-    .toBeGreaterThan(100_000);
-  await expect(panel.locator('progress')).toHaveAttribute('max', String(total));
-  await shoot(panel, testInfo, 'downloading');
-  const sentAtCancel = hub.cdnBytesSent();
-  expect(sentAtCancel).toBeLessThan(weights.body.length);
-  t0 = Date.now();
+    .toBeGreaterThan(50_000);
+  expect(hub.cdnBytesSent()).toBeLessThan(weights.body.length);
   await panel.getByTestId('cancel-load').click();
   await expect(panel).toHaveAttribute('data-status', 'ready');
-  t.cancelMs = Date.now() - t0;
   await expect(page.getByTestId('model-name')).toHaveText('neox-kjv-bytes');
-  await expect(presets.getByTestId('hub-notice')).toHaveText(
+  await expect(detail.getByTestId('hub-notice')).toHaveText(
     'Download cancelled: neox-kjv-bytes is still loaded.',
   );
-  await expect(page.getByRole('alert')).toHaveCount(0);
-  expect(since(mark)).toContain(`GET /${P160.repo}/resolve/${P160.revision}/model.safetensors 302`);
+  expect(since(mark)).toContain(`GET /${P160}/resolve/${commit}/model.safetensors 302`);
   hub.setSlow(null);
   await setInputs(page, 'And God', 0);
-  t.runAfterCancelMs = await runToEnd(page);
+  await runToEnd(page);
 
-  // Download again at full speed: loaded, its sha256 shown, kept in this browser.
+  // Download at full speed: loaded from the pinned commit, through the CDN on another origin.
   mark = hub.requests.length;
   t0 = Date.now();
-  await presets.getByTestId('preset-load').click();
+  await detail.getByTestId('preset-load').click();
   await expect(page.getByTestId('model-name')).toHaveText('pythia-160m', { timeout: 120_000 });
   t.downloadMs = Date.now() - t0;
-  await expect(panel).toHaveAttribute('data-status', 'ready');
   await expect(page.getByTestId('model-sha256')).toHaveText(weights.sha256);
-  await expect(page.getByTestId('model-source')).toHaveText(url160);
-  await expect(presets.getByTestId('preset-pythia-160m')).toHaveAttribute('data-cached', 'yes');
-  expect(since(mark).filter((r) => r.startsWith('GET /cdn/'))).toEqual([
-    `GET /cdn/${weights.sha256}/model.safetensors 200`,
-  ]);
-  // That GET followed a redirect to another origin (the CDN's), as on the Hub.
+  await expect(page.getByTestId('model-source')).toHaveText(`${hub.origin}/${P160}/resolve/${commit}/`);
   const cdnGet = hub.requests.slice(mark).find((r) => r.method === 'GET' && r.path.startsWith('/cdn/'));
   expect(`http://${cdnGet?.host}`).toBe(hub.cdnOrigin);
-  expect(hub.cdnOrigin).not.toBe(hub.origin);
-  // The share link names the model by URL and sha256.
-  const link = await page.getByTestId('share-link').inputValue();
-  expect(link).toContain('#r1=');
 
-  // Screenshots of the panel with the presets at both sizes; nothing scrolls sideways.
-  await shoot(panel, testInfo, 'model-panel-1280x800');
-  expect(await noSidewaysScroll(page)).toBeLessThanOrEqual(0);
-  await page.setViewportSize({ width: 1920, height: 1080 });
-  await shoot(panel, testInfo, 'model-panel-1920x1080');
-  await shoot(page, testInfo, 'page-1920x1080', false);
-  expect(await noSidewaysScroll(page)).toBeLessThanOrEqual(0);
-  await page.setViewportSize({ width: 1280, height: 800 });
-
-  // Reload: the preset loads from IndexedDB, and the stand-in sees no request at all.
-  await page.reload();
-  await waitForModel(page);
-  mark = hub.requests.length;
-  await presets.getByTestId('preset-pythia-160m').click();
-  await expect(size).toHaveAttribute('data-state', 'cached');
-  t0 = Date.now();
-  await presets.getByTestId('preset-load').click();
-  await expect(page.getByTestId('model-name')).toHaveText('pythia-160m', { timeout: 60_000 });
-  t.fromCacheMs = Date.now() - t0;
-  await expect(page.getByTestId('model-sha256')).toHaveText(weights.sha256);
-
-  // The permalink, with the embedded model loaded first: its model comes from the cache, again with no request.
-  await openLoader(page);
-  await page.getByTestId('load-embedded').click();
-  await expect(page.getByTestId('model-name')).toHaveText('neox-kjv-bytes', { timeout: 60_000 });
-  await page.goto(link);
-  await expect(page.getByTestId('link-banner')).toBeVisible();
-  await expect(page.getByTestId('model-name')).toHaveText('pythia-160m', { timeout: 60_000 });
-  expect(since(mark)).toEqual([]);
-
-  // A permalink naming the preset's URL with another sha256: downloaded on consent, refused in one line.
-  const wrong = 'f'.repeat(64);
-  await page.goto(
-    `./${fragmentOf({ v: 1, spec: { ...defaultRunSpec(), generate: 0, model: { kind: 'url', url: url160, sha256: wrong } } })}`,
+  // A training-step branch and a tag by name: each resolves to its own commit.
+  const step = await lookUp(page, P160, 'step1000');
+  await expect(step.getByTestId('hub-commit')).toHaveAttribute('data-commit', hub.commit(P160, 'step1000'));
+  await expect(step.getByTestId('preset-sha256')).toHaveText(
+    hub.file(P160, 'model.safetensors', 'step1000').sha256,
   );
-  await expect(page.getByTestId('model-need')).toHaveAttribute('data-kind', 'url');
-  await page.getByTestId('fetch-model').click();
-  const alert = page.getByTestId('error');
-  await expect(alert).toHaveAttribute('data-kind', 'model-mismatch', { timeout: 60_000 });
-  const line = await alert.locator('p').first().innerText();
-  expect(line).not.toContain('\n');
-  expect(line).toContain(`hashes to sha256 ${weights.sha256.slice(0, 16)}`);
-  expect(line).toContain(`names ${wrong.slice(0, 16)}`);
-  await expect(page.getByTestId('model-name')).toHaveText('pythia-160m'); // the model before stays
-  await shoot(page, testInfo, 'wrong-sha256', false);
-  await page.getByRole('button', { name: 'Dismiss the error' }).click();
+  const tag = await lookUp(page, P160, 'v0');
+  await expect(tag.getByTestId('hub-commit')).toHaveAttribute('data-commit', hub.commit(P160, 'step1000'));
 
-  // Over the memory budget: refused from config.json, its weights never asked for.
+  // One line each, and the loaded model stays: bin only, not GPT-NeoX, missing, private, no such revision.
+  for (const [repo, rev, words] of [
+    ['EleutherAI/pythia-410m', BIN_ONLY_BRANCH, /has only pytorch_model\.bin .*reads safetensors/],
+    [NOT_NEOX_REPO, 'main', /model_type 'gpt2' is not supported/],
+    ['nobody/nothing', 'main', /nobody\/nothing: no such repository on the Hub, or it is private or gated/],
+    ['test/private', 'main', /no such repository on the Hub, or it is private/],
+    [P160, 'step999999', /has no revision "step999999"/],
+  ] as const) {
+    const d = await lookUp(page, repo, rev);
+    await expect(d).toHaveAttribute('data-state', 'error');
+    const text = await d.innerText();
+    expect(text).toMatch(words);
+    expect(text).not.toContain('\n');
+  }
+  await expect(page.getByTestId('model-name')).toHaveText('pythia-160m');
+
+  // Pythia-12b: refused up front from its config (the budget), its weights never asked for.
+  mark = hub.requests.length;
+  await presets.getByTestId('hub-revision').fill('main');
+  await presets.getByTestId('preset-pythia-12b').click();
+  await expect(detail).toHaveAttribute('data-state', 'done');
+  await expect(detail.getByTestId('preset-refusal')).toContainText('Too large for this adapter');
+  await expect(detail.getByTestId('preset-load')).toBeDisabled();
+  expect(since(mark).filter((r) => r.includes('.safetensors') && !r.includes('index.json'))).toEqual([]);
+  await detail.getByTestId('preset-refusal').scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'hub-12b-refused-1280x800', false);
+
+  // A URL folder over the budget: refused from config.json before its weights are asked for.
   mark = hub.requests.length;
   await openLoader(page);
-  await page.getByTestId('model-url').fill(`${hub.origin}/${TOO_BIG_REPO}/resolve/main/`);
+  await page.getByTestId('model-url').fill(`${hub.origin}/EleutherAI/pythia-12b/resolve/main/`);
   await page.getByTestId('load-url').click();
+  const alert = page.getByTestId('error');
   await expect(alert).toContainText('more than the 4.00 GiB budget', { timeout: 30_000 });
-  await expect(alert).toContainText('nothing was downloaded');
-  expect(since(mark).filter((r) => r.includes('model.safetensors'))).toEqual([]);
+  expect(since(mark).filter((r) => r.includes('.safetensors'))).toEqual([]);
+  await page.getByRole('button', { name: 'Dismiss the error' }).click();
   await expect(page.getByTestId('model-name')).toHaveText('pythia-160m');
 
   console.log(`hub e2e (SwiftShader) times, ms: ${JSON.stringify(t)}`);
+  expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
+});
+
+test('sharded weights from the Hub: shard by shard, pinned in the link after the branch moves; a cut download is one line', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await start(page);
+  const presets = page.getByTestId('hub-presets');
+  const start0 = hub.requests.length;
+  const commit = hub.commit(SHARDED_REPO, 'main');
+  const shards = hub
+    .paths(SHARDED_REPO)
+    .filter((p) => /^model-\d+-of-\d+\.safetensors$/.test(p))
+    .sort();
+  expect(shards.length).toBeGreaterThan(1);
+
+  // A shard cut off mid-file: one line, the model before stays.
+  await presets.getByTestId('preset-pythia-6.9b').click();
+  const detail = presets.getByTestId('hub-detail');
+  await expect(detail).toHaveAttribute('data-state', 'done');
+  await expect(detail.getByTestId('hub-weights')).toContainText(`${shards.length} shards`);
+  hub.setCut({ file: shards[1], afterBytes: hub.file(SHARDED_REPO, shards[1]).body.length >> 1 });
+  await detail.getByTestId('preset-load').click();
+  const alert = page.getByTestId('error');
+  await expect(alert).toBeVisible({ timeout: 60_000 });
+  const line = await alert.locator('p').first().innerText();
+  expect(line).not.toContain('\n');
+  await expect(page.getByTestId('model-name')).toHaveText('neox-kjv-bytes');
+  hub.setCut(null);
+  await page.getByRole('button', { name: 'Dismiss the error' }).click();
+
+  // Whole. Every shard's header was read by a ranged read of 64 KiB (in this attempt or the cut one: the
+  // browser's cache may answer a repeated read, so requests are counted over the whole test).
+  let mark = hub.requests.length;
+  await detail.getByTestId('preset-load').click();
+  await expect(page.getByTestId('model-name')).toHaveText('pythia-6.9b', { timeout: 120_000 });
+  await expect(page.getByTestId('model-shards')).toContainText(String(shards.length));
+  const cdn = hub.requests.slice(start0).filter((r) => r.path.startsWith('/cdn/') && r.method === 'GET');
+  for (const s of shards) {
+    const sha = hub.file(SHARDED_REPO, s).sha256;
+    expect(
+      cdn.some((r) => r.path === `/cdn/${sha}/${s}` && r.range === `bytes=0-${(64 << 10) - 1}`),
+      s,
+    ).toBe(true);
+  }
+  await setInputs(page, 'And God', 0);
+  await runToEnd(page);
+  const link = await page.getByTestId('share-link').inputValue();
+  await page.getByTestId('model-panel').scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'sharded-loaded-1280x800', false);
+
+  // The branch moves on; the link still names the old commit and its shards: size first, then on consent.
+  hub.moveBranch(SHARDED_REPO, 'main', hub.commit(SHARDED_REPO, 'step1000'));
+  try {
+    await openLoader(page);
+    await page.getByTestId('load-embedded').click();
+    await expect(page.getByTestId('model-name')).toHaveText('neox-kjv-bytes', { timeout: 60_000 });
+    mark = hub.requests.length;
+    await page.goto(link);
+    const need = page.getByTestId('model-need');
+    await expect(need).toHaveAttribute('data-kind', 'url');
+    await expect(need.getByTestId('need-size')).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+    await expect(need.getByTestId('need-size')).toContainText(`${shards.length} shards`);
+    await shoot(page, testInfo, 'sharded-link-needs-consent-1280x800', false);
+    expect(since(mark).filter((r) => r.startsWith('GET /cdn/') && !r.includes('bytes='))).toEqual([]);
+    expect(hub.requests.slice(mark).filter((r) => r.method === 'GET' && r.path.startsWith('/cdn/'))).toEqual(
+      [],
+    );
+    await need.getByTestId('fetch-model').click();
+    await expect(page.getByTestId('model-name')).toHaveText('pythia-6.9b', { timeout: 120_000 });
+    await expect(page.getByTestId('model-source')).toHaveText(
+      `${hub.origin}/${SHARDED_REPO}/resolve/${commit}/`,
+    );
+  } finally {
+    hub.moveBranch(SHARDED_REPO, 'main', commit);
+  }
+
+  // A link naming a shard with the wrong sha256 is refused when that shard ends, and changes nothing.
+  const spec = { ...defaultRunSpec(), generate: 0 };
+  const sha = page.getByTestId('model-sha256');
+  const good = await sha.innerText();
+  await page.goto(
+    `./${fragmentOf({ v: 1, spec: { ...spec, model: { kind: 'url', url: `${hub.origin}/${SHARDED_REPO}/resolve/${commit}/`, sha256: 'f'.repeat(64) } } })}`,
+  );
+  await page.getByTestId('fetch-model').click();
+  await expect(page.getByTestId('error')).toHaveAttribute('data-kind', 'model-mismatch', { timeout: 60_000 });
+  await expect(page.getByTestId('error').locator('p').first()).toContainText('the shards make sha256');
+  await expect(sha).toHaveText(good);
   expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
 });

@@ -145,7 +145,8 @@ test('models in links: a URL model waits for consent and is hash-checked; a disk
   const modelUrl = `${baseURL}other-model/`;
   const weightRequests: string[] = [];
   page.on('request', (r) => {
-    if (r.url().endsWith('model.safetensors')) weightRequests.push(r.url());
+    // Downloads only: a HEAD is the size shown before consent, not a download.
+    if (r.url().endsWith('model.safetensors') && r.method() === 'GET') weightRequests.push(r.url());
   });
   await page.goto('./');
   await waitForModel(page);

@@ -21,6 +21,9 @@ def main():
     ap.add_argument("--layers", type=int, default=24)
     ap.add_argument("--T", type=int, default=128)
     ap.add_argument("--fault-layer", type=int, default=7)
+    ap.add_argument("--fault", choices=["residual-bf16", "fc1-bf16"], default="residual-bf16",
+                    help="run B's fault: the layer's residual add stored in bf16, or dense_h_to_4h's output rounded "
+                         "to bf16 (a born op with a product: the costlier cause search)")
     a = ap.parse_args()
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
@@ -42,8 +45,14 @@ def main():
     model = model.cuda()
     ids = torch.randint(0, cfg.vocab_size, (a.T,), generator=torch.Generator().manual_seed(1))
     dump_run(model, ids, os.path.join(a.out, "a.safetensors"), label="clean")
-    plant_residual_bf16(model, a.fault_layer)
-    dump_run(model, ids, os.path.join(a.out, "b.safetensors"), label=f"bf16 residual at layer {a.fault_layer}")
+    if a.fault == "residual-bf16":
+        plant_residual_bf16(model, a.fault_layer)
+        label = f"bf16 residual at layer {a.fault_layer}"
+    else:
+        model.gpt_neox.layers[a.fault_layer].mlp.dense_h_to_4h.register_forward_hook(
+            lambda _m, _i, y: y.to(torch.bfloat16).to(y.dtype))
+        label = f"dense_h_to_4h output in bf16 at layer {a.fault_layer}"
+    dump_run(model, ids, os.path.join(a.out, "b.safetensors"), label=label)
     sizes = {f: os.path.getsize(os.path.join(a.out, f)) for f in ("model.safetensors", "a.safetensors", "b.safetensors")}
     print(json.dumps({"made": sizes, "fault_layer": a.fault_layer}))
 

@@ -13,7 +13,7 @@ import { DF_ABS, DF_REL, dfRandomCases, U2 } from '../src/kernels/oracle/df-rand
 import { dfReference, eftExact } from '../src/kernels/oracle/df-reference';
 import { DF_EFT, DF_OP_CODES, type DfOp, dfProbe, packDfCases } from '../src/kernels/oracle/df-test-kernel';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
-import { mulberry32 } from '../src/model/random';
+import { mulberry32 } from '../src/numeric/random';
 
 const n = Number(process.argv[2] ?? 20000);
 const seed = Number(process.argv[3] ?? 1);

@@ -91,31 +91,10 @@ fn acc4(x: vec4f) -> vec4f {
   return vec4f(acc(x.x), acc(x.y), acc(x.z), acc(x.w));
 }
 
-/** q[off + e .. off + e + 3], zeros from hd on. */
+/** q[off + e .. off + e + 3], zeros from hd on (k4 and v4 likewise, beside the fetches that use them). */
 fn q4(off: u32, e: u32, hd: u32) -> vec4f {
   var x = vec4f(0.0);
-  if (e < hd) { x.x = q[off + e]; }
-  if (e + 1u < hd) { x.y = q[off + e + 1u]; }
-  if (e + 2u < hd) { x.z = q[off + e + 2u]; }
-  if (e + 3u < hd) { x.w = q[off + e + 3u]; }
-  return x;
-}
-
-fn k4(off: u32, e: u32, hd: u32) -> vec4f {
-  var x = vec4f(0.0);
-  if (e < hd) { x.x = k[off + e]; }
-  if (e + 1u < hd) { x.y = k[off + e + 1u]; }
-  if (e + 2u < hd) { x.z = k[off + e + 2u]; }
-  if (e + 3u < hd) { x.w = k[off + e + 3u]; }
-  return x;
-}
-
-fn v4(off: u32, e: u32, hd: u32) -> vec4f {
-  var x = vec4f(0.0);
-  if (e < hd) { x.x = v[off + e]; }
-  if (e + 1u < hd) { x.y = v[off + e + 1u]; }
-  if (e + 2u < hd) { x.z = v[off + e + 2u]; }
-  if (e + 3u < hd) { x.w = v[off + e + 3u]; }
+  for (var c = 0u; c < 4u; c++) { if (e + c < hd) { x[c] = q[off + e + c]; } }
   return x;
 }
 
@@ -124,11 +103,23 @@ fn key_count() -> u32 {
   return params.p0 + params.T;
 }
 
+fn k4(off: u32, e: u32, hd: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var c = 0u; c < 4u; c++) { if (e + c < hd) { x[c] = k[off + e + c]; } }
+  return x;
+}
+
 /** Staged element x of the tile at key j0: vec4 x % HD4 of key j0 + x / HD4 (zeros past the last key). */
 fn fetch_k(base: u32, j0: u32, x: u32) -> vec4f {
   let j = j0 + x / HD4;
   if (j >= key_count()) { return vec4f(0.0); }
   return k4(base + j * params.hd, (x % HD4) * 4u, params.hd);
+}
+
+fn v4(off: u32, e: u32, hd: u32) -> vec4f {
+  var x = vec4f(0.0);
+  for (var c = 0u; c < 4u; c++) { if (e + c < hd) { x[c] = v[off + e + c]; } }
+  return x;
 }
 
 /** Staged V element x of the tile at key j0 for the pass whose first vec4 is c0: vec4 c0 + x % OC4 of key

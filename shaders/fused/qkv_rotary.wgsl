@@ -35,6 +35,9 @@ const GEMM_IN: u32 = 7u;
 
 // Teaching fault: GPT-J's interleaved convention, pairs (2i, 2i + 1), instead of rotate-half.
 override FAULT_GPTJ_ROTARY: bool = false;
+// Teaching fault (decode only): a single-row step of a KV-cache decode (M = 1 at p0 > 0) rotates its query and
+// key as position 0, forgetting its offset; the prompt (p0 = 0) is exact.
+override FAULT_DECODE_ROTARY: bool = false;
 
 /** Virtual columns per (head, q|k|v) segment: hd rounded up to even. */
 fn qkv_seg_cols() -> u32 {
@@ -99,7 +102,8 @@ fn gemm_epilogue(t: u32, n: u32, vals: vec4f) {
     let y1 = vals[j + 1u] + qkv_bias(c1);
     if (s < 2u && u0 < params.r) {
       // Rotary pair (c0, c1) = dims (i, i + r/2) (GPT-J fault: (2i, 2i + 1)), frequency i = u0 / 2.
-      let f = pos * half + u0 / 2u;
+      let rpos = select(pos, t, FAULT_DECODE_ROTARY && params.M == 1u && params.p0 > 0u);
+      let f = rpos * half + u0 / 2u;
       let cs = cos_t[f];
       let sn = sin_t[f];
       qkv_store(s, dst + c0 - col0, y0 * cs - y1 * sn);

@@ -117,15 +117,21 @@ fn acc_zero() -> Acc {
   return Acc(vec2<f32>(0.0, 0.0), ZE);
 }
 
-/** a + t · 2^te, for a term t in about [1, 4) (or 0). The running sum keeps the largest term's exponent. */
-fn acc_add(a: Acc, t: vec2<f32>, te: i32) -> Acc {
-  if (t.x == 0.0) { return a; }
-  if (a.v.x == 0.0) { return Acc(t, te); }
+/** a at exponent te when te is the larger (its value shifted down to match), else a. */
+fn acc_lift(a: Acc, te: i32) -> Acc {
   var r = a;
   if (te > r.e) {
     r.v = sh2(r.v, r.e - te);
     r.e = te;
   }
+  return r;
+}
+
+/** a + t · 2^te, for a term t in about [1, 4) (or 0). The running sum keeps the largest term's exponent. */
+fn acc_add(a: Acc, t: vec2<f32>, te: i32) -> Acc {
+  if (t.x == 0.0) { return a; }
+  if (a.v.x == 0.0) { return Acc(t, te); }
+  var r = acc_lift(a, te);
   r.v = xdf_add(r.v, sh2(t, te - r.e));
   return r;
 }
@@ -135,11 +141,7 @@ fn acc_add(a: Acc, t: vec2<f32>, te: i32) -> Acc {
 fn acc_add_pos(a: Acc, t: vec2<f32>, te: i32) -> Acc {
   if (t.x == 0.0) { return a; }
   if (a.v.x == 0.0) { return Acc(t, te); }
-  var r = a;
-  if (te > r.e) {
-    r.v = sh2(r.v, r.e - te);
-    r.e = te;
-  }
+  var r = acc_lift(a, te);
   let u = sh2(t, te - r.e);
   let s = two_sum(r.v.x, u.x);
   let e = s.y + (r.v.y + u.y);

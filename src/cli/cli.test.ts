@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { oracleForward } from '../kernels/cpu/forward';
-import { roundStorage } from '../kernels/precision';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { roundStorage } from '../numeric/precision';
 import type { DumpJson } from './dump-json';
 
 function cli(args: string[]) {
@@ -102,7 +102,7 @@ describe('cli forward', () => {
       /--precision 'fp8'/,
     ],
     [['forward', '--model', '/nonexistent/dir', '--tokens', '1', '--out', '/tmp/x.json'], /does not exist/],
-    [['forward', '--tokens', '1'], /--model DIR is required/],
+    [['forward', '--tokens', '1'], /give --model DIR or --hub/],
     [['frobnicate'], /unknown command 'frobnicate'/],
     [
       ['forward', '--model', 'MODEL', '--tokens', '1,abc', '--out', '/tmp/x.json'],

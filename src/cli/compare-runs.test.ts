@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { synthRun } from '../compare/run-synth';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
-import { mulberry32 } from '../model/random';
 import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { mulberry32 } from '../numeric/random';
 
 function cli(args: string[]) {
   const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 120_000 });

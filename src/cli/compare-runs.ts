@@ -11,7 +11,7 @@ import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { checkSameTokens, readRunFile } from '../model/run-file';
 import { nodeFileStream } from '../model/stream-node';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { METRICS, type Metric } from '../run/runspec';
 import { writeJson } from './compare';
 import { CliInputError, checkOutPath, fsReason, quoteUser } from './files';

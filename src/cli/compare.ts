@@ -4,12 +4,17 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
+import { decodeChecker } from '../compare/decode-runs';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { Engine, type EngineOptions, type ModelFiles } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
+import { manifestSha256 } from '../model/shard-index';
+import { isShardedSource } from '../model/shard-stream';
+import { parseResolveUrl } from '../run/hub';
 import { parseRunSpec, type RunSpec } from '../run/runspec';
 import { CliInputError, fsReason, quoteUser, readTextFile } from './files';
+import { type HubDownloadOptions, hubSnapshot } from './hub-download';
 import { checkLimits, prepareModel, promptTokens } from './prepare';
 
 export function readSpec(file: string): RunSpec {
@@ -36,6 +41,21 @@ export function modelDirFor(spec: RunSpec, override?: string): string {
 }
 
 /**
+ * The model folder of a spec: --model, the embedded model's folder, or for a Hub URL model (a link made in the
+ * page) its commit fetched into the Hugging Face cache from the URL's own host.
+ */
+export async function specModelDir(
+  spec: RunSpec,
+  override: string | undefined,
+  o: HubDownloadOptions,
+): Promise<string> {
+  if (override || spec.model.kind !== 'url') return modelDirFor(spec, override);
+  const hub = parseResolveUrl(spec.model.url);
+  if (!hub) return modelDirFor(spec, override);
+  return hubSnapshot(`${hub.repo}@${hub.revision}`, { ...o, hubUrl: new URL(spec.model.url).origin });
+}
+
+/**
  * Runs a spec's analysis. Everything knowable without the GPU is checked first: the files, the sha256 a
  * file/url spec names, the prompt's tokens, prompt + generate against max_position_embeddings, fault layers.
  */
@@ -44,12 +64,13 @@ export async function runAnalysis(
   modelDir: string,
   log: (s: string) => void,
   engineOpts: EngineOptions = {},
+  o: { checkDecode?: boolean } = {},
 ): Promise<Report> {
   const m = prepareModel(modelDir);
   if (spec.model.kind !== 'embedded') {
     const sha = await sha256Of(m.files.weights);
     if (sha !== spec.model.sha256) {
-      throw new CliInputError(`model.safetensors has sha256 ${sha}, the spec expects ${spec.model.sha256}`);
+      throw new CliInputError(`the weights have sha256 ${sha}, the spec expects ${spec.model.sha256}`);
     }
   }
   const tokens = promptTokens(m, spec.prompt);
@@ -57,22 +78,35 @@ export async function runAnalysis(
   const engine = await Engine.create(nodeGpu(), nodeShaderSource(), engineOpts);
   try {
     await engine.loadModel(m.files);
-    return await analyze(engine, spec, tokens, { onProgress: (phase) => log(`${phase}…`) });
+    return await analyze(engine, spec, tokens, {
+      onProgress: (phase) => log(`${phase}…`),
+      checkDecode: o.checkDecode ? decodeChecker(engine) : undefined,
+    });
   } finally {
     engine.dispose();
   }
 }
 
-/** sha256 (hex) of model.safetensors, read in chunks (the file is never held whole). */
-async function sha256Of(weights: ModelFiles['weights']): Promise<string> {
+/** sha256 (hex) of a stream, read in chunks (the file is never held whole). */
+async function sha256OfStream(source: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>, file: string) {
   const h = createHash('sha256');
-  if (weights instanceof Uint8Array) return h.update(weights).digest('hex');
   try {
-    for await (const chunk of weights.open()) h.update(chunk);
+    for await (const chunk of source as AsyncIterable<Uint8Array>) h.update(chunk);
   } catch (e) {
-    throw new CliInputError(`model.safetensors: ${fsReason(e)}`);
+    throw new CliInputError(`${file}: ${fsReason(e)}`);
   }
   return h.digest('hex');
+}
+
+/** The sha256 a model is known by: of model.safetensors, or of the manifest of its shards (sharded). */
+async function sha256Of(weights: ModelFiles['weights']): Promise<string> {
+  if (weights instanceof Uint8Array) return createHash('sha256').update(weights).digest('hex');
+  if (isShardedSource(weights)) {
+    const shas = new Map<string, string>();
+    for (const s of weights.shards) shas.set(s.file, await sha256OfStream(s.open(), s.file));
+    return manifestSha256(shas);
+  }
+  return sha256OfStream(weights.open(), 'model.safetensors');
 }
 
 /** One line per layer: the verdict a kernel author reads in their CI log. */
@@ -95,6 +129,14 @@ export function formatVerdict(r: Report): string {
     );
   }
   if (r.why) lines.push(`why: ${r.why.sentence}`);
+  const parting = r.generation?.parting;
+  if (parting)
+    lines.push(
+      `generation: ${parting.kind === 'near-tie' ? 'near tie' : parting.kind} at generated token ${parting.step + 1} — ${parting.words}`,
+    );
+  else if (r.generation && r.generation.firstDifference === null)
+    lines.push(`generation: both paths generate the same ${r.generation.reference.ids.length} tokens`);
+  for (const d of r.generation?.decode ?? []) lines.push(`decode (${d.path} path): ${d.sentence}`);
   if (!r.determinism.identical)
     lines.push(
       `nondeterministic: ${r.determinism.differences.map((d) => `${d.tensor} (${d.schedule})`).join(', ')}`,

@@ -1,6 +1,6 @@
 // The hidden-state dump contract as JSON: nested arrays embeddings [T][d], layers [L][T][d],
 // final_norm [T][d], logits [T][V].
-import type { HiddenDump } from '../model/types';
+import type { HiddenDump } from '../numeric/types';
 
 function rows(a: Float32Array | Float64Array, n: number, width: number): number[][] {
   const out: number[][] = [];

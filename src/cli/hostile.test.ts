@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { randomConfigJson, randomModelFiles, randomTensors } from '../model/random-model';
-import { parseSafetensorsHeader, writeSafetensors } from '../model/safetensors';
+import { parseSafetensorsHeader } from '../model/safetensors';
+import { writeSafetensors } from '../model/safetensors-write';
 
 const SPEC = {
   vocab: 97,

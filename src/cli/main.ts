@@ -7,25 +7,32 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
-import { PRECISIONS, type Precision } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseTokenIds } from '../model/tokenizer';
-import { formatVerdict, modelDirFor, readSpec, runAnalysis, writeReport } from './compare';
+import { PRECISIONS, type Precision } from '../numeric/precision';
+import { formatVerdict, readSpec, runAnalysis, specModelDir, writeReport } from './compare';
 import { compareRunsCommand } from './compare-runs';
 import { dumpJsonText, firstNonFinite } from './dump-json';
 import { exitCodeFor, formatError } from './exit';
 import { CliInputError, checkOutPath, fsReason, quoteUser } from './files';
+import { hubSnapshot } from './hub-download';
 import { checkLimits, prepareModel } from './prepare';
 import { isWorker, runQuietChild, say } from './quiet';
 
 const USAGE = `usage:
-  cli forward  --model DIR (--tokens 3,14,15 | --prompt TEXT) --out out.json [--path reference|fused] [--precision fp32|fp16|fp16acc|bf16] [--nonfinite-as-strings]
-  cli generate --model DIR (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]
-  cli compare  --spec spec.json --out report.json [--model DIR]
-  cli check    --spec spec.json [--model DIR]
+  cli forward  (--model DIR | --hub ORG/NAME[@REV]) (--tokens 3,14,15 | --prompt TEXT) --out out.json [--path reference|fused] [--precision fp32|fp16|fp16acc|bf16] [--nonfinite-as-strings]
+  cli generate (--model DIR | --hub ORG/NAME[@REV]) (--tokens 3,14,15 | --prompt TEXT) [--n 20] [--json] [--path ...] [--precision ...]
+  cli compare  --spec spec.json --out report.json [--model DIR | --hub ORG/NAME[@REV]] [--check-decode]
+  cli check    --spec spec.json [--model DIR | --hub ORG/NAME[@REV]] [--check-decode]
   cli compare-runs --model DIR --a A.safetensors [--b B.safetensors] [--out report.json] [--k 10] [--metric relL2]
+--model DIR: config.json, model.safetensors (or model.safetensors.index.json and its shards), tokenizer.json;
+or a Hugging Face cache folder (models--org--name: the snapshot refs/main names, or snapshots/<commit>).
+--hub ORG/NAME[@REV]: a Hub repository at a branch, tag or commit (default main), resolved to a commit and
+downloaded into the Hugging Face cache ($HF_HUB_CACHE; $HF_ENDPOINT for another Hub), each file checked
+against its sha256; a spec whose model is a Hub URL is fetched the same way when no --model is given.
 --memory-budget GiB (any command) caps the GPU memory of the model's weights; without
 it a model is refused only when the adapter's buffer limits or its allocation refuse it.
+--check-decode records each path's decode steps and checks them op by op as runs (generation.decode).
 --verbose (any command) also shows what the GPU driver prints (Dawn and Vulkan loader warnings).
 forward refuses (exit 1, nothing written) when the dump holds NaN or Inf, unless --nonfinite-as-strings, which
 writes them as the JSON strings "NaN", "Infinity" and "-Infinity".`;
@@ -46,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
     args: rest,
     options: {
       model: { type: 'string' },
+      hub: { type: 'string' },
       tokens: { type: 'string' },
       prompt: { type: 'string' },
       out: { type: 'string' },
@@ -58,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  if (!values.model) throw new CliInputError('--model DIR is required');
+  if (!values.model === !values.hub) throw new CliInputError('give --model DIR or --hub ORG/NAME[@REV]');
   const path = values.path ?? 'reference';
   if (path !== 'reference' && path !== 'fused')
     throw new CliInputError(`--path ${quoteUser(path)}: expected reference or fused`);
@@ -77,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
 
   const memoryBudgetBytes = parseMemoryBudget(values['memory-budget']);
   // Everything below up to Engine.create runs without the GPU.
-  const m = prepareModel(values.model);
+  const m = prepareModel(values.model ?? (await hubSnapshot(values.hub!, hubOptions())));
   let ids: number[];
   if (values.tokens !== undefined && values.prompt !== undefined)
     throw new CliInputError('give --tokens or --prompt, not both');
@@ -131,19 +139,37 @@ async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise
       spec: { type: 'string' },
       out: { type: 'string' },
       model: { type: 'string' },
+      hub: { type: 'string' },
       'memory-budget': { type: 'string' },
+      'check-decode': { type: 'boolean' },
     },
     strict: true,
   });
+  if (values.model && values.hub)
+    throw new CliInputError('give --model DIR or --hub ORG/NAME[@REV], not both');
   if (!values.spec) throw new CliInputError('--spec FILE is required');
   if (cmd === 'compare' && !values.out) throw new CliInputError('--out FILE is required');
   if (values.out) checkOutPath(values.out);
   const spec = readSpec(values.spec);
   const memoryBudgetBytes = parseMemoryBudget(values['memory-budget']);
-  const report = await runAnalysis(spec, modelDirFor(spec, values.model), say, { memoryBudgetBytes });
+  const dir = values.hub
+    ? await hubSnapshot(values.hub, hubOptions())
+    : await specModelDir(spec, values.model, hubOptions());
+  const report = await runAnalysis(
+    spec,
+    dir,
+    say,
+    { memoryBudgetBytes },
+    { checkDecode: values['check-decode'] },
+  );
   if (values.out) writeReport(report, values.out);
   process.stdout.write(`${formatVerdict(report)}\n`);
   return cmd === 'check' && report.verdict !== 'agree' ? 1 : 0;
+}
+
+/** How --hub reaches the Hub: $HF_ENDPOINT (as huggingface_hub reads it) or huggingface.co; progress on stderr. */
+function hubOptions() {
+  return { hubUrl: process.env.HF_ENDPOINT || undefined, log: (line: string) => say(line) };
 }
 
 /** --memory-budget GiB as bytes (undefined when absent); anything but a positive number is bad input. */

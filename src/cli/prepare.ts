@@ -4,7 +4,7 @@ import type { ModelFiles } from '../engine/engine';
 import { parseConfigText } from '../model/config';
 import { checkRunLimits, type RunShape } from '../model/limits';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { CliInputError, quoteUser } from './files';
 import { readModelDir } from './model-dir';
 

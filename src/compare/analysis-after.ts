@@ -5,10 +5,19 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
+import { type DecodeCheck, decodeCheckOf, decodeRunFile, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
-import type { AnalysisPartial, BisectionRow, DeterminismResult, GenerationResult, Report } from './report';
+import { type PartingRows, partingOf } from './parting';
+import type {
+  AnalysisPartial,
+  BisectionRow,
+  DeterminismResult,
+  GenerationResult,
+  OracleInfo,
+  Report,
+} from './report';
 
 export async function bisect(
   c: AnalysisContext,
@@ -96,10 +105,13 @@ export async function generate(
   c: AnalysisContext,
   onPartial: ((p: AnalysisPartial) => void) | undefined,
   signal: AbortSignal | undefined,
+  oracle: Pick<OracleInfo, 'kind'> & { dfFma: boolean },
+  promptRows?: PartingRows,
 ): Promise<GenerationResult> {
   const { engine, spec } = c;
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
   const got: [number[], number[]] = [[], []];
+  const recorded = c.checkDecode ? ([] as Map<string, Float32Array>[]) : undefined;
   const paths = ['reference', 'fused'] as const;
   const [refIds, fusedIds] = await engine.generatePaths(
     c.tokens,
@@ -116,14 +128,43 @@ export async function generate(
     },
     signal,
     // Two steps per read-back: tokens stream to the page while the next steps already run.
-    { chunk: 2 },
+    { chunk: 2, recorded },
   );
   const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
   return {
     reference: { ids: refIds, text: text(refIds) },
     fused: { ids: fusedIds, text: text(fusedIds) },
     firstDifference: first < 0 ? null : first,
+    // Why they part: both paths and the oracle at the row that chose the first differing id.
+    parting: first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows),
+    ...(recorded ? { decode: await checkDecodes(c, recorded, [refIds, fusedIds], oracle.kind) } : {}),
   };
+}
+
+/** Each path's recorded decode checked as a run of a generation, against the exact forward of its own tokens. */
+async function checkDecodes(
+  c: AnalysisContext,
+  recorded: Map<string, Float32Array>[],
+  ids: number[][],
+  oracle: OracleInfo['kind'],
+): Promise<DecodeCheck[]> {
+  const { spec, tokens } = c;
+  const paths = [
+    { path: 'reference' as const, precision: spec.precision },
+    { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
+  ];
+  const out: DecodeCheck[] = [];
+  for (const [i, path] of (['reference', 'fused'] as const).entries()) {
+    const file = decodeRunFile(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision);
+    const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn };
+    const report = await c.checkDecode!(file, opts);
+    // The cached path against its own whole forward over the same tokens (the decode's oracle).
+    const full = await c.engine.forward(file.tokens, { ...paths[i], taps: [] });
+    const floor = report.curves.find((x) => x.slot === 'logits')?.floorValue ?? 0;
+    const vsFull = vsFullOf(recorded[i].get('logits') ?? [], full.dump.logits, floor, spec.k);
+    out.push({ ...decodeCheckOf(path, report, tokens.length), vsFull });
+  }
+  return out;
 }
 
 /** Adds override constants to one fused kernel's ops (a schedule perturbation). */

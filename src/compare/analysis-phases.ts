@@ -9,6 +9,7 @@ import type { PlanHooks } from '../engine/plan';
 import { summarizeTimings } from '../engine/timing';
 import type { PlantedFault } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
+import type { DecodeChecker } from './decode-run-file';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
 import type { CompareOut } from './gpu-metrics';
 import { JobList, type MetricsEngine, type Side } from './jobs';
@@ -34,6 +35,8 @@ export interface AnalysisContext {
   metricsOn: 'gpu' | 'cpu';
   taps: 'dump' | 'all';
   skipLocal: boolean;
+  /** Record each path's decode and check it as a run with this (decode-runs.ts): generation.decode. */
+  checkDecode?: DecodeChecker;
   durations: Record<string, number>;
   newBatch(): GpuBatch;
 }

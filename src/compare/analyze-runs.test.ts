@@ -6,9 +6,9 @@ import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
-import { mulberry32 } from '../model/random';
 import { randomModelFiles } from '../model/random-model';
 import { readRunFile } from '../model/run-file';
+import { mulberry32 } from '../numeric/random';
 import { analyzeRuns } from './analyze-runs';
 import { type SynthOptions, synthRun } from './run-synth';
 

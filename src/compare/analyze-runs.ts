@@ -8,12 +8,13 @@
 // Face's fp32 rotary angles (kernels/cpu/rotary-angles.ts): that is how the runs were made.
 import type { BatchForward, GpuBatch, GpuTap } from '../engine/batch';
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
+import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import type { Precision } from '../kernels/precision';
 import { checkSameTokens, type RunFile } from '../model/run-file';
-import type { DType } from '../model/types';
+import type { Precision } from '../numeric/precision';
+import type { DType } from '../numeric/types';
 import { DEFAULT_K, type Metric } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
@@ -22,6 +23,7 @@ import type { FullMetrics } from './metrics';
 import { decideOracle, type OracleChoice } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { exactOnCpu } from './run-checks-cpu';
+import { firstRowPast } from './run-rows';
 import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
 import { explainRunFindings } from './why-runs';
 
@@ -239,7 +241,9 @@ export async function analyzeRuns(
       });
       const checkJobs = [runs.ref, ...runs.files].map((run, j) =>
         run.checks.map((c, i) => ({
-          err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`),
+          err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`, {
+            perRow: true,
+          }),
           scale: scaleJob(run.slots.get(c.output)!),
         })),
       );
@@ -247,7 +251,12 @@ export async function analyzeRuns(
       batch.onRelease(() => pending.release());
       await batch.submit();
       const out = (await pending.read()).compare;
-      return { curves, checkJobs, got: (j: number): FullMetrics => out[j].metrics };
+      return {
+        curves,
+        checkJobs,
+        got: (j: number): FullMetrics => out[j].metrics,
+        rows: (j: number) => out[j].perRow,
+      };
     });
 
     const report = await phase('verdict', () => {
@@ -277,6 +286,13 @@ export async function analyzeRuns(
             ratio,
             nonFinite,
             born: ratio > k || nonFinite > 0,
+            firstRow: firstRowPast(
+              results.rows(jobs.err),
+              results.rows(floorJob.err),
+              floor.relL2,
+              run.precision,
+              k,
+            ),
           };
         }),
       );
@@ -321,6 +337,7 @@ export async function analyzeRuns(
             handoffs: r.file.handoffs,
             checks: run.checks.length,
             missing: run.missing,
+            generation: r.file.generation ?? null,
           };
         });
       const report: RunsReport = {

@@ -9,18 +9,30 @@
 import type { GpuBatch } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import { FUSED_KERNELS, type FusedKernelId } from '../engine/fused-kernels';
+import { readDf } from '../engine/oracle-df';
 import { faultHooks, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { bisect, determinismOf, generate } from './analysis-after';
-import { type AnalysisContext, comparisons, local, oracle, sources, verdict } from './analysis-phases';
+import {
+  type AnalysisContext,
+  comparisons,
+  type EngineRuns,
+  local,
+  oracle,
+  sources,
+  verdict,
+} from './analysis-phases';
 import { CpuMetrics } from './cpu-metrics';
+import type { DecodeChecker } from './decode-run-file';
 import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
-import { isCpuAdapter, type OracleChoice, type SelfTestOptions } from './oracle-source';
+import { isCpuAdapter, type OracleChoice, type OracleTensors, type SelfTestOptions } from './oracle-source';
+import type { PartingRows } from './parting';
 import type { AnalysisPartial, DeterminismResult, Report } from './report';
 import { whyOfPaths } from './why-paths';
 
+export type { GenerationParting, PartingKind, PartingSide } from './parting';
 export * from './report';
 export { metricValue };
 
@@ -36,6 +48,11 @@ export interface AnalyzeOptions {
   metrics?: 'auto' | 'gpu' | 'cpu';
   /** Test hook: run the self-test against a deliberately broken double-float library. */
   selfTest?: SelfTestOptions;
+  /**
+   * Record each path's decode steps and check them op by op as runs of a generation with this checker
+   * (decode-runs.ts decodeChecker(engine): the runs analysis), into generation.decode.
+   */
+  checkDecode?: DecodeChecker;
   /** Skip parts (the bench measures the bare compare). */
   skip?: {
     local?: boolean;
@@ -97,6 +114,7 @@ export async function analyze(
     metricsOn,
     taps: skip.taps ? 'dump' : 'all',
     skipLocal: skip.local ?? false,
+    checkDecode: opts.checkDecode,
     durations: {},
     newBatch: () => {
       const b = engine.batch();
@@ -149,12 +167,27 @@ export async function analyze(
     report = { ...report, why };
     if (why) opts.onPartial?.({ kind: 'why', why });
     const generation = await step('generation', () =>
-      spec.generate === 0 || skip.generation ? null : generate(c, opts.onPartial, opts.signal),
+      spec.generate === 0 || skip.generation
+        ? null
+        : generate(c, opts.onPartial, opts.signal, o.info, promptRows(c, runs, o.tensors)),
     );
     return { ...report, generation, durations: c.durations };
   } finally {
     for (const b of batches) b.release();
   }
+}
+
+/** The prompt's last logits row of each path and of the oracle, read from the first batch (parting.ts). */
+function promptRows(c: AnalysisContext, runs: EngineRuns, o: OracleTensors): PartingRows {
+  const T = c.tokens.length;
+  const V = c.engine.modelInfo!.config.vocabSize;
+  const last = async (run: EngineRuns['ref']) =>
+    (await runs.batch.read(run.taps.get('logits')!, T)).subarray((T - 1) * V);
+  return {
+    ref: () => last(runs.ref),
+    fused: () => last(runs.fused),
+    exact: async () => (await readDf(runs.batch.device, o.taps.get('logits')!, T)).subarray((T - 1) * V),
+  };
 }
 
 export { FUSED_KERNELS };

@@ -1,6 +1,6 @@
 // How an error is judged against the noise floor: the floor in the chosen metric (never below one rounding of
 // the storage precision), the ratio to it, and the rule that NaN/Inf is a finding, never agreement.
-import { type Precision, storageUnitRoundoff } from '../kernels/precision';
+import { type Precision, storageUnitRoundoff } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
 import { type FullMetrics, metricValue } from './metrics';
 

@@ -2,7 +2,7 @@
 // f64 error that errorHistogram puts in bin k or above, found by bisection over f64 bit patterns (the bin is a
 // monotone function of the error). The GPU compares an error with these edges instead of taking a logarithm,
 // so values on an edge (|a − b| = 1 or 100, where log10 is exact) land where the CPU puts them.
-import { f32Bits } from '../model/safetensors';
+import { f32Bits } from '../numeric/bits';
 import { errorHistogram } from './metrics';
 
 const f64 = new Float64Array(1);

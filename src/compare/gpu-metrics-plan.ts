@@ -2,7 +2,7 @@
 // buffer laid out, and the tiles packed into dispatches whose buffer ranges fit the binding limits.
 
 import { HIST_BINS, NO_HIST, RANGE_WORDS, REC_WORDS, ROW_WORDS, TILE_WORDS } from '../kernels/metrics';
-import { PRECISIONS, type Precision } from '../kernels/precision';
+import { PRECISIONS, type Precision } from '../numeric/precision';
 import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 
 /** Elements per tile (WG 128 × 32). */

@@ -1,7 +1,7 @@
 // What the GPU metrics take and give: the jobs (tensors to compare, buffers to diff bit by bit) and their
 // results. Apart from gpu-metrics.ts so that its planner and decoder (gpu-metrics-plan.ts, -decode.ts) name them
 // without importing the class that uses both.
-import type { Precision } from '../kernels/precision';
+import type { Precision } from '../numeric/precision';
 import type { ErrorHistogram, FullMetrics } from './metrics';
 
 /** A tensor in a GPU buffer: f32 elements, or double-float pairs (hi, lo) read as the f64 hi + lo. */

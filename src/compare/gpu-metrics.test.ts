@@ -6,10 +6,10 @@
 // relative (the GPU sums are double-float, ~1e-13; the CPU's are f64). A failure prints the seed (replay with
 // KERNEL_SEED=<seed>).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PRECISIONS, type Precision } from '../kernels/precision';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
-import { mulberry32 } from '../model/random';
-import { f32FromBits } from '../model/safetensors';
+import { f32FromBits } from '../numeric/bits';
+import { PRECISIONS, type Precision } from '../numeric/precision';
+import { mulberry32 } from '../numeric/random';
 import {
   type CompareJob,
   type CompareOut,

@@ -1,7 +1,8 @@
 // Test inputs for the GPU metrics: seeded random tensors with planted special values, f32 or double-float
 // baselines, and the f64 view of each baseline that the CPU metrics (the oracle) take.
-import { mulberry32, randn } from '../model/random';
-import { f32FromBits } from '../model/safetensors';
+
+import { f32FromBits } from '../numeric/bits';
+import { mulberry32, randn } from '../numeric/random';
 
 export interface Case {
   /** Result under test. */

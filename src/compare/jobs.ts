@@ -2,8 +2,8 @@
 // its operands where they already live on the GPU (a path's tap, an oracle tensor), and the results come back in
 // one readback. Split tensors (the LM head of a large vocabulary) are compared piece by piece into one result.
 import type { GpuTap } from '../engine/batch';
-import type { DfBuffer } from '../engine/oracle-gpu';
-import type { Precision } from '../kernels/precision';
+import type { DfBuffer } from '../engine/oracle-df';
+import type { Precision } from '../numeric/precision';
 import type { BitDiffJob, BitDiffOut, CompareJob, CompareOut, Operand, PendingMetrics } from './gpu-metrics';
 
 /** A tensor on the GPU to compare: a path's tap (f32) or an oracle tensor (double-float). */

@@ -1,6 +1,7 @@
 // Error metrics between a result and a reference. NaN/Inf are counted, never folded into a number.
-import type { Precision } from '../kernels/precision';
-import { f32Bits, f32ToBf16Bits, f32ToF16Bits } from '../model/safetensors';
+
+import { f32Bits, f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
+import type { Precision } from '../numeric/precision';
 
 export interface BasicMetrics {
   maxAbs: number;

@@ -8,7 +8,7 @@ import { ALL_FUSED } from '../engine/fused-kernels';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { randomConfigJson, randomTensors } from '../model/random-model';
-import { writeSafetensors } from '../model/safetensors';
+import { writeSafetensors } from '../model/safetensors-write';
 import { defaultRunSpec } from '../run/runspec';
 import { analyze } from './analyze';
 

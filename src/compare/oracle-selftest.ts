@@ -3,7 +3,8 @@
 // functions can each pass while a kernel's composition of them does not survive a compiler; this catches that.
 
 import { uploadModel } from '../engine/gpu-model';
-import { GpuOracle, readDf } from '../engine/oracle-gpu';
+import { readDf } from '../engine/oracle-df';
+import { GpuOracle } from '../engine/oracle-gpu';
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { oracleForward } from '../kernels/cpu/forward';

@@ -8,11 +8,12 @@ import type { GpuBatch } from '../engine/batch';
 import { dfSelfTest } from '../engine/df-selftest';
 import type { Engine } from '../engine/engine';
 import { isCpuAdapterSummary } from '../engine/install';
-import { type DfBuffer, GpuOracle, uploadDf } from '../engine/oracle-gpu';
+import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import { GpuOracle } from '../engine/oracle-gpu';
 import { Program } from '../gpu/program';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { dfHi } from '../kernels/df-hi';
-import type { HiddenDump, ModelWeights } from '../model/types';
+import type { HiddenDump, ModelWeights } from '../numeric/types';
 import { tinyModelCheck } from './oracle-selftest';
 import type { OracleInfo } from './report';
 

@@ -3,12 +3,14 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary } from '../gpu/device';
 import type { IsolatedResult } from '../kernels/custom/isolated';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict, OpKind } from './causes/types';
+import type { DecodeCheck } from './decode-run-file';
 import type { ErrorHistogram, FullMetrics } from './metrics';
+import type { GenerationParting } from './parting';
 
 /** The fp64-class oracle of a run: double-float on the GPU, or fp64 in JavaScript. */
 export interface OracleInfo {
@@ -87,6 +89,10 @@ export interface GenerationResult {
   reference: { ids: number[]; text: string | null };
   fused: { ids: number[]; text: string | null };
   firstDifference: number | null;
+  /** Why the texts part (parting.ts): null when they agree; absent in reports of older builds. */
+  parting?: GenerationParting | null;
+  /** With AnalyzeOptions.checkDecode: each path's decode steps checked op by op as a run (decode-runs.ts). */
+  decode?: DecodeCheck[];
 }
 
 export interface Report {

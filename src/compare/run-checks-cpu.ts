@@ -9,7 +9,7 @@ import { linearF64 } from '../kernels/cpu/linear';
 import { add3F64, addF64 } from '../kernels/cpu/residual';
 import { splitHeadsRotaryF64 } from '../kernels/cpu/rotary';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../model/types';
+import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../numeric/types';
 import type { OpCheck } from './run-checks';
 
 /** The exact output of check `c` on the inputs `get` returns (the run's recorded f32 tensors), in fp64. */

@@ -6,7 +6,7 @@
 // runs only where the run holds its inputs and output; what is missing narrows the answer, and is listed.
 import type { OracleOp } from '../engine/oracle-gpu';
 import { inputSlot } from '../model/run-names';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 
 export interface OpCheck {
   /** Unique within a run: 'layers.2.residual_mlp', 'embed'. */

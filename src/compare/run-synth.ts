@@ -7,8 +7,9 @@ import { oracleLayer } from '../kernels/cpu/forward';
 import { layerNormF64 } from '../kernels/cpu/layernorm';
 import { linearF64 } from '../kernels/cpu/linear';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import { bf16BitsToF32, f32ToBf16Bits, type TensorToWrite, writeSafetensors } from '../model/safetensors';
-import type { ModelWeights, NeoXConfig } from '../model/types';
+import { type TensorToWrite, writeSafetensors } from '../model/safetensors-write';
+import { bf16BitsToF32, f32ToBf16Bits } from '../numeric/bits';
+import type { ModelWeights, NeoXConfig } from '../numeric/types';
 
 export type SynthFault =
   /** The layer's output (after its residual adds) stored in bf16. */

@@ -2,13 +2,15 @@
 // against the exact forward, every local check, and the verdict in words, naming the op by the dump's own module path.
 import type { AdapterSummary } from '../gpu/device';
 import type { Handoff } from '../model/run-file';
-import type { DType, NeoXConfig } from '../model/types';
+import type { RunGeneration } from '../model/run-generation';
+import type { DType, NeoXConfig } from '../numeric/types';
 import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict } from './causes/types';
 import type { FullMetrics } from './metrics';
 import type { OracleInfo } from './report';
 import type { MissingCheck, OpCheck } from './run-checks';
+import { stepPrefix } from './run-rows';
 
 export const RUNS_REPORT_SCHEMA = 'divergence-runs-report/1';
 
@@ -31,6 +33,8 @@ export interface RunSourceInfo {
   checks: number;
   /** Checks that could not run for lack of taps: the answer is narrowed by these. */
   missing: MissingCheck[];
+  /** A run of a generation: the prefill's length and the generated ids (absent or null otherwise). */
+  generation?: RunGeneration | null;
 }
 
 /** One check of one run: the op (run-checks.ts), and what it measured. */
@@ -51,6 +55,8 @@ export interface RunCheckResult extends Pick<OpCheck, 'id' | 'op' | 'layer' | 'm
   /** At a run's first born op: what would explain the error, and where in the tensor it lives. */
   cause?: CauseVerdict | null;
   anatomy?: Anatomy | null;
+  /** The first row (position) whose error passes k × the floor (run-rows.ts), or null; absent where not measured. */
+  firstRow?: number | null;
 }
 
 export interface CurvePoint {
@@ -123,7 +129,7 @@ export function verdictOf(
     const narrowed =
       s.missing.length > 0 ? ` (${s.missing.length} checks could not run for lack of taps)` : '';
     if (first) {
-      const where = first.layer === null ? '' : `layer ${first.layer}: `;
+      const where = `${stepPrefix(s, first.firstRow)}${first.layer === null ? '' : `layer ${first.layer}: `}`;
       const before = mine.slice(0, mine.indexOf(first));
       const agreeBefore =
         before.length === 0

@@ -6,10 +6,10 @@
 // ops, the fused group is checked whole. An op whose bits change from run to run is a race, said as such.
 import type { GpuTap } from '../engine/batch';
 import { inputSlot } from '../model/run-names';
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { type AnalysisContext, dumpName, type EngineRuns } from './analysis-phases';
-import type { Anatomy } from './causes/anatomy';
-import { core } from './causes/exact-op';
+import { core, gather } from './causes/exact-op';
+import { FINAL, scoredColumns } from './causes/explain';
 import type { OpData, OpKind } from './causes/types';
 import { nonFiniteIn, ratioOf } from './floor';
 import { fullMetrics } from './metrics';
@@ -104,8 +104,6 @@ export async function whyOfPaths(
   const ref = await slotsOf(runs.ref.taps, read, i);
   const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
   const opData = async (pc: PathCheck, slots: typeof fused): Promise<OpData> => {
-    const opName =
-      pc.op === 'attn_block' ? 'qkv' : pc.op === 'mlp_up' ? 'fc1' : pc.op === 'mlp_residual' ? 'fc2' : pc.op;
     const recorded = slots.get(pc.output)!.data;
     const d: OpData = {
       op: pc.op,
@@ -125,7 +123,6 @@ export async function whyOfPaths(
       precision: spec.precision,
       scale: recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
     };
-    d.exact = core(d, {}, null);
     return d;
   };
   const measured = [];
@@ -133,12 +130,23 @@ export async function whyOfPaths(
   for (const pc of checks) {
     const f = await opData(pc, fused);
     const r = await opData(pc, ref);
-    const floor = fullMetrics(r.recorded, r.exact, spec.precision);
-    const err = fullMetrics(f.recorded, f.exact, spec.precision);
+    // Each op checked on the same sample of its output columns on both paths (the whole output of a small op; a
+    // large one's columns where the paths differ most and an even spread, every row), exactly in fp64 from each
+    // path's own inputs.
+    const T = tokens.length;
+    const width = f.recorded.length / T;
+    // (the columns ranked by where the two paths' outputs differ most)
+    const cols = scoredColumns({ ...f, exact: Float64Array.from(r.recorded) }, FINAL);
+    const floor = fullMetrics(gather(r.recorded, T, width, cols), core(r, {}, cols), spec.precision);
+    const err = fullMetrics(gather(f.recorded, T, width, cols), core(f, {}, cols), spec.precision);
     const ratio = ratioOf(err, floor, spec.metric, spec.precision, f.scale);
     const nonFinite = nonFiniteIn(err);
     measured.push({ id: pc.id, op: pc.op, what: pc.what, ratio, nonFinite });
-    if (!born && (ratio > spec.k || nonFinite > 0)) born = { pc, d: { ...f, floor } };
+    if (!born && (ratio > spec.k || nonFinite > 0)) {
+      // The born op's exact output in full: its anatomy and the cause search read every element.
+      f.exact = core(f, {}, null);
+      born = { pc, d: { ...f, floor } };
+    }
   }
   const raced = determinism.differences.filter((x) => x.tensor.startsWith(`layers.${i}.`));
   const race = raced.length

@@ -2,10 +2,10 @@
 // explains it (why.ts), read from the run's own recorded tensors and the oracle's exact output of that op. The
 // finding and the check carry both; the finding's sentence ends with "probable cause: <words>".
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, readDf } from '../engine/oracle-gpu';
+import { type DfBuffer, readDf } from '../engine/oracle-df';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import type { Precision } from '../kernels/precision';
 import type { RunFile } from '../model/run-file';
+import type { Precision } from '../numeric/precision';
 import type { OpKind } from './causes/types';
 import type { OpCheck } from './run-checks';
 import type { RunsReport } from './runs-report';

@@ -4,7 +4,7 @@
 import type { Engine } from '../engine/engine';
 import { weightReader } from '../engine/gpu-model';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import type { Precision } from '../kernels/precision';
+import type { Precision } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
 import { type Anatomy, anatomy } from './causes/anatomy';
 import { explain } from './causes/explain';
@@ -20,28 +20,31 @@ export interface OpWhy {
 /** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
 export async function opWeights(engine: Engine, op: OpKind, layer: number | null): Promise<OpWeights> {
   const cpu = engine.hasCpuWeights ? engine.weights : null;
-  const reader = cpu ? null : weightReader(engine.gpuParts().device, engine.gpuParts().model);
-  const lw = layer === null ? null : cpu ? cpu.layers[layer] : await reader!.layer(layer);
+  const gpu = cpu ? null : weightReader(engine.gpuParts().device, engine.gpuParts().model);
+  const lw = layer === null || !cpu ? null : cpu.layers[layer];
+  const linear = async (which: 'qkv' | 'dense' | 'fc1' | 'fc2') => ({
+    linear: lw ? lw[which] : await gpu!.linear(layer!, which),
+  });
   switch (op) {
     case 'ln1':
-      return { norm: lw!.inputLayernorm };
+      return { norm: lw ? lw.inputLayernorm : await gpu!.layerNorm(layer!, 'input') };
     case 'ln2':
-      return { norm: lw!.postAttentionLayernorm };
+      return { norm: lw ? lw.postAttentionLayernorm : await gpu!.layerNorm(layer!, 'post') };
     case 'qkv':
     case 'attn_block':
-      return { linear: lw!.qkv };
+      return linear('qkv');
     case 'dense':
-      return { linear: lw!.dense };
+      return linear('dense');
     case 'fc1':
     case 'mlp_up':
-      return { linear: lw!.fc1 };
+      return linear('fc1');
     case 'fc2':
     case 'mlp_residual':
-      return { linear: lw!.fc2 };
+      return linear('fc2');
     case 'final_norm':
-      return { norm: cpu ? cpu.finalLayerNorm : await reader!.finalLayerNorm() };
+      return { norm: cpu ? cpu.finalLayerNorm : await gpu!.finalLayerNorm() };
     case 'lm_head':
-      return { lmHead: cpu ? cpu.lmHead.data : (await reader!.lmHead()).data };
+      return { lmHead: cpu ? cpu.lmHead.data : (await gpu!.lmHead()).data };
     default:
       return {};
   }

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
-import { mulberry32 } from '../model/random';
 import { randomModelFiles } from '../model/random-model';
+import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
 
 let engine: Engine;

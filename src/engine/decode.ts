@@ -21,6 +21,7 @@ import { type DispatchSpec, Program, type TapCopy, type Workgroups } from '../gp
 import { uploadBuffer } from '../gpu/readback';
 import { argmaxRow } from '../kernels/argmax';
 import { rotaryTables } from '../kernels/rotary';
+import { DecodeRecorder } from './decode-record';
 import type { GpuModel } from './gpu-model';
 import { buildPlan, type Plan, PlanError, type PlanOptions } from './plan';
 
@@ -32,7 +33,10 @@ export interface DecodeContext {
   maxBindingBytes: number;
 }
 
-export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 'gemm' | 'fold'>;
+export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 'gemm' | 'fold'> & {
+  /** Record every op's rows of the prefill and each step (decode-record.ts): our decode as a run. */
+  record?: boolean;
+};
 
 /** A recorded plan: its buffers stay held while it is cached. */
 interface Replay {
@@ -76,6 +80,8 @@ export class DecodeSession {
   private prompt = 0;
   /** Recorded programs built (a test's view of the cache: replays build nothing). */
   builds = 0;
+  /** With opts.record: every op's rows, by position (read with recorded()). */
+  private recorder: DecodeRecorder | null = null;
 
   /**
    * A cache of `rows` positions. Limits are checked before anything is allocated (PlanError); every buffer goes
@@ -113,6 +119,7 @@ export class DecodeSession {
       this.next = this.own.acquire(4, storage(), 'kv:next');
       this.history = this.own.acquire(rows * 4, storage(), 'kv:history');
       this.promptIds = this.own.acquire(rows * 4, storage(), 'kv:prompt');
+      if (opts.record) this.recorder = new DecodeRecorder(device, this.own, rows);
     } catch (e) {
       this.release();
       throw e;
@@ -161,8 +168,18 @@ export class DecodeSession {
         encoder.copyBufferToBuffer(im.buffer, j * im.stride + im.slabOffsets[i], slab.buffer, 0, slab.used);
       });
       program.encode(encoder, null, im.workgroups[j]);
+      this.recorder?.afterStep(encoder, this.prompt + s - 1);
     }
     encoder.copyBufferToBuffer(this.next, 0, this.history, s * 4, 4);
+  }
+
+  /**
+   * With opts.record, after a generation of n ids (its steps submitted and done): every recorded tap's rows at
+   * positions 0 .. prompt + n − 2, by engine tap name.
+   */
+  recorded(n: number): Promise<Map<string, Float32Array>> {
+    if (!this.recorder) throw new Error('decode: this session does not record');
+    return this.recorder.read(this.prompt + n - 1);
   }
 
   /** Destroys every buffer of the session. */
@@ -230,6 +247,7 @@ export class DecodeSession {
     try {
       for (const spec of specs) program.add(spec);
       for (const c of gather) program.copyAfter(c);
+      this.recorder?.attach(program, plan, p0 > 0 || ids === this.next);
     } catch (e) {
       program.dispose();
       plan.release();

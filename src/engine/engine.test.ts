@@ -8,9 +8,9 @@ import { oracleForward, oracleGreedy } from '../kernels/cpu/forward';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
-import { mulberry32 } from '../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
 
 let engine: Engine;

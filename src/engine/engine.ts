@@ -8,16 +8,17 @@ import type { PipelineCache, ShaderSource } from '../gpu/pipelines';
 import type { BufferPool, PoolStats } from '../gpu/pool';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { RandomModelSpec } from '../model/random-model';
+import { isShardedSource, type ShardedSource } from '../model/shard-stream';
 import type { Tokenizer } from '../model/tokenizer';
-import type { ModelWeights, NeoXConfig } from '../model/types';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
-import { GpuBatch } from './batch';
+import type { ModelWeights, NeoXConfig } from '../numeric/types';
+import type { GpuBatch } from './batch';
 import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
 import { GpuSession } from './gpu-session';
-import { checkGenerate, checkTokens } from './inputs';
-import { deferredWeights, isCpuAdapterSummary, type MemoryBudget, type ModelSource } from './install';
+import { checkGenerate, checkGeneratePaths, checkTokens } from './inputs';
+import { deferredWeights, keepCpuByDefault, type MemoryBudget, type ModelSource } from './install';
 import { ModelSlot, streamedWeights } from './model-slot';
 import type { PlanCacheStats } from './plan-cache';
 import { timePlan } from './time-forward';
@@ -29,22 +30,14 @@ import {
   type GenerateOptions,
   type ModelFiles,
   type ModelInfo,
+  type ModelStreamFiles,
 } from './types';
 
 export { argmax, type OnStep, type OnToken } from './generate';
 export { estimateWeightBytes, type MemoryBudget } from './install';
 export type { PlanCacheStats } from './plan-cache';
-export {
-  EngineError,
-  type EngineOptions,
-  type ForwardOptions,
-  type ForwardResult,
-  type GenerateOptions,
-  type ModelFiles,
-  type ModelInfo,
-  type PathSpec,
-  resolvePath,
-} from './types';
+// The engine's options, results and error (types.ts), all of them.
+export * from './types';
 
 export class Engine {
   /** The device and what lives on it (pools, pipelines, recorded plans); renewed after a device loss. */
@@ -211,24 +204,17 @@ export class Engine {
   /**
    * Loads a model whose safetensors arrive as a stream (fetch body, File.stream(), a Node file): read chunk by
    * chunk with progress and cancellation, never held whole in memory, then checked and uploaded tensor by
-   * tensor. The previous model stays loaded until the new one is complete.
+   * tensor. The previous model stays loaded until the new one is complete. Sharded weights (an index and its
+   * shards, src/model/shard-stream.ts) are checked against their index first and read shard by shard.
    */
-  async loadModelStream(files: {
-    config: string;
-    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-    totalBytes: number | null;
-    tokenizer?: string;
-    name?: string;
-    onProgress?: (loaded: number, total: number | null) => void;
-    signal?: AbortSignal;
-    /** The same bytes again from the start (a reload after a device loss); without it, no reload. */
-    reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-  }): Promise<ModelInfo> {
+  async loadModelStream(files: ModelStreamFiles): Promise<ModelInfo> {
     this.checkAlive();
     const source: ModelSource = {
       kind: 'file',
       config: files.config,
-      weights: streamedWeights(files),
+      weights: isShardedSource(files.weights)
+        ? files.weights
+        : streamedWeights({ ...files, weights: files.weights }),
       tokenizer: files.tokenizer,
       name: files.name,
     };
@@ -244,7 +230,7 @@ export class Engine {
       signal?: AbortSignal;
     } = {},
   ): Promise<ModelInfo> {
-    const keepCpu = o.keepCpu ?? this.keepCpuByDefault();
+    const keepCpu = o.keepCpu ?? keepCpuByDefault(this.acquireOpts, this.adapter);
     const info = await this.slot.install(this.gpuSession, source, {
       ...o,
       keepCpu,
@@ -254,12 +240,6 @@ export class Engine {
     // The old model's buffers are gone (the slot destroyed them): so are the recordings that used them.
     this.gpuSession.trim();
     return info;
-  }
-
-  /** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
-  private keepCpuByDefault(): boolean {
-    const mode = this.acquireOpts.cpuWeights ?? 'auto';
-    return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(this.adapter));
   }
 
   /**
@@ -347,6 +327,8 @@ export class Engine {
    * hooks]): each path's steps as in generate (the same ids, path by path), all paths' step s recorded together,
    * `chunk` steps per submit (default 4; the ids read back once per chunk, the next chunk already queued).
    * `onStep(step, ids)` gets that step's id of every path, in the order of `paths`. Returns the ids per path.
+   * With `opts.recorded` (an empty array), each path's decode is recorded as a run (decode-record.ts): the
+   * array gets, per path, every op's rows of the prefill and of each step by engine tap name.
    */
   async generatePaths(
     prompt: number[],
@@ -354,17 +336,15 @@ export class Engine {
     paths: GenerateOptions[],
     onStep?: OnStep,
     signal?: AbortSignal,
-    opts: { chunk?: number } = {},
+    opts: { chunk?: number; recorded?: Map<string, Float32Array>[] } = {},
   ): Promise<number[][]> {
     const m = this.requireModel();
-    checkGenerate(m.cfg, prompt, n);
-    if (paths.length === 0) throw new EngineError('generation needs at least one path');
     const chunk = opts.chunk ?? 4;
-    if (!Number.isInteger(chunk) || chunk < 1)
-      throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
+    checkGeneratePaths(m.cfg, prompt, n, paths.length, chunk);
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
-    return generatePaths(this.gpuSession.pathsContext(m), prompt, n, paths, onStep, signal, chunk);
+    const ctx = this.gpuSession.pathsContext(m);
+    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk, opts.recorded);
   }
 
   /**
@@ -388,22 +368,7 @@ export class Engine {
    * submit, every tap kept on the GPU (src/engine/batch.ts).
    */
   batch(): GpuBatch {
-    const m = this.requireModel();
-    const s = this.gpuSession;
-    return new GpuBatch({
-      device: s.device,
-      pipelines: s.pipelines,
-      pool: s.pool,
-      plan: (tokens, opts) => {
-        checkTokens(m.cfg, tokens);
-        return this.gpuSession.plan(m, tokens, opts);
-      },
-      record: (tokens, opts) => {
-        checkTokens(m.cfg, tokens);
-        return this.gpuSession.recordedForward(m, tokens.length, opts);
-      },
-      checkAlive: () => this.checkAlive(),
-    });
+    return this.gpuSession.batch(this.requireModel(), () => this.checkAlive());
   }
 
   /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */

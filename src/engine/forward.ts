@@ -5,7 +5,7 @@ import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
 import { refineTimings } from '../gpu/timestamp-refine';
 import { GpuTimer } from '../gpu/timestamps';
-import type { HiddenDump, NeoXConfig } from '../model/types';
+import type { HiddenDump, NeoXConfig } from '../numeric/types';
 import type { Plan, TapPart } from './plan';
 import { EngineError, type ForwardOptions, type ForwardResult } from './types';
 

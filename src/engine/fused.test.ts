@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { nodeGpu } from '../gpu/node';
 import { oracleForward } from '../kernels/cpu/forward';
-import { type Precision, roundStorageArray, storageUnitRoundoff } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
-import { mulberry32 } from '../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { type Precision, roundStorageArray, storageUnitRoundoff } from '../numeric/precision';
+import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
 import { FUSED_KERNELS } from './fused-kernels';
 

@@ -50,6 +50,7 @@ export async function generatePaths(
   onStep: OnStep | undefined,
   signal: AbortSignal | undefined,
   chunk: number,
+  recorded?: Map<string, Float32Array>[],
 ): Promise<number[][]> {
   // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
   const rows = prompt.length + n - 1;
@@ -60,14 +61,18 @@ export async function generatePaths(
     for (const p of paths) {
       const fused = resolvePath(p.path);
       const precision = p.precision ?? 'fp32';
-      const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, layers)}|${ctx.kernelKey}`;
-      const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm, fold: foldFor(ctx.kernelKey) };
+      const record = recorded !== undefined;
+      const key = `${pathKey(fused)}|${precision}|rows=${rows}|${hooksKey(p.hooks, layers)}|${ctx.kernelKey}${record ? '|record' : ''}`;
+      const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm, fold: foldFor(ctx.kernelKey), record };
       const lease = ctx.sessions.take(key, () => new DecodeSession(ctx, rows, opts));
       leases.push(lease);
       lease.value.prepare(prompt, n);
     }
     const sessions = leases.map((l) => l.value);
-    return await generateSessions(ctx, sessions, n, onStep, signal, chunk);
+    const ids = await generateSessions(ctx, sessions, n, onStep, signal, chunk);
+    // Our decode as runs: every op's rows of the prefill and of each step, by position.
+    if (recorded) for (const s of sessions) recorded.push(await s.recorded(n));
+    return ids;
   } catch (e) {
     failed = !(e instanceof EngineError && e.kind === 'cancelled');
     if (e instanceof PlanError) throw new EngineError(e.message, 'input');

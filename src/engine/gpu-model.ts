@@ -2,7 +2,7 @@
 // (layers[3].attention.qkv.weight, …). Built once when a model loads.
 import type { BufferRef } from '../gpu/pipelines';
 import { readBuffer } from '../gpu/readback';
-import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
+import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
 import type {
   LayerWeights,
   LinearWeights,
@@ -10,7 +10,7 @@ import type {
   NeoXConfig,
   NormWeights,
   Tensor,
-} from '../model/types';
+} from '../numeric/types';
 
 export interface GpuLinear {
   weight: GPUBuffer; // [out, in]
@@ -290,6 +290,16 @@ export function weightReader(device: GPUDevice, m: GpuModel) {
         fc2: await lin(l.mlp.dense4hToH, d, ff),
       };
     },
+    /** One linear of layer i alone (one op's causes read only its own weights). */
+    linear: (i: number, which: 'qkv' | 'dense' | 'fc1' | 'fc2'): Promise<LinearWeights> => {
+      const l = m.layers[i];
+      if (which === 'qkv') return lin(l.attention.qkv, 3 * d, d);
+      if (which === 'dense') return lin(l.attention.dense, d, d);
+      if (which === 'fc1') return lin(l.mlp.denseHTo4h, ff, d);
+      return lin(l.mlp.dense4hToH, d, ff);
+    },
+    layerNorm: (i: number, which: 'input' | 'post'): Promise<NormWeights> =>
+      norm(which === 'input' ? m.layers[i].inputLayernorm : m.layers[i].postAttentionLayernorm),
     finalLayerNorm: () => norm(m.finalLayerNorm),
     lmHead: () => rows(m.lmHead),
   };

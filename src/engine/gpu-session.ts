@@ -6,12 +6,14 @@ import { acquireGpu, type GpuContext } from '../gpu/device';
 import { PipelineCache, type ShaderSource, textHash } from '../gpu/pipelines';
 import { BufferPool } from '../gpu/pool';
 import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
-import type { NeoXConfig } from '../model/types';
 import { emptyWeights } from '../model/weights';
+import type { NeoXConfig } from '../numeric/types';
+import { GpuBatch } from './batch';
 import type { DecodeSession } from './decode';
 import { type ForwardContext, StagingBuffers } from './forward';
 import type { PathsContext } from './generate';
 import type { GpuModel } from './gpu-model';
+import { checkTokens } from './inputs';
 import { allocateChecked, CPU_ADAPTER_BUDGET, isCpuAdapterSummary, type MemoryBudget } from './install';
 import { buildPlan, PlanError, type PlanOptions } from './plan';
 import { type Lease, PlanCache, type PlanCacheStats } from './plan-cache';
@@ -206,6 +208,27 @@ export class GpuSession {
       checkAlive: () => this.checkAlive(),
       settleLoss: () => this.settleLoss(),
     };
+  }
+
+  /**
+   * A batch on model `m`: forwards (and the caller's own recorded work: the oracle, metric reductions) in one
+   * encoder and one submit, every tap kept on the GPU (src/engine/batch.ts).
+   */
+  batch(m: GpuModel, checkAlive: () => void): GpuBatch {
+    return new GpuBatch({
+      device: this.device,
+      pipelines: this.pipelines,
+      pool: this.pool,
+      plan: (tokens, opts) => {
+        checkTokens(m.cfg, tokens);
+        return this.plan(m, tokens, opts);
+      },
+      record: (tokens, opts) => {
+        checkTokens(m.cfg, tokens);
+        return this.recordedForward(m, tokens.length, opts);
+      },
+      checkAlive,
+    });
   }
 
   destroy(): void {

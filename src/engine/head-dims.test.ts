@@ -14,11 +14,12 @@ import { relL2 } from '../kernels/oracle/testing';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
-import { mulberry32 } from '../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
+import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
-import { GpuOracle, readDf } from './oracle-gpu';
+import { readDf } from './oracle-df';
+import { GpuOracle } from './oracle-gpu';
 
 let engine: Engine;
 beforeAll(async () => {

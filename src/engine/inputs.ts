@@ -1,6 +1,6 @@
 // A run's input limits, checked before any GPU work: token ids and their count against the model's config,
 // and a generation's length. Each failure is one EngineError line naming what is wrong.
-import type { NeoXConfig } from '../model/types';
+import type { NeoXConfig } from '../numeric/types';
 import { EngineError } from './types';
 
 export function checkTokens(cfg: NeoXConfig, tokens: number[]): void {
@@ -29,4 +29,18 @@ export function checkGenerate(cfg: NeoXConfig, prompt: number[], n: number): voi
       'input',
     );
   }
+}
+
+/** Generation on several paths: the prompt and count as checkGenerate, at least one path, a whole chunk size. */
+export function checkGeneratePaths(
+  cfg: NeoXConfig,
+  prompt: number[],
+  n: number,
+  paths: number,
+  chunk: number,
+): void {
+  checkGenerate(cfg, prompt, n);
+  if (paths === 0) throw new EngineError('generation needs at least one path');
+  if (!Number.isInteger(chunk) || chunk < 1)
+    throw new EngineError(`generation chunk must be a positive integer, got ${chunk}`, 'input');
 }

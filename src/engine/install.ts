@@ -4,6 +4,7 @@
 // streamed in tensor by tensor (an error becomes one EngineError and frees what was made). Engine.loadModel*
 // install its result.
 
+import type { AdapterSummary } from '../gpu/device';
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
 import { headDimProblem } from '../kernels/flash-attention';
@@ -11,12 +12,12 @@ import { seededWeights } from '../kernels/seeded-weights';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
 import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
-import { f16BitsToF32, f32ToF16Bits } from '../model/safetensors';
 import { seededPlan } from '../model/seeded-weights';
 import { parseTokenizerText, type Tokenizer } from '../model/tokenizer';
-import type { DType, ModelWeights, NeoXConfig, Tensor } from '../model/types';
-import { streamWeights, type WeightsSource } from '../model/weight-stream';
+import { streamWeights, type Weights } from '../model/weight-stream';
 import { emptyWeights, modelSummary } from '../model/weights';
+import { f16BitsToF32, f32ToF16Bits } from '../numeric/bits';
+import type { DType, ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
 import {
   type AllocatedModel,
   allocateModel,
@@ -210,7 +211,7 @@ const FLUSH_BYTES = 256 * 2 ** 20;
 export async function installStream(
   device: GPUDevice,
   cfg: NeoXConfig,
-  source: WeightsSource,
+  source: Weights,
   files: { tokenizer: string | undefined; name: string | undefined },
   opts: StreamInstallOptions,
 ): Promise<Installed> {
@@ -292,7 +293,7 @@ export function isCpuAdapterSummary(a: {
 
 /** What a loaded model was read from (kept to reload it after a device loss). */
 export type ModelSource =
-  | { kind: 'file'; config: string; weights: WeightsSource; tokenizer?: string; name?: string }
+  | { kind: 'file'; config: string; weights: Weights; tokenizer?: string; name?: string }
   | { kind: 'seeded'; spec: RandomModelSpec; seed: number; name?: string };
 
 /** Engine.weights where no CPU copy was made: any use says so (never silently empty weights). */
@@ -375,4 +376,10 @@ export async function installSeeded(
   };
   const cpu = opts.keepCpu ? await readModelWeights(device, made.model) : null;
   return { model: made.model, tok: null, info, cpu };
+}
+
+/** Whether a load keeps the fp32 CPU copy: asked for, or (auto) where the CPU oracle will run (a CPU adapter). */
+export function keepCpuByDefault(opts: EngineOptions, adapter: AdapterSummary): boolean {
+  const mode = opts.cpuWeights ?? 'auto';
+  return mode === 'keep' || (mode === 'auto' && isCpuAdapterSummary(adapter));
 }

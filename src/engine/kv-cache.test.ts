@@ -20,8 +20,8 @@ import type { KvPositions } from '../kernels/positions';
 import { rotary, rotaryTables } from '../kernels/rotary';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
-import { mulberry32, randn } from '../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
+import { mulberry32, randn } from '../numeric/random';
 import { faultHooks } from '../run/faults';
 import { argmax, Engine, type PathSpec } from './engine';
 

@@ -8,10 +8,10 @@ import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { parseConfigText } from '../model/config';
 import { randomConfigJson, randomModelFiles } from '../model/random-model';
-import { writeSafetensors } from '../model/safetensors';
+import { writeSafetensors } from '../model/safetensors-write';
 import { seededPlan, seededWeightsCpu } from '../model/seeded-weights';
-import type { ModelWeights, Tensor } from '../model/types';
 import { loadWeights } from '../model/weights';
+import type { ModelWeights, Tensor } from '../numeric/types';
 import { Engine, type EngineOptions } from './engine';
 
 // Sizes off every tile and granule: V = 151 rows, d = 48, ff = 90, odd numels (a packed f16 tail).

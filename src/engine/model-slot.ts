@@ -3,8 +3,8 @@
 // whole (src/engine/install.ts) before the old one is let go, so a failed load leaves the old one in place.
 import { parseConfigText } from '../model/config';
 import type { Tokenizer } from '../model/tokenizer';
-import type { ModelWeights } from '../model/types';
 import type { WeightsSource } from '../model/weight-stream';
+import type { ModelWeights } from '../numeric/types';
 import type { GpuModel } from './gpu-model';
 import type { GpuSession } from './gpu-session';
 import { type Installed, installSeeded, installStream, type MemoryBudget, type ModelSource } from './install';

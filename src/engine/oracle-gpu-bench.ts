@@ -17,13 +17,14 @@ import { PipelineCache } from '../gpu/pipelines';
 import { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import { oracleForward } from '../kernels/cpu/forward';
-import { relL2 } from '../kernels/oracle/df-common';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseConfig } from '../model/config';
 import { type RandomModelSpec, randomConfigJson } from '../model/random-model';
-import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../model/types';
+import { relL2 } from '../numeric/double-float';
+import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../numeric/types';
 import { uploadModel } from './gpu-model';
-import { GpuOracle, readDf } from './oracle-gpu';
+import { readDf } from './oracle-df';
+import { GpuOracle } from './oracle-gpu';
 import { buildPlan } from './plan';
 
 const SHAPES: Record<string, RandomModelSpec> = {

@@ -1,15 +1,14 @@
 // The oracle on the GPU: the same GPT-NeoX forward as the CPU fp64 oracle (src/kernels/cpu/forward.ts), every
 // op in double-float (an f32 pair hi + lo, ~48 bits; shaders/oracle/). Tensors are df buffers
 // (`array<vec2<f32>>`, x = hi, y = lo, row-major) with the reference plan's tap names and shapes. A whole
-// forward, or single layers on a given input, are recorded into the caller's command encoder (one submit).
-import type { BufferRef, OverrideConstants, PipelineCache } from '../gpu/pipelines';
+// forward, single layers on a given input, or one op on a run's recorded inputs are recorded into the caller's
+// command encoder (one submit). The df tensors and their recording: oracle-df.ts; the layer and the LM head:
+// oracle-layer.ts.
+import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
-import { Program } from '../gpu/program';
-import { recordReadback, uploadBuffer } from '../gpu/readback';
 import type { GpuTimer } from '../gpu/timestamps';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { dfScores, dfSoftmax, dfValues } from '../kernels/oracle/attention';
-import { fromDfPairs, toDfPairs } from '../kernels/oracle/df-common';
 import { dfEmbedding } from '../kernels/oracle/embedding';
 import { dfGelu } from '../kernels/oracle/gelu';
 import { dfLayerNorm } from '../kernels/oracle/layernorm';
@@ -17,23 +16,17 @@ import { dfLinear } from '../kernels/oracle/linear';
 import { dfPromote } from '../kernels/oracle/promote';
 import { dfResidual } from '../kernels/oracle/residual';
 import { dfRotary, rotaryTablesF64 } from '../kernels/oracle/rotary';
-import { type GpuLinear, type GpuModel, ROW_GRANULE, type RowChunk } from './gpu-model';
-
-/** n elements of vec2<f32> (hi, lo); `parts` when split by columns (the logits of a large vocabulary), each
- * [rows, cols] in its own buffer, columns col0.. of the whole. */
-export interface DfBuffer {
-  buffer: GPUBuffer;
-  n: number;
-  parts?: { buffer: GPUBuffer; col0: number; cols: number }[];
-}
-
-/** The taps of one recorded oracle run. Release only after the encoder's work has been submitted and read. */
-export interface OracleRun {
-  taps: Map<string, DfBuffer>;
-  release(): void;
-}
-
-export type OracleTaps = 'dump' | 'all';
+import { toDfPairs } from '../numeric/double-float';
+import type { GpuLinear, GpuModel } from './gpu-model';
+import {
+  DF_BYTES,
+  type DfBuffer,
+  OracleError,
+  type OracleRun,
+  type OracleTaps,
+  Recording,
+} from './oracle-df';
+import { layerBuffers, type OracleKit, recordLayer, recordLmHead } from './oracle-layer';
 
 /** The ops a run's local checks re-run (src/compare/run-checks.ts). */
 export type OracleOp =
@@ -59,82 +52,10 @@ export interface OracleOpCall {
   label: string;
 }
 
-export class OracleError extends Error {
-  override name = 'OracleError';
-}
-
-const DF_BYTES = 8;
-
-/** Buffers, uploads and dispatches of one run, recorded once into an encoder and released together. */
-class Recording {
-  readonly program: Program;
-  readonly taps = new Map<string, DfBuffer>();
-  private pooled: GPUBuffer[] = [];
-  private uploads: GPUBuffer[] = [];
-
-  constructor(
-    private readonly device: GPUDevice,
-    pipelines: PipelineCache,
-    private readonly pool: BufferPool,
-    private readonly maxBinding: number,
-  ) {
-    this.program = new Program(device, pipelines);
-  }
-
-  /** A df buffer of n elements from the pool (refused, with the tensor's name, beyond one storage binding). */
-  df(n: number, label: string): GPUBuffer {
-    const bytes = n * DF_BYTES;
-    if (bytes > this.maxBinding) {
-      throw new OracleError(
-        `oracle ${label} needs ${bytes} bytes, more than one storage binding on this adapter (${this.maxBinding}): use a shorter prompt`,
-      );
-    }
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    const b = this.pool.acquire(bytes, usage, `oracle:${label}`);
-    this.pooled.push(b);
-    return b;
-  }
-
-  upload(data: Float32Array | Uint32Array, label: string): GPUBuffer {
-    const b = uploadBuffer(this.device, data, `oracle:${label}`);
-    this.uploads.push(b);
-    return b;
-  }
-
-  release(): void {
-    this.program.dispose();
-    for (const b of this.pooled) this.pool.release(b);
-    for (const b of this.uploads) b.destroy();
-    this.pooled = [];
-    this.uploads = [];
-  }
-
-  run(): OracleRun {
-    return { taps: this.taps, release: () => this.release() };
-  }
-}
-
-/** The scratch tensors of a layer; in 'dump' mode one set serves every layer, in 'all' mode each has its own. */
-interface LayerBuffers {
-  ln1: GPUBuffer;
-  qkv: GPUBuffer;
-  q: GPUBuffer;
-  k: GPUBuffer;
-  v: GPUBuffer;
-  scores: GPUBuffer;
-  probs: GPUBuffer;
-  ctx: GPUBuffer;
-  attnOut: GPUBuffer;
-  residMid: GPUBuffer | null;
-  ln2: GPUBuffer;
-  fc1: GPUBuffer;
-  gelu: GPUBuffer;
-  mlpOut: GPUBuffer;
-}
-
 export class GpuOracle {
   private readonly df: OverrideConstants;
   private readonly dfW: OverrideConstants;
+  private readonly kit: OracleKit;
 
   constructor(
     private readonly device: GPUDevice,
@@ -145,6 +66,7 @@ export class GpuOracle {
   ) {
     this.df = { DF_FMA: opts.dfFma };
     this.dfW = { DF_FMA: opts.dfFma, W_F16: model.weightsF16 };
+    this.kit = { model, df: this.df, dfW: this.dfW, maxBindingBytes: opts.maxBindingBytes };
   }
 
   /** Whole forward on tokens (positions 0..T-1). taps 'dump': embed, layers.i.out, final_norm, logits;
@@ -177,10 +99,19 @@ export class GpuOracle {
       });
       rec.taps.set('embed', { buffer: embed, n: T * d });
       const rope = this.rotary(rec, T);
-      const shared = taps === 'dump' ? this.layerBuffers(rec, T, 'scratch') : null;
+      const shared = taps === 'dump' ? layerBuffers(this.model.cfg, rec, T, 'scratch') : null;
       let x = embed;
       for (let i = 0; i < cfg.numLayers; i++) {
-        x = this.recordLayer(rec, i, x, T, rope, shared ?? this.layerBuffers(rec, T, `layers.${i}`), taps);
+        x = recordLayer(
+          this.kit,
+          rec,
+          i,
+          x,
+          T,
+          rope,
+          shared ?? layerBuffers(this.model.cfg, rec, T, `layers.${i}`),
+          taps,
+        );
       }
       const fn = this.model.finalLayerNorm;
       const finalNorm = rec.df(T * d, 'final_norm');
@@ -195,7 +126,7 @@ export class GpuOracle {
         ),
       );
       rec.taps.set('final_norm', { buffer: finalNorm, n: T * d });
-      rec.taps.set('logits', this.lmHead(rec, finalNorm, T));
+      rec.taps.set('logits', recordLmHead(this.kit, rec, finalNorm, T));
       rec.program.encode(encoder, timer);
     } catch (e) {
       rec.release();
@@ -234,7 +165,7 @@ export class GpuOracle {
         rec.program.add(dfPromote(`layers.${i}.promote`, { x: input.f32, out: x }, T * d));
       }
       const rope = this.rotary(rec, T);
-      this.recordLayer(rec, i, x, T, rope, this.layerBuffers(rec, T, `layers.${i}`), taps);
+      recordLayer(this.kit, rec, i, x, T, rope, layerBuffers(this.model.cfg, rec, T, `layers.${i}`), taps);
       rec.program.encode(encoder, timer);
     } catch (e) {
       rec.release();
@@ -346,20 +277,21 @@ export class GpuOracle {
         }
         case 'layer': {
           const rope = this.rotary(rec, T);
-          const y = this.recordLayer(
+          const y = recordLayer(
+            this.kit,
             rec,
             c.layer!,
             xs[0],
             T,
             rope,
-            this.layerBuffers(rec, T, c.label),
+            layerBuffers(this.model.cfg, rec, T, c.label),
             'dump',
           );
           out = { buffer: y, n: T * d };
           break;
         }
         case 'lm_head':
-          out = this.lmHead(rec, xs[0], T);
+          out = recordLmHead(this.kit, rec, xs[0], T);
           break;
       }
       rec.taps.set('out', out);
@@ -381,178 +313,4 @@ export class GpuOracle {
     const t = rotaryTablesF64(T, cfg.rotaryNdims, cfg.rotaryBase, this.opts.angles);
     return { cos: rec.upload(toDfPairs(t.cos), 'cos'), sin: rec.upload(toDfPairs(t.sin), 'sin') };
   }
-
-  private layerBuffers(rec: Recording, T: number, p: string): LayerBuffers {
-    const { cfg } = this.model;
-    const d = cfg.hiddenSize;
-    const H = cfg.numHeads;
-    const ff = cfg.intermediateSize;
-    return {
-      ln1: rec.df(T * d, `${p}.ln1`),
-      qkv: rec.df(T * 3 * d, `${p}.qkv`),
-      q: rec.df(T * d, `${p}.q`),
-      k: rec.df(T * d, `${p}.k`),
-      v: rec.df(T * d, `${p}.v`),
-      scores: rec.df(H * T * T, `${p}.scores`),
-      probs: rec.df(H * T * T, `${p}.probs`),
-      ctx: rec.df(T * d, `${p}.ctx`),
-      attnOut: rec.df(T * d, `${p}.attn_out`),
-      residMid: cfg.useParallelResidual ? null : rec.df(T * d, `${p}.resid_mid`),
-      ln2: rec.df(T * d, `${p}.ln2`),
-      fc1: rec.df(T * ff, `${p}.fc1`),
-      gelu: rec.df(T * ff, `${p}.gelu`),
-      mlpOut: rec.df(T * d, `${p}.mlp_out`),
-    };
-  }
-
-  /** One GPTNeoXLayer on x [T, d] df, in the CPU oracle's op order; returns the new residual (its own buffer). */
-  private recordLayer(
-    rec: Recording,
-    i: number,
-    x: GPUBuffer,
-    T: number,
-    rope: { cos: GPUBuffer; sin: GPUBuffer },
-    b: LayerBuffers,
-    taps: OracleTaps,
-  ): GPUBuffer {
-    const { cfg } = this.model;
-    const lw = this.model.layers[i];
-    const d = cfg.hiddenSize;
-    const H = cfg.numHeads;
-    const hd = cfg.headDim;
-    const ff = cfg.intermediateSize;
-    const eps = cfg.layerNormEps;
-    const p = `layers.${i}`;
-    const add = rec.program.add.bind(rec.program);
-    const df = { constants: this.df };
-    const tap = (name: string, buffer: GPUBuffer, n: number) => {
-      if (taps === 'all') rec.taps.set(`${p}.${name}`, { buffer, n });
-    };
-    const linear = (name: string, w: GpuLinear, xIn: GPUBuffer, y: GPUBuffer, N: number, K: number) =>
-      add(
-        dfLinear(`${p}.${name}`, { x: xIn, w: w.weight, b: w.bias, y, dummy: this.model.dummy }, T, N, K, {
-          constants: this.dfW,
-        }),
-      );
-    const ln1 = lw.inputLayernorm;
-    const ln2 = lw.postAttentionLayernorm;
-
-    // Attention: dense(attention(input_layernorm(x))).
-    add(dfLayerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, df)); // [T, d]
-    linear('qkv', lw.attention.qkv, b.ln1, b.qkv, 3 * d, d); // [T, 3d] = [T, H, 3, hd]
-    add(
-      dfRotary(`${p}.rotary`, { qkv: b.qkv, ...rope, q: b.q, k: b.k, v: b.v }, T, H, hd, cfg.rotaryNdims, df),
-    ); // [H, T, hd] each
-    add(dfScores(`${p}.scores`, { q: b.q, k: b.k, s: b.scores }, H, T, hd, df)); // [H, T, T], 0 above the diagonal
-    add(dfSoftmax(`${p}.probs`, { s: b.scores, p: b.probs }, H, T, df)); // [H, T, T]
-    add(dfValues(`${p}.ctx`, { p: b.probs, v: b.v, ctx: b.ctx }, H, T, hd, df)); // [T, d]
-    linear('attn_out', lw.attention.dense, b.ctx, b.attnOut, d, d); // [T, d]
-    tap('ln1', b.ln1, T * d);
-    tap('qkv', b.qkv, T * 3 * d);
-    tap('q', b.q, T * d);
-    tap('k', b.k, T * d);
-    tap('v', b.v, T * d);
-    tap('scores', b.scores, H * T * T);
-    tap('probs', b.probs, H * T * T);
-    tap('ctx', b.ctx, T * d);
-    tap('attn_out', b.attnOut, T * d);
-
-    // MLP on x (parallel) or attn + x (sequential).
-    const dummy = this.model.dummy;
-    if (b.residMid) {
-      add(dfResidual(`${p}.resid_mid`, { a: b.attnOut, b: x, c: null, out: b.residMid, dummy }, T * d, df));
-    }
-    const mlpIn = b.residMid ?? x;
-    add(dfLayerNorm(`${p}.ln2`, { x: mlpIn, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, eps, df)); // [T, d]
-    linear('fc1', lw.mlp.denseHTo4h, b.ln2, b.fc1, ff, d); // [T, ff]
-    add(dfGelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff, df)); // [T, ff]
-    linear('mlp_out', lw.mlp.dense4hToH, b.gelu, b.mlpOut, d, ff); // [T, d]
-    // HF: parallel (mlp + attn) + x; sequential mlp + (attn + x).
-    const out = rec.df(T * d, `${p}.out`);
-    const sum = b.residMid ? { a: b.mlpOut, b: b.residMid, c: null } : { a: b.mlpOut, b: b.attnOut, c: x };
-    add(dfResidual(`${p}.out`, { ...sum, out, dummy }, T * d, df)); // [T, d]
-    tap('ln2', b.ln2, T * d);
-    tap('fc1', b.fc1, T * ff);
-    tap('gelu', b.gelu, T * ff);
-    tap('mlp_out', b.mlpOut, T * d);
-    if (b.residMid) tap('resid_mid', b.residMid, T * d);
-    rec.taps.set(`${p}.out`, { buffer: out, n: T * d });
-    return out;
-  }
-
-  /**
-   * The LM head in pieces that each fit one binding, as the reference plan splits it: the weight chunks of the
-   * upload, split again by rows so that each piece's [T, rows] df output fits too.
-   */
-  private lmHead(rec: Recording, x: GPUBuffer, T: number): DfBuffer {
-    const { cfg } = this.model;
-    const d = cfg.hiddenSize;
-    const V = cfg.vocabSize;
-    const wBytes = this.model.weightsF16 ? 2 : 4;
-    const actRows = Math.max(
-      ROW_GRANULE,
-      Math.floor(this.opts.maxBindingBytes / (DF_BYTES * T) / ROW_GRANULE) * ROW_GRANULE,
-    );
-    const pieces: { chunk: RowChunk; r0: number; rows: number }[] = [];
-    for (const chunk of this.model.lmHead) {
-      for (let r0 = 0; r0 < chunk.rows; r0 += actRows)
-        pieces.push({ chunk, r0, rows: Math.min(actRows, chunk.rows - r0) });
-    }
-    const parts: { buffer: GPUBuffer; col0: number; cols: number }[] = [];
-    pieces.forEach((piece, i) => {
-      const label = pieces.length === 1 ? 'logits' : `logits[${i}]`;
-      const y = rec.df(T * piece.rows, label);
-      const w: BufferRef =
-        piece.rows === piece.chunk.rows
-          ? piece.chunk.buffer
-          : { buffer: piece.chunk.buffer, offset: piece.r0 * d * wBytes, size: piece.rows * d * wBytes };
-      rec.program.add(
-        dfLinear(label, { x, w, b: null, y, dummy: this.model.dummy }, T, piece.rows, d, {
-          constants: this.dfW,
-        }),
-      );
-      parts.push({ buffer: y, col0: piece.chunk.row0 + piece.r0, cols: piece.rows });
-    });
-    return parts.length === 1
-      ? { buffer: parts[0].buffer, n: T * V }
-      : { buffer: parts[0].buffer, n: T * V, parts };
-  }
-}
-
-/** A storage buffer holding `data` as df pairs (hi = fround(v), lo = fround(v − hi)). */
-export function uploadDf(device: GPUDevice, data: Float64Array): GPUBuffer {
-  return uploadBuffer(device, toDfPairs(data), 'df');
-}
-
-/**
- * Reads a df tensor back as hi + lo in f64 (one submit). A tensor split by columns is reassembled into
- * [rows, Σ cols]; `rows` (the tensor's row count) is then n / Σ cols unless given, and checked when given.
- */
-export async function readDf(device: GPUDevice, t: DfBuffer, rows?: number): Promise<Float64Array> {
-  const encoder = device.createCommandEncoder({ label: 'readDf' });
-  if (!t.parts) {
-    if (rows !== undefined && (!Number.isInteger(rows) || rows < 1 || t.n % rows !== 0))
-      throw new OracleError(`readDf: ${t.n} elements are not ${rows} whole rows`);
-    const finish = recordReadback(device, encoder, [{ src: t.buffer, bytes: t.n * DF_BYTES }]);
-    device.queue.submit([encoder.finish()]);
-    const [pairs] = await finish();
-    return fromDfPairs(pairs, t.n);
-  }
-  const cols = t.parts.reduce((s, p) => s + p.cols, 0);
-  const R = rows ?? t.n / cols;
-  if (!Number.isInteger(R) || R * cols !== t.n)
-    throw new OracleError(`readDf: ${t.n} elements do not make ${rows ?? 'whole'} rows of ${cols} columns`);
-  const finish = recordReadback(
-    device,
-    encoder,
-    t.parts.map((p) => ({ src: p.buffer, bytes: R * p.cols * DF_BYTES })),
-  );
-  device.queue.submit([encoder.finish()]);
-  const got = await finish();
-  const out = new Float64Array(t.n);
-  t.parts.forEach((p, k) => {
-    const vals = fromDfPairs(got[k], R * p.cols);
-    for (let r = 0; r < R; r++) out.set(vals.subarray(r * p.cols, (r + 1) * p.cols), r * cols + p.col0);
-  });
-  return out;
 }

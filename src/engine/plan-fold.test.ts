@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeGpu } from '../gpu/node';
 import type { GemmPolicy } from '../kernels/gemm-configs';
-import type { Precision } from '../kernels/precision';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
-import { mulberry32 } from '../model/random';
 import { type RandomModelSpec, randomModelFiles } from '../model/random-model';
+import type { Precision } from '../numeric/precision';
+import { mulberry32 } from '../numeric/random';
 import { Engine } from './engine';
 import { runForward, StagingBuffers } from './forward';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';

@@ -33,30 +33,45 @@ import {
   residualPartialLaunch,
 } from './plan-fold-ops';
 
+/** A reference LayerNorm into `y` (the tap `name`), its input and weights read when the op is made. */
+function normOp(
+  L: LayerCtx,
+  name: string,
+  y: GPUBuffer,
+  input: () => { x: GPUBuffer; ln: { weight: GPUBuffer; bias: GPUBuffer } },
+): Launch {
+  return {
+    make: (k) => {
+      const { x, ln } = input();
+      return layerNorm(`${L.p}.${name}`, { x, weight: ln.weight, bias: ln.bias, y }, L.T, L.d, L.eps, k);
+    },
+    writes: [[`${L.p}.${name}`, y, L.T * L.d]],
+  };
+}
+
+/** A reference linear layer [T, K] -> [T, N] into `y` (the tap `name`), its input and weights read when made. */
+function linearOp(
+  L: LayerCtx,
+  name: string,
+  y: GPUBuffer,
+  N: number,
+  K: number,
+  input: () => { x: GPUBuffer; w: { weight: BufferRef; bias: GPUBuffer | null } },
+): Launch {
+  return {
+    make: (k) => {
+      const { x, w } = input();
+      const buf = { x, w: w.weight, b: w.bias, y, dummy: L.dummy };
+      return linear(`${L.p}.${name}`, buf, L.T, N, K, k);
+    },
+    writes: [[`${L.p}.${name}`, y, L.T * N]],
+  };
+}
+
 /** The reference ops: one plain kernel each (LayerNorm, linear, rotary, attention in three, GELU, adds). */
 export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
-  ln1: (L) => ({
-    make: (k) => {
-      const ln = L.weights.inputLayernorm;
-      return layerNorm(
-        `${L.p}.ln1`,
-        { x: L.x, weight: ln.weight, bias: ln.bias, y: L.b.ln1 },
-        L.T,
-        L.d,
-        L.eps,
-        k,
-      );
-    },
-    writes: [[`${L.p}.ln1`, L.b.ln1, L.T * L.d]],
-  }),
-  qkv: (L) => ({
-    make: (k) => {
-      const qkv = L.weights.attention.qkv;
-      const buf = { x: L.b.ln1, w: qkv.weight, b: qkv.bias, y: L.b.qkv, dummy: L.dummy };
-      return linear(`${L.p}.qkv`, buf, L.T, 3 * L.d, L.d, k);
-    },
-    writes: [[`${L.p}.qkv`, L.b.qkv, L.T * 3 * L.d]],
-  }),
+  ln1: (L) => normOp(L, 'ln1', L.b.ln1, () => ({ x: L.x, ln: L.weights.inputLayernorm })),
+  qkv: (L) => linearOp(L, 'qkv', L.b.qkv, 3 * L.d, L.d, () => ({ x: L.b.ln1, w: L.weights.attention.qkv })),
   rotary: (L) => ({
     make: (k) => {
       const buf = { qkv: L.b.qkv, cos: L.cos, sin: L.sin, q: L.b.q, k: L.k, v: L.v };
@@ -76,53 +91,21 @@ export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
     make: (k) => attnValues(`${L.p}.ctx`, { p: L.b.probs!, v: L.v, ctx: L.ctx }, L.H, L.T, L.hd, k, L.at),
     writes: [[`${L.p}.ctx`, L.ctx, L.T * L.d]],
   }),
-  attn_out: (L) => ({
-    make: (k) => {
-      const dense = L.weights.attention.dense;
-      const buf = { x: L.denseIn, w: dense.weight, b: dense.bias, y: L.attnOut, dummy: L.dummy };
-      return linear(`${L.p}.attn_out`, buf, L.T, L.d, L.d, k);
-    },
-    writes: [[`${L.p}.attn_out`, L.attnOut, L.T * L.d]],
-  }),
+  attn_out: (L) =>
+    linearOp(L, 'attn_out', L.attnOut, L.d, L.d, () => ({ x: L.denseIn, w: L.weights.attention.dense })),
   resid_mid: (L) => ({
     make: (k) =>
       residualAdd(`${L.p}.resid_mid`, { a: L.x, b: L.attnOut, c: null, out: L.b.residMid }, L.T * L.d, k),
     writes: [[`${L.p}.resid_mid`, L.b.residMid, L.T * L.d]],
   }),
-  ln2: (L) => ({
-    make: (k) => {
-      const ln = L.weights.postAttentionLayernorm;
-      return layerNorm(
-        `${L.p}.ln2`,
-        { x: L.resid, weight: ln.weight, bias: ln.bias, y: L.b.ln2 },
-        L.T,
-        L.d,
-        L.eps,
-        k,
-      );
-    },
-    writes: [[`${L.p}.ln2`, L.b.ln2, L.T * L.d]],
-  }),
-  fc1: (L) => ({
-    make: (k) => {
-      const fc1 = L.weights.mlp.denseHTo4h;
-      const buf = { x: L.b.ln2, w: fc1.weight, b: fc1.bias, y: L.b.fc1, dummy: L.dummy };
-      return linear(`${L.p}.fc1`, buf, L.T, L.ff, L.d, k);
-    },
-    writes: [[`${L.p}.fc1`, L.b.fc1, L.T * L.ff]],
-  }),
+  ln2: (L) => normOp(L, 'ln2', L.b.ln2, () => ({ x: L.resid, ln: L.weights.postAttentionLayernorm })),
+  fc1: (L) => linearOp(L, 'fc1', L.b.fc1, L.ff, L.d, () => ({ x: L.b.ln2, w: L.weights.mlp.denseHTo4h })),
   gelu: (L) => ({
     make: (k) => gelu(`${L.p}.gelu`, { x: L.b.fc1, y: L.b.gelu }, L.T * L.ff, k),
     writes: [[`${L.p}.gelu`, L.b.gelu, L.T * L.ff]],
   }),
-  mlp_out: (L) => ({
-    make: (k) => {
-      const fc2 = L.weights.mlp.dense4hToH;
-      const buf = { x: L.b.gelu, w: fc2.weight, b: fc2.bias, y: L.b.mlpOut, dummy: L.dummy };
-      return linear(`${L.p}.mlp_out`, buf, L.T, L.d, L.ff, k);
-    },
-    writes: [[`${L.p}.mlp_out`, L.b.mlpOut, L.T * L.d]],
-  }),
+  mlp_out: (L) =>
+    linearOp(L, 'mlp_out', L.b.mlpOut, L.d, L.ff, () => ({ x: L.b.gelu, w: L.weights.mlp.dense4hToH })),
   // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `mlp_output + (attn + x)`.
   out: (L) => ({
     make: (k) => {

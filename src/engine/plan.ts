@@ -4,8 +4,9 @@ import { embedding } from '../kernels/embedding';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { KernelOpts } from '../kernels/grid';
 import { layerNorm } from '../kernels/layernorm';
-import { type Precision, precisionConstants } from '../kernels/precision';
+import { precisionConstants } from '../kernels/precision';
 import { rotaryTables } from '../kernels/rotary';
+import type { Precision } from '../numeric/precision';
 import { Activations, type BufferSource } from './activations';
 import {
   activeFusions,

@@ -4,9 +4,10 @@
 import type { AcquireOptions } from '../gpu/device';
 import type { PassTiming } from '../gpu/timestamps';
 import type { GemmPolicy } from '../kernels/gemm-configs';
-import type { Precision } from '../kernels/precision';
-import type { HiddenDump, NeoXConfig } from '../model/types';
-import type { WeightsSource } from '../model/weight-stream';
+import type { ShardedSource } from '../model/shard-stream';
+import type { Weights } from '../model/weight-stream';
+import type { Precision } from '../numeric/precision';
+import type { HiddenDump, NeoXConfig } from '../numeric/types';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
 
@@ -32,12 +33,25 @@ export interface EngineOptions extends AcquireOptions {
 export interface ModelFiles {
   /** config.json text. */
   config: string;
-  /** model.safetensors: its bytes, or a source read tensor by tensor (a file on disk). */
-  weights: Uint8Array | WeightsSource;
+  /** model.safetensors: its bytes, or a source read tensor by tensor (a file on disk, or an index and shards). */
+  weights: Uint8Array | Weights;
   /** tokenizer description text (optional; byte-level when absent). */
   tokenizer?: string;
   /** A display name (folder or file name). */
   name?: string;
+}
+
+/** A model whose safetensors arrive as a stream (fetch body, File.stream(), a Node file): Engine.loadModelStream. */
+export interface ModelStreamFiles {
+  config: string;
+  weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | ShardedSource;
+  totalBytes: number | null;
+  tokenizer?: string;
+  name?: string;
+  onProgress?: (loaded: number, total: number | null) => void;
+  signal?: AbortSignal;
+  /** The same bytes again from the start (a reload after a device loss); without it, no reload. */
+  reopen?: () => ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 }
 
 export interface ModelInfo {

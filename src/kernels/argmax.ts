@@ -1,18 +1,13 @@
 // Launcher for the GPU greedy pick (shaders/reference/argmax.wgsl): the index of a logits row's largest value,
 // lowest index on ties, NaN and -Inf never chosen — the same answer as argmax() in src/engine/engine.ts.
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 
-export const argmaxKernel: KernelDef = {
-  name: 'reference/argmax',
-  file: 'reference/argmax.wgsl',
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [offset + n] f32
-    { name: 'out', kind: 'rw' }, // [1] u32
-  ],
-};
+export const argmaxKernel = kernelOf('reference/argmax', null, {
+  x: 'read', // [offset + n] f32
+  out: 'rw', // [1] u32
+});
 
 const WG = 256;
 
@@ -25,12 +20,5 @@ export function argmaxRow(
   opts: KernelOpts = {},
 ): DispatchSpec {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${label}: argmax over ${n} values`);
-  return {
-    label,
-    kernel: argmaxKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([offset, n]),
-    workgroups: [1, 1, 1],
-  };
+  return dispatchOf(label, argmaxKernel, { WG, ...opts.constants }, b, [offset, n], [1, 1, 1]);
 }

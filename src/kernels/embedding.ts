@@ -1,19 +1,12 @@
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatch1d, kernelOf } from './define';
 import type { KernelOpts } from './grid';
-import { grid1d } from './grid';
 
-export const embeddingKernel: KernelDef = {
-  name: 'reference/embedding',
-  file: 'reference/embedding.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'ids', kind: 'read' }, // [T] u32
-    { name: 'table', kind: 'read' }, // [rows, d]: rows row0.. of the [V, d] table
-    { name: 'out', kind: 'rw' }, // [T, d]
-  ],
-};
+export const embeddingKernel = kernelOf('reference/embedding', ['common/precision.wgsl'], {
+  ids: 'read', // [T] u32
+  table: 'read', // [rows, d]: rows row0.. of the [V, d] table
+  out: 'rw', // [T, d]
+});
 
 const WG = 256;
 
@@ -26,12 +19,5 @@ export function embedding(
   chunk: { row0: number; rows: number },
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: embeddingKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([T, d, chunk.row0, chunk.rows]),
-    workgroups: grid1d(T * d, WG),
-  };
+  return dispatch1d(label, embeddingKernel, WG, T * d, opts, b, [T, d, chunk.row0, chunk.rows]);
 }

@@ -5,7 +5,8 @@
 // bit-identical results for any query tile BQ (the determinism check of the analysis relies on it) and for
 // any number of passes, the precision modes and the two fault switches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32, randn } from '../model/random';
+import { roundStorage, roundStorageArray } from '../numeric/precision';
+import { mulberry32, randn } from '../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
 import { flashTol } from './custom/tolerances';
 import {
@@ -18,7 +19,7 @@ import {
   flashWorkgroupBytes,
   headDimProblem,
 } from './flash-attention';
-import { precisionConstants, roundStorage, roundStorageArray } from './precision';
+import { precisionConstants } from './precision';
 import { compare, createHarness, freshSeed, type Harness } from './testing';
 
 let h: Harness;

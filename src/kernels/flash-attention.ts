@@ -2,23 +2,19 @@
 // and the value product of one layer in one dispatch, with an online softmax over key chunks. One query row
 // per thread column (q and the output accumulators in registers); BK / 8 threads per row split the keys.
 // Heads wider than 128 (up to 256) take two passes over halves of the output dims, q read from memory.
-import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
+
+import type { OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import { kernelOf } from './define';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
 
-export const flashAttentionKernel: KernelDef = {
-  name: 'fused/flash_attention',
-  file: 'fused/flash_attention.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'q', kind: 'read' }, // [H, T, hd]
-    { name: 'k', kind: 'read' }, // [H, rows, hd] (rows = T in a whole forward)
-    { name: 'v', kind: 'read' }, // [H, rows, hd]
-    { name: 'ctx', kind: 'rw' }, // [T, H*hd]
-  ],
-};
+export const flashAttentionKernel = kernelOf('fused/flash_attention', ['common/precision.wgsl'], {
+  q: 'read', // [H, T, hd]
+  k: 'read', // [H, rows, hd] (rows = T in a whole forward)
+  v: 'read', // [H, rows, hd]
+  ctx: 'rw', // [T, H*hd]
+});
 
 /** Keys per online-softmax step (KC in the shader): the first step covers keys 0..7 of every row. */
 export const FLASH_KEY_CHUNK = 8;

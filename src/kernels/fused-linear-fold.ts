@@ -84,34 +84,30 @@ export function partialsRange(p: SplitPartials, M: number, N: number): BufferRef
 /** Where a fold's partials go: a buffer and a float offset (256-byte aligned) with room for `floats`. */
 export type PartialsWorkspace = (floats: number) => { buffer: GPUBuffer; offset: number };
 
+/** The partial GEMM alone of a launcher `ops` whose buffers carry the bias `b` (see partialOnly). */
+function partialOf<B extends { b: GPUBuffer | null }>(
+  ops: (label: string, buf: B, M: number, N: number, K: number, opts: GemmOpts) => DispatchSpec[],
+) {
+  return (
+    label: string,
+    buf: B,
+    M: number,
+    N: number,
+    K: number,
+    ws: PartialsWorkspace,
+    opts: GemmOpts = {},
+  ): { spec: DispatchSpec; partials: SplitPartials } | null =>
+    partialOnly(label, (o) => ops(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
+}
+
 /**
  * The split-K partial GEMM of linearBiasOps alone, into `ws` (a workspace read by a later op that folds the
  * reduction in): the dispatch and what that op needs to reduce it, or null when the launch is not split.
  */
-export function linearBiasPartial(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  ws: PartialsWorkspace,
-  opts: GemmOpts = {},
-): { spec: DispatchSpec; partials: SplitPartials } | null {
-  return partialOnly(label, (o) => linearBiasOps(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
-}
+export const linearBiasPartial = partialOf<LinearBuffers>(linearBiasOps);
 
 /** The same for linearResidualOps (the MLP down-projection whose reduction the next LayerNorm folds in). */
-export function linearResidualPartial(
-  label: string,
-  buf: ResidualBuffers,
-  M: number,
-  N: number,
-  K: number,
-  ws: PartialsWorkspace,
-  opts: GemmOpts = {},
-): { spec: DispatchSpec; partials: SplitPartials } | null {
-  return partialOnly(label, (o) => linearResidualOps(label, buf, M, N, K, o), M, N, K, buf.b, ws, opts);
-}
+export const linearResidualPartial = partialOf<ResidualBuffers>(linearResidualOps);
 
 /**
  * linearResidualOps (parallel residual, r2 = attn_output) with attention.dense's split-K reduction folded in:

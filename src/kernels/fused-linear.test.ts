@@ -7,7 +7,8 @@
 // through the partial GEMM + reduction, K partitions with a short last split, NaN-poisoned workspace; the
 // K partition's independence of M (a row's bits do not depend on how many rows run); the policy's choices.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32, randn } from '../model/random';
+import { roundStorage } from '../numeric/precision';
+import { mulberry32, randn } from '../numeric/random';
 import { geluF64 } from './cpu/gelu';
 import { linearF64 } from './cpu/linear';
 import { add3F64, addF64 } from './cpu/residual';
@@ -47,7 +48,6 @@ import {
   heuristicChunk,
   UNKNOWN_ADAPTER,
 } from './gemm-configs';
-import { roundStorage } from './precision';
 import { rotaryTables } from './rotary';
 import { compare, createHarness, dotBound, freshSeed, type Harness } from './testing';
 

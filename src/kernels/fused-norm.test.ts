@@ -2,12 +2,13 @@
 // NaN-poisoned outputs, d not a multiple of the workgroup (90, 300, 515), T in {1, 24, 129}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
-import { mulberry32, randn } from '../model/random';
+import { roundStorage, storageUnitRoundoff } from '../numeric/precision';
+import { mulberry32, randn } from '../numeric/random';
 import { layerNormF64 } from './cpu/layernorm';
 import { addF64 } from './cpu/residual';
 import { layerNormTol } from './custom/tolerances';
 import { addLayerNorm, FUSED_NORM_MAX_D, fusedNormMaxD, layerNorm2 } from './fused-norm';
-import { precisionConstants, roundStorage, storageUnitRoundoff } from './precision';
+import { precisionConstants } from './precision';
 import { compare, createHarness, freshSeed, type Harness } from './testing';
 
 let h: Harness;

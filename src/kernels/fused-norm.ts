@@ -1,80 +1,58 @@
 // Launchers of the fused LayerNorm kernels: dual LayerNorm (parallel residual) and residual add + LayerNorm.
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+
+import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 
 const includes = ['common/precision.wgsl', 'common/row_stats.wgsl'] as const;
 
-export const layerNorm2Kernel: KernelDef = {
-  name: 'fused/layernorm2',
-  file: 'fused/layernorm2.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [rows, d]
-    { name: 'w1', kind: 'read' }, // [d]
-    { name: 'b1', kind: 'read' }, // [d]
-    { name: 'w2', kind: 'read' }, // [d]
-    { name: 'b2', kind: 'read' }, // [d]
-    { name: 'y1', kind: 'rw' }, // [rows, d]
-    { name: 'y2', kind: 'rw' }, // [rows, d]
-  ],
-};
+/** The two norms' weights and outputs: the last bindings of both dual LayerNorm kernels. */
+const DUAL_NORM = {
+  w1: 'read', // [d]
+  b1: 'read', // [d]
+  w2: 'read', // [d]
+  b2: 'read', // [d]
+  y1: 'rw', // [rows, d]
+  y2: 'rw', // [rows, d]
+} as const;
 
-export const addLayerNormKernel: KernelDef = {
-  name: 'fused/add_layernorm',
-  file: 'fused/add_layernorm.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'a', kind: 'read' }, // [rows, d]
-    { name: 'b', kind: 'read' }, // [rows, d]
-    { name: 'w', kind: 'read' }, // [d]
-    { name: 'bias', kind: 'read' }, // [d]
-    { name: 'r', kind: 'rw' }, // [rows, d]
-    { name: 'y', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const layerNorm2Kernel = kernelOf('fused/layernorm2', includes, {
+  x: 'read', // [rows, d]
+  ...DUAL_NORM,
+});
+
+export const addLayerNormKernel = kernelOf('fused/add_layernorm', includes, {
+  a: 'read', // [rows, d]
+  b: 'read', // [rows, d]
+  w: 'read', // [d]
+  bias: 'read', // [d]
+  r: 'rw', // [rows, d]
+  y: 'rw', // [rows, d]
+});
 
 // addLayerNorm with attention.dense's split-K reduction folded in (src/engine/plan-fold.ts).
-export const addLayerNormFoldKernel: KernelDef = {
-  name: 'fused/add_layernorm_fold',
-  file: 'fused/add_layernorm_fold.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'a', kind: 'read' }, // [rows, d]
-    { name: 'dense_b', kind: 'read' }, // [d]
-    { name: 'dense_part', kind: 'read' }, // [S', rows, d]
-    { name: 'w', kind: 'read' }, // [d]
-    { name: 'bias', kind: 'read' }, // [d]
-    { name: 'attn', kind: 'rw' }, // [rows, d]
-    { name: 'r', kind: 'rw' }, // [rows, d]
-    { name: 'y', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const addLayerNormFoldKernel = kernelOf('fused/add_layernorm_fold', includes, {
+  a: 'read', // [rows, d]
+  dense_b: 'read', // [d]
+  dense_part: 'read', // [S', rows, d]
+  w: 'read', // [d]
+  bias: 'read', // [d]
+  attn: 'rw', // [rows, d]
+  r: 'rw', // [rows, d]
+  y: 'rw', // [rows, d]
+});
 
 // layerNorm2 with the previous layer's MLP down-projection reduction folded in (src/engine/plan-fold.ts).
-export const layerNorm2FoldKernel: KernelDef = {
-  name: 'fused/layernorm2_fold',
-  file: 'fused/layernorm2_fold.wgsl',
-  includes,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'part', kind: 'read' }, // both GEMMs' partials: [S, rows, d] and [S', rows, d]
-    { name: 'b', kind: 'read' }, // [d]
-    { name: 'r1', kind: 'read' }, // [rows, d]
-    { name: 'dense_b', kind: 'read' }, // [d]
-    { name: 'attn', kind: 'rw' }, // [rows, d]
-    { name: 'x', kind: 'rw' }, // [rows, d]
-    { name: 'w1', kind: 'read' }, // [d]
-    { name: 'b1', kind: 'read' }, // [d]
-    { name: 'w2', kind: 'read' }, // [d]
-    { name: 'b2', kind: 'read' }, // [d]
-    { name: 'y1', kind: 'rw' }, // [rows, d]
-    { name: 'y2', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const layerNorm2FoldKernel = kernelOf('fused/layernorm2_fold', includes, {
+  part: 'read', // both GEMMs' partials: [S, rows, d] and [S', rows, d]
+  b: 'read', // [d]
+  r1: 'read', // [rows, d]
+  dense_b: 'read', // [d]
+  attn: 'rw', // [rows, d]
+  x: 'rw', // [rows, d]
+  ...DUAL_NORM,
+});
 
 const WG = 256;
 /** WebGPU's guaranteed workgroup memory; an adapter may offer more (an H100 through Dawn: 48 KiB). */
@@ -102,29 +80,49 @@ function rowMax(d: number, workgroupBytes?: number): number {
   return Math.max(1, d);
 }
 
-/**
- * y1 = LN(x; w1, b1) and, when `second` is given, y2 = LN(x; w2, b2) from one read of each row.
- * x, y1, y2: [rows, d]; weights [d].
- */
-export function layerNorm2(
+/** The row, the first norm's weights and output, and the dummy bound for an absent second norm. */
+type FirstNorm = { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer };
+
+/** A dual LayerNorm launcher: buffers `B`, the second norm's (null: one norm only), rows of d, eps. */
+type DualNormLauncher<B> = (
   label: string,
-  b: { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer },
+  b: B,
   second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
   rows: number,
   d: number,
   eps: number,
-  opts: NormOpts = {},
+  opts?: NormOpts,
+) => DispatchSpec;
+
+/** A fused LayerNorm dispatch: one workgroup per row of d, params [rows, d, eps, ...more]. */
+function normDispatch(
+  label: string,
+  kernel: KernelDef,
+  [rows, d, eps]: [number, number, number],
+  opts: NormOpts,
+  constants: OverrideConstants,
+  buffers: DispatchSpec['buffers'],
+  more: number[] = [],
 ): DispatchSpec {
-  return {
-    label,
-    kernel: layerNorm2Kernel,
-    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), DUAL: second !== null, ...opts.constants },
-    // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
-    buffers: { x: b.x, w1: b.w1, b1: b.b1, y1: b.y1, ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }) },
-    params: paramsBytes([rows, d, { f32: eps }]),
-    workgroups: [rows, 1, 1],
-  };
+  const all = { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...constants, ...opts.constants };
+  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], [rows, 1, 1]);
 }
+
+/**
+ * y1 = LN(x; w1, b1) and, when `second` is given, y2 = LN(x; w2, b2) from one read of each row.
+ * x, y1, y2: [rows, d]; weights [d].
+ */
+export const layerNorm2: DualNormLauncher<FirstNorm> = (label, b, second, rows, d, eps, opts = {}) => {
+  // Without a second norm its weights alias the first's and y2 is the dummy (never read or written).
+  const buffers = {
+    x: b.x,
+    w1: b.w1,
+    b1: b.b1,
+    y1: b.y1,
+    ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }),
+  };
+  return normDispatch(label, layerNorm2Kernel, [rows, d, eps], opts, { DUAL: second !== null }, buffers);
+};
 
 /** r = b + a; y = LN(r; w, bias) — a, b, r, y: [rows, d]; w, bias: [d]. */
 export function addLayerNorm(
@@ -135,14 +133,7 @@ export function addLayerNorm(
   eps: number,
   opts: NormOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: addLayerNormKernel,
-    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
-    buffers: b,
-    params: paramsBytes([rows, d, { f32: eps }]),
-    workgroups: [rows, 1, 1],
-  };
+  return normDispatch(label, addLayerNormKernel, [rows, d, eps], opts, {}, b);
 }
 
 /**
@@ -180,11 +171,13 @@ export function addLayerNormFold(
   opts: NormOpts = {},
 ): DispatchSpec {
   const { dense } = b;
-  return {
+  return normDispatch(
     label,
-    kernel: addLayerNormFoldKernel,
-    constants: { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...opts.constants },
-    buffers: {
+    addLayerNormFoldKernel,
+    [rows, d, eps],
+    opts,
+    {},
+    {
       a: b.a,
       dense_b: dense.bias ?? b.dummy,
       dense_part: {
@@ -198,9 +191,8 @@ export function addLayerNormFold(
       r: b.r,
       y: b.y,
     },
-    params: paramsBytes([rows, d, { f32: eps }, dense.K, dense.kChunk, dense.bias ? 1 : 0]),
-    workgroups: [rows, 1, 1],
-  };
+    [dense.K, dense.kChunk, dense.bias ? 1 : 0],
+  );
 }
 
 /**
@@ -211,43 +203,27 @@ export function addLayerNormFold(
  * y1 (and y2) as layerNorm2. Both sets of partials must sit in one buffer (at their offsets): 12 storage
  * bindings in all.
  */
-export function layerNorm2Fold(
-  label: string,
-  b: {
+export const layerNorm2Fold: DualNormLauncher<
+  {
     mlp: Partials;
     r1: GPUBuffer;
     residuals: 1 | 2;
     attn: GPUBuffer;
     dense: Partials | null;
-    x: GPUBuffer;
-    w1: GPUBuffer;
-    b1: GPUBuffer;
-    y1: GPUBuffer;
-    dummy: GPUBuffer;
-  },
-  second: { w2: GPUBuffer; b2: GPUBuffer; y2: GPUBuffer } | null,
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
+  } & FirstNorm
+> = (label, b, second, rows, d, eps, opts = {}) => {
   const { mlp, dense } = b;
   // What is not read aliases a read-only binding (a buffer bound read-write is bound once).
   const mlpBias = mlp.bias ?? b.w1;
   if (dense && dense.part !== mlp.part)
     throw new Error(`${label}: both GEMMs' partials must share one buffer`);
-  return {
+  return normDispatch(
     label,
-    kernel: layerNorm2FoldKernel,
-    constants: {
-      WG,
-      ROW_MAX: rowMax(d, opts.maxWorkgroupBytes),
-      DUAL: second !== null,
-      RESIDUALS: b.residuals,
-      FOLD_ATTN: dense !== null,
-      ...opts.constants,
-    },
-    buffers: {
+    layerNorm2FoldKernel,
+    [rows, d, eps],
+    opts,
+    { DUAL: second !== null, RESIDUALS: b.residuals, FOLD_ATTN: dense !== null },
+    {
       part: mlp.part,
       b: mlpBias,
       r1: b.r1,
@@ -259,10 +235,7 @@ export function layerNorm2Fold(
       y1: b.y1,
       ...(second ?? { w2: b.w1, b2: b.b1, y2: b.dummy }),
     },
-    params: paramsBytes([
-      rows,
-      d,
-      { f32: eps },
+    [
       mlp.K,
       mlp.kChunk,
       mlp.bias ? 1 : 0,
@@ -271,7 +244,6 @@ export function layerNorm2Fold(
       dense?.bias ? 1 : 0,
       mlp.offset ?? 0,
       dense?.offset ?? 0,
-    ]),
-    workgroups: [rows, 1, 1],
-  };
-}
+    ],
+  );
+};

@@ -12,6 +12,11 @@ export function grid1d(n: number, wg: number): [number, number, number] {
   return [x, Math.ceil(groups / x), 1];
 }
 
+/** One workgroup a row, folded into (x, y) past the limit (kernels take row wid.x + wid.y * num_workgroups.x). */
+export function rowGroups(rows: number): [number, number, number] {
+  return rows <= MAX_GROUPS ? [rows, 1, 1] : [MAX_GROUPS, Math.ceil(rows / MAX_GROUPS), 1];
+}
+
 export function ceilDiv(a: number, b: number): number {
   return Math.ceil(a / b);
 }

@@ -1,19 +1,13 @@
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 
-export const layerNormKernel: KernelDef = {
-  name: 'reference/layernorm',
-  file: 'reference/layernorm.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [rows, d]
-    { name: 'weight', kind: 'read' }, // [d]
-    { name: 'bias', kind: 'read' }, // [d]
-    { name: 'y', kind: 'rw' }, // [rows, d]
-  ],
-};
+export const layerNormKernel = kernelOf('reference/layernorm', ['common/precision.wgsl'], {
+  x: 'read', // [rows, d]
+  weight: 'read', // [d]
+  bias: 'read', // [d]
+  y: 'rw', // [rows, d]
+});
 
 const WG = 128;
 
@@ -26,12 +20,6 @@ export function layerNorm(
   eps: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: layerNormKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([rows, d, { f32: eps }]),
-    workgroups: [rows, 1, 1],
-  };
+  const params = [rows, d, { f32: eps }];
+  return dispatchOf(label, layerNormKernel, { WG, ...opts.constants }, b, params, [rows, 1, 1]);
 }

@@ -4,7 +4,7 @@
 // are not multiples of any tile (16, the 4 × 4 register tile, the rows kernel's NR and KC), K below, at and past
 // one staging step, with and without bias, f32 and packed-f16 weights, fp16 accumulation and bf16 storage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32, randn } from '../model/random';
+import { mulberry32, randn } from '../numeric/random';
 import { linearBlocked, linearRows, linearTiled } from './linear';
 import { createHarness, freshSeed, type Harness } from './testing';
 

@@ -4,38 +4,23 @@
 // linear_blocked.wgsl gives each thread a 4 × 4 register tile (many rows: a forward, a prefill); linear_rows.wgsl
 // stages NR weight rows with a whole workgroup and lets NR threads sum them (a few rows of a wide output: the
 // LM head of a decode step). linear() picks by shape.
-import type { BufferRef, KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 import { ceilDiv, MAX_GROUPS } from './grid';
 
-const bindings: KernelDef['bindings'] = [
-  { name: 'params', kind: 'uniform' },
-  { name: 'x', kind: 'read' }, // [M, K]
-  { name: 'w', kind: 'read' }, // [N, K]
-  { name: 'b', kind: 'read' }, // [N]
-  { name: 'y', kind: 'rw' }, // [M, N]
-];
-const includes = ['common/precision.wgsl', 'common/weights.wgsl'];
+const includes = ['common/precision.wgsl', 'common/weights.wgsl', 'reference/linear_io.wgsl'];
+const bindings = {
+  x: 'read', // [M, K]
+  w: 'read', // [N, K]
+  b: 'read', // [N]
+  y: 'rw', // [M, N]
+} as const;
 
-export const linearKernel: KernelDef = {
-  name: 'reference/linear',
-  file: 'reference/linear.wgsl',
-  includes,
-  bindings,
-};
-export const linearBlockedKernel: KernelDef = {
-  name: 'reference/linear_blocked',
-  file: 'reference/linear_blocked.wgsl',
-  includes,
-  bindings,
-};
-export const linearRowsKernel: KernelDef = {
-  name: 'reference/linear_rows',
-  file: 'reference/linear_rows.wgsl',
-  includes,
-  bindings,
-};
+export const linearKernel = kernelOf('reference/linear', includes, bindings);
+export const linearBlockedKernel = kernelOf('reference/linear_blocked', includes, bindings);
+export const linearRowsKernel = kernelOf('reference/linear_rows', includes, bindings);
 
 export type LinearBuffers = {
   x: GPUBuffer;
@@ -76,20 +61,31 @@ export const BLOCKED_MIN_GROUPS = 64;
 /** Fewer rows would leave most of a 64-row block empty (and cost a CPU adapter 2× the 16 × 16 tile). */
 export const BLOCKED_MIN_M = 32;
 
-const common = (buf: LinearBuffers, M: number, N: number, K: number) => ({
-  buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
-  params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
-});
+/** One of the three kernels on `buf` (no bias: the dummy is bound and the params say so). */
+function dispatchLinear(
+  label: string,
+  kernel: KernelDef,
+  constants: OverrideConstants,
+  buf: LinearBuffers,
+  [M, N, K]: [number, number, number],
+  workgroups: DispatchSpec['workgroups'],
+): DispatchSpec {
+  const buffers = { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y };
+  return dispatchOf(label, kernel, constants, buffers, [M, N, K, buf.b ? 1 : 0], workgroups);
+}
 
-/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
-export function linear(
+/** A launcher of y[M, N] = x[M, K] · W[N, K]^T (+ b[N]) on `buf`. */
+type LinearLauncher = (
   label: string,
   buf: LinearBuffers,
   M: number,
   N: number,
   K: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
+  opts?: KernelOpts,
+) => DispatchSpec;
+
+/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
+export const linear: LinearLauncher = (label, buf, M, N, K, opts = {}) => {
   // Measured on an H100 (bench/compare-speed.ts --kernels, Pythia 70m and 410m shapes, 2026-11-25): the 4 × 4
   // register tile wins where its 64 × 64 blocks still fill the GPU (qkv, fc1 and the LM head at T = 128: 1.8–4.5×)
   // and loses where they do not (attn_out, fc2: each thread's sum over K is a chain the 16 × 16 tile runs on
@@ -104,25 +100,18 @@ export function linear(
     return linearBlocked(label, buf, M, N, K, BLOCKED_DEFAULT, opts);
   }
   return linearTiled(label, buf, M, N, K, opts);
-}
+};
 
 /** The plain 16 × 16 tile kernel (the definition the other two are tested against). */
-export function linearTiled(
-  label: string,
-  buf: LinearBuffers,
-  M: number,
-  N: number,
-  K: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  return {
+export const linearTiled: LinearLauncher = (label, buf, M, N, K, opts = {}) =>
+  dispatchLinear(
     label,
-    kernel: linearKernel,
-    constants: { TILE, ...opts.constants },
-    ...common(buf, M, N, K),
-    workgroups: [ceilDiv(N, TILE), ceilDiv(M, TILE), 1],
-  };
-}
+    linearKernel,
+    { TILE, ...opts.constants },
+    buf,
+    [M, N, K],
+    [ceilDiv(N, TILE), ceilDiv(M, TILE), 1],
+  );
 
 /** The register-blocked kernel with a 4·TY × 4·TX block per workgroup. */
 export function linearBlocked(
@@ -134,13 +123,14 @@ export function linearBlocked(
   tile: BlockedTile,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
+  return dispatchLinear(
     label,
-    kernel: linearBlockedKernel,
-    constants: { TX: tile.TX, TY: tile.TY, ...opts.constants },
-    ...common(buf, M, N, K),
-    workgroups: [ceilDiv(N, 4 * tile.TX), ceilDiv(M, 4 * tile.TY), 1],
-  };
+    linearBlockedKernel,
+    { TX: tile.TX, TY: tile.TY, ...opts.constants },
+    buf,
+    [M, N, K],
+    [ceilDiv(N, 4 * tile.TX), ceilDiv(M, 4 * tile.TY), 1],
+  );
 }
 
 /** The few-rows kernel: one workgroup per NR output columns of one row. */
@@ -158,11 +148,12 @@ export function linearRows(
     throw new Error(
       `${label}: rows shape ${JSON.stringify(shape)} needs KC a multiple of 16, NR ≤ 32, WG ≥ 64 and at most 16 KiB of workgroup memory`,
     );
-  return {
+  return dispatchLinear(
     label,
-    kernel: linearRowsKernel,
-    constants: { WG: shape.WG, NR: shape.NR, KC: shape.KC, ...opts.constants },
-    ...common(buf, M, N, K),
-    workgroups: [ceilDiv(N, shape.NR), M, 1],
-  };
+    linearRowsKernel,
+    { WG: shape.WG, NR: shape.NR, KC: shape.KC, ...opts.constants },
+    buf,
+    [M, N, K],
+    [ceilDiv(N, shape.NR), M, 1],
+  );
 }

@@ -3,7 +3,7 @@
 // T in {1, 24, 129}. Tolerances are derived per kernel in the comments; a failure prints the seed
 // (replay with KERNEL_SEED=<seed>).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32, randn } from '../model/random';
+import { mulberry32, randn } from '../numeric/random';
 import { attnScores, attnValues, softmaxCausal } from './attention';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
 import { embeddingF64 } from './cpu/embedding';

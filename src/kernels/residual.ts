@@ -1,20 +1,14 @@
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatchOf, kernelOf } from './define';
 import type { KernelOpts } from './grid';
 import { grid1d } from './grid';
 
-export const residualAddKernel: KernelDef = {
-  name: 'reference/residual_add',
-  file: 'reference/residual_add.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'a', kind: 'read' }, // [n] residual stream (hidden_states)
-    { name: 'b', kind: 'read' }, // [n] attn output
-    { name: 'c', kind: 'read' }, // [n] mlp output (three-input form only)
-    { name: 'out', kind: 'rw' }, // [n]
-  ],
-};
+export const residualAddKernel = kernelOf('reference/residual_add', ['common/precision.wgsl'], {
+  a: 'read', // [n] residual stream (hidden_states)
+  b: 'read', // [n] attn output
+  c: 'read', // [n] mlp output (three-input form only)
+  out: 'rw', // [n]
+});
 
 const WG = 256;
 
@@ -25,12 +19,12 @@ export function residualAdd(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
+  return dispatchOf(
     label,
-    kernel: residualAddKernel,
-    constants: { WG, THREE: buf.c !== null, ...opts.constants },
-    buffers: { a: buf.a, b: buf.b, c: buf.c ?? buf.b, out: buf.out },
-    params: paramsBytes([n]),
-    workgroups: grid1d(n, WG),
-  };
+    residualAddKernel,
+    { WG, THREE: buf.c !== null, ...opts.constants },
+    { a: buf.a, b: buf.b, c: buf.c ?? buf.b, out: buf.out },
+    [n],
+    grid1d(n, WG),
+  );
 }

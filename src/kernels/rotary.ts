@@ -1,23 +1,16 @@
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
+import { dispatch1d, kernelOf } from './define';
 import type { KernelOpts } from './grid';
-import { grid1d } from './grid';
 import { type KvPositions, kvPositions } from './positions';
 
-export const rotaryKernel: KernelDef = {
-  name: 'reference/rotary',
-  file: 'reference/rotary.wgsl',
-  includes: ['common/precision.wgsl'],
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'qkv', kind: 'read' }, // [T, H, 3, hd]
-    { name: 'cos', kind: 'read' }, // [>= p0 + T, r/2]
-    { name: 'sin', kind: 'read' }, // [>= p0 + T, r/2]
-    { name: 'q', kind: 'rw' }, // [H, T, hd]
-    { name: 'k', kind: 'rw' }, // [H, rows, hd] (rows = T in a whole forward)
-    { name: 'v', kind: 'rw' }, // [H, rows, hd]
-  ],
-};
+export const rotaryKernel = kernelOf('reference/rotary', ['common/precision.wgsl'], {
+  qkv: 'read', // [T, H, 3, hd]
+  cos: 'read', // [>= p0 + T, r/2]
+  sin: 'read', // [>= p0 + T, r/2]
+  q: 'rw', // [H, T, hd]
+  k: 'rw', // [H, rows, hd] (rows = T in a whole forward)
+  v: 'rw', // [H, rows, hd]
+});
 
 const WG = 256;
 
@@ -55,12 +48,5 @@ export function rotary(
   at?: KvPositions,
 ): DispatchSpec {
   const { p0, rows } = kvPositions(label, T, at);
-  return {
-    label,
-    kernel: rotaryKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([T, H, hd, r, p0, rows]),
-    workgroups: grid1d(H * T * hd, WG),
-  };
+  return dispatch1d(label, rotaryKernel, WG, H * T * hd, opts, b, [T, H, hd, r, p0, rows]);
 }

@@ -1,18 +1,14 @@
-// Launcher of the seeded-weights generator (shaders/model/seeded_weights.wgsl; the generator and its CPU twin
-// are defined in src/model/seeded-weights.ts): fills one weight buffer with its tensor's elements.
-import type { KernelDef } from '../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../gpu/program';
-import { type SeededTensor, tensorKey } from '../model/seeded-weights';
+// Launcher of the seeded-weights generator (shaders/model/seeded_weights.wgsl; the generator is defined in
+// src/numeric/seeded.ts, its CPU twin in src/model/seeded-weights.ts): fills one weight buffer with its
+// tensor's elements.
+import type { DispatchSpec } from '../gpu/program';
+import { type SeededTensor, tensorKey } from '../numeric/seeded';
+import { dispatchOf, kernelOf } from './define';
 import { grid1d } from './grid';
 
-export const seededWeightsKernel: KernelDef = {
-  name: 'model/seeded_weights',
-  file: 'model/seeded_weights.wgsl',
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'out', kind: 'rw' }, // [count] f32 bits, or [ceil(count / 2)] packed f16
-  ],
-};
+export const seededWeightsKernel = kernelOf('model/seeded_weights', null, {
+  out: 'rw', // [count] f32 bits, or [ceil(count / 2)] packed f16
+});
 
 const WG = 256;
 
@@ -34,12 +30,12 @@ export function seededWeights(
     throw new Error(`${label}: element index ${first + count} is past the generator's 2^32 counter`);
   }
   const words = store === 'f16' ? Math.ceil(count / 2) : count;
-  return {
+  return dispatchOf(
     label,
-    kernel: seededWeightsKernel,
-    constants: { WG, OUT: OUT_CODE[store] },
-    buffers: { out },
-    params: paramsBytes([tensorKey(seed, t.id), first, count, { f32: t.scale }, { f32: t.offset }]),
-    workgroups: grid1d(Math.max(1, words), WG),
-  };
+    seededWeightsKernel,
+    { WG, OUT: OUT_CODE[store] },
+    { out },
+    [tensorKey(seed, t.id), first, count, { f32: t.scale }, { f32: t.offset }],
+    grid1d(Math.max(1, words), WG),
+  );
 }

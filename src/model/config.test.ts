@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { NeoXConfig } from '../numeric/types';
 import { parseConfig, parseConfigText } from './config';
 import { ModelLoadError } from './errors';
-import type { NeoXConfig } from './types';
 
 /** Runs fn and returns the ModelLoadError it throws (anything else fails the test). */
 function loadError(fn: () => unknown): ModelLoadError {

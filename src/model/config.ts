@@ -1,9 +1,9 @@
 // Hugging Face GPTNeoX config.json -> NeoXConfig, in both key styles (classic and transformers 5.x), with
 // every option this engine does not implement refused by name.
 
+import type { NeoXConfig } from '../numeric/types';
 import { describeJson, ModelLoadError, quoteName } from './errors';
 import { checkJsonDepth, stripBom } from './json-text';
-import type { NeoXConfig } from './types';
 
 type Json = Record<string, unknown>;
 

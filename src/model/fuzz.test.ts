@@ -5,20 +5,15 @@
 // A failure names its seed; `FUZZ_SEED=<seed> npx vitest run src/model/fuzz.test.ts` replays that one case.
 
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import { type RandomModelSpec, randomConfigJson, randomTensors } from './random-model';
-import {
-  MAX_HEADER_BYTES,
-  parseHeaderSection,
-  parseSafetensorsHeader,
-  readTensorF32,
-  type TensorToWrite,
-  writeSafetensors,
-} from './safetensors';
+import { MAX_HEADER_BYTES, parseHeaderSection, parseSafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { streamSafetensors } from './stream';
-import type { DType } from './types';
 import { loadWeights } from './weights';
 
 const SAFETENSORS_CASES = 8000;

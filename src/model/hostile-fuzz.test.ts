@@ -5,13 +5,14 @@
 // replays it.
 
 import { describe, expect, it } from 'vitest';
+import { f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
+import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
 import { CONFIG_MAX_DEPTH, parseConfigText } from './config';
 import { ModelLoadError, oneLine } from './errors';
-import { mulberry32 } from './random';
 import { randomModelFiles } from './random-model';
-import { f32ToBf16Bits, f32ToF16Bits, parseSafetensorsHeader } from './safetensors';
+import { parseSafetensorsHeader } from './safetensors';
 import { parseTokenizerText, TOKENIZER_MAX_DEPTH } from './tokenizer';
-import type { DType } from './types';
 import { readWeights } from './weight-stream';
 import { loadWeights, loadWeightsStream } from './weights';
 

@@ -1,8 +1,8 @@
 // Every limit of a run that the model's config decides, checked before the GPU is touched: a run that cannot
 // finish is refused in its first millisecond, not after minutes of analysis.
 
+import type { NeoXConfig } from '../numeric/types';
 import { InputError } from './errors';
-import type { NeoXConfig } from './types';
 
 export interface RunShape {
   /** The prompt's token ids. */

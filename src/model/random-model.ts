@@ -1,9 +1,9 @@
 // Seeded random GPT-NeoX models written as HF-format files (config.json text + safetensors bytes), for tests,
 // the CLI test and benchmarks. Init makes every op matter: weights ~ N(0, 1/fan_in), biases and LayerNorm
 // parameters perturbed, embeddings ~ N(0, 1).
-import { mulberry32, randn } from './random';
-import { type TensorToWrite, writeSafetensors } from './safetensors';
-import type { DType } from './types';
+import { mulberry32, randn } from '../numeric/random';
+import type { DType } from '../numeric/types';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 
 export interface RandomModelSpec {
   vocab: number;

@@ -6,7 +6,7 @@ import { parseConfigText } from './config';
 import { randomConfigJson } from './random-model';
 import { checkSameTokens, readRunFile } from './run-file';
 import { slotOfName } from './run-names';
-import { type TensorToWrite, writeSafetensors } from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 
 const cfg = parseConfigText(
   JSON.stringify(

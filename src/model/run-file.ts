@@ -2,11 +2,13 @@
 // known tokens, dumped by forward hooks in PyTorch (tools/dump_run.py) or anything that writes the same names. Read as
 // a stream, tensor by tensor; everything that can be checked against the model's config is checked as soon as the
 // header is in, before any tensor is decoded and before any GPU work: one line naming what is wrong.
+
+import type { DType, NeoXConfig } from '../numeric/types';
 import { ModelLoadError, quoteName } from './errors';
+import { parseRunGeneration, type RunGeneration } from './run-generation';
 import { layerIndexIn, type SlotRef, slotOfName, slotWidth } from './run-names';
 import type { SafetensorsEntry } from './safetensors';
 import { streamSafetensors } from './stream';
-import type { DType, NeoXConfig } from './types';
 
 /** One slot of a run: the tensor that filled it, as f32 [T, width]. */
 export interface RunTensor {
@@ -39,6 +41,8 @@ export interface RunFile {
   /** The widest storage dtype among the slots' tensors (F32 > F16 > BF16 in precision). */
   storage: DType;
   bytes: number;
+  /** A run of a generation (run-generation.ts): the prefill's length and the generated ids; null otherwise. */
+  generation?: RunGeneration | null;
 }
 
 export interface ReadRunOptions {
@@ -141,6 +145,7 @@ export async function readRunFile(
   const slots = new Map<string, RunTensor>();
   const handoffs: Handoff[] = [];
   let tokens: number[] = [];
+  let generation: RunGeneration | null = null;
   let meta: Record<string, string> = {};
   const used = (name: string) => {
     const ref = slotOfName(name, L);
@@ -156,6 +161,7 @@ export async function readRunFile(
     onHeader(header) {
       meta = header.metadata;
       tokens = parseRunTokens(meta, cfg, file);
+      generation = parseRunGeneration(meta, tokens, cfg, file);
       for (const name of [...ignored, ...header.entries.keys()]) {
         const i = layerIndexIn(name);
         const last = name.startsWith('hidden_states.') ? L : L - 1;
@@ -200,6 +206,7 @@ export async function readRunFile(
     handoffs,
     storage,
     bytes,
+    generation,
   };
 }
 

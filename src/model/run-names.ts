@@ -3,7 +3,7 @@
 // each mapped onto one slot of the forward. A slot is the join key with the oracle and the engine's taps: `embed`,
 // `layers.{i}.{ln1|qkv|ctx|attn_out|ln2_in|ln2|fc1|gelu|mlp_out|out}`, `final_norm`, `logits`. A layer's input is
 // the previous layer's `out` (or `embed`), so `gpt_neox.layers.3:in` is the slot `layers.2.out`.
-import type { NeoXConfig } from './types';
+import type { NeoXConfig } from '../numeric/types';
 
 /** What a slot holds: its width per token (shape [T, width]). */
 export type SlotKind = 'hidden' | 'qkv' | 'ff' | 'vocab';

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import {
   bf16BitsToF32,
   f16BitsToF32,
@@ -11,13 +9,14 @@ import {
   f32FromBits,
   f32ToBf16Bits,
   f32ToF16Bits,
-  parseSafetensorsHeader,
-  readTensorF32,
-  type TensorToWrite,
-  writeSafetensors,
-} from './safetensors';
+} from '../numeric/bits';
+import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
+import type { ModelLoadError } from './errors';
+import { parseSafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { expectLoadError as loadError } from './testing';
-import type { DType } from './types';
 
 /** A safetensors file from a raw header (object or exact text) and a data section. */
 function rawFile(header: unknown, data: Uint8Array | number = 0, headerLen?: number): Uint8Array {

@@ -1,13 +1,14 @@
-// safetensors: a validating header parser, an fp32 tensor reader (F32 / F16 / BF16 on disk), a writer for
-// tests and fixtures, and the scalar f16 / bf16 conversions (reused for precision emulation).
+// safetensors: the validating header parser. Reading a tensor as fp32 (F32 / F16 / BF16 on disk) is in
+// safetensors-read.ts, writing a file in safetensors-write.ts, the scalar f16 / bf16 conversions in
+// src/numeric/bits.ts.
 //
 // Layout: u64 little-endian header length N, then N bytes of UTF-8 JSON
 // `{ "__metadata__"?: {str: str}, name: { dtype, shape, data_offsets: [begin, end] } }`, then the data
 // section; offsets are relative to its start.
 
+import type { DType } from '../numeric/types';
 import { describeJson, ModelLoadError, quoteName } from './errors';
 import { checkNoDuplicateKeys } from './json-text';
-import type { DType } from './types';
 
 export interface SafetensorsEntry {
   name: string;
@@ -63,109 +64,6 @@ const OTHER_DTYPE_BITS: Record<string, number> = {
 
 const ENTRY_KEYS = new Set(['dtype', 'shape', 'data_offsets']);
 
-// ---- scalar conversions -------------------------------------------------------------------------------------
-
-const scratchF32 = new Float32Array(1);
-const scratchU32 = new Uint32Array(scratchF32.buffer);
-
-/** The f32 bit pattern of Math.fround(x). */
-export function f32Bits(x: number): number {
-  scratchF32[0] = x;
-  return scratchU32[0];
-}
-
-/** The f32 value of a bit pattern (NaN payloads are not guaranteed to survive a JS number). */
-export function f32FromBits(bits: number): number {
-  scratchU32[0] = bits;
-  return scratchF32[0];
-}
-
-/**
- * f32 bits -> f16 bits, round to nearest, ties to even; overflow to ±inf, gradual underflow to subnormals and
- * ±0; NaN stays NaN, keeping the top 10 payload bits (or the quiet bit when those are all zero).
- */
-export function f32BitsToF16Bits(b: number): number {
-  const sign = (b >>> 16) & 0x8000;
-  const exp = (b >>> 23) & 0xff;
-  const mant = b & 0x7fffff;
-  if (exp === 0xff) return mant === 0 ? sign | 0x7c00 : sign | 0x7c00 | (mant >>> 13 || 0x200);
-  if (exp > 142) return sign | 0x7c00; // >= 2^16: past the rounding range of f16, inf
-  if (exp >= 113) {
-    // normal f16 (the carry of a round-up may reach the exponent and, past 65504, inf: both are right)
-    let h = ((exp - 112) << 10) | (mant >>> 13);
-    const rest = mant & 0x1fff;
-    if (rest > 0x1000 || (rest === 0x1000 && (h & 1) === 1)) h++;
-    return sign | h;
-  }
-  if (exp < 102) return sign; // < 2^-25: rounds to zero (exactly 2^-25 is a tie, to even 0)
-  // subnormal f16: units of 2^-24; significand m * 2^(exp - 150)
-  const m = mant | 0x800000;
-  const shift = 126 - exp; // 14..24
-  let h = m >>> shift;
-  const rest = m - h * 2 ** shift;
-  const half = 2 ** (shift - 1);
-  if (rest > half || (rest === half && (h & 1) === 1)) h++;
-  return sign | h;
-}
-
-/** f16 bits -> f32 bits, exact (subnormals normalised, inf and NaN payloads kept). */
-export function f16BitsToF32Bits(h: number): number {
-  const sign = (h & 0x8000) << 16;
-  const exp = (h >>> 10) & 0x1f;
-  let mant = h & 0x3ff;
-  if (exp === 0x1f) return (sign | 0x7f800000 | (mant << 13)) >>> 0;
-  if (exp !== 0) return (sign | ((exp + 112) << 23) | (mant << 13)) >>> 0;
-  if (mant === 0) return sign >>> 0;
-  let e = 113; // normalise the subnormal: value = mant * 2^-24
-  while ((mant & 0x400) === 0) {
-    mant <<= 1;
-    e--;
-  }
-  return (sign | (e << 23) | ((mant & 0x3ff) << 13)) >>> 0;
-}
-
-/** f32 bits -> bf16 bits, round to nearest, ties to even on the low 16 bits; NaN stays NaN. */
-export function f32BitsToBf16Bits(b: number): number {
-  if ((b & 0x7fffffff) > 0x7f800000) {
-    const h = b >>> 16;
-    return (h & 0x7f) === 0 ? h | 0x40 : h;
-  }
-  return ((b >>> 0) + 0x7fff + ((b >>> 16) & 1)) >>> 16;
-}
-
-/** The f16 value nearest to Math.fround(x) (ties to even), as its 16-bit pattern. */
-export function f32ToF16Bits(x: number): number {
-  return f32BitsToF16Bits(f32Bits(x));
-}
-
-/** The value of an f16 bit pattern (exact; every f16 is an f32). */
-export function f16BitsToF32(h: number): number {
-  return f32FromBits(f16BitsToF32Bits(h & 0xffff));
-}
-
-/** The bf16 value nearest to Math.fround(x) (ties to even), as its 16-bit pattern. */
-export function f32ToBf16Bits(x: number): number {
-  return f32BitsToBf16Bits(f32Bits(x));
-}
-
-/** The value of a bf16 bit pattern (exact: the high half of an f32). */
-export function bf16BitsToF32(h: number): number {
-  return f32FromBits(((h & 0xffff) << 16) >>> 0);
-}
-
-/** f16 -> f32 bit patterns for all 65536 inputs, built on first use. */
-let f16Table: Uint32Array | null = null;
-function f16ToF32Table(): Uint32Array {
-  if (f16Table === null) {
-    f16Table = new Uint32Array(65536);
-    for (let h = 0; h < 65536; h++) f16Table[h] = f16BitsToF32Bits(h);
-  }
-  return f16Table;
-}
-
-/** True on little-endian hosts (every browser and Node platform in practice). */
-export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
 // ---- header ------------------------------------------------------------------------------------------------
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -182,7 +80,7 @@ export function numElements(shape: readonly number[]): number {
   return n;
 }
 
-function shapeStr(shape: readonly number[]): string {
+export function shapeStr(shape: readonly number[]): string {
   return `[${shape.join(',')}]`;
 }
 
@@ -407,108 +305,4 @@ export function parseSafetensorsHeader(
   const n = readHeaderLength(bytes, file);
   if (n > bytes.length - 8) throw headerPastEndError(n, bytes.length - 8, file);
   return parseHeaderSection(bytes.subarray(8, 8 + n), bytes.length - 8 - n, file, options).header;
-}
-
-// ---- reading -----------------------------------------------------------------------------------------------
-
-/**
- * One tensor as a fresh fp32 array (row-major, numel(shape) values). F16 is converted exactly (subnormals, inf,
- * NaN payloads), BF16 by `bits << 16`, F32 copied byte-wise (offsets need not be 4-aligned).
- */
-export function readTensorF32(
-  bytes: Uint8Array,
-  dataOffset: number,
-  e: SafetensorsEntry,
-  file = 'model.safetensors',
-): Float32Array {
-  const start = dataOffset + e.begin;
-  const stop = dataOffset + e.end;
-  const bpe = BYTES_PER_ELEMENT[e.dtype];
-  const n = numElements(e.shape);
-  if (!(start >= 0 && start <= stop && stop <= bytes.length) || stop - start !== n * bpe) {
-    throw new ModelLoadError(
-      file,
-      `tensor ${quoteName(e.name)} bytes ${start}..${stop} do not fit the file or its shape`,
-      e.name,
-    );
-  }
-  return decodeTensorF32(bytes.subarray(start, stop), e.dtype, n);
-}
-
-/**
- * `n` values of `dtype` stored little-endian in `src` (exactly n * bytes-per-element bytes, any alignment) as a
- * fresh fp32 array. F16 is converted exactly, BF16 by `bits << 16`, F32 copied byte-wise.
- */
-export function decodeTensorF32(src: Uint8Array, dtype: DType, n: number): Float32Array {
-  const out = new Float32Array(n);
-  if (dtype === 'F32') {
-    if (LITTLE_ENDIAN) {
-      new Uint8Array(out.buffer).set(src); // a byte copy: no misaligned Float32Array view
-    } else {
-      const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
-      for (let i = 0; i < n; i++) out[i] = dv.getFloat32(4 * i, true);
-    }
-    return out;
-  }
-  const bits = new Uint32Array(out.buffer); // [n]: writing bits keeps NaN payloads
-  if (dtype === 'F16') {
-    const table = f16ToF32Table();
-    for (let i = 0; i < n; i++) bits[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
-  } else {
-    for (let i = 0; i < n; i++) bits[i] = ((src[2 * i] | (src[2 * i + 1] << 8)) << 16) >>> 0;
-  }
-  return out; // bits went in as native u32 and come out as native f32: right on either endianness
-}
-
-// ---- writing -----------------------------------------------------------------------------------------------
-
-export interface TensorToWrite {
-  name: string;
-  dtype: DType;
-  shape: number[];
-  data: Float32Array; // [numel(shape)]
-}
-
-/**
- * Serialises tensors (in the order given, packed without gaps) into a safetensors file. F16 / BF16 are rounded
- * to nearest even from the f32 bits. The header is padded with spaces to 8-byte alignment, as HF does.
- */
-export function writeSafetensors(tensors: TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
-  const header: Record<string, unknown> = {};
-  if (metadata !== undefined) header.__metadata__ = { ...metadata };
-  let offset = 0;
-  const seen = new Set<string>();
-  for (const t of tensors) {
-    if (t.name === '__metadata__' || seen.has(t.name))
-      throw new Error(`writeSafetensors: bad or duplicate name '${t.name}'`);
-    seen.add(t.name);
-    const n = numElements(t.shape);
-    if (n !== t.data.length) {
-      throw new Error(
-        `writeSafetensors: '${t.name}' has ${t.data.length} values for shape ${shapeStr(t.shape)}`,
-      );
-    }
-    const len = n * BYTES_PER_ELEMENT[t.dtype];
-    header[t.name] = { dtype: t.dtype, shape: t.shape.slice(), data_offsets: [offset, offset + len] };
-    offset += len;
-  }
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const headerLen = Math.ceil(json.length / 8) * 8;
-  const out = new Uint8Array(8 + headerLen + offset);
-  const dv = new DataView(out.buffer);
-  dv.setUint32(0, headerLen % 2 ** 32, true);
-  dv.setUint32(4, Math.floor(headerLen / 2 ** 32), true);
-  out.set(json, 8);
-  out.fill(0x20, 8 + json.length, 8 + headerLen);
-  let p = 8 + headerLen;
-  for (const t of tensors) {
-    const bits = new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length); // [n] f32 bit patterns
-    if (t.dtype === 'F32') {
-      for (let i = 0; i < bits.length; i++, p += 4) dv.setUint32(p, bits[i], true);
-    } else {
-      const conv = t.dtype === 'F16' ? f32BitsToF16Bits : f32BitsToBf16Bits;
-      for (let i = 0; i < bits.length; i++, p += 2) dv.setUint16(p, conv(bits[i]), true);
-    }
-  }
-  return out;
 }

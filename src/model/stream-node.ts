@@ -34,3 +34,20 @@ export async function* nodeFileStream(path: string, chunkBytes = 4 << 20): Async
 export function nodeFileSource(path: string, bytes: number, chunkBytes?: number): WeightsSource {
   return { open: () => nodeFileStream(path, chunkBytes), bytes };
 }
+
+/** Bytes [start, end) of the file at `path` (fewer where it ends first): a shard's header without the rest. */
+export async function nodeFileRange(path: string, start: number, end: number): Promise<Uint8Array> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = new Uint8Array(Math.max(0, end - start));
+    let filled = 0;
+    while (filled < buf.length) {
+      const { bytesRead } = await fh.read(buf, filled, buf.length - filled, start + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buf.subarray(0, filled);
+  } finally {
+    await fh.close();
+  }
+}

@@ -2,19 +2,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../numeric/random';
+import type { DType } from '../numeric/types';
 import { parseConfigText } from './config';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
 import { type RandomModelSpec, randomModelFiles } from './random-model';
-import {
-  parseSafetensorsHeader,
-  readTensorF32,
-  type SafetensorsEntry,
-  type SafetensorsHeader,
-} from './safetensors';
+import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
 import { type StreamSafetensorsOptions, streamSafetensors } from './stream';
 import { nodeFileStream } from './stream-node';
-import type { DType } from './types';
 import { loadWeights } from './weights';
 
 type Chunker = () => number;

@@ -6,9 +6,7 @@
 
 import { ModelLoadError, quoteName } from './errors';
 import {
-  decodeTensorF32,
   headerPastEndError,
-  LITTLE_ENDIAN,
   numElements,
   type ParseOptions,
   parseHeaderSection,
@@ -17,6 +15,7 @@ import {
   type SafetensorsHeader,
   tooShortError,
 } from './safetensors';
+import { decodeTensorF32, LITTLE_ENDIAN } from './safetensors-read';
 
 export interface StreamSafetensorsOptions {
   /** Called once the header is parsed and validated, before any tensor. */

@@ -1,11 +1,13 @@
-// Weights as a stream of tensors: a model.safetensors source (bytes in memory, a file read chunk by chunk, a
+// Weights as a stream of tensors: a model.safetensors source (or an index and its shards, src/model/shard-stream.ts) (bytes in memory, a file read chunk by chunk, a
 // Blob, a download) read by the streaming parser (stream.ts), its header checked against the config before any
 // tensor's bytes arrive (planWeights), then each tensor handed out — checked finite — as soon as its bytes are
 // complete. Nothing here holds the whole file; whoever receives the tensors decides what to keep.
 
+import type { ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
 import { ModelLoadError } from './errors';
+import { INDEX_FILE } from './shard-index';
+import { isShardedSource, mergeHeaders, planShards, type ShardedSource, sameHeader } from './shard-stream';
 import { streamSafetensors } from './stream';
-import type { ModelWeights, NeoXConfig, Tensor } from './types';
 import { checkFinite, checkTiedHead, IGNORED_BUFFER, planWeights, type WeightsPlan } from './weights';
 
 /** A model.safetensors that can be read from its start as often as needed (a reload after a device loss). */
@@ -31,8 +33,15 @@ export function blobSource(blob: Blob): WeightsSource {
   return { open: () => blob.stream(), bytes: blob.size };
 }
 
-export function isWeightsSource(w: unknown): w is WeightsSource {
-  return typeof w === 'object' && w !== null && typeof (w as WeightsSource).open === 'function';
+/** Weights to stream: one safetensors file, or an index and its shards. */
+export type Weights = WeightsSource | ShardedSource;
+
+/** A source (one file or sharded), not bytes in memory. */
+export function isWeightsSource(w: unknown): w is Weights {
+  return (
+    isShardedSource(w) ||
+    (typeof w === 'object' && w !== null && typeof (w as WeightsSource).open === 'function')
+  );
 }
 
 export interface StreamWeightsOptions {
@@ -48,33 +57,18 @@ export interface StreamWeightsOptions {
   file?: string;
 }
 
-/**
- * Streams `source` as tensors (see the module header). Malformed files, tensors that do not match the config,
- * non-finite values, and a stored tied head that differs from embed_in raise ModelLoadError naming the tensor
- * (values once the file has been read to its end; no tensor is handed out after a refused one). Resolves to the
- * plan once every tensor has been handed out.
- */
-export async function streamWeights(
-  cfg: NeoXConfig,
-  source: WeightsSource,
-  opts: StreamWeightsOptions,
-): Promise<WeightsPlan> {
-  const file = opts.file ?? 'model.safetensors';
+/** What streamWeights does with each tensor: checked finite, a stored tied head compared, then handed out. */
+function tensorSink(opts: StreamWeightsOptions) {
   let plan: WeightsPlan | null = null;
   // A tied head stored in the file: held until embed_in is there too (whichever comes first), then compared.
   let tied: { head: Float32Array | null; embed: Float32Array | null } | null = null;
   let refused: unknown = null;
-  await streamSafetensors(source.open(), source.bytes, {
-    file,
-    signal: opts.signal,
-    onProgress: opts.onProgress,
-    ignore: (name) => IGNORED_BUFFER.test(name),
-    onHeader: async (header) => {
-      plan = planWeights(cfg, header, file);
-      if (plan.tiedHead !== null) tied = { head: null, embed: null };
-      await opts.onPlan?.(plan);
+  return {
+    setPlan(p: WeightsPlan) {
+      plan = p;
+      if (p.tiedHead !== null) tied = { head: null, embed: null };
     },
-    onTensor: async (name, _e, data) => {
+    onTensor: async (name: string, data: Float32Array, file: string) => {
       const p = plan as WeightsPlan | null;
       const t = p?.byName.get(name);
       if (!p || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
@@ -97,18 +91,73 @@ export async function streamWeights(
       }
       await opts.onTensor(t, name, data);
     },
+    // A refused value is reported once the file has been read to its end: a file that is malformed (truncated,
+    // trailing or misplaced bytes, which can also turn values into NaN) is refused for that first.
+    finish(file: string): WeightsPlan {
+      if (refused !== null) throw refused;
+      if (plan === null) throw new ModelLoadError(file, 'the file ended before its header');
+      return plan;
+    },
+  };
+}
+
+/**
+ * Streams `source` as tensors (see the module header). Malformed files, tensors that do not match the config,
+ * non-finite values, and a stored tied head that differs from embed_in raise ModelLoadError naming the tensor
+ * (values once the file has been read to its end; no tensor is handed out after a refused one). Resolves to the
+ * plan once every tensor has been handed out. A sharded source has every shard's header read and checked
+ * against its index before the plan (src/model/shard-index.ts), then its shards streamed one after another.
+ */
+export async function streamWeights(
+  cfg: NeoXConfig,
+  source: Weights,
+  opts: StreamWeightsOptions,
+): Promise<WeightsPlan> {
+  if (isShardedSource(source)) return streamShards(cfg, source, opts);
+  const file = opts.file ?? 'model.safetensors';
+  const sink = tensorSink(opts);
+  await streamSafetensors(source.open(), source.bytes, {
+    file,
+    signal: opts.signal,
+    onProgress: opts.onProgress,
+    ignore: (name) => IGNORED_BUFFER.test(name),
+    onHeader: async (header) => {
+      const plan = planWeights(cfg, header, file);
+      sink.setPlan(plan);
+      await opts.onPlan?.(plan);
+    },
+    onTensor: (name, _e, data) => sink.onTensor(name, data, file),
   });
-  // A refused value is reported once the file has been read to its end: a file that is malformed (truncated,
-  // trailing or misplaced bytes, which can also turn values into NaN) is refused for that first.
-  if (refused !== null) throw refused;
-  if (plan === null) throw new ModelLoadError(file, 'the file ended before its header');
-  return plan;
+  return sink.finish(file);
+}
+
+async function streamShards(cfg: NeoXConfig, source: ShardedSource, opts: StreamWeightsOptions) {
+  const { heads, shards } = await planShards(source, opts.signal);
+  const plan = planWeights(cfg, mergeHeaders(heads), INDEX_FILE);
+  const sink = tensorSink(opts);
+  sink.setPlan(plan);
+  await opts.onPlan?.(plan);
+  const total = heads.reduce((a, h) => a + h.bytes, 0);
+  let before = 0;
+  for (let i = 0; i < shards.length; i++) {
+    const s = shards[i];
+    await streamSafetensors(s.open(), heads[i].bytes, {
+      file: s.file,
+      signal: opts.signal,
+      onProgress: (loaded) => opts.onProgress?.(before + loaded, total),
+      ignore: (name) => IGNORED_BUFFER.test(name),
+      onHeader: (header) => sameHeader(heads[i], header),
+      onTensor: (name, _e, data) => sink.onTensor(name, data, s.file),
+    });
+    before += heads[i].bytes;
+  }
+  return sink.finish(INDEX_FILE);
 }
 
 /** The whole model in fp32 on the CPU, read from a source tensor by tensor (the CPU oracle's copy). */
 export async function readWeights(
   cfg: NeoXConfig,
-  source: WeightsSource,
+  source: Weights,
   opts: Omit<StreamWeightsOptions, 'onTensor' | 'onPlan'> = {},
 ): Promise<ModelWeights> {
   const plan = await streamWeights(cfg, source, {

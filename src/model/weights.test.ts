@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
+import { mulberry32 } from '../numeric/random';
+import type { DType, NeoXConfig } from '../numeric/types';
 import { parseConfig } from './config';
 import { ModelLoadError } from './errors';
-import { mulberry32 } from './random';
-import {
-  bf16BitsToF32,
-  f16BitsToF32,
-  f32ToBf16Bits,
-  f32ToF16Bits,
-  type TensorToWrite,
-  writeSafetensors,
-} from './safetensors';
+import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { expectLoadError as loadError } from './testing';
-import type { DType, NeoXConfig } from './types';
 import { loadWeights, modelSummary } from './weights';
 
 // V 11, d 8, H 2 (headDim 4), ff 12, L 2: every dimension distinct so transposed shapes are caught.

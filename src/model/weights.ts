@@ -1,13 +1,5 @@
 // model.safetensors (HF GPTNeoXForCausalLM names) -> ModelWeights in fp32, every tensor checked against the config.
 
-import { ModelLoadError, quoteName } from './errors';
-import {
-  parseSafetensorsHeader,
-  readTensorF32,
-  type SafetensorsEntry,
-  type SafetensorsHeader,
-} from './safetensors';
-import { streamSafetensors } from './stream';
 import type {
   DType,
   LayerWeights,
@@ -16,7 +8,11 @@ import type {
   NeoXConfig,
   NormWeights,
   Tensor,
-} from './types';
+} from '../numeric/types';
+import { ModelLoadError, quoteName } from './errors';
+import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
+import { streamSafetensors } from './stream';
 
 /** Buffers HF checkpoints may carry that are not weights (causal-mask caches, rotary inverse frequencies). */
 export const IGNORED_BUFFER =

@@ -1,8 +1,8 @@
-// roundTo against the bit-level conversions the weights loader uses (safetensors.ts), on f32 inputs where one
+// roundTo against the bit-level conversions the weights loader uses (numeric/bits.ts), on f32 inputs where one
 // rounding is the whole story, plus the edges: ties to even, subnormals, overflow, signed zero.
 import { describe, expect, it } from 'vitest';
-import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../model/safetensors';
-import { roundF32ToF16, roundTo, ulpOf } from './round';
+import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from './bits';
+import { FORMATS, roundF32ToF16, roundTo, roundToExact, ulpOf } from './round';
 
 function seeded(seed: number) {
   let s = seed >>> 0;
@@ -33,6 +33,20 @@ describe('roundTo', () => {
         // and one in fp16's range, where the bit path runs
         const y = Math.fround((r() - 0.5) * 2 ** Math.floor(r() * 32 - 15));
         expect(roundF32ToF16(y), `seed ${seed}, y = ${y}`).toBe(roundTo('fp16', y));
+      }
+    }
+  });
+
+  it('the fast paths equal the definition on random doubles and f32 values of every magnitude (50 seeds)', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const r = seeded(1000 + seed);
+      for (let i = 0; i < 400; i++) {
+        const x = (r() - 0.5) * 2 ** Math.floor(r() * 300 - 150);
+        for (const f of FORMATS) {
+          expect(roundTo(f, x), `seed ${seed}, ${f}, x = ${x}`).toBe(roundToExact(f, x));
+          const y = Math.fround(x);
+          expect(roundTo(f, y), `seed ${seed}, ${f}, y = ${y}`).toBe(roundToExact(f, y));
+        }
       }
     }
   });

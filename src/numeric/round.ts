@@ -35,8 +35,47 @@ export function ulpOf(format: NumFormat, x: number): number {
   return 2 ** (Math.max(s.emin, e) - s.mant);
 }
 
-/** x rounded to the nearest value of the format (ties to even); past the largest finite value, ±Inf. */
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+/** Bits an f32 drops to become the format, and Veltkamp's splitting factor 2^(53 - p) + 1 for p significant bits. */
+const DROP: Record<NumFormat, number> = { bf16: 16, fp16: 13, tf32: 13, fp32: 0 };
+const SPLIT: Record<NumFormat, number> = {
+  bf16: 2 ** 45 + 1,
+  fp16: 2 ** 42 + 1,
+  tf32: 2 ** 42 + 1,
+  fp32: 2 ** 29 + 1,
+};
+
+/**
+ * x rounded to the nearest value of the format (ties to even); past the largest finite value, ±Inf. Fast where the
+ * result is a normal number of the format: an f32 input by its bits (exact ties to even), any other double by
+ * Veltkamp's split (round to nearest; a double exactly halfway between two values of the format has probability
+ * 0 here); the rest by roundToExact. roundTo is checked against roundToExact in round.test.ts.
+ */
 export function roundTo(format: NumFormat, x: number): number {
+  if (format === 'fp32') return Math.fround(x);
+  const s = SPEC[format];
+  const a = Math.abs(x);
+  if (a >= 2 ** s.emin && a < s.max) {
+    let r: number;
+    if (Math.fround(x) === x) {
+      f32[0] = x;
+      const b = u32[0];
+      const drop = DROP[format];
+      const half = 1 << (drop - 1);
+      u32[0] = (b + (half - 1) + ((b >>> drop) & 1)) & ~((1 << drop) - 1);
+      r = f32[0];
+    } else {
+      const c = x * SPLIT[format];
+      r = c - (c - x);
+    }
+    if (Math.abs(r) <= s.max) return r;
+  }
+  return roundToExact(format, x);
+}
+
+/** roundTo by the definition (the ULP at x, then ties to even): the oracle of the fast paths. */
+export function roundToExact(format: NumFormat, x: number): number {
   if (!Number.isFinite(x) || x === 0) return x;
   if (format === 'fp32') return Math.fround(x);
   const s = SPEC[format];
@@ -59,9 +98,6 @@ export function roundArray(format: NumFormat, a: ArrayLike<number>): Float64Arra
   for (let i = 0; i < a.length; i++) out[i] = roundTo(format, a[i]);
   return out;
 }
-
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
 
 /**
  * fp16 rounding of an f32 value (`x` is taken as Math.fround(x)) by its bits: the same result as roundTo('fp16'),

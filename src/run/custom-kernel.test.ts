@@ -4,7 +4,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { describe, expect, it } from 'vitest';
 import schema from '../../docs/report.schema.json';
 import { nodeShaderSource } from '../kernels/shaders-node';
-import { mulberry32 } from '../model/random';
+import { mulberry32 } from '../numeric/random';
 import { reportToJson } from '../ui/export';
 import { fixtureReport } from '../ui/report-fixture';
 import { consentKey, kernelDiff, runLink } from './custom-kernel';

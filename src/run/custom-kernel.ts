@@ -4,7 +4,8 @@
 import { structuredPatch } from 'diff';
 import { textHash } from '../gpu/pipelines';
 import { customSlot } from '../kernels/custom/slots';
-import { encodeLink, LINK_LIMITS, LinkError, type LinkPayload } from './permalink';
+import { LinkError } from './link-bytes';
+import { encodeLink, LINK_LIMITS, type LinkPayload } from './permalink';
 import type { CustomKernelSpec } from './runspec';
 
 export interface DiffLine {

@@ -4,7 +4,7 @@
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { checkFaultLayer } from '../model/limits';
-import { mulberry32 } from '../model/random';
+import { mulberry32 } from '../numeric/random';
 
 export type FaultId =
   | 'tile_offset'
@@ -18,10 +18,11 @@ export type FaultId =
   | 'no_rescale'
   | 'gelu_relu'
   | 'dropped_bias'
-  | 'residual_wiring';
+  | 'residual_wiring'
+  | 'decode_rotary';
 
 /** What the analysis should report when the fault is planted. */
-export type FaultExpectation = 'diverges' | 'benign' | 'race' | 'long-prompt';
+export type FaultExpectation = 'diverges' | 'benign' | 'race' | 'long-prompt' | 'decode';
 
 export interface FaultInfo {
   id: FaultId;
@@ -167,6 +168,19 @@ export const FAULTS: readonly FaultInfo[] = [
     description:
       'The epilogue adds the attention output twice and drops the hidden state: x + attn + mlp becomes attn + attn + mlp.',
     story: 'Integration, not the kernel: every isolated test passed (the fused-add report).',
+  },
+  {
+    id: 'decode_rotary',
+    title: 'Decode step rotated as position 0',
+    kernel: 'qkv_rotary',
+    constants: { FAULT_DECODE_ROTARY: true },
+    expect: 'decode',
+    description:
+      "The single-row decode step forgets its position: each new token's query and key are rotated as position " +
+      '0. The prompt is exact (every check of it agrees); the generated text goes wrong once a step reads it.',
+    story:
+      'Field report 000: "the generated tokens were completely different" — the decode path, which the prompt ' +
+      'never runs.',
   },
 ];
 

@@ -2,25 +2,31 @@
 // only whole (a malformed one is ignored, never half-applied).
 import { describe, expect, it } from 'vitest';
 import {
+  HUB_ORIGIN,
   HUB_OVERRIDE_KEY,
   HUB_PRESETS,
+  hubOrigin,
   modelNameOfUrl,
   parseHubOverride,
   parseResolveUrl,
   readHubOverride,
-  resolvePresets,
   resolveUrl,
 } from './hub';
 
 describe('Hub presets', () => {
-  it('pin every preset to a commit and a sha256, with plausible fp16 sizes for their parameter counts', () => {
-    expect(HUB_PRESETS.map((p) => p.id)).toEqual(['pythia-70m', 'pythia-160m', 'pythia-410m']);
+  it('list the whole Pythia suite by repo id, standard and deduped, with the model card shapes', () => {
+    const sizes = ['70m', '160m', '410m', '1b', '1.4b', '2.8b', '6.9b', '12b'];
+    expect(HUB_PRESETS.map((p) => p.repo)).toEqual([
+      ...sizes.map((s) => `EleutherAI/pythia-${s}`),
+      ...sizes.map((s) => `EleutherAI/pythia-${s}-deduped`),
+    ]);
     for (const p of HUB_PRESETS) {
-      expect(p.revision).toMatch(/^[0-9a-f]{40}$/);
-      expect(p.sha256).toMatch(/^[0-9a-f]{64}$/);
-      // fp16 weights (2 bytes per parameter) plus the U8 causal-mask buffers (2048² bytes per layer).
-      const expected = 2 * p.params + p.layers * 2048 * 2048;
-      expect(Math.abs(p.weightsBytes - expected) / expected, p.id).toBeLessThan(0.01);
+      // GPT-NeoX parameters: embeddings and head (50304 × d each, Pythia's padded vocabulary) plus 12 d² + 13 d
+      // per layer and the final norm.
+      const d = p.d;
+      const expected = 2 * 50304 * d + p.layers * (12 * d * d + 13 * d) + 2 * d;
+      expect(Math.abs(p.params - expected) / expected, p.id).toBeLessThan(0.01);
+      expect(d % p.heads, p.id).toBe(0);
     }
   });
 
@@ -39,33 +45,20 @@ describe('Hub presets', () => {
   });
 
   it('names a model after its repo for a Hub URL, else after its folder', () => {
-    expect(modelNameOfUrl(resolvePresets()[2].url)).toBe('pythia-410m');
+    expect(modelNameOfUrl(resolveUrl(HUB_ORIGIN, 'EleutherAI/pythia-410m', 'a'.repeat(40)))).toBe(
+      'pythia-410m',
+    );
     expect(modelNameOfUrl('https://example.org/models/my-neox/')).toBe('my-neox');
     expect(modelNameOfUrl('https://example.org/')).toBe('example.org');
   });
 
-  it('resolves to huggingface.co without an override, to the stand-in with its own hashes with one', () => {
-    const hub = resolvePresets();
-    expect(hub[0].url).toBe(
-      'https://huggingface.co/EleutherAI/pythia-70m/resolve/2ab25ed47af79376eed2baaf8bbb7a192a0c73ff/',
-    );
-    expect(hub[0].sha256).toBe(HUB_PRESETS[0].sha256);
-    const sha = 'a'.repeat(64);
-    const o = parseHubOverride(
-      JSON.stringify({
-        origin: 'http://127.0.0.1:9999',
-        presets: { 'pythia-160m': { sha256: sha, bytes: 12 } },
-      }),
-    );
-    expect(o).not.toBeNull();
-    const test = resolvePresets(o);
-    expect(test[1]).toMatchObject({ sha256: sha, weightsBytes: 12, exact: true });
-    expect(test[1].url.startsWith('http://127.0.0.1:9999/EleutherAI/pythia-160m/resolve/')).toBe(true);
-    expect(test[0].sha256).toBe(HUB_PRESETS[0].sha256); // a preset the override leaves out keeps the table's
+  it('talks to huggingface.co without an override, to the stand-in with one', () => {
+    expect(hubOrigin(null)).toBe('https://huggingface.co');
+    expect(hubOrigin(parseHubOverride('{"origin": "http://127.0.0.1:9999"}'))).toBe('http://127.0.0.1:9999');
   });
 
   it('ignores a malformed override whole', () => {
-    const ok = { origin: 'http://127.0.0.1:9999', presets: {} };
+    const ok = { origin: 'http://127.0.0.1:9999' };
     expect(parseHubOverride(JSON.stringify(ok))).toEqual(ok);
     const bad: unknown[] = [
       null,
@@ -73,11 +66,8 @@ describe('Hub presets', () => {
       { ...ok, origin: 'javascript:alert(1)' },
       { ...ok, origin: 'http://127.0.0.1:9999/some/path' },
       { ...ok, origin: 'file:///etc' },
-      { origin: ok.origin },
-      { ...ok, presets: { 'gpt-2': { sha256: 'a'.repeat(64), bytes: 1 } } },
-      { ...ok, presets: { 'pythia-70m': { sha256: 'A'.repeat(64), bytes: 1 } } },
-      { ...ok, presets: { 'pythia-70m': { sha256: 'a'.repeat(64), bytes: -1 } } },
-      { ...ok, presets: { 'pythia-70m': null } },
+      { origin: 3 },
+      {},
     ];
     for (const b of bad) expect(parseHubOverride(JSON.stringify(b)), JSON.stringify(b)).toBeNull();
     expect(parseHubOverride('{not json')).toBeNull();

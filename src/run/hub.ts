@@ -1,33 +1,27 @@
-// Real checkpoints from the Hugging Face Hub: the Pythia presets (pinned revisions, known weights sha256 and
-// sizes), the Hub's URL layout, and a test-only override that points the presets at a local stand-in server.
-// Pure: nothing here fetches.
+// Real checkpoints from the Hugging Face Hub: the Pythia suite by repo id (every size, standard and deduped), the
+// Hub's URL layout, and a test-only override that points the page at a local stand-in server. Pure: nothing
+// here fetches (src/run/hub-api.ts asks the Hub's API for a revision's commit, files, sizes and sha256).
 //
 // The Hub serves a file of a repository at `https://huggingface.co/<org>/<repo>/resolve/<revision>/<file>`.
 // A large (LFS / Xet) file answers with a 302 redirect to a CDN URL, which answers with the bytes and their
-// Content-Length; HEAD works the same way. A browser follows the redirect, so it sees the CDN's headers, never
-// the Hub's X-Linked-Size / X-Linked-Etag (on the 302): the size comes from the CDN's Content-Length, the
-// sha256 from this table, checked on the downloaded bytes. Both hosts send CORS headers; without them a
-// browser could not read the files at all.
+// Content-Length; HEAD and Range work the same way. A browser follows the redirect, so it sees the CDN's
+// headers; the sizes and sha256 (LFS oids) come from the API's tree listing at the commit, and the sha256 is
+// checked on the downloaded bytes. Both hosts send CORS headers; without them a browser could not read the
+// files at all.
 //
-// The folder `…/resolve/<revision>/` is a URL model as the rest of the app knows it (RunSpec model kind 'url':
-// config.json, model.safetensors and tokenizer.json under one base URL), so a preset's permalink is an
-// ordinary URL model with its sha256.
+// The folder `…/resolve/<commit>/` is a URL model as the rest of the app knows it (RunSpec model kind 'url':
+// config.json, the weights and tokenizer.json under one base URL), so a Hub model's permalink is an ordinary
+// URL model pinned to a commit, with the sha256 of each weights file.
 
-export type HubPresetId = 'pythia-70m' | 'pythia-160m' | 'pythia-410m';
-
+/** One Pythia checkpoint (EleutherAI, Apache-2.0; trained on the Pile, or the deduplicated Pile). */
 export interface HubPreset {
-  id: HubPresetId;
-  /** Shown on the button. */
-  label: string;
+  /** `pythia-1b`, `pythia-1b-deduped`. */
+  id: string;
   /** `<org>/<name>` on the Hub. */
   repo: string;
-  /** A commit (40 hex digits): pinned, so the files and their sha256 never change under a link. */
-  revision: string;
-  /** sha256 of model.safetensors at that revision (the LFS object id). */
-  sha256: string;
-  /** Size of model.safetensors in bytes; `exact` false: rounded as the Hub's file listing shows it. */
-  weightsBytes: number;
-  exact: boolean;
+  /** `1b`: shown on the button. */
+  size: string;
+  deduped: boolean;
   /** From the Pythia model card: total parameters, layers, model width, heads. */
   params: number;
   layers: number;
@@ -37,56 +31,33 @@ export interface HubPreset {
 
 export const HUB_ORIGIN = 'https://huggingface.co';
 
-/**
- * EleutherAI's Pythia models (Apache-2.0) trained on the Pile, final checkpoint (step 143000).
- * On each repo's `main`, model.safetensors (fp16, with the causal-mask buffers as U8) was added by the
- * "Adding `safetensors` variant of this model (#2)" merge; the revisions below are commits on `main` that hold
- * it (the LFS pointers give the sha256; 70m's gives the exact size).
- */
-export const HUB_PRESETS: readonly HubPreset[] = [
-  {
-    id: 'pythia-70m',
-    label: 'Pythia-70m',
-    repo: 'EleutherAI/pythia-70m',
-    revision: '2ab25ed47af79376eed2baaf8bbb7a192a0c73ff',
-    sha256: 'ebfa4e2f18696ebd83716a0d39fe2c025f2ff8483f72a83ca59c475692fc9d15',
-    weightsBytes: 166_029_852,
-    exact: true,
-    params: 70_426_624,
-    layers: 6,
-    d: 512,
-    heads: 8,
-  },
-  {
-    id: 'pythia-160m',
-    label: 'Pythia-160m',
-    repo: 'EleutherAI/pythia-160m',
-    revision: 'e60ba7e6af1840769fb97613b4d2dc06c9da572d',
-    sha256: '29d2e457a664e41c12c735f20a36dc0956a665f614a54ce5db21a32e75965270',
-    weightsBytes: 375_000_000,
-    exact: false,
-    params: 162_322_944,
-    layers: 12,
-    d: 768,
-    heads: 12,
-  },
-  {
-    id: 'pythia-410m',
-    label: 'Pythia-410m',
-    repo: 'EleutherAI/pythia-410m',
-    revision: '9879c9b5f8bea9051dcb0e68dff21493d67e9d4f',
-    sha256: '3e09001631bb18ec8a6f4522f8e6ab26a53099e69228f9822adc91bfbe27511b',
-    weightsBytes: 911_000_000,
-    exact: false,
-    params: 405_334_016,
-    layers: 24,
-    d: 1024,
-    heads: 16,
-  },
+/** The default revision: the repository's main branch (the final checkpoint, step 143000). */
+export const DEFAULT_REVISION = 'main';
+
+/** The Pythia suite's shapes (model card): size, parameters, layers, width, heads. */
+const PYTHIA: [string, number, number, number, number][] = [
+  ['70m', 70_426_624, 6, 512, 8],
+  ['160m', 162_322_944, 12, 768, 12],
+  ['410m', 405_334_016, 24, 1024, 16],
+  ['1b', 1_011_781_632, 16, 2048, 8],
+  ['1.4b', 1_414_647_808, 24, 2048, 16],
+  ['2.8b', 2_775_208_960, 32, 2560, 32],
+  ['6.9b', 6_857_302_016, 32, 4096, 32],
+  ['12b', 11_846_072_320, 36, 5120, 40],
 ];
 
+/**
+ * Every Pythia model, standard then deduped, by repo id. Each repository keeps its 154 training checkpoints as
+ * branches `step0`, `step1`, … `step143000` (main is step 143000); any of them, a tag or a commit is a revision.
+ */
+export const HUB_PRESETS: readonly HubPreset[] = [false, true].flatMap((deduped) =>
+  PYTHIA.map(([size, params, layers, d, heads]) => {
+    const id = `pythia-${size}${deduped ? '-deduped' : ''}`;
+    return { id, repo: `EleutherAI/${id}`, size, deduped, params, layers, d, heads };
+  }),
+);
+
 const REPO = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
-const SHA256 = /^[0-9a-f]{64}$/;
 
 /** `<origin>/<repo>/resolve/<revision>/` (+ file): the Hub's download URL of a file at a revision. */
 export function resolveUrl(origin: string, repo: string, revision: string, file = ''): string {
@@ -140,10 +111,8 @@ export function modelNameOfUrl(url: string): string {
 export const HUB_OVERRIDE_KEY = 'divergence-explorer.hub-test-server';
 
 export interface HubOverride {
-  /** An http(s) origin (no path) that serves files in the Hub's layout. */
+  /** An http(s) origin (no path) that answers as the Hub does (API and files). */
   origin: string;
-  /** Per preset: the sha256 and size of the stand-in's model.safetensors (its own test checkpoint). */
-  presets: Partial<Record<HubPresetId, { sha256: string; bytes: number }>>;
 }
 
 /** Parses the override's JSON; anything malformed is ignored (null), never half-applied. */
@@ -166,33 +135,12 @@ export function parseHubOverride(raw: string | null): HubOverride | null {
   }
   if (origin.protocol !== 'http:' && origin.protocol !== 'https:') return null;
   if (origin.origin !== r.origin.replace(/\/+$/, '')) return null; // an origin, not a path
-  const presets: HubOverride['presets'] = {};
-  const p = r.presets;
-  if (typeof p !== 'object' || p === null) return null;
-  for (const [id, e] of Object.entries(p as Record<string, unknown>)) {
-    if (!HUB_PRESETS.some((h) => h.id === id)) return null;
-    const x = e as Record<string, unknown> | null;
-    if (typeof x !== 'object' || x === null) return null;
-    if (typeof x.sha256 !== 'string' || !SHA256.test(x.sha256)) return null;
-    if (typeof x.bytes !== 'number' || !Number.isSafeInteger(x.bytes) || x.bytes < 0) return null;
-    presets[id as HubPresetId] = { sha256: x.sha256, bytes: x.bytes };
-  }
-  return { origin: origin.origin, presets };
+  return { origin: origin.origin };
 }
 
-/** A preset ready to load: its folder URL and the sha256 its weights must hash to. */
-export interface ResolvedPreset extends HubPreset {
-  /** `…/resolve/<revision>/`: the URL model's folder. */
-  url: string;
-}
-
-/** The presets as this page uses them: on the Hub, or (override) on a stand-in with its own checkpoints. */
-export function resolvePresets(override: HubOverride | null = null): ResolvedPreset[] {
-  return HUB_PRESETS.map((p) => {
-    const o = override?.presets[p.id];
-    const q: HubPreset = o ? { ...p, sha256: o.sha256, weightsBytes: o.bytes, exact: true } : p;
-    return { ...q, url: resolveUrl(override?.origin ?? HUB_ORIGIN, p.repo, p.revision) };
-  });
+/** The Hub this page talks to: huggingface.co, or (override) a stand-in. */
+export function hubOrigin(override: HubOverride | null = null): string {
+  return override?.origin ?? HUB_ORIGIN;
 }
 
 /** Reads the override from a Storage (null when storage is unavailable or holds nothing valid). */

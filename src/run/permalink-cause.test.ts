@@ -2,11 +2,11 @@
 // one clear sentence (bounded strings, a plain id, one line of words, no other keys).
 import { describe, expect, it } from 'vitest';
 import { sameCause } from '../state/sharer';
+import { LinkError } from './link-bytes';
 import {
   decodeLink,
   encodeLink,
   LINK_LIMITS,
-  LinkError,
   type LinkPayload,
   parseLinkPayload,
   sharerSummary,

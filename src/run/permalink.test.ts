@@ -4,18 +4,16 @@
 import { deflateSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { PRECISIONS } from '../kernels/precision';
-import { mulberry32 } from '../model/random';
+import { PRECISIONS } from '../numeric/precision';
+import { mulberry32 } from '../numeric/random';
 import { FAULTS } from './faults';
+import { base64urlDecode, base64urlEncode, LinkError } from './link-bytes';
 import {
   adapterLine,
   autorunAllowed,
-  base64urlDecode,
-  base64urlEncode,
   decodeLink,
   encodeLink,
   LINK_LIMITS,
-  LinkError,
   type LinkPayload,
   parseLinkPayload,
   sharerSummary,

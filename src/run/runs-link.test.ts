@@ -3,7 +3,7 @@
 import { deflateSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import type { RunsReport } from '../compare/runs-report';
-import { base64urlEncode, LinkError } from './permalink';
+import { base64urlEncode, LinkError } from './link-bytes';
 import { decodeRunsLink, isRunsLink, runsLinkOf } from './runs-link';
 
 const sha = (c: string) => c.repeat(64);

@@ -3,14 +3,8 @@
 // opens it is asked for the same files (checked by hash when read) and sees the sharer's numbers beside their own.
 // Same encoding as run links (raw DEFLATE, base64url); everything validated, nothing from it executed or injected.
 import { deflateSync } from 'fflate';
-import {
-  adapterLine,
-  base64urlDecode,
-  base64urlEncode,
-  inflateBounded,
-  LINK_LIMITS,
-  LinkError,
-} from './permalink';
+import { base64urlDecode, base64urlEncode, inflateBounded, LinkError } from './link-bytes';
+import { adapterLine, LINK_LIMITS } from './permalink';
 import { type ModelRef, parseModel } from './runspec';
 
 export const RUNS_PREFIX = 'u1=';

@@ -2,15 +2,20 @@
 // every field is checked and anything malformed is rejected with a message naming the field.
 import { FUSED_KERNELS, type FusedKernelId, isFusedKernelId } from '../engine/fused-kernels';
 import { type CustomSlotId, customSlot, isCustomSlotId } from '../kernels/custom/slots';
-import { PRECISIONS, type Precision } from '../kernels/precision';
+import { MAX_SHARDS, manifestSha256 } from '../model/shard-index';
+import { PRECISIONS, type Precision } from '../numeric/precision';
 import { type FaultId, faultInfo, isFaultId } from './faults';
 
 export const RUNSPEC_VERSION = 1;
 
+/**
+ * A model. `sha256` is that of model.safetensors, or for sharded weights that of the manifest of its shards
+ * (src/model/shard-index.ts); `files` then names every shard's sha256 (each is checked as it arrives).
+ */
 export type ModelRef =
   | { kind: 'embedded'; id: string }
-  | { kind: 'url'; url: string; sha256: string }
-  | { kind: 'file'; sha256: string; name?: string };
+  | { kind: 'url'; url: string; sha256: string; files?: Record<string, string> }
+  | { kind: 'file'; sha256: string; name?: string; files?: Record<string, string> };
 
 export type Metric = 'relL2' | 'maxAbs' | 'meanAbs' | 'cosineDistance' | 'sqnrDb' | 'maxUlp';
 export const METRICS: readonly Metric[] = [
@@ -125,6 +130,25 @@ function str(v: unknown, field: string, max: number, pattern?: RegExp): string {
 const SHA256 = /^[0-9a-f]{64}$/;
 const MODEL_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+const SHARD = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,198}\.safetensors$/;
+
+/** A sharded model's `files` (shard -> sha256): well-formed, and the manifest they make hashes to `sha256`. */
+function parseShardShas(v: unknown, sha256: string): Record<string, string> {
+  if (!isObj(v)) throw new RunSpecError('model.files', 'expected an object of shard file -> sha256');
+  const entries = Object.entries(v);
+  if (entries.length === 0 || entries.length > MAX_SHARDS)
+    throw new RunSpecError('model.files', `expected 1 to ${MAX_SHARDS} shards, got ${entries.length}`);
+  const out: Record<string, string> = {};
+  for (const [file, sha] of entries) {
+    if (!SHARD.test(file))
+      throw new RunSpecError('model.files', `not a shard file name: ${JSON.stringify(file.slice(0, 60))}`);
+    out[file] = str(sha, `model.files[${file}]`, 64, SHA256);
+  }
+  if (manifestSha256(new Map(Object.entries(out))) !== sha256)
+    throw new RunSpecError('model.files', "the shards' sha256 do not make the model's sha256");
+  return out;
+}
+
 export function parseModel(v: unknown): ModelRef {
   if (!isObj(v)) throw new RunSpecError('model', 'expected an object');
   switch (v.kind) {
@@ -132,7 +156,7 @@ export function parseModel(v: unknown): ModelRef {
       onlyKeys(v, ['kind', 'id'], 'model');
       return { kind: 'embedded', id: str(v.id, 'model.id', 64, MODEL_ID) };
     case 'url': {
-      onlyKeys(v, ['kind', 'url', 'sha256'], 'model');
+      onlyKeys(v, ['kind', 'url', 'sha256', 'files'], 'model');
       const url = str(v.url, 'model.url', 2000);
       let parsed: URL;
       try {
@@ -143,12 +167,15 @@ export function parseModel(v: unknown): ModelRef {
       if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
         throw new RunSpecError('model.url', `only http(s) URLs, got ${parsed.protocol}`);
       }
-      return { kind: 'url', url, sha256: str(v.sha256, 'model.sha256', 64, SHA256) };
+      const ref: ModelRef = { kind: 'url', url, sha256: str(v.sha256, 'model.sha256', 64, SHA256) };
+      if (v.files !== undefined) ref.files = parseShardShas(v.files, ref.sha256);
+      return ref;
     }
     case 'file': {
-      onlyKeys(v, ['kind', 'sha256', 'name'], 'model');
+      onlyKeys(v, ['kind', 'sha256', 'name', 'files'], 'model');
       const ref: ModelRef = { kind: 'file', sha256: str(v.sha256, 'model.sha256', 64, SHA256) };
       if (v.name !== undefined) ref.name = str(v.name, 'model.name', 200);
+      if (v.files !== undefined) ref.files = parseShardShas(v.files, ref.sha256);
       return ref;
     }
     default:

@@ -2,7 +2,8 @@
 // them (autorun off), and the field reports they promise to retell actually covered.
 import { describe, expect, it } from 'vitest';
 import { faultInfo } from './faults';
-import { decodeLink, encodeLink, LinkError, scenarioLink } from './permalink';
+import { LinkError } from './link-bytes';
+import { decodeLink, encodeLink, scenarioLink } from './permalink';
 import { parseRunSpec, type RunSpec } from './runspec';
 import { SCENARIOS, type ScenarioExpectation, scenarioById } from './scenarios';
 

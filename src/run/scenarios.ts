@@ -234,6 +234,27 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
   },
   {
+    id: 'decode-only',
+    title: 'Fine on the prompt, wrong in the generated text',
+    report: 0,
+    story:
+      'Field report 000 began with "the generated tokens were completely different" while the checks it ran ' +
+      'looked fine. Generation runs a decode path the prompt never takes: one new row per step, reading a KV ' +
+      'cache, with kernels of its own.',
+    steps: [
+      'Run it: every layer of the prompt agrees, the verdict is green.',
+      'Look at the generated texts: the fused path parts from the reference at the second token.',
+      'Read why beside them: the fused path’s cached decode chose a token its own full forward over the same tokens would not, so the error is in the decode path.',
+      'The planted bug: the single-row decode step rotates its query and key as position 0 (layer 1 on).',
+      'From the command line, cli compare --check-decode records every decode step and names it: decode step 1, layer 1.',
+    ],
+    spec: spec(GENESIS, [{ id: 'decode_rotary', fromLayer: 1 }], 4),
+    expect: {
+      firstDivergentLayer: null,
+      note: 'The prompt agrees at every layer; the texts part at the second generated token, in the decode path.',
+    },
+  },
+  {
     id: 'same-params-other-path',
     title: 'Same parameters, another code path',
     report: 1,

@@ -6,7 +6,7 @@
 // to. The only place that creates the EngineClient.
 
 import * as historyDb from '../run/history';
-import type { UrlProbe } from '../worker/api';
+import type { HubProbe, UrlProbe } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import type { ControllerOptions, Ctx, HistoryApi } from './controller/context';
 import { createHistoryKeeper } from './controller/history';
@@ -31,7 +31,9 @@ export interface Controller {
   /** Files picked or dropped: config.json + model.safetensors (+ tokenizer.json). */
   loadFromFiles(files: File[], options?: FileLoadOptions): Promise<void>;
   /** A URL model with a pinned sha256 (a Hub preset): from this browser's cache if kept there, else downloaded. */
-  loadPinned(ref: { url: string; sha256: string }): Promise<LoadOutcome>;
+  loadPinned(ref: { url: string; sha256: string; files?: Record<string, string> }): Promise<LoadOutcome>;
+  /** A Hub repository at a revision through the Hub's API (null when the worker cannot ask). */
+  resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe | null>;
   /** Sizes and memory need of a URL model before downloading it (null when the worker cannot tell). */
   probeModelUrl(url: string): Promise<UrlProbe | null>;
   /** Stops a model download in progress; the model loaded before stays loaded. */
@@ -150,6 +152,7 @@ export function createController(
     loadFromFiles: models.loadFromFiles,
     loadPinned: models.loadPinned,
     probeModelUrl: models.probeUrl,
+    resolveHub: models.resolveHub,
     cancelModelLoad: models.cancelLoad,
     cachedModelSha256s: models.cachedSha256s,
     openLink: opener.openLink,

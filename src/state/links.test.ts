@@ -13,9 +13,10 @@ import type { InitResult, LoadedModel, LoadOptions, ModelFilesInput, WorkerError
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
 import { checkExpectation, scenarioRun } from './scenario';
+import { settingsOf } from './settings';
 import { AGREE_FACTOR, agreementSentence, compareWithSharer } from './sharer';
 import { buildSpec, modelMatches, sameRun, specKey } from './spec';
-import { type AppStore, canRun, createAppStore, type ModelSource, settingsOf } from './store';
+import { type AppStore, canRun, createAppStore, type ModelSource } from './store';
 
 const EMBEDDED = { id: 'neox-kjv-bytes', url: 'http://localhost/models/neox-kjv-bytes/' };
 const adapter = {

@@ -12,7 +12,7 @@ describe('classifyModelFiles', () => {
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.config.name).toBe('config.json');
-    expect(r.weights.name).toBe('model.safetensors');
+    expect(r.weights?.name).toBe('model.safetensors');
     expect(r.tokenizer?.name).toBe('tokenizer.json');
     expect(r.name).toBe('pythia-70m');
   });
@@ -35,6 +35,35 @@ describe('classifyModelFiles', () => {
       { name: 'b.safetensors' },
       { name: 'config.json' },
     ]);
-    expect(!two.ok && two.message).toMatch(/2 \.safetensors/);
+    expect(!two.ok && two.message).toMatch(/2 \.safetensors files and no model\.safetensors\.index\.json/);
+  });
+
+  it('takes an index and its shards as a sharded model; model.safetensors wins when both are there', () => {
+    const shards = [
+      {
+        name: 'model-00002-of-00002.safetensors',
+        relativePath: 'm/pythia-6.9b/model-00002-of-00002.safetensors',
+      },
+      {
+        name: 'model-00001-of-00002.safetensors',
+        relativePath: 'm/pythia-6.9b/model-00001-of-00002.safetensors',
+      },
+    ];
+    const idx = {
+      name: 'model.safetensors.index.json',
+      relativePath: 'm/pythia-6.9b/model.safetensors.index.json',
+    };
+    const r = classifyModelFiles([...shards, idx, { name: 'config.json' }, { name: 'tokenizer.json' }]);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.weights).toBeUndefined();
+    expect(r.index?.name).toBe(idx.name);
+    expect(r.shards?.map((s) => s.name)).toEqual(shards.map((s) => s.name));
+    expect(r.name).toBe('pythia-6.9b');
+    const both = classifyModelFiles([...shards, idx, { name: 'model.safetensors' }, { name: 'config.json' }]);
+    expect(both.ok && both.weights?.name).toBe('model.safetensors');
+    // The index is not taken for the config.
+    const noCfg = classifyModelFiles([...shards, idx]);
+    expect(!noCfg.ok && noCfg.message).toMatch(/No config\.json/);
   });
 });

@@ -3,7 +3,7 @@
 // analysis beside Analyze). Its own small store: nothing here touches the comparison of the two paths.
 import { create } from 'zustand';
 import type { RunsReport } from '../compare/runs-report';
-import { LinkError } from '../run/permalink';
+import { LinkError } from '../run/link-bytes';
 import { listAnalyses, type StoredAnalysis, saveAnalysis } from '../run/runs-history';
 import { decodeRunsLink, type RunsLinkPayload } from '../run/runs-link';
 import type { ModelRef } from '../run/runspec';

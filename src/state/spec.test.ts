@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadedModel } from '../worker/api';
+import { defaultSettings, type RunSettings } from './settings';
 import { buildSpec, modelRef, PHASES, phaseLabel, progressFraction, specChanges } from './spec';
-import { defaultSettings, type RunSettings } from './store';
 
 const model: LoadedModel = {
   name: 'neox-kjv-bytes',

@@ -3,7 +3,8 @@
 import { parseTokenIds } from '../model/tokenizer';
 import { type ModelRef, parseRunSpec, type RunSpec } from '../run/runspec';
 import type { CompareProgress, LoadedModel } from '../worker/api';
-import type { ModelSource, RunSettings } from './store';
+import type { RunSettings } from './settings';
+import type { ModelSource } from './store';
 
 /** The RunSpec's model field for what is loaded. */
 export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
@@ -11,9 +12,19 @@ export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
     case 'embedded':
       return { kind: 'embedded', id: source.id };
     case 'url':
-      return { kind: 'url', url: source.url, sha256: model.sha256 };
+      return {
+        kind: 'url',
+        url: source.url,
+        sha256: model.sha256,
+        ...(model.files ? { files: model.files } : {}),
+      };
     case 'files':
-      return { kind: 'file', sha256: model.sha256, name: source.name.slice(0, 200) };
+      return {
+        kind: 'file',
+        sha256: model.sha256,
+        name: source.name.slice(0, 200),
+        ...(model.files ? { files: model.files } : {}),
+      };
   }
 }
 

@@ -15,8 +15,9 @@ import type {
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
 import { CANCEL_GRACE_MS } from './controller/runs';
+import { defaultSettings, faultBlocker, MAX_GENERATE } from './settings';
 import { progressFraction } from './spec';
-import { canRun, createAppStore, defaultSettings, faultBlocker, MAX_GENERATE } from './store';
+import { canRun, createAppStore } from './store';
 
 const adapter: AdapterSummary = {
   vendor: 'google',

@@ -45,7 +45,7 @@ export function RuledOut({ cause, testId = 'ruled-out' }: { cause: CauseVerdict;
   const rows = testedRows(cause);
   if (rows.length === 0) return null;
   const sampled = cause.sampled
-    ? ` Scored on ${cause.sampled.columns} of ${cause.sampled.of} output columns.`
+    ? ` Screened on ${cause.sampled.screened} and scored on ${cause.sampled.scored} of ${cause.sampled.of} output columns.`
     : '';
   return (
     <details className="ruled-out" data-testid={testId}>

@@ -1,20 +1,22 @@
-// One click to a real checkpoint: EleutherAI's Pythia-70m/160m/410m on the Hugging Face Hub (pinned revisions,
-// src/run/hub.ts). Picking one shows its size before anything is downloaded (the table's, then the server's
-// answer to HEAD) and the GPU memory it needs; Download streams it with progress and Cancel (in the model
-// panel above), checks it against the pinned sha256 and keeps it in this browser, so the next load needs no
-// network. Everything shown is text from this build's table or numbers from the server.
+// Any GPT-NeoX checkpoint on the Hugging Face Hub by repository and revision, and the whole Pythia suite one
+// click away (src/run/hub.ts). Picking a preset or looking up a repository asks the Hub's API — nothing large
+// is downloaded — for the commit the revision names, the weights' sizes and sha256 and config.json; the detail
+// (HubDetail.tsx) shows them with the GPU memory needed, or the one line refusing a model this adapter cannot
+// hold. Download streams it with progress and Cancel (in the model panel above), checks every file against its
+// sha256 and pins the commit in the model's link.
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
-import { type HubPresetId, type ResolvedPreset, readHubOverride, resolvePresets } from '../run/hub';
+import { DEFAULT_REVISION, HUB_PRESETS, hubOrigin, readHubOverride } from '../run/hub';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
-import type { UrlProbe } from '../worker/api';
-import { formatBytes, formatCount } from './format';
+import type { HubProbe } from '../worker/api';
+import { formatCount } from './format';
+import { HubDetail } from './HubDetail';
 
-type ProbeState =
-  | { id: HubPresetId; state: 'pending' }
-  | { id: HubPresetId; state: 'done'; probe: UrlProbe | null }
-  | { id: HubPresetId; state: 'error'; message: string };
+export type Lookup =
+  | { key: string; state: 'pending' }
+  | { key: string; state: 'done'; probe: HubProbe }
+  | { key: string; state: 'error'; message: string };
 
 function storage(): Storage | null {
   try {
@@ -30,61 +32,14 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-/** The download size in words: the server's answer to HEAD once it came, the table's until then. */
-function SizeLine({ p, probe, cached }: { p: ResolvedPreset; probe: ProbeState | null; cached: boolean }) {
-  const table = `${p.exact ? '' : '≈ '}${formatBytes(p.weightsBytes)}`;
-  if (cached)
-    return (
-      <span data-testid="preset-size" data-state="cached">
-        kept in this browser: loads without downloading ({formatBytes(p.weightsBytes)} of weights)
-      </span>
-    );
-  if (!probe || probe.state === 'pending')
-    return (
-      <span data-testid="preset-size" data-state="table">
-        {table} of weights <span className="muted">(asking the server…)</span>
-      </span>
-    );
-  if (probe.state === 'error')
-    return (
-      <span data-testid="preset-size" data-state="error">
-        {table} of weights <span className="muted">(the server could not be asked: {probe.message})</span>
-      </span>
-    );
-  const pr = probe.probe;
-  const w = pr?.files.find((f) => f.file === 'model.safetensors')?.bytes ?? null;
-  if (!pr || pr.totalBytes === null || w === null)
-    return (
-      <span data-testid="preset-size" data-state="unknown">
-        {table} of weights <span className="muted">(the server did not give the size)</span>
-      </span>
-    );
-  const off = Math.abs(w - p.weightsBytes) > (p.exact ? 0 : 0.01 * p.weightsBytes);
-  return (
-    <span data-testid="preset-size" data-state="confirmed" data-bytes={pr.totalBytes}>
-      {formatBytes(pr.totalBytes)} in all ({formatBytes(w)} of weights), confirmed by the server
-      {off && (
-        <span className="warn-text">
-          {' '}
-          — the table expects {table}: the download is checked against the sha256 either way
-        </span>
-      )}
-    </span>
-  );
-}
-
 export function HubPresets({ store, controller }: { store: AppStore; controller: Controller }) {
   const override = useMemo(() => readHubOverride(storage()), []);
-  const presets = useMemo(() => resolvePresets(override), [override]);
-  const canLoad = useStore(
-    store,
-    (s) => s.initStatus === 'ready' && s.modelStatus !== 'loading' && s.run.status !== 'running',
-  );
+  const origin = hubOrigin(override);
   const loadedSha = useStore(store, (s) => s.model?.sha256 ?? null);
   const [cached, setCached] = useState<ReadonlySet<string>>(new Set());
-  const [selected, setSelected] = useState<HubPresetId | null>(null);
-  const [probe, setProbe] = useState<ProbeState | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [repo, setRepo] = useState('');
+  const [revision, setRevision] = useState(DEFAULT_REVISION);
+  const [lookup, setLookup] = useState<Lookup | null>(null);
   const ids = useId();
 
   // What this browser keeps, read again whenever the loaded model changes (a download is cached as it loads).
@@ -99,140 +54,104 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
     };
   }, [controller, loadedSha]);
 
-  const p = presets.find((x) => x.id === selected) ?? null;
-  const isCached = p ? cached.has(p.sha256) : false;
-
-  const pick = (x: ResolvedPreset) => {
-    setSelected(x.id);
-    setNotice(null);
-    if (cached.has(x.sha256)) return; // nothing to ask the network
-    if (probe?.id === x.id && probe.state !== 'error') return;
-    setProbe({ id: x.id, state: 'pending' });
-    controller.probeModelUrl(x.url).then(
-      (r) => setProbe((cur) => (cur?.id === x.id ? { id: x.id, state: 'done', probe: r } : cur)),
+  const ask = (r: string, rev: string) => {
+    const repoId = r.trim();
+    const revId = rev.trim() || DEFAULT_REVISION;
+    const key = `${repoId}@${revId}`;
+    if (repoId === '') return;
+    setLookup({ key, state: 'pending' });
+    controller.resolveHub(repoId, revId, origin).then(
+      (probe) =>
+        setLookup((cur) =>
+          cur?.key !== key
+            ? cur
+            : probe
+              ? { key, state: 'done', probe }
+              : { key, state: 'error', message: 'this engine cannot ask the Hub' },
+        ),
       (e: unknown) =>
-        setProbe((cur) => (cur?.id === x.id ? { id: x.id, state: 'error', message: errorText(e) } : cur)),
+        setLookup((cur) => (cur?.key === key ? { key, state: 'error', message: errorText(e) } : cur)),
     );
   };
 
-  const load = async (x: ResolvedPreset) => {
-    setNotice(null);
-    const before = store.getState().model?.name ?? null;
-    const outcome = await controller.loadPinned({ url: x.url, sha256: x.sha256 });
-    if (outcome === 'cancelled')
-      setNotice(`Download cancelled${before ? `: ${before} is still loaded` : ''}.`);
+  const pick = (r: string) => {
+    setRepo(r);
+    ask(r, revision);
   };
 
-  const pr = p && probe?.id === p.id && probe.state === 'done' ? probe.probe : null;
-  const refusal = pr?.refusal ?? null;
-  const loaded = p !== null && loadedSha === p.sha256;
-
+  const selectedRepo = lookup?.key.split('@')[0] ?? null;
   return (
     <section className="hub" data-testid="hub-presets" aria-labelledby={`${ids}-title`}>
       <h3 className="hub-title" id={`${ids}-title`}>
-        Pythia from the Hugging Face Hub
+        From the Hugging Face Hub
       </h3>
       {override && (
         <p className="note warn small" data-testid="hub-override">
-          Test setting: these presets come from <span className="mono">{override.origin}</span>, not from
-          huggingface.co (set in this browser’s storage, key divergence-explorer.hub-test-server).
+          Test setting: the Hub here is <span className="mono">{override.origin}</span>, not huggingface.co
+          (set in this browser’s storage, key divergence-explorer.hub-test-server).
         </p>
       )}
-      <div className="hub-list" role="radiogroup" aria-label="Pythia checkpoints">
-        {presets.map((x) => {
-          const c = cached.has(x.sha256);
-          return (
-            // biome-ignore lint/a11y/useSemanticElements: a row of buttons that act as radio choices
-            <button
-              key={x.id}
-              type="button"
-              role="radio"
-              aria-checked={selected === x.id}
-              className="hub-preset"
-              data-testid={`preset-${x.id}`}
-              data-cached={c ? 'yes' : 'no'}
-              onClick={() => pick(x)}
-            >
-              <strong className="hub-name">{x.label.replace(/^Pythia-/, '')}</strong>
-              <span className="small">
-                {x.exact ? '' : '≈ '}
-                {formatBytes(x.weightsBytes)}
-              </span>
-              <span className="small muted">
-                {x.layers} layers · d {x.d}
-              </span>
-              {c && <span className="small hub-kept">in this browser</span>}
-            </button>
-          );
-        })}
-      </div>
-      {p && (
-        <div className="hub-detail" data-testid="preset-detail" data-preset={p.id}>
-          <dl className="facts">
-            <dt>Repository</dt>
-            <dd>
-              <span className="mono">{p.repo}</span> at revision{' '}
-              <span className="mono" title={p.revision}>
-                {p.revision.slice(0, 7)}
-              </span>
-            </dd>
-            <dt>Size</dt>
-            <dd>
-              <SizeLine p={p} probe={probe?.id === p.id ? probe : null} cached={isCached} />
-            </dd>
-            <dt>Parameters</dt>
-            <dd>{formatCount(pr?.params ?? p.params)}</dd>
-            {pr && (
-              <>
-                <dt>GPU memory</dt>
-                <dd data-testid="preset-gpu">
-                  at least {formatBytes(pr.minGpuBytes)}
-                  {pr.budgetBytes !== null
-                    ? ` of the ${formatBytes(pr.budgetBytes)} budget`
-                    : pr.refusal === null
-                      ? ' (this adapter can allocate it)'
-                      : ''}
-                </dd>
-              </>
-            )}
-            <dt>sha256</dt>
-            <dd>
-              <span className="mono small" data-testid="preset-sha256">
-                {p.sha256}
-              </span>
-            </dd>
-          </dl>
-          {refusal && (
-            <p className="note warn" data-testid="preset-refusal">
-              Too large for this adapter: {refusal}.
-            </p>
-          )}
-          <div className="actions">
-            <button
-              type="button"
-              className="primary"
-              data-testid="preset-load"
-              disabled={!canLoad || refusal !== null || loaded}
-              onClick={() => void load(p)}
-            >
-              {loaded
-                ? `${p.label} is loaded`
-                : isCached
-                  ? `Load ${p.label} from this browser`
-                  : `Download ${p.label}${pr?.totalBytes ? ` (${formatBytes(pr.totalBytes)})` : ''}`}
-            </button>
+      {[false, true].map((deduped) => (
+        <div key={String(deduped)} className="hub-row">
+          <span className="small muted hub-row-label">{deduped ? 'Pythia deduped' : 'Pythia'}</span>
+          <div className="hub-list" role="radiogroup" aria-label={deduped ? 'Pythia deduped' : 'Pythia'}>
+            {HUB_PRESETS.filter((p) => p.deduped === deduped).map((p) => (
+              // biome-ignore lint/a11y/useSemanticElements: a row of buttons that act as radio choices
+              <button
+                key={p.id}
+                type="button"
+                role="radio"
+                aria-checked={selectedRepo === p.repo}
+                aria-label={`${p.repo}: ${formatCount(p.params)} parameters, ${p.layers} layers`}
+                title={`${p.repo}: ${formatCount(p.params)} parameters, ${p.layers} layers, d ${p.d}`}
+                className="hub-preset"
+                data-testid={`preset-${p.id}`}
+                onClick={() => pick(p.repo)}
+              >
+                <strong className="hub-name">{p.size}</strong>
+              </button>
+            ))}
           </div>
         </div>
-      )}
-      {notice && (
-        <p className="muted small" data-testid="hub-notice">
-          {notice}
-        </p>
-      )}
+      ))}
+      <form
+        className="hub-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          ask(repo, revision);
+        }}
+      >
+        <label>
+          <span className="small">Repository</span>
+          <input
+            type="text"
+            value={repo}
+            placeholder="EleutherAI/pythia-1b"
+            spellCheck={false}
+            data-testid="hub-repo"
+            onChange={(e) => setRepo(e.target.value)}
+          />
+        </label>
+        <label>
+          <span className="small">Revision</span>
+          <input
+            type="text"
+            value={revision}
+            placeholder="main"
+            spellCheck={false}
+            data-testid="hub-revision"
+            onChange={(e) => setRevision(e.target.value)}
+          />
+        </label>
+        <button type="submit" data-testid="hub-lookup" disabled={repo.trim() === ''}>
+          Look up
+        </button>
+      </form>
       <p className="muted small">
-        Fetched from huggingface.co straight into this browser (the Hub allows it by CORS), checked against
-        the sha256 pinned here, and kept in this browser for the next visit.
+        Any GPT-NeoX repository; a revision is a branch (Pythia keeps each training step as one: step1000 …
+        step143000), a tag or a commit. Nothing is downloaded until you press Download.
       </p>
+      {lookup && <HubDetail store={store} controller={controller} lookup={lookup} cached={cached} />}
     </section>
   );
 }

@@ -8,12 +8,14 @@ import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { adapterLine, type Sharer } from '../run/permalink';
 import type { Controller } from '../state/controller';
+import { settingsOf } from '../state/settings';
 import { AGREE_FACTOR, agreementSentence, compareWithSharer, sameCause } from '../state/sharer';
 import { buildSpec, modelMatches, sameRun } from '../state/spec';
-import { type AppStore, canRun, settingsOf } from '../state/store';
+import { type AppStore, canRun } from '../state/store';
 import { shortCause } from './cause-words';
 import { ErrorAlert } from './ErrorAlert';
 import { formatRatio } from './format';
+import { NeedSize } from './NeedSize';
 import { clearFragment } from './nav';
 import { describeSpec, firstLayerWords, formatWhen } from './spec-words';
 
@@ -170,7 +172,8 @@ export function ModelNeedCard({ store, controller }: { store: AppStore; controll
   const sha = <span className="mono">{ref.sha256}</span>;
   const whose = need.from === 'link' ? 'This link’s run' : 'This stored run';
   const onFiles = (files: File[]) => {
-    if (files.length && canLoad) void controller.loadFromFiles(files, { expectSha256: ref.sha256 });
+    if (files.length && canLoad)
+      void controller.loadFromFiles(files, { expectSha256: ref.sha256, expectFiles: ref.files });
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -192,9 +195,12 @@ export function ModelNeedCard({ store, controller }: { store: AppStore; controll
             <span className="mono" data-testid="need-url">
               {ref.url}
             </span>{' '}
-            and weights with sha256 {sha}. Nothing is downloaded until you agree; the weights are then checked
-            against that hash and refused if they differ.
+            and weights with sha256 {sha}
+            {ref.files ? ` (${Object.keys(ref.files).length} shards, each with its own sha256)` : ''}. Nothing
+            is downloaded until you agree; the weights are then checked against that hash and refused if they
+            differ.
           </p>
+          <NeedSize url={ref.url} controller={controller} />
           <button
             type="button"
             className="primary"

@@ -1,5 +1,6 @@
 // The loaded model and where to load another from: the Pythia presets on the Hugging Face Hub, the embedded
-// default, files from disk (picker or drag-and-drop of config.json + model.safetensors [+ tokenizer.json]) or
+// default, files from disk (picker or drag-and-drop of config.json + model.safetensors or its index and shards
+// [+ tokenizer.json]) or
 // a URL of a folder holding them. A download shows its progress and can be cancelled (the model before stays).
 import { type DragEvent, type FormEvent, useId, useState } from 'react';
 import { useStore } from 'zustand';
@@ -109,6 +110,14 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
           <dd className="mono small" data-testid="model-sha256" title={model.sha256}>
             {model.sha256}
           </dd>
+          {model.files && (
+            <>
+              <dt>Shards</dt>
+              <dd data-testid="model-shards">
+                {Object.keys(model.files).length} (the sha256 above is that of their sha256 list)
+              </dd>
+            </>
+          )}
         </dl>
       )}
       <HubPresets store={store} controller={controller} />
@@ -136,7 +145,8 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
           >
             <span>
               <strong>From your disk:</strong> choose or drop <code>config.json</code> +{' '}
-              <code>model.safetensors</code> (+ <code>tokenizer.json</code>)
+              <code>model.safetensors</code> (or <code>model.safetensors.index.json</code> and its shards) (+{' '}
+              <code>tokenizer.json</code>)
             </span>
             <input
               type="file"
@@ -152,7 +162,7 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
             />
           </label>
           <form className="url-form" onSubmit={onUrl}>
-            <label htmlFor={`${ids}-url`}>From a URL (a folder with the three files)</label>
+            <label htmlFor={`${ids}-url`}>From a URL (a folder with these files)</label>
             <div className="inline">
               <input
                 id={`${ids}-url`}

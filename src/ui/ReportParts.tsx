@@ -1,8 +1,8 @@
 // The report in words: the verdict, the bisection, the determinism badge, both paths' generated text (cut
 // at the first difference) and, while the run generates, both paths' tokens as they stream in.
-import type { Report } from '../compare/analyze';
+import type { GenerationParting, Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { FUSED_KERNELS } from '../state/kernel-catalog';
 import type { TextSegments, TokenStream } from '../state/store';
 import { formatRatio, ordinal } from './format';
 import { Term } from './Glossary';
@@ -219,22 +219,55 @@ export function Generation({
           ? `Both paths generate the same ${g.reference.ids.length} tokens.`
           : `The continuations part at the ${ordinal(g.firstDifference + 1)} generated token of ${g.reference.ids.length} (highlighted).`}
       </p>
+      {g.parting ? <Parting parting={g.parting} /> : null}
       <div className="side-by-side">
-        <Continuation
-          label="Reference path"
-          text={g.reference.text}
-          ids={g.reference.ids}
-          segments={segments?.reference ?? null}
-          first={g.firstDifference}
-        />
-        <Continuation
-          label="Fused path"
-          text={g.fused.text}
-          ids={g.fused.ids}
-          segments={segments?.fused ?? null}
-          first={g.firstDifference}
-        />
+        {(
+          [
+            ['Reference path', g.reference, segments?.reference],
+            ['Fused path', g.fused, segments?.fused],
+          ] as const
+        ).map(([label, side, seg]) => (
+          <Continuation
+            key={label}
+            label={label}
+            text={side.text}
+            ids={side.ids}
+            segments={seg ?? null}
+            first={g.firstDifference}
+          />
+        ))}
       </div>
+    </div>
+  );
+}
+
+const PARTING_PILL: Record<GenerationParting['kind'], [string, string]> = {
+  'near-tie': ['good', 'near tie flipped by rounding'],
+  divergence: ['bad', 'divergence'],
+  decode: ['bad', 'error in the decode path'],
+};
+
+/** Why the texts part: the top two candidates of each path at the row that chose the parting token. */
+function Parting({ parting: p }: { parting: GenerationParting }) {
+  const [tone, name] = PARTING_PILL[p.kind];
+  const side = (label: string, s: GenerationParting['reference']) => (
+    <li>
+      {label}: {s.top.map((c) => `${c.id} (${c.logit.toPrecision(6)})`).join(' over ')}, gap{' '}
+      {s.gap.toExponential(1)}; off exact by {formatRatio(s.ratio)} the floor
+    </li>
+  );
+  return (
+    <div data-testid="generation-parting" data-kind={p.kind} data-step={p.step}>
+      <p>
+        <span className={`pill ${tone}`}>{name}</span> {p.words}
+      </p>
+      <ul className="plain muted small">
+        {side('Reference', p.reference)}
+        {side('Fused', p.fused)}
+        <li>
+          Logits' <Term id="floor" /> at that row: {p.floor.toExponential(1)} (k = {p.k}).
+        </li>
+      </ul>
     </div>
   );
 }

@@ -3,20 +3,13 @@
 // layer, tolerance k and the metric; Run / Cancel with per-phase progress. All text is rendered as text.
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useStore } from 'zustand';
-import { FUSED_KERNELS } from '../engine/fused-kernels';
-import { PRECISIONS, type Precision } from '../kernels/precision';
 import { FAULTS, type FaultId, faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import type { Controller } from '../state/controller';
+import { FUSED_KERNELS, PRECISION_MODES, type Precision } from '../state/kernel-catalog';
+import { extraFaultBlocker, faultBlocker, K_RANGE, MAX_GENERATE } from '../state/settings';
 import { phaseLabel, progressFraction } from '../state/spec';
-import {
-  type AppStore,
-  canRun,
-  extraFaultBlocker,
-  faultBlocker,
-  K_RANGE,
-  MAX_GENERATE,
-} from '../state/store';
+import { type AppStore, canRun } from '../state/store';
 import { ErrorAlert } from './ErrorAlert';
 import { NumberField, Toggle } from './fields';
 import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
@@ -34,6 +27,7 @@ const EXPECT_WORDS: Record<string, string> = {
   benign: 'expected: stays under the noise floor',
   race: 'expected: nondeterministic (a race)',
   'long-prompt': 'expected: wrong only on prompts longer than one key tile (8 tokens)',
+  decode: 'expected: the prompt agrees; the decode steps (the generated text) go wrong',
 };
 
 function kernelTitle(id: string): string {
@@ -151,7 +145,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                 value={settings.precision}
                 onChange={(e) => setSettings({ precision: e.target.value as Precision })}
               >
-                {PRECISIONS.map((p) => (
+                {PRECISION_MODES.map((p) => (
                   <option key={p} value={p}>
                     {PRECISION_WORDS[p]}
                   </option>

@@ -42,6 +42,18 @@ describe('report JSON', () => {
     expect(ok).toBe(true);
   });
 
+  it('a report whose texts part keeps why (the parting) and validates; a parting of an unknown kind does not', () => {
+    const back = JSON.parse(reportToJson(fixtureReport()));
+    expect(back.generation.parting.kind).toBe('near-tie');
+    expect(back.generation.parting.step).toBe(1);
+    const bad = {
+      ...back,
+      generation: { ...back.generation, parting: { ...back.generation.parting, kind: 'x' } },
+    };
+    expect(validate(bad)).toBe(false);
+    expect(validate({ ...back, generation: { ...back.generation, parting: null } })).toBe(true);
+  });
+
   it('a custom kernel run keeps its isolated test (a failing row with an infinite ratio) and validates', () => {
     const r = fixtureReport();
     const custom = { slot: 'layernorm2' as const, source: 'fn main() {}' };

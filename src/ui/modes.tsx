@@ -14,6 +14,7 @@ import { KernelEditor } from './kernel-editor/KernelEditor';
 import { KernelVerdict } from './kernel-editor/KernelVerdict';
 import { Results } from './Results';
 import { RunPanel } from './RunPanel';
+import { Dumper } from './runs/Dumper';
 import { RunsPanel } from './runs/RunsPanel';
 import { RunsResults } from './runs/RunsResults';
 import { ScenarioPicker, ScenarioStage } from './Scenarios';
@@ -129,11 +130,14 @@ function RunsRail({ store, controller }: ModeProps) {
   const model = useStore(store, (s) => s.model);
   const source = useStore(store, (s) => s.modelSource);
   return (
-    <RunsPanel
-      client={() => controller.client()}
-      loaded={model ? { name: model.name, sha256: model.sha256 ?? null } : null}
-      model={model && source ? modelRef(source, model) : null}
-    />
+    <>
+      <RunsPanel
+        client={() => controller.client()}
+        loaded={model ? { name: model.name, sha256: model.sha256 ?? null } : null}
+        model={model && source ? modelRef(source, model) : null}
+      />
+      <Dumper store={store} />
+    </>
   );
 }
 
@@ -145,9 +149,10 @@ function RunsMain({ store }: ModeProps) {
     return (
       <section className="card results-empty" data-testid="results-empty">
         <p>
-          Drop one or two run files dumped from PyTorch (<code>tools/dump_run.py</code>) in the side rail:
-          each op of each run is re-run exactly from the run's own inputs, and the first op whose error is
-          more than rounding is named by its module path.
+          Drop one or two run files dumped from PyTorch in the side rail (
+          <a href="dump_run.py">dump_run.py</a> makes them; the four lines to paste are there too): each op of
+          each run is re-run exactly from the run's own inputs, and the first op whose error is more than
+          rounding is named by its module path.
         </p>
       </section>
     );

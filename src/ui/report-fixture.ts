@@ -1,6 +1,7 @@
 // A small, hand-made Report for unit tests of the UI helpers (2 layers, 3 tokens). Test-only.
 import type { Report } from '../compare/analyze';
 import type { FullMetrics } from '../compare/metrics';
+import { classifyParting } from '../compare/parting';
 
 export function metrics(relL2: number, extra: Partial<FullMetrics> = {}): FullMetrics {
   return {
@@ -139,6 +140,7 @@ export function fixtureReport(): Report {
       reference: { ids: [100, 101], text: 'de' },
       fused: { ids: [100, 102], text: 'df' },
       firstDifference: 1,
+      parting: fixtureParting(),
     },
     timing: {
       reference: {
@@ -159,4 +161,29 @@ export function fixtureReport(): Report {
     metricsOn: 'cpu',
     durations: { reference: 12.5, fused: 13 },
   };
+}
+
+/** A near tie at the second generated token: ids 101 and 102 within rounding of each other on both paths. */
+export function fixtureParting() {
+  const row = Array.from({ length: 256 }, (_, i) => Math.sin(i));
+  const ref = [...row];
+  const fused = [...row];
+  ref[101] = 3 + 1e-7;
+  ref[102] = 3;
+  fused[101] = 3;
+  fused[102] = 3 + 1e-7;
+  row[101] = 3;
+  row[102] = 3;
+  return classifyParting({
+    step: 1,
+    promptLength: 3,
+    refChose: 101,
+    fusedChose: 102,
+    refRow: ref,
+    fusedRow: fused,
+    exactRow: row,
+    precision: 'fp32',
+    k: 10,
+    tokenText: (id) => String.fromCharCode(id),
+  });
 }

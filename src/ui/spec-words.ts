@@ -1,8 +1,9 @@
 // A RunSpec in words, for the link banner, the scenario card and the history: one line per setting. Every
 // value is plain text (the prompt, a URL, a name) for React to render as text, never as HTML or a link.
-import { FUSED_KERNELS } from '../engine/fused-kernels';
+
 import { faultInfo } from '../run/faults';
 import type { ModelRef, RunSpec } from '../run/runspec';
+import { FUSED_KERNELS } from '../state/kernel-catalog';
 import { METRIC_LABELS } from './format';
 
 export interface SpecLine {

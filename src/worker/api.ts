@@ -5,6 +5,7 @@
 import type { Report } from '../compare/analyze';
 import type { RunsReport } from '../compare/runs-report';
 import type { ModelInfo } from '../engine/engine';
+import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary, GpuFeatures } from '../gpu/device';
 import type { PoolStats } from '../gpu/pool';
 import type { KernelCheck, KernelDiagnostic } from '../kernels/custom/check';
@@ -25,6 +26,7 @@ export type {
   Report,
   RunSpec,
   RunsReport,
+  TimingSummary,
 };
 
 /** What went wrong, in words the UI can act on. */
@@ -68,10 +70,12 @@ export interface LoadProgress {
 
 /** A loaded model: the engine's summary plus the sha256 of its weights file (what a RunSpec names). */
 export interface LoadedModel extends ModelInfo {
-  /** Lower-case hex sha256 of model.safetensors as loaded. */
+  /** Lower-case hex sha256 of model.safetensors as loaded, or of the shards' manifest (sharded weights). */
   sha256: string;
-  /** Size of model.safetensors in bytes. */
+  /** Size of the weights in bytes (all shards together). */
   weightsBytes: number;
+  /** Sharded weights: each shard's sha256, by file name (links carry them). */
+  files?: Record<string, string>;
 }
 
 /** Model files read from disk on the UI thread. `weights` is transferred (the caller's copy is detached). */
@@ -98,17 +102,52 @@ export interface ModelBlobInput {
   name: string;
 }
 
+/** Sharded weights read by the page: the index's text and each shard as a Blob (streamed, never whole). */
+export interface ModelShardsInput {
+  config: string;
+  /** model.safetensors.index.json text. */
+  index: string;
+  shards: { file: string; blob: Blob }[];
+  tokenizer?: string;
+  name: string;
+}
+
+/** A Hub repository at a revision, resolved before anything large is downloaded (WorkerApi.resolveHub). */
+export interface HubProbe {
+  repo: string;
+  /** As asked: a branch, a tag or a commit. */
+  revision: string;
+  /** The commit it names now: the model's folder URL pins it. */
+  commit: string;
+  /** `<hub>/<repo>/resolve/<commit>/`. */
+  url: string;
+  /** The weights files with their sizes and sha256 (the Hub's LFS oids). */
+  weights: { path: string; size: number; sha256: string }[];
+  sharded: boolean;
+  /** What the model is known by: the sha256 of model.safetensors, or of the shards' manifest. */
+  sha256: string;
+  /** Config, tokenizer, index and weights together, from the Hub's listing. */
+  totalBytes: number;
+  params: number;
+  minGpuBytes: number;
+  budgetBytes: number | null;
+  /** One line refusing the model before download (it cannot fit), or null. */
+  refusal: string | null;
+}
+
 /** How a model is loaded: checked against an expected hash, and kept in the IndexedDB model cache. */
 export interface LoadOptions {
-  /** Refuse (kind 'model-mismatch') unless model.safetensors hashes to this lower-case hex sha256. */
+  /** Refuse (kind 'model-mismatch') unless the weights hash to this sha256 (sharded: of the shards' manifest). */
   expectSha256?: string;
+  /** Sharded weights: refuse a shard unless it hashes to the sha256 named for it (checked as it ends). */
+  expectFiles?: Record<string, string>;
   /** Keep the files in the model cache (src/run/history.ts) under their sha256 after a good load. */
   cache?: boolean;
 }
 
 /** What a URL model costs, known before its download (WorkerApi.probeModelUrl). */
 export interface UrlProbe {
-  /** config.json, tokenizer.json, model.safetensors: Content-Length of a HEAD (redirects followed), or null. */
+  /** config.json, tokenizer.json, then model.safetensors or the index and its shards: Content-Length of a HEAD, or null. */
   files: { file: string; bytes: number | null }[];
   /** The three together, or null when a server did not say. */
   totalBytes: number | null;
@@ -211,6 +250,14 @@ export interface WorkerApi {
    * config.json (small). Rejects with a WorkerError (kind 'model' or 'input') when a file cannot be reached.
    */
   probeModelUrl(baseUrl: string): Promise<UrlProbe>;
+  /**
+   * A Hub repository at a revision (branch, tag or commit) through the Hub's API: its commit, the weights'
+   * sizes and sha256, config.json read for the parameters and the GPU memory needed, and the refusal when it
+   * cannot fit. Downloads no weights. `hubUrl` is the Hub's origin (a stand-in in tests).
+   */
+  resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe>;
+  /** Loads sharded weights the page read (index + shard Blobs), checked against the index before any upload. */
+  loadModelFromShards(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Loads a model from files the page read (picker or drag-and-drop). */
   loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Loads a model whose weights are a Blob, streaming and hashing them (cancel() stops it). */

@@ -6,6 +6,7 @@ import { AnalysisCancelled } from '../compare/analyze';
 import { EngineError } from '../engine/engine';
 import { DeviceLostError, GpuUnavailableError } from '../gpu/device';
 import { InputError, ModelLoadError, oneLine } from '../model/errors';
+import { HubError } from '../run/hub-api';
 import { RunSpecError } from '../run/runspec';
 import type { WorkerError, WorkerErrorKind } from './api';
 
@@ -33,6 +34,7 @@ export function toWorkerError(e: unknown): WorkerError {
   if (e instanceof InputError) return workerError('input', e.message);
   if (e instanceof AnalysisCancelled) return workerError('cancelled', 'run cancelled');
   if (e instanceof RunSpecError) return workerError('input', e.message);
+  if (e instanceof HubError) return workerError(e.kind === 'input' ? 'input' : 'model', e.message);
   if (e instanceof EngineError) {
     // The engine says what kind of failure it is; the words are for people only.
     if (e.kind === 'cancelled') return workerError('cancelled', 'generation cancelled');

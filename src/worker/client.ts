@@ -1,83 +1,34 @@
 // The UI thread's handle on the engine worker: typed methods over comlink, callbacks passed as proxies, and
 // every failure (including a worker that crashed or was terminated) turned into a WorkerError.
 import * as Comlink from 'comlink';
-import type {
-  CompareOptions,
-  ComparePartial,
-  CompareProgress,
-  CustomSlotId,
-  GenerateResult,
-  InitResult,
-  IsolatedResult,
-  KernelCheck,
-  LoadedModel,
-  LoadOptions,
-  LoadProgress,
-  ModelBlobInput,
-  ModelFilesInput,
-  PoolStats,
-  Report,
-  RunFileInput,
-  RunLoadProgress,
-  RunSpec,
-  RunsReport,
-  TokenEvent,
-  UrlProbe,
-  WorkerApi,
-  WorkerError,
-  WorkerErrorKind,
-} from './api';
+import type { InitResult, WorkerApi, WorkerError, WorkerErrorKind } from './api';
 
-export interface EngineClient {
-  /**
-   * Never rejects for a missing WebGPU: that is { ok: false, error: { kind: 'no-webgpu' } }. `onDeviceLost`
-   * is called once when the GPU device is lost later (also while idle).
-   */
-  init(onDeviceLost?: (e: WorkerError) => void): Promise<InitResult>;
-  /** baseUrl must be absolute (resolve it against document.baseURI first). Rejects with a WorkerError. */
-  loadModelFromUrl(
-    baseUrl: string,
-    onProgress: (p: LoadProgress) => void,
-    options?: LoadOptions,
-  ): Promise<LoadedModel>;
-  /**
-   * Sizes and memory need of a URL model before its download. Optional so that test doubles may leave it out
-   * (the page then shows the sizes it knows without asking the server).
-   */
-  probeModelUrl?(baseUrl: string): Promise<UrlProbe>;
-  /** The weights' ArrayBuffer is transferred to the worker (detached here afterwards). */
-  loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel>;
-  /** Weights as a Blob, streamed by the worker. Optional like probeModelUrl (callers fall back to the above). */
-  loadModelFromBlob?(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel>;
-  /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
-  generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult>;
-  /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). */
-  compare(
-    spec: RunSpec,
-    onProgress: (p: CompareProgress) => void,
-    onPartial?: (p: ComparePartial) => void,
-    options?: CompareOptions,
-  ): Promise<Report>;
-  /** Rejects with a WorkerError ({ kind: 'cancelled' } after cancel()). Optional like probeModelUrl (test doubles). */
-  compareRuns?(
-    runs: RunFileInput[],
-    onLoad: (p: RunLoadProgress) => void,
-    onProgress: (p: CompareProgress) => void,
-  ): Promise<RunsReport>;
-  decode(ids: number[]): Promise<string | null>;
-  /** Compiles and interface-checks a kernel written in the page. Optional like probeModelUrl (test doubles). */
-  checkKernel?(slot: CustomSlotId, source: string): Promise<KernelCheck>;
-  /** A slot's isolated test with `source` (null: the shipped file). Optional like probeModelUrl. */
-  testKernel?(slot: CustomSlotId, source: string | null, seed: number): Promise<IsolatedResult>;
-  cancel(): Promise<void>;
-  poolStats(): Promise<PoolStats>;
-  /** Test hook: makes the worker's GPU device lost. */
-  debugLoseDevice(): Promise<void>;
-  /** Caps the GPU memory for a model's weights (GiB; null: no cap). Optional like probeModelUrl (test doubles). */
-  setMemoryBudget?(gib: number | null): Promise<void>;
-  /** Stops the worker; pending and later calls reject with kind 'internal'. */
-  terminate(): void;
-}
+/** What the worker answers, as the page calls it: every method of the worker's API (api.ts) returns a promise. */
+type Remote<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/**
+ * Methods a test double may leave out: the page falls back without them (sizes it knows without asking the
+ * server, the ArrayBuffer load, no runs mode, no kernel editor, no memory cap).
+ */
+type OptionalMethods =
+  | 'probeModelUrl'
+  | 'loadModelFromBlob'
+  | 'loadModelFromShards'
+  | 'resolveHub'
+  | 'compareRuns'
+  | 'checkKernel'
+  | 'testKernel'
+  | 'setMemoryBudget';
+
+/**
+ * The page's handle on the worker: its API (every failure a WorkerError, { kind: 'cancelled' } after cancel();
+ * a missing WebGPU is init's result, not a rejection; the weights' ArrayBuffer of loadModelFromFiles is
+ * transferred), and terminate(), after which pending and later calls reject with kind 'internal'.
+ */
+export type EngineClient = Omit<Remote<WorkerApi>, OptionalMethods> &
+  Partial<Pick<Remote<WorkerApi>, OptionalMethods>> & { terminate(): void };
 
 const KINDS: readonly WorkerErrorKind[] = [
   'no-webgpu',
@@ -165,6 +116,8 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
       call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]), options)),
     loadModelFromBlob: (files, options) => call(() => remote.loadModelFromBlob(files, options)),
     probeModelUrl: (baseUrl) => call(() => remote.probeModelUrl(baseUrl)),
+    loadModelFromShards: (files, options) => call(() => remote.loadModelFromShards(files, options)),
+    resolveHub: (repo, revision, hubUrl) => call(() => remote.resolveHub(repo, revision, hubUrl)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
     compare: (spec, onProgress, onPartial, options) =>
       call(() =>

@@ -17,12 +17,14 @@ import type {
   ComparePartial,
   CompareProgress,
   GenerateResult,
+  HubProbe,
   InitResult,
   LoadedModel,
   LoadOptions,
   LoadProgress,
   ModelBlobInput,
   ModelFilesInput,
+  ModelShardsInput,
   RunFileInput,
   RunLoadProgress,
   TokenEvent,
@@ -32,26 +34,13 @@ import type {
 } from './api';
 import { notify, release, toWorkerError, workerError } from './boundary';
 import { runTokens } from './compare-input';
+import { probeHub } from './hub-probe';
 import { loadBytes, loadStream } from './install-model';
+import { checkModelInput, displayName, shardsOf } from './model-input';
 import { compareRunFiles } from './runs';
+import { loadShards } from './shard-load';
 import { downloadModel } from './url-load';
-import { probeModelUrl } from './url-model';
-
-/** The checks an in-page model (files read by the page, or a Blob) gets before the worker is claimed. */
-function checkModelInput(
-  files: { config: unknown; weights: unknown; tokenizer?: unknown } | undefined,
-  weights: typeof ArrayBuffer | typeof Blob,
-): void {
-  if (typeof files?.config !== 'string') throw workerError('model', 'config.json is missing');
-  if (!(files.weights instanceof weights)) throw workerError('model', 'model.safetensors is missing');
-  if (files.tokenizer !== undefined && typeof files.tokenizer !== 'string')
-    throw workerError('model', 'tokenizer.json: expected text');
-}
-
-/** A model's display name from the page: at most 200 characters, 'model' when absent. */
-function displayName(name: unknown): string {
-  return typeof name === 'string' && name ? name.slice(0, 200) : 'model';
-}
+import { folderUrl, probeModelUrl } from './url-model';
 
 const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
 
@@ -112,31 +101,55 @@ class WorkerEngine implements WorkerApi {
   }
 
   async probeModelUrl(baseUrl: string): Promise<UrlProbe> {
+    return this.withEngine(async (engine) => {
+      return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+    });
+  }
+
+  async resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe> {
     try {
       const engine = await this.requireEngine();
-      return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+      if (typeof repo !== 'string' || typeof revision !== 'string' || typeof hubUrl !== 'string')
+        throw workerError('input', 'a Hub model is a repository id, a revision and the Hub’s address');
+      folderUrl(hubUrl); // an http(s) origin, or kind 'input'
+      return await probeHub(repo, revision, hubUrl, engine.memoryBudget.bytes, (cfg) =>
+        engine.refusalFor(cfg),
+      );
+    } catch (e) {
+      throw toWorkerError(e);
+    }
+  }
+
+  async loadModelFromShards(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel> {
+    try {
+      const engine = await this.requireEngine();
+      const source = shardsOf(files);
+      return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
+        loadShards(
+          engine,
+          { config: files.config, tokenizer: files.tokenizer, name: displayName(files.name), source, signal },
+          options,
+          this.keepLoaded,
+        ),
+      );
     } catch (e) {
       throw toWorkerError(e);
     }
   }
 
   async setMemoryBudget(gib: number | null): Promise<void> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       if (gib !== null && !(typeof gib === 'number' && Number.isFinite(gib) && gib > 0))
         throw workerError(
           'input',
           `a memory budget is a positive number of GiB, got ${String(gib).slice(0, 40)}`,
         );
       engine.setMemoryBudget(gib === null ? null : gib * 2 ** 30);
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async loadModelFromFiles(files: ModelFilesInput, options?: LoadOptions): Promise<LoadedModel> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       checkModelInput(files, ArrayBuffer);
       return await this.exclusive('loading', null, () =>
         loadBytes(
@@ -149,14 +162,11 @@ class WorkerEngine implements WorkerApi {
           this.keepLoaded,
         ),
       );
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async loadModelFromBlob(files: ModelBlobInput, options?: LoadOptions): Promise<LoadedModel> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       checkModelInput(files, Blob);
       return await this.exclusive('loading', { cancelled: 'load cancelled' }, (signal) =>
         loadStream(
@@ -174,9 +184,7 @@ class WorkerEngine implements WorkerApi {
           this.keepLoaded,
         ),
       );
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async generate(prompt: string, n: number, onToken: (ev: TokenEvent) => void): Promise<GenerateResult> {
@@ -275,8 +283,7 @@ class WorkerEngine implements WorkerApi {
   }
 
   async checkKernel(slot: CustomSlotId, source: string): Promise<KernelCheck> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       if (!isCustomSlotId(slot))
         throw workerError('input', `unknown kernel slot '${String(slot).slice(0, 40)}'`);
       if (typeof source !== 'string' || source.length > LIMITS.customSourceChars)
@@ -285,14 +292,11 @@ class WorkerEngine implements WorkerApi {
           `a kernel's source is text of at most ${LIMITS.customSourceChars} characters`,
         );
       return await checkCustomKernel(engine.ctx.device, slot, source, engine.shaderSource);
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async testKernel(slot: CustomSlotId, source: string | null, seed: number): Promise<IsolatedResult> {
-    try {
-      const engine = await this.requireEngine();
+    return this.withEngine(async (engine) => {
       if (!isCustomSlotId(slot))
         throw workerError('input', `unknown kernel slot '${String(slot).slice(0, 40)}'`);
       if (source !== null && (typeof source !== 'string' || source.length > LIMITS.customSourceChars))
@@ -317,9 +321,7 @@ class WorkerEngine implements WorkerApi {
       return await this.exclusive('testing', null, () =>
         runIsolatedTest(engine.ctx.device, engine.shaderSource, slot, source, seed),
       );
-    } catch (e) {
-      throw toWorkerError(e);
-    }
+    });
   }
 
   async decode(ids: number[]): Promise<string | null> {
@@ -338,6 +340,15 @@ class WorkerEngine implements WorkerApi {
 
   debugLoseDevice(): void {
     this.engine?.ctx.device.destroy();
+  }
+
+  /** `f` on this worker's engine (made by init); any failure leaves as a WorkerError. */
+  private async withEngine<R>(f: (engine: Engine) => Promise<R>): Promise<R> {
+    try {
+      return await f(await this.requireEngine());
+    } catch (e) {
+      throw toWorkerError(e);
+    }
   }
 
   private async requireEngine(): Promise<Engine> {

@@ -25,7 +25,7 @@ export async function loadStream(
     config: string;
     tokenizer: string | undefined;
     name: string;
-    weights: ReadableStream<Uint8Array>;
+    weights: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
     totalBytes: number | null;
     onProgress?: (loaded: number) => void;
     onDownloaded?: () => void;

@@ -1,5 +1,6 @@
 // A model downloaded from a folder URL in the worker: config.json and tokenizer.json first (the config decides
-// whether the weights can fit before they are asked for), then model.safetensors streamed onto the GPU with
+// whether the weights can fit before they are asked for), then model.safetensors (or the index and its shards,
+// src/worker/url-shards.ts, one after another) streamed onto the GPU with
 // progress every MiB (or 1 % of a small download), and a way to download the weights again after a device loss.
 import type { Engine } from '../engine/engine';
 import { parseConfigText } from '../model/config';
@@ -7,7 +8,9 @@ import { modelNameOfUrl } from '../run/hub';
 import type { LoadedModel, LoadOptions, LoadProgress } from './api';
 import { notify, workerError } from './boundary';
 import { loadStream } from './install-model';
+import { loadShards } from './shard-load';
 import { contentLength, decodeText, folderUrl, MODEL_FILES, openFile, readBody } from './url-model';
+import { bodyChunks, openWeights } from './url-shards';
 
 /** At most one progress message per this many bytes (plus one at the end of each file). */
 const PROGRESS_STEP = 1 << 20;
@@ -66,7 +69,32 @@ export async function downloadModel(
   const tokenizer = decodeText(MODEL_FILES.tokenizer, await readBody(tokRes, count(MODEL_FILES.tokenizer)));
   const refusal = await engine.refusalFor(parseConfigText(config));
   if (refusal) throw workerError('model', `${refusal}; nothing was downloaded`);
-  const wRes = await openFile(base, MODEL_FILES.weights, { signal });
+  const w = await openWeights(base, signal, options?.expectFiles !== undefined);
+  if (w.kind === 'sharded') {
+    // The index is small and read; the shards' sizes come from their headers (ranged reads).
+    const small0 = small.reduce<number>((a, l) => a + (l ?? 0), 0) + w.indexBytes;
+    loadedBytes += w.indexBytes;
+    return await loadShards(
+      engine,
+      {
+        config,
+        tokenizer,
+        name: modelNameOfUrl(base.href),
+        source: w.source,
+        onProgress: (loaded, total, file) => {
+          totalBytes = total === null ? null : small0 + total;
+          loadedBytes = small0 + loaded;
+          report(file);
+        },
+        onDownloaded: () =>
+          notify(onProgress, { file: 'gpu', loadedBytes, totalBytes: totalBytes ?? loadedBytes }),
+        signal,
+      },
+      options,
+      keepLoaded,
+    );
+  }
+  const wRes = w.res;
   const wLen = contentLength(wRes);
   totalBytes = [...small, wLen].some((l) => l === null)
     ? null
@@ -79,7 +107,7 @@ export async function downloadModel(
       config,
       tokenizer,
       name: modelNameOfUrl(base.href),
-      weights: wRes.body ?? new Blob([await wRes.arrayBuffer()]).stream(),
+      weights: bodyChunks(wRes, MODEL_FILES.weights, signal),
       totalBytes: wLen,
       onProgress: (loaded) => {
         loadedBytes = before + loaded;

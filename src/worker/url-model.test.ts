@@ -7,8 +7,8 @@ import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { parseConfigText } from '../model/config';
-import { mulberry32 } from '../model/random';
 import { randomConfigJson, randomModelFiles } from '../model/random-model';
+import { mulberry32 } from '../numeric/random';
 import { BlobCollector, budgetRefusal, hashChunks, minWeightBytes, mismatchError } from './url-model';
 
 const seed = Number(process.env.HUB_SEED ?? Date.now() % 1e9);

@@ -7,9 +7,10 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { estimateWeightBytes } from '../engine/engine';
 import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
-import type { NeoXConfig } from '../model/types';
 import { modelSummary } from '../model/weights';
+import type { NeoXConfig } from '../numeric/types';
 import type { UrlProbe, WorkerError } from './api';
+import { probeWeights } from './url-shards';
 
 export const MODEL_FILES = {
   config: 'config.json',
@@ -37,12 +38,31 @@ export function folderUrl(baseUrl: string): URL {
 export async function openFile(
   base: URL,
   file: string,
-  init: { method?: 'GET' | 'HEAD'; signal?: AbortSignal } = {},
+  init: { method?: 'GET' | 'HEAD'; signal?: AbortSignal; range?: [number, number] } = {},
 ): Promise<Response> {
+  const r = await fetchFile(base, file, init);
+  if ('missing' in r) throw fail('model', r.missing);
+  return r.res;
+}
+
+/**
+ * Like openFile, but a file that is not there (404 or 410, or a static host's HTML fallback) is `missing`,
+ * with the line openFile would throw.
+ */
+export async function fetchFile(
+  base: URL,
+  file: string,
+  init: { method?: 'GET' | 'HEAD'; signal?: AbortSignal; range?: [number, number] } = {},
+): Promise<{ res: Response } | { missing: string }> {
   const url = new URL(file, base).href;
   let res: Response;
   try {
-    res = await fetch(url, { method: init.method ?? 'GET', signal: init.signal, redirect: 'follow' });
+    res = await fetch(url, {
+      method: init.method ?? 'GET',
+      signal: init.signal,
+      redirect: 'follow',
+      ...(init.range ? { headers: { Range: `bytes=${init.range[0]}-${init.range[1] - 1}` } } : {}),
+    });
   } catch (e) {
     if (init.signal?.aborted) throw e;
     // A CORS refusal and a dead host look the same from here (a TypeError): say both.
@@ -51,12 +71,17 @@ export async function openFile(
       `${file}: could not fetch ${url} (${why(e)}; is the host up, and does it allow CORS?)`,
     );
   }
+  if (res.status === 404 || res.status === 410) {
+    res.body?.cancel().catch(() => undefined);
+    return { missing: `${file}: HTTP ${res.status} ${res.statusText || 'Not Found'} for ${url}` };
+  }
   if (!res.ok) throw fail('model', `${file}: HTTP ${res.status} ${res.statusText} for ${url}`);
   // A static host's SPA fallback answers a missing file with index.html and status 200.
   if ((res.headers.get('content-type') ?? '').includes('text/html')) {
-    throw fail('model', `${file}: not found at ${url} (the server answered with an HTML page)`);
+    res.body?.cancel().catch(() => undefined);
+    return { missing: `${file}: not found at ${url} (the server answered with an HTML page)` };
   }
-  return res;
+  return { res };
 }
 
 /** The body's size from Content-Length (null when absent, malformed, or the body is encoded). */
@@ -119,9 +144,12 @@ export async function probeModelUrl(
     budgetBytes === null ? null : budgetRefusal(cfg, budgetBytes),
 ): Promise<UrlProbe> {
   const base = folderUrl(baseUrl);
-  const names = [MODEL_FILES.config, MODEL_FILES.tokenizer, MODEL_FILES.weights];
+  const names = [MODEL_FILES.config, MODEL_FILES.tokenizer];
   const heads = await Promise.all(names.map((f) => openFile(base, f, { method: 'HEAD' })));
-  const files = names.map((file, i) => ({ file, bytes: contentLength(heads[i]) }));
+  const files = [
+    ...names.map((file, i) => ({ file, bytes: contentLength(heads[i]) })),
+    ...(await probeWeights(base)),
+  ];
   const cfgRes = await openFile(base, MODEL_FILES.config);
   const cfg = parseConfigOrFail(decodeText(MODEL_FILES.config, new Uint8Array(await cfgRes.arrayBuffer())));
   const total = files.every((f) => f.bytes !== null) ? files.reduce((a, f) => a + (f.bytes ?? 0), 0) : null;

@@ -88,9 +88,15 @@ function rowsWords(bad: number[], T: number): Anatomy['rows'] {
   return { ...base, kind: 'some', words: `${count} of ${T} rows (the first: row ${bad[0]})` };
 }
 
-/** The count of the largest elements (by square) that hold 90 % of the sum of squares. */
-function holding90(a: ArrayLike<number>): number {
-  const sq = Float64Array.from(a, (x) => (Number.isFinite(x) ? x * x : 0)).sort();
+/** The squares of the finite elements, ascending. */
+function sortedSquares(a: ArrayLike<number>): Float64Array {
+  const sq = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) sq[i] = Number.isFinite(a[i]) ? a[i] * a[i] : 0;
+  return sq.sort();
+}
+
+/** The count of the largest elements (by square; `sq` ascending) that hold 90 % of the sum of squares. */
+function holding90(sq: Float64Array): number {
   let total = 0;
   for (const x of sq) total += x;
   let acc = 0;
@@ -192,8 +198,13 @@ export function anatomy(d: OpData): Anatomy {
   for (let c = 0; c < w; c++) biasEnergy += T * mean[c] * mean[c];
   // How many of the largest elements hold 90 % of the squared error, against the same count for the exact
   // values: an error proportional to the values (a rounding) is as spread as they are.
-  const n90 = holding90(e);
-  const n90Exact = holding90(d.exact);
+  const squares = sortedSquares(e);
+  const n90 = holding90(squares);
+  // (the values' count from an even sample of at most 65536 of them, scaled up)
+  const every = Math.max(1, Math.ceil(n / 65536));
+  const sample = new Float64Array(Math.ceil(n / every));
+  for (let i = 0, j = 0; i < n; i += every) sample[j++] = d.exact[i];
+  const n90Exact = holding90(sortedSquares(sample)) * every;
   let shape: Anatomy['shape'];
   if (T >= 2 && total > 0 && biasEnergy > 0.9 * total)
     shape = {
@@ -221,16 +232,16 @@ export function anatomy(d: OpData): Anatomy {
 
   // Size: the median error, in units of each format's spacing at the exact value, over the elements that carry it
   // (the largest that hold 90 % of its square).
-  const carrying = Array.from(e, (x, i) => [Math.abs(x), i] as const)
-    .sort((p, q) => q[0] - p[0])
-    .slice(0, Math.max(1, n90));
+  // The elements that carry it: those at least as large as the n90-th largest (a sample of at most 20000).
+  const threshold = squares[Math.max(0, n - Math.max(1, n90))];
+  const carrying: number[] = [];
+  const stride = Math.max(1, Math.floor(n90 / 20000));
+  for (let i = 0, seen = 0; i < n; i++)
+    if (e[i] !== 0 && e[i] * e[i] >= threshold && seen++ % stride === 0) carrying.push(i);
   const sizes = {} as Record<NumFormat, number>;
   for (const f of FORMATS) {
     const u: number[] = [];
-    for (let j = 0; j < carrying.length; j += Math.max(1, Math.floor(carrying.length / 20000))) {
-      const [a, i] = carrying[j];
-      if (a !== 0) u.push(a / ulpOf(f, d.exact[i]));
-    }
+    for (const i of carrying) u.push(Math.abs(e[i]) / ulpOf(f, d.exact[i]));
     sizes[f] = u.length ? median(u) : 0;
   }
   const fmt = (x: number) =>

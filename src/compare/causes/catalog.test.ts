@@ -34,7 +34,7 @@ const PLANTS: Plant[] = [
   {
     cause: 'softmax-no-rescale',
     op: 'attn_block',
-    variant: () => ({ noRescaleBlock: 4 }),
+    variant: () => ({ noRescale: { block: 4, threads: 1 } }),
     params: { block: 4 },
   },
   { cause: 'bias-dropped', op: 'mlp_residual', variant: () => ({ bias: 0 }) },
@@ -168,8 +168,8 @@ const PLANTS: Plant[] = [
   {
     cause: 'softmax-no-rescale',
     op: 'attention',
-    variant: () => ({ noRescaleBlock: 4 }),
-    params: { block: 4 },
+    variant: () => ({ noRescale: { block: 2, threads: 2 } }),
+    params: { block: 2, threads: 2 },
   },
 ];
 
@@ -203,6 +203,23 @@ describe('the cause library', () => {
       }
       expect(v.words, msg).toContain(v.named[0].words);
     }
+  });
+
+  it('a large op is screened and scored on samples of its columns, and its cause still named', () => {
+    const plants: [OpKind, Variant, string][] = [
+      ['fc1', { inputFormat: 'bf16' }, 'input-bf16'],
+      ['fc2', { bias: 0 }, 'bias-dropped'],
+      ['mlp_up', { act: 'gelu-tanh' }, 'gelu-tanh'],
+      ['fc1', { rowShift: { shift: 1, from: 9 } }, 'rows-shifted'],
+    ];
+    for (let j = 0; j < Math.max(1, SEEDS / 5); j++)
+      for (const [op, variant, id] of plants) {
+        const seed = base + 611953 * j;
+        const d = plantOp(seed, op, () => variant, 10, true);
+        const v = explain(d);
+        expect(v.sampled, `seed ${seed}: ${op}`).not.toBeNull();
+        expect(v.named[0]?.id, `seed ${seed}: ${v.words}`).toBe(id);
+      }
   });
 
   it('a correct op names no cause and searches nothing', () => {

@@ -25,7 +25,7 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'rotaryBase',
   'rotaryNdims',
   'probsFormat',
-  'noRescaleBlock',
+  'noRescale',
   'coefs',
   'replace',
 ];
@@ -187,7 +187,7 @@ function attention(
   const Hs = heads ? heads.length : H;
   const [qs, ks, vs] = [pick(q), pick(k), pick(vals)];
   let ctx: Float64Array;
-  if (v.noRescaleBlock) ctx = onlineNoRescale(qs, ks, vs, Hs, T, hd, v.noRescaleBlock, v);
+  if (v.noRescale) ctx = onlineNoRescale(qs, ks, vs, Hs, T, hd, v.noRescale, v);
   else {
     const scores = attentionScoresF64(qs, ks, Hs, T, hd, v.scores);
     const probs = softmaxCausalF64(scores, Hs, T, v.scores);
@@ -205,7 +205,7 @@ function attention(
   return out;
 }
 
-/** Flash-style attention over key blocks whose running sum and accumulator are never rescaled. */
+/** Flash-style attention over key blocks whose running sums and accumulators are never rescaled (Variant.noRescale). */
 function onlineNoRescale(
   q: Float64Array,
   k: Float64Array,
@@ -213,33 +213,49 @@ function onlineNoRescale(
   H: number,
   T: number,
   hd: number,
-  block: number,
+  nr: { block: number; threads: number },
   v: Variant,
 ): Float64Array {
   const scale = v.scores?.scale ?? 1 / Math.sqrt(hd);
+  const { block, threads } = nr;
   const out = new Float64Array(T * H * hd);
-  const acc = new Float64Array(hd);
+  const m = new Float64Array(threads);
+  const l = new Float64Array(threads);
+  const o = Array.from({ length: threads }, () => new Float64Array(hd));
   for (let h = 0; h < H; h++)
     for (let i = 0; i < T; i++) {
-      let m = Number.NEGATIVE_INFINITY;
-      let l = 0;
-      acc.fill(0);
-      for (let j0 = 0; j0 <= i; j0 += block) {
-        const j1 = Math.min(i, j0 + block - 1);
-        const s: number[] = [];
-        for (let j = j0; j <= j1; j++) {
-          let dot = 0;
-          for (let e = 0; e < hd; e++) dot += q[(h * T + i) * hd + e] * k[(h * T + j) * hd + e];
-          s.push(dot * scale);
+      m.fill(Number.NEGATIVE_INFINITY);
+      l.fill(0);
+      for (const a of o) a.fill(0);
+      for (let j0 = 0; j0 <= i; j0 += block * threads)
+        for (let g = 0; g < threads; g++) {
+          const jc = j0 + g * block;
+          if (jc > i) break;
+          const j1 = Math.min(i, jc + block - 1);
+          const s: number[] = [];
+          for (let j = jc; j <= j1; j++) {
+            let dot = 0;
+            for (let e = 0; e < hd; e++) dot += q[(h * T + i) * hd + e] * k[(h * T + j) * hd + e];
+            s.push(dot * scale);
+          }
+          const mNew = Math.max(m[g], ...s);
+          for (let j = jc; j <= j1; j++) {
+            const p = Math.exp(s[j - jc] - mNew);
+            l[g] += p;
+            for (let e = 0; e < hd; e++) o[g][e] += p * vals[(h * T + j) * hd + e];
+          }
+          m[g] = mNew;
         }
-        m = Math.max(m, ...s);
-        for (let j = j0; j <= j1; j++) {
-          const p = Math.exp(s[j - j0] - m);
-          l += p;
-          for (let e = 0; e < hd; e++) acc[e] += p * vals[(h * T + j) * hd + e];
-        }
+      // The partial states merged into the first, in order: each partial scaled to the new maximum.
+      for (let g = 1; g < threads; g++) {
+        if (!(l[g] > 0)) continue;
+        const mNew = Math.max(m[0], m[g]);
+        const beta = Math.exp(m[g] - mNew);
+        l[0] += l[g] * beta;
+        for (let e = 0; e < hd; e++) o[0][e] += o[g][e] * beta;
+        m[0] = mNew;
       }
-      for (let e = 0; e < hd; e++) out[i * H * hd + h * hd + e] = acc[e] / l;
+      for (let e = 0; e < hd; e++) out[i * H * hd + h * hd + e] = o[0][e] / l[0];
     }
   return out;
 }

@@ -5,30 +5,39 @@
 
 import type { NumFormat } from '../../numeric/round';
 import { roundTo } from '../../numeric/round';
-import { ratioOf } from '../floor';
+import { effectiveFloor, ratioOf } from '../floor';
 import { fullMetrics } from '../metrics';
 import { CAUSES } from './catalog';
 import { evalVariant, gather, widthOf } from './exact-op';
-import type { Cause, CauseVerdict, OpData, SearchContext, TestedCause, Variant } from './types';
+import type { Candidate, Cause, CauseVerdict, OpData, SearchContext, TestedCause, Variant } from './types';
 
-/** Most multiply-adds one variant of a product may cost (a larger op is scored on a sample of its columns). */
-const MAC_BUDGET = 24e6;
-/** Most output elements one variant is scored on. */
-const ELEMENT_BUDGET = 1 << 20;
+/**
+ * What one variant may cost: multiply-adds of a re-run product, and output elements scored (a larger op is scored on
+ * a sample of its columns, always over every row). Every candidate is screened on a small sample; the causes that
+ * come near an explanation are scored again, on the larger one, in the report's metric.
+ */
+export interface Budget {
+  mac: number;
+  elements: number;
+}
+export const SCREEN: Budget = { mac: 2e6, elements: 1 << 14 };
+export const FINAL: Budget = { mac: 24e6, elements: 1 << 20 };
+/** Causes re-scored on the final sample: those whose screened residual is within this many × k (at least 3). */
+const FINALISTS_WITHIN = 20;
 /** A named cause must beat every other by this factor (or by one floor, whichever is more) to be named alone. */
 const CLEARLY = 2;
 
 const STORAGE: Record<string, NumFormat | null> = { fp32: null, bf16: 'bf16', fp16: 'fp16', fp16acc: 'fp16' };
 
 /** The output columns variants are scored on: all, or the worst columns and an even spread of the others. */
-export function scoredColumns(d: OpData): Int32Array | null {
+export function scoredColumns(d: OpData, budget: Budget = FINAL): Int32Array | null {
   const T = d.tokens.length;
   const width = widthOf(d);
   const K = d.inputs[0]?.length ? d.inputs[0].length / T : 0;
   const isProduct = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head'].includes(d.op);
   const perCol = d.op === 'attention' ? 2 * T * T : isProduct ? T * K : 0;
-  let most = Math.floor(ELEMENT_BUDGET / T);
-  if (perCol > 0) most = Math.min(most, Math.floor(MAC_BUDGET / perCol));
+  let most = Math.floor(budget.elements / T);
+  if (perCol > 0) most = Math.min(most, Math.floor(budget.mac / perCol));
   if (width <= most) return null;
   most = Math.max(most, 16);
   const colErr = new Float64Array(width);
@@ -60,7 +69,7 @@ export function scoredColumns(d: OpData): Int32Array | null {
 }
 
 /** The scorer of one op: the residual of any variant, over the op's floor, on the scored columns. */
-export function scorer(d: OpData, cols: Int32Array | null) {
+export function scorer(d: OpData, cols: Int32Array | null, fast = false) {
   const T = d.tokens.length;
   const width = widthOf(d);
   const rec = gather(d.recorded, T, width, cols);
@@ -83,6 +92,17 @@ export function scorer(d: OpData, cols: Int32Array | null) {
         const r = rec[i];
         out[i] = r < lo ? lo : r > hi ? hi : Number.isNaN(r) ? x : r;
       }
+    }
+    // Screening: relative L2 alone, over the relative floor (a sum of squares: no ULPs, no histogram).
+    if (fast) {
+      let num = 0;
+      let den = 0;
+      for (let i = 0; i < out.length; i++) {
+        num += (rec[i] - out[i]) ** 2;
+        den += out[i] * out[i];
+      }
+      const r = Math.sqrt(num / den) / effectiveFloor(d.floor, 'relL2', d.precision, 0);
+      return Number.isNaN(r) ? Number.POSITIVE_INFINITY : r;
     }
     const m = fullMetrics(rec, out, d.precision);
     const r = ratioOf(m, d.floor, d.metric, d.precision, d.scale);
@@ -123,18 +143,39 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
       ms: performance.now() - t0,
     };
   }
-  const s: SearchContext = { data: d, residual };
-  const tested: TestedCause[] = [];
+  // Screen every candidate of every cause on the small sample (searches too), then score each near cause's best
+  // candidate on the final sample in the report's metric.
+  const screenCols = scoredColumns(d, SCREEN);
+  const screens = new Map<number, (v: Variant) => number>([[1, scorer(d, screenCols, true)]]);
+  const screenFor = (share = 1) => {
+    let f = screens.get(share);
+    if (!f) {
+      f = scorer(d, scoredColumns(d, { mac: SCREEN.mac * share, elements: SCREEN.elements * share }), true);
+      screens.set(share, f);
+    }
+    return f;
+  };
+  const screened: { cause: Cause; best: Candidate; score: number }[] = [];
   for (const cause of causes) {
     if (!cause.ops.includes(d.op)) continue;
-    let best: TestedCause | null = null;
+    const screen = screenFor(cause.screenShare);
+    const s: SearchContext = { data: d, residual: screen };
+    let best: { c: Candidate; score: number } | null = null;
     for (const c of cause.candidates(s)) {
-      const r = residual(c.variant);
-      if (best === null || r < best.residual)
-        best = { id: cause.id, family: cause.family, words: '', params: c.params, residual: r };
+      const score = screen(c.variant);
+      if (best === null || score < best.score) best = { c, score };
     }
-    if (best) tested.push({ ...best, words: cause.words(best.params, d) });
+    if (best) screened.push({ cause, best: best.c, score: best.score });
   }
+  screened.sort((a, b) => a.score - b.score);
+  const cut = Math.max(FINALISTS_WITHIN * d.k, screened[Math.min(2, screened.length - 1)]?.score ?? 0);
+  const tested: TestedCause[] = screened.map(({ cause, best, score }) => ({
+    id: cause.id,
+    family: cause.family,
+    words: cause.words(best.params, d),
+    params: best.params,
+    residual: score <= cut ? residual(best.variant) : score,
+  }));
   tested.sort((a, b) => a.residual - b.residual);
   const best = tested[0] ?? null;
   const within = tested.filter((c) => c.residual <= d.k);
@@ -147,7 +188,9 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
     error,
     words: wordsOf(named, best, error),
     tested,
-    sampled: cols ? { columns: cols.length, of: widthOf(d) } : null,
+    sampled: screenCols
+      ? { screened: screenCols.length, scored: cols ? cols.length : widthOf(d), of: widthOf(d) }
+      : null,
     ms: performance.now() - t0,
   };
 }

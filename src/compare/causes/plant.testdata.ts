@@ -1,9 +1,9 @@
 // Synthetic ops for the cause tests: an op of a random small shape (sizes that are no multiple of any tile), its
 // recorded inputs, and an output recorded the way a kernel computing a variant in fp32 would (the variant's exact
 // output with fp32-sized noise, then stored); the floor is a correct kernel's error drawn the same way.
-import { mulberry32, randn } from '../../model/random';
-import type { LinearWeights, NeoXConfig, NormWeights } from '../../model/types';
+import { mulberry32, randn } from '../../numeric/random';
 import { roundTo } from '../../numeric/round';
+import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import { fullMetrics } from '../metrics';
 import { core, evalVariant } from './exact-op';
 import type { OpData, OpKind, RecordedTensor, Variant } from './types';
@@ -13,20 +13,20 @@ export interface Shape {
   cfg: NeoXConfig;
 }
 
-export function randomShape(rng: () => number): Shape {
-  const H = 2 + Math.floor(rng() * 2); // 2..3
-  const hd = [6, 10, 12][Math.floor(rng() * 3)];
+export function randomShape(rng: () => number, big = false): Shape {
+  const H = big ? 6 + Math.floor(rng() * 3) : 2 + Math.floor(rng() * 2); // 2..3 (big: 6..8)
+  const hd = big ? [30, 34][Math.floor(rng() * 2)] : [6, 10, 12][Math.floor(rng() * 3)];
   const d = H * hd;
   const rotaryNdims = hd - 2 * Math.floor(rng() * 2); // hd or hd - 2: at least 4 rotated dims
   return {
-    T: 9 + Math.floor(rng() * 6), // 9..14
+    T: big ? 61 + Math.floor(rng() * 6) : 9 + Math.floor(rng() * 6), // 9..14 (big: 61..66)
     cfg: {
       vocabSize: 37,
       hiddenSize: d,
       numLayers: 3,
       numHeads: H,
       headDim: hd,
-      intermediateSize: 3 * d + 5,
+      intermediateSize: big ? 8 * d + 3 : 3 * d + 5,
       rotaryNdims,
       rotaryBase: 10000,
       layerNormEps: 1e-5,
@@ -130,9 +130,15 @@ export interface Planted {
  * An op of a random shape whose recorded output is `plant(data)`'s variant computed by an fp32 kernel (then rounded
  * to the variant's output format). `plant` may read the op's data (to pick a neighbour tensor, say).
  */
-export function plantOp(seed: number, op: OpKind, plant: (d: OpData) => Variant, k = 10): OpData {
+export function plantOp(
+  seed: number,
+  op: OpKind,
+  plant: (d: OpData) => Variant,
+  k = 10,
+  big = false,
+): OpData {
   const rng = mulberry32(seed);
-  const shape = randomShape(rng);
+  const shape = randomShape(rng, big);
   const { T, cfg } = shape;
   const tokens = Array.from({ length: T }, (_, t) => (t * 7 + seed) % cfg.vocabSize);
   const { inputs, slots, weights } = inputsOf(op, shape, rng);

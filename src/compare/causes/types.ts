@@ -7,9 +7,9 @@ import type { ScoresVariant } from '../../kernels/cpu/attention';
 import type { LayerNormVariant } from '../../kernels/cpu/layernorm';
 import type { RotaryVariant } from '../../kernels/cpu/rotary';
 import type { RotaryAngles } from '../../kernels/cpu/rotary-angles';
-import type { Precision } from '../../kernels/precision';
-import type { LinearWeights, NeoXConfig, NormWeights } from '../../model/types';
+import type { Precision } from '../../numeric/precision';
 import type { NumFormat } from '../../numeric/round';
+import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import type { Metric } from '../../run/runspec';
 import type { FullMetrics } from '../metrics';
 
@@ -97,8 +97,12 @@ export interface Variant {
   rotaryNdims?: number;
   /** Softmax probabilities rounded to this format before the value product. */
   probsFormat?: NumFormat;
-  /** Online softmax over key blocks of this size that never rescales what it summed before a new maximum. */
-  noRescaleBlock?: number;
+  /**
+   * Online softmax over key blocks of `block` that never rescales what it summed before a new maximum; with
+   * `threads` > 1, each row's blocks dealt round-robin to that many partial states (block g, g + threads, …),
+   * merged in order at the end (the partial scaled to the new maximum, the running state not).
+   */
+  noRescale?: { block: number; threads: number };
   // residual adds: the sum of coefs[j] × term j (1, 1[, 1] for the model)
   coefs?: number[];
   /** Term `term` read from another recorded tensor. */
@@ -182,6 +186,8 @@ export interface Cause {
   candidates(s: SearchContext): Candidate[];
   /** The cause in words, with what was found. */
   words(params: Record<string, ParamValue>, data: OpData): string;
+  /** The share of the screening budget each candidate gets (default 1): for a costly emulation. */
+  screenShare?: number;
 }
 
 /** One cause tested: its best candidate and how much of the error it leaves. */
@@ -206,7 +212,7 @@ export interface CauseVerdict {
   words: string;
   /** Every cause tested, best first. */
   tested: TestedCause[];
-  /** The output columns the variants were scored on, when not all (a large op is sampled). */
-  sampled: { columns: number; of: number } | null;
+  /** Output columns every candidate was screened on and the near causes scored on, when not all (a large op). */
+  sampled: { screened: number; scored: number; of: number } | null;
   ms: number;
 }

@@ -2,7 +2,7 @@
 // every op in float64 on fp32 weights. Optional taps record per-op intermediates under stable names, the join
 // key with the GPU plans.
 
-import type { HiddenDump, LayerWeights, LinearWeights, ModelWeights, NeoXConfig } from '../../model/types';
+import type { HiddenDump, LayerWeights, LinearWeights, ModelWeights, NeoXConfig } from '../../numeric/types';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
 import { geluF64 } from './gelu';

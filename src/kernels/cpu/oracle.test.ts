@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mulberry32, randn } from '../../model/random';
-import type { LayerWeights, ModelWeights, NeoXConfig, Tensor } from '../../model/types';
+import { mulberry32, randn } from '../../numeric/random';
+import type { LayerWeights, ModelWeights, NeoXConfig, Tensor } from '../../numeric/types';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
 import { argmaxRow, oracleForward, oracleGreedy } from './forward';

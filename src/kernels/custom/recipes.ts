@@ -3,7 +3,9 @@
 // write past the end), the slot's launcher run through the harness, each output checked against the UNFUSED
 // fp64 oracles run in sequence with the tolerance rule of tolerances.ts. The same recipe checks the shipped
 // kernel (custom.test.ts) and a kernel written in the page (the worker).
-import { mulberry32, randn } from '../../model/random';
+
+import type { DispatchSpec } from '../../gpu/program';
+import { mulberry32, randn } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { geluF64 } from '../cpu/gelu';
 import { layerNormF64 } from '../cpu/layernorm';
@@ -11,7 +13,14 @@ import { linearF64 } from '../cpu/linear';
 import { add3F64, addF64 } from '../cpu/residual';
 import { splitHeadsRotaryF64 } from '../cpu/rotary';
 import { flashAttention, flashTiles } from '../flash-attention';
-import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotary } from '../fused-linear';
+import {
+  type GemmOpts,
+  type LinearBuffers,
+  linearBiasOps,
+  linearGeluOps,
+  linearResidualOps,
+  qkvRotary,
+} from '../fused-linear';
 import { addLayerNorm, layerNorm2 } from '../fused-norm';
 import { type CompareResult, compare, type DeviceHarness } from '../harness';
 import { rotaryTables } from '../rotary';
@@ -99,6 +108,12 @@ function normInputs(rng: () => number, T: number, d: number) {
 }
 
 const EPS = 1e-5;
+/** The shapes both fused LayerNorm slots are tested at. */
+const NORM_SHAPES: readonly Record<string, number>[] = [
+  { T: 1, d: 90 },
+  { T: 7, d: 300 },
+  { T: 33, d: 515 },
+];
 /** The last shape runs split-K (3 partial sums of K, then the reduction, both built from the slot's file). */
 const LINEAR_SHAPES: readonly Record<string, number>[] = [
   { M: 1, N: 300, K: 90 },
@@ -117,16 +132,32 @@ function gemmOpts(h: DeviceHarness, K: number, split: number | undefined): GemmO
   return { workspace: (floats) => h.poisoned(floats), kChunk };
 }
 
+/**
+ * The isolated test of a plain linear slot (bias, bias + GELU): seeded inputs, the slot's ops (split-K when the shape
+ * says so), the output `y` against `expect`'s reference and tolerance.
+ */
+function linearRun(
+  ops: (label: string, b: LinearBuffers, M: number, N: number, K: number, o: GemmOpts) => DispatchSpec[],
+  label: string,
+  expect: (c: ReturnType<typeof linearInputs>, K: number) => [Float64Array, (i: number) => number],
+): Recipe['run'] {
+  return async (h, { M, N, K, split }, seed) => {
+    const c = linearInputs(mulberry32(seed), M, N, K);
+    const y = output(h, M * N);
+    const dummy = h.upload(new Float32Array(4));
+    const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
+    await h.run(ops(label, bufs, M, N, K, gemmOpts(h, K, split)));
+    const [ref, tol] = expect(c, K);
+    return [await checkOutput(h, 'y', y, M * N, ref, tol, seed)];
+  };
+}
+
 export const RECIPES: readonly Recipe[] = [
   {
     slot: 'layernorm2',
     oracle: 'layerNormF64 twice (ln1 with w1, b1; ln2 with w2, b2)',
     tolerance: 'LayerNorm bound: (d + 2)u·mean|x|/σ + (d + 10)u|x̂|, times |w|, + 4u|ref|',
-    shapes: [
-      { T: 1, d: 90 },
-      { T: 7, d: 300 },
-      { T: 33, d: 515 },
-    ],
+    shapes: NORM_SHAPES,
     async run(h, { T, d }, seed) {
       const v = normInputs(mulberry32(seed), T, d);
       const y1 = output(h, T * d);
@@ -154,11 +185,7 @@ export const RECIPES: readonly Recipe[] = [
     slot: 'add_layernorm',
     oracle: 'addF64 (b + a, exact in one f32 rounding) then layerNormF64',
     tolerance: 'r: one f32 rounding of the sum (exact); y: the LayerNorm bound on r',
-    shapes: [
-      { T: 1, d: 90 },
-      { T: 7, d: 300 },
-      { T: 33, d: 515 },
-    ],
+    shapes: NORM_SHAPES,
     async run(h, { T, d }, seed) {
       const v = normInputs(mulberry32(seed), T, d);
       const r = output(h, T * d);
@@ -251,28 +278,14 @@ export const RECIPES: readonly Recipe[] = [
     oracle: 'linearF64 (x·Wᵀ + b)',
     tolerance: 'γ_{K+2}·(Σ|x w| + |b|)',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K, split }, seed) {
-      const c = linearInputs(mulberry32(seed), M, N, K);
-      const y = output(h, M * N);
-      const dummy = h.upload(new Float32Array(4));
-      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
-      await h.run(linearBiasOps('lin', bufs, M, N, K, gemmOpts(h, K, split)));
-      return [await checkOutput(h, 'y', y, M * N, c.z, linearTol(K, c.absZ), seed)];
-    },
+    run: linearRun(linearBiasOps, 'lin', (c, K) => [c.z, linearTol(K, c.absZ)]),
   },
   {
     slot: 'linear_gelu',
     oracle: 'linearF64 then geluF64 (exact, erf form)',
     tolerance: '1.13·γ_{K+2}·(Σ|x w| + |b|) + (4e-7 + (16 + z²)u)|z|',
     shapes: LINEAR_SHAPES,
-    async run(h, { M, N, K, split }, seed) {
-      const c = linearInputs(mulberry32(seed), M, N, K);
-      const y = output(h, M * N);
-      const dummy = h.upload(new Float32Array(4));
-      const bufs = { x: h.upload(c.x), w: h.upload(c.w), b: h.upload(c.b), y, dummy };
-      await h.run(linearGeluOps('up', bufs, M, N, K, gemmOpts(h, K, split)));
-      return [await checkOutput(h, 'y', y, M * N, geluF64(c.z), linearGeluTol(K, c.z, c.absZ), seed)];
-    },
+    run: linearRun(linearGeluOps, 'up', (c, K) => [geluF64(c.z), linearGeluTol(K, c.z, c.absZ)]),
   },
   {
     slot: 'linear_residual',

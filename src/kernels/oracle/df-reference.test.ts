@@ -2,7 +2,7 @@
 // doubles: before an f64 value may judge a function accurate to ~1e-14, it must itself be good to ~1e-16.
 // CPU only (no GPU). Replay a failure with KERNEL_SEED=<seed>.
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../model/random';
+import { mulberry32 } from '../../numeric/random';
 import { erf, erfc, gelu } from '../cpu/gelu';
 import { freshSeed } from '../testing';
 import { exactErf, exactErfc, exactExp, exactGelu } from './df-exact';

@@ -17,7 +17,7 @@
 //   >= 1e-9.
 // Operands keep a normal lo part (or 0): a GPU may flush a subnormal one on load.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../model/random';
+import { mulberry32 } from '../../numeric/random';
 import { createHarness, freshSeed, type Harness } from '../testing';
 import { DF_ABS, DF_REL, dfRandomCases, U2 } from './df-random-cases';
 import { dfReference, eftExact } from './df-reference';

@@ -1,19 +1,13 @@
-import type { KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
-import { grid1d, type KernelOpts } from '../grid';
+import type { DispatchSpec } from '../../gpu/program';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_WEIGHT_INCLUDES } from './df-common';
 
-export const dfEmbeddingKernel: KernelDef = {
-  name: 'oracle/embedding',
-  file: 'oracle/embedding.wgsl',
-  includes: DF_WEIGHT_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'ids', kind: 'read' }, // [T] u32
-    { name: 'w', kind: 'read' }, // [rows, d]: rows row0.. of the [V, d] table, f32 or packed f16
-    { name: 'out', kind: 'rw' }, // [T, d] df
-  ],
-};
+export const dfEmbeddingKernel = kernelOf('oracle/embedding', DF_WEIGHT_INCLUDES, {
+  ids: 'read', // [T] u32
+  w: 'read', // [rows, d]: rows row0.. of the [V, d] table, f32 or packed f16
+  out: 'rw', // [T, d] df
+});
 
 const WG = 256;
 
@@ -26,12 +20,6 @@ export function dfEmbedding(
   chunk: { row0: number; rows: number },
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: dfEmbeddingKernel,
-    constants: { WG, ...opts.constants },
-    buffers: { ids: b.ids, w: b.table, out: b.out },
-    params: paramsBytes([T, d, chunk.row0, chunk.rows]),
-    workgroups: grid1d(T * d, WG),
-  };
+  const buffers = { ids: b.ids, w: b.table, out: b.out };
+  return dispatch1d(label, dfEmbeddingKernel, WG, T * d, opts, buffers, [T, d, chunk.row0, chunk.rows]);
 }

@@ -8,7 +8,8 @@
 // term. Any f32 rounding in the chain (2^-24 ≈ 6e-8) breaks them by six orders or more.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { packF16 } from '../../engine/gpu-model';
-import { mulberry32 } from '../../model/random';
+import { toDfPairs } from '../../numeric/double-float';
+import { mulberry32 } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { embeddingF64 } from '../cpu/embedding';
 import { geluF64 } from '../cpu/gelu';
@@ -18,7 +19,6 @@ import { add3F64, addF64 } from '../cpu/residual';
 import { splitHeadsRotaryF64 } from '../cpu/rotary';
 import { createHarness, freshSeed, type Harness } from '../testing';
 import { dfScores, dfSoftmax, dfValues } from './attention';
-import { toDfPairs } from './df-common';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';

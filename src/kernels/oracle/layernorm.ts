@@ -1,20 +1,14 @@
-import type { KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
-import { type KernelOpts, MAX_GROUPS } from '../grid';
+import type { DispatchSpec } from '../../gpu/program';
+import { dispatchOf, kernelOf } from '../define';
+import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from './df-common';
 
-export const dfLayerNormKernel: KernelDef = {
-  name: 'oracle/layernorm',
-  file: 'oracle/layernorm.wgsl',
-  includes: DF_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [rows, d] df
-    { name: 'weight', kind: 'read' }, // [d] f32
-    { name: 'bias', kind: 'read' }, // [d] f32
-    { name: 'y', kind: 'rw' }, // [rows, d] df
-  ],
-};
+export const dfLayerNormKernel = kernelOf('oracle/layernorm', DF_INCLUDES, {
+  x: 'read', // [rows, d] df
+  weight: 'read', // [d] f32
+  bias: 'read', // [d] f32
+  y: 'rw', // [rows, d] df
+});
 
 const WG = 64;
 
@@ -27,12 +21,6 @@ export function dfLayerNorm(
   eps: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: dfLayerNormKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)]),
-    workgroups: rows <= MAX_GROUPS ? [rows, 1, 1] : [MAX_GROUPS, Math.ceil(rows / MAX_GROUPS), 1],
-  };
+  const params = [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)];
+  return dispatchOf(label, dfLayerNormKernel, { WG, ...opts.constants }, b, params, rowGroups(rows));
 }

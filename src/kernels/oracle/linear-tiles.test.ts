@@ -5,7 +5,7 @@
 // poisoned with NaN, sizes that are not multiples of any block (16 … 32) or of BK. DF_FMA = false on
 // SwiftShader (its fma is not fused).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../model/random';
+import { mulberry32 } from '../../numeric/random';
 import { createHarness, freshSeed, type Harness } from '../testing';
 import { DF_LINEAR_TILE, type DfLinearTile, dfLinear } from './linear';
 import { poisonedDf, randDf } from './testing';

@@ -1,20 +1,15 @@
-import type { BufferRef, KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
+import type { BufferRef } from '../../gpu/pipelines';
+import type { DispatchSpec } from '../../gpu/program';
+import { dispatchOf, kernelOf } from '../define';
 import { ceilDiv, type KernelOpts, MAX_GROUPS } from '../grid';
 import { DF_WEIGHT_INCLUDES } from './df-common';
 
-export const dfLinearKernel: KernelDef = {
-  name: 'oracle/linear',
-  file: 'oracle/linear.wgsl',
-  includes: DF_WEIGHT_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'x', kind: 'read' }, // [M, K] df
-    { name: 'w', kind: 'read' }, // [N, K] f32 or packed f16
-    { name: 'b', kind: 'read' }, // [N] f32
-    { name: 'y', kind: 'rw' }, // [M, N] df
-  ],
-};
+export const dfLinearKernel = kernelOf('oracle/linear', DF_WEIGHT_INCLUDES, {
+  x: 'read', // [M, K] df
+  w: 'read', // [N, K] f32 or packed f16
+  b: 'read', // [N] f32
+  y: 'rw', // [M, N] df
+});
 
 /** A workgroup's threads (WG_X along N, WG_Y along M) and each thread's register tile (TM, TN ∈ {1, 2}). */
 export interface DfLinearTile {
@@ -59,12 +54,12 @@ export function dfLinear(
   const gy = ceilDiv(M, tile.WG_Y * tile.TM);
   if (gx > MAX_GROUPS || gy > MAX_GROUPS)
     throw new Error(`${label}: ${M}x${N} output needs too many workgroups`);
-  return {
+  return dispatchOf(
     label,
-    kernel: dfLinearKernel,
-    constants: { ...tile, ...opts.constants },
-    buffers: { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
-    params: paramsBytes([M, N, K, buf.b ? 1 : 0]),
-    workgroups: [gx, gy, 1],
-  };
+    dfLinearKernel,
+    { ...tile, ...opts.constants },
+    { x: buf.x, w: buf.w, b: buf.b ?? buf.dummy, y: buf.y },
+    [M, N, K, buf.b ? 1 : 0],
+    [gx, gy, 1],
+  );
 }

@@ -1,20 +1,14 @@
-import type { KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
-import { grid1d, type KernelOpts } from '../grid';
+import type { DispatchSpec } from '../../gpu/program';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_INCLUDES } from './df-common';
 
-export const dfResidualKernel: KernelDef = {
-  name: 'oracle/residual',
-  file: 'oracle/residual.wgsl',
-  includes: DF_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'a', kind: 'read' }, // [n] df
-    { name: 'b', kind: 'read' }, // [n] df
-    { name: 'c', kind: 'read' }, // [n] df (dummy when absent)
-    { name: 'out', kind: 'rw' }, // [n] df
-  ],
-};
+export const dfResidualKernel = kernelOf('oracle/residual', DF_INCLUDES, {
+  a: 'read', // [n] df
+  b: 'read', // [n] df
+  c: 'read', // [n] df (dummy when absent)
+  out: 'rw', // [n] df
+});
 
 const WG = 256;
 
@@ -25,12 +19,6 @@ export function dfResidual(
   n: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  return {
-    label,
-    kernel: dfResidualKernel,
-    constants: { WG, ...opts.constants },
-    buffers: { a: buf.a, b: buf.b, c: buf.c ?? buf.dummy, out: buf.out },
-    params: paramsBytes([n, buf.c ? 1 : 0]),
-    workgroups: grid1d(n, WG),
-  };
+  const buffers = { a: buf.a, b: buf.b, c: buf.c ?? buf.dummy, out: buf.out };
+  return dispatch1d(label, dfResidualKernel, WG, n, opts, buffers, [n, buf.c ? 1 : 0]);
 }

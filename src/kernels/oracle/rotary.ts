@@ -1,23 +1,17 @@
-import type { KernelDef } from '../../gpu/pipelines';
-import { type DispatchSpec, paramsBytes } from '../../gpu/program';
+import type { DispatchSpec } from '../../gpu/program';
 import { type RotaryAngles, rotaryAngleTable } from '../cpu/rotary-angles';
-import { grid1d, type KernelOpts } from '../grid';
+import { dispatch1d, kernelOf } from '../define';
+import type { KernelOpts } from '../grid';
 import { DF_INCLUDES } from './df-common';
 
-export const dfRotaryKernel: KernelDef = {
-  name: 'oracle/rotary',
-  file: 'oracle/rotary.wgsl',
-  includes: DF_INCLUDES,
-  bindings: [
-    { name: 'params', kind: 'uniform' },
-    { name: 'qkv', kind: 'read' }, // [T, H, 3, hd] df
-    { name: 'cos', kind: 'read' }, // [T, r/2] df
-    { name: 'sin', kind: 'read' }, // [T, r/2] df
-    { name: 'q', kind: 'rw' }, // [H, T, hd] df
-    { name: 'k', kind: 'rw' }, // [H, T, hd] df
-    { name: 'v', kind: 'rw' }, // [H, T, hd] df
-  ],
-};
+export const dfRotaryKernel = kernelOf('oracle/rotary', DF_INCLUDES, {
+  qkv: 'read', // [T, H, 3, hd] df
+  cos: 'read', // [T, r/2] df
+  sin: 'read', // [T, r/2] df
+  q: 'rw', // [H, T, hd] df
+  k: 'rw', // [H, T, hd] df
+  v: 'rw', // [H, T, hd] df
+});
 
 const WG = 256;
 
@@ -58,12 +52,5 @@ export function dfRotary(
 ): DispatchSpec {
   if (r < 0 || r > hd || r % 2 !== 0)
     throw new Error(`${label}: rotary_ndims ${r} must be even and within [0, ${hd}]`);
-  return {
-    label,
-    kernel: dfRotaryKernel,
-    constants: { WG, ...opts.constants },
-    buffers: b,
-    params: paramsBytes([T, H, hd, r]),
-    workgroups: grid1d(H * T * hd, WG),
-  };
+  return dispatch1d(label, dfRotaryKernel, WG, H * T * hd, opts, b, [T, H, hd, r]);
 }

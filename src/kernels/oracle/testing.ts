@@ -1,11 +1,11 @@
 // Test helpers for the oracle's df kernels: random df inputs (whose hi + lo is exactly the double the CPU
 // oracle gets), NaN-poisoned df outputs, readback as f64, and an elementwise check that fails on NaN/Inf.
 import { expect } from 'vitest';
-import { randn } from '../../model/random';
+import { fromDfPairs } from '../../numeric/double-float';
+import { randn } from '../../numeric/random';
 import type { Harness } from '../testing';
-import { fromDfPairs } from './df-common';
 
-export { relL2 } from './df-common';
+export { relL2 } from '../../numeric/double-float';
 
 export interface DfInput {
   /** Interleaved (hi, lo) pairs to upload. */

@@ -5,7 +5,7 @@
 
 import type { CachedModel } from '../../run/history';
 import { modelNameOfUrl } from '../../run/hub';
-import type { LoadedModel, UrlProbe } from '../../worker/api';
+import type { HubProbe, LoadedModel, UrlProbe, WorkerError } from '../../worker/api';
 import { asWorkerError } from '../../worker/client';
 import { classifyModelFiles } from '../model-files';
 import type { ModelSource } from '../store';
@@ -15,13 +15,19 @@ import type { PoolWatch } from './pool';
 export interface FileLoadOptions {
   /** Refuse files whose weights do not hash to this sha256 (a link's model). */
   expectSha256?: string;
+  /** Sharded weights: refuse a shard that does not hash to the sha256 named for it (a link, the Hub). */
+  expectFiles?: Record<string, string>;
 }
 
 /** How a load ended ('stale': a newer worker replaced the one that ran it). */
 export type LoadOutcome = 'loaded' | 'cancelled' | 'failed' | 'stale';
 
 /** Where the loaded model came from, with what it takes to load it again after a device loss. */
-export type Source = ModelSource & { files?: File[]; expectSha256?: string };
+export type Source = ModelSource & {
+  files?: File[];
+  expectSha256?: string;
+  expectFiles?: Record<string, string>;
+};
 
 export interface ModelLoader {
   loadEmbedded(): Promise<void>;
@@ -33,9 +39,11 @@ export interface ModelLoader {
    * A URL model known by its sha256 (a Hub preset): from the IndexedDB cache when it is there (no network),
    * else downloaded and checked against the sha256.
    */
-  loadPinned(ref: { url: string; sha256: string }): Promise<LoadOutcome>;
+  loadPinned(ref: { url: string; sha256: string; files?: Record<string, string> }): Promise<LoadOutcome>;
   /** Sizes and memory need of a URL model before its download (null when the worker cannot tell). */
   probeUrl(url: string): Promise<UrlProbe | null>;
+  /** A Hub repository at a revision: commit, files, sizes, sha256, memory need (null when the worker cannot ask). */
+  resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe | null>;
   /** Stops a model download or load in progress; the model loaded before stays. */
   cancelLoad(): void;
   /** sha256 of the models kept in this browser (empty without IndexedDB). */
@@ -127,9 +135,10 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       s().modelFailed({ kind: 'input', message: `not a URL: ${baseUrl.slice(0, 200)}` });
       return Promise.resolve<LoadOutcome>('failed');
     }
-    return load({ kind: 'url', url, expectSha256: o.expectSha256 }, () =>
+    return load({ kind: 'url', url, expectSha256: o.expectSha256, expectFiles: o.expectFiles }, () =>
       ctx.client().loadModelFromUrl(url, (p) => s().setModelProgress(p), {
         expectSha256: o.expectSha256,
+        ...(o.expectFiles ? { expectFiles: o.expectFiles } : {}),
         cache: true,
       }),
     );
@@ -139,7 +148,7 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
   const loadFileSet = async (
     files: File[],
     o: FileLoadOptions & { as?: { url: string } | { name: string }; cache: boolean },
-  ) => {
+  ): Promise<LoadOutcome> => {
     const picked = classifyModelFiles(
       files.map((file) => ({ name: file.name, relativePath: file.webkitRelativePath ?? '', file })),
     );
@@ -150,7 +159,7 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     }
     const list = [
       picked.config.file,
-      picked.weights.file,
+      ...(picked.weights ? [picked.weights.file] : [picked.index.file, ...picked.shards.map((x) => x.file)]),
       ...(picked.tokenizer ? [picked.tokenizer.file] : []),
     ];
     const as = o.as;
@@ -162,9 +171,27 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
         : { kind: 'files', name, files: list, expectSha256: o.expectSha256 };
     return load(src, async () => {
       const client = ctx.client();
+      if (!picked.weights) {
+        // Sharded: the worker checks the index against every shard's header, then streams them one by one.
+        if (!client.loadModelFromShards)
+          throw { kind: 'model', message: 'sharded weights cannot be loaded here' } satisfies WorkerError;
+        const [config, index, tokenizer] = await Promise.all([
+          picked.config.file.text(),
+          picked.index.file.text(),
+          picked.tokenizer ? picked.tokenizer.file.text() : Promise.resolve(undefined),
+        ]);
+        const shards = picked.shards.map((x) => ({ file: x.file.name, blob: x.file as Blob }));
+        const size = shards.reduce((a, x) => a + x.blob.size, 0);
+        s().setModelProgress({ file: 'gpu', loadedBytes: size, totalBytes: size });
+        return client.loadModelFromShards(
+          { config, index, shards, tokenizer, name },
+          { expectSha256: o.expectSha256, ...(o.expectFiles ? { expectFiles: o.expectFiles } : {}) },
+        );
+      }
+      const one = picked.weights;
       if (client.loadModelFromBlob) {
         // The worker streams the weights (hashing them on the way): never read whole on either side.
-        const w = picked.weights.file;
+        const w = one.file;
         const [config, tokenizer] = await Promise.all([
           picked.config.file.text(),
           picked.tokenizer ? picked.tokenizer.file.text() : Promise.resolve(undefined),
@@ -177,7 +204,7 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       }
       const [config, weights, tokenizer] = await Promise.all([
         picked.config.file.text(),
-        picked.weights.file.arrayBuffer(),
+        one.file.arrayBuffer(),
         picked.tokenizer ? picked.tokenizer.file.text() : Promise.resolve(undefined),
       ]);
       s().setModelProgress({ file: 'gpu', loadedBytes: weights.byteLength, totalBytes: weights.byteLength });
@@ -195,10 +222,14 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     loadEmbedded: () => loadEmbedded().then(done),
     loadFromUrl: (url, o) => loadFromUrl(url, o).then(done),
     loadFromFiles: (files, o = {}) =>
-      loadFileSet(files, { expectSha256: o.expectSha256, cache: true }).then(done),
+      loadFileSet(files, { expectSha256: o.expectSha256, expectFiles: o.expectFiles, cache: true }).then(
+        done,
+      ),
     loadCached: (m, expectSha256, as) =>
       loadFileSet(filesOf(m), { expectSha256, as, cache: false }).then(done),
     async loadPinned(ref) {
+      // Sharded models are not kept in this browser (they are the large ones): always downloaded.
+      if (ref.files) return loadFromUrl(ref.url, { expectSha256: ref.sha256, expectFiles: ref.files });
       let cached: Awaited<ReturnType<typeof ctx.hist.getCachedModelBlob>>;
       try {
         cached = await ctx.hist.getCachedModelBlob(ref.sha256);
@@ -212,6 +243,10 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
     async probeUrl(url) {
       const client = ctx.client();
       return client.probeModelUrl ? client.probeModelUrl(url) : null;
+    },
+    async resolveHub(repo, revision, hubUrl) {
+      const client = ctx.client();
+      return client.resolveHub ? client.resolveHub(repo, revision, hubUrl) : null;
     },
     cancelLoad() {
       if (s().modelStatus === 'loading') void ctx.client().cancel();
@@ -231,7 +266,8 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
           as: src.kind === 'url' ? { url: src.url } : src.kind === 'files' ? { name: src.name } : undefined,
           cache: false,
         });
-      else if (src.kind === 'url') await loadFromUrl(src.url, { expectSha256: src.expectSha256 });
+      else if (src.kind === 'url')
+        await loadFromUrl(src.url, { expectSha256: src.expectSha256, expectFiles: src.expectFiles });
       else await loadEmbedded();
     },
   };

@@ -3,7 +3,8 @@
 // open wins over an older, slower one.
 import type { Report } from '../../compare/analyze';
 import type { CachedModel, StoredRun } from '../../run/history';
-import { autorunAllowed, decodeLink, LinkError, type LinkPayload } from '../../run/permalink';
+import { LinkError } from '../../run/link-bytes';
+import { autorunAllowed, decodeLink, type LinkPayload } from '../../run/permalink';
 import { type ModelRef, parseRunSpec, type RunSpec } from '../../run/runspec';
 import { scenarioById } from '../../run/scenarios';
 import { modelMatches } from '../spec';
@@ -122,7 +123,7 @@ export function createOpener(
       if (need?.ref.kind !== 'url') return;
       const st = s();
       if (st.initStatus !== 'ready' || st.modelStatus === 'loading' || st.run.status === 'running') return;
-      await models.loadFromUrl(need.ref.url, { expectSha256: need.ref.sha256 });
+      await models.loadFromUrl(need.ref.url, { expectSha256: need.ref.sha256, expectFiles: need.ref.files });
     },
 
     async openStoredRun(id) {

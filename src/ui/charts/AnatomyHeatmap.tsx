@@ -185,9 +185,7 @@ export function AnatomyHeatmap({
         name={`anatomy-${op}`}
         fileBase={fileBase}
         testId={`${testId}-chart`}
-        svgRef={svgRef}
-        bodyRef={bodyRef}
-        tipRef={tipRef}
+        refs={{ svgRef, bodyRef, tipRef }}
         description={`Heatmap of the error of ${op}: ${R} row bins by ${C} ${anatomy.groups.axis}, RMS error over the op's floor, log colour scale. ${anatomy.sentence}`}
         note={
           <>

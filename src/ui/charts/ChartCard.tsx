@@ -78,16 +78,23 @@ export function centerOf(target: Element, el: HTMLElement | null): [number, numb
   return [t.left + t.width / 2 - r.left, t.top + t.height / 2 - r.top];
 }
 
+/** The refs of a chart's body, <svg> and tooltip (useChart makes them; ChartCard renders the elements). */
+export interface ChartElements {
+  bodyRef: RefObject<HTMLDivElement | null>;
+  svgRef: RefObject<SVGSVGElement | null>;
+  tipRef: RefObject<HTMLDivElement | null>;
+}
+
 export interface ChartCardProps {
   title: string;
   /** File-name part of exports, e.g. 'error-curve'. */
   name: string;
   /** Base of the export file names (exportName(report, name, ext) without the suffix). */
   fileBase: (what: string, ext: string) => string;
-  testId: string;
-  svgRef: RefObject<SVGSVGElement | null>;
-  bodyRef: RefObject<HTMLDivElement | null>;
-  tipRef: RefObject<HTMLDivElement | null>;
+  /** The figure's data-testid (default: `name`). */
+  testId?: string;
+  /** The chart's elements, as useChart made them. */
+  refs: ChartElements;
   note?: ReactNode;
   controls?: ReactNode;
   children?: ReactNode;
@@ -106,12 +113,12 @@ export function ChartCard(p: ChartCardProps) {
     return exportSvg(svg, cs?.backgroundColor ?? '#ffffff', p.title, details, cs?.color ?? '#000000');
   };
   const saveSvg = () => {
-    const svg = p.svgRef.current;
+    const svg = p.refs.svgRef.current;
     if (!svg) return;
     download(new Blob([standalone(svg).text], { type: 'image/svg+xml' }), p.fileBase(p.name, 'svg'));
   };
   const exportPng = async () => {
-    const svg = p.svgRef.current;
+    const svg = p.refs.svgRef.current;
     if (!svg) return;
     setBusy(true);
     setErr(null);
@@ -126,7 +133,7 @@ export function ChartCard(p: ChartCardProps) {
     }
   };
   return (
-    <figure className="chart" data-testid={p.testId}>
+    <figure className="chart" data-testid={p.testId ?? p.name}>
       <figcaption className="chart-head">
         <h3 className="chart-title">{p.title}</h3>
         <div className="chart-tools">
@@ -151,9 +158,9 @@ export function ChartCard(p: ChartCardProps) {
         </div>
       </figcaption>
       {p.note && <p className="chart-note muted small">{p.note}</p>}
-      <div className="chart-body" ref={p.bodyRef}>
-        <svg ref={p.svgRef} aria-label={p.description} />
-        <div className="tooltip" ref={p.tipRef} hidden role="status" />
+      <div className="chart-body" ref={p.refs.bodyRef}>
+        <svg ref={p.refs.svgRef} aria-label={p.description} />
+        <div className="tooltip" ref={p.refs.tipRef} hidden role="status" />
       </div>
       {p.children}
       {err && <p className="muted small">Export failed: {err}</p>}

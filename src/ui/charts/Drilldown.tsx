@@ -11,9 +11,9 @@ import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
-import { moveAmong, rovingTabStop } from './keys';
+import { pickKeys, rovingTabStop } from './keys';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
-import { useChart } from './useChart';
+import { gridLines, useChart } from './useChart';
 
 export interface DrilldownProps {
   report: Report;
@@ -75,16 +75,7 @@ export function Drilldown({
         return p ? x(p.y) : null;
       };
       const ticks = decadeTicks(domain, Math.max(2, Math.floor(iw / 60)));
-      plot
-        .append('g')
-        .attr('class', 'grid')
-        .selectAll('line')
-        .data(ticks)
-        .join('line')
-        .attr('x1', (d) => x(d))
-        .attr('x2', (d) => x(d))
-        .attr('y1', 0)
-        .attr('y2', ROW * taps.length);
+      gridLines(plot, ticks, (t) => [x(t), x(t), 0, ROW * taps.length]);
       plot
         .append('g')
         .attr('class', 'axis')
@@ -247,12 +238,10 @@ export function Drilldown({
             `${t.op} ${valueText(t)}: ${linesFor(t).join('; ')}. Press Enter to show its error histogram.`,
         )
         .on('click', (_ev, t) => onSelectRef.current(t.name))
-        .on('keydown', (ev: KeyboardEvent, t) => {
-          if (ev.key === 'Enter' || ev.key === ' ') {
-            ev.preventDefault();
-            onSelectRef.current(t.name);
-          } else moveAmong(ev, OP_ROWS);
-        })
+        .on(
+          'keydown',
+          pickKeys((t: TapResult) => onSelectRef.current(t.name), OP_ROWS),
+        )
         .on('focus', (ev: FocusEvent, t) => {
           const [px, py] = centerOf(ev.target as Element, body);
           tip.show(linesFor(t), px, py);
@@ -290,9 +279,7 @@ export function Drilldown({
       name={`layer-${layer}-ops`}
       fileBase={fileBase}
       testId="drilldown"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description={`Error of each op of layer ${layer} vs the reference, ${METRIC_LABELS[metric]}, log scale.`}
       controls={
         <button type="button" className="small-btn" onClick={onClose} aria-label="Close the layer drill-down">

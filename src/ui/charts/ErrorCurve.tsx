@@ -9,7 +9,8 @@ import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
-import { moveAmong, rovingTabStop } from './keys';
+import { curveLegend, drawBornMarks, drawDivergenceMarker, drawLegend, drawSharer } from './curve-marks';
+import { pickKeys, rovingTabStop } from './keys';
 import {
   axisTick,
   type CurveRow,
@@ -19,7 +20,7 @@ import {
   fromErrorValue,
   logDomain,
 } from './scales';
-import { useChart } from './useChart';
+import { gridLines, useChart } from './useChart';
 
 export interface ErrorCurveProps {
   report: Report;
@@ -43,12 +44,6 @@ const POINTS = 'circle[data-testid="curve-point"]';
 
 function valueText(v: number, metric: Metric): string {
   return formatMetric(fromErrorValue(v, metric), metric);
-}
-
-interface LegendItem {
-  cls: string;
-  label: string;
-  shape: 'line' | 'dash' | 'band' | 'vline';
 }
 
 export function ErrorCurve({
@@ -79,73 +74,12 @@ export function ErrorCurve({
     HEIGHT,
     ({ svg, width, tip, body }) => {
       // Legend first: its height sets the plot's top margin.
-      const legendItems: LegendItem[] = [
-        { cls: 'propagated', label: 'fused vs reference (propagated)', shape: 'line' },
-        { cls: 'local', label: 'fused layer on reference input (local)', shape: 'dash' },
-        { cls: 'floor-band', label: 'noise floor: reference vs fp64', shape: 'band' },
-        { cls: 'threshold', label: `divergence threshold: ${report.k} × floor`, shape: 'dash' },
-      ];
-      if (report.firstDivergentLayer !== null)
-        legendItems.push({ cls: 'marker', label: 'first divergent layer', shape: 'vline' });
-      if (sharerRows)
-        legendItems.push({
-          cls: 'sharer',
-          label: 'the sharer’s run (their ratio × your floor)',
-          shape: 'line',
-        });
       // Rows, offsets and margins follow the chart's text size (13 px, 17 px in Large type, 24 px presenting).
       const em = Number.parseFloat(getComputedStyle(svg.node() as Element).fontSize) || 13;
-      const rowStep = Math.max(20, Math.round(em * 1.45));
-      const legendTop = 6 + Math.max(0, Math.round(em * 0.6 - 9));
-      const legend = svg.append('g').attr('class', 'legend').attr('transform', `translate(8, ${legendTop})`);
-      let lx = 0;
-      let ly = 0;
-      for (const item of legendItems) {
-        const g = legend.append('g');
-        if (item.shape === 'band')
-          g.append('rect')
-            .attr('class', item.cls)
-            .attr('x', 0)
-            .attr('y', 4)
-            .attr('width', 22)
-            .attr('height', 10);
-        else if (item.shape === 'vline')
-          g.append('line')
-            .attr('class', `${item.cls}-line`)
-            .attr('x1', 11)
-            .attr('x2', 11)
-            .attr('y1', 2)
-            .attr('y2', 16);
-        else
-          g.append('line')
-            .attr('class', `${item.cls}-line`)
-            .attr('x1', 0)
-            .attr('x2', 22)
-            .attr('y1', 9)
-            .attr('y2', 9);
-        if (item.cls === 'propagated')
-          g.append('circle').attr('class', 'pt propagated').attr('cx', 11).attr('cy', 9).attr('r', 4);
-        if (item.cls === 'sharer')
-          g.append('path').attr('class', 'pt sharer').attr('d', 'M11,4 L16,9 L11,14 L6,9 Z');
-        if (item.cls === 'local')
-          g.append('rect')
-            .attr('class', 'pt local')
-            .attr('x', 8)
-            .attr('y', 6)
-            .attr('width', 6)
-            .attr('height', 6);
-        const text = g.append('text').attr('x', 28).attr('y', 9).attr('dy', '0.35em').text(item.label);
-        const w = 28 + (text.node()?.getComputedTextLength() ?? item.label.length * 7) + 18;
-        if (lx > 0 && lx + w > width - 16) {
-          lx = 0;
-          ly += rowStep;
-        }
-        g.attr('transform', `translate(${lx}, ${ly})`);
-        lx += w;
-      }
+      const legendBottom = drawLegend(svg, curveLegend(report, sharerRows !== null), width, em);
       // Under the legend's last row: room for the "first divergent layer" label above the plot.
       const margin = {
-        top: legendTop + ly + 9 + Math.round(em * 0.6) + 12 + Math.round(em * 1.2),
+        top: legendBottom + 9 + Math.round(em * 0.6) + 12 + Math.round(em * 1.2),
         right: 20,
         bottom: 20 + Math.round(em * 2.3),
         left: 48 + Math.round(em * 2.4),
@@ -179,16 +113,7 @@ export function ErrorCurve({
 
       // Axes and grid.
       const ticks = decadeTicks(domain);
-      plot
-        .append('g')
-        .attr('class', 'grid')
-        .selectAll('line')
-        .data(ticks)
-        .join('line')
-        .attr('x1', 0)
-        .attr('x2', iw)
-        .attr('y1', (d) => y(d))
-        .attr('y2', (d) => y(d));
+      gridLines(plot, ticks, (t) => [0, iw, y(t), y(t)]);
       plot
         .append('g')
         .attr('class', 'axis')
@@ -251,60 +176,11 @@ export function ErrorCurve({
 
       // The sharer's series (diamonds on a dotted line), set a little to the right of the viewer's own points
       // so that both stay visible when they agree.
-      const dodge = Math.min(10, x.step() * 0.12);
-      if (sharerRows?.length) {
-        plot
-          .append('path')
-          .attr('class', 'sharer-line')
-          .attr(
-            'd',
-            line<{ layer: number; value: number }>()
-              .defined((r) => yOf(r.value) !== null)
-              .x((r) => xOf(r.layer) + dodge)
-              .y((r) => yOf(r.value) ?? 0)(sharerRows),
-          );
-        plot
-          .append('g')
-          .selectAll('path')
-          .data(sharerRows.filter((r) => yOf(r.value) !== null))
-          .join('path')
-          .attr('class', 'pt sharer')
-          .attr('data-testid', 'sharer-point')
-          .attr('data-layer', (r) => r.layer)
-          .attr('data-ratio', (r) => r.ratio)
-          .attr('d', (r) => {
-            const cx = xOf(r.layer) + dodge;
-            const cy = yOf(r.value) ?? 0;
-            return `M${cx},${cy - 6} L${cx + 6},${cy} L${cx},${cy + 6} L${cx - 6},${cy} Z`;
-          })
-          .append('title')
-          .text((r) => `Layer ${r.layer}: the sharer's ratio to the floor ${formatRatio(r.ratio)}`);
-      }
+      if (sharerRows?.length) drawSharer(plot, sharerRows, xOf, yOf, Math.min(10, x.step() * 0.12));
 
       // First divergent layer.
       const fdl = report.firstDivergentLayer;
-      if (fdl !== null && x(fdl) !== undefined) {
-        const mx = xOf(fdl);
-        const g = plot
-          .append('g')
-          .attr('class', 'marker')
-          .attr('data-testid', 'divergence-marker')
-          .attr('data-layer', fdl);
-        g.append('line')
-          .attr('class', 'marker-line')
-          .attr('x1', mx)
-          .attr('x2', mx)
-          .attr('y1', -8)
-          .attr('y2', ih);
-        const label = g
-          .append('text')
-          .attr('class', 'marker-label')
-          .attr('y', -12)
-          .text(`first divergent layer: ${fdl}`);
-        const lw = label.node()?.getComputedTextLength() ?? 150;
-        const right = mx + 6 + lw <= iw;
-        label.attr('x', right ? mx + 6 : mx - 6).attr('text-anchor', right ? 'start' : 'end');
-      }
+      if (fdl !== null && x(fdl) !== undefined) drawDivergenceMarker(plot, fdl, xOf(fdl), ih, iw);
       // Local points (squares), then propagated points (circles, the interactive ones).
       plot
         .append('g')
@@ -350,12 +226,10 @@ export function ErrorCurve({
         .attr('aria-pressed', 'false')
         .attr('aria-label', (r) => `${linesFor(r).join('; ')}. Press Enter to open this layer's ops.`)
         .on('click', (_ev, r) => onSelectRef.current(r.layer))
-        .on('keydown', (ev: KeyboardEvent, r) => {
-          if (ev.key === 'Enter' || ev.key === ' ') {
-            ev.preventDefault();
-            onSelectRef.current(r.layer);
-          } else moveAmong(ev, POINTS);
-        })
+        .on(
+          'keydown',
+          pickKeys((r: CurveRow) => onSelectRef.current(r.layer), POINTS),
+        )
         .on('mouseenter mousemove', (ev: MouseEvent, r) => {
           const [px, py] = localPoint(ev, body);
           tip.show(linesFor(r), px, py);
@@ -366,48 +240,8 @@ export function ErrorCurve({
         })
         .on('mouseleave blur', () => tip.hide());
 
-      // "Born here", drawn last so the propagated circle at the same layer never hides it: the filled square
-      // again, on top, with a word above it (the layer where the error is made, not carried in).
-      const bornMarks = plot
-        .append('g')
-        .attr('class', 'born-marks')
-        .selectAll('g')
-        .data(rows.filter((r) => r.born && yOf(r.local) !== null))
-        .join('g')
-        .attr('data-testid', 'born-marker')
-        .attr('data-layer', (r) => r.layer)
-        .attr('transform', (r) => `translate(${xOf(r.layer)}, ${yOf(r.local) ?? 0})`);
-      bornMarks
-        .append('rect')
-        .attr('class', 'pt local born')
-        .attr('x', -5)
-        .attr('y', -5)
-        .attr('width', 10)
-        .attr('height', 10);
-      const bornLabels = bornMarks
-        .append('text')
-        .attr('class', 'born-label')
-        .attr('y', (r) => ((yOf(r.propagated) ?? 0) < (yOf(r.local) ?? 0) ? 20 : -11))
-        .attr('text-anchor', 'middle')
-        .text('born here');
-      // Never over the "first divergent layer" label (they meet when the local error is near the top): the
-      // word goes to the square's other side.
-      const markerBox = (plot.select<SVGTextElement>('text.marker-label').node() ?? null)?.getBBox();
-      if (markerBox)
-        bornLabels.each(function (r) {
-          const hits = () => {
-            const b = this.getBBox();
-            const x0 = b.x + xOf(r.layer);
-            const y0 = b.y + (yOf(r.local) ?? 0);
-            return (
-              x0 < markerBox.x + markerBox.width &&
-              markerBox.x < x0 + b.width &&
-              y0 < markerBox.y + markerBox.height &&
-              markerBox.y < y0 + b.height
-            );
-          };
-          if (hits()) select(this).attr('y', Number(this.getAttribute('y')) < 0 ? 20 : -11);
-        });
+      // "Born here", drawn last so the propagated circle at the same layer never hides it.
+      drawBornMarks(plot, rows, xOf, yOf);
     },
     [rows, metric, report, sharerRows],
   );
@@ -441,10 +275,7 @@ export function ErrorCurve({
       title="Error per layer"
       name="error-curve"
       fileBase={fileBase}
-      testId="error-curve"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       controls={controls}
       description={`Error of the fused path per layer, ${L} layers, log scale, ${METRIC_LABELS[metric]}.`}
       note={

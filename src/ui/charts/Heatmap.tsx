@@ -14,7 +14,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import type { Report } from '../../compare/analyze';
 import { formatSci } from '../format';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
-import { moveAmong, rovingTabStop } from './keys';
+import { pickKeys, rovingTabStop } from './keys';
 import { axisTick, decadeTicks, type HeatCell, heatCells, logDomain } from './scales';
 import { useChart } from './useChart';
 
@@ -114,12 +114,10 @@ export function Heatmap({
           const worst = worstOf(l.perToken);
           return `Layer ${l.layer}: worst token error ${formatSci(worst)}. Press Enter to open this layer's ops.`;
         })
-        .on('keydown', (ev: KeyboardEvent, l) => {
-          if (ev.key === 'Enter' || ev.key === ' ') {
-            ev.preventDefault();
-            onSelectRef.current(l.layer);
-          } else moveAmong(ev, 'rect.heat-row');
-        })
+        .on(
+          'keydown',
+          pickKeys((l: Report['layers'][number]) => onSelectRef.current(l.layer), 'rect.heat-row'),
+        )
         .on('focus', (ev: FocusEvent, l) => {
           const worst = worstOf(l.perToken);
           const [px, py] = centerOf(ev.target as Element, body);
@@ -207,10 +205,7 @@ export function Heatmap({
       title="Error per layer and token"
       name="heatmap"
       fileBase={fileBase}
-      testId="heatmap"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description={`Heatmap of the propagated error, ${L} layers by ${T} tokens, log colour scale.`}
       note={
         <>

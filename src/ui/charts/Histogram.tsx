@@ -5,7 +5,7 @@ import { useMemo } from 'react';
 import type { TapResult } from '../../compare/analyze';
 import { ChartCard, localPoint } from './ChartCard';
 import { binWords, exponentTicks, type HistBar, histBars, powerWords } from './scales';
-import { useChart } from './useChart';
+import { plotIn, useChart } from './useChart';
 
 export interface HistogramProps {
   tap: TapResult;
@@ -21,9 +21,7 @@ export function Histogram({ tap, fileBase }: HistogramProps) {
     HEIGHT,
     ({ svg, width, tip, body }) => {
       const margin = { top: 16, right: 20, bottom: 44, left: 64 };
-      const iw = Math.max(40, width - margin.left - margin.right);
-      const ih = HEIGHT - margin.top - margin.bottom;
-      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const { plot, iw, ih } = plotIn(svg, width, HEIGHT, margin);
       if (bars.length === 0) {
         plot
           .append('text')
@@ -94,9 +92,7 @@ export function Histogram({ tap, fileBase }: HistogramProps) {
       name={`hist-${tap.name}`}
       fileBase={fileBase}
       testId="histogram"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description={`Histogram of per-element errors of ${tap.name}.`}
       note={
         h ? (

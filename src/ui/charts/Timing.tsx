@@ -6,12 +6,12 @@
 import { axisBottom, axisLeft, scaleBand, scaleLinear } from 'd3';
 import { useMemo } from 'react';
 import type { Report } from '../../compare/analyze';
-import type { FusedKernelId } from '../../engine/fused-kernels';
-import type { TimingSummary } from '../../engine/timing';
+import type { FusedKernelId } from '../../state/kernel-catalog';
+import type { TimingSummary } from '../../worker/api';
 import { formatNs, nsTickFormat } from '../format';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { timeGroups } from './kernels';
-import { useChart } from './useChart';
+import { plotIn, useChart } from './useChart';
 
 type FileBase = (what: string, ext: string) => string;
 
@@ -41,9 +41,7 @@ function PerLayer({
     height,
     ({ svg, width, tip, body }) => {
       const margin = { top: 28, right: 16, bottom: 40, left: 72 };
-      const iw = Math.max(40, width - margin.left - margin.right);
-      const ih = height - margin.top - margin.bottom;
-      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const { plot, iw, ih } = plotIn(svg, width, height, margin);
       const layers = reference.perLayer.map((_, i) => i);
       const x0 = scaleBand<number>().domain(layers).range([0, iw]).padding(0.2);
       const x1 = scaleBand<string>()
@@ -109,10 +107,7 @@ function PerLayer({
       title="GPU time per layer"
       name="timing-layers"
       fileBase={fileBase}
-      testId="timing-layers"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description="GPU time per layer, reference and fused path, grouped bars."
     />
   );
@@ -241,10 +236,7 @@ function PerKind({
       title="GPU time per fused kernel"
       name="timing-ops"
       fileBase={fileBase}
-      testId="timing-ops"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description="GPU time of each fused kernel beside the reference ops it replaced, summed over layers."
       note="One group per fused kernel: its time (fused path) above the time of the reference ops it replaced."
     />

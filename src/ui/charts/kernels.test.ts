@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FUSED_KERNELS } from '../../engine/fused-kernels';
+import { FUSED_KERNELS } from '../../state/kernel-catalog';
 import { aboveFloor, bandOf, carrierOf, kernelOfOp, kernelOfTap, timeGroups } from './kernels';
 
 const ALL = FUSED_KERNELS.map((k) => k.id);

@@ -2,7 +2,7 @@
 // (FUSED_KERNELS[].replaces / fusedAway — the table the fused plan is built from): the drill-down groups a
 // layer's ops under the kernel that replaced them and says where a fused-away op's error shows; the timing
 // chart puts each fused kernel's time beside the time of the reference ops it replaced. Pure functions.
-import { FUSED_KERNELS, type FusedKernelId, type FusedKernelInfo } from '../../engine/fused-kernels';
+import { FUSED_KERNELS, type FusedKernelId, type FusedKernelInfo } from '../../state/kernel-catalog';
 
 /** The switched-on fused kernel that replaced this reference op (by its op name: 'attn_out', 'gelu'), or null. */
 export function kernelOfOp(op: string, fusedOn: readonly FusedKernelId[]): FusedKernelInfo | null {

@@ -41,3 +41,13 @@ export function moveAmong(ev: KeyboardEvent, selector: string): boolean {
   next.focus();
   return true;
 }
+
+/** A keydown handler for a chart's items: Enter or Space picks the item, the moving keys move among `selector`. */
+export function pickKeys<D>(pick: (d: D) => void, selector: string): (ev: KeyboardEvent, d: D) => void {
+  return (ev, d) => {
+    if (ev.key === 'Enter' || ev.key === ' ') {
+      ev.preventDefault();
+      pick(d);
+    } else moveAmong(ev, selector);
+  };
+}

@@ -2,8 +2,8 @@
 // the set-up every chart shares — the width that follows the container, the <svg> cleared and sized, the
 // text-only tooltip — and calls `draw` whenever the size or the caller's dependencies change.
 import { type Selection, select } from 'd3';
-import { type DependencyList, type RefObject, useEffect, useRef } from 'react';
-import { type TooltipApi, tooltipFor, useWidth } from './ChartCard';
+import { type DependencyList, useEffect, useRef } from 'react';
+import { type ChartElements, type TooltipApi, tooltipFor, useWidth } from './ChartCard';
 
 export interface ChartFrame {
   svg: Selection<SVGSVGElement, unknown, null, undefined>;
@@ -14,10 +14,7 @@ export interface ChartFrame {
   body: HTMLDivElement | null;
 }
 
-export interface ChartRefs {
-  bodyRef: RefObject<HTMLDivElement | null>;
-  svgRef: RefObject<SVGSVGElement | null>;
-  tipRef: RefObject<HTMLDivElement | null>;
+export interface ChartRefs extends ChartElements {
   width: number;
 }
 
@@ -55,4 +52,35 @@ function focusKey(el: Element): string {
   return ['data-testid', 'data-layer', 'data-tap', 'data-kernel', 'aria-label']
     .map((a) => el.getAttribute(a) ?? '')
     .join('|');
+}
+
+/** The plot's group inside `margin` of a frame `width` × `height`, and its inner width (≥ 40) and height. */
+export function plotIn(
+  svg: ChartFrame['svg'],
+  width: number,
+  height: number,
+  margin: { top: number; right: number; bottom: number; left: number },
+) {
+  const iw = Math.max(40, width - margin.left - margin.right);
+  const ih = height - margin.top - margin.bottom;
+  const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+  return { plot, iw, ih };
+}
+
+/** The grid of a plot: a line per tick in a 'grid' group, at `at(tick)` = [x1, x2, y1, y2]. */
+export function gridLines(
+  plot: Selection<SVGGElement, unknown, null, undefined>,
+  ticks: number[],
+  at: (t: number) => [number, number, number, number],
+): void {
+  plot
+    .append('g')
+    .attr('class', 'grid')
+    .selectAll('line')
+    .data(ticks)
+    .join('line')
+    .attr('x1', (t) => at(t)[0])
+    .attr('x2', (t) => at(t)[1])
+    .attr('y1', (t) => at(t)[2])
+    .attr('y2', (t) => at(t)[3]);
 }

@@ -2,10 +2,9 @@
 // Run stays disabled until the viewer agrees (and even then nothing starts by itself) or sets it aside.
 import { useId } from 'react';
 import { useStore } from 'zustand';
-import { customSlot } from '../../kernels/custom/slots';
-import { shippedSource } from '../../kernels/custom/sources-browser';
 import { kernelDiff } from '../../run/custom-kernel';
 import type { Controller } from '../../state/controller';
+import { shippedWgsl, slotView } from '../../state/kernel-catalog';
 import type { AppStore } from '../../state/store';
 import { KernelDiffView } from './KernelDiffView';
 import './kernel-editor.css';
@@ -14,15 +13,15 @@ export function KernelConsent({ store, controller }: { store: AppStore; controll
   const pending = useStore(store, (s) => s.customPending);
   const ids = useId();
   if (!pending) return null;
-  const slot = customSlot(pending.slot);
-  const diff = kernelDiff(shippedSource(pending.slot), pending);
+  const slot = slotView(pending.slot);
+  const diff = kernelDiff(shippedWgsl(pending.slot), pending);
   return (
     <section className="card kernel-consent" aria-labelledby={`${ids}-title`} data-testid="kernel-consent">
       <h2 id={`${ids}-title`}>This run carries GPU code</h2>
       <p>
         A custom <strong>{slot.title}</strong> kernel replaces{' '}
-        <span className="mono">shaders/{slot.kernel.file}</span> in the fused path. Whoever made the link
-        wrote it; read what it changes. Nothing runs until you choose, and choosing does not start the run.
+        <span className="mono">shaders/{slot.file}</span> in the fused path. Whoever made the link wrote it;
+        read what it changes. Nothing runs until you choose, and choosing does not start the run.
       </p>
       <KernelDiffView diff={diff} />
       <div className="actions">

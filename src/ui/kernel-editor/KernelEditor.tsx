@@ -2,11 +2,18 @@
 // the compiler's messages inline, run the slot's isolated test in the worker, and use the kernel in Run.
 import { useEffect, useId, useMemo } from 'react';
 import { useStore } from 'zustand';
-import { EXERCISES, type ExerciseId, exerciseById } from '../../kernels/custom/exercises';
-import { CUSTOM_SLOTS, type CustomSlotId, customSlot, isCustomSlotId } from '../../kernels/custom/slots';
-import { shippedSource } from '../../kernels/custom/sources-browser';
 import { consentKey, kernelDiff } from '../../run/custom-kernel';
 import type { Controller } from '../../state/controller';
+import {
+  type CustomSlotId,
+  EXERCISE_LIST,
+  type ExerciseId,
+  exerciseOf,
+  isSlotId,
+  SLOTS,
+  shippedWgsl,
+  slotView,
+} from '../../state/kernel-catalog';
 import { sourceReady } from '../../state/kernel-editor';
 import type { AppStore } from '../../state/store';
 import { download } from '../export';
@@ -30,7 +37,7 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
     if (ready) desk.recheck();
   }, [ready, desk]);
 
-  const slot = customSlot(ed.slot);
+  const slot = slotView(ed.slot);
   const check = ed.check.source === ed.source ? ed.check : null;
   const diagnostics = check?.result?.diagnostics ?? NO_DIAGNOSTICS;
   const errors = diagnostics.filter((d) => d.severity === 'error');
@@ -41,10 +48,10 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
   const inUse = custom !== null;
   const slotOff = !fused.includes(slot.fused);
   const diff = useMemo(
-    () => kernelDiff(shippedSource(ed.slot), { slot: ed.slot, source: ed.source }),
+    () => kernelDiff(shippedWgsl(ed.slot), { slot: ed.slot, source: ed.source }),
     [ed.slot, ed.source],
   );
-  const exercise = ed.exercise ? exerciseById(ed.exercise) : undefined;
+  const exercise = ed.exercise ? exerciseOf(ed.exercise) : undefined;
   const edited = diff.added > 0 || diff.removed > 0;
 
   return (
@@ -62,11 +69,9 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
               <select
                 value={ed.slot}
                 data-testid="kernel-slot"
-                onChange={(e) =>
-                  isCustomSlotId(e.target.value) && desk.selectSlot(e.target.value as CustomSlotId)
-                }
+                onChange={(e) => isSlotId(e.target.value) && desk.selectSlot(e.target.value as CustomSlotId)}
               >
-                {CUSTOM_SLOTS.map((s) => (
+                {SLOTS.map((s) => (
                   <option key={s.id} value={s.id}>
                     {s.title}
                   </option>
@@ -83,7 +88,7 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
                 }
               >
                 <option value="">the shipped kernel</option>
-                {EXERCISES.map((x) => (
+                {EXERCISE_LIST.map((x) => (
                   <option key={x.id} value={x.id}>
                     Exercise: {x.title}
                   </option>
@@ -106,19 +111,19 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
               onClick={() =>
                 edited
                   ? download(
-                      new Blob([customFileHeader(slot.title, slot.kernel.file) + ed.source], {
+                      new Blob([customFileHeader(slot.title, slot.file) + ed.source], {
                         type: 'text/plain',
                       }),
                       `${ed.slot}.custom.wgsl`,
                     )
-                  : download(new Blob([ed.source], { type: 'text/plain' }), baseName(slot.kernel.file))
+                  : download(new Blob([ed.source], { type: 'text/plain' }), baseName(slot.file))
               }
             >
               {edited ? 'Download your .wgsl' : 'Download the shipped .wgsl'}
             </button>
           </div>
           <p className="muted small">
-            Replaces <span className="mono">shaders/{slot.kernel.file}</span> (its includes stay): {slot.note}
+            Replaces <span className="mono">shaders/{slot.file}</span> (its includes stay): {slot.note}
           </p>
           {exercise && (
             <div className="ke-exercise" data-testid="kernel-exercise" data-exercise={exercise.id}>
@@ -140,7 +145,7 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
                 value={ed.source}
                 onChange={desk.edit}
                 diagnostics={diagnostics}
-                label={`WGSL of ${slot.kernel.file}`}
+                label={`WGSL of ${slot.file}`}
               />
               <CheckStatus
                 status={check ? check.status : 'checking'}

@@ -3,9 +3,8 @@
 // diverges — with the way into the per-op drill-down of the layer where it parts. For an exercise, "fixed"
 // once both agree.
 import { useStore } from 'zustand';
-import { exerciseById } from '../../kernels/custom/exercises';
-import { customSlot } from '../../kernels/custom/slots';
 import type { Controller } from '../../state/controller';
+import { exerciseOf, slotView } from '../../state/kernel-catalog';
 import { isolatedFor } from '../../state/kernel-editor';
 import type { AppStore } from '../../state/store';
 import type { IsolatedResult, Report } from '../../worker/api';
@@ -46,7 +45,7 @@ export function KernelVerdict({ store, controller }: { store: AppStore; controll
   const selectLayer = useStore(store, (s) => s.selectLayer);
   const custom = report?.spec.custom;
   if (!report || !custom) return null;
-  const slot = customSlot(custom.slot);
+  const slot = slotView(custom.slot);
   // The report's own record (a stored run keeps it); the editor's for reports from before it had one.
   const iso = report.isolated !== undefined ? report.isolated : isolatedFor(ed, custom);
   const diverged = report.verdict === 'diverged';
@@ -59,7 +58,7 @@ export function KernelVerdict({ store, controller }: { store: AppStore; controll
     : `the model agrees with the reference path within k = ${report.k} × the noise floor at every layer`;
   const passedYetDiverged = iso?.pass === true && diverged;
   const where = diverged && (born ?? L) !== null ? firstOpPast(report, (born ?? L) as number) : null;
-  const exercise = ed.exercise ? exerciseById(ed.exercise) : undefined;
+  const exercise = ed.exercise ? exerciseOf(ed.exercise) : undefined;
   const fixed =
     !!exercise &&
     exercise.slot === custom.slot &&

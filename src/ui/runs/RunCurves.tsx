@@ -165,10 +165,7 @@ export function RunCurves(p: {
       title="Each run against the exact forward, per layer"
       name="run-curves"
       fileBase={p.fileBase}
-      testId="run-curves"
-      svgRef={svgRef}
-      bodyRef={bodyRef}
-      tipRef={tipRef}
+      refs={{ svgRef, bodyRef, tipRef }}
       description="Ratio of each run's error to the noise floor, per layer, on a log axis; the dashed line is k."
       note={`Error over the noise floor (the explorer's fp32 reference path against the exact forward); the line is k = ${report.k}.`}
     />

@@ -158,7 +158,7 @@ export function RunsPanel({
     <section className="card runs-panel" aria-labelledby="runs-panel-title" data-testid="runs-panel">
       <h2 id="runs-panel-title">Your runs</h2>
       <p className="small">
-        Run files dumped from PyTorch (<code>tools/dump_run.py</code>, docs/RUNS.md) of{' '}
+        Run files dumped from PyTorch (dump_run.py, below; docs/RUNS.md) of{' '}
         <strong>{modelName ?? 'no model yet'}</strong> — the model loaded now; change it in the model panel.
       </p>
       <LinkNote loaded={loaded} />

@@ -3,6 +3,7 @@
 // the run's own tensors. The cells are a roving grid: arrows move, Enter opens, Escape closes.
 
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { rowInWords } from '../../compare/run-rows';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
 import { runsLinkOf } from '../../run/runs-link';
 import type { ModelRef } from '../../run/runspec';
@@ -133,7 +134,7 @@ function CheckGrid(p: {
   );
 }
 
-function CheckDetail({ c, close, k }: { c: RunCheckResult; close: () => void; k: number }) {
+function CheckDetail({ c, close, report }: { c: RunCheckResult; close: () => void; report: RunsReport }) {
   const ref = useRef<HTMLElement | null>(null);
   useEffect(() => {
     ref.current?.scrollIntoView({ block: 'nearest' });
@@ -161,6 +162,7 @@ function CheckDetail({ c, close, k }: { c: RunCheckResult; close: () => void; k:
         {c.floorValue.toExponential(2)} — <strong>{ratioText(c.ratio)}</strong>{' '}
         {c.born ? '(born here)' : '(within k × the floor)'}
         {c.nonFinite > 0 ? `; ${c.nonFinite} NaN/Inf values` : ''}.
+        {c.firstRow != null ? <FirstRow run={c.run} row={c.firstRow} report={report} /> : null}
       </p>
       <p className="small">
         Re-run exactly from the run's own {c.inputs.map((n) => `'${n}'`).join(' + ') || 'tokens'} and compared
@@ -172,11 +174,22 @@ function CheckDetail({ c, close, k }: { c: RunCheckResult; close: () => void; k:
         op={c.module}
         cause={c.cause}
         anatomy={c.anatomy}
-        k={k}
+        k={report.k}
         fileBase={() => ''}
         heatmap={false}
       />
     </section>
+  );
+}
+
+/** Where the check's error first passes k × the floor: a position, or a decode step of a generation. */
+function FirstRow({ run, row, report }: { run: string; row: number; report: RunsReport }) {
+  const g = report.runs.find((r) => r.id === run)?.generation;
+  return (
+    <span data-testid="run-check-first-row" data-row={row}>
+      {' '}
+      It first passes k × the floor at {rowInWords(row, g)}.
+    </span>
   );
 }
 
@@ -272,6 +285,9 @@ export function RunsResults({ report, model }: { report: RunsReport; model: Mode
               <dd>
                 {r.file}
                 {r.label ? ` — ${r.label}` : ''} · {r.storage} · {r.device ?? 'device not given'} ·{' '}
+                {r.generation
+                  ? `a generation (prompt ${r.generation.prefill} tokens, ${report.tokens.length - r.generation.prefill} decode steps recorded) · `
+                  : ''}
                 {r.tensors} tensors used, {r.checks} checks
                 {r.missing.length > 0 ? `, ${r.missing.length} not possible (taps missing)` : ''}
                 {r.ignored.length > 0 ? `, ${r.ignored.length} names skipped` : ''}
@@ -314,7 +330,7 @@ export function RunsResults({ report, model }: { report: RunsReport; model: Mode
         <CheckGrid report={report} run={run} open={setOpen} openId={open?.id ?? null} />
       </section>
       {open && (
-        <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} k={report.k} />
+        <CheckDetail key={`${open.run}:${open.id}`} c={open} close={() => setOpen(null)} report={report} />
       )}
     </div>
   );

@@ -52,6 +52,8 @@ const accF16: Cause = {
   id: 'acc-fp16',
   family: 'narrower',
   ops: PRODUCT_OPS,
+  // Each step rounded: a sixteenth of the screening sample (an exact emulation matches every element anyway).
+  screenShare: 1 / 16,
   candidates: (s) => {
     // The K partition is unknown: no split, and chunks of every power of two from 16 below K; the step fused
     // into one rounding or not.

@@ -1,4 +1,5 @@
-// Small seeded PRNGs for tests (CPU oracles and GPU kernels share them): deterministic, no dependencies.
+// Small seeded PRNGs (CPU oracles, GPU kernel tests, fault seeds and synthetic models share them): deterministic,
+// no dependencies.
 
 /**
  * mulberry32: a 32-bit seeded PRNG. Returns a function giving uniform floats in [0, 1)

@@ -1,4 +1,6 @@
-// Shared model types: the parsed config, the weights in HF module order, and the hidden-state dump.
+// The data types every part shares, pure data with no code: the parsed config, the storage dtypes, a CPU tensor,
+// the weights in HF module order and the hidden-state dump. They sit in the numeric leaf so that kernels and
+// model both read them without importing each other.
 
 /** A GPT-NeoX config after parsing and validation (src/model/config.ts). */
 export interface NeoXConfig {

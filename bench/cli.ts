@@ -1,0 +1,80 @@
+// What the bench scripts share: their flags (`--name value`), progress lines on stderr, the median of repeated
+// timings, the JSON they write (--out) or print, and how a script ends (exit 0, or the error on stderr and exit 1).
+import { writeFileSync } from 'node:fs';
+import { Engine } from '../src/engine/engine';
+import { nodeGpu } from '../src/gpu/node';
+import { uploadBuffer } from '../src/gpu/readback';
+import { nodeShaderSource } from '../src/kernels/shaders-node';
+
+export const argv = process.argv.slice(2);
+
+/** The value after flag `name`, or undefined when the flag is absent. */
+export function value(name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+export const log = (s: string) => console.error(s);
+
+export const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+/** An engine on this machine's GPU (Dawn), its adapter named on stderr. */
+export async function benchEngine(): Promise<Engine> {
+  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const a = engine.adapter;
+  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  return engine;
+}
+
+/** Runs a script's main and exits with its outcome. */
+export function runMain(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
+
+/** Writes `out` as JSON to the file --out names (after each model, so a long run keeps what it has). */
+export function saveOut(out: unknown): void {
+  const file = value('--out');
+  if (file) writeFileSync(file, JSON.stringify(out, null, 2));
+}
+
+/** Prints `out` as JSON on stdout when no --out file was named. */
+export function printOut(out: unknown): void {
+  if (!value('--out')) console.log(JSON.stringify(out, null, 2));
+}
+
+/** A storage buffer of n floats in [-0.5, 0.5) (a cheap deterministic pattern; the values don't matter). */
+export function filled(device: GPUDevice, n: number, salt: number, prefix = 'bench'): GPUBuffer {
+  const a = new Float32Array(n);
+  let s = (salt * 2654435761) >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    a[i] = s / 4294967296 - 0.5;
+  }
+  return uploadBuffer(device, a, `${prefix}.${salt}`);
+}
+
+/**
+ * The process's RSS after a collection (where node runs with --expose-gc), then sampled every `ms` until stop(),
+ * which samples once more and returns the peak above that base in bytes.
+ */
+export function rssAboveBase(ms: number): { stop: () => number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const base = process.memoryUsage().rss;
+  let peak = base;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, ms);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      return peak - base;
+    },
+  };
+}

@@ -1,0 +1,151 @@
+// The repositories the stand-in Hub (e2e/hub-server.ts) serves: small generated GPT-NeoX checkpoints under the
+// Pythia suite's repo ids, as the Hub keeps them — commits holding files (small ones in git, large ones in
+// LFS with a sha256 oid), branches and tags naming commits, training-step branches, a sharded repository
+// (index + shards), a revision with only pytorch_model.bin, a repository that is not GPT-NeoX, one too large for
+// the budget (real Pythia-12b config, refused from it), and a private one.
+import { createHash } from 'node:crypto';
+import {
+  type RandomModelSpec,
+  randomConfigJson,
+  randomModelFiles,
+  randomTensors,
+} from '../src/model/random-model';
+import { writeSharded } from '../src/model/shard-write';
+import { HUB_PRESETS } from '../src/run/hub';
+
+export interface HubFile {
+  body: Buffer;
+  sha256: string;
+  /** The git blob id (sha1 of "blob <size>\0" + content), what the tree listing gives as `oid`. */
+  gitOid: string;
+  /** Stored with LFS on the Hub: served by a redirect to the CDN, listed with lfs {oid, size}. */
+  lfs: boolean;
+  type: string;
+}
+
+export interface Repo {
+  /** commit sha -> path -> file. */
+  commits: Map<string, Map<string, HubFile>>;
+  /** Branches and tags -> commit sha. */
+  refs: Map<string, string>;
+  /** Answers 401 to anyone (the Hub's answer to a private or gated repository without a token). */
+  private?: boolean;
+}
+
+export const makeFile = (body: Buffer, lfs: boolean, type = 'application/octet-stream'): HubFile => ({
+  body,
+  sha256: createHash('sha256').update(body).digest('hex'),
+  gitOid: createHash('sha1')
+    .update(Buffer.concat([Buffer.from(`blob ${body.length}\0`), body]))
+    .digest('hex'),
+  lfs,
+  type,
+});
+
+/** A commit sha for a label (deterministic, 40 hex digits). */
+export const commitOf = (label: string) => createHash('sha1').update(label).digest('hex');
+
+/** The byte-level tokenizer of the embedded model (256 ids), so prompts are plain text. */
+const TOKENIZER = makeFile(Buffer.from('{"type": "bytes"}\n'), false, 'application/json');
+
+const json = (v: unknown) => makeFile(Buffer.from(JSON.stringify(v, null, 2)), false, 'application/json');
+
+/** A small model of the family (vocab 256 for the byte tokenizer), fp16 like Pythia's. */
+function small(d: number, layers: number, heads: number): RandomModelSpec {
+  return { vocab: 256, d, layers, heads, ff: 4 * d, rotaryPct: 0.25, parallel: true, dtype: 'F16' };
+}
+
+/** The files of one small checkpoint, in one model.safetensors or (shardBytes) in shards with an index. */
+function checkpoint(spec: RandomModelSpec, seed: number, shardBytes?: number): Map<string, HubFile> {
+  const files = new Map<string, HubFile>([
+    ['config.json', json(randomConfigJson(spec))],
+    ['tokenizer.json', TOKENIZER],
+    ['README.md', makeFile(Buffer.from('# stand-in\n'), false, 'text/markdown')],
+  ]);
+  if (shardBytes === undefined) {
+    files.set('model.safetensors', makeFile(Buffer.from(randomModelFiles(spec, seed).weights), true));
+    return files;
+  }
+  const sharded = writeSharded(randomTensors(spec, seed), shardBytes);
+  files.set('model.safetensors.index.json', makeFile(Buffer.from(sharded.index), false, 'application/json'));
+  for (const [name, bytes] of sharded.shards) files.set(name, makeFile(Buffer.from(bytes), true));
+  return files;
+}
+
+/** Pythia-12b's real shape: its weights cannot fit a 4 GiB budget, so it is refused from config.json. */
+const PYTHIA_12B: RandomModelSpec = {
+  vocab: 50688,
+  d: 5120,
+  layers: 36,
+  heads: 40,
+  ff: 20480,
+  rotaryPct: 0.25,
+  parallel: true,
+};
+
+export const SHARDED_REPO = 'EleutherAI/pythia-6.9b';
+export const NOT_NEOX_REPO = 'test/gpt2-like';
+export const PRIVATE_REPO = 'test/private';
+export const BIN_ONLY_BRANCH = 'step0-bin';
+/** The training-step branches each small repo has (besides main = step143000). */
+export const STEP_BRANCHES = ['step1000', 'step143000'];
+
+export function buildRepos(): Map<string, Repo> {
+  const repos = new Map<string, Repo>();
+  HUB_PRESETS.forEach((p, i) => {
+    const repo: Repo = { commits: new Map(), refs: new Map() };
+    const shape = p.size === '12b' ? PYTHIA_12B : small(32 * (1 + (i % 3)), 2, 4);
+    const sharded = p.repo === SHARDED_REPO || p.size === '12b';
+    const add = (label: string, seed: number) => {
+      const c = commitOf(`${p.repo}@${label}`);
+      if (p.size === '12b') {
+        // Its config is the real one; its "weights" are never fetched (the budget refuses it first).
+        const files = new Map<string, HubFile>([
+          ['config.json', json(randomConfigJson(shape))],
+          ['tokenizer.json', TOKENIZER],
+          [
+            'model.safetensors.index.json',
+            json({ metadata: { total_size: 8 }, weight_map: { x: 'model-00001-of-00001.safetensors' } }),
+          ],
+          ['model-00001-of-00001.safetensors', makeFile(Buffer.alloc(1 << 16), true)],
+        ]);
+        repo.commits.set(c, files);
+      } else repo.commits.set(c, checkpoint(shape, seed, sharded ? 6 << 10 : undefined));
+      return c;
+    };
+    const step1000 = add('step1000', 1000 + i);
+    const final = add('step143000', 2000 + i);
+    repo.refs.set('step1000', step1000);
+    repo.refs.set('step143000', final);
+    repo.refs.set('main', final);
+    repo.refs.set('v0', step1000); // a tag
+    // A revision with only PyTorch pickles (as Pythia's older commits are).
+    const bin = commitOf(`${p.repo}@${BIN_ONLY_BRANCH}`);
+    repo.commits.set(
+      bin,
+      new Map([
+        ['config.json', json(randomConfigJson(shape))],
+        ['tokenizer.json', TOKENIZER],
+        ['pytorch_model.bin', makeFile(Buffer.alloc(4096, 7), true)],
+      ]),
+    );
+    repo.refs.set(BIN_ONLY_BRANCH, bin);
+    repos.set(p.repo, repo);
+  });
+  const neo = { ...small(32, 2, 4) };
+  const notNeox = checkpoint(neo, 5);
+  notNeox.set(
+    'config.json',
+    json({ ...randomConfigJson(neo), model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }),
+  );
+  repos.set(NOT_NEOX_REPO, {
+    commits: new Map([[commitOf(NOT_NEOX_REPO), notNeox]]),
+    refs: new Map([['main', commitOf(NOT_NEOX_REPO)]]),
+  });
+  repos.set(PRIVATE_REPO, {
+    commits: new Map([[commitOf(PRIVATE_REPO), checkpoint(small(32, 2, 4), 6)]]),
+    refs: new Map([['main', commitOf(PRIVATE_REPO)]]),
+    private: true,
+  });
+  return repos;
+}

@@ -1,0 +1,117 @@
+// Our own decode recorded (src/engine/decode-record.ts) as a run file of a generation, and the two-path report's
+// summary of its analysis (decode-runs.ts checks it; so does the analysis with AnalyzeOptions.checkDecode).
+
+import type { RunFile, RunTensor } from '../model/run-file';
+import { rowStep } from '../model/run-generation';
+import type { Precision } from '../numeric/precision';
+import type { DType } from '../numeric/types';
+import type { Metric } from '../run/runspec';
+import type { RunsReport } from './runs-report';
+
+const STORAGE: Record<Precision, DType> = { fp32: 'F32', fp16: 'F16', fp16acc: 'F16', bf16: 'BF16' };
+
+/** A recorded decode (engine tap name → [positions, width]) as a run file of a generation. */
+export function decodeRunFile(
+  taps: Map<string, Float32Array>,
+  prompt: number[],
+  generated: number[],
+  label: string,
+  precision: Precision = 'fp32',
+): RunFile {
+  // The values are f32 rounded to the path's storage: its floor is never below one rounding of that.
+  const storage = STORAGE[precision];
+  const tokens = [...prompt, ...generated.slice(0, -1)];
+  const slots = new Map<string, RunTensor>();
+  let bytes = 0;
+  for (const [name, data] of taps) {
+    slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), { name, dtype: storage, data });
+    bytes += data.byteLength;
+  }
+  return {
+    file: label,
+    tokens,
+    label,
+    device: 'this adapter (our decode path)',
+    dtype: precision,
+    slots,
+    ignored: [],
+    handoffs: [],
+    storage,
+    bytes,
+    generation: { prefill: prompt.length, generated },
+  };
+}
+
+/** Checks one run file (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis). */
+export type DecodeChecker = (
+  file: RunFile,
+  opts: { k: number; metric: Metric; oracle: 'gpu' | 'cpu'; metrics: 'gpu' | 'cpu' },
+) => Promise<RunsReport>;
+
+/** One path's decode checked as a run, in the two-path report (generation.decode). */
+export interface DecodeCheck {
+  path: string;
+  verdict: 'agree' | 'diverged';
+  /** Checks run over all positions (the prefill's rows and every decode step's). */
+  checks: number;
+  /** The first op whose error is born, with the row where it first passes k × its floor; null when it agrees. */
+  born: {
+    check: string;
+    module: string;
+    layer: number | null;
+    ratio: number;
+    row: number | null;
+    /** 0: the prefill; s: decode step s. */
+    step: number | null;
+  } | null;
+  sentence: string;
+  /**
+   * The cached decode against the same path's whole forward (no cache) over the same tokens: relative L2 of the
+   * logits over all positions, its ratio to the logits' floor, and `within` (ratio ≤ k). A correct cached path
+   * equals the uncached one to within the floor (ours: bit for bit, ratio 0).
+   */
+  vsFull?: { relL2: number; ratio: number; within: boolean };
+}
+
+/** The two-path report's summary of a decode run's analysis. */
+export function decodeCheckOf(path: string, report: RunsReport, prefill: number): DecodeCheck {
+  const f = report.findings[0];
+  const c = f.check === null ? null : (report.checks.find((x) => x.id === f.check) ?? null);
+  const row = c?.firstRow ?? null;
+  return {
+    path,
+    verdict: report.verdict,
+    checks: report.checks.length,
+    born: c
+      ? {
+          check: c.id,
+          module: c.module,
+          layer: c.layer,
+          ratio: c.ratio,
+          row,
+          step: row === null ? null : rowStep(row, prefill).step,
+        }
+      : null,
+    sentence: f.sentence,
+  };
+}
+
+/** The cached decode's logits against the whole forward's, over all positions (DecodeCheck.vsFull). */
+export function vsFullOf(
+  decode: ArrayLike<number>,
+  full: ArrayLike<number>,
+  floor: number,
+  k: number,
+): { relL2: number; ratio: number; within: boolean } {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < full.length; i++) {
+    const e = decode[i] - full[i];
+    num += e * e;
+    den += full[i] * full[i];
+  }
+  const relL2 = num === 0 ? 0 : den === 0 ? Number.POSITIVE_INFINITY : Math.sqrt(num / den);
+  const ratio = relL2 === 0 ? 0 : floor > 0 ? relL2 / floor : Number.POSITIVE_INFINITY;
+  // NaN (a non-finite logit in either) is never within.
+  return { relL2, ratio, within: ratio <= k && decode.length === full.length };
+}

@@ -1,0 +1,136 @@
+// Our own decode steps as runs: the recorded rows of each decode step sit at their positions (equal, bit for bit,
+// to the same rows of a whole forward over the same tokens, as the decode's design promises); a clean decode agrees
+// op by op on both paths; a planted fault is named at its layer in the prefill and every decode step after it.
+import Ajv2020 from 'ajv/dist/2020';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import schema from '../../docs/report.schema.json';
+import { Engine } from '../engine/engine';
+import { ALL_FUSED } from '../engine/fused-kernels';
+import { nodeGpu } from '../gpu/node';
+import { nodeShaderSource } from '../kernels/shaders-node';
+import { freshSeed } from '../kernels/testing';
+import { randomModelFiles } from '../model/random-model';
+import { mulberry32 } from '../numeric/random';
+import { faultHooks, placeFaults } from '../run/faults';
+import { defaultRunSpec, type RunSpec } from '../run/runspec';
+import { reportToJson } from '../ui/export';
+import { analyze } from './analyze';
+import { vsFullOf } from './decode-run-file';
+import { checkDecode, decodeChecker } from './decode-runs';
+
+const seed = freshSeed();
+const shape = { vocab: 97, d: 48, layers: 3, heads: 4, ff: 96, rotaryPct: 0.5, parallel: true };
+let engine: Engine;
+beforeAll(async () => {
+  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  await engine.loadModel(randomModelFiles(shape, seed));
+});
+afterAll(() => engine?.dispose());
+
+const rng = mulberry32(seed);
+const prompt = Array.from({ length: 7 }, () => Math.floor(rng() * shape.vocab));
+const N = 5;
+
+describe('our decode recorded as runs', () => {
+  it('puts every step at its position: the rows equal the whole forward of the same tokens', async () => {
+    const [ref] = await checkDecode(engine, prompt, N, [{ name: 'reference', opts: { path: 'reference' } }]);
+    const tokens = [...prompt, ...ref.ids.slice(0, -1)];
+    expect(ref.file.tokens).toEqual(tokens);
+    expect(ref.file.generation).toEqual({ prefill: prompt.length, generated: ref.ids });
+    const whole = await engine.forward(tokens, { path: 'reference', taps: 'all' });
+    for (const name of ['embed', 'layers.1.ln1', 'layers.2.ctx', 'layers.0.fc1', 'final_norm', 'logits']) {
+      const got = ref.file.slots.get(name)!.data;
+      const want = whole.taps.get(name)!;
+      expect(got.length, name).toBe(want.length);
+      const at = got.findIndex((v, i) => !Object.is(v, want[i]));
+      expect(at, `${name} differs at flat index ${at} (seed ${seed})`).toBe(-1);
+    }
+  });
+
+  it('a clean decode agrees op by op on both paths, every decode step checked', async () => {
+    const runs = await checkDecode(engine, prompt, N, [
+      { name: 'reference', opts: { path: 'reference' } },
+      { name: 'fused', opts: { path: new Set(ALL_FUSED) } },
+    ]);
+    for (const r of runs) {
+      expect(r.report.verdict, `${r.path} (seed ${seed}): ${r.report.sentence}`).toBe('agree');
+      expect(r.report.tokens.length).toBe(prompt.length + N - 1);
+      expect(r.report.checks.length, r.path).toBeGreaterThan(3 * shape.layers);
+      expect(r.report.checks.every((c) => c.firstRow === null)).toBe(true);
+      expect(r.report.runs[0].generation?.prefill).toBe(prompt.length);
+    }
+  });
+
+  it('a planted fault is named at its layer, from the prefill on', async () => {
+    const fromLayer = 1 + (seed % (shape.layers - 1));
+    const planted = placeFaults([{ id: 'gelu_relu', fromLayer }], seed, shape.layers);
+    const [fused] = await checkDecode(engine, prompt, N, [
+      { name: 'fused', opts: { path: new Set(ALL_FUSED), hooks: faultHooks(planted) } },
+    ]);
+    const f = fused.report.findings[0];
+    const ctx = `seed ${seed}: ${f.sentence}`;
+    expect(f.diverged, ctx).toBe(true);
+    expect(f.layer, ctx).toBe(fromLayer);
+    const check = fused.report.checks.find((c) => c.id === f.check)!;
+    expect(check.firstRow, ctx).toBe(0);
+    expect(f.sentence, ctx).toContain(`the prefill (position 0), layer ${fromLayer}: `);
+  });
+});
+
+describe('the two-path analysis with its decode checked', () => {
+  it('reports each path: the reference agrees, a planted fault is born at its layer in the prefill', async () => {
+    const fromLayer = 1 + (seed % (shape.layers - 1));
+    const spec: RunSpec = {
+      ...defaultRunSpec(),
+      model: { kind: 'embedded', id: 'test' },
+      fused: [...ALL_FUSED],
+      faults: [{ id: 'residual_wiring', fromLayer }],
+      seed,
+      generate: 3,
+    };
+    const r = await analyze(engine, spec, prompt, {
+      skip: { bisection: true, determinism: true, taps: true },
+      checkDecode: decodeChecker(engine),
+    });
+    const [ref, fused] = r.generation!.decode!;
+    const ctx = `seed ${seed}: ${ref.sentence} / ${fused.sentence}`;
+    expect(ref.path).toBe('reference');
+    expect(ref.verdict, ctx).toBe('agree');
+    expect(ref.born).toBeNull();
+    expect(fused.verdict, ctx).toBe('diverged');
+    expect(fused.born?.layer, ctx).toBe(fromLayer);
+    expect(fused.born?.step, ctx).toBe(0);
+    expect(fused.born?.row, ctx).toBe(0);
+    expect(ref.checks).toBeGreaterThan(3 * shape.layers);
+    expect(fused.checks).toBeGreaterThan(0);
+    // Our cached decode is the whole forward, bit for bit, on both paths (the fault is in both alike).
+    for (const d of [ref, fused])
+      expect(d.vsFull, `${d.path} (seed ${seed})`).toEqual({ relL2: 0, ratio: 0, within: true });
+    // The report with its decode checks validates against docs/report.schema.json.
+    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+    expect(validate(JSON.parse(reportToJson(r))), JSON.stringify(validate.errors)).toBe(true);
+    // Without the option, no decode is recorded.
+    const plain = await analyze(engine, spec, prompt, {
+      skip: { bisection: true, determinism: true, taps: true },
+    });
+    expect(plain.generation!.decode).toBeUndefined();
+  });
+});
+
+describe('vsFullOf', () => {
+  it('is 0 for equal logits, past k × the floor when a decode row is off, never within for NaN', () => {
+    const r = mulberry32(seed + 1);
+    const full = Array.from({ length: 40 }, () => r() * 2 - 1);
+    expect(vsFullOf(full, full, 1e-7, 10)).toEqual({ relL2: 0, ratio: 0, within: true });
+    const off = [...full];
+    off[37] += 1e-3;
+    const got = vsFullOf(off, full, 1e-7, 10);
+    expect(got.within, `seed ${seed}`).toBe(false);
+    expect(got.ratio).toBeGreaterThan(10);
+    const tiny = [...full];
+    tiny[3] += 1e-9;
+    expect(vsFullOf(tiny, full, 1e-7, 10).within).toBe(true);
+    off[0] = Number.NaN;
+    expect(vsFullOf(off, full, 1e-7, 10).within).toBe(false);
+  });
+});

@@ -1,0 +1,44 @@
+// Where in a run an op's error first appears: the first row (position) whose error passes k × the floor, from the
+// per-row relative L2 error of the run's output against the exact op and the reference path's the same way. In a
+// run of a generation (src/model/run-generation.ts) a row is a decode step: the finding is named by it.
+
+import { type RunGeneration, rowWords } from '../model/run-generation';
+import type { Precision } from '../numeric/precision';
+import { storageUnitRoundoff } from '../numeric/precision';
+
+/**
+ * The first row whose relative L2 error passes k × its floor — the reference path's error at that row, never below
+ * the reference's whole-tensor error nor one rounding of the run's storage — or null (no per-row errors, or no
+ * row past it). NaN/Inf in a row counts as past.
+ */
+export function firstRowPast(
+  rows: ArrayLike<number> | null,
+  floorRows: ArrayLike<number> | null,
+  floorWhole: number,
+  precision: Precision,
+  k: number,
+): number | null {
+  if (!rows) return null;
+  const base = Math.max(Number.isFinite(floorWhole) ? floorWhole : 0, storageUnitRoundoff(precision));
+  for (let r = 0; r < rows.length; r++) {
+    const f = Math.max(base, floorRows && Number.isFinite(floorRows[r]) ? floorRows[r] : 0);
+    const e = rows[r];
+    if (!(e <= k * f)) return r;
+  }
+  return null;
+}
+
+/** "decode step 5 (position 37), " for a finding at a row of a generation run; '' otherwise. */
+export function stepPrefix(
+  source: { generation?: RunGeneration | null },
+  row: number | null | undefined,
+): string {
+  const g = source.generation;
+  if (!g || row === null || row === undefined) return '';
+  return `${rowWords(row, g.prefill)}, `;
+}
+
+/** A row of a run in words: its decode step and position in a run of a generation, else its position. */
+export function rowInWords(row: number, generation: RunGeneration | null | undefined): string {
+  return generation ? rowWords(row, generation.prefill) : `position ${row}`;
+}

@@ -1,0 +1,86 @@
+// Runs of a generation: the prefill and the generated ids read from __metadata__, refused in one line when they
+// cannot describe the run's tokens; rows named by decode step; the first row past the floor.
+import { describe, expect, it } from 'vitest';
+import { firstRowPast } from '../compare/run-rows';
+import { freshSeed } from '../kernels/testing';
+import { mulberry32 } from '../numeric/random';
+import { parseConfigText } from './config';
+import { randomConfigJson } from './random-model';
+import { readRunFile } from './run-file';
+import { parseRunGeneration, rowStep, rowWords } from './run-generation';
+import { writeSafetensors } from './safetensors-write';
+
+const cfg = parseConfigText(
+  JSON.stringify(
+    randomConfigJson({ vocab: 50, d: 12, layers: 2, heads: 3, ff: 20, rotaryPct: 0.5, parallel: true }),
+  ),
+);
+const tokens = [1, 2, 3, 4, 49, 7];
+
+describe('generation metadata', () => {
+  it('reads prefill and generated; a run without prefill is a run of one forward', () => {
+    const meta = { tokens: '', prefill: '4', generated: '[49, 7, 8]' };
+    expect(parseRunGeneration(meta, tokens, cfg, 'f')).toEqual({ prefill: 4, generated: [49, 7, 8] });
+    expect(parseRunGeneration({ prefill: ' 6 ' }, tokens, cfg, 'f')).toEqual({ prefill: 6, generated: null });
+    expect(parseRunGeneration({}, tokens, cfg, 'f')).toBeNull();
+  });
+  it.each([
+    [{ prefill: '0' }, /prefill = "0" must be the prompt's length, a whole number from 1 to the 6 tokens/],
+    [{ prefill: '7' }, /prefill = "7"/],
+    [{ prefill: '2.5' }, /prefill = "2.5"/],
+    [{ generated: '[1]' }, /'generated' but no 'prefill'/],
+    [{ prefill: '4', generated: 'x' }, /generated is not JSON/],
+    [{ prefill: '4', generated: '[49, 50]' }, /list of token ids of this model \(vocabulary 50\)/],
+    [{ prefill: '4', generated: '[49]' }, /does not continue the prompt/],
+    [{ prefill: '4', generated: '[49, 8, 7]' }, /does not continue the prompt/],
+  ])('refuses %j in one line', (meta, pattern) => {
+    expect(() => parseRunGeneration(meta, tokens, cfg, 'gen.safetensors')).toThrow(pattern);
+  });
+  it('is read with the run, and checked before any tensor', async () => {
+    const T = tokens.length;
+    const file = (meta: Record<string, string>) =>
+      writeSafetensors([{ name: 'logits', dtype: 'F32', shape: [T, 50], data: new Float32Array(T * 50) }], {
+        tokens: JSON.stringify(tokens),
+        ...meta,
+      });
+    const read = (bytes: Uint8Array) => {
+      async function* one() {
+        yield bytes;
+      }
+      return readRunFile(one(), bytes.length, cfg, { file: 'gen.safetensors' });
+    };
+    const run = await read(file({ prefill: '3', generated: '[4, 49, 7, 9]' }));
+    expect(run.generation).toEqual({ prefill: 3, generated: [4, 49, 7, 9] });
+    expect((await read(file({}))).generation).toBeNull();
+    await expect(read(file({ prefill: '3', generated: '[4, 9]' }))).rejects.toThrow(/^gen.safetensors: /);
+  });
+  it('names a row by the step that computed it', () => {
+    expect(rowStep(3, 4)).toEqual({ phase: 'prefill', step: 0 });
+    expect(rowStep(4, 4)).toEqual({ phase: 'decode', step: 1 });
+    expect(rowWords(36, 32)).toBe('decode step 5 (position 36)');
+    expect(rowWords(2, 32)).toBe('the prefill (position 2)');
+  });
+});
+
+describe('firstRowPast', () => {
+  it('finds the first row past k × its floor, for any seed', () => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const n = 5 + Math.floor(rng() * 30);
+    const floor = 1e-7 * (1 + rng());
+    const rows = Array.from({ length: n }, () => floor * rng() * 9);
+    const floors = rows.map(() => floor * rng());
+    expect(firstRowPast(rows, floors, floor, 'fp32', 10), `seed ${seed}`).toBeNull();
+    const at = Math.floor(rng() * n);
+    rows[at] = floor * (11 + rng() * 100);
+    if (at + 1 < n) rows[at + 1] = Number.NaN;
+    expect(firstRowPast(rows, floors, floor, 'fp32', 10), `seed ${seed}`).toBe(at);
+    // A larger floor at that row itself keeps it under.
+    const high = [...floors];
+    high[at] = rows[at];
+    expect(firstRowPast(rows, high, floor, 'fp32', 10), `seed ${seed}`).toBe(at + 1 < n ? at + 1 : null);
+    // Never below one rounding of the storage: an fp16 run's rows at fp32's floor are fine.
+    expect(firstRowPast([2 ** -12], [0], 1e-9, 'fp16', 10)).toBeNull();
+    expect(firstRowPast(null, null, floor, 'fp32', 10)).toBeNull();
+  });
+});

@@ -1,0 +1,35 @@
+// A Hub repository at a revision, as the page shows it before any download: the commit, the weights' sizes
+// and sha256 from the Hub's listing, the parameters and GPU memory from config.json, and the refusal when the
+// adapter cannot hold it (src/run/hub-api.ts does the asking).
+
+import { manifestSha256 } from '../model/shard-index';
+import { modelSummary } from '../model/weights';
+import type { NeoXConfig } from '../numeric/types';
+import { resolveHubModel } from '../run/hub-api';
+import type { HubProbe } from './api';
+import { minWeightBytes } from './url-model';
+
+export async function probeHub(
+  repo: string,
+  revision: string,
+  hubUrl: string,
+  budgetBytes: number | null,
+  refusalFor: (cfg: NeoXConfig) => Promise<string | null>,
+): Promise<HubProbe> {
+  const s = await resolveHubModel(repo, revision, { hubUrl });
+  const sharded = s.index !== null;
+  return {
+    repo: s.repo,
+    revision: s.revision,
+    commit: s.commit,
+    url: s.url,
+    weights: s.weights,
+    sharded,
+    sha256: sharded ? manifestSha256(new Map(s.weights.map((w) => [w.path, w.sha256]))) : s.weights[0].sha256,
+    totalBytes: s.totalBytes,
+    params: modelSummary(s.cfg).params,
+    minGpuBytes: minWeightBytes(s.cfg),
+    budgetBytes,
+    refusal: await refusalFor(s.cfg),
+  };
+}
