@@ -69,7 +69,7 @@ describe.each(models)('runs made in PyTorch: %s', (model) => {
       const check = report.checks.find((c) => c.run === 'A' && c.id === f.check)!;
       const op = r.kind === 'hidden-states' ? 'layer' : r.fault.op;
       expect(check.op, `${r.file}: ${f.sentence}`).toBe(op);
-      expect(f.anatomy?.sentence, r.file).toMatch(/^The error is in /);
+      expect(f.anatomy?.sentence, r.file).toMatch(/^The error is (in|from) /);
       if (r.kind === 'hidden-states') continue;
       // The cause is named, first, and said in the one line after "probable cause:".
       expect(f.cause?.named[0]?.id, `${r.file}: ${f.sentence}`).toBe(CAUSE[r.fault.id]);

@@ -44,7 +44,7 @@ function anatomy(rows: string[], cols: string[], values: number[]): Anatomy {
     shape: { kind: 'everywhere', elements: 3, of: 6, words: 'spread' },
     size: { bf16: 1, fp16: 8, tf32: 8, fp32: 65536, words: 'typically 1 bf16 ULP' },
     heatmap: { rowLabels: rows, colLabels: cols, values },
-    sentence: 'The error is in from row 1 on.',
+    sentence: 'The error is from row 1 on.',
   };
 }
 
@@ -160,7 +160,7 @@ describe('cause words', () => {
     const lines = causeExportLines(why({ anatomy: anatomy(['0'], ['h0'], [1]) }));
     expect(lines[0]).toBe('Why: Layer 2: the error is born at the GELU (layers.2.act).');
     expect(lines[1]).toMatch(/^Cause: words of act-relu \[act-relu\] \(explains all but 0.8× the floor/);
-    expect(lines[2]).toBe('Anatomy: The error is in from row 1 on.');
+    expect(lines[2]).toBe('Anatomy: The error is from row 1 on.');
     expect(causeExportLines(null)).toEqual([]);
   });
 });

@@ -251,7 +251,7 @@ export function anatomy(d: OpData): Anatomy {
   const sentence =
     total === 0
       ? 'The recorded output equals the exact one.'
-      : `The error is in ${rows.words}, ${groupsWords}, ${shape.words}; ${sizeWords}.`;
+      : `The error is ${rows.kind === 'from' ? rows.words : rows.kind === 'none' ? 'in no row in particular' : `in ${rows.words}`}, ${groupsWords}, ${shape.words}; ${sizeWords}.`;
   return {
     rows,
     groups: { axis: g.axis, labels: g.labels, share, words: groupsWords },
