@@ -16,6 +16,7 @@ export const SHAPES: Record<string, RandomModelSpec> = {
   'pythia-1.4b': { vocab: 50304, d: 2048, layers: 24, heads: 16, ff: 8192, rotaryPct: 0.25, parallel: true },
   'pythia-2.8b': { vocab: 50304, d: 2560, layers: 32, heads: 32, ff: 10240, rotaryPct: 0.25, parallel: true },
   'pythia-6.9b': { vocab: 50432, d: 4096, layers: 32, heads: 32, ff: 16384, rotaryPct: 0.25, parallel: true },
+  'pythia-12b': { vocab: 50688, d: 5120, layers: 36, heads: 40, ff: 20480, rotaryPct: 0.25, parallel: true },
 };
 
 export interface ForwardRow {

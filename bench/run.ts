@@ -74,9 +74,7 @@ async function main() {
     features: engine.features,
     quick,
   };
-  const device = engine.ctx.device;
-  // biome-ignore lint/suspicious/noExplicitAny: the pipeline cache is private; the bench reuses it
-  const pipelines = (engine as any).pipelines;
+  const { device, pipelines } = engine.gpuParts();
   const gemm = await benchGemm(device, pipelines, [cube(quick ? 256 : 2048)], { reps: quick ? 3 : 20 });
   log(formatTimings(gemm));
   out.gemm = gemm;
