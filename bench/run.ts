@@ -74,7 +74,7 @@ async function main() {
     features: engine.features,
     quick,
   };
-  const { device, pipelines } = engine.gpuParts();
+  const { device, pipelines } = engine.devicePipelines();
   const gemm = await benchGemm(device, pipelines, [cube(quick ? 256 : 2048)], { reps: quick ? 3 : 20 });
   log(formatTimings(gemm));
   out.gemm = gemm;

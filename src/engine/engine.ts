@@ -371,6 +371,11 @@ export class Engine {
     return this.gpuSession.batch(this.requireModel(), () => this.checkAlive());
   }
 
+  /** The device and its pipeline cache, with or without a model (benchmarks of single kernels). */
+  devicePipelines(): { device: GPUDevice; pipelines: PipelineCache } {
+    return { device: this.gpuSession.device, pipelines: this.gpuSession.pipelines };
+  }
+
   /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */
   gpuParts(): { device: GPUDevice; pipelines: PipelineCache; pool: BufferPool; model: GpuModel } {
     const s = this.gpuSession;

@@ -43,8 +43,20 @@ export function changesCore(v: Variant): boolean {
   return CORE_KEYS.some((k) => v[k] !== undefined);
 }
 
-const round = (f: NumFormat | undefined, a: ArrayLike<number>): ArrayLike<number> =>
-  f ? Float64Array.from(a, (x) => roundTo(f, x)) : a;
+/** f of every value (a loop, as round's). */
+function mapAll(a: ArrayLike<number>, f: (x: number) => number): Float64Array {
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = f(a[i]);
+  return out;
+}
+
+/** The values rounded to the format (a loop: Float64Array.from with a callback is several times slower). */
+function round(f: NumFormat | undefined, a: ArrayLike<number>): ArrayLike<number> {
+  if (!f) return a;
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = roundTo(f, a[i]);
+  return out;
+}
 
 /** The tensor's columns `cols` of every row ([T, cols.length]). */
 export function gather(
@@ -260,12 +272,17 @@ function onlineNoRescale(
   return out;
 }
 
-function residual(d: OpData, v: Variant, first: ArrayLike<number> = d.inputs[0]): Float64Array {
-  const terms: ArrayLike<number>[] = d.inputs.map((x, j) =>
+/** The sum of the terms (`first` in place of the first), with the variant's coefficients and replaced term. */
+function residual(
+  inputs: ArrayLike<number>[],
+  v: Variant,
+  first: ArrayLike<number> = inputs[0],
+): Float64Array {
+  const terms: ArrayLike<number>[] = inputs.map((x, j) =>
     v.replace?.term === j ? v.replace.data : j === 0 ? first : x,
   );
   const coefs = v.coefs ?? terms.map(() => 1);
-  const out = new Float64Array(d.recorded.length);
+  const out = new Float64Array(first.length);
   // HF's order, as the oracle sums (run-checks-cpu.ts): the sum is exact in fp64 far below any f32 floor.
   for (let i = 0; i < out.length; i++) {
     let s = 0;
@@ -292,12 +309,12 @@ export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Arr
       return gather(norm(d, v), T, width, cols);
     case 'act': {
       const f = actOf(v.act ?? 'gelu');
-      return gather(Float64Array.from(round(v.inputFormat, v.input ?? d.inputs[0]), f), T, width, cols);
+      return gather(mapAll(round(v.inputFormat, v.input ?? d.inputs[0]), f), T, width, cols);
     }
     case 'attention':
       return attention(d, v, cols);
     case 'residual':
-      return gather(residual(d, v), T, width, cols);
+      return gather(residual(d.inputs, v), T, width, cols);
     case 'embed':
     case 'layer':
       return gather(d.exact, T, width, cols);
@@ -319,12 +336,14 @@ export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Arr
     }
     case 'mlp_up': {
       const f = actOf(v.act ?? 'gelu');
-      return linear(d, v, cols, undefined, width).map(f);
+      return mapAll(linear(d, v, cols, undefined, width), f);
     }
     case 'mlp_residual': {
-      // fc2's product (its variants, bias included) then the residual sum (its variants).
-      const mlp = linear(d, v, null, v.input ?? d.inputs[0], width);
-      return gather(residual(d, v, mlp), T, width, cols);
+      // fc2's product (its variants, bias included) on the asked columns, then the residual sum (its variants).
+      const mlp = linear(d, v, cols, v.input ?? d.inputs[0], width);
+      const terms = d.inputs.map((x, j) => (j === 0 ? mlp : gather(x, T, width, cols)));
+      const replace = v.replace ? { ...v.replace, data: gather(v.replace.data, T, width, cols) } : undefined;
+      return residual(terms, { ...v, replace }, mlp);
     }
   }
 }

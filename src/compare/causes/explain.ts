@@ -19,9 +19,16 @@ import type { Candidate, Cause, CauseVerdict, OpData, SearchContext, TestedCause
 export interface Budget {
   mac: number;
   elements: number;
+  /** Columns scored however costly (default 16). */
+  minColumns?: number;
 }
 export const SCREEN: Budget = { mac: 2e6, elements: 1 << 14 };
 export const FINAL: Budget = { mac: 24e6, elements: 1 << 20 };
+/**
+ * Candidates of a cause kept from screening — those about as good as its best, at most this many — and scored again
+ * on the final sample when the cause comes near.
+ */
+const KEPT_PER_CAUSE = 8;
 /** Causes re-scored on the final sample: those whose screened residual is within this many × k (at least 3). */
 const FINALISTS_WITHIN = 20;
 /** A named cause must beat every other by this factor (or by one floor, whichever is more) to be named alone. */
@@ -34,19 +41,22 @@ export function scoredColumns(d: OpData, budget: Budget = FINAL): Int32Array | n
   const T = d.tokens.length;
   const width = widthOf(d);
   const K = d.inputs[0]?.length ? d.inputs[0].length / T : 0;
-  const isProduct = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head'].includes(d.op);
-  const perCol = d.op === 'attention' ? 2 * T * T : isProduct ? T * K : 0;
+  // Multiply-adds per output column: a product's K per row; the attention core's scores and values; a fused QKV
+  // and attention group's three QKV columns per row besides.
+  const isProduct = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head', 'mlp_up', 'mlp_residual'].includes(d.op);
+  const perCol =
+    d.op === 'attention' ? 2 * T * T : d.op === 'attn_block' ? 2 * T * T + 3 * T * K : isProduct ? T * K : 0;
   let most = Math.floor(budget.elements / T);
   if (perCol > 0) most = Math.min(most, Math.floor(budget.mac / perCol));
   if (width <= most) return null;
-  most = Math.max(most, 16);
+  most = Math.max(most, budget.minColumns ?? 16);
   const colErr = new Float64Array(width);
   for (let t = 0; t < T; t++)
     for (let c = 0; c < width; c++) {
       const e = d.recorded[t * width + c] - d.exact[t * width + c];
       colErr[c] += Number.isFinite(e) ? e * e : Number.MAX_VALUE;
     }
-  const unit = d.op === 'attention' ? d.cfg.headDim : 1;
+  const unit = d.op === 'attention' || d.op === 'attn_block' ? d.cfg.headDim : 1;
   const units = width / unit;
   const take = Math.max(1, Math.floor(most / unit));
   const unitErr = Array.from({ length: units }, (_, u) => {
@@ -150,32 +160,43 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
   const screenFor = (share = 1) => {
     let f = screens.get(share);
     if (!f) {
-      f = scorer(d, scoredColumns(d, { mac: SCREEN.mac * share, elements: SCREEN.elements * share }), true);
+      const budget = { mac: SCREEN.mac * share, elements: SCREEN.elements * share, minColumns: 2 };
+      f = scorer(d, scoredColumns(d, budget), true);
       screens.set(share, f);
     }
     return f;
   };
-  const screened: { cause: Cause; best: Candidate; score: number }[] = [];
+  // Each cause keeps its few best screened candidates: a small sample may not tell close variants apart (two K
+  // partitions of an fp16 accumulator agree on most elements), the final one does.
+  const screened: { cause: Cause; best: { c: Candidate; score: number }[]; score: number }[] = [];
   for (const cause of causes) {
     if (!cause.ops.includes(d.op)) continue;
     const screen = screenFor(cause.screenShare);
     const s: SearchContext = { data: d, residual: screen };
-    let best: { c: Candidate; score: number } | null = null;
-    for (const c of cause.candidates(s)) {
-      const score = screen(c.variant);
-      if (best === null || score < best.score) best = { c, score };
-    }
-    if (best) screened.push({ cause, best: best.c, score: best.score });
+    const scored = cause.candidates(s).map((c) => ({ c, score: screen(c.variant) }));
+    if (scored.length === 0) continue;
+    scored.sort((x, y) => x.score - y.score);
+    const near = scored.filter((x) => x.score <= 2 * scored[0].score + 1);
+    const best = near.length > 1 ? near.slice(0, KEPT_PER_CAUSE) : scored.slice(0, 1);
+    screened.push({ cause, best, score: best[0].score });
   }
   screened.sort((a, b) => a.score - b.score);
   const cut = Math.max(FINALISTS_WITHIN * d.k, screened[Math.min(2, screened.length - 1)]?.score ?? 0);
-  const tested: TestedCause[] = screened.map(({ cause, best, score }) => ({
-    id: cause.id,
-    family: cause.family,
-    words: cause.words(best.params, d),
-    params: best.params,
-    residual: score <= cut ? residual(best.variant) : score,
-  }));
+  const tested: TestedCause[] = screened.map(({ cause, best, score }) => {
+    let top = { c: best[0].c, residual: score };
+    if (score <= cut)
+      for (const [i, b] of best.entries()) {
+        const r = residual(b.c.variant);
+        if (i === 0 || r < top.residual) top = { c: b.c, residual: r };
+      }
+    return {
+      id: cause.id,
+      family: cause.family,
+      words: cause.words(top.c.params, d),
+      params: top.c.params,
+      residual: top.residual,
+    };
+  });
   tested.sort((a, b) => a.residual - b.residual);
   const best = tested[0] ?? null;
   const within = tested.filter((c) => c.residual <= d.k);
