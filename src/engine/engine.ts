@@ -8,7 +8,7 @@ import type { PipelineCache, ShaderSource } from '../gpu/pipelines';
 import type { BufferPool, PoolStats } from '../gpu/pool';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { RandomModelSpec } from '../model/random-model';
-import { isShardedSource, type ShardedSource } from '../model/shard-stream';
+import { isShardedSource } from '../model/shard-stream';
 import type { Tokenizer } from '../model/tokenizer';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
 import type { ModelWeights, NeoXConfig } from '../numeric/types';

@@ -7,8 +7,9 @@ import type { NumFormat } from '../../numeric/round';
 import { roundTo } from '../../numeric/round';
 import { effectiveFloor, ratioOf } from '../floor';
 import { fullMetrics } from '../metrics';
+import { gather } from './arrays';
 import { CAUSES } from './catalog';
-import { evalVariant, gather, widthOf } from './exact-op';
+import { evalVariant, widthOf } from './exact-op';
 import type { Candidate, Cause, CauseVerdict, OpData, SearchContext, TestedCause, Variant } from './types';
 
 /**
