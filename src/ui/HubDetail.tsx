@@ -6,8 +6,14 @@ import { useState } from 'react';
 import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
+import type { HubProbe } from '../worker/api';
 import { formatBytes, formatCount } from './format';
-import type { Lookup } from './HubPresets';
+
+/** A repository's lookup through the worker: pending, its probe, or one line of error. */
+export type Lookup =
+  | { key: string; state: 'pending' }
+  | { key: string; state: 'done'; probe: HubProbe }
+  | { key: string; state: 'error'; message: string };
 
 export function HubDetail({
   store,

@@ -9,14 +9,8 @@ import { useStore } from 'zustand';
 import { DEFAULT_REVISION, HUB_PRESETS, hubOrigin, readHubOverride } from '../run/hub';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
-import type { HubProbe } from '../worker/api';
 import { formatCount } from './format';
-import { HubDetail } from './HubDetail';
-
-export type Lookup =
-  | { key: string; state: 'pending' }
-  | { key: string; state: 'done'; probe: HubProbe }
-  | { key: string; state: 'error'; message: string };
+import { HubDetail, type Lookup } from './HubDetail';
 
 function storage(): Storage | null {
   try {
