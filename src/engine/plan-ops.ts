@@ -62,7 +62,7 @@ function linearOp(
     make: (k) => {
       const { x, w } = input();
       const buf = { x, w: w.weight, b: w.bias, y, dummy: L.dummy };
-      return linear(`${L.p}.${name}`, buf, L.T, N, K, k);
+      return linear(`${L.p}.${name}`, buf, L.T, N, K, k, L.gemm.policy?.cpu);
     },
     writes: [[`${L.p}.${name}`, y, L.T * N]],
   };
@@ -255,5 +255,5 @@ export function headLaunch(
   const buffers = { x: buf.x, w: buf.w, b: null, y: buf.y, dummy: buf.dummy };
   return fused
     ? (k) => linearBiasOps(label, buffers, T, rows, d, { ...k, ...gemm })
-    : (k) => linear(label, buffers, T, rows, d, k);
+    : (k) => linear(label, buffers, T, rows, d, k, gemm.policy?.cpu);
 }

@@ -44,6 +44,8 @@ export interface GemmPolicy {
   table: GemmConfigTable | null;
   /** Split K where the grid is small (false on CPU adapters, where a dispatch costs more than it gives). */
   splitK: boolean;
+  /** A CPU adapter (SwiftShader): kernels without workgroup barriers where there is one (the reference linear). */
+  cpu?: boolean;
   /** One tile configuration for every shape the table does not hold (CPU adapters), instead of the heuristic. */
   tiles?: GemmTiles;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
@@ -106,6 +108,7 @@ export const CPU_ADAPTER: GemmPolicy = {
   name: 'CPU adapter (no split-K, few threads)',
   table: null,
   splitK: false,
+  cpu: true,
   tiles: GEMM_CPU,
 };
 

@@ -1,11 +1,11 @@
-// The blocked and rows kernels of the reference linear layer against the plain 16 × 16 kernel, bit for bit: the
+// The blocked, rows and plain (barrier-free) kernels of the reference linear layer against the plain 16 × 16 kernel, bit for bit: the
 // same sums in the same order, so every output's bits must be equal (not merely close). Fresh random inputs per
 // run (the seed is printed on failure; replay with KERNEL_SEED=<seed>), outputs poisoned with NaN, sizes that
 // are not multiples of any tile (16, the 4 × 4 register tile, the rows kernel's NR and KC), K below, at and past
 // one staging step, with and without bias, f32 and packed-f16 weights, fp16 accumulation and bf16 storage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../numeric/random';
-import { linearBlocked, linearRows, linearTiled } from './linear';
+import { linearBlocked, linearPlain, linearRows, linearTiled } from './linear';
 import { createHarness, freshSeed, type Harness } from './testing';
 
 let h: Harness;
@@ -61,13 +61,14 @@ describe('reference linear variants are bit-identical to the 16 × 16 kernel', (
         y,
         dummy: h.upload(new Float32Array(4)),
       });
-      const outs = Array.from({ length: 5 }, () => h.poisoned(M * N));
+      const outs = Array.from({ length: 6 }, () => h.poisoned(M * N));
       await h.run([
         linearTiled('tiled', buf(outs[0]), M, N, K, { constants }),
         linearBlocked('blocked', buf(outs[1]), M, N, K, { TX: 8, TY: 4 }, { constants }),
         linearBlocked('blocked', buf(outs[2]), M, N, K, { TX: 16, TY: 16 }, { constants }),
         linearRows('rows', buf(outs[3]), M, N, K, { WG: 64, NR: 8, KC: 32 }, { constants }),
         linearRows('rows', buf(outs[4]), M, N, K, { WG: 96, NR: 32, KC: 48 }, { constants }),
+        linearPlain('plain', buf(outs[5]), M, N, K, { constants }),
       ]);
       const bits = await Promise.all(outs.map(async (o) => new Uint32Array((await h.read(o, M * N)).buffer)));
       const ref = bits[0];
@@ -78,6 +79,7 @@ describe('reference linear variants are bit-identical to the 16 × 16 kernel', (
         [2, 'blocked 64×64'],
         [3, 'rows 8/32'],
         [4, 'rows 32/48'],
+        [5, 'plain'],
       ] as const) {
         const i = bits[v].findIndex((u, j) => u !== ref[j]);
         expect(i, `seed ${seed}: ${name} differs at ${i} of ${M}×${N}×${K}`).toBe(-1);

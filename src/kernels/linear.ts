@@ -3,7 +3,8 @@
 // st() — so all three give the same bits. reference/linear.wgsl is the plain 16 × 16 tile (the definition);
 // linear_blocked.wgsl gives each thread a 4 × 4 register tile (many rows: a forward, a prefill); linear_rows.wgsl
 // stages NR weight rows with a whole workgroup and lets NR threads sum them (a few rows of a wide output: the
-// LM head of a decode step). linear() picks by shape.
+// LM head of a decode step). linear_plain.wgsl shares nothing and has no barrier (CPU adapters, where a barrier
+// makes every invocation of a workgroup yield in turn). linear() picks by shape and adapter.
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
 import { dispatchOf, kernelOf } from './define';
@@ -21,6 +22,7 @@ const bindings = {
 export const linearKernel = kernelOf('reference/linear', includes, bindings);
 export const linearBlockedKernel = kernelOf('reference/linear_blocked', includes, bindings);
 export const linearRowsKernel = kernelOf('reference/linear_rows', includes, bindings);
+export const linearPlainKernel = kernelOf('reference/linear_plain', includes, bindings);
 
 export type LinearBuffers = {
   x: GPUBuffer;
@@ -84,8 +86,26 @@ type LinearLauncher = (
   opts?: KernelOpts,
 ) => DispatchSpec;
 
-/** y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). */
-export const linear: LinearLauncher = (label, buf, M, N, K, opts = {}) => {
+/** Threads of a plain workgroup (along N). */
+const PLAIN_WG = 64;
+
+/**
+ * y[M, N] = x[M, K] · W[N, K]^T (+ b[N]); pass `b: null` for no bias (a dummy buffer is bound). `cpuAdapter`
+ * (GemmPolicy.cpu): the plain kernel for every shape.
+ */
+export function linear(
+  label: string,
+  buf: LinearBuffers,
+  M: number,
+  N: number,
+  K: number,
+  opts: KernelOpts = {},
+  cpuAdapter = false,
+): DispatchSpec {
+  // Measured on SwiftShader (2 cores, 2026-11-26): with one row the plain kernel takes 5 ms at 1024 × 256 where the
+  // rows kernel takes 34 (64 threads) or 387 (256 threads) and the 16 × 16 tile 117; with 25 rows 85 ms against
+  // the tile's 200 and the 4 × 4 register tile's 220.
+  if (cpuAdapter) return linearPlain(label, buf, M, N, K, opts);
   // Measured on an H100 (bench/compare-speed.ts --kernels, Pythia 70m and 410m shapes, 2026-11-25): the 4 × 4
   // register tile wins where its 64 × 64 blocks still fill the GPU (qkv, fc1 and the LM head at T = 128: 1.8–4.5×)
   // and loses where they do not (attn_out, fc2: each thread's sum over K is a chain the 16 × 16 tile runs on
@@ -100,7 +120,7 @@ export const linear: LinearLauncher = (label, buf, M, N, K, opts = {}) => {
     return linearBlocked(label, buf, M, N, K, BLOCKED_DEFAULT, opts);
   }
   return linearTiled(label, buf, M, N, K, opts);
-};
+}
 
 /** The plain 16 × 16 tile kernel (the definition the other two are tested against). */
 export const linearTiled: LinearLauncher = (label, buf, M, N, K, opts = {}) =>
@@ -132,6 +152,17 @@ export function linearBlocked(
     [ceilDiv(N, 4 * tile.TX), ceilDiv(M, 4 * tile.TY), 1],
   );
 }
+
+/** The barrier-free kernel: a thread per output, PLAIN_WG of them along N per workgroup, workgroup y = row. */
+export const linearPlain: LinearLauncher = (label, buf, M, N, K, opts = {}) =>
+  dispatchLinear(
+    label,
+    linearPlainKernel,
+    { WG: PLAIN_WG, ...opts.constants },
+    buf,
+    [M, N, K],
+    [ceilDiv(N, PLAIN_WG), M, 1],
+  );
 
 /** The few-rows kernel: one workgroup per NR output columns of one row. */
 export function linearRows(
