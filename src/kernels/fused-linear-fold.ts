@@ -34,6 +34,8 @@ export const FOLD_LINEAR_KERNELS: readonly KernelDef[] = [
   linearResidualFoldPair.gemm,
   linearResidualFoldPair.partial,
   linearResidualFoldPair.reduce,
+  linearResidualFoldPair.plain,
+  linearResidualFoldPair.plainPartial,
 ];
 
 /** A split-K GEMM's partials left in a workspace for the op after it to reduce (src/engine/plan-fold.ts). */

@@ -36,6 +36,16 @@ const CORE_INCLUDES = [
 const GEMM_INCLUDES = [...CORE_INCLUDES, 'common/gemm_whole.wgsl'] as const;
 const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
 const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
+/** The barrier-free core (CPU adapters: GemmPolicy.cpu), whole and split. */
+const PLAIN_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_plain.wgsl'] as const;
+/** Threads per workgroup of the barrier-free core (one per row and 4-column group). */
+const PLAIN_WG = 64;
+/**
+ * The barrier-free core runs launches of up to this many rows on a CPU adapter (SwiftShader, 2 cores,
+ * 2026-11-26: a decode step of the embedded model 138 ms against 630 with the tiled core; at 25 rows the tiled
+ * core wins, 0.65 s against 1.9 s a forward). Both give the same bits, so the choice is free.
+ */
+const PLAIN_MAX_M = 4;
 /** Threads per workgroup of the split-K reduction (one per row and 4-column group). */
 const REDUCE_WG = 64;
 
@@ -49,7 +59,8 @@ const REDUCE_BINDINGS = [{ name: 'ws', kind: 'read' }] as const; // [S, M, N]
 
 /**
  * The kernels of one epilogue file: the GEMM, the split-K partial GEMM (the same file on the core with
- * common/gemm_split.wgsl) and the split-K reduction (the same file on common/gemm_reduce.wgsl).
+ * common/gemm_split.wgsl), the split-K reduction (the same file on common/gemm_reduce.wgsl), and the first two
+ * on the barrier-free core (common/gemm_plain.wgsl: the same bits, for CPU adapters).
  */
 export function gemmKernels(
   name: string,
@@ -76,7 +87,19 @@ export function gemmKernels(
     includes: [...REDUCE_INCLUDES, ...extra],
     bindings: [params, ...own, ...REDUCE_BINDINGS],
   };
-  return { gemm, partial, reduce };
+  const plain: KernelDef = {
+    name: `fused/${name}.plain`,
+    file,
+    includes: [...PLAIN_INCLUDES, 'common/gemm_whole.wgsl', ...extra],
+    bindings: [params, ...own, ...CORE_BINDINGS],
+  };
+  const plainPartial: KernelDef = {
+    name: `fused/${name}.plain.splitk`,
+    file,
+    includes: [...PLAIN_INCLUDES, 'common/gemm_split.wgsl', ...extra],
+    bindings: [params, ...own, ...SPLIT_BINDINGS],
+  };
+  return { gemm, partial, reduce, plain, plainPartial };
 }
 
 const BIAS_OUT: KernelDef['bindings'] = [
@@ -115,6 +138,8 @@ export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
   ...[linearBiasPair, linearGeluPair, linearResidualPair, qkvRotaryPair].flatMap((k) => [
     k.partial,
     k.reduce,
+    k.plain,
+    k.plainPartial,
   ]),
 ];
 
@@ -177,15 +202,20 @@ export function gemmSpecs(
   const launch = gemmLaunch(label, M, N, K, opts);
   const constants = { ...launch.constants, ...extraConstants };
   const params = paramsBytes([M, N, K, launch.kChunk, ...head]);
+  const plain = opts.policy?.cpu === true && M <= PLAIN_MAX_M;
+  if (plain && M > MAX_GROUPS) throw new Error(`${label}: ${M} rows exceed ${MAX_GROUPS} workgroups`);
+  const grid = (split: number): DispatchSpec['workgroups'] =>
+    plain ? [ceilDiv(ceilDiv(N, 4), PLAIN_WG), M, split] : gemmWorkgroups(M, N, launch.tiles, split);
+  if (plain) constants.GEMM_PLAIN_WG = PLAIN_WG;
   if (launch.split === 1) {
     return [
       {
         label,
-        kernel: pair.gemm,
+        kernel: plain ? pair.plain : pair.gemm,
         constants,
         buffers: { ...own, x: io.x, w: io.w },
         params,
-        workgroups: gemmWorkgroups(M, N, launch.tiles, 1),
+        workgroups: grid(1),
       },
     ];
   }
@@ -193,18 +223,23 @@ export function gemmSpecs(
   // The reduction never reads tiles, and takes only the constants its module declares.
   const reduceConstants: OverrideConstants = { GEMM_REDUCE_WG: REDUCE_WG };
   for (const [k, v] of Object.entries(constants))
-    if (!(TILE_KEYS as readonly string[]).includes(k) && k !== 'FAULT_TILE_OFFSET' && k !== 'W_F16')
+    if (
+      !(TILE_KEYS as readonly string[]).includes(k) &&
+      k !== 'FAULT_TILE_OFFSET' &&
+      k !== 'W_F16' &&
+      k !== 'GEMM_PLAIN_WG'
+    )
       reduceConstants[k] = v;
   const groups = ceilDiv(ceilDiv(N, 4), REDUCE_WG);
   if (M > MAX_GROUPS) throw new Error(`${label}: split-K reduction over ${M} rows exceeds ${MAX_GROUPS}`);
   return [
     {
       label: `${label}/splitk`,
-      kernel: pair.partial,
+      kernel: plain ? pair.plainPartial : pair.partial,
       constants,
       buffers: { ...own, x: io.x, w: io.w, ws },
       params,
-      workgroups: gemmWorkgroups(M, N, launch.tiles, launch.split),
+      workgroups: grid(launch.split),
     },
     {
       label,

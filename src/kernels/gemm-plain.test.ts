@@ -1,0 +1,152 @@
+// The barrier-free GEMM core (shaders/common/gemm_plain.wgsl, chosen on CPU adapters by GemmPolicy.cpu) against
+// the tiled core, bit for bit: every epilogue (bias, no bias, GELU, both residual styles, QKV + rotary), whole
+// and split-K, f32, fp16 accumulation with bf16 storage, packed-f16 weights and the misaligned-tile teaching
+// fault, at sizes that are multiples of no tile and K both a multiple of BK and not (the tiled core's padding).
+// Fresh random inputs per run (the seed is printed on failure; KERNEL_SEED=<seed> replays), outputs poisoned
+// with NaN (and the split workspace too), so an output either kernel leaves unwritten fails the comparison.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DispatchSpec } from '../gpu/program';
+import { f32ToF16Bits } from '../numeric/bits';
+import { mulberry32, randn } from '../numeric/random';
+import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
+import { GEMM_CPU, GEMM_SMALL, type GemmTiles } from './gemm';
+import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
+import { rotaryTables } from './rotary';
+import { createHarness, freshSeed, type Harness } from './testing';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h?.destroy());
+
+/** f32 values rounded to f16, two per u32 word (element i in half i & 1 of word i >> 1). */
+function packF16(v: Float32Array): Uint32Array {
+  const out = new Uint32Array(Math.ceil(v.length / 2));
+  for (let i = 0; i < v.length; i++) out[i >> 1] |= f32ToF16Bits(v[i]) << (16 * (i & 1));
+  return out;
+}
+
+/** A mode runs on one tile configuration of the tiled core (both BK 8 and 16 are covered over the modes). */
+type Mode = { name: string; constants: Record<string, number | boolean>; tiles: GemmTiles; f16w?: boolean };
+const MODES: Mode[] = [
+  { name: 'f32', constants: {}, tiles: GEMM_CPU },
+  {
+    name: 'fp16 accumulation, bf16 storage',
+    constants: { ACC_F16: true, STORAGE_PREC: 2 },
+    tiles: GEMM_SMALL,
+  },
+  { name: 'packed f16 weights', constants: { W_F16: true }, tiles: GEMM_CPU, f16w: true },
+  { name: 'FAULT_TILE_OFFSET', constants: { FAULT_TILE_OFFSET: true }, tiles: GEMM_CPU },
+];
+
+// (M, N, K): one row (decode), a block and a bit, K below one BK step, K a multiple of BK 8 but not 16.
+const SHAPES: [number, number, number][] = [
+  [1, 67, 515],
+  [37, 131, 90],
+  [5, 45, 13],
+  [24, 90, 200],
+];
+// Each shape whole, and split in chunks of 64 (a multiple of both cores' BK; the last chunk is short).
+const SPLITS = [undefined, 64] as const;
+
+const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
+
+/** Runs `make` under the tiled and the plain core; every output's bits must agree (and be finite). */
+async function sameBits(
+  seed: number,
+  what: string,
+  sizes: number[],
+  make: (outs: GPUBuffer[], opts: GemmOpts) => DispatchSpec[],
+  opts: GemmOpts,
+) {
+  const tiled = sizes.map((n) => h.poisoned(n));
+  const plain = sizes.map((n) => h.poisoned(n));
+  const tiledSpecs = make(tiled, { ...opts, policy: UNKNOWN_ADAPTER });
+  const plainSpecs = make(plain, { ...opts, policy: CPU_ADAPTER });
+  expect(plainSpecs.map((s) => s.kernel.name)).toEqual(
+    tiledSpecs.map((s) =>
+      s.kernel.name.endsWith('.reduce') ? s.kernel.name : s.kernel.name.replace(/(\.splitk)?$/, '.plain$1'),
+    ),
+  );
+  await h.run([...tiledSpecs, ...plainSpecs]);
+  for (const [i, n] of sizes.entries()) {
+    const a = bits(await h.read(tiled[i], n));
+    const b = bits(await h.read(plain[i], n));
+    const bad = a.findIndex((u) => (u & 0x7f800000) === 0x7f800000);
+    expect(bad, `seed ${seed}: ${what} output ${i}: the tiled core left a non-finite at ${bad}`).toBe(-1);
+    const j = b.findIndex((u, k) => u !== a[k]);
+    expect(j, `seed ${seed}: ${what} output ${i}: the plain core differs at ${j} of ${n}`).toBe(-1);
+  }
+}
+
+describe('the barrier-free GEMM core gives the tiled core’s bits', () => {
+  it.each(MODES.map((m) => [m.name, m] as const))('linear epilogues, %s', async (_name, mode) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    for (const [M, N, K] of SHAPES) {
+      for (const kChunk of SPLITS) {
+        {
+          const wf = randn(rng, N * K, 1 / Math.sqrt(K));
+          const x = h.upload(randn(rng, M * K));
+          const w = h.upload(mode.f16w ? packF16(wf) : wf);
+          const b = h.upload(randn(rng, N, 0.1));
+          const [r1, r2] = [h.upload(randn(rng, M * N)), h.upload(randn(rng, M * N))];
+          const dummy = h.upload(new Float32Array(M * N).fill(1000));
+          const base = { x, w, b, dummy };
+          const opts: GemmOpts = {
+            constants: { ...mode.tiles, ...mode.constants },
+            ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
+          };
+          const what = `${M}×${N}×${K} BK ${mode.tiles.BK}, ${kChunk ? `K per split ${kChunk}` : 'whole'}`;
+          await sameBits(
+            seed,
+            what,
+            [M * N, M * N, M * N, M * N, M * N],
+            (y, o) => [
+              ...linearBiasOps('lin', { ...base, y: y[0] }, M, N, K, o),
+              ...linearBiasOps('head', { ...base, b: null, y: y[1] }, M, N, K, o),
+              ...linearGeluOps('up', { ...base, y: y[2] }, M, N, K, o),
+              ...linearResidualOps('out', { ...base, r1, r2, y: y[3] }, M, N, K, o),
+              ...linearResidualOps('out1', { ...base, r1, r2: null, y: y[4] }, M, N, K, o),
+            ],
+            opts,
+          );
+        }
+      }
+    }
+  });
+
+  // (T, H, hd, r): an odd head dim (a padding column per segment), a wide head; whole and split.
+  it.each([
+    [37, 3, 15, 6, undefined],
+    [5, 2, 40, 10, 32],
+  ] as const)('QKV + rotary T=%i H=%i hd=%i r=%i, K per split %s', async (T, H, hd, r, kChunk) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const d = H * hd;
+    const { cos, sin } = rotaryTables(T, r, 10000);
+    const io = {
+      x: h.upload(randn(rng, T * d)),
+      w: h.upload(randn(rng, 3 * d * d, 1 / Math.sqrt(d))),
+      b: h.upload(randn(rng, 3 * d, 0.1)),
+      cos: h.upload(cos),
+      sin: h.upload(sin),
+      dummy: h.upload(new Float32Array(4)),
+    };
+    for (const mode of [MODES[1], MODES[3]]) {
+      const opts: GemmOpts = {
+        constants: { ...mode.tiles, ...mode.constants },
+        ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
+      };
+      const n = H * T * hd;
+      await sameBits(
+        seed,
+        `qkv ${mode.name}`,
+        [n, n, n],
+        ([q, k, v], o) => qkvRotaryOps('qkv', { ...io, q, k, v }, T, H, hd, r, o),
+        opts,
+      );
+    }
+  });
+});
