@@ -129,6 +129,23 @@ export async function expectScenarioOutcome(page: Page, sc: Scenario): Promise<v
     await expect(
       page.locator(`[data-testid="bisection-hit"][data-kernel="${sc.expect.kernel}"]`),
     ).toHaveCount(1);
+  const d = sc.expect.decode;
+  if (d) {
+    // The decode steps checked op by op: the path's check diverges, the other agrees, in words under the texts.
+    const checks = page.getByTestId('decode-check');
+    await expect(checks).toHaveCount(2);
+    await expect(checks.and(page.locator(`[data-path="${d.path}"]`))).toHaveAttribute(
+      'data-verdict',
+      'diverged',
+    );
+    await expect(checks.and(page.locator(`[data-path="${d.path}"]`))).toContainText(
+      `decode step ${d.step} (position`,
+    );
+    await expect(checks.and(page.locator(':not([data-path="' + d.path + '"])'))).toHaveAttribute(
+      'data-verdict',
+      'agree',
+    );
+  }
   const check = page.getByTestId('scenario-check');
   await expect(check).toHaveAttribute('data-match', 'yes');
   await expect(check).toContainText('as expected');

@@ -1,7 +1,8 @@
 // Classroom scenarios in a real browser: each scenario's short link, opened in a fresh browser context,
 // restores the scenario's settings and — run as it stands — reproduces the scenario's own expectation (its
-// first divergent layer, and the fused kernel bisection blames). Generation is the slow part on SwiftShader
-// and no expectation depends on it: it is set to 0 before running (the prompts stay as they are).
+// first divergent layer, and the fused kernel bisection blames). Generation is the slow part on SwiftShader:
+// it is set to 0 before running (the prompts stay as they are), except where the expectation is about the
+// decode steps (the decode check's finding, shown under the texts).
 import { expect, type Page, test } from '@playwright/test';
 import { SCENARIOS, type Scenario } from '../src/run/scenarios';
 import { downloadOf, expectScenarioOutcome, runLinked, shoot, waitForModel, watchErrors } from './helpers';
@@ -23,6 +24,7 @@ async function expectSettingsOf(page: Page, spec: Scenario['spec']): Promise<voi
   await expect(page.getByTestId('precision')).toHaveValue(spec.precision);
   await expect(page.getByTestId('k')).toHaveValue(String(spec.k));
   await expect(page.getByTestId('metric')).toHaveValue(spec.metric);
+  await expect(page.getByTestId('check-decode')).toBeChecked({ checked: spec.checkDecode === true });
   const fault = spec.faults[0];
   await expect(page.getByTestId('fault')).toHaveValue(fault?.id ?? '');
   if (fault?.fromLayer !== undefined)
@@ -49,11 +51,15 @@ for (const sc of SCENARIOS.filter((s) => !(s.id in RUN_ELSEWHERE))) {
     await expectSettingsOf(page, sc.spec);
     // Scenario links never run by themselves.
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-state', 'idle');
-    if (sc.spec.generate > 0) await page.getByTestId('generate').fill('0');
+    if (sc.spec.generate > 0 && !sc.expect.decode) await page.getByTestId('generate').fill('0');
     const ms = await runLinked(page);
     await expectScenarioOutcome(page, sc);
     expect(errors).toEqual([]);
     await shoot(page, testInfo, `scenario-${sc.id}`, false);
+    if (sc.expect.decode) {
+      await page.getByTestId('decode-checks').scrollIntoViewIfNeeded();
+      await shoot(page, testInfo, `scenario-${sc.id}-decode`, false);
+    }
     if (sc.id === 'no-rescale') {
       // Presenter mode with a result: the verdict and the step's own view under the step.
       await page.getByTestId('present').click();

@@ -80,7 +80,7 @@ export async function runAnalysis(
     await engine.loadModel(m.files);
     return await analyze(engine, spec, tokens, {
       onProgress: (phase) => log(`${phase}…`),
-      checkDecode: o.checkDecode ? decodeChecker(engine) : undefined,
+      checkDecode: o.checkDecode || spec.checkDecode ? decodeChecker(engine) : undefined,
     });
   } finally {
     engine.dispose();

@@ -50,6 +50,11 @@ export interface RunSpec {
    * (unknown key), so it is never silently dropped.
    */
   custom?: CustomKernelSpec;
+  /**
+   * Check every decode step op by op as a run (generation.decode; src/compare/decode-runs.ts). Present only when
+   * true, so links without it read as before; builds before it refuse a spec carrying it (unknown key).
+   */
+  checkDecode?: true;
 }
 
 export interface CustomKernelSpec {
@@ -227,6 +232,7 @@ export function parseRunSpec(v: unknown): RunSpec {
       'k',
       'metric',
       'custom',
+      'checkDecode',
     ],
     '(root)',
   );
@@ -281,6 +287,10 @@ export function parseRunSpec(v: unknown): RunSpec {
     metric: metric as Metric,
   };
   if (v.custom !== undefined) spec.custom = parseCustom(v.custom, fused);
+  if (v.checkDecode !== undefined) {
+    if (typeof v.checkDecode !== 'boolean') throw new RunSpecError('checkDecode', 'expected true or false');
+    if (v.checkDecode) spec.checkDecode = true;
+  }
   return spec;
 }
 

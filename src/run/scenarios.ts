@@ -12,6 +12,8 @@ export interface ScenarioExpectation {
   kernel?: FusedKernelId;
   /** false: the determinism check is expected to find bits that change between runs (a race). */
   deterministic?: boolean;
+  /** With RunSpec.checkDecode: the path whose decode check finds the error, at this decode step and layer. */
+  decode?: { path: 'reference' | 'fused'; step: number; layer: number };
   /** One or two sentences for the viewer: what the result should look like and why. */
   note: string;
 }
@@ -246,11 +248,12 @@ export const SCENARIOS: readonly Scenario[] = [
       'Look at the generated texts: the fused path parts from the reference at the second token.',
       'Read why beside them: the fused path’s cached decode chose a token its own full forward over the same tokens would not, so the error is in the decode path.',
       'The planted bug: the single-row decode step rotates its query and key as position 0 (layer 1 on).',
-      'From the command line, cli compare --check-decode records every decode step and names it: decode step 1, layer 1.',
+      'Under the texts, every decode step checked op by op names where: the fused path’s decode step 1, layer 1 (cli compare --check-decode says the same).',
     ],
-    spec: spec(GENESIS, [{ id: 'decode_rotary', fromLayer: 1 }], 4),
+    spec: { ...spec(GENESIS, [{ id: 'decode_rotary', fromLayer: 1 }], 4), checkDecode: true },
     expect: {
       firstDivergentLayer: null,
+      decode: { path: 'fused', step: 1, layer: 1 },
       note: 'The prompt agrees at every layer; the texts part at the second generated token, in the decode path.',
     },
   },

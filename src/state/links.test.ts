@@ -301,12 +301,39 @@ describe('scenario expectations', () => {
             differences: [],
             runs: [{ schedule: 'x', identical: e.deterministic ?? true }],
           },
+          generation: e.decode ? generationWithDecode(e.decode) : undefined,
         });
         expect(ok.ok).toBe(true);
       }
     }
     expect(scenarioRun('fused-add', 9)).toBeNull();
     expect(scenarioRun('nope', null)).toBeNull();
+  });
+
+  it('a decode scenario passes only when the decode check finds its path, step and layer', () => {
+    const sr = scenarioRun('decode-only', null);
+    const d = sr?.expect.decode;
+    if (!sr || !d) throw new Error('decode-only names no decode finding');
+    expect(sr.spec.checkDecode).toBe(true);
+    const base = {
+      firstDivergentLayer: null,
+      bisection: null,
+      determinism: { identical: true, differences: [], runs: [] },
+    };
+    expect(checkExpectation(sr.expect, { ...base, generation: generationWithDecode(d) }).ok).toBe(true);
+    for (const other of [
+      { ...d, step: d.step + 1 },
+      { ...d, layer: d.layer + 1 },
+      { ...d, path: 'reference' as const },
+    ]) {
+      expect(checkExpectation(sr.expect, { ...base, generation: generationWithDecode(other) })).toMatchObject(
+        {
+          ok: false,
+          decode: false,
+        },
+      );
+    }
+    expect(checkExpectation(sr.expect, base)).toMatchObject({ ok: false, decode: false });
   });
 
   it('a report with another first layer or another kernel fails the check', () => {
@@ -497,3 +524,33 @@ describe('controller: history', () => {
     expect(st(store).history.notice).toBe('That run is no longer in the history.');
   });
 });
+
+/** A generation whose decode check finds an error on `d.path` at decode step `d.step`, layer `d.layer`. */
+function generationWithDecode(d: {
+  path: 'reference' | 'fused';
+  step: number;
+  layer: number;
+}): Report['generation'] {
+  const side = { ids: [1, 2], text: null };
+  const born = {
+    check: `layers.${d.layer}.layer`,
+    module: 'm',
+    layer: d.layer,
+    ratio: 1e5,
+    row: 9,
+    step: d.step,
+  };
+  return {
+    reference: side,
+    fused: side,
+    firstDifference: null,
+    parting: null,
+    decode: (['reference', 'fused'] as const).map((path) => ({
+      path,
+      verdict: path === d.path ? ('diverged' as const) : ('agree' as const),
+      checks: 9,
+      born: path === d.path ? born : null,
+      sentence: '',
+    })),
+  };
+}

@@ -29,10 +29,13 @@ export interface ExpectationCheck {
   kernel: boolean | null;
   /** null: the scenario says nothing about determinism. */
   deterministic: boolean | null;
+  /** null: the scenario names no decode finding. */
+  decode: boolean | null;
   ok: boolean;
 }
 
-type CheckedReport = Pick<Report, 'firstDivergentLayer' | 'bisection' | 'determinism'>;
+type CheckedReport = Pick<Report, 'firstDivergentLayer' | 'bisection' | 'determinism'> &
+  Partial<Pick<Report, 'generation'>>;
 
 export function checkExpectation(e: ScenarioExpectation, report: CheckedReport): ExpectationCheck {
   const firstLayer = report.firstDivergentLayer === e.firstDivergentLayer;
@@ -44,11 +47,19 @@ export function checkExpectation(e: ScenarioExpectation, report: CheckedReport):
     e.deterministic === undefined || report.determinism.runs.length === 0
       ? null
       : report.determinism.identical === e.deterministic;
+  const d = e.decode;
+  const decode =
+    d === undefined
+      ? null
+      : (report.generation?.decode ?? []).some(
+          (c) => c.path === d.path && c.born?.step === d.step && c.born?.layer === d.layer,
+        );
   return {
     firstLayer,
     kernel,
     deterministic,
-    ok: firstLayer && kernel !== false && deterministic !== false,
+    decode,
+    ok: firstLayer && kernel !== false && deterministic !== false && decode !== false,
   };
 }
 

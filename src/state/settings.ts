@@ -33,6 +33,8 @@ export interface RunSettings {
   metric: Metric;
   /** A kernel written in the page, used in the fused path (null: the shipped kernels). */
   custom: CustomKernelSpec | null;
+  /** Check every decode step op by op (RunSpec.checkDecode). */
+  checkDecode: boolean;
 }
 
 export function clampInt(v: number, lo: number, hi: number, fallback: number): number {
@@ -60,6 +62,7 @@ export function defaultSettings(): RunSettings {
     k: d.k,
     metric: d.metric,
     custom: null,
+    checkDecode: false,
   };
 }
 
@@ -120,5 +123,6 @@ export function settingsOf(spec: RunSpec): RunSettings {
     metric: spec.metric,
     // Never restored directly: a spec's custom kernel becomes customPending and runs only after consent.
     custom: null,
+    checkDecode: spec.checkDecode === true,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parseRunSpec } from '../run/runspec';
 import type { LoadedModel } from '../worker/api';
-import { defaultSettings, type RunSettings } from './settings';
+import { defaultSettings, type RunSettings, settingsOf } from './settings';
 import { buildSpec, modelRef, PHASES, phaseLabel, progressFraction, specChanges } from './spec';
 
 const model: LoadedModel = {
@@ -42,6 +43,24 @@ describe('buildSpec', () => {
     expect(r.spec.faults).toEqual([]);
     expect(r.spec.fused).toHaveLength(6);
     expect(r.spec.prompt).toEqual({ text: 'And God said unto Moses, ' });
+  });
+
+  it('the decode check: in the spec only when asked for with tokens to generate, and back into the settings', () => {
+    const on = buildSpec(settings({ checkDecode: true }), embedded, model);
+    expect(on.ok && on.spec.checkDecode).toBe(true);
+    if (on.ok) expect(settingsOf(on.spec).checkDecode).toBe(true);
+    const off = buildSpec(settings({ checkDecode: false }), embedded, model);
+    expect(off.ok && 'checkDecode' in off.spec).toBe(false);
+    const none = buildSpec(settings({ checkDecode: true, generate: 0 }), embedded, model);
+    expect(none.ok && 'checkDecode' in none.spec).toBe(false);
+    if (on.ok && off.ok) expect(specChanges(off.spec, on.spec)).toEqual(['the decode check']);
+    // Parsed: true kept, false dropped (links without it read as before), anything else refused by name.
+    const base = on.ok ? on.spec : null;
+    expect(parseRunSpec({ ...base, checkDecode: true }).checkDecode).toBe(true);
+    expect('checkDecode' in parseRunSpec({ ...base, checkDecode: false })).toBe(false);
+    expect(() => parseRunSpec({ ...base, checkDecode: 'yes' })).toThrow(
+      /checkDecode: expected true or false/,
+    );
   });
 
   it('a fault with a first layer, or seeded (no fromLayer)', () => {

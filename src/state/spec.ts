@@ -64,6 +64,7 @@ export function buildSpec(settings: RunSettings, source: ModelSource, model: Loa
     k: settings.k,
     metric: settings.metric,
     ...(settings.custom ? { custom: { ...settings.custom } } : {}),
+    ...(settings.checkDecode && settings.generate > 0 ? { checkDecode: true as const } : {}),
   };
   try {
     return { ok: true, spec: parseRunSpec(candidate) };
@@ -108,6 +109,8 @@ export function specKey(spec: RunSpec): string {
     spec.metric,
     // Only present with a custom kernel, so the keys of runs without one are unchanged.
     ...(spec.custom ? [[spec.custom.slot, spec.custom.source]] : []),
+    // Likewise only present when the decode steps are checked.
+    ...(spec.checkDecode ? ['checkDecode'] : []),
   ]);
 }
 
@@ -190,5 +193,6 @@ export function specChanges(shown: RunSpec, now: RunSpec): string[] {
   if (shown.k !== now.k) out.push('k');
   if (shown.metric !== now.metric) out.push('the metric');
   if (!same(shown.custom ?? null, now.custom ?? null)) out.push('the custom kernel');
+  if ((shown.checkDecode ?? false) !== (now.checkDecode ?? false)) out.push('the decode check');
   return out;
 }

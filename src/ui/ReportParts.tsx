@@ -1,6 +1,7 @@
 // The report in words: the verdict, the bisection, the determinism badge, both paths' generated text (cut
 // at the first difference) and, while the run generates, both paths' tokens as they stream in.
 import type { GenerationParting, Report } from '../compare/analyze';
+import type { DecodeCheck } from '../compare/decode-run-file';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { FUSED_KERNELS } from '../state/kernel-catalog';
 import type { TextSegments, TokenStream } from '../state/store';
@@ -220,6 +221,7 @@ export function Generation({
           : `The continuations part at the ${ordinal(g.firstDifference + 1)} generated token of ${g.reference.ids.length} (highlighted).`}
       </p>
       {g.parting ? <Parting parting={g.parting} /> : null}
+      {g.decode ? <DecodeChecks checks={g.decode} /> : null}
       <div className="side-by-side">
         {(
           [
@@ -267,6 +269,35 @@ function Parting({ parting: p }: { parting: GenerationParting }) {
         <li>
           Logits' <Term id="floor" /> at that row: {p.floor.toExponential(1)} (k = {p.k}).
         </li>
+      </ul>
+    </div>
+  );
+}
+
+/** Each path's decode steps checked op by op as a run, and its cached decode against its uncached forward. */
+function DecodeChecks({ checks }: { checks: DecodeCheck[] }) {
+  const name = (path: string) => (path === 'reference' ? 'Reference path' : 'Fused path');
+  return (
+    <div data-testid="decode-checks">
+      <h4 className="sub">Decode steps, checked op by op</h4>
+      <ul className="plain">
+        {checks.map((d) => (
+          <li key={d.path} data-testid="decode-check" data-path={d.path} data-verdict={d.verdict}>
+            <span className={`pill ${d.verdict === 'agree' ? 'good' : 'bad'}`}>
+              {d.verdict === 'agree' ? 'agrees' : 'diverges'}
+            </span>{' '}
+            {name(d.path)}: {d.sentence}
+            {d.vsFull ? (
+              <span className="muted small">
+                {' '}
+                Cached against uncached:{' '}
+                {d.vsFull.relL2 === 0
+                  ? 'bit for bit.'
+                  : `${formatRatio(d.vsFull.ratio)} the logits' floor (${d.vsFull.within ? 'within' : 'beyond'} k).`}
+              </span>
+            ) : null}
+          </li>
+        ))}
       </ul>
     </div>
   );

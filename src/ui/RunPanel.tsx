@@ -136,7 +136,18 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
               max={MAX_GENERATE}
               onCommit={(v) => setSettings({ generate: v })}
               hint={`0–${MAX_GENERATE}, greedy, on both paths`}
-            />
+            >
+              <label className="check small">
+                <input
+                  type="checkbox"
+                  data-testid="check-decode"
+                  checked={settings.checkDecode}
+                  disabled={settings.generate === 0}
+                  onChange={(e) => setSettings({ checkDecode: e.target.checked })}
+                />
+                check every decode step op by op
+              </label>
+            </NumberField>
             <div className="field">
               <label htmlFor={`${ids}-precision`}>Precision</label>
               <select

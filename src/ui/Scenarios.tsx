@@ -89,7 +89,11 @@ function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
       <p>
         <strong>Expected:</strong> {firstLayerWords(e.firstDivergentLayer)}
         {e.kernel ? `; bisection blames ${e.kernel}` : ''}
-        {e.deterministic === false ? '; the determinism check finds bits that change' : ''}. {e.note}
+        {e.deterministic === false ? '; the determinism check finds bits that change' : ''}
+        {e.decode
+          ? `; the ${e.decode.path} path's decode check finds it at decode step ${e.decode.step}, layer ${e.decode.layer}`
+          : ''}
+        . {e.note}
       </p>
       {report && check && (
         <p
@@ -103,6 +107,12 @@ function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
           {check.kernel === false ? `; bisection does not blame ${e.kernel}` : ''}
           {check.deterministic === false
             ? `; the fused path was ${report.determinism.identical ? 'deterministic this time' : 'nondeterministic'}`
+            : ''}
+          {check.decode === false
+            ? `; the decode check does not find it at step ${e.decode?.step}, layer ${e.decode?.layer}`
+            : ''}
+          {check.decode === true
+            ? `; the ${e.decode?.path} path's decode check finds it at decode step ${e.decode?.step}, layer ${e.decode?.layer}`
             : ''}
           .
         </p>

@@ -13,6 +13,8 @@ export interface NumberFieldProps {
   testId?: string;
   disabled?: boolean;
   width?: string;
+  /** More under the field (a related option). */
+  children?: ReactNode;
 }
 
 export function NumberField(p: NumberFieldProps) {
@@ -46,6 +48,7 @@ export function NumberField(p: NumberFieldProps) {
           {p.hint}
         </span>
       )}
+      {p.children}
     </div>
   );
 }

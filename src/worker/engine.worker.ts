@@ -3,6 +3,7 @@
 // which comlink clones as-is.
 import * as Comlink from 'comlink';
 import { analyze, type Report } from '../compare/analyze';
+import { decodeChecker } from '../compare/decode-runs';
 import type { RunsReport } from '../compare/runs-report';
 import { installCustomKernel } from '../engine/custom-kernel';
 import { Engine } from '../engine/engine';
@@ -244,6 +245,7 @@ class WorkerEngine implements WorkerApi {
             onProgress: progress,
             onPartial: onPartial ? (p) => notify(onPartial, p) : undefined,
             oracle: options?.oracle ?? 'auto',
+            checkDecode: spec.checkDecode ? decodeChecker(engine) : undefined,
           });
         } finally {
           restoreKernel();
