@@ -85,6 +85,56 @@ function modules(dir: string, out = new Map<string, string>()): Map<string, stri
   return out;
 }
 
+/** The module a relative import of `file` names (the .ts/.tsx file, or the folder's index), or null. */
+function targetOf(file: string, spec: string, files: ReadonlyMap<string, string>): string | null {
+  const base = resolve(dirname(file), spec.replace(/\?.*$/, ''));
+  for (const p of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts'), join(base, 'index.tsx')])
+    if (files.has(p)) return p;
+  return null;
+}
+
+/** Every circle of modules importing each other (type imports included), each as its files from one of them. */
+function moduleCircles(files: ReadonlyMap<string, string>): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const [file, text] of files) {
+    const to = importsOf(text)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => targetOf(file, s, files))
+      .filter((t): t is string => t !== null);
+    edges.set(file, to);
+  }
+  // Tarjan's strongly connected components: a component of two or more modules is a circle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const c: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        c.push(relative(ROOT, w));
+      } while (w !== v);
+      if (c.length > 1) out.push(c.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
 const layers = parseLayers(readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8'));
 
 describe('the layering of docs/ARCHITECTURE.md', () => {
@@ -113,6 +163,18 @@ describe('the layering of docs/ARCHITECTURE.md', () => {
     expect(seen).toBeGreaterThan(500);
     const found = violations(layers, all).map((v) => `${v.file}: ${v.from} -> ${v.to} ('${v.spec}')`);
     expect(found).toEqual([]);
+  });
+
+  it('no module of src/ imports itself round a circle of modules (type imports included)', () => {
+    expect(moduleCircles(modules(SRC))).toEqual([]);
+    // A planted circle of three is found, and only it.
+    const planted = new Map([
+      [join(SRC, 'compare/a.ts'), "import type { B } from './b';\nexport type A = 1;\n"],
+      [join(SRC, 'compare/b.ts'), "import { c } from './c';\nexport type B = 2;\n"],
+      [join(SRC, 'compare/c.ts'), "export { type A } from './a';\nexport const c = 3;\n"],
+      [join(SRC, 'compare/d.ts'), "import type { A } from './a';\n"],
+    ]);
+    expect(moduleCircles(planted)).toEqual([['src/compare/a.ts', 'src/compare/b.ts', 'src/compare/c.ts']]);
   });
 
   it('catches an import that breaks it (a planted one)', () => {

@@ -32,7 +32,6 @@ import type { PartingRows } from './parting';
 import type { AnalysisPartial, DeterminismResult, Report } from './report';
 import { whyOfPaths } from './why-paths';
 
-export type { GenerationParting, PartingKind, PartingSide } from './parting';
 export * from './report';
 export { metricValue };
 

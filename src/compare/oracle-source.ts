@@ -14,8 +14,8 @@ import { Program } from '../gpu/program';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { dfHi } from '../kernels/df-hi';
 import type { HiddenDump, ModelWeights } from '../numeric/types';
+import type { OracleInfo } from './oracle-info';
 import { tinyModelCheck } from './oracle-selftest';
-import type { OracleInfo } from './report';
 
 /** 'auto': the GPU oracle where the self-test passed and the adapter is a real GPU; else as asked. */
 export type OracleChoice = 'auto' | 'gpu' | 'cpu';

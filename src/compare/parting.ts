@@ -10,47 +10,8 @@ import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
 import { type Precision, storageUnitRoundoff } from '../numeric/precision';
 import type { AnalysisContext } from './analysis-phases';
-import type { OracleInfo } from './report';
-
-export type PartingKind = 'near-tie' | 'divergence' | 'decode';
-
-/** One path at the parting row (its full forward over the shared tokens; `chose` is its cached decode's id). */
-export interface PartingSide {
-  /** The id this path's generation chose at the parting step. */
-  chose: number;
-  /** The two largest logits of this path's full forward at the row, largest first (lowest id on ties). */
-  top: { id: number; logit: number }[];
-  /** top[0].logit − top[1].logit. */
-  gap: number;
-  /** This path's logit of its own choice minus its logit of the other path's choice (negative: it prefers the other). */
-  margin: number;
-  /** max |this row − exact row|. */
-  error: number;
-  /** error / floor. */
-  ratio: number;
-  /** The full forward's argmax is the id the cached decode chose. */
-  fullAgrees: boolean;
-}
-
-export interface GenerationParting {
-  /** Index among the new tokens of the first id that differs (= firstDifference). */
-  step: number;
-  /** The row whose logits chose it: prompt length + step − 1 (the prefill's last row for step 0). */
-  row: number;
-  /** Where the choice was made: 'prefill' for step 0, else decode step `step` (its one new row is `row`). */
-  chosenIn: 'prefill' | 'decode';
-  kind: PartingKind;
-  /** The logits' floor at the row: max |reference − exact|, never below one rounding of the storage precision
-   * (u × max |exact|). */
-  floor: number;
-  k: number;
-  reference: PartingSide;
-  fused: PartingSide;
-  /** The exact logits of the two contested ids (the reference's choice, then the fused path's). */
-  exact: { id: number; logit: number }[];
-  /** The finding in words. */
-  words: string;
-}
+import type { OracleInfo } from './oracle-info';
+import type { GenerationParting, PartingKind, PartingSide } from './report';
 
 type Row = ArrayLike<number>;
 

@@ -10,16 +10,10 @@ import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict, OpKind } from './causes/types';
 import type { DecodeCheck } from './decode-run-file';
 import type { ErrorHistogram, FullMetrics } from './metrics';
-import type { GenerationParting } from './parting';
 
-/** The fp64-class oracle of a run: double-float on the GPU, or fp64 in JavaScript. */
-export interface OracleInfo {
-  kind: 'gpu' | 'cpu';
-  /** Why this one, in words (the self-test's verdict, the adapter, or the caller's choice). */
-  reason: string;
-  /** The double-float self-test on this adapter, when it ran. */
-  selfTest: { ok: boolean; worstRelErr: number; failures: string[]; ms: number } | null;
-}
+import type { OracleInfo } from './oracle-info';
+
+export type { OracleInfo };
 
 export const REPORT_SCHEMA = 'divergence-report/1';
 
@@ -157,3 +151,44 @@ export type AnalysisPartial =
   | { kind: 'determinism'; determinism: Report['determinism'] }
   | { kind: 'why'; why: PathWhy }
   | { kind: 'token'; path: 'reference' | 'fused'; ids: number[]; text: string | null; total: number };
+
+// Why the generated texts part (computed by parting.ts).
+export type PartingKind = 'near-tie' | 'divergence' | 'decode';
+
+/** One path at the parting row (its full forward over the shared tokens; `chose` is its cached decode's id). */
+export interface PartingSide {
+  /** The id this path's generation chose at the parting step. */
+  chose: number;
+  /** The two largest logits of this path's full forward at the row, largest first (lowest id on ties). */
+  top: { id: number; logit: number }[];
+  /** top[0].logit − top[1].logit. */
+  gap: number;
+  /** This path's logit of its own choice minus its logit of the other path's choice (negative: it prefers the other). */
+  margin: number;
+  /** max |this row − exact row|. */
+  error: number;
+  /** error / floor. */
+  ratio: number;
+  /** The full forward's argmax is the id the cached decode chose. */
+  fullAgrees: boolean;
+}
+
+export interface GenerationParting {
+  /** Index among the new tokens of the first id that differs (= firstDifference). */
+  step: number;
+  /** The row whose logits chose it: prompt length + step − 1 (the prefill's last row for step 0). */
+  row: number;
+  /** Where the choice was made: 'prefill' for step 0, else decode step `step` (its one new row is `row`). */
+  chosenIn: 'prefill' | 'decode';
+  kind: PartingKind;
+  /** The logits' floor at the row: max |reference − exact|, never below one rounding of the storage precision
+   * (u × max |exact|). */
+  floor: number;
+  k: number;
+  reference: PartingSide;
+  fused: PartingSide;
+  /** The exact logits of the two contested ids (the reference's choice, then the fused path's). */
+  exact: { id: number; logit: number }[];
+  /** The finding in words. */
+  words: string;
+}

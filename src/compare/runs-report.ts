@@ -8,7 +8,7 @@ import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict } from './causes/types';
 import type { FullMetrics } from './metrics';
-import type { OracleInfo } from './report';
+import type { OracleInfo } from './oracle-info';
 import type { MissingCheck, OpCheck } from './run-checks';
 import { stepPrefix } from './run-rows';
 

@@ -40,8 +40,9 @@ import { loadBytes, loadStream } from './install-model';
 import { checkModelInput, displayName, shardsOf } from './model-input';
 import { compareRunFiles } from './runs';
 import { loadShards } from './shard-load';
+import { folderUrl } from './url-fetch';
 import { downloadModel } from './url-load';
-import { folderUrl, probeModelUrl } from './url-model';
+import { probeModelUrl } from './url-model';
 
 const EMPTY_POOL: PoolStats = { bytesLive: 0, bytesInUse: 0, buffersLive: 0, buffersInUse: 0 };
 

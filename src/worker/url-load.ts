@@ -9,7 +9,7 @@ import type { LoadedModel, LoadOptions, LoadProgress } from './api';
 import { notify, workerError } from './boundary';
 import { loadStream } from './install-model';
 import { loadShards } from './shard-load';
-import { contentLength, decodeText, folderUrl, MODEL_FILES, openFile, readBody } from './url-model';
+import { contentLength, decodeText, folderUrl, MODEL_FILES, openFile, readBody } from './url-fetch';
 import { bodyChunks, openWeights } from './url-shards';
 
 /** At most one progress message per this many bytes (plus one at the end of each file). */

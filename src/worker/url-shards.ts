@@ -5,7 +5,7 @@
 import { INDEX_FILE, MAX_INDEX_BYTES } from '../model/shard-index';
 import { type ShardedSource, type ShardFile, shardedSource } from '../model/shard-stream';
 import type { WorkerError } from './api';
-import { contentLength, decodeText, fetchFile, MODEL_FILES, openFile } from './url-model';
+import { contentLength, decodeText, fetchFile, MODEL_FILES, openFile } from './url-fetch';
 
 const fail = (kind: WorkerError['kind'], message: string): WorkerError => ({ kind, message });
 
