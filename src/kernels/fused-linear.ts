@@ -38,14 +38,13 @@ const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
 const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
 /** The barrier-free core (CPU adapters: GemmPolicy.cpu), whole and split. */
 const PLAIN_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_plain.wgsl'] as const;
-/** Threads per workgroup of the barrier-free core (one per row and 4-column group). */
-const PLAIN_WG = 64;
 /**
- * The barrier-free core runs launches of up to this many rows on a CPU adapter (SwiftShader, 2 cores,
- * 2026-11-26: a decode step of the embedded model 138 ms against 630 with the tiled core; at 25 rows the tiled
- * core wins, 0.65 s against 1.9 s a forward). Both give the same bits, so the choice is free.
+ * Threads per workgroup of the barrier-free core (one per 4 rows and 4 columns). It runs every launch on a CPU
+ * adapter (SwiftShader, 2 cores, 2026-11-26: the embedded model's decode step 138 ms against 630 with the tiled
+ * core); both give the same bits, so the choice is free.
  */
-const PLAIN_MAX_M = 4;
+const PLAIN_WG = 64;
+
 /** Threads per workgroup of the split-K reduction (one per row and 4-column group). */
 const REDUCE_WG = 64;
 
@@ -202,10 +201,11 @@ export function gemmSpecs(
   const launch = gemmLaunch(label, M, N, K, opts);
   const constants = { ...launch.constants, ...extraConstants };
   const params = paramsBytes([M, N, K, launch.kChunk, ...head]);
-  const plain = opts.policy?.cpu === true && M <= PLAIN_MAX_M;
-  if (plain && M > MAX_GROUPS) throw new Error(`${label}: ${M} rows exceed ${MAX_GROUPS} workgroups`);
+  const plain = opts.policy?.cpu === true;
   const grid = (split: number): DispatchSpec['workgroups'] =>
-    plain ? [ceilDiv(ceilDiv(N, 4), PLAIN_WG), M, split] : gemmWorkgroups(M, N, launch.tiles, split);
+    plain
+      ? [ceilDiv(ceilDiv(N, 4), PLAIN_WG), ceilDiv(M, 4), split]
+      : gemmWorkgroups(M, N, launch.tiles, split);
   if (plain) constants.GEMM_PLAIN_WG = PLAIN_WG;
   if (launch.split === 1) {
     return [

@@ -40,13 +40,13 @@ const MODES: Mode[] = [
   { name: 'FAULT_TILE_OFFSET', constants: { FAULT_TILE_OFFSET: true }, tiles: GEMM_CPU },
 ];
 
-// (M, N, K) up to the plain core's 4 rows: one row (a decode step), K below one BK step, K a multiple of BK 8
-// but not 16, N past a workgroup of 4-column groups.
+// (M, N, K): one row (a decode step), rows past a block of 4 and not a multiple of it, K below one BK step, K a
+// multiple of BK 8 but not 16, N past a workgroup of 4-column groups.
 const SHAPES: [number, number, number][] = [
   [1, 67, 515],
-  [4, 300, 90],
-  [3, 45, 13],
-  [2, 90, 200],
+  [37, 300, 90],
+  [5, 45, 13],
+  [24, 90, 200],
 ];
 // Each shape whole, and split in chunks of 64 (a multiple of both cores' BK; the last chunk is short).
 const SPLITS = [undefined, 64] as const;
@@ -120,7 +120,7 @@ describe('the barrier-free GEMM core gives the tiled core’s bits', () => {
 
   // (T, H, hd, r): an odd head dim (a padding column per segment), a wide head; whole and split.
   it.each([
-    [4, 3, 15, 6, undefined],
+    [37, 3, 15, 6, undefined],
     [1, 2, 40, 10, 32],
   ] as const)('QKV + rotary T=%i H=%i hd=%i r=%i, K per split %s', async (T, H, hd, r, kChunk) => {
     const seed = freshSeed();

@@ -102,9 +102,9 @@ export function linear(
   opts: KernelOpts = {},
   cpuAdapter = false,
 ): DispatchSpec {
-  // Measured on SwiftShader (2 cores, 2026-11-26): with one row the plain kernel takes 5 ms at 1024 × 256 where the
-  // rows kernel takes 34 (64 threads) or 387 (256 threads) and the 16 × 16 tile 117; with 25 rows 85 ms against
-  // the tile's 200 and the 4 × 4 register tile's 220.
+  // Measured on SwiftShader (2 cores, 2026-11-26): with one row the plain kernel takes 2.7 ms at 1024 × 256 where
+  // the rows kernel takes 34 (64 threads) or 387 (256 threads) and the 16 × 16 tile 125; with 25 rows 19 ms against
+  // the tile's 262 and the 4 × 4 register tile's 220 (with workgroup memory); with 128 rows 81 ms against 953.
   if (cpuAdapter) return linearPlain(label, buf, M, N, K, opts);
   // Measured on an H100 (bench/compare-speed.ts --kernels, Pythia 70m and 410m shapes, 2026-11-25): the 4 × 4
   // register tile wins where its 64 × 64 blocks still fill the GPU (qkv, fc1 and the LM head at T = 128: 1.8–4.5×)
@@ -153,7 +153,7 @@ export function linearBlocked(
   );
 }
 
-/** The barrier-free kernel: a thread per output, PLAIN_WG of them along N per workgroup, workgroup y = row. */
+/** The barrier-free kernel: a thread per 4 × 4 block, PLAIN_WG of them along N per workgroup. */
 export const linearPlain: LinearLauncher = (label, buf, M, N, K, opts = {}) =>
   dispatchLinear(
     label,
@@ -161,7 +161,7 @@ export const linearPlain: LinearLauncher = (label, buf, M, N, K, opts = {}) =>
     { WG: PLAIN_WG, ...opts.constants },
     buf,
     [M, N, K],
-    [ceilDiv(N, PLAIN_WG), M, 1],
+    [ceilDiv(ceilDiv(N, 4), PLAIN_WG), ceilDiv(M, 4), 1],
   );
 
 /** The few-rows kernel: one workgroup per NR output columns of one row. */
