@@ -13,6 +13,10 @@ struct Params { T: u32, hd: u32, scale: f32, p0: u32, KT: u32, _pad0: u32, _pad1
 @group(0) @binding(3) var<storage, read_write> s: array<f32>; // [H, T, Tk], Tk = p0 + T
 
 override TILE: u32 = 16;
+// CPU adapters (SwiftShader): each thread sums its score straight from q and k, no staging and no barrier. The
+// same products in the same order; the tile's padding of hd adds 0·0, which changes nothing but a −0 sum into +0
+// (done once, by select). So the bits are the tiled kernel's.
+override PLAIN: bool = false;
 var<workgroup> qs: array<f32, TILE * TILE>; // [i, e]
 var<workgroup> ks: array<f32, TILE * TILE>; // [j, e]
 
@@ -27,6 +31,21 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   let kj = wid.x * TILE + lid.y; // the k row this thread stages
   let base = h * T * hd;
   let kbase = h * params.KT * hd;
+  if (PLAIN) {
+    if (i < T && j < Tk) {
+      var out = 0.0;
+      if (j <= params.p0 + i) {
+        var acc_s = 0.0;
+        for (var e = 0u; e < hd; e++) {
+          acc_s = acc(acc_s + q[base + i * hd + e] * k[kbase + j * hd + e]);
+        }
+        if (hd % TILE != 0u) { acc_s = select(acc_s, 0.0, acc_s == 0.0); }
+        out = acc_s * params.scale;
+      }
+      s[(h * T + i) * Tk + j] = st(out);
+    }
+    return;
+  }
   var sum = 0.0;
   for (var e0 = 0u; e0 < hd; e0 += TILE) {
     let e = e0 + lid.x;

@@ -14,6 +14,10 @@ struct Params { T: u32, hd: u32, H: u32, p0: u32, KT: u32, _pad0: u32, _pad1: u3
 @group(0) @binding(3) var<storage, read_write> ctx: array<f32>; // [T, H*hd]
 
 override TILE: u32 = 16;
+// CPU adapters (SwiftShader): each thread sums its output straight from p and v, no staging and no barrier, over
+// exactly the j the tile runs (0 .. its padded causal end, zeros past Tk): the same products in the same order,
+// so the bits are the tiled kernel's.
+override PLAIN: bool = false;
 var<workgroup> ps: array<f32, TILE * TILE>; // [i, j]
 var<workgroup> vs: array<f32, TILE * TILE>; // [j, e]
 
@@ -26,6 +30,23 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   let i = wid.y * TILE + lid.y;
   let e = wid.x * TILE + lid.x;
   let jEnd = min(Tk, params.p0 + (wid.y + 1u) * TILE); // causal: rows of this tile need j < jEnd
+  if (PLAIN) {
+    if (i < T && e < hd) {
+      let jPad = (jEnd + TILE - 1u) / TILE * TILE;
+      var acc_s = 0.0;
+      for (var j = 0u; j < jPad; j++) {
+        var pv = 0.0;
+        var vv = 0.0;
+        if (j < Tk) {
+          pv = p[(h * T + i) * Tk + j];
+          vv = v[(h * params.KT + j) * hd + e];
+        }
+        acc_s = acc(acc_s + pv * vv);
+      }
+      ctx[i * params.H * hd + h * hd + e] = st(acc_s);
+    }
+    return;
+  }
   var sum = 0.0;
   for (var j0 = 0u; j0 < jEnd; j0 += TILE) {
     let jp = j0 + lid.x;

@@ -49,6 +49,11 @@ function normOp(
   };
 }
 
+/** On a CPU adapter, the attention kernels' barrier-free variant (PLAIN: the same bits, no staging). */
+function cpuPlain(L: LayerCtx, k: KernelOpts): KernelOpts {
+  return L.gemm.policy?.cpu ? { ...k, constants: { ...k.constants, PLAIN: true } } : k;
+}
+
 /** A reference linear layer [T, K] -> [T, N] into `y` (the tap `name`), its input and weights read when made. */
 function linearOp(
   L: LayerCtx,
@@ -80,7 +85,8 @@ export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
     writes: qkvTaps(L),
   }),
   scores: (L) => ({
-    make: (k) => attnScores(`${L.p}.scores`, { q: L.b.q, k: L.k, s: L.b.scores! }, L.H, L.T, L.hd, k, L.at),
+    make: (k) =>
+      attnScores(`${L.p}.scores`, { q: L.b.q, k: L.k, s: L.b.scores! }, L.H, L.T, L.hd, cpuPlain(L, k), L.at),
     writes: [[`${L.p}.scores`, L.b.scores!, L.H * L.T * L.Tk]],
   }),
   probs: (L) => ({
@@ -88,7 +94,8 @@ export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
     writes: [[`${L.p}.probs`, L.b.probs!, L.H * L.T * L.Tk]],
   }),
   ctx: (L) => ({
-    make: (k) => attnValues(`${L.p}.ctx`, { p: L.b.probs!, v: L.v, ctx: L.ctx }, L.H, L.T, L.hd, k, L.at),
+    make: (k) =>
+      attnValues(`${L.p}.ctx`, { p: L.b.probs!, v: L.v, ctx: L.ctx }, L.H, L.T, L.hd, cpuPlain(L, k), L.at),
     writes: [[`${L.p}.ctx`, L.ctx, L.T * L.d]],
   }),
   attn_out: (L) =>

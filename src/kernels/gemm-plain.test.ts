@@ -1,13 +1,15 @@
-// The barrier-free GEMM core (shaders/common/gemm_plain.wgsl, chosen on CPU adapters by GemmPolicy.cpu) against
-// the tiled core, bit for bit: every epilogue (bias, no bias, GELU, both residual styles, QKV + rotary), whole
+// The barrier-free kernels of CPU adapters (GemmPolicy.cpu) against their tiled forms, bit for bit. The GEMM
+// core (shaders/common/gemm_plain.wgsl) against the tiled core: every epilogue (bias, no bias, GELU, both residual styles, QKV + rotary), whole
 // and split-K, f32, fp16 accumulation with bf16 storage, packed-f16 weights and the misaligned-tile teaching
 // fault, at sizes that are multiples of no tile and K both a multiple of BK and not (the tiled core's padding).
 // Fresh random inputs per run (the seed is printed on failure; KERNEL_SEED=<seed> replays), outputs poisoned
-// with NaN (and the split workspace too), so an output either kernel leaves unwritten fails the comparison.
+// with NaN (and the split workspace too), so an output either kernel leaves unwritten fails the comparison. The
+// reference attention kernels' PLAIN variants (scores, weighted values) likewise, whole forwards and decode rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchSpec } from '../gpu/program';
 import { f32ToF16Bits } from '../numeric/bits';
 import { mulberry32, randn } from '../numeric/random';
+import { attnScores, attnValues, softmaxCausal } from './attention';
 import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
 import { GEMM_CPU, GEMM_SMALL, type GemmTiles } from './gemm';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
@@ -148,6 +150,54 @@ describe('the barrier-free GEMM core gives the tiled core’s bits', () => {
         ([q, k, v], o) => qkvRotaryOps('qkv', { ...io, q, k, v }, T, H, hd, r, o),
         opts,
       );
+    }
+  });
+});
+
+describe('the attention kernels’ barrier-free variant (PLAIN) gives the tiled kernels’ bits', () => {
+  // (H, T, hd, p0): a whole forward past one tile with hd off the tile, a decode row past two tiles of keys,
+  // a few rows at positions 7.. with hd 40 (a tile and a half).
+  it.each([
+    [3, 37, 15, 0],
+    [2, 1, 24, 33],
+    [2, 5, 40, 7],
+  ] as const)('H=%i T=%i hd=%i p0=%i', async (H, T, hd, p0) => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const rows = p0 + T;
+    const Tk = p0 + T;
+    const q = h.upload(randn(rng, H * T * hd));
+    const k = h.upload(randn(rng, H * rows * hd));
+    const v = h.upload(randn(rng, H * rows * hd));
+    const at = { p0, rows };
+    const modes: Record<string, number | boolean>[] = [{}, { ACC_F16: true, STORAGE_PREC: 2 }];
+    for (const constants of modes) {
+      const [s1, s2] = [h.poisoned(H * T * Tk), h.poisoned(H * T * Tk)];
+      const [p1, p2] = [h.poisoned(H * T * Tk), h.poisoned(H * T * Tk)];
+      const [c1, c2] = [h.poisoned(T * H * hd), h.poisoned(T * H * hd)];
+      const plain = { constants: { ...constants, PLAIN: true } };
+      await h.run([
+        attnScores('s', { q, k, s: s1 }, H, T, hd, { constants }, at),
+        attnScores('s', { q, k, s: s2 }, H, T, hd, plain, at),
+        // Both value kernels read the same probabilities (the tiled scores' softmax).
+        softmaxCausal('p', { s: s1, p: p1 }, H, T, { constants }, at),
+        softmaxCausal('p', { s: s1, p: p2 }, H, T, { constants }, at),
+        attnValues('c', { p: p1, v, ctx: c1 }, H, T, hd, { constants }, at),
+        attnValues('c', { p: p1, v, ctx: c2 }, H, T, hd, plain, at),
+      ]);
+      for (const [what, a, b, n] of [
+        ['scores', s1, s2, H * T * Tk],
+        ['values', c1, c2, T * H * hd],
+      ] as const) {
+        const x = bits(await h.read(a, n));
+        const y = bits(await h.read(b, n));
+        const bad = x.findIndex((u) => (u & 0x7f800000) === 0x7f800000);
+        expect(bad, `seed ${seed}: tiled ${what} left a non-finite at ${bad}`).toBe(-1);
+        const j = y.findIndex((u, i) => u !== x[i]);
+        expect(j, `seed ${seed}: ${what} ${JSON.stringify(constants)}: PLAIN differs at ${j} of ${n}`).toBe(
+          -1,
+        );
+      }
     }
   });
 });
