@@ -12,9 +12,54 @@ struct Params { T: u32, rows: u32, p0: u32, _pad1: u32 }
 override WG: u32 = 128;
 var<workgroup> red: array<f32, WG>;
 
+// CPU adapters (SwiftShader): PLAIN gives each thread a whole row (row = its global index; the launcher sizes the
+// grid) and no barrier. It keeps the workgroup's arithmetic exactly: PLAIN_LANES lanes (the workgroup's WG, 128)
+// each reduce columns lane, lane + 128, … in order, then the lanes are combined in the same tree, so the max, the
+// sum and every output are the tiled kernel's bits.
+override PLAIN: bool = false;
+const PLAIN_LANES: u32 = 128u;
+
+/** Row `row` of the causal softmax by one thread, in the workgroup's order of operations. */
+fn plain_row(row: u32) {
+  let T = params.T;
+  let Tk = params.p0 + T;
+  let i = row % T;
+  let base = row * Tk;
+  let n = params.p0 + i + 1u;
+  var lanes: array<f32, PLAIN_LANES>;
+  for (var l = 0u; l < PLAIN_LANES; l++) {
+    var m = bitcast<f32>(0xff7fffffu); // -FLT_MAX
+    for (var j = l; j < n; j += PLAIN_LANES) { m = max(m, s[base + j]); }
+    lanes[l] = m;
+  }
+  for (var st = PLAIN_LANES / 2u; st > 0u; st = st / 2u) {
+    for (var l = 0u; l < st; l++) { lanes[l] = max(lanes[l], lanes[l + st]); }
+  }
+  let rowmax = lanes[0];
+  for (var l = 0u; l < PLAIN_LANES; l++) {
+    var sum = 0.0;
+    for (var j = l; j < n; j += PLAIN_LANES) { sum += exp(s[base + j] - rowmax); }
+    lanes[l] = sum;
+  }
+  for (var st = PLAIN_LANES / 2u; st > 0u; st = st / 2u) {
+    for (var l = 0u; l < st; l++) { lanes[l] = lanes[l] + lanes[l + st]; }
+  }
+  let inv = 1.0 / lanes[0];
+  for (var j = 0u; j < Tk; j++) {
+    var out = 0.0;
+    if (j < n) { out = exp(s[base + j] - rowmax) * inv; }
+    p[base + j] = st(out);
+  }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u) {
+  if (PLAIN) {
+    let r = (wid.x + wid.y * nwg.x) * WG + lid3.x;
+    if (r < params.rows) { plain_row(r); }
+    return;
+  }
   let row = wid.x + wid.y * nwg.x; // h * T + i
   if (row >= params.rows) { return; } // uniform per workgroup
   let lid = lid3.x;

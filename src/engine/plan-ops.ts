@@ -90,7 +90,8 @@ export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
     writes: [[`${L.p}.scores`, L.b.scores!, L.H * L.T * L.Tk]],
   }),
   probs: (L) => ({
-    make: (k) => softmaxCausal(`${L.p}.probs`, { s: L.b.scores!, p: L.b.probs! }, L.H, L.T, k, L.at),
+    make: (k) =>
+      softmaxCausal(`${L.p}.probs`, { s: L.b.scores!, p: L.b.probs! }, L.H, L.T, cpuPlain(L, k), L.at),
     writes: [[`${L.p}.probs`, L.b.probs!, L.H * L.T * L.Tk]],
   }),
   ctx: (L) => ({

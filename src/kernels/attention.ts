@@ -79,13 +79,15 @@ export function softmaxCausal(
 ): DispatchSpec {
   const { p0 } = kvPositions(label, T, at);
   const rows = H * T;
-  const x = Math.min(rows, MAX_GROUPS);
+  // PLAIN (CPU adapters): a thread per row, WG rows per workgroup (the kernel's lanes are WG = 128).
+  const groups = opts.constants?.PLAIN === true ? ceilDiv(rows, WG) : rows;
+  const x = Math.min(groups, MAX_GROUPS);
   return dispatchOf(
     label,
     softmaxKernel,
     { WG, ...opts.constants },
     b,
     [T, rows, p0],
-    [x, ceilDiv(rows, x), 1],
+    [x, ceilDiv(groups, x), 1],
   );
 }

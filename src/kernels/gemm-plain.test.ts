@@ -154,13 +154,14 @@ describe('the barrier-free GEMM core gives the tiled core’s bits', () => {
   });
 });
 
-describe('the attention kernels’ barrier-free variant (PLAIN) gives the tiled kernels’ bits', () => {
+describe('the attention kernels’ barrier-free variants (PLAIN) give the tiled kernels’ bits', () => {
   // (H, T, hd, p0): a whole forward past one tile with hd off the tile, a decode row past two tiles of keys,
-  // a few rows at positions 7.. with hd 40 (a tile and a half).
+  // a few rows at positions 7.. with hd 40 (a tile and a half), rows of 151–153 keys.
   it.each([
     [3, 37, 15, 0],
     [2, 1, 24, 33],
     [2, 5, 40, 7],
+    [1, 3, 8, 150], // rows past the softmax's 128 lanes
   ] as const)('H=%i T=%i hd=%i p0=%i', async (H, T, hd, p0) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
@@ -179,14 +180,15 @@ describe('the attention kernels’ barrier-free variant (PLAIN) gives the tiled 
       await h.run([
         attnScores('s', { q, k, s: s1 }, H, T, hd, { constants }, at),
         attnScores('s', { q, k, s: s2 }, H, T, hd, plain, at),
-        // Both value kernels read the same probabilities (the tiled scores' softmax).
+        // Both softmaxes and both value kernels read the same input (the tiled kernel's scores and probabilities).
         softmaxCausal('p', { s: s1, p: p1 }, H, T, { constants }, at),
-        softmaxCausal('p', { s: s1, p: p2 }, H, T, { constants }, at),
+        softmaxCausal('p', { s: s1, p: p2 }, H, T, plain, at),
         attnValues('c', { p: p1, v, ctx: c1 }, H, T, hd, { constants }, at),
         attnValues('c', { p: p1, v, ctx: c2 }, H, T, hd, plain, at),
       ]);
       for (const [what, a, b, n] of [
         ['scores', s1, s2, H * T * Tk],
+        ['probabilities', p1, p2, H * T * Tk],
         ['values', c1, c2, T * H * hd],
       ] as const) {
         const x = bits(await h.read(a, n));
