@@ -6,8 +6,8 @@
 // with NaN (and the split workspace too), so an output either kernel leaves unwritten fails the comparison. The
 // reference attention kernels' PLAIN variants (scores, weighted values) likewise, whole forwards and decode rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packF16 } from '../engine/gpu-model';
 import type { DispatchSpec } from '../gpu/program';
-import { f32ToF16Bits } from '../numeric/bits';
 import { mulberry32, randn } from '../numeric/random';
 import { attnScores, attnValues, softmaxCausal } from './attention';
 import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
@@ -21,13 +21,6 @@ beforeAll(async () => {
   h = await createHarness();
 });
 afterAll(() => h?.destroy());
-
-/** f32 values rounded to f16, two per u32 word (element i in half i & 1 of word i >> 1). */
-function packF16(v: Float32Array): Uint32Array {
-  const out = new Uint32Array(Math.ceil(v.length / 2));
-  for (let i = 0; i < v.length; i++) out[i >> 1] |= f32ToF16Bits(v[i]) << (16 * (i & 1));
-  return out;
-}
 
 /** A mode runs on one tile configuration of the tiled core (both BK 8 and 16 are covered over the modes). */
 type Mode = { name: string; constants: Record<string, number | boolean>; tiles: GemmTiles; f16w?: boolean };

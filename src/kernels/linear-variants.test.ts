@@ -4,6 +4,7 @@
 // are not multiples of any tile (16, the 4 × 4 register tile, the rows kernel's NR and KC), K below, at and past
 // one staging step, with and without bias, f32 and packed-f16 weights, fp16 accumulation and bf16 storage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packF16 } from '../engine/gpu-model';
 import { mulberry32, randn } from '../numeric/random';
 import { linearBlocked, linearPlain, linearRows, linearTiled } from './linear';
 import { createHarness, freshSeed, type Harness } from './testing';
@@ -13,23 +14,6 @@ beforeAll(async () => {
   h = await createHarness();
 });
 afterAll(() => h?.destroy());
-
-/** Packs f32 values (rounded to f16) two per u32 word, element i in half (i & 1) of word i >> 1. */
-function packF16(v: Float32Array): Uint32Array {
-  const out = new Uint32Array(Math.ceil(v.length / 2));
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  const half = (x: number) => {
-    f[0] = x;
-    const b = u[0];
-    const sign = (b >>> 16) & 0x8000;
-    const e = ((b >>> 23) & 0xff) - 127 + 15;
-    if (e <= 0 || e >= 31) return sign; // inputs are drawn inside the normal f16 range
-    return sign | (e << 10) | ((b >>> 13) & 0x3ff);
-  };
-  for (let i = 0; i < v.length; i++) out[i >> 1] |= half(v[i]) << (16 * (i & 1));
-  return out;
-}
 
 const cases: [number, number, number][] = [
   [1, 37, 23],
