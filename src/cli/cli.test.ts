@@ -16,7 +16,10 @@ import { roundStorage } from '../numeric/precision';
 import type { DumpJson } from './dump-json';
 
 function cli(args: string[]) {
-  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return {
     code: r.status,
     stdout: r.stdout,

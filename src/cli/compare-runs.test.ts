@@ -14,7 +14,10 @@ import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 
 function cli(args: string[]) {
-  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return {
     code: r.status,
     stdout: r.stdout.trim(),

@@ -22,7 +22,7 @@ const SPEC = {
 } as const;
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     encoding: 'utf8',
     timeout: 60_000,
     env: { ...process.env, ...env },

@@ -34,7 +34,9 @@ afterAll(async () => {
 async function cli(args: string[], env: Record<string, string>) {
   const { spawn } = await import('node:child_process');
   return new Promise<{ code: number | null; stderr: string[] }>((done) => {
-    const p = spawn('npx', ['tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ...env } });
+    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      env: { ...process.env, ...env },
+    });
     let err = '';
     p.stderr.on('data', (d) => {
       err += d;
