@@ -48,8 +48,7 @@ export interface RowsShape {
 export const ROWS_MAX = 1;
 /**
  * The rows kernel's shape for an N × K weight (measured: see linear()). Small weights (the test models) get small
- * workgroups: on a CPU adapter (SwiftShader) 256-thread workgroups cost 8× the 16 × 16 tile, 64-thread ones run
- * 2–3× faster than it; on a GPU such layers take microseconds either way.
+ * workgroups: on a GPU such layers take microseconds either way. (CPU adapters run the plain kernel instead.)
  */
 export function rowsShape(N: number, K: number): RowsShape {
   if (N * K < 1 << 18) return { WG: 64, NR: 8, KC: 32 };
