@@ -3,8 +3,9 @@
 // and its size in units of each storage type's rounding — computed from the exact re-run and the recorded output.
 import { FORMATS, type NumFormat, ulpOf } from '../../numeric/round';
 import { effectiveFloor } from '../floor';
-import { median } from './catalog/search';
+import { medianOf } from './arrays';
 import { widthOf } from './exact-op';
+import { largestHolding } from './largest';
 import type { OpData } from './types';
 
 export interface Anatomy {
@@ -86,23 +87,6 @@ function rowsWords(bad: number[], T: number): Anatomy['rows'] {
     return { ...base, kind: 'from', words: `from row ${bad[0]} on` };
   if (contiguous) return { ...base, kind: 'range', words: `rows ${bad[0]}–${bad[count - 1]}` };
   return { ...base, kind: 'some', words: `${count} of ${T} rows (the first: row ${bad[0]})` };
-}
-
-/** The squares of the finite elements, ascending. */
-function sortedSquares(a: ArrayLike<number>): Float64Array {
-  const sq = new Float64Array(a.length);
-  for (let i = 0; i < a.length; i++) sq[i] = Number.isFinite(a[i]) ? a[i] * a[i] : 0;
-  return sq.sort();
-}
-
-/** The count of the largest elements (by square; `sq` ascending) that hold 90 % of the sum of squares. */
-function holding90(sq: Float64Array): number {
-  let total = 0;
-  for (const x of sq) total += x;
-  let acc = 0;
-  let k = 0;
-  for (let i = sq.length - 1; i >= 0 && acc < 0.9 * total; i--, k++) acc += sq[i];
-  return k;
 }
 
 /** The anatomy of the recorded output's error against the exact output. */
@@ -198,13 +182,12 @@ export function anatomy(d: OpData): Anatomy {
   for (let c = 0; c < w; c++) biasEnergy += T * mean[c] * mean[c];
   // How many of the largest elements hold 90 % of the squared error, against the same count for the exact
   // values: an error proportional to the values (a rounding) is as spread as they are.
-  const squares = sortedSquares(e);
-  const n90 = holding90(squares);
+  const { count: n90, threshold } = largestHolding(e, 0.9);
   // (the values' count from an even sample of at most 65536 of them, scaled up)
   const every = Math.max(1, Math.ceil(n / 65536));
   const sample = new Float64Array(Math.ceil(n / every));
   for (let i = 0, j = 0; i < n; i += every) sample[j++] = d.exact[i];
-  const n90Exact = holding90(sortedSquares(sample)) * every;
+  const n90Exact = largestHolding(sample, 0.9).count * every;
   let shape: Anatomy['shape'];
   if (T >= 2 && total > 0 && biasEnergy > 0.9 * total)
     shape = {
@@ -233,16 +216,17 @@ export function anatomy(d: OpData): Anatomy {
   // Size: the median error, in units of each format's spacing at the exact value, over the elements that carry it
   // (the largest that hold 90 % of its square).
   // The elements that carry it: those at least as large as the n90-th largest (a sample of at most 20000).
-  const threshold = squares[Math.max(0, n - Math.max(1, n90))];
   const carrying: number[] = [];
   const stride = Math.max(1, Math.floor(n90 / 20000));
   for (let i = 0, seen = 0; i < n; i++)
     if (e[i] !== 0 && e[i] * e[i] >= threshold && seen++ % stride === 0) carrying.push(i);
   const sizes = {} as Record<NumFormat, number>;
   for (const f of FORMATS) {
-    const u: number[] = [];
-    for (const i of carrying) u.push(Math.abs(e[i]) / ulpOf(f, d.exact[i]));
-    sizes[f] = u.length ? median(u) : 0;
+    const u = new Float64Array(carrying.length);
+    carrying.forEach((i, j) => {
+      u[j] = Math.abs(e[i]) / ulpOf(f, d.exact[i]);
+    });
+    sizes[f] = u.length ? medianOf(u) : 0;
   }
   const fmt = (x: number) =>
     x >= 100 ? x.toExponential(1).replace('e+', 'e') : String(Number(x.toPrecision(2)));

@@ -30,3 +30,14 @@ export function round(f: NumFormat | undefined, a: ArrayLike<number>): ArrayLike
   for (let i = 0; i < a.length; i++) out[i] = roundTo(f, a[i]);
   return out;
 }
+
+/** The median of the finite values (NaN when none): a typed sort, no comparator. */
+export function medianOf(a: Float64Array): number {
+  let m = 0;
+  const v = new Float64Array(a.length);
+  for (const x of a) if (Number.isFinite(x)) v[m++] = x;
+  if (m === 0) return Number.NaN;
+  const s = v.subarray(0, m).sort();
+  const h = m >> 1;
+  return m % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}

@@ -3,7 +3,7 @@
 // [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
 import { gelu } from '../../kernels/cpu/gelu';
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
-import { roundF32ToF16, roundTo } from '../../numeric/round';
+import { type NumFormat, roundF32ToF16, roundTo } from '../../numeric/round';
 import { gather, mapAll, round } from './arrays';
 import { attention } from './exact-attention';
 import { type ActFn, LINEAR_OPS, type OpData, type Variant } from './types';
@@ -79,6 +79,52 @@ function accumulateF16(
   return total;
 }
 
+/** The input of a product as the variant reads it: rounded, then shifted along each row (kept for the op's search,
+ * per input, format and shift: every candidate reads one of a few). */
+const inputsRead = new WeakMap<OpData, Map<ArrayLike<number>, Map<string, Float64Array>>>();
+function inputOf(d: OpData, x0: ArrayLike<number>, f: NumFormat | undefined, s: number): Float64Array {
+  let byInput = inputsRead.get(d);
+  if (!byInput) {
+    byInput = new Map();
+    inputsRead.set(d, byInput);
+  }
+  let byForm = byInput.get(x0);
+  if (!byForm) {
+    byForm = new Map();
+    byInput.set(x0, byForm);
+  }
+  const key = `${f ?? ''}:${s}`;
+  let x = byForm.get(key);
+  if (x) return x;
+  x = new Float64Array(round(f, x0));
+  if (s) {
+    const T = d.tokens.length;
+    const K = x0.length / T;
+    const src = Float64Array.from(x);
+    for (let t = 0; t < T; t++)
+      for (let k = 0; k < K; k++) x[t * K + k] = k + s >= 0 && k + s < K ? src[t * K + k + s] : 0;
+  }
+  byForm.set(key, x);
+  return x;
+}
+
+/** sum_k x[xo + k] w[k] in fp64 (four running sums: exact to a few fp64 roundings, far below any f32 floor). */
+function dot(x: Float64Array, xo: number, w: Float64Array, K: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let k = 0;
+  for (; k + 3 < K; k += 4) {
+    s0 += x[xo + k] * w[k];
+    s1 += x[xo + k + 1] * w[k + 1];
+    s2 += x[xo + k + 2] * w[k + 2];
+    s3 += x[xo + k + 3] * w[k + 3];
+  }
+  for (; k < K; k++) s0 += x[xo + k] * w[k];
+  return s0 + s1 + (s2 + s3);
+}
+
 /** y[t, c] = sum_k x[t, k] W[n_c, k] (+ bias), with the variant's input, weight, shift and accumulator. */
 function linear(
   d: OpData,
@@ -91,13 +137,7 @@ function linear(
   const K = x0.length / T;
   const W = d.weights.lmHead ?? d.weights.linear!.weight.data;
   const b = d.weights.linear?.bias?.data ?? null;
-  const x = new Float64Array(round(v.inputFormat, x0));
-  if (v.inputShift) {
-    const s = v.inputShift;
-    const src = Float64Array.from(x);
-    for (let t = 0; t < T; t++)
-      for (let k = 0; k < K; k++) x[t * K + k] = k + s >= 0 && k + s < K ? src[t * K + k + s] : 0;
-  }
+  const x = inputOf(d, x0, v.inputFormat, v.inputShift ?? 0);
   const picked = cols ?? Int32Array.from({ length: N }, (_, i) => i);
   const out = new Float64Array(T * picked.length);
   const w = new Float64Array(K);
@@ -108,11 +148,10 @@ function linear(
     if (v.weightFormat) for (let k = 0; k < K; k++) w[k] = roundTo(v.weightFormat, w[k]);
     const bias = b ? (v.biasFormat ? roundTo(v.biasFormat, b[n]) : b[n]) * (v.bias ?? 1) : 0;
     for (let t = 0; t < T; t++) {
-      let s = 0;
       const xo = t * K;
-      if (acc) s = accumulateF16(x, xo, w, K, acc.chunk, acc.fused);
-      else for (let k = 0; k < K; k++) s += x[xo + k] * w[k];
-      out[t * picked.length + j] = acc ? Math.fround(s + bias) : s + bias;
+      out[t * picked.length + j] = acc
+        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused) + bias)
+        : dot(x, xo, w, K) + bias;
     }
   }
   return out;
@@ -209,43 +248,42 @@ export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Arr
   }
 }
 
-/** The output transforms of a variant on a full [T, width] output. */
-function transform(a: Float64Array, T: number, width: number, v: Variant): Float64Array {
-  let out = a;
-  if (v.rowShift) {
-    const { shift, from } = v.rowShift;
-    out = Float64Array.from(a);
-    for (let t = from; t < T; t++) {
-      const src = t - shift;
-      for (let c = 0; c < width; c++) out[t * width + c] = src >= 0 && src < T ? a[src * width + c] : 0;
+/**
+ * The output transforms of a variant (row shift, element shift, one row broadcast, heads permuted, dropout, applied
+ * in that order to the full [T, width] output `a`) on the columns `cols` only: each output element is read from the
+ * element of `a` the transforms move there (zero where one reads outside), so no full-size copy is made.
+ * causes/transform.test.ts holds it to the definition on the full tensor.
+ */
+export function transformAt(
+  a: ArrayLike<number>,
+  T: number,
+  width: number,
+  v: Variant,
+  cols: Int32Array | null,
+): Float64Array {
+  const n = cols ? cols.length : width;
+  const out = new Float64Array(T * n);
+  const hd = v.headPerm ? width / v.headPerm.length : 0;
+  for (let t = 0; t < T; t++)
+    for (let j = 0; j < n; j++) {
+      const c0 = cols ? cols[j] : j;
+      let scale = 1;
+      if (v.dropout) scale = v.dropout.dropped[t * width + c0] ? 0 : 1 / (1 - v.dropout.p);
+      let c = v.headPerm ? v.headPerm[Math.floor(c0 / hd)] * hd + (c0 % hd) : c0;
+      let r = v.broadcastRow ?? t;
+      if (v.elemShift) {
+        const i = r * width + c - v.elemShift;
+        if (i < 0 || i >= T * width) continue;
+        r = Math.floor(i / width);
+        c = i - r * width;
+      }
+      if (v.rowShift && r >= v.rowShift.from) {
+        r -= v.rowShift.shift;
+        if (r < 0 || r >= T) continue;
+      }
+      const x = a[r * width + c];
+      out[t * n + j] = scale === 1 ? x : scale === 0 ? 0 : x / (1 - v.dropout!.p);
     }
-  }
-  if (v.elemShift) {
-    const s = v.elemShift;
-    const src = out;
-    out = new Float64Array(src.length);
-    for (let i = 0; i < out.length; i++) out[i] = i - s >= 0 && i - s < src.length ? src[i - s] : 0;
-  }
-  if (v.broadcastRow !== undefined) {
-    const r = v.broadcastRow;
-    const row = out.slice(r * width, (r + 1) * width);
-    out = new Float64Array(out.length);
-    for (let t = 0; t < T; t++) out.set(row, t * width);
-  }
-  if (v.headPerm) {
-    const hd = width / v.headPerm.length;
-    const src = out;
-    out = new Float64Array(src.length);
-    for (let t = 0; t < T; t++)
-      v.headPerm.forEach((from, h) => {
-        out.set(src.subarray(t * width + from * hd, t * width + (from + 1) * hd), t * width + h * hd);
-      });
-  }
-  if (v.dropout) {
-    const { p, dropped } = v.dropout;
-    out = out === a ? Float64Array.from(a) : out;
-    for (let i = 0; i < out.length; i++) out[i] = dropped[i] ? 0 : out[i] / (1 - p);
-  }
   return out;
 }
 
@@ -271,6 +309,5 @@ export function evalVariant(d: OpData, v: Variant, cols: Int32Array | null): Flo
     }
     return changesCore(v) ? core(d, v, cols) : gather(d.exact, T, width, cols);
   }
-  const base = changesCore(v) ? core(d, v, null) : d.exact;
-  return gather(transform(base, T, width, v), T, width, cols);
+  return transformAt(changesCore(v) ? core(d, v, null) : d.exact, T, width, v, cols);
 }
