@@ -366,7 +366,10 @@ export async function analyzeRuns(
       checks: run.checks,
       exact: exact[j + 1],
     }));
-    await phase('why', () => explainRunFindings(engine, report, whyRuns, ANGLES));
+    const products = gpuOracle
+      ? { device, pipelines, pool, dfFma: oracleInfo.dfFma, maxBindingBytes: engine.maxBindingBytes }
+      : null;
+    await phase('why', () => explainRunFindings(engine, report, whyRuns, ANGLES, products));
     return report;
   } finally {
     batch.release();

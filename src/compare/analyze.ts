@@ -162,7 +162,7 @@ export async function analyze(
     );
     opts.onPartial?.({ kind: 'determinism', determinism });
     report = { ...report, bisection, determinism };
-    const why = await step('why', () => (skip.why ? null : whyOfPaths(c, runs, report, determinism)));
+    const why = await step('why', () => (skip.why ? null : whyOfPaths(c, runs, report, determinism, o.info)));
     report = { ...report, why };
     if (why) opts.onPartial?.({ kind: 'why', why });
     const generation = await step('generation', () =>

@@ -94,6 +94,7 @@ export async function whyOfPaths(
   runs: EngineRuns,
   report: Report,
   determinism: DeterminismResult,
+  oracle: { kind: 'gpu' | 'cpu'; dfFma: boolean },
 ): Promise<PathWhy | null> {
   const i = report.firstBornLayer;
   if (i === null || c.taps !== 'all') return null;
@@ -198,6 +199,11 @@ export async function whyOfPaths(
     precision: spec.precision,
     scale: born.d.scale,
     angles: 'exact',
+    // The born op's variants multiplied on the GPU oracle where the analysis runs it there.
+    products:
+      oracle.kind === 'gpu'
+        ? { ...engine.gpuParts(), dfFma: oracle.dfFma, maxBindingBytes: engine.maxBindingBytes }
+        : null,
   });
   const causeWords = race
     ? `a race (the op's bits change from run to run), not a fixed variant`

@@ -3,6 +3,7 @@
 // finding and the check carry both; the finding's sentence ends with "probable cause: <words>".
 import type { Engine } from '../engine/engine';
 import { type DfBuffer, readDf } from '../engine/oracle-df';
+import type { ProductsKit } from '../engine/oracle-products';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { RunFile } from '../model/run-file';
 import type { Precision } from '../numeric/precision';
@@ -31,6 +32,7 @@ export async function explainRunFindings(
   report: RunsReport,
   runs: WhyRun[],
   angles: RotaryAngles,
+  products: ProductsKit | null = null,
 ): Promise<void> {
   const { device } = engine.gpuParts();
   const T = report.tokens.length;
@@ -67,6 +69,7 @@ export async function explainRunFindings(
       precision: run.precision,
       scale: recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
       angles,
+      products,
     });
     f.cause = why.cause;
     f.anatomy = why.anatomy;

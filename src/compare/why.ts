@@ -3,13 +3,22 @@
 // anatomy of the error and the cause search (causes/). Used by the runs analysis and by the two-path report.
 import type { Engine } from '../engine/engine';
 import { weightReader } from '../engine/gpu-model';
+import type { ProductsKit } from '../engine/oracle-products';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { Precision } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
 import { type Anatomy, anatomy } from './causes/anatomy';
-import { explain } from './causes/explain';
-import type { CauseVerdict, OpKind, OpWeights, RecordedTensor } from './causes/types';
+import { ProductCache } from './causes/exact-op';
+import { explain, explainWith } from './causes/explain';
+import {
+  type CauseVerdict,
+  LINEAR_OPS,
+  type OpKind,
+  type OpWeights,
+  type RecordedTensor,
+} from './causes/types';
 import type { FullMetrics } from './metrics';
+import { gpuProducts } from './why-gpu';
 
 /** The answer at one op: where in the tensor its error lives, and what would explain it. */
 export interface OpWhy {
@@ -66,6 +75,9 @@ export interface WhyInput {
   precision: Precision;
   scale: number;
   angles: RotaryAngles;
+  /** The GPU oracle's products, where the analysis runs its oracle on a GPU: a linear op's variants are multiplied
+   * there (why-gpu.ts); else in fp64 on the CPU. */
+  products?: ProductsKit | null;
 }
 
 /** The anatomy and the cause of one op's error. */
@@ -89,7 +101,12 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
     precision: w.precision,
     scale: w.scale,
   };
-  return { anatomy: anatomy(data), cause: explain(data) };
+  const cache = new ProductCache();
+  const cause =
+    w.products && LINEAR_OPS.includes(w.op)
+      ? await explainWith(data, cache, gpuProducts(w.products, data, cache))
+      : explain(data);
+  return { anatomy: anatomy(data), cause };
 }
 
 /** The tensors of a layer (and the one before it) other than `own`: what a wrong-tensor cause may have read. */

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
 import { nodeGpu } from '../gpu/node';
-import { BufferPool } from '../gpu/pool';
+import { PoisonPool } from '../gpu/poison-pool.testdata';
 import { oracleForward } from '../kernels/cpu/forward';
 import { relL2 } from '../kernels/oracle/testing';
 import { nodeShaderSource } from '../kernels/shaders-node';
@@ -37,18 +37,6 @@ const MODELS: [number, RandomModelSpec][] = [
   [256, { vocab: 47, d: 256, layers: 1, heads: 1, ff: 60, rotaryPct: 0.25, parallel: true }],
   [37, { vocab: 59, d: 74, layers: 1, heads: 2, ff: 50, rotaryPct: 0.5, parallel: false }],
 ];
-
-/** The engine's buffers, but every one the oracle takes is first filled with NaN (an unwritten element fails). */
-class PoisonPool extends BufferPool {
-  constructor(private readonly dev: GPUDevice) {
-    super(dev);
-  }
-  override acquire(bytes: number, usage: GPUBufferUsageFlags, label?: string): GPUBuffer {
-    const b = super.acquire(bytes, usage, label);
-    this.dev.queue.writeBuffer(b, 0, new Float32Array(b.size / 4).fill(Number.NaN));
-    return b;
-  }
-}
 
 function tokensFor(seed: number, T: number, V: number): number[] {
   const rng = mulberry32(seed ^ 0x2545f491);

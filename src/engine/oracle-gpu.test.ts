@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../gpu/device';
 import { nodeGpu } from '../gpu/node';
 import { PipelineCache } from '../gpu/pipelines';
-import { BufferPool } from '../gpu/pool';
+import { PoisonPool } from '../gpu/poison-pool.testdata';
 import { uploadBuffer } from '../gpu/readback';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { relL2 } from '../kernels/oracle/testing';
@@ -29,18 +29,6 @@ import { GpuOracle } from './oracle-gpu';
 
 const TOL = 1e-12;
 const BIG = 1 << 30;
-
-/** A pool whose every handed-out buffer is first filled with NaN (queue writes precede the next submit). */
-class PoisonPool extends BufferPool {
-  constructor(private readonly dev: GPUDevice) {
-    super(dev);
-  }
-  override acquire(bytes: number, usage: GPUBufferUsageFlags, label?: string): GPUBuffer {
-    const b = super.acquire(bytes, usage, label);
-    this.dev.queue.writeBuffer(b, 0, new Float32Array(b.size / 4).fill(Number.NaN));
-    return b;
-  }
-}
 
 let gpu: GpuContext;
 let device: GPUDevice;

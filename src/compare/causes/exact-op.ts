@@ -125,6 +125,29 @@ function dot(x: Float64Array, xo: number, w: Float64Array, K: number): number {
   return s0 + s1 + (s2 + s3);
 }
 
+/**
+ * A product's operands as the variant reads them — the input (rounded, shifted, or another tensor), weight row n
+ * (rounded, or read transposed) and its bias (scaled, rounded): what the fp64 product here and the GPU oracle's
+ * double-float product (compare/why-gpu.ts) both multiply.
+ */
+export function productOperands(d: OpData, v: Variant, x0: ArrayLike<number> = v.input ?? d.inputs[0]) {
+  const T = d.tokens.length;
+  const K = x0.length / T;
+  const W = d.weights.lmHead ?? d.weights.linear!.weight.data;
+  const b = d.weights.linear?.bias?.data ?? null;
+  return {
+    K,
+    x: inputOf(d, x0, v.inputFormat, v.inputShift ?? 0),
+    /** Weight row n of an op with N outputs into w[0, K). */
+    row(n: number, N: number, w: Float64Array | Float32Array): void {
+      for (let k = 0; k < K; k++) w[k] = v.transposed ? W[k * N + n] : W[n * K + k];
+      if (v.weightFormat) for (let k = 0; k < K; k++) w[k] = roundTo(v.weightFormat, w[k]);
+    },
+    bias: (n: number): number =>
+      b ? (v.biasFormat ? roundTo(v.biasFormat, b[n]) : b[n]) * (v.bias ?? 1) : 0,
+  };
+}
+
 /** y[t, c] = sum_k x[t, k] W[n_c, k] (+ bias), with the variant's input, weight, shift and accumulator. */
 function linear(
   d: OpData,
@@ -134,27 +157,70 @@ function linear(
   N: number = widthOf(d),
 ): Float64Array {
   const T = d.tokens.length;
-  const K = x0.length / T;
-  const W = d.weights.lmHead ?? d.weights.linear!.weight.data;
-  const b = d.weights.linear?.bias?.data ?? null;
-  const x = inputOf(d, x0, v.inputFormat, v.inputShift ?? 0);
+  const { K, x, row, bias } = productOperands(d, v, x0);
   const picked = cols ?? Int32Array.from({ length: N }, (_, i) => i);
   const out = new Float64Array(T * picked.length);
   const w = new Float64Array(K);
   const acc = v.acc;
   for (let j = 0; j < picked.length; j++) {
     const n = picked[j];
-    for (let k = 0; k < K; k++) w[k] = v.transposed ? W[k * N + n] : W[n * K + k];
-    if (v.weightFormat) for (let k = 0; k < K; k++) w[k] = roundTo(v.weightFormat, w[k]);
-    const bias = b ? (v.biasFormat ? roundTo(v.biasFormat, b[n]) : b[n]) * (v.bias ?? 1) : 0;
+    row(n, N, w);
+    const bn = bias(n);
     for (let t = 0; t < T; t++) {
       const xo = t * K;
       out[t * picked.length + j] = acc
-        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused) + bias)
-        : dot(x, xo, w, K) + bias;
+        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused) + bn)
+        : dot(x, xo, w, K) + bn;
     }
   }
   return out;
+}
+
+/** The variant keys a plain product (a linear op) reads as operands: what the GPU oracle can run (why-gpu.ts). */
+const OPERAND_KEYS: readonly (keyof Variant)[] = [
+  'inputFormat',
+  'weightFormat',
+  'bias',
+  'biasFormat',
+  'transposed',
+  'inputShift',
+  'input',
+];
+
+/**
+ * Whether the variant of a linear op changes only its operands (no accumulator emulation, no output transform):
+ * its output is then the plain product of productOperands, which the GPU oracle can compute.
+ */
+export function isOperandProduct(d: OpData, v: Variant): boolean {
+  return (
+    LINEAR_OPS.includes(d.op) &&
+    changesCore(v) &&
+    CORE_KEYS.every((k) => v[k] === undefined || OPERAND_KEYS.includes(k)) &&
+    !hasTransform(v) &&
+    !onlyBias(v)
+  );
+}
+
+/**
+ * Outputs of variants computed elsewhere (the GPU oracle), by variant and columns (by identity: the search asks for
+ * the same objects it handed out).
+ */
+export class ProductCache {
+  private readonly byVariant = new Map<Variant, Map<Int32Array | null, Float64Array>>();
+  get(v: Variant, cols: Int32Array | null): Float64Array | undefined {
+    return this.byVariant.get(v)?.get(cols);
+  }
+  has(v: Variant, cols: Int32Array | null): boolean {
+    return this.get(v, cols) !== undefined;
+  }
+  set(v: Variant, cols: Int32Array | null, out: Float64Array): void {
+    let m = this.byVariant.get(v);
+    if (!m) {
+      m = new Map();
+      this.byVariant.set(v, m);
+    }
+    m.set(cols, out);
+  }
 }
 
 function norm(d: OpData, v: Variant): Float64Array {
@@ -287,17 +353,31 @@ export function transformAt(
   return out;
 }
 
-/** The variant's output on the columns `cols` ([T, cols]), before any rounding of the output (the scorer's). */
-export function evalVariant(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
-  const T = d.tokens.length;
-  const width = widthOf(d);
-  const hasTransform =
+function hasTransform(v: Variant): boolean {
+  return (
     v.rowShift !== undefined ||
     v.elemShift !== undefined ||
     v.broadcastRow !== undefined ||
     v.headPerm !== undefined ||
-    v.dropout !== undefined;
-  if (!hasTransform) {
+    v.dropout !== undefined
+  );
+}
+
+/**
+ * The variant's output on the columns `cols` ([T, cols]), before any rounding of the output (the scorer's): from
+ * `cache` when it holds it (a fresh copy: the caller may write to it).
+ */
+export function evalVariant(
+  d: OpData,
+  v: Variant,
+  cols: Int32Array | null,
+  cache?: ProductCache | null,
+): Float64Array {
+  const T = d.tokens.length;
+  const width = widthOf(d);
+  const held = cache?.get(v, cols);
+  if (held) return held.slice();
+  if (!hasTransform(v)) {
     if (onlyBias(v) && d.weights.linear?.bias && LINEAR_OPS.includes(d.op)) {
       // The exact output plus (m - 1) × bias: no product to redo.
       const out = gather(d.exact, T, width, cols);

@@ -9,8 +9,8 @@ import { effectiveFloor, ratioOf } from '../floor';
 import { fullMetrics } from '../metrics';
 import { gather } from './arrays';
 import { CAUSES } from './catalog';
-import { evalVariant, widthOf } from './exact-op';
-import type { Candidate, Cause, CauseVerdict, OpData, SearchContext, TestedCause, Variant } from './types';
+import { evalVariant, isOperandProduct, type ProductCache, widthOf } from './exact-op';
+import type { Candidate, Cause, CauseVerdict, OpData, TestedCause, Variant } from './types';
 
 /**
  * What one variant may cost: multiply-adds of a re-run product, and output elements scored (a larger op is scored on
@@ -80,7 +80,7 @@ export function scoredColumns(d: OpData, budget: Budget = FINAL): Int32Array | n
 }
 
 /** The scorer of one op: the residual of any variant, over the op's floor, on the scored columns. */
-export function scorer(d: OpData, cols: Int32Array | null, fast = false) {
+export function scorer(d: OpData, cols: Int32Array | null, fast = false, cache: ProductCache | null = null) {
   const T = d.tokens.length;
   const width = widthOf(d);
   const rec = gather(d.recorded, T, width, cols);
@@ -89,7 +89,7 @@ export function scorer(d: OpData, cols: Int32Array | null, fast = false) {
   // reference kernel's largest error at this op, plus a few fp32 roundings of the value.
   const tolAbs = Number.isFinite(d.floor.maxAbs) ? 2 * d.floor.maxAbs : 0;
   return (v: Variant): number => {
-    const out = evalVariant(d, v, cols);
+    const out = evalVariant(d, v, cols, cache);
     const formats = [v.outFormat, storage].filter((f): f is NumFormat => !!f);
     if (formats.length > 0) {
       // A rounded output: the recorded value is right if it is the rounding of any value within the tolerance
@@ -136,11 +136,51 @@ function wordsOf(named: TestedCause[], best: TestedCause | null, error: number):
   return each.length === 1 ? each[0] : `${each.join('; or ')} (equally)`;
 }
 
-/** Searches the causes of the op's kind and names the ones that explain its error. */
+/** Variants whose outputs a search asks for before it scores them (the products the GPU oracle can run). */
+export interface ProductRequest {
+  v: Variant;
+  cols: Int32Array | null;
+}
+
+/** Searches the causes of the op's kind and names the ones that explain its error (every product in fp64 here). */
 export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerdict {
+  const steps = search(d, causes, null);
+  let r = steps.next();
+  while (!r.done) r = steps.next();
+  return r.value;
+}
+
+/**
+ * The same search, with the products it asks for computed by `run` before they are scored (the GPU oracle's
+ * double-float product: compare/why-gpu.ts); what `run` leaves out is computed here.
+ */
+export async function explainWith(
+  d: OpData,
+  cache: ProductCache,
+  run: (requests: ProductRequest[]) => Promise<void>,
+  causes: readonly Cause[] = CAUSES,
+): Promise<CauseVerdict> {
+  const steps = search(d, causes, cache);
+  let r = steps.next();
+  while (!r.done) {
+    if (r.value.length > 0) await run(r.value);
+    r = steps.next();
+  }
+  return r.value;
+}
+
+/**
+ * The search, in steps: before the candidates are screened, and before the near ones are scored again, it yields
+ * the operand products it is about to score, so that a caller may fill `cache` with them first.
+ */
+function* search(
+  d: OpData,
+  causes: readonly Cause[],
+  cache: ProductCache | null,
+): Generator<ProductRequest[], CauseVerdict, void> {
   const t0 = performance.now();
   const cols = scoredColumns(d);
-  const residual = scorer(d, cols);
+  const residual = scorer(d, cols, false, cache);
   const error = residual({});
   if (!(error > d.k)) {
     // Within its floor: nothing to explain, and nothing is searched.
@@ -157,24 +197,33 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
   // Screen every candidate of every cause on the small sample (searches too), then score each near cause's best
   // candidate on the final sample in the report's metric.
   const screenCols = scoredColumns(d, SCREEN);
-  const screens = new Map<number, (v: Variant) => number>([[1, scorer(d, screenCols, true)]]);
+  const screens = new Map<number, { cols: Int32Array | null; f: (v: Variant) => number }>([
+    [1, { cols: screenCols, f: scorer(d, screenCols, true, cache) }],
+  ]);
   const screenFor = (share = 1) => {
-    let f = screens.get(share);
-    if (!f) {
+    let sc = screens.get(share);
+    if (!sc) {
       const budget = { mac: SCREEN.mac * share, elements: SCREEN.elements * share, minColumns: 2 };
-      f = scorer(d, scoredColumns(d, budget), true);
-      screens.set(share, f);
+      const c = scoredColumns(d, budget);
+      sc = { cols: c, f: scorer(d, c, true, cache) };
+      screens.set(share, sc);
     }
-    return f;
+    return sc;
   };
+  const listed = causes
+    .filter((cause) => cause.ops.includes(d.op))
+    .map((cause) => {
+      const sc = screenFor(cause.screenShare);
+      return { cause, sc, candidates: cause.candidates({ data: d, residual: sc.f }) };
+    });
+  yield listed.flatMap(({ sc, candidates }) =>
+    candidates.filter((c) => isOperandProduct(d, c.variant)).map((c) => ({ v: c.variant, cols: sc.cols })),
+  );
   // Each cause keeps its few best screened candidates: a small sample may not tell close variants apart (two K
   // partitions of an fp16 accumulator agree on most elements), the final one does.
   const screened: { cause: Cause; best: { c: Candidate; score: number }[]; score: number }[] = [];
-  for (const cause of causes) {
-    if (!cause.ops.includes(d.op)) continue;
-    const screen = screenFor(cause.screenShare);
-    const s: SearchContext = { data: d, residual: screen };
-    const scored = cause.candidates(s).map((c) => ({ c, score: screen(c.variant) }));
+  for (const { cause, sc, candidates } of listed) {
+    const scored = candidates.map((c) => ({ c, score: sc.f(c.variant) }));
     if (scored.length === 0) continue;
     scored.sort((x, y) => x.score - y.score);
     const near = scored.filter((x) => x.score <= 2 * scored[0].score + 1);
@@ -183,6 +232,11 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
   }
   screened.sort((a, b) => a.score - b.score);
   const cut = Math.max(FINALISTS_WITHIN * d.k, screened[Math.min(2, screened.length - 1)]?.score ?? 0);
+  yield screened
+    .filter((x) => x.score <= cut)
+    .flatMap((x) =>
+      x.best.filter((b) => isOperandProduct(d, b.c.variant)).map((b) => ({ v: b.c.variant, cols })),
+    );
   const tested: TestedCause[] = screened.map(({ cause, best, score }) => {
     let top = { c: best[0].c, residual: score };
     if (score <= cut)

@@ -1,0 +1,77 @@
+// Plain products on the GPU oracle: y = x W^T + b exactly in double-float (the oracle's own linear kernel) on
+// operands given as values — what a cause's variant of a linear op reads (its input rounded or shifted or another
+// tensor, its weights rounded or transposed, its bias scaled or rounded: compare/causes/exact-op.ts
+// productOperands). Many products, one submit, one readback (compare/why-gpu.ts asks for a search's worth).
+import type { PipelineCache } from '../gpu/pipelines';
+import type { BufferPool } from '../gpu/pool';
+import { recordReadback } from '../gpu/readback';
+import { dfLinear } from '../kernels/oracle/linear';
+import { fromDfPairs } from '../numeric/double-float';
+import { DF_BYTES, OracleError, Recording } from './oracle-df';
+
+export interface Product {
+  /** Index into the inputs: x [T, K], f32 values. */
+  x: number;
+  /** W [N, K], f32 values. */
+  w: Float32Array;
+  /** b [N] f32 values, or null (no bias). */
+  b: Float32Array | null;
+}
+
+export interface ProductsKit {
+  device: GPUDevice;
+  pipelines: PipelineCache;
+  pool: BufferPool;
+  dfFma: boolean;
+  maxBindingBytes: number;
+}
+
+/** Each product's output [T, N] in fp64 (hi + lo of its df result), in the products' order. */
+export async function oracleProducts(
+  kit: ProductsKit,
+  T: number,
+  K: number,
+  inputs: Float32Array[],
+  products: Product[],
+): Promise<Float64Array[]> {
+  if (products.length === 0) return [];
+  const { device } = kit;
+  const rec = new Recording(device, kit.pipelines, kit.pool, kit.maxBindingBytes);
+  try {
+    for (const x of inputs)
+      if (x.length !== T * K)
+        throw new OracleError(`oracle products: an input holds ${x.length} values, not ${T} × ${K}`);
+    const xs = inputs.map((x, i) => {
+      // f32 values are df pairs with a zero low part.
+      const pairs = new Float32Array(2 * x.length);
+      for (let j = 0; j < x.length; j++) pairs[2 * j] = x[j];
+      return rec.upload(pairs, `product.x${i}`);
+    });
+    const dummy = rec.upload(new Float32Array(4), 'product.dummy');
+    const constants = { DF_FMA: kit.dfFma, W_F16: false };
+    const outs = products.map((p, i) => {
+      const N = p.w.length / K;
+      if (!Number.isInteger(N) || N < 1 || (p.b && p.b.length !== N) || !xs[p.x])
+        throw new OracleError(`oracle products: product ${i} has ${p.w.length} weights for K = ${K}`);
+      if (p.w.byteLength > kit.maxBindingBytes)
+        throw new OracleError(`oracle products: product ${i}'s weights need more than one storage binding`);
+      const y = rec.df(T * N, `product.y${i}`);
+      const w = rec.upload(p.w, `product.w${i}`);
+      const b = p.b ? rec.upload(p.b, `product.b${i}`) : null;
+      rec.program.add(dfLinear(`product.${i}`, { x: xs[p.x], w, b, y, dummy }, T, N, K, { constants }));
+      return { y, n: T * N };
+    });
+    const encoder = device.createCommandEncoder({ label: 'oracle-products' });
+    rec.program.encode(encoder);
+    const finish = recordReadback(
+      device,
+      encoder,
+      outs.map((o) => ({ src: o.y, bytes: o.n * DF_BYTES })),
+    );
+    device.queue.submit([encoder.finish()]);
+    const got = await finish();
+    return got.map((pairs, i) => fromDfPairs(pairs, outs[i].n));
+  } finally {
+    rec.release();
+  }
+}
