@@ -49,6 +49,12 @@ export async function explainRunFindings(
     }
     const slot = (s: string) => run.file.slots.get(s)!.data;
     const recorded = slot(c.output);
+    const t0 = performance.now();
+    const exact = await readDf(device, run.exact[i], T);
+    const spent = (k: string, ms: number) => {
+      report.durations[`why.${k}`] = (report.durations[`why.${k}`] ?? 0) + ms;
+    };
+    spent('exact', performance.now() - t0);
     const why = await whyAt({
       engine,
       op: c.op as OpKind,
@@ -57,7 +63,7 @@ export async function explainRunFindings(
       inputs: c.inputs.map(slot),
       inputSlots: c.inputs,
       recorded,
-      exact: await readDf(device, run.exact[i], T),
+      exact,
       others: neighbours(
         [...run.file.slots].map(([s, t]) => [s, t] as [string, { name: string; data: Float32Array }]),
         c.layer,
@@ -71,6 +77,7 @@ export async function explainRunFindings(
       angles,
       products,
     });
+    for (const [k, ms] of Object.entries(why.ms)) spent(k, ms);
     f.cause = why.cause;
     f.anatomy = why.anatomy;
     result.cause = why.cause;

@@ -24,6 +24,8 @@ import { gpuProducts } from './why-gpu';
 export interface OpWhy {
   cause: CauseVerdict;
   anatomy: Anatomy;
+  /** Where the time went (ms): the op's weights gathered, the anatomy, the cause search. */
+  ms: { weights: number; anatomy: number; cause: number };
 }
 
 /** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
@@ -83,6 +85,9 @@ export interface WhyInput {
 /** The anatomy and the cause of one op's error. */
 export async function whyAt(w: WhyInput): Promise<OpWhy> {
   const cfg = w.engine.modelInfo!.config;
+  const t0 = performance.now();
+  const weights = await opWeights(w.engine, w.op, w.layer);
+  const t1 = performance.now();
   const data = {
     op: w.op,
     layer: w.layer,
@@ -92,7 +97,7 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
     inputSlots: w.inputSlots,
     recorded: w.recorded,
     exact: w.exact,
-    weights: await opWeights(w.engine, w.op, w.layer),
+    weights,
     angles: w.angles,
     others: w.others,
     floor: w.floor,
@@ -106,7 +111,9 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
     w.products && LINEAR_OPS.includes(w.op)
       ? await explainWith(data, cache, gpuProducts(w.products, data, cache))
       : explain(data);
-  return { anatomy: anatomy(data), cause };
+  const t2 = performance.now();
+  const anat = anatomy(data);
+  return { anatomy: anat, cause, ms: { weights: t1 - t0, cause: t2 - t1, anatomy: performance.now() - t2 } };
 }
 
 /** The tensors of a layer (and the one before it) other than `own`: what a wrong-tensor cause may have read. */

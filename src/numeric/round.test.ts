@@ -2,7 +2,7 @@
 // rounding is the whole story, plus the edges: ties to even, subnormals, overflow, signed zero.
 import { describe, expect, it } from 'vitest';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from './bits';
-import { FORMATS, roundF32ToF16, roundTo, roundToExact, ulpOf } from './round';
+import { FORMATS, roundF32Into, roundF32ToF16, roundTo, roundToExact, ulpOf } from './round';
 
 function seeded(seed: number) {
   let s = seed >>> 0;
@@ -14,6 +14,34 @@ function seeded(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+describe('roundF32Into', () => {
+  it("equals roundTo on f32 values of every bit pattern and in each format's range (50 seeds)", () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const r = seeded(7000 + seed);
+      const n = 1 + Math.floor(r() * 700);
+      // Raw bit patterns (every magnitude, subnormals, NaN, ±Inf) and values near each format's range.
+      const src = new Float32Array(n);
+      const bits = new Uint32Array(src.buffer);
+      for (let i = 0; i < n; i++)
+        if (i % 2) bits[i] = Math.floor(r() * 2 ** 32);
+        else src[i] = (r() - 0.5) * 2 ** Math.floor(r() * 40 - 20);
+      // an offset view, as a weight row is
+      const view = src.subarray(Math.min(n - 1, 3));
+      for (const f of FORMATS) {
+        for (const dst of [new Float64Array(view.length), new Float32Array(view.length)]) {
+          roundF32Into(f, view, dst);
+          for (let i = 0; i < view.length; i++)
+            expect(
+              Object.is(dst[i], Math.fround(roundTo(f, view[i]))) ||
+                (Number.isNaN(dst[i]) && Number.isNaN(view[i])),
+              `seed ${seed} ${f} x = ${view[i]}: ${dst[i]}`,
+            ).toBe(true);
+        }
+      }
+    }
+  });
+});
 
 describe('roundTo', () => {
   it('matches the bit conversions on random f32 values of every magnitude (50 seeds)', () => {

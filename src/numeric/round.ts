@@ -100,6 +100,39 @@ export function roundArray(format: NumFormat, a: ArrayLike<number>): Float64Arra
 }
 
 /**
+ * Every f32 value of `src` rounded to the format into `dst`: roundTo's result, its bit path run inline where the
+ * value lies in the format's normal range (a weight matrix's rows, rounded by the hundred thousand), the rest through
+ * roundTo. round.test.ts holds it to roundTo.
+ */
+export function roundF32Into(format: NumFormat, src: Float32Array, dst: Float64Array | Float32Array): void {
+  const n = src.length;
+  if (format === 'fp32') {
+    for (let i = 0; i < n; i++) dst[i] = src[i];
+    return;
+  }
+  const s = SPEC[format];
+  const lo = 2 ** s.emin;
+  const drop = DROP[format];
+  const half = (1 << (drop - 1)) - 1;
+  const mask = ~((1 << drop) - 1);
+  const bits = new Uint32Array(src.buffer, src.byteOffset, n);
+  for (let i = 0; i < n; i++) {
+    const x = src[i];
+    const a = Math.abs(x);
+    if (a >= lo && a < s.max) {
+      const b = bits[i];
+      u32[0] = (b + half + ((b >>> drop) & 1)) & mask;
+      const r = f32[0];
+      if (Math.abs(r) <= s.max) {
+        dst[i] = r;
+        continue;
+      }
+    }
+    dst[i] = roundTo(format, x);
+  }
+}
+
+/**
  * fp16 rounding of an f32 value (`x` is taken as Math.fround(x)) by its bits: the same result as roundTo('fp16'),
  * several times faster where the value is an fp16 normal number (the emulation of an fp16 accumulator calls it for
  * every product); the rest goes through roundTo.

@@ -215,9 +215,9 @@ export function anatomy(d: OpData): Anatomy {
 
   // Size: the median error, in units of each format's spacing at the exact value, over the elements that carry it
   // (the largest that hold 90 % of its square).
-  // The elements that carry it: those at least as large as the n90-th largest (a sample of at most 20000).
+  // The elements that carry it: those at least as large as the n90-th largest (a sample of at most 4096: the median's words need no more).
   const carrying: number[] = [];
-  const stride = Math.max(1, Math.floor(n90 / 20000));
+  const stride = Math.max(1, Math.floor(n90 / 4096));
   for (let i = 0, seen = 0; i < n; i++)
     if (e[i] !== 0 && e[i] * e[i] >= threshold && seen++ % stride === 0) carrying.push(i);
   const sizes = {} as Record<NumFormat, number>;

@@ -3,7 +3,7 @@
 // [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
 import { gelu } from '../../kernels/cpu/gelu';
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
-import { type NumFormat, roundF32ToF16, roundTo } from '../../numeric/round';
+import { type NumFormat, roundF32Into, roundF32ToF16, roundTo } from '../../numeric/round';
 import { gather, mapAll, round } from './arrays';
 import { attention } from './exact-attention';
 import { type ActFn, LINEAR_OPS, type OpData, type Variant } from './types';
@@ -140,6 +140,10 @@ export function productOperands(d: OpData, v: Variant, x0: ArrayLike<number> = v
     x: inputOf(d, x0, v.inputFormat, v.inputShift ?? 0),
     /** Weight row n of an op with N outputs into w[0, K). */
     row(n: number, N: number, w: Float64Array | Float32Array): void {
+      if (v.weightFormat && !v.transposed) {
+        roundF32Into(v.weightFormat, W.subarray(n * K, (n + 1) * K), w);
+        return;
+      }
       for (let k = 0; k < K; k++) w[k] = v.transposed ? W[k * N + n] : W[n * K + k];
       if (v.weightFormat) for (let k = 0; k < K; k++) w[k] = roundTo(v.weightFormat, w[k]);
     },

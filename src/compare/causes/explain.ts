@@ -37,6 +37,24 @@ const CLEARLY = 2;
 
 const STORAGE: Record<string, NumFormat | null> = { fp32: null, bf16: 'bf16', fp16: 'fp16', fp16acc: 'fp16' };
 
+/** Each output column's squared error (recorded vs exact; a non-finite one counts as the largest), kept per op for
+ * as long as its tensors are the same. */
+const colErrs = new WeakMap<OpData, { recorded: Float32Array; exact: Float64Array; err: Float64Array }>();
+function columnErrors(d: OpData): Float64Array {
+  const held = colErrs.get(d);
+  if (held && held.recorded === d.recorded && held.exact === d.exact) return held.err;
+  const T = d.tokens.length;
+  const width = widthOf(d);
+  const err = new Float64Array(width);
+  for (let t = 0; t < T; t++)
+    for (let c = 0; c < width; c++) {
+      const e = d.recorded[t * width + c] - d.exact[t * width + c];
+      err[c] += Number.isFinite(e) ? e * e : Number.MAX_VALUE;
+    }
+  colErrs.set(d, { recorded: d.recorded, exact: d.exact, err });
+  return err;
+}
+
 /** The output columns variants are scored on: all, or the worst columns and an even spread of the others. */
 export function scoredColumns(d: OpData, budget: Budget = FINAL): Int32Array | null {
   const T = d.tokens.length;
@@ -51,12 +69,7 @@ export function scoredColumns(d: OpData, budget: Budget = FINAL): Int32Array | n
   if (perCol > 0) most = Math.min(most, Math.floor(budget.mac / perCol));
   if (width <= most) return null;
   most = Math.max(most, budget.minColumns ?? 16);
-  const colErr = new Float64Array(width);
-  for (let t = 0; t < T; t++)
-    for (let c = 0; c < width; c++) {
-      const e = d.recorded[t * width + c] - d.exact[t * width + c];
-      colErr[c] += Number.isFinite(e) ? e * e : Number.MAX_VALUE;
-    }
+  const colErr = columnErrors(d);
   const unit = d.op === 'attention' || d.op === 'attn_block' ? d.cfg.headDim : 1;
   const units = width / unit;
   const take = Math.max(1, Math.floor(most / unit));
