@@ -5,7 +5,7 @@ import { faultInfo } from './faults';
 import { LinkError } from './link-bytes';
 import { decodeLink, encodeLink, scenarioLink } from './permalink';
 import { parseRunSpec, type RunSpec } from './runspec';
-import { SCENARIOS, type ScenarioExpectation, scenarioById } from './scenarios';
+import { SCENARIOS, type ScenarioExpectation, scenarioById, scenariosWords } from './scenarios';
 
 const runsOf = (s: (typeof SCENARIOS)[number]) => [
   { label: 'main', spec: s.spec, expect: s.expect, link: scenarioLink(s.id) },
@@ -52,6 +52,14 @@ describe('scenarios', () => {
       // The full link of the same run round-trips too.
       expect(decodeLink(encodeLink({ v: 1, spec: r.spec })).spec).toStrictEqual(r.spec);
     });
+  });
+
+  it('says how many stories it tells and from how many field reports', () => {
+    const words = scenariosWords();
+    expect(words).toMatch(new RegExp(`^${SCENARIOS.length} stories from \\d+ field reports`));
+    const reports = Number(/from (\d+) field/.exec(words)![1]);
+    expect(reports).toBe(new Set(SCENARIOS.map((s) => s.report)).size);
+    expect(reports).toBeLessThan(SCENARIOS.length);
   });
 
   it('covers the five required stories', () => {

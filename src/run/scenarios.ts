@@ -282,3 +282,9 @@ export const SCENARIOS: readonly Scenario[] = [
 export function scenarioById(id: string): Scenario | undefined {
   return SCENARIOS.find((s) => s.id === id);
 }
+
+/** The classroom's stories in words: how many, from how many field reports (the picker's and the mode's line). */
+export function scenariosWords(): string {
+  const reports = new Set(SCENARIOS.map((s) => s.report)).size;
+  return `${SCENARIOS.length} stories from ${reports} field reports, retold as runs of the embedded model`;
+}

@@ -5,7 +5,7 @@ import { useEffect, useId } from 'react';
 import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { scenarioLink } from '../run/permalink';
-import { SCENARIOS } from '../run/scenarios';
+import { SCENARIOS, scenariosWords } from '../run/scenarios';
 import type { Controller } from '../state/controller';
 import {
   checkExpectation,
@@ -42,9 +42,7 @@ export function ScenarioPicker({ store, controller }: { store: AppStore; control
   return (
     <section className="card" data-testid="scenario-picker" aria-labelledby={`${ids}-title`}>
       <h2 id={`${ids}-title`}>Classroom scenarios</h2>
-      <p className="muted small">
-        Six field reports retold as runs of the embedded model, with steps to follow. Each has a short link.
-      </p>
+      <p className="muted small">{scenariosWords()}, with steps to follow. Each has a short link.</p>
       <ul className="scenario-list">
         {SCENARIOS.map((sc) => (
           <li key={sc.id}>

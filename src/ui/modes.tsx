@@ -4,6 +4,7 @@
 // what opened into view. To add a mode: write its Rail and Main (ModeProps) and add an entry to MODES.
 import type { ComponentType } from 'react';
 import { useStore } from 'zustand';
+import { scenariosWords } from '../run/scenarios';
 import type { Controller } from '../state/controller';
 import { useRunsImport } from '../state/runs-import';
 import { modelRef } from '../state/spec';
@@ -72,7 +73,7 @@ const explore: WorkspaceMode = {
 const classroom: WorkspaceMode = {
   id: 'classroom',
   label: 'Classroom',
-  blurb: 'Six field reports retold as runs, step by step, with a presenter mode.',
+  blurb: `${scenariosWords()}, step by step, with a presenter mode.`,
   Rail: ({ store, controller }) => (
     <>
       <ScenarioPicker store={store} controller={controller} />
