@@ -58,6 +58,7 @@ async function main() {
       checks: report.checks.length,
       oracle: report.oracle.kind,
       sentence: report.sentence,
+      causeMs: report.findings.map((f) => f.cause?.ms ?? null),
     };
     log(JSON.stringify(row));
     rows.push(row);

@@ -112,7 +112,7 @@ export function anatomy(d: OpData): Anatomy {
   const bad: number[] = [];
   for (let t = 0; t < T; t++) {
     let r = 0;
-    for (let c = 0; c < w; c++) r += e[t * w + c] ** 2;
+    for (let c = 0; c < w; c++) r += e[t * w + c] * e[t * w + c];
     if (Math.sqrt(r / w) > d.k * floorAbs) bad.push(t);
   }
   const rows = rowsWords(bad, T);
@@ -125,14 +125,17 @@ export function anatomy(d: OpData): Anatomy {
   const rowBin = (t: number) => Math.floor((t * rb) / T);
   const cell = new Float64Array(rb * G);
   const cellN = new Float64Array(rb * G);
-  for (let t = 0; t < T; t++)
+  const groupOf = Int32Array.from({ length: w }, (_, c) => g.of(c));
+  for (let t = 0; t < T; t++) {
+    const row = rowBin(t) * G;
     for (let c = 0; c < w; c++) {
-      const x = e[t * w + c] ** 2;
-      const j = g.of(c);
+      const x = e[t * w + c] * e[t * w + c];
+      const j = groupOf[c];
       share[j] += x;
-      cell[rowBin(t) * G + j] += x;
-      cellN[rowBin(t) * G + j]++;
+      cell[row + j] += x;
+      cellN[row + j]++;
     }
+  }
   for (let j = 0; j < G; j++) share[j] = total > 0 ? share[j] / total : 0;
   const values = Array.from(cell, (x, i) => Math.sqrt(x / Math.max(1, cellN[i])) / floorAbs);
   const rowLabels = Array.from({ length: rb }, (_, b) => {
@@ -177,7 +180,8 @@ export function anatomy(d: OpData): Anatomy {
 
   // Shape: bias-like (one vector in every row), a few scattered elements, or everywhere.
   const mean = new Float64Array(w);
-  for (let t = 0; t < T; t++) for (let c = 0; c < w; c++) mean[c] += e[t * w + c] / T;
+  for (let t = 0; t < T; t++) for (let c = 0; c < w; c++) mean[c] += e[t * w + c];
+  for (let c = 0; c < w; c++) mean[c] /= T;
   let biasEnergy = 0;
   for (let c = 0; c < w; c++) biasEnergy += T * mean[c] * mean[c];
   // How many of the largest elements hold 90 % of the squared error, against the same count for the exact
