@@ -1,8 +1,8 @@
 // The cause library: every candidate explanation, one file per cause in this folder (causes one factory makes, such
 // as output-bf16 and output-fp16, share a file). A cause file holds its descriptor: the op kinds it applies to, its
 // family, its words, the variants to score and how a parameter is estimated (solved for, searched or enumerated).
-// Beside it, `<file>.plant.ts` plants it in ops of random shapes, and plants.test.ts requires the search to name it
-// first with its parameters. Adding a cause: its file, its plants, and its import and entry here (docs/CAUSES.md,
+// Beside it, `<file>.plant.ts` plants it in ops of random shapes, and ../catalog.test.ts requires the search to name
+// it first with its parameters. Adding a cause: its file, its plants, and its import and entry here (docs/CAUSES.md,
 // "Adding a cause"). The order below is the order causes are tried in, and the tie-break between causes that
 // explain equally well.
 import type { Cause } from '../types';
