@@ -1,11 +1,14 @@
 // Synthetic ops for the cause tests: an op of a random small shape (sizes that are no multiple of any tile), its
 // recorded inputs, and an output recorded the way a kernel computing a variant in fp32 would (the variant's exact
-// output with fp32-sized noise, then stored); the floor is a correct kernel's error drawn the same way.
+// output with fp32-sized noise, then stored); the floor is a correct kernel's error drawn the same way. A cause's
+// plants (catalog/<file>.plant.ts) are `Plant`s; `expectFound` plants one and requires the search to name it.
+import { expect } from 'vitest';
 import { mulberry32, randn } from '../../numeric/random';
 import { roundTo } from '../../numeric/round';
 import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import { fullMetrics } from '../metrics';
 import { core, evalVariant } from './exact-op';
+import { explain, scorer } from './explain';
 import type { OpData, OpKind, RecordedTensor, Variant } from './types';
 
 export interface Shape {
@@ -177,4 +180,42 @@ export function plantOp(
   const out = asKernel(evalVariant(d, v, null), rng);
   d.recorded = v.outFormat ? Float32Array.from(out, (x) => roundTo(v.outFormat!, x)) : out;
   return d;
+}
+
+/** A cause planted in an op: the op, the variant (which may read the op's data), and what the search must find. */
+export interface Plant {
+  cause: string;
+  op: OpKind;
+  variant: (d: OpData) => Variant;
+  /** What the search must find (each param equal, or within 10 % for numbers marked approx). */
+  params?: Record<string, number | string>;
+  approx?: string[];
+}
+
+/**
+ * Plants `p` in an op of a random shape drawn from `seed` and requires the search to name `p.cause` first, with its
+ * parameters, and to say it in the verdict's words. Every failure message carries the seed the op was drawn from.
+ */
+export function expectFound(p: Plant, seed: number): void {
+  // A draw where the planted variant happens to equal the exact op (an online softmax whose maximum never grows
+  // after the first block) has nothing to find: the next draw is taken (the fault must show; that is the premise).
+  let d = plantOp(seed, p.op, p.variant);
+  for (let redraw = 1; redraw < 20 && !(scorer(d, null)({}) > 10 * d.k); redraw++)
+    d = plantOp((seed += 1_000_003), p.op, p.variant);
+  const v = explain(d);
+  const msg = `seed ${seed}: ${v.words}; error ${v.error.toPrecision(3)}×; tested ${v.tested
+    .slice(0, 4)
+    .map((t) => `${t.id} ${t.residual.toPrecision(3)}`)
+    .join(', ')}`;
+  expect(v.error, msg).toBeGreaterThan(d.k);
+  const found = v.named.find((c) => c.id === p.cause);
+  expect(found, msg).toBeDefined();
+  expect(v.named[0].id, msg).toBe(p.cause);
+  for (const [key, want] of Object.entries(p.params ?? {})) {
+    const got = found!.params[key];
+    if (p.approx?.includes(key))
+      expect(Math.abs(Number(got) / Number(want) - 1), `${msg}: ${key}`).toBeLessThan(0.1);
+    else expect(got, `${msg}: ${key}`).toBe(want);
+  }
+  expect(v.words, msg).toContain(v.named[0].words);
 }

@@ -1,11 +1,11 @@
-// Randomness: dropout left on — zeros where the exact output is not zero, the rest scaled by 1 / (1 − p), with p
-// estimated from the scale the kept elements carry.
+// Dropout left on: zeros where the exact output is not zero, the rest scaled by 1 / (1 − p), with p estimated from
+// the scale the kept elements carry.
 import { ALL_OPS, type Cause } from '../types';
 
 /** Fewer unexpected zeros than this share of the elements is not dropout (a ReLU-like op has its own zeros). */
 const MIN_ZEROS = 0.002;
 
-const dropout: Cause = {
+export const dropout: Cause = {
   id: 'dropout',
   family: 'randomness',
   ops: ALL_OPS.filter((op) => op !== 'layer' && op !== 'lm_head'),
@@ -38,5 +38,3 @@ const dropout: Cause = {
   words: (p) =>
     `dropout is left on (p ≈ ${Number(p.p).toPrecision(2)}: ${p.dropped} elements zeroed, the rest scaled)`,
 };
-
-export const RANDOMNESS: readonly Cause[] = [dropout];

@@ -1,0 +1,16 @@
+import type { Plant } from '../plant.testdata';
+
+export const PLANTS: Plant[] = [
+  {
+    cause: 'acc-fp16',
+    op: 'fc2',
+    variant: () => ({ acc: { chunk: 16, fused: true } }),
+    params: { chunk: 16 },
+  },
+  // dense_h_to_4h with its GELU, checked whole; no K split
+  {
+    cause: 'acc-fp16',
+    op: 'mlp_up',
+    variant: (d) => ({ acc: { chunk: d.inputs[0].length / d.tokens.length, fused: false } }),
+  },
+];

@@ -1,0 +1,13 @@
+// The output written s elements off (a misaligned write): shifts of up to 8 either way.
+import { ALL_OPS, type Cause } from '../types';
+
+export const elementsShifted: Cause = {
+  id: 'elements-shifted',
+  family: 'layout',
+  ops: ALL_OPS,
+  candidates: () =>
+    [1, 2, 3, 4, 5, 6, 7, 8]
+      .flatMap((k) => [k, -k])
+      .map((shift) => ({ params: { shift }, variant: { elemShift: shift } })),
+  words: (p) => `the output is written ${p.shift} elements off (a misaligned write)`,
+};

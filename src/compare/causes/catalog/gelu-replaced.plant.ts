@@ -1,0 +1,10 @@
+import type { Plant } from '../plant.testdata';
+
+export const PLANTS: Plant[] = [
+  // dense_h_to_4h with its GELU, checked whole
+  { cause: 'relu', op: 'mlp_up', variant: () => ({ act: 'relu' }) },
+  { cause: 'gelu-tanh', op: 'act', variant: () => ({ act: 'gelu-tanh' }) },
+  { cause: 'gelu-sigmoid', op: 'act', variant: () => ({ act: 'gelu-sigmoid' }) },
+  { cause: 'relu', op: 'act', variant: () => ({ act: 'relu' }) },
+  { cause: 'silu', op: 'act', variant: () => ({ act: 'silu' }) },
+];
