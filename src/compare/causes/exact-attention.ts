@@ -3,7 +3,9 @@
 // asked columns cover; and the flash-style online softmax that never rescales, dealt to one or several partial states.
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../../kernels/cpu/attention';
 import { splitHeadsRotaryF64 } from '../../kernels/cpu/rotary';
-import { gather, round } from './arrays';
+import type { NumFormat } from '../../numeric/round';
+import { roundTo } from '../../numeric/round';
+import { gather } from './arrays';
 import type { OpData, Variant } from './types';
 
 /** The attention core on the heads `cols` covers (whole heads), rotary to values. */
@@ -47,7 +49,17 @@ export function attention(
   else {
     const scores = attentionScoresF64(qs, ks, Hs, T, hd, v.scores);
     const probs = softmaxCausalF64(scores, Hs, T, v.scores);
-    ctx = attentionValuesF64(round(v.probsFormat, probs), vs, Hs, T, hd, v.scores);
+    const p = v.probsFormat
+      ? roundedToFit(
+          d,
+          v.probsFormat,
+          probs,
+          { q: qs, k: ks, v: vs },
+          heads ?? null,
+          v.scores?.scale ?? 1 / Math.sqrt(hd),
+        )
+      : probs;
+    ctx = attentionValuesF64(p, vs, Hs, T, hd, v.scores);
   }
   if (!heads) return gather(ctx, T, H * hd, cols);
   // ctx is [T, Hs·hd] over the picked heads: map the asked columns into it.
@@ -113,5 +125,94 @@ function onlineNoRescale(
       }
       for (let e = 0; e < hd; e++) out[i * H * hd + h * hd + e] = o[0][e] / l[0];
     }
+  return out;
+}
+
+/**
+ * The probabilities rounded to `f`, where the rounding is the one the recorded output shows. A correct fp32 softmax
+ * lands within τ of the exact probability (relative; below), so a probability that close to a rounding boundary of
+ * `f` may be rounded either way by the kernel being explained — as the scorer lets a rounded output land on either
+ * side. Each query row of each head takes, among its ambiguous probabilities, the roundings that bring its output
+ * row nearest the recorded one (the toggle that helps most first, until none helps); every other probability is rounded to nearest.
+ *
+ * τ for row i: the scores' fp32 error is at most γ_{hd+2}·Σ_e |q_e k_e|·scale ≤ (hd + 2)·u·‖q_i‖‖k_j‖·scale
+ * (u = 2^-24); a probability's relative error is at most its own score's, the maximum's and the sum's share
+ * (3× the largest score error) plus the exp, the sum of T terms and the division ((T + 4)·u); τ is twice that.
+ */
+function roundedToFit(
+  d: OpData,
+  f: NumFormat,
+  probs: Float64Array,
+  t: { q: Float64Array; k: Float64Array; v: Float64Array },
+  heads: number[] | null,
+  scale: number,
+): Float64Array {
+  const T = d.tokens.length;
+  const hd = d.cfg.headDim;
+  const Hs = probs.length / (T * T);
+  const width = d.recorded.length / T;
+  const u = 2 ** -24;
+  const out = new Float64Array(probs.length);
+  for (let i = 0; i < probs.length; i++) out[i] = roundTo(f, probs[i]);
+  const norm = (a: Float64Array, r: number) => {
+    let s = 0;
+    for (let e = 0; e < hd; e++) s += a[r * hd + e] * a[r * hd + e];
+    return Math.sqrt(s);
+  };
+  const res = new Float64Array(hd);
+  for (let h = 0; h < Hs; h++) {
+    const hg = heads ? heads[h] : h;
+    let kMax = 0;
+    for (let j = 0; j < T; j++) kMax = Math.max(kMax, norm(t.k, h * T + j));
+    for (let i = 0; i < T; i++) {
+      const row = (h * T + i) * T;
+      const tau = 2 * (3 * (hd + 2) * u * norm(t.q, h * T + i) * kMax * scale + (T + 4) * u);
+      const ambiguous: number[] = [];
+      for (let j = 0; j < T; j++) {
+        const p = probs[row + j];
+        if (p > 0 && roundTo(f, p * (1 - tau)) !== roundTo(f, p * (1 + tau))) ambiguous.push(j);
+      }
+      if (ambiguous.length === 0) continue;
+      // The recorded row minus the row of rounded-to-nearest probabilities.
+      for (let e = 0; e < hd; e++) {
+        let o = 0;
+        for (let j = 0; j < T; j++) o += out[row + j] * t.v[(h * T + j) * hd + e];
+        res[e] = d.recorded[i * width + hg * hd + e] - o;
+      }
+      // The other rounding is taken where it brings the row nearer, the toggle that helps most first, until none
+      // helps (steepest descent over the ambiguous probabilities: order does not decide what is taken).
+      const moves = ambiguous.map((j) => {
+        const p = probs[row + j];
+        const near = out[row + j];
+        const lo = roundTo(f, p * (1 - tau));
+        return { j, near, alt: lo !== near ? lo : roundTo(f, p * (1 + tau)), taken: false };
+      });
+      for (let step = 0; step < 4 * moves.length; step++) {
+        let best = -1;
+        let bestGain = 0;
+        moves.forEach((m, x) => {
+          // |res|² − |res − δv|² = 2 res·δv − |δv|²
+          const delta = m.taken ? m.near - m.alt : m.alt - m.near;
+          let dot = 0;
+          let sq = 0;
+          for (let e = 0; e < hd; e++) {
+            const dv = delta * t.v[(h * T + m.j) * hd + e];
+            dot += res[e] * dv;
+            sq += dv * dv;
+          }
+          if (2 * dot - sq > bestGain) {
+            bestGain = 2 * dot - sq;
+            best = x;
+          }
+        });
+        if (best < 0) break;
+        const m = moves[best];
+        const delta = m.taken ? m.near - m.alt : m.alt - m.near;
+        m.taken = !m.taken;
+        out[row + m.j] = m.taken ? m.alt : m.near;
+        for (let e = 0; e < hd; e++) res[e] -= delta * t.v[(h * T + m.j) * hd + e];
+      }
+    }
+  }
   return out;
 }
