@@ -134,6 +134,34 @@ describe('views on the stream', () => {
     }
   });
 
+  it('lends the tensors the caller does not keep, gathered in one scratch array, equal all the same', async () => {
+    const cut = mulberry32(99);
+    async function* chunks() {
+      for (let p = 0; p < file.length; ) {
+        const n = Math.min(1 + Math.floor(cut() * 24), file.length - p);
+        yield file.slice(p, p + n);
+        p += n;
+      }
+    }
+    const plain = new Map<string, Uint32Array>();
+    await streamSafetensors(chunks(), file.length, {
+      onTensor: (name, _e, data) => void plain.set(name, bitsOf(data).slice()),
+    });
+    const lent = new Set<string>();
+    const kept: Float32Array[] = [];
+    await streamSafetensors(chunks(), file.length, {
+      views: true,
+      keeps: (e) => e.name === 'a' || e.name === 'g',
+      onTensor(name, _e, data, view) {
+        expect(bitsOf(data)).toEqual(plain.get(name));
+        if (view) lent.add(name);
+        else kept.push(data);
+      },
+    });
+    expect(lent).toEqual(new Set(['c', 'e'])); // F32, not kept, spanning chunks of ≤ 24 bytes
+    expect(kept.map((d) => bitsOf(d))).toEqual(['a', 'b', 'd', 'f', 'g'].map((n) => plain.get(n)));
+  });
+
   it('a run file keeps copies, never views on chunks the source may reuse', async () => {
     const cfg = parseConfigText(
       JSON.stringify(
@@ -158,5 +186,55 @@ describe('views on the stream', () => {
     expect(r.handoffs).toEqual([
       { slot: 'embed', kept: 'gpt_neox.embed_in:out', other: 'hidden_states.0', differing: 1 },
     ]);
+  });
+
+  it('a run file read in small chunks equals the one read whole: slots, aliases, handoffs', async () => {
+    const cfg = parseConfigText(
+      JSON.stringify(
+        randomConfigJson({ vocab: 50, d: 8, layers: 2, heads: 2, ff: 8, rotaryPct: 0.5, parallel: true }),
+      ),
+    );
+    const r = mulberry32(5);
+    const rand = (n: number) => new Float32Array(n).map(() => r() - 0.5);
+    const h0 = rand(24);
+    const h1 = rand(24);
+    const fc1 = rand(24);
+    const changed = h1.map((v, i) => (i % 7 === 3 ? v + 1 : v));
+    const run = writeSafetensors(
+      [
+        { name: 'gpt_neox.embed_in:out', dtype: 'F32', shape: [3, 8], data: h0 },
+        { name: 'hidden_states.0', dtype: 'F32', shape: [3, 8], data: h0 },
+        { name: 'gpt_neox.layers.0.mlp.dense_h_to_4h:out', dtype: 'BF16', shape: [3, 8], data: fc1 },
+        { name: 'gpt_neox.layers.0.mlp.act:in', dtype: 'F32', shape: [3, 8], data: fc1 },
+        { name: 'gpt_neox.layers.0:out', dtype: 'F32', shape: [3, 8], data: h1 },
+        { name: 'gpt_neox.layers.1:in', dtype: 'F32', shape: [3, 8], data: changed },
+        { name: 'hidden_states.1', dtype: 'F32', shape: [3, 8], data: h1 },
+      ],
+      { tokens: '[1, 2, 3]' },
+    );
+    async function* whole() {
+      yield run.slice();
+    }
+    const want = await readRunFile(whole(), run.length, cfg);
+    // fc1 stored in bf16 under one name and f32 under the other; layers.1:in changed at 3 elements.
+    expect(want.handoffs.map((h) => h.other)).toEqual([
+      'gpt_neox.layers.0.mlp.act:in',
+      'gpt_neox.layers.1:in',
+    ]);
+    expect(want.handoffs[1].differing).toBe(3);
+    for (const seed of [1, 2, 3]) {
+      const cut = mulberry32(seed);
+      async function* small() {
+        for (let p = 0; p < run.length; ) {
+          const n = Math.min(1 + Math.floor(cut() * 60), run.length - p);
+          yield run.slice(p, p + n);
+          p += n;
+        }
+      }
+      const got = await readRunFile(small(), run.length, cfg);
+      expect(got.handoffs).toEqual(want.handoffs);
+      expect([...got.slots.keys()]).toEqual([...want.slots.keys()]);
+      for (const [k, t] of want.slots) expect(bitsOf(got.slots.get(k)!.data)).toEqual(bitsOf(t.data));
+    }
   });
 });

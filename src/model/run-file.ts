@@ -166,6 +166,8 @@ export async function readRunFile(
   const refs = new Map<string, SlotRef>();
   const ignored: string[] = [];
   const slots = new Map<string, RunTensor>();
+  /** The names whose arrays are kept: each slot's first in the file (tensors come in offset order). */
+  const kept = new Set<string>();
   const handoffs: Handoff[] = [];
   let tokens: number[] = [];
   let generation: RunGeneration | null = null;
@@ -179,6 +181,7 @@ export async function readRunFile(
   const { bytes } = await streamSafetensors(source, totalBytes, {
     file,
     views: true,
+    keeps: (e) => kept.has(e.name),
     signal: opts.signal,
     onProgress: opts.onProgress,
     ignore: (name) => !used(name),
@@ -201,9 +204,14 @@ export async function readRunFile(
           file,
           `no tensor of the run-file contract (module paths with ':in'/':out', 'hidden_states.N', 'logits'; docs/RUNS.md) among its ${ignored.length} tensors`,
         );
+      const first = new Map<string, SafetensorsEntry>();
       for (const e of header.entries.values()) {
         checkShape(e, refs.get(e.name)!, tokens.length, cfg, file);
+        const slot = refs.get(e.name)!.slot;
+        const f = first.get(slot);
+        if (!f || e.begin < f.begin || (e.begin === f.begin && e.end < f.end)) first.set(slot, e);
       }
+      for (const e of first.values()) kept.add(e.name);
     },
     onTensor(name, e, data, view) {
       const ref = refs.get(name)!;
@@ -213,7 +221,7 @@ export async function readRunFile(
         slots.set(ref.slot, { name, dtype: e.dtype, data: view ? data.slice() : data });
         return;
       }
-      // A second name of the slot: compared where it lies (a view, no copy) and dropped.
+      // A second name of the slot: compared where it lies (a view on its chunk or on the scratch array) and dropped.
       const differing = bitDiff(held.data, data);
       if (differing > 0) handoffs.push({ slot: ref.slot, kept: held.name, other: name, differing });
     },

@@ -31,6 +31,11 @@ export interface StreamSafetensorsOptions {
    * with no copy (on little-endian hosts); the others as before.
    */
   views?: boolean;
+  /**
+   * With `views`: whether the caller keeps this tensor's array (default: all). An F32 tensor it does not keep that
+   * spans chunks is gathered in one scratch array reused from tensor to tensor, and lent (`view` true).
+   */
+  keeps?(e: SafetensorsEntry): boolean;
   /** Called after each chunk with the bytes read so far (monotone; the last call has loaded === total). */
   onProgress?(loaded: number, total: number | null): void;
   /** Aborting rejects promptly with a DOMException named 'AbortError' and cancels the source. */
@@ -122,6 +127,7 @@ interface Filling {
   n: number; // numel
   buf: Uint8Array; // [e.end - e.begin]
   out: Float32Array | null; // [n] when buf is its storage
+  lent: boolean; // out is the scratch array's
   fill: number;
 }
 
@@ -140,6 +146,8 @@ class StreamParser {
   private list: SafetensorsEntry[] = [];
   private idx = 0;
   private cur: Filling | null = null;
+  /** Where lent tensors that span chunks are gathered (grown to the largest). */
+  private scratch = new Float32Array(0);
   header: SafetensorsHeader | null = null;
 
   constructor(
@@ -255,17 +263,19 @@ class StreamParser {
       this.cur = null;
       this.idx++;
       this.held(len);
-      await this.emit(cur.e, data);
+      await this.emit(cur.e, data, cur.lent);
     }
   }
 
   private allocate(e: SafetensorsEntry, n: number, size: number): Filling {
     try {
       if (e.dtype === 'F32' && LITTLE_ENDIAN) {
-        const out = new Float32Array(n);
-        return { e, n, buf: new Uint8Array(out.buffer), out, fill: 0 };
+        const lent = this.opts.views === true && this.opts.keeps?.(e) === false;
+        if (lent && this.scratch.length < n) this.scratch = new Float32Array(n);
+        const out = lent ? this.scratch.subarray(0, n) : new Float32Array(n);
+        return { e, n, buf: new Uint8Array(out.buffer, out.byteOffset, size), out, fill: 0, lent };
       }
-      return { e, n, buf: new Uint8Array(size), out: null, fill: 0 };
+      return { e, n, buf: new Uint8Array(size), out: null, fill: 0, lent: false };
     } catch (err) {
       throw new ModelLoadError(
         this.file,
