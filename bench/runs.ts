@@ -1,19 +1,18 @@
 // The import and analysis of a pair of runs made elsewhere (docs/RUNS.md), timed on a real GPU: both run files
-// streamed from disk (hashed, checked, decoded tensor by tensor) and analyzed (GPU double-float oracle, every local
-// check, GPU-reduced metrics). Memory: the process's peak RSS above its level once the model is loaded, sampled
+// streamed from disk (checked, decoded tensor by tensor; hashed on worker threads meanwhile: 'import ms' is until
+// both are decoded, 'analysis ms' until the report holds both hashes) and analyzed (GPU double-float oracle, every
+// local check, GPU-reduced metrics). Memory: the process's peak RSS above its level once the model is loaded, sampled
 // every 2 ms, against the two files' size. Inputs from tools/bench_runs.py (a 410m-shaped model, runs at T = 128).
 // Usage: node runs.mjs --dir DIR [--reps 3] [--out FILE]
 
-import { createHash } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelDir } from '../src/cli/model-dir';
+import { readRuns, withSha256 } from '../src/cli/run-read';
 import { analyzeRuns } from '../src/compare/analyze-runs';
 import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
-import { readRunFile } from '../src/model/run-file';
-import { nodeFileStream } from '../src/model/stream-node';
 import { log, rssAboveBase, value } from './cli';
 
 const dir = value('--dir') ?? '.';
@@ -27,24 +26,17 @@ async function main() {
   const cfg = engine.modelInfo!.config;
   const files = ['a.safetensors', 'b.safetensors'].map((f) => join(dir, f));
   const fileBytes = files.reduce((s, f) => s + statSync(f).size, 0);
-  const read = async (path: string) => {
-    const hash = createHash('sha256');
-    async function* hashed() {
-      for await (const c of nodeFileStream(path)) {
-        hash.update(c);
-        yield c;
-      }
-    }
-    const file = await readRunFile(hashed(), statSync(path).size, cfg, { file: path });
-    return { file, sha256: hash.digest('hex') };
-  };
   const rows = [];
   for (let r = 0; r < reps; r++) {
     const rss = rssAboveBase(2);
     const ta = performance.now();
-    const [a, b] = await Promise.all([read(files[0]), read(files[1])]);
+    // As `cli compare-runs` (src/cli/run-read.ts): decoded here, hashed on worker threads until the analysis ends.
+    const reads = await readRuns(
+      files.map((f, i) => [f, i ? '--b' : '--a']),
+      cfg,
+    );
     const tb = performance.now();
-    const report = await analyzeRuns(engine, a, b);
+    const report = await withSha256(await analyzeRuns(engine, reads[0].run, reads[1].run), reads);
     const tc = performance.now();
     const above = rss.stop();
     const row = {

@@ -1,5 +1,6 @@
-// Reading one tensor of a safetensors file as fp32: F32 copied byte-wise (any alignment), F16 converted exactly
-// through a table of all 65536 patterns (subnormals, inf, NaN payloads), BF16 by `bits << 16`.
+// Reading one tensor of a safetensors file as fp32: F32 copied byte-wise (any alignment) or viewed in place where
+// 4-byte aligned, F16 converted exactly through a table of all 65536 patterns (subnormals, inf, NaN payloads), BF16
+// by `bits << 16`; the 16-bit ones read through a Uint16Array where 2-byte aligned, byte pairs where not.
 import { f16BitsToF32Bits } from '../numeric/bits';
 import type { DType } from '../numeric/types';
 import { ModelLoadError, quoteName } from './errors';
@@ -58,6 +59,16 @@ export function decodeTensorF32(src: Uint8Array, dtype: DType, n: number): Float
     return out;
   }
   const bits = new Uint32Array(out.buffer); // [n]: writing bits keeps NaN payloads
+  if (LITTLE_ENDIAN && src.byteOffset % 2 === 0) {
+    const h = new Uint16Array(src.buffer, src.byteOffset, n); // [n] the stored 16-bit patterns
+    if (dtype === 'F16') {
+      const table = f16ToF32Table();
+      for (let i = 0; i < n; i++) bits[i] = table[h[i]];
+    } else {
+      for (let i = 0; i < n; i++) bits[i] = h[i] << 16;
+    }
+    return out;
+  }
   if (dtype === 'F16') {
     const table = f16ToF32Table();
     for (let i = 0; i < n; i++) bits[i] = table[src[2 * i] | (src[2 * i + 1] << 8)];
@@ -65,4 +76,14 @@ export function decodeTensorF32(src: Uint8Array, dtype: DType, n: number): Float
     for (let i = 0; i < n; i++) bits[i] = ((src[2 * i] | (src[2 * i + 1] << 8)) << 16) >>> 0;
   }
   return out; // bits went in as native u32 and come out as native f32: right on either endianness
+}
+
+/**
+ * `n` F32 values stored little-endian in `src` as a Float32Array on `src`'s own bytes (no copy), where the host is
+ * little-endian and `src` starts 4-byte aligned in its buffer; null otherwise (decodeTensorF32 copies them then).
+ * The view shares `src`'s memory: it is only as lasting as the bytes under it.
+ */
+export function viewTensorF32(src: Uint8Array, dtype: DType, n: number): Float32Array | null {
+  if (dtype !== 'F32' || !LITTLE_ENDIAN || src.byteOffset % 4 !== 0 || src.byteLength !== 4 * n) return null;
+  return new Float32Array(src.buffer, src.byteOffset, n);
 }

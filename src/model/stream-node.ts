@@ -4,17 +4,24 @@ import { open } from 'node:fs/promises';
 import type { WeightsSource } from './weight-stream';
 
 /**
- * The bytes of the file at `path` in chunks of `chunkBytes` (the last one shorter), each in a fresh buffer. The
- * file is closed when the iteration ends, fails or is stopped early.
+ * The bytes of the file at `path` in chunks of `chunkBytes` (the last one shorter), each in a fresh buffer, or,
+ * with `reuse`, each in the same buffer, overwritten when the next is asked for: for a consumer that is done with
+ * a chunk before it asks for the next (streamSafetensors is; a view it lends is valid until its callback settles),
+ * with no allocation per chunk. The file is closed when the iteration ends, fails or is stopped early.
  */
-export async function* nodeFileStream(path: string, chunkBytes = 4 << 20): AsyncGenerator<Uint8Array, void> {
+export async function* nodeFileStream(
+  path: string,
+  chunkBytes = 4 << 20,
+  reuse = false,
+): AsyncGenerator<Uint8Array, void> {
   if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
     throw new RangeError(`nodeFileStream: chunkBytes must be a positive integer, got ${chunkBytes}`);
   }
   const fh = await open(path, 'r');
+  let held: Uint8Array | null = null;
   try {
     for (;;) {
-      const buf = new Uint8Array(chunkBytes);
+      const buf: Uint8Array = reuse ? (held ??= new Uint8Array(chunkBytes)) : new Uint8Array(chunkBytes);
       let filled = 0;
       while (filled < chunkBytes) {
         const { bytesRead } = await fh.read(buf, filled, chunkBytes - filled, null);

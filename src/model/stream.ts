@@ -15,13 +15,27 @@ import {
   type SafetensorsHeader,
   tooShortError,
 } from './safetensors';
-import { decodeTensorF32, LITTLE_ENDIAN } from './safetensors-read';
+import { decodeTensorF32, LITTLE_ENDIAN, viewTensorF32 } from './safetensors-read';
 
 export interface StreamSafetensorsOptions {
   /** Called once the header is parsed and validated, before any tensor. */
   onHeader?(header: SafetensorsHeader): void | Promise<void>;
-  /** Called for each tensor in offset order with a fresh fp32 array [numel(e.shape)]; awaited (backpressure). */
-  onTensor(name: string, e: SafetensorsEntry, data: Float32Array): void | Promise<void>;
+  /**
+   * Called for each tensor in offset order with its fp32 values [numel(e.shape)]; awaited (backpressure). `data` is
+   * a fresh array, or, where `views` is on and `view` is true, a view on the source's chunk: valid until the
+   * returned promise settles (a caller that keeps it copies it, `data.slice()`).
+   */
+  onTensor(name: string, e: SafetensorsEntry, data: Float32Array, view: boolean): void | Promise<void>;
+  /**
+   * F32 tensors that lie whole inside one chunk at a 4-byte aligned offset are handed out as views on the chunk,
+   * with no copy (on little-endian hosts); the others as before.
+   */
+  views?: boolean;
+  /**
+   * With `views`: whether the caller keeps this tensor's array (default: all). An F32 tensor it does not keep that
+   * spans chunks is gathered in one scratch array reused from tensor to tensor, and lent (`view` true).
+   */
+  keeps?(e: SafetensorsEntry): boolean;
   /** Called after each chunk with the bytes read so far (monotone; the last call has loaded === total). */
   onProgress?(loaded: number, total: number | null): void;
   /** Aborting rejects promptly with a DOMException named 'AbortError' and cancels the source. */
@@ -113,6 +127,7 @@ interface Filling {
   n: number; // numel
   buf: Uint8Array; // [e.end - e.begin]
   out: Float32Array | null; // [n] when buf is its storage
+  lent: boolean; // out is the scratch array's
   fill: number;
 }
 
@@ -131,6 +146,8 @@ class StreamParser {
   private list: SafetensorsEntry[] = [];
   private idx = 0;
   private cur: Filling | null = null;
+  /** Where lent tensors that span chunks are gathered (grown to the largest). */
+  private scratch = new Float32Array(0);
   header: SafetensorsHeader | null = null;
 
   constructor(
@@ -147,9 +164,9 @@ class StreamParser {
     if (this.opts.signal?.aborted) throw abortError();
   }
 
-  private async emit(e: SafetensorsEntry, data: Float32Array): Promise<void> {
+  private async emit(e: SafetensorsEntry, data: Float32Array, view = false): Promise<void> {
     this.checkAbort();
-    await this.opts.onTensor(e.name, e, data);
+    await this.opts.onTensor(e.name, e, data, view);
     this.checkAbort();
   }
 
@@ -221,12 +238,14 @@ class StreamParser {
         }
         if (i === len) break;
         if (len - i >= size) {
-          // The whole tensor is in this chunk: decode straight from it.
-          const data = decodeTensorF32(chunk.subarray(i, i + size), next.dtype, n);
+          // The whole tensor is in this chunk: viewed in place, or decoded straight from it.
+          const src = chunk.subarray(i, i + size);
+          const view = this.opts.views ? viewTensorF32(src, next.dtype, n) : null;
+          const data = view ?? decodeTensorF32(src, next.dtype, n);
           i += size;
           this.pos += size;
           this.idx++;
-          await this.emit(next, data);
+          await this.emit(next, data, view !== null);
           continue;
         }
         this.cur = this.allocate(next, n, size);
@@ -244,17 +263,19 @@ class StreamParser {
       this.cur = null;
       this.idx++;
       this.held(len);
-      await this.emit(cur.e, data);
+      await this.emit(cur.e, data, cur.lent);
     }
   }
 
   private allocate(e: SafetensorsEntry, n: number, size: number): Filling {
     try {
       if (e.dtype === 'F32' && LITTLE_ENDIAN) {
-        const out = new Float32Array(n);
-        return { e, n, buf: new Uint8Array(out.buffer), out, fill: 0 };
+        const lent = this.opts.views === true && this.opts.keeps?.(e) === false;
+        if (lent && this.scratch.length < n) this.scratch = new Float32Array(n);
+        const out = lent ? this.scratch.subarray(0, n) : new Float32Array(n);
+        return { e, n, buf: new Uint8Array(out.buffer, out.byteOffset, size), out, fill: 0, lent };
       }
-      return { e, n, buf: new Uint8Array(size), out: null, fill: 0 };
+      return { e, n, buf: new Uint8Array(size), out: null, fill: 0, lent: false };
     } catch (err) {
       throw new ModelLoadError(
         this.file,

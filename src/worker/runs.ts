@@ -1,37 +1,49 @@
-// Run files in the worker (docs/RUNS.md): each streamed from its Blob tensor by tensor, hashed on the way, checked
-// against the loaded model's config before any GPU work, and against the sha256 a link names when it ends; then the
-// analysis of runs. Nothing of the loaded model changes, whatever a run file holds.
-import { analyzeRuns, type RunInput } from '../compare/analyze-runs';
+// Run files in the worker (docs/RUNS.md): each streamed from its Blob tensor by tensor and checked against the loaded
+// model's config before any GPU work; hashed beside that and the analysis (hash-blob.ts), the sha256 checked against
+// the one a link names as soon as it is known (a mismatch stops the analysis). Nothing of the loaded model changes,
+// whatever a run file holds.
+import { analyzeRuns } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
 import type { Engine } from '../engine/engine';
-import { checkSameTokens, readRunFile } from '../model/run-file';
+import { checkSameTokens, type RunFile, readRunFile } from '../model/run-file';
+import type { NeoXConfig } from '../numeric/types';
 import type { RunFileInput, RunLoadProgress } from './api';
 import { workerError } from './boundary';
-import { hashChunks } from './url-model';
+import { hashBlobs } from './hash-blob';
 
-/** Reads one run file from the page's Blob, hashing it; a sha256 that differs from `expected` is refused. */
-async function readRun(
-  engine: Engine,
+/** Reads one run file from the page's Blob. */
+function readRun(
+  cfg: NeoXConfig,
   input: RunFileInput,
   signal: AbortSignal,
   onProgress: (p: RunLoadProgress) => void,
-): Promise<RunInput> {
-  const cfg = engine.modelInfo!.config;
-  let sha256 = '';
-  const source = hashChunks(input.blob.stream(), (hex) => {
-    sha256 = hex;
-    if (input.expectedSha256 && hex !== input.expectedSha256)
-      throw workerError(
-        'model-mismatch',
-        `${input.name} hashes to sha256 ${hex.slice(0, 16)}…, but the link names ${input.expectedSha256.slice(0, 16)}…: not the run that was shared`,
-      );
-  });
-  const file = await readRunFile(source, input.blob.size, cfg, {
+): Promise<RunFile> {
+  return readRunFile(input.blob.stream(), input.blob.size, cfg, {
     file: input.name,
     signal,
     onProgress: (loaded, total) => onProgress({ file: input.name, loadedBytes: loaded, totalBytes: total }),
   });
-  return { file, sha256 };
+}
+
+/** Each run's sha256 (hex); refused where a link names another. */
+export function checkedHashes(runs: RunFileInput[], signal: AbortSignal): Promise<string[]> {
+  const hashes = hashBlobs(
+    runs.map((r) => r.blob),
+    signal,
+  );
+  return Promise.all(
+    hashes.map((h, i) =>
+      h.then((hex) => {
+        const { name, expectedSha256: want } = runs[i];
+        if (want && hex !== want)
+          throw workerError(
+            'model-mismatch',
+            `${name} hashes to sha256 ${hex.slice(0, 16)}…, but the link names ${want.slice(0, 16)}…: not the run that was shared`,
+          );
+        return hex;
+      }),
+    ),
+  );
 }
 
 /** The analysis of run A (and B) on the engine's loaded model. */
@@ -46,10 +58,34 @@ export async function compareRunFiles(
     throw workerError('model', 'no model is loaded: load the model the runs were made with');
   if (runs.length < 1 || runs.length > 2)
     throw workerError('input', `give one or two run files, not ${runs.length}`);
-  const [a, b] = await Promise.all([
-    readRun(engine, runs[0], signal, onLoad),
-    runs[1] ? readRun(engine, runs[1], signal, onLoad) : null,
-  ]);
-  if (b) checkSameTokens(a.file, b.file);
-  return analyzeRuns(engine, a, b, { signal, onProgress: onPhase });
+  const cfg = engine.modelInfo.config;
+  // The hashes' failure (a link's mismatch) stops the reading and the analysis, and is what is said.
+  const ctl = new AbortController();
+  const stop = () => ctl.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  if (signal.aborted) stop();
+  let refused: unknown = null;
+  const hashes = checkedHashes(runs, ctl.signal);
+  hashes.catch((e) => {
+    refused = e;
+    stop();
+  });
+  try {
+    const [a, b] = await Promise.all([
+      readRun(cfg, runs[0], ctl.signal, onLoad),
+      runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad) : null,
+    ]);
+    if (b) checkSameTokens(a, b);
+    const report = await analyzeRuns(engine, { file: a, sha256: null }, b && { file: b, sha256: null }, {
+      signal: ctl.signal,
+      onProgress: onPhase,
+    });
+    const shas = await hashes;
+    return { ...report, runs: report.runs.map((r, i) => ({ ...r, sha256: shas[i] })) };
+  } catch (e) {
+    stop();
+    throw refused ?? e;
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
 }

@@ -1,0 +1,77 @@
+// Node only: run files read from disk for `cli compare-runs` and the benches. Each file is read and decoded on the
+// main thread while a worker thread reads it again and hashes it (hash-file.ts): the sha256, a run's identity in the
+// report, comes in beside the import and the analysis, never before them, and is checked to be of the same bytes.
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { RunInput } from '../compare/analyze-runs';
+import type { RunsReport } from '../compare/runs-report';
+import { readRunFile } from '../model/run-file';
+import { nodeFileStream } from '../model/stream-node';
+import type { NeoXConfig } from '../numeric/types';
+import { CliInputError, fsReason, quoteUser } from './files';
+import { hashFile } from './hash-file';
+
+/** A run read from disk (`run.sha256` null); its sha256 on the way. */
+export interface ReadRun {
+  run: RunInput;
+  sha256: Promise<string>;
+  /** Stops the hashing where nothing will wait for it (a refusal, a failure). */
+  stop(): void;
+}
+
+/** Streams a run file from disk after checking it is a regular file, its hashing started beside it. */
+export async function readRun(path: string, flag: string, cfg: NeoXConfig): Promise<ReadRun> {
+  const what = `${flag} ${quoteUser(path)}`;
+  let size: number;
+  let mtime: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw new CliInputError(`${what}: is not a regular file`);
+    size = st.size;
+    mtime = st.mtimeMs;
+  } catch (e) {
+    if (e instanceof CliInputError) throw e;
+    throw new CliInputError(`${what}: ${fsReason(e)}`);
+  }
+  const hashing = hashFile(path);
+  try {
+    // One 4 MiB buffer, read into again and again: the reader copies what it keeps.
+    const file = await readRunFile(nodeFileStream(path, 4 << 20, true), size, cfg, { file: basename(path) });
+    const sha256 = hashing.done.then(
+      (h) => {
+        const now = statSync(path, { throwIfNoEntry: false });
+        if (h.bytes !== file.bytes || now?.size !== size || now?.mtimeMs !== mtime)
+          throw new CliInputError(
+            `${what}: the file changed while it was read (its sha256 would name other bytes)`,
+          );
+        return h.sha256;
+      },
+      (e) => {
+        throw new CliInputError(`${what}: ${fsReason(e)}`);
+      },
+    );
+    sha256.catch(() => undefined); // awaited after the analysis
+    return { run: { file, sha256: null }, sha256, stop: hashing.stop };
+  } catch (e) {
+    hashing.stop();
+    if (typeof (e as { kind?: unknown })?.kind === 'string') throw e;
+    throw new CliInputError(`${what}: ${fsReason(e)}`);
+  }
+}
+
+/** Runs read at once ([path, flag] each); where one is refused the others' hashing stops, the first refusal thrown. */
+export async function readRuns(files: [string, string][], cfg: NeoXConfig): Promise<ReadRun[]> {
+  const settled = await Promise.allSettled(files.map(([path, flag]) => readRun(path, flag, cfg)));
+  const refused = settled.find((s) => s.status === 'rejected');
+  if (refused) {
+    for (const s of settled) if (s.status === 'fulfilled') s.value.stop();
+    throw refused.reason;
+  }
+  return settled.map((s) => (s as PromiseFulfilledResult<ReadRun>).value);
+}
+
+/** The report with each run's sha256, once hashed (`runs` in the report's order: A, then B). */
+export async function withSha256(report: RunsReport, runs: ReadRun[]): Promise<RunsReport> {
+  const shas = await Promise.all(runs.map((r) => r.sha256));
+  return { ...report, runs: report.runs.map((r, i) => ({ ...r, sha256: shas[i] })) };
+}
