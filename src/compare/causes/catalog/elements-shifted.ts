@@ -1,4 +1,5 @@
-// The output written s elements off (a misaligned write): shifts of up to 8 either way.
+// The output written s elements off (a misaligned write): shifts of up to 8 either way, and of a vector's or a tile's
+// width (16, 32, 64).
 import { ALL_OPS, type Cause } from '../types';
 
 export const elementsShifted: Cause = {
@@ -6,7 +7,7 @@ export const elementsShifted: Cause = {
   family: 'layout',
   ops: ALL_OPS,
   candidates: () =>
-    [1, 2, 3, 4, 5, 6, 7, 8]
+    [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]
       .flatMap((k) => [k, -k])
       .map((shift) => ({ params: { shift }, variant: { elemShift: shift } })),
   words: (p) => `the output is written ${p.shift} elements off (a misaligned write)`,

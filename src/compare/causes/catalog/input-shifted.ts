@@ -1,4 +1,5 @@
-// Each input row of a product read s elements along: a tile loaded from the wrong offset.
+// Each input row of a product read s elements along: a tile loaded from the wrong offset — up to 4 either way, and a
+// vector's or a small tile's width (8, 16).
 import { type Cause, PRODUCT_OPS } from '../types';
 
 export const inputShifted: Cause = {
@@ -6,6 +7,8 @@ export const inputShifted: Cause = {
   family: 'layout',
   ops: PRODUCT_OPS,
   candidates: () =>
-    [1, 2, 3, 4, -1, -2].map((shift) => ({ params: { shift }, variant: { inputShift: shift } })),
+    [1, 2, 3, 4, 8, 16]
+      .flatMap((k) => [k, -k])
+      .map((shift) => ({ params: { shift }, variant: { inputShift: shift } })),
   words: (p) => `each input row is read ${p.shift} elements along (a tile loaded from the wrong offset)`,
 };

@@ -13,4 +13,11 @@ export const PLANTS: Plant[] = [
     variant: () => ({ rowShift: { shift: -2, from: 0 } }),
     params: { shift: -2, from: 0 },
   },
+  // past the enumerated shifts: found from the last row
+  {
+    cause: 'rows-shifted',
+    op: 'dense',
+    variant: () => ({ rowShift: { shift: 6, from: 2 } }),
+    params: { shift: 6, from: 2 },
+  },
 ];

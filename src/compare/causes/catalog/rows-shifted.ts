@@ -1,5 +1,6 @@
-// The output rows shifted by s (row t holds row t − s), from some row r on: each shift of up to 4 either way, the
-// row it starts at found as the split that leaves the least error.
+// The output rows shifted by s (row t holds row t − s), from some row r on: each shift of up to 4 either way and the
+// shift the last row shows (the exact row nearest to it: the last row lies past any start), the row it starts at
+// found as the split that leaves the least error.
 import { widthOf } from '../exact-op';
 import { ALL_OPS, type Candidate, type Cause } from '../types';
 
@@ -22,7 +23,11 @@ export const rowsShifted: Cause = {
       return Number.isFinite(e) ? e : Number.MAX_VALUE;
     };
     const plain = Array.from({ length: T }, (_, t) => rowErr(t, t));
-    return ROW_SHIFTS.filter((sh) => Math.abs(sh) < T).map((shift): Candidate => {
+    // The last row's source: the exact row it is nearest to.
+    let src = T - 1;
+    for (let r = 0; r < T; r++) if (rowErr(T - 1, r) < rowErr(T - 1, src)) src = r;
+    const shifts = [...new Set([...ROW_SHIFTS, T - 1 - src])].filter((sh) => sh !== 0 && Math.abs(sh) < T);
+    return shifts.map((shift): Candidate => {
       // From which row on: the split that leaves the least error (plain before it, shifted from it on).
       const shifted = Array.from({ length: T }, (_, t) => rowErr(t, t - shift));
       let tail = shifted.reduce((a, b) => a + b, 0);
