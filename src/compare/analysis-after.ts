@@ -5,7 +5,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
-import { type DecodeCheck, decodeCheckOf, decodeRunFile, vsFullOf } from './decode-run-file';
+import { type DecodeCheck, decodeCheckOf, decodeRows, decodeRunFile, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
@@ -156,7 +156,10 @@ async function checkDecodes(
   const out: DecodeCheck[] = [];
   for (const [i, path] of (['reference', 'fused'] as const).entries()) {
     const file = decodeRunFile(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision);
-    const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn };
+    // The decode steps' rows only: the prompt's rows are this compare's own (one generated token: no step's row,
+    // every row checked).
+    const rows = file.tokens.length > tokens.length ? decodeRows(tokens.length) : undefined;
+    const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn, rows };
     const report = await c.checkDecode!(file, opts);
     // The cached path against its own whole forward over the same tokens (the decode's oracle).
     const full = await c.engine.forward(file.tokens, { ...paths[i], taps: [] });

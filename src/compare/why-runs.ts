@@ -2,7 +2,6 @@
 // explains it (why.ts), read from the run's own recorded tensors and the oracle's exact output of that op. The
 // finding and the check carry both; the finding's sentence ends with "probable cause: <words>".
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, readDf } from '../engine/oracle-df';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { RunFile } from '../model/run-file';
 import type { Precision } from '../numeric/precision';
@@ -16,8 +15,8 @@ export interface WhyRun {
   file: RunFile;
   precision: Precision;
   checks: OpCheck[];
-  /** The oracle's exact output of each check, in the checks' order. */
-  exact: DfBuffer[];
+  /** The oracle's exact output of check i (of the run's checks), over every row. */
+  exact: (i: number) => Promise<Float64Array>;
 }
 
 /** The words a sentence ends with for a finding's cause. */
@@ -32,8 +31,6 @@ export async function explainRunFindings(
   runs: WhyRun[],
   angles: RotaryAngles,
 ): Promise<void> {
-  const { device } = engine.gpuParts();
-  const T = report.tokens.length;
   for (const f of report.findings) {
     if (!f.check) continue;
     const run = runs.find((r) => r.id === f.run)!;
@@ -55,7 +52,7 @@ export async function explainRunFindings(
       inputs: c.inputs.map(slot),
       inputSlots: c.inputs,
       recorded,
-      exact: await readDf(device, run.exact[i], T),
+      exact: await run.exact(i),
       others: neighbours(
         [...run.file.slots].map(([s, t]) => [s, t] as [string, { name: string; data: Float32Array }]),
         c.layer,

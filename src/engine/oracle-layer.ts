@@ -140,16 +140,17 @@ export function recordLayer(
 
 /**
  * The LM head in pieces that each fit one binding, as the reference plan splits it: the weight chunks of the
- * upload, split again by rows so that each piece's [T, rows] df output fits too.
+ * upload, split again by rows so that each piece's [T, rows] df output fits too. `cutFor`: the row count the
+ * pieces are cut for (default T; a run's checked rows are cut as its whole, so that the pieces pair up).
  */
-export function recordLmHead(k: OracleKit, rec: Recording, x: GPUBuffer, T: number): DfBuffer {
+export function recordLmHead(k: OracleKit, rec: Recording, x: GPUBuffer, T: number, cutFor = T): DfBuffer {
   const { cfg } = k.model;
   const d = cfg.hiddenSize;
   const V = cfg.vocabSize;
   const wBytes = k.model.weightsF16 ? 2 : 4;
   const actRows = Math.max(
     ROW_GRANULE,
-    Math.floor(k.maxBindingBytes / (DF_BYTES * T) / ROW_GRANULE) * ROW_GRANULE,
+    Math.floor(k.maxBindingBytes / (DF_BYTES * cutFor) / ROW_GRANULE) * ROW_GRANULE,
   );
   const pieces: { chunk: RowChunk; r0: number; rows: number }[] = [];
   for (const chunk of k.model.lmHead) {
