@@ -27,8 +27,8 @@ import type { FullMetrics } from './metrics';
 import { decideOracle, type OracleChoice } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { cpuExact, exactWhole } from './run-exact';
-import { type CheckedRows, checkedRowsWords, firstRowPast } from './run-rows';
-import { dfRows, rowsOf, tapRows, uploadRun } from './run-sources';
+import { type CheckedRows, checkedRowsWords, firstRowPast, rowsOf } from './run-rows';
+import { dfRows, tapRows, uploadRun } from './run-sources';
 import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
 import { explainRunFindings } from './why-runs';
 

@@ -56,31 +56,43 @@ describe('the decode check on the decode steps’ rows only', () => {
         { name: 'fused', opts: { path: new Set(ALL_FUSED), hooks: faultHooks(planted) } },
       ]);
       const file = { file: fused.file, sha256: null };
-      const rows = await analyzeRuns(engine, file, null, { rows: decodeRows(P) });
-      const all = firstOf(fused.report, P);
-      const some = firstOf(rows, P);
-      const ctx = `seed ${seed} case ${n}: prompt ${P}, ${steps} steps, layer ${fromLayer}: every row: ${fused.report.sentence} / decode rows: ${rows.sentence}`;
-      expect(all.diverged, ctx).toBe(true);
-      expect(all.layer, ctx).toBe(fromLayer);
-      expect(all.step, ctx).toBe(1);
-      expect(some, ctx).toEqual(all);
-      // Checked rows only, said so; every check ran on both.
-      expect(fused.report.rows, ctx).toBeUndefined();
-      expect(rows.rows, ctx).toEqual({ from: P, note: decodeRows(P).note });
-      expect(rows.checks.map((c) => c.id)).toEqual(fused.report.checks.map((c) => c.id));
-      expect(rows.findings[0].sentence, ctx).toContain(`decode step 1 (position ${P}), layer ${fromLayer}: `);
-      expect(rows.findings[0].sentence, ctx).toContain(
-        `only decode steps 1–${steps - 1} (positions ${P}–${P + steps - 2}) checked here; positions 0–${P - 1}: the prompt`,
-      );
+      for (const oracle of ['gpu', 'cpu'] as const) {
+        const every = await analyzeRuns(engine, file, null, { oracle });
+        const rows = await analyzeRuns(engine, file, null, { oracle, rows: decodeRows(P) });
+        expect(rows.oracle.kind).toBe(oracle);
+        const all = firstOf(every, P);
+        const some = firstOf(rows, P);
+        const ctx = `seed ${seed} case ${n} (${oracle} oracle): prompt ${P}, ${steps} steps, layer ${fromLayer}: every row: ${every.sentence} / decode rows: ${rows.sentence}`;
+        expect(all.diverged, ctx).toBe(true);
+        expect(all.layer, ctx).toBe(fromLayer);
+        expect(all.step, ctx).toBe(1);
+        expect(some, ctx).toEqual(all);
+        // Checked rows only, said so; every check ran on both.
+        expect(every.rows, ctx).toBeUndefined();
+        expect(rows.rows, ctx).toEqual({ from: P, note: decodeRows(P).note });
+        expect(rows.checks.map((c) => c.id)).toEqual(every.checks.map((c) => c.id));
+        expect(rows.findings[0].sentence, ctx).toContain(
+          `decode step 1 (position ${P}), layer ${fromLayer}: `,
+        );
+        expect(rows.findings[0].sentence, ctx).toContain(
+          `only decode steps 1–${steps - 1} (positions ${P}–${P + steps - 2}) checked here; positions 0–${P - 1}: the prompt`,
+        );
+      }
     }
   });
 
-  it('a clean decode agrees either way', async () => {
+  it('a clean decode agrees either way, on either oracle', async () => {
     const rng = mulberry32(seed ^ 0x5bd1e995);
     const prompt = Array.from({ length: 5 }, () => Math.floor(rng() * shape.vocab));
     const [ref] = await checkDecode(engine, prompt, 3, [{ name: 'reference', opts: { path: 'reference' } }]);
-    const rows = await analyzeRuns(engine, { file: ref.file, sha256: null }, null, { rows: decodeRows(5) });
-    for (const r of [ref.report, rows]) expect(r.verdict, `seed ${seed}: ${r.sentence}`).toBe('agree');
-    expect(rows.checks.every((c) => c.firstRow === null)).toBe(true);
+    expect(ref.report.verdict, `seed ${seed}: ${ref.report.sentence}`).toBe('agree');
+    for (const oracle of ['gpu', 'cpu'] as const) {
+      const rows = await analyzeRuns(engine, { file: ref.file, sha256: null }, null, {
+        oracle,
+        rows: decodeRows(5),
+      });
+      expect(rows.verdict, `seed ${seed}, ${oracle}: ${rows.sentence}`).toBe('agree');
+      expect(rows.checks.every((c) => c.firstRow === null)).toBe(true);
+    }
   });
 });

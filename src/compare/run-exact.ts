@@ -10,7 +10,6 @@ import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { RunFile } from '../model/run-file';
 import type { OpCheck } from './run-checks';
 import { exactOnCpu } from './run-checks-cpu';
-import { rowsOf } from './run-sources';
 
 /** The exact output of one check over every row of a run file (on the GPU oracle when there is one). */
 export async function exactWhole(
@@ -40,7 +39,7 @@ export async function exactWhole(
   }
 }
 
-/** The CPU oracle's exact output of one check (its rows from..T−1), uploaded as double-float pairs. */
+/** The CPU oracle's exact output of one check (its rows from..T−1 only), uploaded as double-float pairs. */
 export function cpuExact(
   engine: Engine,
   batch: GpuBatch,
@@ -51,8 +50,7 @@ export function cpuExact(
   angles: RotaryAngles,
 ): DfBuffer {
   const cfg = engine.modelInfo!.config;
-  const all = exactOnCpu(c, cfg, engine.weights!, tokens, get, angles);
-  const v = rowsOf(all, tokens.length, from);
+  const v = exactOnCpu(c, cfg, engine.weights!, tokens, get, angles, from);
   const buffer = uploadDf(batch.device, v);
   batch.onRelease(() => buffer.destroy());
   return { buffer, n: v.length };

@@ -67,3 +67,8 @@ export function checkedRowsWords(
       : positions;
   return `only ${checked} checked here; ${span('position', 0, from - 1)}: ${rows.note}`;
 }
+
+/** Rows from..T−1 of a [T, width] tensor (the tensor itself when from = 0). */
+export function rowsOf<A extends Float32Array | Float64Array>(data: A, T: number, from: number): A {
+  return from === 0 ? data : (data.subarray((from * data.length) / T) as A);
+}

@@ -99,8 +99,3 @@ export function dfRows(batch: GpuBatch, t: DfBuffer, T: number, from: number, la
   }
   return { buffer: copy(t.buffer, width, `rows:${label}`), n: R * width };
 }
-
-/** Rows from..T−1 of a [T, width] tensor (the tensor itself when from = 0). */
-export function rowsOf<A extends Float32Array | Float64Array>(data: A, T: number, from: number): A {
-  return from === 0 ? data : (data.subarray((from * data.length) / T) as A);
-}
