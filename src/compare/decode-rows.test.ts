@@ -14,8 +14,8 @@ import { rowStep } from '../model/run-generation';
 import { mulberry32 } from '../numeric/random';
 import { faultHooks, placeFaults } from '../run/faults';
 import { analyzeRuns } from './analyze-runs';
-import { decodeRows } from './decode-run-file';
-import { checkDecode } from './decode-runs';
+import { decodeCheckOf, decodeRows } from './decode-run-file';
+import { checkDecode, decodeChecker } from './decode-runs';
 import type { RunsReport } from './runs-report';
 
 const seed = freshSeed();
@@ -77,6 +77,22 @@ describe('the decode check on the decode steps’ rows only', () => {
         expect(rows.findings[0].sentence, ctx).toContain(
           `only decode steps 1–${steps - 1} (positions ${P}–${P + steps - 2}) checked here; positions 0–${P - 1}: the prompt`,
         );
+        // Two paths over the same tokens are checked in one analysis (runs A and B): each as when checked alone.
+        const opts = {
+          k: 10,
+          metric: 'relL2' as const,
+          oracle,
+          metrics: rows.metricsOn,
+          rows: decodeRows(P),
+        };
+        const pair = await decodeChecker(engine)(fused.file, opts, fused.file);
+        const alone = decodeCheckOf('fused', rows, P);
+        for (const run of ['A', 'B']) {
+          const got = decodeCheckOf('fused', pair, P, run);
+          expect({ ...got, sentence: '' }, `${ctx}: run ${run}`).toEqual({ ...alone, sentence: '' });
+          expect(got.sentence).toBe(alone.sentence.replace(/^run A/, `run ${run}`));
+          expect(got.checkedFrom).toBe(P);
+        }
       }
     }
   });

@@ -43,10 +43,14 @@ export function decodeRunFile(
   };
 }
 
-/** Checks one run file (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis). */
+/**
+ * Checks one run file (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis); with
+ * `other`, a second path's decode over the same tokens, both in one analysis as runs A and B.
+ */
 export type DecodeChecker = (
   file: RunFile,
   opts: { k: number; metric: Metric; oracle: 'gpu' | 'cpu'; metrics: 'gpu' | 'cpu'; rows?: CheckedRows },
+  other?: RunFile,
 ) => Promise<RunsReport>;
 
 /** The rows a two-path analysis's decode check checks: the decode steps' (the prompt's are the compare's own). */
@@ -81,15 +85,16 @@ export interface DecodeCheck {
   vsFull?: { relL2: number; ratio: number; within: boolean };
 }
 
-/** The two-path report's summary of a decode run's analysis. */
-export function decodeCheckOf(path: string, report: RunsReport, prefill: number): DecodeCheck {
-  const f = report.findings[0];
-  const c = f.check === null ? null : (report.checks.find((x) => x.id === f.check) ?? null);
+/** The two-path report's summary of a decode run's analysis (of its run `run`: 'A', or 'B' of a pair). */
+export function decodeCheckOf(path: string, report: RunsReport, prefill: number, run = 'A'): DecodeCheck {
+  const f = report.findings.find((x) => x.run === run)!;
+  const mine = report.checks.filter((x) => x.run === run);
+  const c = f.check === null ? null : (mine.find((x) => x.id === f.check) ?? null);
   const row = c?.firstRow ?? null;
   return {
     path,
     verdict: report.verdict,
-    checks: report.checks.length,
+    checks: mine.length,
     ...(report.rows ? { checkedFrom: report.rows.from } : {}),
     born: c
       ? {

@@ -181,8 +181,8 @@ export class GpuOracle {
    *
    * With `from` > 0 only the rows from..T−1 are checked: 'out' holds those rows ([T − from, width]), the same bits
    * as the same rows of the whole op. A row-wise op's input may hold every row or only those; attention and the
-   * whole layer read every row (the keys and values of all positions; query row p sees keys 0..p), and only
-   * attention's query rows from..T−1 are computed.
+   * whole layer read every row (the keys and values of all positions; query row p sees keys 0..p): attention
+   * computes the query rows from..T−1 only, the layer its ln1 and QKV over every row and the rest on those rows.
    */
   opOn(encoder: GPUCommandEncoder, c: OracleOpCall, tokens: number[], from = 0): OracleRun {
     const { cfg } = this.model;
@@ -225,7 +225,6 @@ export class GpuOracle {
         return { buffer: y, n: R * d };
       };
       let out: DfBuffer;
-      let layerOut: GPUBuffer | null = null;
       switch (c.op) {
         case 'embed': {
           const ids = rec.upload(new Uint32Array(tokens.slice(from)), 'ids');
@@ -297,18 +296,18 @@ export class GpuOracle {
         }
         case 'layer': {
           const rope = this.rotary(rec, T);
-          layerOut = recordLayer(
-            this.kit,
-            rec,
-            c.layer!,
-            xs[0],
-            T,
-            rope,
-            layerBuffers(this.model.cfg, rec, T, c.label),
-            'dump',
-          );
-          // The whole layer over every row; its rows from..T−1 copied out after it.
-          out = { buffer: from === 0 ? layerOut : rec.df(R * d, `${c.label}.rows`), n: R * d };
+          // Past attention, the layer reads its input's rows from..T−1 only: promoted again from there.
+          let rows: { from: number; x: GPUBuffer } | undefined;
+          if (from > 0) {
+            rows = { from, x: rec.df(R * d, `${c.label}.in0.rows`) };
+            const src = c.inputs[0].buffer;
+            rec.program.add(
+              dfPromote(`${c.label}.promote.rows`, { x: src, out: rows.x }, R * d, {}, from * d),
+            );
+          }
+          const b = layerBuffers(this.model.cfg, rec, T, c.label);
+          const y = recordLayer(this.kit, rec, c.layer!, xs[0], T, rope, b, 'dump', rows);
+          out = { buffer: y, n: R * d };
           break;
         }
         case 'lm_head':
@@ -317,8 +316,6 @@ export class GpuOracle {
       }
       rec.taps.set('out', out);
       rec.program.encode(encoder);
-      if (layerOut && from > 0)
-        encoder.copyBufferToBuffer(layerOut, from * d * DF_BYTES, out.buffer, 0, R * d * DF_BYTES);
     } catch (e) {
       rec.release();
       throw e;
