@@ -93,7 +93,7 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number,
   const row = c?.firstRow ?? null;
   return {
     path,
-    verdict: report.verdict,
+    verdict: f.diverged ? 'diverged' : 'agree',
     checks: mine.length,
     ...(report.rows ? { checkedFrom: report.rows.from } : {}),
     born: c
