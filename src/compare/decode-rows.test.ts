@@ -95,7 +95,7 @@ describe('the decode check on the decode steps’ rows only', () => {
         }
       }
     }
-  });
+  }, 600_000); // SwiftShader: four runs analyses and a pair per case, two of them on the GPU oracle
 
   it('a clean decode agrees either way, on either oracle', async () => {
     const rng = mulberry32(seed ^ 0x5bd1e995);

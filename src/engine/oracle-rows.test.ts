@@ -158,6 +158,7 @@ describe('GpuOracle.opOn over a row range', () => {
       }
       expect(pool.stats().bytesInUse).toBe(0);
     },
+    600_000, // SwiftShader: df kernels of up to 70 rows, every op three times per case
   );
 
   it('refuses a range outside the rows, and a range-only input to attention', () => {
