@@ -19,8 +19,8 @@ async function main() {
   const tokens = Array.from({ length: 128 }, (_, i) => (i * 7919 + 104729) % shape.vocab);
   const spec = { ...defaultRunSpec(), model: { kind: 'embedded' as const, id: model }, generate: 8 };
   const checker = decodeChecker(engine);
-  const logged: DecodeChecker = async (file, o) => {
-    const report = await checker(file, o);
+  const logged: DecodeChecker = async (file, o, other) => {
+    const report = await checker(file, o, other);
     log(JSON.stringify({ runsPhases: report.durations }));
     return report;
   };

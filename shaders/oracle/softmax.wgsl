@@ -1,13 +1,14 @@
 // Oracle causal softmax in double-float, as the CPU oracle: per row (h, i), m = max_{j<=i} s[j];
-// e_j = exp(s[j] − m); p[j] = e_j · (1 / Σ e_j) for j <= i, 0 for j > i. s, p: [H, T, T] df.
+// e_j = exp(s[j] − m); p[j] = e_j · (1 / Σ e_j) for j <= i, 0 for j > i. s, p: [H, R, T] df, the query rows
+// i = q0 + r (r < R) of T keys (q0 = 0, R = T: every row); a row's values do not depend on q0 and R.
 // The constant 1 comes as a df value in the uniform. One workgroup per row; max and sum are tree reductions.
 // df_exp from oracle/df_math.wgsl.
 
-struct Params { T: u32, rows: u32, _pad0: u32, _pad1: u32, one: vec2<f32>, _pad2: vec2<f32> }
+struct Params { T: u32, rows: u32, q0: u32, R: u32, one: vec2<f32>, _pad2: vec2<f32> }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> s: array<vec2<f32>>;       // [H, T, T] df
-@group(0) @binding(2) var<storage, read_write> p: array<vec2<f32>>; // [H, T, T] df
+@group(0) @binding(1) var<storage, read> s: array<vec2<f32>>;       // [H, R, T] df
+@group(0) @binding(2) var<storage, read_write> p: array<vec2<f32>>; // [H, R, T] df
 
 override DF_FMA: bool = true;
 override WG: u32 = 64; // a power of two
@@ -22,11 +23,11 @@ fn df_gt(a: vec2<f32>, b: vec2<f32>) -> bool {
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u) {
-  let row = wid.x + wid.y * nwg.x; // h * T + i
+  let row = wid.x + wid.y * nwg.x; // h * R + r
   if (row >= params.rows) { return; } // uniform per workgroup
   let lid = lid3.x;
   let T = params.T;
-  let i = row % T;
+  let i = params.q0 + row % params.R;
   let base = row * T;
   let n = i + 1u; // causal: columns 0..i
   // Row max (every lane starts from column 0, which every row has).

@@ -5,7 +5,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
-import { type DecodeCheck, decodeCheckOf, decodeRunFile, vsFullOf } from './decode-run-file';
+import { type DecodeCheck, decodeCheckOf, decodeRows, decodeRunFile, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
@@ -141,7 +141,10 @@ export async function generate(
   };
 }
 
-/** Each path's recorded decode checked as a run of a generation, against the exact forward of its own tokens. */
+/**
+ * Each path's recorded decode checked as a run of a generation, against the exact forward of its own tokens: where
+ * both paths generated the same tokens, in one analysis as runs A and B (one exact forward, one set of floors).
+ */
 async function checkDecodes(
   c: AnalysisContext,
   recorded: Map<string, Float32Array>[],
@@ -149,20 +152,31 @@ async function checkDecodes(
   oracle: OracleInfo['kind'],
 ): Promise<DecodeCheck[]> {
   const { spec, tokens } = c;
+  const names = ['reference', 'fused'] as const;
   const paths = [
     { path: 'reference' as const, precision: spec.precision },
     { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
   ];
+  const files = names.map((path, i) =>
+    decodeRunFile(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision),
+  );
+  // The decode steps' rows only: the prompt's rows are this compare's own (one generated token: no step's row,
+  // every row checked).
+  const rows = files[0].tokens.length > tokens.length ? decodeRows(tokens.length) : undefined;
+  const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn, rows };
+  const same = files[0].tokens.every((id, t) => files[1].tokens[t] === id);
+  const reports = same
+    ? [await c.checkDecode!(files[0], opts, files[1])]
+    : [await c.checkDecode!(files[0], opts), await c.checkDecode!(files[1], opts)];
   const out: DecodeCheck[] = [];
-  for (const [i, path] of (['reference', 'fused'] as const).entries()) {
-    const file = decodeRunFile(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision);
-    const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn };
-    const report = await c.checkDecode!(file, opts);
+  for (const [i, path] of names.entries()) {
+    const report = same ? reports[0] : reports[i];
     // The cached path against its own whole forward over the same tokens (the decode's oracle).
-    const full = await c.engine.forward(file.tokens, { ...paths[i], taps: [] });
+    const full = await c.engine.forward(files[i].tokens, { ...paths[i], taps: [] });
     const floor = report.curves.find((x) => x.slot === 'logits')?.floorValue ?? 0;
     const vsFull = vsFullOf(recorded[i].get('logits') ?? [], full.dump.logits, floor, spec.k);
-    out.push({ ...decodeCheckOf(path, report, tokens.length), vsFull });
+    const run = same && i === 1 ? 'B' : 'A';
+    out.push({ ...decodeCheckOf(path, report, tokens.length, run), vsFull });
   }
   return out;
 }

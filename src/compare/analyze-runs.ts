@@ -6,9 +6,13 @@
 // An op's floor is the local error of the engine's fp32 reference kernel at the same op, measured the same way (the
 // reference path is a run too), never below one rounding of the run's storage precision. The oracle takes Hugging
 // Face's fp32 rotary angles (kernels/cpu/rotary-angles.ts): that is how the runs were made.
-import type { BatchForward, GpuBatch, GpuTap } from '../engine/batch';
+//
+// With `rows` only the rows from..T−1 are checked (a decode check: its prompt rows are the two-path compare's):
+// every comparison, floor, metric and per-op re-run covers those rows only; the exact forward and attention still
+// read every position's keys and values. The report and its sentences say which rows were left to whom.
+import type { BatchForward, GpuTap } from '../engine/batch';
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import { type DfBuffer, readDf, uploadDf } from '../engine/oracle-df';
 import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
@@ -22,8 +26,9 @@ import { JobList, type Side } from './jobs';
 import type { FullMetrics } from './metrics';
 import { decideOracle, type OracleChoice } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
-import { exactOnCpu } from './run-checks-cpu';
-import { firstRowPast } from './run-rows';
+import { cpuExact, exactWhole } from './run-exact';
+import { type CheckedRows, checkedRowsWords, firstRowPast, rowsOf } from './run-rows';
+import { dfRows, tapRows, uploadRun } from './run-sources';
 import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
 import { explainRunFindings } from './why-runs';
 
@@ -40,6 +45,8 @@ export interface AnalyzeRunsOptions {
   metrics?: 'auto' | 'gpu' | 'cpu';
   signal?: AbortSignal;
   onProgress?: (phase: string, done: number, total: number) => void;
+  /** Check only the rows from..T−1 (default: every row); `note` says who checked the rows before. */
+  rows?: CheckedRows;
 }
 
 const ANGLES: RotaryAngles = 'hf-fp32';
@@ -48,7 +55,10 @@ const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'b
 /** A run as the comparisons see it: its slots as f32 tensors on the GPU. */
 interface GpuRun {
   id: string;
+  /** The checked rows of each slot. */
   slots: Map<string, GpuTap>;
+  /** Every row of the slots an op reads whole (attention, the whole layer), or of all. */
+  full: Map<string, GpuTap>;
   precision: Precision;
   checks: OpCheck[];
   missing: MissingCheck[];
@@ -61,30 +71,6 @@ interface GpuRun {
 function engineSlots(run: BatchForward): Map<string, GpuTap> {
   const slots = new Map<string, GpuTap>();
   for (const [name, tap] of run.taps) slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), tap);
-  return slots;
-}
-
-/** Sources: each file's slots uploaded (a tensor split like the oracle's logits is uploaded in the same pieces). */
-function uploadRun(batch: GpuBatch, run: RunFile, logitsParts: DfBuffer['parts']): Map<string, GpuTap> {
-  const T = run.tokens.length;
-  const slots = new Map<string, GpuTap>();
-  const put = (label: string, data: Float32Array) => {
-    const b = batch.buffer(data.byteLength, label);
-    batch.device.queue.writeBuffer(b, 0, data.buffer, data.byteOffset, data.byteLength);
-    return b;
-  };
-  for (const [slot, t] of run.slots) {
-    if (slot === 'logits' && logitsParts && logitsParts.length > 1) {
-      const width = t.data.length / T;
-      const parts = logitsParts.map((p) => {
-        const piece = new Float32Array(T * p.cols);
-        for (let r = 0; r < T; r++)
-          piece.set(t.data.subarray(r * width + p.col0, r * width + p.col0 + p.cols), r * p.cols);
-        return { buffer: put(`run:${slot}[${p.col0}]`, piece), col0: p.col0, cols: p.cols };
-      });
-      slots.set(slot, { name: t.name, buffer: parts[0].buffer, floats: t.data.length, parts });
-    } else slots.set(slot, { name: t.name, buffer: put(`run:${slot}`, t.data), floats: t.data.length });
-  }
   return slots;
 }
 
@@ -101,6 +87,10 @@ export async function analyzeRuns(
   const cfg = info.config;
   const tokens = a.file.tokens;
   const T = tokens.length;
+  const from = opts.rows?.from ?? 0;
+  if (!Number.isInteger(from) || from < 0 || from >= T)
+    throw new Error(`rows from ${from}: not a row of the ${T} tokens`);
+  const R = T - from;
   const k = opts.k ?? DEFAULT_K;
   const metric = opts.metric ?? 'relL2';
   const durations: Record<string, number> = {};
@@ -142,14 +132,16 @@ export async function analyzeRuns(
       if (gpuOracle) {
         const run = gpuOracle.forward(batch.encoder, tokens, 'dump');
         batch.onRelease(() => run.release());
-        return run.taps;
+        // Every position's forward (attention reads them all); its checked rows compared.
+        return new Map([...run.taps].map(([name, t]) => [name, dfRows(batch, t, T, from, name)]));
       }
       const taps = new Map<string, Float64Array>();
       oracleForward(cfg, engine.weights!, tokens, taps, { angles: ANGLES });
       const up = new Map<string, DfBuffer>();
       for (const name of ['embed', 'final_norm', 'logits', ...layerOuts]) {
-        const v = taps.get(name);
-        if (!v) continue;
+        const all = taps.get(name);
+        if (!all) continue;
+        const v = rowsOf(all, T, from);
         const buffer = uploadDf(device, v);
         batch.onRelease(() => buffer.destroy());
         up.set(name, { buffer, n: v.length });
@@ -159,31 +151,50 @@ export async function analyzeRuns(
 
     const runs = await phase('sources', () => {
       const lmHead = a.file.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
-      const make = (
-        id: string,
-        slots: Map<string, GpuTap>,
-        precision: Precision,
-        cpu: Map<string, Float32Array> | null,
-        wholeLayers?: ReadonlySet<number>,
-      ): GpuRun => {
-        const { checks, missing } = runChecks(cfg, (s) => slots.has(s), lmHead, wholeLayers);
-        return { id, slots, precision, checks, missing, names: (s) => slots.get(s)?.name ?? s, cpu };
-      };
+      const checksOf = (has: (s: string) => boolean, wholeLayers?: ReadonlySet<number>) =>
+        runChecks(cfg, has, lmHead, wholeLayers);
       const files = [a, b]
         .filter((r): r is RunInput => r !== null)
-        .map((r, j) =>
-          make(
-            j === 0 ? 'A' : 'B',
-            uploadRun(batch, r.file, forward.get('logits')?.parts),
-            PRECISION[r.file.storage],
-            gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
-          ),
-        );
+        .map((r, j): GpuRun => {
+          const { checks, missing } = checksOf((s) => r.file.slots.has(s));
+          const whole = new Set(
+            checks.filter((c) => c.op === 'attention' || c.op === 'layer').flatMap((c) => c.inputs),
+          );
+          const up = uploadRun(batch, r.file, forward.get('logits')?.parts, from, whole);
+          return {
+            id: j === 0 ? 'A' : 'B',
+            slots: up.rows,
+            full: up.full,
+            precision: PRECISION[r.file.storage],
+            checks,
+            missing,
+            names: (s) => up.rows.get(s)?.name ?? s,
+            cpu: gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
+          };
+        });
       // The floors' run checks every op the files' runs check, whole layers included.
       const wholeLayers = new Set(
         files.flatMap((f) => f.checks.filter((c) => c.op === 'layer').map((c) => c.layer!)),
       );
-      return { ref: make('reference', engineSlots(ref), 'fp32', refCpu, wholeLayers), files };
+      const full = engineSlots(ref);
+      const { checks, missing } = checksOf((s) => full.has(s), wholeLayers);
+      // The checked rows of what is compared: the checks' outputs and the curves' slots.
+      const used = new Set(['embed', ...layerOuts, 'final_norm', 'logits', ...checks.map((c) => c.output)]);
+      const slots = new Map(
+        [...full].filter(([s]) => used.has(s)).map(([s, t]) => [s, tapRows(batch, t, T, from)]),
+      );
+      const names = (s: string) => full.get(s)?.name ?? s;
+      const reference: GpuRun = {
+        id: 'reference',
+        slots,
+        full,
+        precision: 'fp32',
+        checks,
+        missing,
+        names,
+        cpu: refCpu,
+      };
+      return { ref: reference, files };
     });
 
     // The exact output of every check of every run (the reference path's own checks are the floors).
@@ -192,28 +203,30 @@ export async function analyzeRuns(
       return all.map((run) =>
         run.checks.map((c): DfBuffer => {
           if (gpuOracle) {
-            const inputs = c.inputs.map((s) => ({
-              buffer: run.slots.get(s)!.buffer,
-              n: run.slots.get(s)!.floats,
-            }));
+            // Every row where the run has it (opOn takes either), else the checked rows.
+            const inputs = c.inputs.map((s) => {
+              const t = run.full.get(s) ?? run.slots.get(s)!;
+              return { buffer: t.buffer, n: t.floats };
+            });
             const one = gpuOracle.opOn(
               batch.encoder,
               { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
               tokens,
+              from,
             );
             batch.onRelease(() => one.release());
             return one.taps.get('out')!;
           }
-          return cpuExact(engine, batch, run, c, tokens);
+          return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, ANGLES);
         }),
       );
     });
 
     const results = await phase('comparisons', async () => {
-      const jobs = new JobList(T, 'fp32');
+      const jobs = new JobList(R, 'fp32');
       const f32 = (t: GpuTap): Side => ({ f32: t });
       const zero = needsScale(metric)
-        ? batch.buffer(T * Math.max(cfg.hiddenSize * 4, cfg.vocabSize) * 4, 'zero')
+        ? batch.buffer(R * Math.max(cfg.hiddenSize * 4, cfg.vocabSize) * 4, 'zero')
         : null;
       const scaleJob = (t: GpuTap) =>
         zero ? jobs.compare(f32(t), { zero, floats: t.floats }, `${t.name} scale`) : -1;
@@ -271,6 +284,13 @@ export async function analyzeRuns(
           const floor = got(floorJob.err);
           const ratio = ratioOf(error, floor, metric, run.precision, scaleOf(jobs.scale));
           const nonFinite = nonFiniteIn(error);
+          const firstRow = firstRowPast(
+            results.rows(jobs.err),
+            results.rows(floorJob.err),
+            floor.relL2,
+            run.precision,
+            k,
+          );
           return {
             run: run.id,
             id: c.id,
@@ -286,13 +306,8 @@ export async function analyzeRuns(
             ratio,
             nonFinite,
             born: ratio > k || nonFinite > 0,
-            firstRow: firstRowPast(
-              results.rows(jobs.err),
-              results.rows(floorJob.err),
-              floor.relL2,
-              run.precision,
-              k,
-            ),
+            // A row of the whole run (the checked rows start at `from`).
+            firstRow: firstRow === null ? null : from + firstRow,
           };
         }),
       );
@@ -359,29 +374,30 @@ export async function analyzeRuns(
       };
       return report;
     });
-    const whyRuns = runs.files.map((run, j) => ({
-      id: run.id,
-      file: (j === 0 ? a : b!).file,
-      precision: run.precision,
-      checks: run.checks,
-      exact: exact[j + 1],
-    }));
+    const whyRuns = runs.files.map((run, j) => {
+      const file = (j === 0 ? a : b!).file;
+      // The born op's exact output over every row (its anatomy and causes are read on the whole op): the checked
+      // rows' output as it is, else the op once more on all rows.
+      const whole = (i: number) =>
+        from === 0
+          ? readDf(device, exact[j + 1][i], T)
+          : exactWhole(engine, gpuOracle, file, run.checks[i], `${run.id}:${run.checks[i].id}`, ANGLES);
+      return { id: run.id, file, precision: run.precision, checks: run.checks, exact: whole };
+    });
     const products = gpuOracle
       ? { device, pipelines, pool, dfFma: oracleInfo.dfFma, maxBindingBytes: engine.maxBindingBytes }
       : null;
     await phase('why', () => explainRunFindings(engine, report, whyRuns, ANGLES, products));
+    if (opts.rows && from > 0) {
+      const rows = opts.rows;
+      report.rows = { from, note: rows.note };
+      for (const [j, f] of report.findings.entries())
+        f.sentence = f.sentence.replace(/\.$/, ` (${checkedRowsWords(rows, T, report.runs[j].generation)}).`);
+      report.sentence = report.findings.map((f) => f.sentence).join(' ');
+    }
     return report;
   } finally {
     batch.release();
     refBatch.release();
   }
-}
-
-/** The CPU oracle's exact output of one check, uploaded as double-float pairs. */
-function cpuExact(engine: Engine, batch: GpuBatch, run: GpuRun, c: OpCheck, tokens: number[]): DfBuffer {
-  const cfg = engine.modelInfo!.config;
-  const v = exactOnCpu(c, cfg, engine.weights!, tokens, (s) => run.cpu!.get(s)!, ANGLES);
-  const buffer = uploadDf(batch.device, v);
-  batch.onRelease(() => buffer.destroy());
-  return { buffer, n: v.length };
 }

@@ -6,6 +6,7 @@ import { rowStep } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
 import type { Metric } from '../run/runspec';
+import type { CheckedRows } from './run-rows';
 import type { RunsReport } from './runs-report';
 
 const STORAGE: Record<Precision, DType> = { fp32: 'F32', fp16: 'F16', fp16acc: 'F16', bf16: 'BF16' };
@@ -42,18 +43,29 @@ export function decodeRunFile(
   };
 }
 
-/** Checks one run file (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis). */
+/**
+ * Checks one run file (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis); with
+ * `other`, a second path's decode over the same tokens, both in one analysis as runs A and B.
+ */
 export type DecodeChecker = (
   file: RunFile,
-  opts: { k: number; metric: Metric; oracle: 'gpu' | 'cpu'; metrics: 'gpu' | 'cpu' },
+  opts: { k: number; metric: Metric; oracle: 'gpu' | 'cpu'; metrics: 'gpu' | 'cpu'; rows?: CheckedRows },
+  other?: RunFile,
 ) => Promise<RunsReport>;
+
+/** The rows a two-path analysis's decode check checks: the decode steps' (the prompt's are the compare's own). */
+export function decodeRows(prefill: number): CheckedRows {
+  return { from: prefill, note: 'the prompt, checked by the two-path compare' };
+}
 
 /** One path's decode checked as a run, in the two-path report (generation.decode). */
 export interface DecodeCheck {
   path: string;
   verdict: 'agree' | 'diverged';
-  /** Checks run over all positions (the prefill's rows and every decode step's). */
+  /** Checks run, each over the decode steps' rows (the prompt's rows are the two-path compare's: checkedFrom). */
   checks: number;
+  /** The first row checked (the prompt's length) where the prompt's rows were left to the two-path compare. */
+  checkedFrom?: number;
   /** The first op whose error is born, with the row where it first passes k × its floor; null when it agrees. */
   born: {
     check: string;
@@ -73,15 +85,17 @@ export interface DecodeCheck {
   vsFull?: { relL2: number; ratio: number; within: boolean };
 }
 
-/** The two-path report's summary of a decode run's analysis. */
-export function decodeCheckOf(path: string, report: RunsReport, prefill: number): DecodeCheck {
-  const f = report.findings[0];
-  const c = f.check === null ? null : (report.checks.find((x) => x.id === f.check) ?? null);
+/** The two-path report's summary of a decode run's analysis (of its run `run`: 'A', or 'B' of a pair). */
+export function decodeCheckOf(path: string, report: RunsReport, prefill: number, run = 'A'): DecodeCheck {
+  const f = report.findings.find((x) => x.run === run)!;
+  const mine = report.checks.filter((x) => x.run === run);
+  const c = f.check === null ? null : (mine.find((x) => x.id === f.check) ?? null);
   const row = c?.firstRow ?? null;
   return {
     path,
-    verdict: report.verdict,
-    checks: report.checks.length,
+    verdict: f.diverged ? 'diverged' : 'agree',
+    checks: mine.length,
+    ...(report.rows ? { checkedFrom: report.rows.from } : {}),
     born: c
       ? {
           check: c.id,

@@ -78,7 +78,7 @@ describe('our decode recorded as runs', () => {
 });
 
 describe('the two-path analysis with its decode checked', () => {
-  it('reports each path: the reference agrees, a planted fault is born at its layer in the prefill', async () => {
+  it('reports each path on its decode steps: the reference agrees, a planted fault is born at its layer', async () => {
     const fromLayer = 1 + (seed % (shape.layers - 1));
     const spec: RunSpec = {
       ...defaultRunSpec(),
@@ -99,8 +99,16 @@ describe('the two-path analysis with its decode checked', () => {
     expect(ref.born).toBeNull();
     expect(fused.verdict, ctx).toBe('diverged');
     expect(fused.born?.layer, ctx).toBe(fromLayer);
-    expect(fused.born?.step, ctx).toBe(0);
-    expect(fused.born?.row, ctx).toBe(0);
+    // Only the decode steps' rows are checked (the prompt's are the compare's own, which finds the fault there).
+    expect(fused.born?.step, ctx).toBe(1);
+    expect(fused.born?.row, ctx).toBe(prompt.length);
+    expect(r.firstDivergentLayer, ctx).toBe(fromLayer);
+    for (const d of [ref, fused]) {
+      expect(d.checkedFrom).toBe(prompt.length);
+      expect(d.sentence, ctx).toContain(
+        `only decode steps 1–2 (positions ${prompt.length}–${prompt.length + 1}) checked here; positions 0–${prompt.length - 1}: the prompt`,
+      );
+    }
     expect(ref.checks).toBeGreaterThan(3 * shape.layers);
     expect(fused.checks).toBeGreaterThan(0);
     // Our cached decode is the whole forward, bit for bit, on both paths (the fault is in both alike).

@@ -48,5 +48,6 @@ export async function checkDecode(
 
 /** The runs analysis as the two-path analysis's decode checker (AnalyzeOptions.checkDecode). */
 export function decodeChecker(engine: Engine): DecodeChecker {
-  return (file, opts) => analyzeRuns(engine, { file, sha256: null }, null, opts);
+  return (file, opts, other) =>
+    analyzeRuns(engine, { file, sha256: null }, other ? { file: other, sha256: null } : null, opts);
 }

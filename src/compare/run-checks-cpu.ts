@@ -11,8 +11,13 @@ import { splitHeadsRotaryF64 } from '../kernels/cpu/rotary';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { LinearWeights, ModelWeights, NeoXConfig, NormWeights } from '../numeric/types';
 import type { OpCheck } from './run-checks';
+import { rowsOf } from './run-rows';
 
-/** The exact output of check `c` on the inputs `get` returns (the run's recorded f32 tensors), in fp64. */
+/**
+ * The exact output of check `c` on the inputs `get` returns (the run's recorded f32 tensors, every row), in fp64:
+ * its rows from..T−1 (default: every row). A row-wise op computes those rows only; attention and the whole layer
+ * compute every row (the keys and values of all positions) and keep those.
+ */
 export function exactOnCpu(
   c: OpCheck,
   cfg: NeoXConfig,
@@ -20,18 +25,22 @@ export function exactOnCpu(
   tokens: number[],
   get: (slot: string) => Float32Array,
   angles: RotaryAngles,
+  from = 0,
 ): Float64Array {
-  const T = tokens.length;
+  if (from > 0 && (c.op === 'attention' || c.op === 'layer'))
+    return rowsOf(exactOnCpu(c, cfg, w, tokens, get, angles), tokens.length, from);
+  const all = tokens.length;
+  const T = all - from;
   const d = cfg.hiddenSize;
   const ff = cfg.intermediateSize;
-  const xs = c.inputs.map(get);
+  const xs = c.inputs.map((s) => rowsOf(get(s), all, from));
   const lw = c.layer === null ? null : w.layers[c.layer];
   const norm = (n: NormWeights) => layerNormF64(xs[0], T, d, n.weight.data, n.bias.data, cfg.layerNormEps);
   const linear = (l: LinearWeights, N: number, K: number) =>
     linearF64(xs[0], T, K, l.weight.data, l.bias ? l.bias.data : null, N);
   switch (c.op) {
     case 'embed':
-      return embeddingF64(w.embedIn.data, d, tokens);
+      return embeddingF64(w.embedIn.data, d, tokens.slice(from));
     case 'ln1':
       return norm(lw!.inputLayernorm);
     case 'ln2':

@@ -42,3 +42,33 @@ export function stepPrefix(
 export function rowInWords(row: number, generation: RunGeneration | null | undefined): string {
   return generation ? rowWords(row, generation.prefill) : `position ${row}`;
 }
+
+/** The rows a runs analysis checks: from..T−1; the rows before were checked elsewhere, `note` says by whom. */
+export interface CheckedRows {
+  from: number;
+  note: string;
+}
+
+/**
+ * "only decode steps 1–8 (positions 128–135) checked here; positions 0–127: <note>" for a row range (its rows in
+ * decode steps where they all come from the decode of a generation run).
+ */
+export function checkedRowsWords(
+  rows: CheckedRows,
+  T: number,
+  generation: RunGeneration | null | undefined,
+): string {
+  const { from } = rows;
+  const span = (what: string, a: number, b: number) => (a === b ? `${what} ${a}` : `${what}s ${a}–${b}`);
+  const positions = span('position', from, T - 1);
+  const checked =
+    generation && from >= generation.prefill
+      ? `${span('decode step', from - generation.prefill + 1, T - generation.prefill)} (${positions})`
+      : positions;
+  return `only ${checked} checked here; ${span('position', 0, from - 1)}: ${rows.note}`;
+}
+
+/** Rows from..T−1 of a [T, width] tensor (the tensor itself when from = 0). */
+export function rowsOf<A extends Float32Array | Float64Array>(data: A, T: number, from: number): A {
+  return from === 0 ? data : (data.subarray((from * data.length) / T) as A);
+}

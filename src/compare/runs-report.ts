@@ -107,6 +107,11 @@ export interface RunsReport {
   findings: RunFinding[];
   /** The whole answer in one line. */
   sentence: string;
+  /**
+   * Present where only the rows from..T−1 were checked (a decode check: the prompt's rows are the two-path
+   * compare's); every comparison, floor and metric is over those rows; `note` says who checked the rows before.
+   */
+  rows?: { from: number; note: string };
   durations: Record<string, number>;
 }
 

@@ -2,7 +2,6 @@
 // explains it (why.ts), read from the run's own recorded tensors and the oracle's exact output of that op. The
 // finding and the check carry both; the finding's sentence ends with "probable cause: <words>".
 import type { Engine } from '../engine/engine';
-import { type DfBuffer, readDf } from '../engine/oracle-df';
 import type { ProductsKit } from '../engine/oracle-products';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { RunFile } from '../model/run-file';
@@ -17,8 +16,8 @@ export interface WhyRun {
   file: RunFile;
   precision: Precision;
   checks: OpCheck[];
-  /** The oracle's exact output of each check, in the checks' order. */
-  exact: DfBuffer[];
+  /** The oracle's exact output of check i (of the run's checks), over every row. */
+  exact: (i: number) => Promise<Float64Array>;
 }
 
 /** The words a sentence ends with for a finding's cause. */
@@ -34,8 +33,6 @@ export async function explainRunFindings(
   angles: RotaryAngles,
   products: ProductsKit | null = null,
 ): Promise<void> {
-  const { device } = engine.gpuParts();
-  const T = report.tokens.length;
   for (const f of report.findings) {
     if (!f.check) continue;
     const run = runs.find((r) => r.id === f.run)!;
@@ -50,7 +47,7 @@ export async function explainRunFindings(
     const slot = (s: string) => run.file.slots.get(s)!.data;
     const recorded = slot(c.output);
     const t0 = performance.now();
-    const exact = await readDf(device, run.exact[i], T);
+    const exact = await run.exact(i);
     const spent = (k: string, ms: number) => {
       report.durations[`why.${k}`] = (report.durations[`why.${k}`] ?? 0) + ms;
     };

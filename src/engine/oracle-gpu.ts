@@ -178,47 +178,65 @@ export class GpuOracle {
    * One op of the model, exactly, on inputs a run recorded (f32 [T, width] buffers, promoted exactly): the local
    * check of a run from elsewhere (src/compare/run-checks.ts). The result is the tap 'out'. `embed` reads `tokens`;
    * `residual` adds its two or three inputs in HF's order; `layer` is the whole layer.
+   *
+   * With `from` > 0 only the rows from..T−1 are checked: 'out' holds those rows ([T − from, width]), the same bits
+   * as the same rows of the whole op. A row-wise op's input may hold every row or only those; attention and the
+   * whole layer read every row (the keys and values of all positions; query row p sees keys 0..p): attention
+   * computes the query rows from..T−1 only, the layer its ln1 and QKV over every row and the rest on those rows.
    */
-  opOn(encoder: GPUCommandEncoder, c: OracleOpCall, tokens: number[]): OracleRun {
+  opOn(encoder: GPUCommandEncoder, c: OracleOpCall, tokens: number[], from = 0): OracleRun {
     const { cfg } = this.model;
     const T = tokens.length;
     const d = cfg.hiddenSize;
+    if (!Number.isInteger(from) || from < 0 || from >= T)
+      throw new OracleError(`oracle ${c.label}: rows from ${from} are not within the ${T} rows`);
+    const R = T - from;
+    const allRows = c.op === 'attention' || c.op === 'layer';
+    const width = c.op === 'act' || c.op === 'fc2' ? cfg.intermediateSize : c.op === 'attention' ? 3 * d : d;
     const rec = this.recording();
     try {
       const xs = c.inputs.map(({ buffer, n }, j) => {
-        const x = rec.df(n, `${c.label}.in${j}`);
-        rec.program.add(dfPromote(`${c.label}.promote${j}`, { x: buffer, out: x }, n));
+        // Every row (T·width), or only the checked ones ((T − from)·width) where the op is row-wise.
+        const rows = n === T * width ? T : !allRows && n === R * width ? R : -1;
+        if (rows < 0)
+          throw new OracleError(
+            `oracle ${c.label}: input ${j} holds ${n} floats, not ${allRows ? T : `${T} or ${R}`} rows of ${width}`,
+          );
+        const skip = allRows ? 0 : (rows - R) * width;
+        const count = allRows ? n : R * width;
+        const x = rec.df(count, `${c.label}.in${j}`);
+        rec.program.add(dfPromote(`${c.label}.promote${j}`, { x: buffer, out: x }, count, {}, skip));
         return x;
       });
       const df = { constants: this.df };
       const lw = c.layer === null ? null : this.model.layers[c.layer];
       const linear = (w: GpuLinear, N: number, K: number) => {
-        const y = rec.df(T * N, c.label);
+        const y = rec.df(R * N, c.label);
         rec.program.add(
-          dfLinear(c.label, { x: xs[0], w: w.weight, b: w.bias, y, dummy: this.model.dummy }, T, N, K, {
+          dfLinear(c.label, { x: xs[0], w: w.weight, b: w.bias, y, dummy: this.model.dummy }, R, N, K, {
             constants: this.dfW,
           }),
         );
-        return { buffer: y, n: T * N };
+        return { buffer: y, n: R * N };
       };
       const norm = (nw: { weight: GPUBuffer; bias: GPUBuffer }) => {
-        const y = rec.df(T * d, c.label);
-        rec.program.add(dfLayerNorm(c.label, { x: xs[0], ...nw, y }, T, d, cfg.layerNormEps, df));
-        return { buffer: y, n: T * d };
+        const y = rec.df(R * d, c.label);
+        rec.program.add(dfLayerNorm(c.label, { x: xs[0], ...nw, y }, R, d, cfg.layerNormEps, df));
+        return { buffer: y, n: R * d };
       };
       let out: DfBuffer;
       switch (c.op) {
         case 'embed': {
-          const ids = rec.upload(new Uint32Array(tokens), 'ids');
-          const y = rec.df(T * d, c.label);
+          const ids = rec.upload(new Uint32Array(tokens.slice(from)), 'ids');
+          const y = rec.df(R * d, c.label);
           this.model.embedIn.forEach((chunk, k) => {
             rec.program.add(
-              dfEmbedding(`${c.label}[${k}]`, { ids, table: chunk.buffer, out: y }, T, d, chunk, {
+              dfEmbedding(`${c.label}[${k}]`, { ids, table: chunk.buffer, out: y }, R, d, chunk, {
                 constants: this.dfW,
               }),
             );
           });
-          out = { buffer: y, n: T * d };
+          out = { buffer: y, n: R * d };
           break;
         }
         case 'ln1':
@@ -243,7 +261,7 @@ export class GpuOracle {
           out = linear(lw!.mlp.dense4hToH, d, cfg.intermediateSize);
           break;
         case 'act': {
-          const n = T * cfg.intermediateSize;
+          const n = R * cfg.intermediateSize;
           const y = rec.df(n, c.label);
           rec.program.add(dfGelu(c.label, { x: xs[0], y }, n, df));
           out = { buffer: y, n };
@@ -253,45 +271,47 @@ export class GpuOracle {
           const H = cfg.numHeads;
           const hd = cfg.headDim;
           const rope = this.rotary(rec, T);
+          const rows = { q0: from, R }; // the query rows; the keys and values of all T positions
           const [q, k, v] = ['q', 'k', 'v'].map((n) => rec.df(T * d, `${c.label}.${n}`));
-          const scores = rec.df(H * T * T, `${c.label}.scores`);
-          const probs = rec.df(H * T * T, `${c.label}.probs`);
-          const ctx = rec.df(T * d, c.label);
+          const scores = rec.df(H * R * T, `${c.label}.scores`);
+          const probs = rec.df(H * R * T, `${c.label}.probs`);
+          const ctx = rec.df(R * d, c.label);
           rec.program.add(
             dfRotary(`${c.label}.rotary`, { qkv: xs[0], ...rope, q, k, v }, T, H, hd, cfg.rotaryNdims, df),
           );
-          rec.program.add(dfScores(`${c.label}.scores`, { q, k, s: scores }, H, T, hd, df));
-          rec.program.add(dfSoftmax(`${c.label}.probs`, { s: scores, p: probs }, H, T, df));
-          rec.program.add(dfValues(c.label, { p: probs, v, ctx }, H, T, hd, df));
-          out = { buffer: ctx, n: T * d };
+          rec.program.add(dfScores(`${c.label}.scores`, { q, k, s: scores }, H, T, hd, df, rows));
+          rec.program.add(dfSoftmax(`${c.label}.probs`, { s: scores, p: probs }, H, T, df, rows));
+          rec.program.add(dfValues(c.label, { p: probs, v, ctx }, H, T, hd, df, rows));
+          out = { buffer: ctx, n: R * d };
           break;
         }
         case 'residual': {
-          const y = rec.df(T * d, c.label);
+          const y = rec.df(R * d, c.label);
           const [a, b, cc] = xs;
           rec.program.add(
-            dfResidual(c.label, { a, b, c: cc ?? null, out: y, dummy: this.model.dummy }, T * d, df),
+            dfResidual(c.label, { a, b, c: cc ?? null, out: y, dummy: this.model.dummy }, R * d, df),
           );
-          out = { buffer: y, n: T * d };
+          out = { buffer: y, n: R * d };
           break;
         }
         case 'layer': {
           const rope = this.rotary(rec, T);
-          const y = recordLayer(
-            this.kit,
-            rec,
-            c.layer!,
-            xs[0],
-            T,
-            rope,
-            layerBuffers(this.model.cfg, rec, T, c.label),
-            'dump',
-          );
-          out = { buffer: y, n: T * d };
+          // Past attention, the layer reads its input's rows from..T−1 only: promoted again from there.
+          let rows: { from: number; x: GPUBuffer } | undefined;
+          if (from > 0) {
+            rows = { from, x: rec.df(R * d, `${c.label}.in0.rows`) };
+            const src = c.inputs[0].buffer;
+            rec.program.add(
+              dfPromote(`${c.label}.promote.rows`, { x: src, out: rows.x }, R * d, {}, from * d),
+            );
+          }
+          const b = layerBuffers(this.model.cfg, rec, T, c.label);
+          const y = recordLayer(this.kit, rec, c.layer!, xs[0], T, rope, b, 'dump', rows);
+          out = { buffer: y, n: R * d };
           break;
         }
         case 'lm_head':
-          out = recordLmHead(this.kit, rec, xs[0], T);
+          out = recordLmHead(this.kit, rec, xs[0], R, T);
           break;
       }
       rec.taps.set('out', out);

@@ -62,7 +62,12 @@ export function layerBuffers(cfg: NeoXConfig, rec: Recording, T: number, p: stri
   };
 }
 
-/** One GPTNeoXLayer on x [T, d] df, in the CPU oracle's op order; returns the new residual (its own buffer). */
+/**
+ * One GPTNeoXLayer on x [T, d] df, in the CPU oracle's op order; returns the new residual (its own buffer). With
+ * `rows`, only the rows from..T−1 of its output ([T − from, d]; `rows.x` holds x's rows from..T−1): ln1 and the
+ * QKV projection over every row (the keys and values of all positions), attention for the query rows from..T−1,
+ * and the rest on those rows — the same bits as those rows of the whole layer.
+ */
 export function recordLayer(
   k: OracleKit,
   rec: Recording,
@@ -72,6 +77,7 @@ export function recordLayer(
   rope: { cos: GPUBuffer; sin: GPUBuffer },
   b: LayerBuffers,
   taps: OracleTaps,
+  rows?: { from: number; x: GPUBuffer },
 ): GPUBuffer {
   const { cfg } = k.model;
   const lw = k.model.layers[i];
@@ -86,9 +92,13 @@ export function recordLayer(
   const tap = (name: string, buffer: GPUBuffer, n: number) => {
     if (taps === 'all') rec.taps.set(`${p}.${name}`, { buffer, n });
   };
-  const linear = (name: string, w: GpuLinear, xIn: GPUBuffer, y: GPUBuffer, N: number, K: number) =>
+  const from = rows?.from ?? 0;
+  const R = T - from; // the rows after attention
+  const xr = rows?.x ?? x; // x's rows from..T−1
+  const query = { q0: from, R };
+  const linear = (name: string, w: GpuLinear, xIn: GPUBuffer, y: GPUBuffer, N: number, K: number, M = R) =>
     add(
-      dfLinear(`${p}.${name}`, { x: xIn, w: w.weight, b: w.bias, y, dummy: k.model.dummy }, T, N, K, {
+      dfLinear(`${p}.${name}`, { x: xIn, w: w.weight, b: w.bias, y, dummy: k.model.dummy }, M, N, K, {
         constants: k.dfW,
       }),
     );
@@ -97,59 +107,60 @@ export function recordLayer(
 
   // Attention: dense(attention(input_layernorm(x))).
   add(dfLayerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, df)); // [T, d]
-  linear('qkv', lw.attention.qkv, b.ln1, b.qkv, 3 * d, d); // [T, 3d] = [T, H, 3, hd]
+  linear('qkv', lw.attention.qkv, b.ln1, b.qkv, 3 * d, d, T); // [T, 3d] = [T, H, 3, hd]
   add(
     dfRotary(`${p}.rotary`, { qkv: b.qkv, ...rope, q: b.q, k: b.k, v: b.v }, T, H, hd, cfg.rotaryNdims, df),
   ); // [H, T, hd] each
-  add(dfScores(`${p}.scores`, { q: b.q, k: b.k, s: b.scores }, H, T, hd, df)); // [H, T, T], 0 above the diagonal
-  add(dfSoftmax(`${p}.probs`, { s: b.scores, p: b.probs }, H, T, df)); // [H, T, T]
-  add(dfValues(`${p}.ctx`, { p: b.probs, v: b.v, ctx: b.ctx }, H, T, hd, df)); // [T, d]
-  linear('attn_out', lw.attention.dense, b.ctx, b.attnOut, d, d); // [T, d]
+  add(dfScores(`${p}.scores`, { q: b.q, k: b.k, s: b.scores }, H, T, hd, df, query)); // [H, R, T], 0 above the diagonal
+  add(dfSoftmax(`${p}.probs`, { s: b.scores, p: b.probs }, H, T, df, query)); // [H, R, T]
+  add(dfValues(`${p}.ctx`, { p: b.probs, v: b.v, ctx: b.ctx }, H, T, hd, df, query)); // [R, d]
+  linear('attn_out', lw.attention.dense, b.ctx, b.attnOut, d, d); // [R, d]
   tap('ln1', b.ln1, T * d);
   tap('qkv', b.qkv, T * 3 * d);
   tap('q', b.q, T * d);
   tap('k', b.k, T * d);
   tap('v', b.v, T * d);
-  tap('scores', b.scores, H * T * T);
-  tap('probs', b.probs, H * T * T);
-  tap('ctx', b.ctx, T * d);
-  tap('attn_out', b.attnOut, T * d);
+  tap('scores', b.scores, H * R * T);
+  tap('probs', b.probs, H * R * T);
+  tap('ctx', b.ctx, R * d);
+  tap('attn_out', b.attnOut, R * d);
 
   // MLP on x (parallel) or attn + x (sequential).
   const dummy = k.model.dummy;
   if (b.residMid) {
-    add(dfResidual(`${p}.resid_mid`, { a: b.attnOut, b: x, c: null, out: b.residMid, dummy }, T * d, df));
+    add(dfResidual(`${p}.resid_mid`, { a: b.attnOut, b: xr, c: null, out: b.residMid, dummy }, R * d, df));
   }
-  const mlpIn = b.residMid ?? x;
-  add(dfLayerNorm(`${p}.ln2`, { x: mlpIn, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, T, d, eps, df)); // [T, d]
-  linear('fc1', lw.mlp.denseHTo4h, b.ln2, b.fc1, ff, d); // [T, ff]
-  add(dfGelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, T * ff, df)); // [T, ff]
-  linear('mlp_out', lw.mlp.dense4hToH, b.gelu, b.mlpOut, d, ff); // [T, d]
+  const mlpIn = b.residMid ?? xr;
+  add(dfLayerNorm(`${p}.ln2`, { x: mlpIn, weight: ln2.weight, bias: ln2.bias, y: b.ln2 }, R, d, eps, df)); // [R, d]
+  linear('fc1', lw.mlp.denseHTo4h, b.ln2, b.fc1, ff, d); // [R, ff]
+  add(dfGelu(`${p}.gelu`, { x: b.fc1, y: b.gelu }, R * ff, df)); // [R, ff]
+  linear('mlp_out', lw.mlp.dense4hToH, b.gelu, b.mlpOut, d, ff); // [R, d]
   // HF: parallel (mlp + attn) + x; sequential mlp + (attn + x).
-  const out = rec.df(T * d, `${p}.out`);
-  const sum = b.residMid ? { a: b.mlpOut, b: b.residMid, c: null } : { a: b.mlpOut, b: b.attnOut, c: x };
-  add(dfResidual(`${p}.out`, { ...sum, out, dummy }, T * d, df)); // [T, d]
-  tap('ln2', b.ln2, T * d);
-  tap('fc1', b.fc1, T * ff);
-  tap('gelu', b.gelu, T * ff);
-  tap('mlp_out', b.mlpOut, T * d);
-  if (b.residMid) tap('resid_mid', b.residMid, T * d);
-  rec.taps.set(`${p}.out`, { buffer: out, n: T * d });
+  const out = rec.df(R * d, `${p}.out`);
+  const sum = b.residMid ? { a: b.mlpOut, b: b.residMid, c: null } : { a: b.mlpOut, b: b.attnOut, c: xr };
+  add(dfResidual(`${p}.out`, { ...sum, out, dummy }, R * d, df)); // [R, d]
+  tap('ln2', b.ln2, R * d);
+  tap('fc1', b.fc1, R * ff);
+  tap('gelu', b.gelu, R * ff);
+  tap('mlp_out', b.mlpOut, R * d);
+  if (b.residMid) tap('resid_mid', b.residMid, R * d);
+  rec.taps.set(`${p}.out`, { buffer: out, n: R * d });
   return out;
 }
 
 /**
  * The LM head in pieces that each fit one binding, as the reference plan splits it: the weight chunks of the
- * upload, split again by rows so that each piece's [T, rows] df output fits too.
+ * upload, split again by rows so that each piece's [T, rows] df output fits too. `cutFor`: the row count the
+ * pieces are cut for (default T; a run's checked rows are cut as its whole, so that the pieces pair up).
  */
-export function recordLmHead(k: OracleKit, rec: Recording, x: GPUBuffer, T: number): DfBuffer {
+export function recordLmHead(k: OracleKit, rec: Recording, x: GPUBuffer, T: number, cutFor = T): DfBuffer {
   const { cfg } = k.model;
   const d = cfg.hiddenSize;
   const V = cfg.vocabSize;
   const wBytes = k.model.weightsF16 ? 2 : 4;
   const actRows = Math.max(
     ROW_GRANULE,
-    Math.floor(k.maxBindingBytes / (DF_BYTES * T) / ROW_GRANULE) * ROW_GRANULE,
+    Math.floor(k.maxBindingBytes / (DF_BYTES * cutFor) / ROW_GRANULE) * ROW_GRANULE,
   );
   const pieces: { chunk: RowChunk; r0: number; rows: number }[] = [];
   for (const chunk of k.model.lmHead) {
