@@ -96,7 +96,10 @@ function inputOf(d: OpData, x0: ArrayLike<number>, f: NumFormat | undefined, s: 
   const key = `${f ?? ''}:${s}`;
   let x = byForm.get(key);
   if (x) return x;
-  x = new Float64Array(round(f, x0));
+  if (f && x0 instanceof Float32Array) {
+    x = new Float64Array(x0.length);
+    roundF32Into(f, x0, x);
+  } else x = new Float64Array(round(f, x0));
   if (s) {
     const T = d.tokens.length;
     const K = x0.length / T;

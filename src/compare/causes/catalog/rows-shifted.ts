@@ -25,7 +25,11 @@ export const rowsShifted: Cause = {
     const plain = Array.from({ length: T }, (_, t) => rowErr(t, t));
     // The last row's source: the exact row it is nearest to.
     let src = T - 1;
-    for (let r = 0; r < T; r++) if (rowErr(T - 1, r) < rowErr(T - 1, src)) src = r;
+    let srcErr = plain[T - 1];
+    for (let r = 0; r < T; r++) {
+      const e = rowErr(T - 1, r);
+      if (e < srcErr) [src, srcErr] = [r, e];
+    }
     const shifts = [...new Set([...ROW_SHIFTS, T - 1 - src])].filter((sh) => sh !== 0 && Math.abs(sh) < T);
     return shifts.map((shift): Candidate => {
       // From which row on: the split that leaves the least error (plain before it, shifted from it on).
