@@ -52,7 +52,12 @@ describe('a decode-only fault', () => {
     expect(fused.born?.layer, `${ctx}: ${fused.sentence}`).toBe(fromLayer);
     expect(fused.born?.step, `${ctx}: ${fused.sentence}`).toBe(1);
     expect(fused.born?.row, ctx).toBe(prompt.length);
-    expect(fused.sentence, ctx).toContain(`decode step 1 (position ${prompt.length}), layer ${fromLayer}: `);
+    // The path is said beside the sentence: it starts at the step, not with the runs analysis's "run A (…)".
+    expect(
+      fused.sentence.startsWith(`decode step 1 (position ${prompt.length}), layer ${fromLayer}: `),
+      ctx,
+    ).toBe(true);
+    expect(ref.sentence.startsWith('agrees with the exact forward'), ref.sentence).toBe(true);
     expect(fused.vsFull?.within, `${ctx}: ×${fused.vsFull?.ratio}`).toBe(false);
     const p = r.generation!.parting;
     if (p) expect(p.kind, `${ctx}: ${p.words}`).toMatch(/^(decode|near-tie)$/);

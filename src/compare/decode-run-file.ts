@@ -106,7 +106,8 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number,
           step: row === null ? null : rowStep(row, prefill).step,
         }
       : null,
-    sentence: f.sentence,
+    // The runs analysis names its run ("run A (fused path decode), …"); here the path is said beside it.
+    sentence: f.sentence.replace(/^run [AB] \([^)]*\),? /, ''),
   };
 }
 
