@@ -2,7 +2,8 @@
 // partition table for the test model's shapes) against the CPU adapter's policy (no split): the same results
 // to fp32 rounding, one extra dispatch per split GEMM (less the reductions folded into the next op) with its taps
 // after the reduction, timing labels folded
-// into their op's kind, cached generation equal to the no-cache loop; and timing by repetition with a forced timestamp step (SwiftShader's timestamps are not
+// into their op's kind, cached generation equal to the no-cache loop (also with decode steps on the GEMV core, whose
+// few-row forwards give the tiled core's logits bit for bit); and timing by repetition with a forced timestamp step (SwiftShader's timestamps are not
 // quantized), which must not change a single bit of the forward's results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicMetrics } from '../compare/metrics';
@@ -30,16 +31,21 @@ const tokens = [3, 1, 4, 1, 5, 9, 2];
 
 let split: Engine;
 let whole: Engine;
+let gemv: Engine;
 beforeAll(async () => {
   split = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm: SPLITTING });
   whole = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm: CPU_ADAPTER });
+  // The same partition, with decode steps (and prompts of up to 4 tokens) on the GEMV core, as on a GPU.
+  gemv = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm: { ...SPLITTING, gemvRows: 4 } });
   const files = randomModelFiles(spec, 11);
   await split.loadModel(files);
   await whole.loadModel(files);
+  await gemv.loadModel(files);
 });
 afterAll(() => {
   split?.dispose();
   whole?.dispose();
+  gemv?.dispose();
 });
 
 describe('split-K in the fused plan', () => {
@@ -90,6 +96,18 @@ describe('split-K and the KV cache', () => {
       expect(cached, path).toEqual(await split.generateNoCache(tokens, 5, undefined, undefined, { path }));
     }
   });
+
+  it('decode steps on the GEMV core (every split in one dispatch) keep those bits: the same ids and logits', async () => {
+    const cached = await gemv.generate(tokens, 5, undefined, undefined, { path: 'fused' });
+    expect(cached).toEqual(await split.generateNoCache(tokens, 5, undefined, undefined, { path: 'fused' }));
+    // A 3-token forward runs every fused GEMM on the GEMV core: the logits of the tiled core, bit for bit.
+    const a = await gemv.forward(tokens.slice(0, 3), { path: 'fused', timing: true });
+    const b = await split.forward(tokens.slice(0, 3), { path: 'fused' });
+    expect(a.timings!.some((t) => t.label.endsWith('/splitk'))).toBe(false);
+    expect(Array.from(a.dump.logits)).toEqual(Array.from(b.dump.logits));
+    for (const [i, l] of a.dump.layers.entries())
+      expect(Array.from(l), `layer ${i}`).toEqual(Array.from(b.dump.layers[i]));
+  }, 600_000); // SwiftShader compiles the GEMV's pipelines (seconds each)
 });
 
 describe('timing by repetition (forced timestamp step)', () => {

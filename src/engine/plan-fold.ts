@@ -32,7 +32,7 @@
 // forward's either way.
 
 import type { KernelDef, OverrideConstants } from '../gpu/pipelines';
-import { gemmLaunch, linearBiasKernel, linearResidualKernel } from '../kernels/fused-linear';
+import { type GemmLaunch, gemmLaunch, linearBiasKernel, linearResidualKernel } from '../kernels/fused-linear';
 import { linearResidualFoldKernels, type PartialsWorkspace } from '../kernels/fused-linear-fold';
 import {
   addLayerNormFoldKernel,
@@ -88,7 +88,7 @@ export function planFolds(
     };
   });
   const split = (N: number, K: number) =>
-    gemmLaunch('fold', T, N, K, { ...p.gemm, constants: p.constants('gemm', p.from) }).split;
+    partials(gemmLaunch('fold', T, N, K, { ...p.gemm, constants: p.constants('gemm', p.from) }));
   const region = {
     dense: layers.some((f) => f.dense) ? split(d, d) * T * d : 0,
     mlp: layers.some((f) => f.out) ? split(d, ff) * T * d : 0,
@@ -203,5 +203,10 @@ export function splits(
   gemm: { policy?: GemmPolicy; workspace?: (floats: number) => GPUBuffer },
   constants: OverrideConstants,
 ): boolean {
-  return gemmLaunch(label, T, N, K, { ...gemm, constants }).split > 1;
+  return partials(gemmLaunch(label, T, N, K, { ...gemm, constants })) > 1;
+}
+
+/** The partial sums a launch leaves for a reduction: its splits, or 1 where it is one dispatch (the GEMV). */
+function partials(launch: GemmLaunch): number {
+  return launch.gemv ? 1 : launch.split;
 }

@@ -36,6 +36,7 @@ export const FOLD_LINEAR_KERNELS: readonly KernelDef[] = [
   linearResidualFoldPair.reduce,
   linearResidualFoldPair.plain,
   linearResidualFoldPair.plainPartial,
+  linearResidualFoldPair.gemv,
 ];
 
 /** A split-K GEMM's partials left in a workspace for the op after it to reduce (src/engine/plan-fold.ts). */
@@ -59,7 +60,7 @@ function partialOnly(
   opts: GemmOpts,
 ): { spec: DispatchSpec; partials: SplitPartials } | null {
   const launch = gemmLaunch(label, M, N, K, { ...opts, workspace: (f) => ws(f).buffer });
-  if (launch.split === 1) return null;
+  if (launch.split === 1 || launch.gemv) return null; // one dispatch: no partials to leave
   const got: { at?: { buffer: GPUBuffer; offset: number } } = {};
   const workspace = (floats: number) => {
     got.at = ws(floats);

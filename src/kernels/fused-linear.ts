@@ -9,8 +9,9 @@
 // switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
+import { type GemvShape, gemvConstants, gemvFor, gemvWorkgroups } from './fused-gemv';
 import { GEMM_DECODE, GEMM_SMALL, gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
-import { chooseGemm, type GemmPolicy } from './gemm-configs';
+import { chooseGemm, type GemmPolicy, UNKNOWN_ADAPTER } from './gemm-configs';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
 
@@ -38,6 +39,8 @@ const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
 const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
 /** The barrier-free core (CPU adapters: GemmPolicy.cpu), whole and split. */
 const PLAIN_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_plain.wgsl'] as const;
+/** The few-row core (decode steps on GPUs: GemmPolicy.gemvRows), whole and split-K in one dispatch. */
+const GEMV_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_gemv.wgsl'] as const;
 /**
  * Threads per workgroup of the barrier-free core (one per 4 rows and 4 columns). It runs every launch on a CPU
  * adapter (SwiftShader, 2 cores, 2026-11-26: the embedded model's decode step 138 ms against 630 with the tiled
@@ -59,7 +62,8 @@ const REDUCE_BINDINGS = [{ name: 'ws', kind: 'read' }] as const; // [S, M, N]
 /**
  * The kernels of one epilogue file: the GEMM, the split-K partial GEMM (the same file on the core with
  * common/gemm_split.wgsl), the split-K reduction (the same file on common/gemm_reduce.wgsl), and the first two
- * on the barrier-free core (common/gemm_plain.wgsl: the same bits, for CPU adapters).
+ * on the barrier-free core (common/gemm_plain.wgsl: the same bits, for CPU adapters), and the few-row core
+ * (common/gemm_gemv.wgsl: the same bits, whole or split in one dispatch, for decode steps on GPUs).
  */
 export function gemmKernels(
   name: string,
@@ -98,7 +102,13 @@ export function gemmKernels(
     includes: [...PLAIN_INCLUDES, 'common/gemm_split.wgsl', ...extra],
     bindings: [params, ...own, ...SPLIT_BINDINGS],
   };
-  return { gemm, partial, reduce, plain, plainPartial };
+  const gemv: KernelDef = {
+    name: `fused/${name}.gemv`,
+    file,
+    includes: [...GEMV_INCLUDES, ...extra],
+    bindings: [params, ...own, ...CORE_BINDINGS],
+  };
+  return { gemm, partial, reduce, plain, plainPartial, gemv };
 }
 
 const BIAS_OUT: KernelDef['bindings'] = [
@@ -139,6 +149,7 @@ export const FUSED_LINEAR_KERNELS: readonly KernelDef[] = [
     k.reduce,
     k.plain,
     k.plainPartial,
+    k.gemv,
   ]),
 ];
 
@@ -148,6 +159,8 @@ export interface GemmLaunch {
   tiles: ReturnType<typeof gemmConstants>['tiles'];
   split: number;
   kChunk: number;
+  /** The few-row core's shape when it runs the launch (one dispatch, every split inside), else null. */
+  gemv: GemvShape | null;
 }
 
 /**
@@ -169,14 +182,15 @@ export function gemmLaunch(label: string, M: number, N: number, K: number, opts:
   const ownTiles = TILE_KEYS.some((k) => opts.constants?.[k] !== undefined);
   if (split > 1 && kChunk % tiles.BK && config.tiles === GEMM_DECODE && !ownTiles)
     ({ constants, tiles } = gemmConstants(M, N, opts.constants, GEMM_SMALL));
+  const gemv = gemvFor(M, N, split, opts.policy ?? UNKNOWN_ADAPTER);
   if (split > 1) {
-    if (!opts.workspace)
+    if (!opts.workspace && !gemv)
       throw new Error(`${label}: split-K (${split} splits of ${kChunk}) needs a workspace`);
     if (kChunk % tiles.BK)
       throw new Error(`${label}: K per split ${kChunk} is not a multiple of BK = ${tiles.BK}`);
     if (split > MAX_GROUPS) throw new Error(`${label}: ${split} splits exceed ${MAX_GROUPS} workgroups`);
   }
-  return { constants, tiles, split, kChunk };
+  return { constants, tiles, split, kChunk, gemv };
 }
 
 /** The tile override keys (for callers that build constants by hand). */
@@ -201,6 +215,12 @@ export function gemmSpecs(
   const launch = gemmLaunch(label, M, N, K, opts);
   const constants = { ...launch.constants, ...extraConstants };
   const params = paramsBytes([M, N, K, launch.kChunk, ...head]);
+  if (launch.gemv) {
+    const gemv = { ...constants, ...gemvConstants(launch.gemv) };
+    const workgroups = gemvWorkgroups(N, launch.gemv);
+    const buffers = { ...own, x: io.x, w: io.w };
+    return [{ label, kernel: pair.gemv, constants: gemv, buffers, params, workgroups }];
+  }
   const plain = opts.policy?.cpu === true;
   const grid = (split: number): DispatchSpec['workgroups'] =>
     plain

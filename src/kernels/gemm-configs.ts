@@ -48,6 +48,13 @@ export interface GemmPolicy {
   cpu?: boolean;
   /** One tile configuration for every shape the table does not hold (CPU adapters), instead of the heuristic. */
   tiles?: GemmTiles;
+  /**
+   * Launches of at most this many rows (a decode step) run the GEMV form of the core (fused-gemv.ts: the same
+   * bits, one dispatch with every split inside); none when absent. Off in every shipped policy until it is
+   * measured faster than the tiled core (bench/decode-gemm.ts; bench/RESULTS.md "Decode GEMV"); CPU adapters keep
+   * their barrier-free core.
+   */
+  gemvRows?: number;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
   limits?: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number };
 }

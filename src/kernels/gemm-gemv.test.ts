@@ -1,0 +1,213 @@
+// The few-row GEMM core (shaders/common/gemm_gemv.wgsl: decode steps on GPUs, GemmPolicy.gemvRows) against the
+// tiled core, bit for bit: its contract is the tiled core's sums (k ascending within a split, the split's
+// padding to BK) and, when split, the split-K reduction's (partials from +0 in split order through acc()), then
+// the same epilogue. Every epilogue (bias, no bias, GELU, both residual styles, QKV + rotary), 1 to 4 rows,
+// whole and split-K (one to nine splits, the last one short), f32, fp16 accumulation with bf16 storage,
+// packed-f16 weights and the misaligned-tile teaching fault, N and K odd and multiples of no tile, and each
+// column count per workgroup (8 … 64). Fresh random inputs per run (the seed is printed on failure;
+// KERNEL_SEED=<seed> replays, KERNEL_RUNS=<n> runs n fresh seeds per test); outputs poisoned with NaN and followed by a NaN guard band that must stay intact.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packF16 } from '../engine/gpu-model';
+import type { DispatchSpec } from '../gpu/program';
+import { mulberry32, randn } from '../numeric/random';
+import { gemvShape } from './fused-gemv';
+import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
+import { GEMM_CPU, GEMM_DECODE, GEMM_SMALL, type GemmTiles } from './gemm';
+import { UNKNOWN_ADAPTER } from './gemm-configs';
+import { rotaryTables } from './rotary';
+import { createHarness, freshSeed, type Harness } from './testing';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h?.destroy());
+
+/** The seeds of one test: one fresh seed, or KERNEL_RUNS of them (pipelines compile once, so many are cheap). */
+function seeds(): number[] {
+  return Array.from({ length: Number(process.env.KERNEL_RUNS ?? 1) }, () => freshSeed());
+}
+
+const TILED = UNKNOWN_ADAPTER;
+const GEMV = { ...UNKNOWN_ADAPTER, gemvRows: 4 };
+const GUARD = 67;
+
+type Mode = { name: string; constants: Record<string, number | boolean>; tiles: GemmTiles; f16w?: boolean };
+const MODES: Mode[] = [
+  { name: 'f32', constants: {}, tiles: GEMM_DECODE },
+  {
+    name: 'fp16 accumulation, bf16 storage',
+    constants: { ACC_F16: true, STORAGE_PREC: 2 },
+    tiles: GEMM_SMALL,
+  },
+  { name: 'packed f16 weights', constants: { W_F16: true }, tiles: GEMM_CPU, f16w: true },
+  { name: 'FAULT_TILE_OFFSET', constants: { FAULT_TILE_OFFSET: true }, tiles: GEMM_CPU },
+];
+
+// (M, N, K): one row and 2 to 4 rows; K below one BK step, K odd; N past one workgroup's 8 columns. Each whole,
+// and split in chunks of 64 (K 515 and 531: nine splits, the last 3 and 19 deep; K 13: one). (SwiftShader takes
+// seconds to compile a pipeline: the shapes share theirs.)
+const SHAPES: [number, number, number][] = [
+  [1, 67, 515],
+  [4, 45, 13],
+  [3, 90, 531],
+];
+const SPLITS = [undefined, 64] as const;
+// N wide enough for 16, 32 and 64 columns per workgroup (whole, f32, bias and residual epilogues).
+const WIDE: [number, number, number][] = [
+  [2, 4300, 41],
+  [1, 8500, 24],
+  [4, 17003, 37],
+];
+/** Per test: the time to compile its pipelines on SwiftShader, and KERNEL_RUNS seeds. */
+const TIMEOUT = 900_000;
+
+const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
+const NAN_BITS = bits(new Float32Array([Number.NaN]))[0];
+
+/** Runs `make` under the tiled core and the GEMV; every output's bits must agree (and be finite). */
+async function sameBits(
+  seed: number,
+  what: string,
+  sizes: number[],
+  make: (outs: GPUBuffer[], opts: GemmOpts) => DispatchSpec[],
+  opts: GemmOpts,
+  partial = false, // outputs past the first are partly written by both (cache rows): no finiteness check
+) {
+  const tiled = sizes.map((n) => h.poisoned(n + GUARD));
+  const gemv = sizes.map((n) => h.poisoned(n + GUARD));
+  const tiledSpecs = make(tiled, { ...opts, policy: TILED });
+  const gemvSpecs = make(gemv, { ...opts, policy: GEMV });
+  expect(
+    gemvSpecs.every((s) => s.kernel.name.endsWith('.gemv')),
+    what,
+  ).toBe(true);
+  expect(
+    tiledSpecs.some((s) => s.kernel.name.endsWith('.gemv')),
+    what,
+  ).toBe(false);
+  await h.run([...tiledSpecs, ...gemvSpecs]);
+  for (const [i, n] of sizes.entries()) {
+    const a = bits(await h.read(tiled[i], n + GUARD));
+    const b = bits(await h.read(gemv[i], n + GUARD));
+    const bad = a.subarray(0, i > 0 && partial ? 0 : n).findIndex((u) => (u & 0x7f800000) === 0x7f800000);
+    expect(bad, `seed ${seed}: ${what} output ${i}: the tiled core left a non-finite at ${bad}`).toBe(-1);
+    const j = b.findIndex((u, k) => u !== a[k]);
+    expect(j, `seed ${seed}: ${what} output ${i}: the GEMV differs at ${j} of ${n}`).toBe(-1);
+    const g = b.subarray(n).findIndex((u) => u !== NAN_BITS);
+    expect(g, `seed ${seed}: ${what} output ${i}: the GEMV wrote past the end, at ${n + g}`).toBe(-1);
+  }
+}
+
+describe('the GEMV core gives the tiled core’s bits', () => {
+  it('picks workgroups of 8 to 64 columns within 16 KiB, for up to 16 splits', () => {
+    expect([67, 4300, 8500, 17003, 50304].map((N) => gemvShape(N, 1)?.NC)).toEqual([8, 16, 32, 64, 64]);
+    for (const splits of [1, 2, 5, 9, 16]) expect(gemvShape(2048, splits), `${splits}`).not.toBeNull();
+  });
+
+  // Every epilogue in f32; the precision modes with bias (and without) and the parallel residual.
+  it.each(MODES.map((m, i) => [m.name, m, i === 0] as const))(
+    'linear epilogues, %s',
+    async (_name, mode, all) => {
+      for (const seed of seeds()) await linearEpilogues(seed, mode, SHAPES, SPLITS, all);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'linear epilogues, 16 to 64 columns per workgroup',
+    async () => {
+      for (const seed of seeds()) await linearEpilogues(seed, MODES[0], WIDE, [undefined], false);
+    },
+    TIMEOUT,
+  );
+
+  async function linearEpilogues(
+    seed: number,
+    mode: Mode,
+    shapes: [number, number, number][],
+    splits: readonly (number | undefined)[],
+    all: boolean,
+  ) {
+    const rng = mulberry32(seed);
+    for (const [M, N, K] of shapes) {
+      for (const kChunk of splits) {
+        const wf = randn(rng, N * K, 1 / Math.sqrt(K));
+        const x = h.upload(randn(rng, M * K));
+        const w = h.upload(mode.f16w ? packF16(wf) : wf);
+        const b = h.upload(randn(rng, N, 0.1));
+        const [r1, r2] = [h.upload(randn(rng, M * N)), h.upload(randn(rng, M * N))];
+        const dummy = h.upload(new Float32Array(M * N).fill(1000));
+        const base = { x, w, b, dummy };
+        const opts: GemmOpts = {
+          constants: { ...mode.tiles, ...mode.constants },
+          ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
+        };
+        const what = `${M}×${N}×${K} BK ${mode.tiles.BK}, ${kChunk ? `K per split ${kChunk}` : 'whole'}`;
+        await sameBits(
+          seed,
+          what,
+          all ? [M * N, M * N, M * N, M * N, M * N] : [M * N, M * N, M * N],
+          (y, o) => [
+            ...linearBiasOps('lin', { ...base, y: y[0] }, M, N, K, o),
+            ...linearBiasOps('head', { ...base, b: null, y: y[1] }, M, N, K, o),
+            ...linearResidualOps('out', { ...base, r1, r2, y: y[2] }, M, N, K, o),
+            ...(all
+              ? [
+                  ...linearGeluOps('up', { ...base, y: y[3] }, M, N, K, o),
+                  ...linearResidualOps('out1', { ...base, r1, r2: null, y: y[4] }, M, N, K, o),
+                ]
+              : []),
+          ],
+          opts,
+        );
+      }
+    }
+  }
+
+  // (T, H, hd, r, K per split, p0): an odd head dim (a padding column per segment), a wide head; whole and
+  // split; decode rows at a position past the prompt.
+  it.each([
+    [1, 3, 15, 6, undefined, 0],
+    [3, 2, 40, 10, 32, 5],
+    [1, 4, 24, 24, 32, 9],
+  ] as const)(
+    'QKV + rotary T=%i H=%i hd=%i r=%i, K per split %s, p0 %i',
+    async (T, H, hd, r, kChunk, p0) => {
+      for (const seed of seeds()) await qkv(seed, T, H, hd, r, kChunk, p0);
+    },
+    TIMEOUT,
+  );
+
+  async function qkv(seed: number, T: number, H: number, hd: number, r: number, kChunk?: number, p0 = 0) {
+    const rng = mulberry32(seed);
+    const d = H * hd;
+    const rows = p0 + T;
+    const { cos, sin } = rotaryTables(rows, r, 10000);
+    for (const mode of kChunk === undefined ? MODES : MODES.slice(0, 2)) {
+      const wf = randn(rng, 3 * d * d, 1 / Math.sqrt(d));
+      const io = {
+        x: h.upload(randn(rng, T * d)),
+        w: h.upload(mode.f16w ? packF16(wf) : wf),
+        b: h.upload(randn(rng, 3 * d, 0.1)),
+        cos: h.upload(cos),
+        sin: h.upload(sin),
+        dummy: h.upload(new Float32Array(4)),
+      };
+      const opts: GemmOpts = {
+        constants: { ...mode.tiles, ...mode.constants },
+        ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
+      };
+      const nq = H * T * hd;
+      const nkv = H * rows * hd;
+      await sameBits(
+        seed,
+        `qkv ${mode.name}`,
+        [nq, nkv, nkv],
+        ([q, k, v], o) => qkvRotaryOps('qkv', { ...io, q, k, v }, T, H, hd, r, o, { p0, rows }),
+        opts,
+        p0 > 0, // k and v: the cache rows before p0 are neither kernel's (checked through the bits only)
+      );
+    }
+  }
+});
