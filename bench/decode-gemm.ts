@@ -39,6 +39,8 @@ async function main() {
   };
   const policy = { ...gemmPolicyFor(gpu.adapter, limits), gemvRows: 4 };
   const tiled = { ...policy, gemvRows: 0 };
+  // The adapter's own policy as shipped.
+  const shipped = gemmPolicyFor(gpu.adapter, limits);
   const pipelines = new PipelineCache(device, nodeShaderSource());
   const h = deviceHarness(device, pipelines);
   const rows: Record<string, unknown>[] = [];
@@ -106,7 +108,7 @@ async function main() {
       for (const v of [x, w, b, ...y, dummy, ws as GPUBuffer | null]) v?.destroy();
     }
   }
-  const generation = await generate(policy, tiled);
+  const generation = await generate(policy, tiled, shipped);
   const out = { date: new Date().toISOString(), adapter: gpu.adapter, rows, generation };
   const file = value('--json');
   if (file) writeFileSync(file, JSON.stringify(out, null, 2));
@@ -114,7 +116,11 @@ async function main() {
 }
 
 /** 8 greedy fused tokens after 128 on a seeded model, with the GEMV and without (median ms of 5 after 2). */
-async function generate(policy: ReturnType<typeof gemmPolicyFor>, tiled: typeof policy) {
+async function generate(
+  policy: ReturnType<typeof gemmPolicyFor>,
+  tiled: typeof policy,
+  shipped: typeof policy,
+) {
   const model = value('--generate');
   if (!model) return null;
   const out: Record<string, unknown> = { model };
@@ -124,6 +130,7 @@ async function generate(policy: ReturnType<typeof gemmPolicyFor>, tiled: typeof 
   for (const [name, gemm] of [
     ['gemv', policy],
     ['tiled', tiled],
+    ['shipped', shipped],
   ] as const) {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm });
     await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);

@@ -50,9 +50,8 @@ export interface GemmPolicy {
   tiles?: GemmTiles;
   /**
    * Launches of at most this many rows (a decode step) run the GEMV form of the core (fused-gemv.ts: the same
-   * bits, one dispatch with every split inside); none when absent. Off in every shipped policy until it is
-   * measured faster than the tiled core (bench/decode-gemm.ts; bench/RESULTS.md "Decode GEMV"); CPU adapters keep
-   * their barrier-free core.
+   * bits, one dispatch with every split inside); none when absent. Hopper runs it (measured faster over a whole decode
+   * step: bench/decode-gemm.ts; bench/RESULTS.md "Decode GEMV"); CPU adapters keep their barrier-free core.
    */
   gemvRows?: number;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
@@ -199,6 +198,10 @@ export const HOPPER_POLICY: GemmPolicy = {
   name: 'NVIDIA Hopper (measured table)',
   table: HOPPER_TABLE,
   splitK: true,
+  // The decode GEMV (bench/decode-gemm.ts, H200, 2026-11-26 20:41–20:45, the same ids): 8 fused tokens of 1.4b
+  // 159.6 / 153.8 ms against 163.2 / 169.7 tiled in two calls; per op it is faster at the LM head (0.21 vs 1.60 ms),
+  // dense_4h_to_h and dense, about even at the QKV projection, slower at dense_h_to_4h (0.089 vs 0.078 ms).
+  gemvRows: 4,
 };
 
 /** The policy for an adapter: the measured table for the adapters it was measured on, CPU rules for software. */

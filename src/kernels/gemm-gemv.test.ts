@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packF16 } from '../engine/gpu-model';
 import type { DispatchSpec } from '../gpu/program';
 import { mulberry32, randn } from '../numeric/random';
-import { gemvShape } from './fused-gemv';
+import { gemvFor, gemvShape } from './fused-gemv';
 import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
 import { GEMM_CPU, GEMM_DECODE, GEMM_SMALL, type GemmTiles } from './gemm';
-import { UNKNOWN_ADAPTER } from './gemm-configs';
+import { gemmPolicyFor, UNKNOWN_ADAPTER } from './gemm-configs';
 import { rotaryTables } from './rotary';
 import { createHarness, freshSeed, type Harness } from './testing';
 
@@ -103,6 +103,23 @@ describe('the GEMV core gives the tiled core’s bits', () => {
   it('picks workgroups of 8 to 64 columns within 16 KiB, for up to 16 splits', () => {
     expect([67, 4300, 8500, 17003, 50304].map((N) => gemvShape(N, 1)?.NC)).toEqual([8, 16, 32, 64, 64]);
     for (const splits of [1, 2, 5, 9, 16]) expect(gemvShape(2048, splits), `${splits}`).not.toBeNull();
+  });
+
+  it('runs where the policy says: at most gemvRows rows (Hopper: decode steps), never on CPU adapters', () => {
+    const hopper = gemmPolicyFor({
+      vendor: 'nvidia',
+      architecture: 'hopper',
+      device: 'h100',
+      description: '',
+    });
+    expect(gemvFor(1, 50304, 1, hopper)).not.toBeNull();
+    expect(gemvFor(4, 50304, 1, hopper)).not.toBeNull();
+    expect(gemvFor(5, 50304, 1, hopper)).toBeNull();
+    expect(gemvFor(1, 8192, 3, hopper)).not.toBeNull();
+    expect(gemvFor(1, 8192, 1, GEMV)).not.toBeNull();
+    expect(gemvFor(1, 50304, 1, UNKNOWN_ADAPTER)).toBeNull();
+    const cpu = gemmPolicyFor({ vendor: 'google', architecture: 'swiftshader', device: '', description: '' });
+    expect(gemvFor(1, 50304, 1, cpu)).toBeNull();
   });
 
   // Every epilogue in f32; the precision modes with bias (and without) and the parallel residual.
