@@ -24,8 +24,9 @@ import { gpuProducts } from './why-gpu';
 export interface OpWhy {
   cause: CauseVerdict;
   anatomy: Anatomy;
-  /** Where the time went (ms): the op's weights gathered, the anatomy, the cause search. */
-  ms: { weights: number; anatomy: number; cause: number };
+  /** Where the time went (ms): the op's weights gathered, the anatomy, the cause search (of which its products on
+   * the GPU oracle, operands read and results back). */
+  ms: { weights: number; anatomy: number; cause: number; products: number };
 }
 
 /** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
@@ -107,13 +108,22 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
     scale: w.scale,
   };
   const cache = new ProductCache();
-  const cause =
-    w.products && LINEAR_OPS.includes(w.op)
-      ? await explainWith(data, cache, gpuProducts(w.products, data, cache))
-      : explain(data);
+  let products = 0;
+  const onGpu = w.products && LINEAR_OPS.includes(w.op) ? gpuProducts(w.products, data, cache) : null;
+  const cause = onGpu
+    ? await explainWith(data, cache, async (requests) => {
+        const p0 = performance.now();
+        await onGpu(requests);
+        products += performance.now() - p0;
+      })
+    : explain(data);
   const t2 = performance.now();
   const anat = anatomy(data);
-  return { anatomy: anat, cause, ms: { weights: t1 - t0, cause: t2 - t1, anatomy: performance.now() - t2 } };
+  return {
+    anatomy: anat,
+    cause,
+    ms: { weights: t1 - t0, cause: t2 - t1, products, anatomy: performance.now() - t2 },
+  };
 }
 
 /** The tensors of a layer (and the one before it) other than `own`: what a wrong-tensor cause may have read. */
