@@ -8,9 +8,10 @@ import { type ProductCache, productOperands, widthOf } from './causes/exact-op';
 import type { ProductRequest } from './causes/explain';
 import type { OpData } from './causes/types';
 
-/** Fills `cache` with the outputs of the requested products, computed on the GPU oracle. */
+/** Fills `cache` with the outputs of the requested products, computed on the GPU oracle; says how long the GPU's part
+ * took (upload, multiply, read back), in ms. */
 export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
-  return async (requests: ProductRequest[]): Promise<void> => {
+  return async (requests: ProductRequest[]): Promise<number> => {
     const T = d.tokens.length;
     const N = widthOf(d);
     const inputs: Float32Array[] = [];
@@ -44,9 +45,12 @@ export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
       products.push({ x, w, b: d.weights.linear?.bias ? b : null });
       asked.push(r);
     }
+    const g0 = performance.now();
     const outs = await oracleProducts(kit, T, K, inputs, products);
+    const gpuMs = performance.now() - g0;
     asked.forEach((r, i) => {
       cache.set(r.v, r.cols, outs[i]);
     });
+    return gpuMs;
   };
 }

@@ -25,8 +25,8 @@ export interface OpWhy {
   cause: CauseVerdict;
   anatomy: Anatomy;
   /** Where the time went (ms): the op's weights gathered, the anatomy, the cause search (of which its products on
-   * the GPU oracle, operands read and results back). */
-  ms: { weights: number; anatomy: number; cause: number; products: number };
+   * the GPU oracle, operands read and results back, in wall time: the anatomy runs while the GPU multiplies). */
+  ms: { weights: number; anatomy: number; cause: number; products: number; productsGpu: number };
 }
 
 /** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
@@ -109,20 +109,32 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
   };
   const cache = new ProductCache();
   let products = 0;
+  let gpu = 0;
   const onGpu = w.products && LINEAR_OPS.includes(w.op) ? gpuProducts(w.products, data, cache) : null;
-  const cause = onGpu
-    ? await explainWith(data, cache, async (requests) => {
+  // With the products on the GPU, the search starts first and the anatomy runs while the GPU multiplies.
+  const searching = onGpu
+    ? explainWith(data, cache, async (requests) => {
         const p0 = performance.now();
-        await onGpu(requests);
+        gpu += await onGpu(requests);
         products += performance.now() - p0;
       })
-    : explain(data);
+    : null;
+  searching?.catch(() => undefined); // (awaited below, after the anatomy)
   const t2 = performance.now();
   const anat = anatomy(data);
+  const t3 = performance.now();
+  const cause = searching ? await searching : explain(data);
   return {
     anatomy: anat,
     cause,
-    ms: { weights: t1 - t0, cause: t2 - t1, products, anatomy: performance.now() - t2 },
+    // (cause: from the search's start to its verdict, less the anatomy it waited behind)
+    ms: {
+      weights: t1 - t0,
+      cause: performance.now() - t1 - (t3 - t2),
+      products,
+      productsGpu: gpu,
+      anatomy: t3 - t2,
+    },
   };
 }
 

@@ -4,7 +4,7 @@
 // productOperands). Many products, one submit, one readback (compare/why-gpu.ts asks for a search's worth).
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
-import { recordReadback } from '../gpu/readback';
+import { recordReadbackPacked } from '../gpu/readback';
 import { dfLinear } from '../kernels/oracle/linear';
 import { fromDfPairs } from '../numeric/double-float';
 import { DF_BYTES, OracleError, Recording } from './oracle-df';
@@ -63,7 +63,7 @@ export async function oracleProducts(
     });
     const encoder = device.createCommandEncoder({ label: 'oracle-products' });
     rec.program.encode(encoder);
-    const finish = recordReadback(
+    const finish = recordReadbackPacked(
       device,
       encoder,
       outs.map((o) => ({ src: o.y, bytes: o.n * DF_BYTES })),

@@ -37,6 +37,41 @@ export function recordReadback(
   };
 }
 
+/**
+ * recordReadback into ONE staging buffer (each request copied at its own offset): one map for all of them, where a
+ * map apiece would cost a wait apiece (Dawn resolves maps as it polls). Same contract and result as recordReadback.
+ */
+export function recordReadbackPacked(
+  device: GPUDevice,
+  encoder: GPUCommandEncoder,
+  requests: ReadRequest[],
+): () => Promise<Float32Array[]> {
+  const at: { offset: number; size: number }[] = [];
+  let total = 0;
+  for (const r of requests) {
+    const size = Math.ceil(r.bytes / 4) * 4;
+    at.push({ offset: total, size });
+    total += size;
+  }
+  const buf = device.createBuffer({
+    size: Math.max(4, total),
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    label: 'readback',
+  });
+  requests.forEach((r, i) => {
+    if (at[i].size > 0) encoder.copyBufferToBuffer(r.src, r.offset ?? 0, buf, at[i].offset, at[i].size);
+  });
+  return async () => {
+    try {
+      await buf.mapAsync(GPUMapMode.READ);
+      const all = buf.getMappedRange(0, Math.max(4, total));
+      return at.map((a) => new Float32Array(all.slice(a.offset, a.offset + a.size)));
+    } finally {
+      buf.destroy();
+    }
+  };
+}
+
 /** Reads one buffer range now (submits its own copy). */
 export async function readBuffer(device: GPUDevice, src: GPUBuffer, bytes: number, offset = 0) {
   const encoder = device.createCommandEncoder({ label: 'readBuffer' });
