@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../gpu/device';
 import { nodeGpu } from '../gpu/node';
 import { PipelineCache } from '../gpu/pipelines';
-import { BufferPool } from '../gpu/pool';
+import { PoisonPool } from '../gpu/poison-pool.testdata';
 import { readBuffer, uploadBuffer } from '../gpu/readback';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
@@ -20,18 +20,6 @@ import { mulberry32, randn } from '../numeric/random';
 import { uploadModel } from './gpu-model';
 import { DF_BYTES, type DfBuffer, type OracleRun } from './oracle-df';
 import { GpuOracle, type OracleOp } from './oracle-gpu';
-
-/** A pool whose every handed-out buffer is first filled with NaN (queue writes precede the next submit). */
-class PoisonPool extends BufferPool {
-  constructor(private readonly dev: GPUDevice) {
-    super(dev);
-  }
-  override acquire(bytes: number, usage: GPUBufferUsageFlags, label?: string): GPUBuffer {
-    const b = super.acquire(bytes, usage, label);
-    this.dev.queue.writeBuffer(b, 0, new Float32Array(b.size / 4).fill(Number.NaN));
-    return b;
-  }
-}
 
 let gpu: GpuContext;
 let device: GPUDevice;
