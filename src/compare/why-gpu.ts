@@ -32,8 +32,9 @@ export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
       cols.forEach((n, j) => {
         ops.row(n, N, row);
         w.set(row, j * K);
-        b[j] = ops.bias(n);
-        exact &&= b[j] === ops.bias(n) || Number.isNaN(b[j]);
+        const bias = ops.bias(n);
+        b[j] = bias;
+        exact &&= b[j] === bias || Number.isNaN(bias);
       });
       // Rounded or read another way, weights stay f32 values; a bias that is not one is left to the CPU.
       if (!exact) continue;

@@ -8,7 +8,8 @@ import { gather, mapAll, round } from './arrays';
 import { attention } from './exact-attention';
 import { type ActFn, LINEAR_OPS, type OpData, type Variant } from './types';
 
-const CORE_KEYS: readonly (keyof Variant)[] = [
+/** The variant keys a plain product (a linear op) reads as operands: what the GPU oracle can run (why-gpu.ts). */
+const OPERAND_KEYS: readonly (keyof Variant)[] = [
   'inputFormat',
   'weightFormat',
   'bias',
@@ -16,6 +17,11 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'transposed',
   'inputShift',
   'input',
+];
+
+/** The variant keys that change the computation (the rest transform the exact output afterwards). */
+const CORE_KEYS: readonly (keyof Variant)[] = [
+  ...OPERAND_KEYS,
   'acc',
   'eps',
   'norm',
@@ -182,17 +188,6 @@ function linear(
   }
   return out;
 }
-
-/** The variant keys a plain product (a linear op) reads as operands: what the GPU oracle can run (why-gpu.ts). */
-const OPERAND_KEYS: readonly (keyof Variant)[] = [
-  'inputFormat',
-  'weightFormat',
-  'bias',
-  'biasFormat',
-  'transposed',
-  'inputShift',
-  'input',
-];
 
 /**
  * Whether the variant of a linear op changes only its operands (no accumulator emulation, no output transform):
