@@ -1,11 +1,14 @@
 // The phases after the verdict (analyze.ts runs them in order): bisection (each enabled fused kernel alone, with the
 // faults it carries, in one submit), determinism (the fused path again, bit for bit, under two schedules), and greedy
 // generation on both paths (KV cache), streamed token by token.
+import type { RecordedDecode } from '../engine/decode-record';
+import type { Engine } from '../engine/engine';
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
+import type { GenerateOptions } from '../engine/types';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
-import { type DecodeCheck, decodeCheckOf, decodeRows, decodeRunFile, vsFullOf } from './decode-run-file';
+import { type DecodeCheck, decodeCheckOf, decodeRows, decodeRunInput, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
@@ -111,43 +114,51 @@ export async function generate(
   const { engine, spec } = c;
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
   const got: [number[], number[]] = [[], []];
-  const recorded = c.checkDecode ? ([] as Map<string, Float32Array>[]) : undefined;
+  const recorded = c.checkDecode ? ([] as RecordedDecode[]) : undefined;
   const paths = ['reference', 'fused'] as const;
-  const [refIds, fusedIds] = await engine.generatePaths(
-    c.tokens,
-    spec.generate,
-    [
-      { path: 'reference', precision: spec.precision },
-      { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
-    ],
-    (_step, ids) => {
-      paths.forEach((path, i) => {
-        got[i].push(ids[i]);
-        onPartial?.({ kind: 'token', path, ids: [...got[i]], text: text(got[i]), total: spec.generate });
-      });
-    },
-    signal,
-    // Two steps per read-back: tokens stream to the page while the next steps already run.
-    { chunk: 2, recorded },
-  );
-  const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
-  return {
-    reference: { ids: refIds, text: text(refIds) },
-    fused: { ids: fusedIds, text: text(fusedIds) },
-    firstDifference: first < 0 ? null : first,
-    // Why they part: both paths and the oracle at the row that chose the first differing id.
-    parting: first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows),
-    ...(recorded ? { decode: await checkDecodes(c, recorded, [refIds, fusedIds], oracle.kind) } : {}),
-  };
+  const tg = performance.now();
+  try {
+    const [refIds, fusedIds] = await engine.generatePaths(
+      c.tokens,
+      spec.generate,
+      [
+        { path: 'reference', precision: spec.precision },
+        { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
+      ],
+      (_step, ids) => {
+        paths.forEach((path, i) => {
+          got[i].push(ids[i]);
+          onPartial?.({ kind: 'token', path, ids: [...got[i]], text: text(got[i]), total: spec.generate });
+        });
+      },
+      signal,
+      // Two steps per read-back: tokens stream to the page while the next steps already run.
+      { chunk: 2, recorded },
+    );
+    c.durations['generation.paths'] = performance.now() - tg;
+    const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
+    return {
+      reference: { ids: refIds, text: text(refIds) },
+      fused: { ids: fusedIds, text: text(fusedIds) },
+      firstDifference: first < 0 ? null : first,
+      // Why they part: both paths and the oracle at the row that chose the first differing id.
+      parting: first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows),
+      ...(recorded ? { decode: await checkDecodes(c, recorded, [refIds, fusedIds], oracle.kind) } : {}),
+    };
+  } finally {
+    // The recorded decodes' GPU buffers (the checks are done with them, or the generation failed).
+    for (const r of recorded ?? []) r.release();
+  }
 }
 
 /**
  * Each path's recorded decode checked as a run of a generation, against the exact forward of its own tokens: where
- * both paths generated the same tokens, in one analysis as runs A and B (one exact forward, one set of floors).
+ * both paths generated the same tokens, in one analysis as runs A and B (one exact forward, one set of floors). The
+ * recorded taps stay on the GPU where the oracle is (decodeRunInput).
  */
 async function checkDecodes(
   c: AnalysisContext,
-  recorded: Map<string, Float32Array>[],
+  recorded: RecordedDecode[],
   ids: number[][],
   oracle: OracleInfo['kind'],
 ): Promise<DecodeCheck[]> {
@@ -157,28 +168,58 @@ async function checkDecodes(
     { path: 'reference' as const, precision: spec.precision },
     { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
   ];
-  const files = names.map((path, i) =>
-    decodeRunFile(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision),
+  const t0 = performance.now();
+  const runs = await Promise.all(
+    names.map((path, i) =>
+      decodeRunInput(recorded[i], tokens, ids[i], `${path} path decode`, spec.precision, oracle === 'gpu'),
+    ),
   );
   // The decode steps' rows only: the prompt's rows are this compare's own (one generated token: no step's row,
   // every row checked).
-  const rows = files[0].tokens.length > tokens.length ? decodeRows(tokens.length) : undefined;
+  const rows = runs[0].file.tokens.length > tokens.length ? decodeRows(tokens.length) : undefined;
   const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn, rows };
-  const same = files[0].tokens.every((id, t) => files[1].tokens[t] === id);
+  const same = runs[0].file.tokens.every((id, t) => runs[1].file.tokens[t] === id);
   const reports = same
-    ? [await c.checkDecode!(files[0], opts, files[1])]
-    : [await c.checkDecode!(files[0], opts), await c.checkDecode!(files[1], opts)];
+    ? [await c.checkDecode!(runs[0], opts, runs[1])]
+    : [await c.checkDecode!(runs[0], opts), await c.checkDecode!(runs[1], opts)];
+  const t1 = performance.now();
+  c.durations['decode.analysis'] = t1 - t0;
+  // The cached path against its own whole forward over the same tokens (the decode's oracle), on the checked rows.
+  const from = rows?.from ?? 0;
+  const full = await uncachedLogits(
+    c.engine,
+    runs.map((r) => r.file.tokens),
+    paths,
+    from,
+  );
   const out: DecodeCheck[] = [];
   for (const [i, path] of names.entries()) {
     const report = same ? reports[0] : reports[i];
-    // The cached path against its own whole forward over the same tokens (the decode's oracle).
-    const full = await c.engine.forward(files[i].tokens, { ...paths[i], taps: [] });
     const floor = report.curves.find((x) => x.slot === 'logits')?.floorValue ?? 0;
-    const vsFull = vsFullOf(recorded[i].get('logits') ?? [], full.dump.logits, floor, spec.k);
+    const mine = (await recorded[i].read(from, ['logits'])).get('logits') ?? new Float32Array(0);
+    const vsFull = vsFullOf(mine, full[i], floor, spec.k);
     const run = same && i === 1 ? 'B' : 'A';
     out.push({ ...decodeCheckOf(path, report, tokens.length, run), vsFull });
   }
+  c.durations['decode.vsFull'] = performance.now() - t1;
   return out;
+}
+
+/** Each path's whole forward (no cache) over its tokens, in one submit: the logits' rows from..T−1 of each. */
+async function uncachedLogits(
+  engine: Engine,
+  tokens: number[][],
+  paths: GenerateOptions[],
+  from: number,
+): Promise<Float32Array[]> {
+  const batch = engine.batch();
+  try {
+    const runs = paths.map((p, i) => batch.forward(tokens[i], { ...p, taps: 'dump' }));
+    await batch.submit();
+    return await Promise.all(runs.map((r, i) => batch.read(r.taps.get('logits')!, tokens[i].length, from)));
+  } finally {
+    batch.release();
+  }
 }
 
 /** Adds override constants to one fused kernel's ops (a schedule perturbation). */

@@ -36,6 +36,12 @@ export interface RunInput {
   file: RunFile;
   /** sha256 of the file's bytes (hex), when the caller hashed it. */
   sha256: string | null;
+  /**
+   * The file's slots already on the GPU, every row ([T, width] f32, by slot): our own recorded decode. The GPU
+   * oracle's route reads them there; the file's data is empty until load() reads them back, which the analysis
+   * calls where it needs them on the CPU (the CPU oracle; the why of a born op).
+   */
+  resident?: { slots: ReadonlyMap<string, GpuTap>; load(): Promise<void> };
 }
 
 export interface AnalyzeRunsOptions {
@@ -115,6 +121,10 @@ export async function analyzeRuns(
         })
       : null;
   const layerOuts = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
+  const inputs = [a, b].filter((r): r is RunInput => r !== null);
+  // Slots on the GPU are read back only where the CPU reads them.
+  const load = () => Promise.all(inputs.map((r) => r.resident?.load()));
+  if (!gpuOracle) await load();
   const refBatch = engine.batch();
   const batch = engine.batch();
   try {
@@ -153,25 +163,24 @@ export async function analyzeRuns(
       const lmHead = a.file.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
       const checksOf = (has: (s: string) => boolean, wholeLayers?: ReadonlySet<number>) =>
         runChecks(cfg, has, lmHead, wholeLayers);
-      const files = [a, b]
-        .filter((r): r is RunInput => r !== null)
-        .map((r, j): GpuRun => {
-          const { checks, missing } = checksOf((s) => r.file.slots.has(s));
-          const whole = new Set(
-            checks.filter((c) => c.op === 'attention' || c.op === 'layer').flatMap((c) => c.inputs),
-          );
-          const up = uploadRun(batch, r.file, forward.get('logits')?.parts, from, whole);
-          return {
-            id: j === 0 ? 'A' : 'B',
-            slots: up.rows,
-            full: up.full,
-            precision: PRECISION[r.file.storage],
-            checks,
-            missing,
-            names: (s) => up.rows.get(s)?.name ?? s,
-            cpu: gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
-          };
-        });
+      const files = inputs.map((r, j): GpuRun => {
+        const { checks, missing } = checksOf((s) => r.file.slots.has(s));
+        const whole = new Set(
+          checks.filter((c) => c.op === 'attention' || c.op === 'layer').flatMap((c) => c.inputs),
+        );
+        const parts = forward.get('logits')?.parts;
+        const up = uploadRun(batch, r.file, parts, from, whole, gpuOracle ? r.resident?.slots : undefined);
+        return {
+          id: j === 0 ? 'A' : 'B',
+          slots: up.rows,
+          full: up.full,
+          precision: PRECISION[r.file.storage],
+          checks,
+          missing,
+          names: (s) => up.rows.get(s)?.name ?? s,
+          cpu: gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
+        };
+      });
       // The floors' run checks every op the files' runs check, whole layers included.
       const wholeLayers = new Set(
         files.flatMap((f) => f.checks.filter((c) => c.op === 'layer').map((c) => c.layer!)),
@@ -387,7 +396,10 @@ export async function analyzeRuns(
     const products = gpuOracle
       ? { device, pipelines, pool, dfFma: oracleInfo.dfFma, maxBindingBytes: engine.maxBindingBytes }
       : null;
-    await phase('why', () => explainRunFindings(engine, report, whyRuns, ANGLES, products));
+    await phase('why', async () => {
+      if (report.findings.some((f) => f.diverged)) await load();
+      await explainRunFindings(engine, report, whyRuns, ANGLES, products);
+    });
     if (opts.rows && from > 0) {
       const rows = opts.rows;
       report.rows = { from, note: rows.note };

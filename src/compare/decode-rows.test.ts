@@ -85,7 +85,7 @@ describe('the decode check on the decode steps’ rows only', () => {
           metrics: rows.metricsOn,
           rows: decodeRows(P),
         };
-        const pair = await decodeChecker(engine)(fused.file, opts, fused.file);
+        const pair = await decodeChecker(engine)(file, opts, file);
         const alone = decodeCheckOf('fused', rows, P);
         for (const run of ['A', 'B']) {
           const got = decodeCheckOf('fused', pair, P, run);

@@ -1,11 +1,13 @@
 // Our own decode recorded (src/engine/decode-record.ts) as a run file of a generation, and the two-path report's
 // summary of its analysis (decode-runs.ts checks it; so does the analysis with AnalyzeOptions.checkDecode).
 
+import type { RecordedDecode } from '../engine/decode-record';
 import type { RunFile, RunTensor } from '../model/run-file';
 import { rowStep } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
 import type { Metric } from '../run/runspec';
+import type { RunInput } from './analyze-runs';
 import type { CheckedRows } from './run-rows';
 import type { RunsReport } from './runs-report';
 
@@ -25,7 +27,7 @@ export function decodeRunFile(
   const slots = new Map<string, RunTensor>();
   let bytes = 0;
   for (const [name, data] of taps) {
-    slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), { name, dtype: storage, data });
+    slots.set(slotOf(name), { name, dtype: storage, data });
     bytes += data.byteLength;
   }
   return {
@@ -43,14 +45,46 @@ export function decodeRunFile(
   };
 }
 
+/** The run-file slot of an engine tap (resid_mid is the run's ln2_in). */
+const slotOf = (name: string) => name.replace(/\.resid_mid$/, '.ln2_in');
+
 /**
- * Checks one run file (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis); with
+ * A recorded decode as the runs analysis's input. `onGpu` (the analysis's oracle is the GPU one): its taps stay
+ * where they are, the file's data empty until the analysis loads it (RunInput.resident: only where it reads them
+ * on the CPU); else read back now.
+ */
+export async function decodeRunInput(
+  rec: RecordedDecode,
+  prompt: number[],
+  generated: number[],
+  label: string,
+  precision: Precision,
+  onGpu: boolean,
+): Promise<RunInput> {
+  if (!onGpu)
+    return { file: decodeRunFile(await rec.read(), prompt, generated, label, precision), sha256: null };
+  const empty = new Map([...rec.taps.keys()].map((name) => [name, new Float32Array(0)]));
+  const file = decodeRunFile(empty, prompt, generated, label, precision);
+  file.bytes = [...rec.taps.values()].reduce((n, t) => n + rec.rows * t.width * 4, 0);
+  const slots = new Map(
+    [...rec.taps].map(([name, t]) => [slotOf(name), { name, buffer: t.buffer, floats: rec.rows * t.width }]),
+  );
+  let loaded: Promise<void> | null = null;
+  const load = () =>
+    (loaded ??= rec.read().then((data) => {
+      for (const [name, d] of data) file.slots.get(slotOf(name))!.data = d;
+    }));
+  return { file, sha256: null, resident: { slots, load } };
+}
+
+/**
+ * Checks one run (the runs analysis, analyze-runs.ts, given by the caller: it imports the analysis); with
  * `other`, a second path's decode over the same tokens, both in one analysis as runs A and B.
  */
 export type DecodeChecker = (
-  file: RunFile,
+  run: RunInput,
   opts: { k: number; metric: Metric; oracle: 'gpu' | 'cpu'; metrics: 'gpu' | 'cpu'; rows?: CheckedRows },
-  other?: RunFile,
+  other?: RunInput,
 ) => Promise<RunsReport>;
 
 /** The rows a two-path analysis's decode check checks: the decode steps' (the prompt's are the compare's own). */
@@ -79,8 +113,9 @@ export interface DecodeCheck {
   sentence: string;
   /**
    * The cached decode against the same path's whole forward (no cache) over the same tokens: relative L2 of the
-   * logits over all positions, its ratio to the logits' floor, and `within` (ratio ≤ k). A correct cached path
-   * equals the uncached one to within the floor (ours: bit for bit, ratio 0).
+   * logits over the checked rows (the decode steps', checkedFrom on; the prefill is an uncached forward of the
+   * prompt), its ratio to the logits' floor, and `within` (ratio ≤ k). A correct cached path equals the uncached
+   * one to within the floor (ours: bit for bit, ratio 0).
    */
   vsFull?: { relL2: number; ratio: number; within: boolean };
 }
@@ -111,7 +146,7 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number,
   };
 }
 
-/** The cached decode's logits against the whole forward's, over all positions (DecodeCheck.vsFull). */
+/** The cached decode's logits against the whole forward's, over the same rows of each (DecodeCheck.vsFull). */
 export function vsFullOf(
   decode: ArrayLike<number>,
   full: ArrayLike<number>,

@@ -4,6 +4,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import schema from '../../docs/report.schema.json';
+import type { RecordedDecode } from '../engine/decode-record';
 import { Engine } from '../engine/engine';
 import { ALL_FUSED } from '../engine/fused-kernels';
 import { nodeGpu } from '../gpu/node';
@@ -15,8 +16,10 @@ import { faultHooks, placeFaults } from '../run/faults';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { reportToJson } from '../ui/export';
 import { analyze } from './analyze';
-import { vsFullOf } from './decode-run-file';
+import { analyzeRuns } from './analyze-runs';
+import { decodeRows, decodeRunInput, vsFullOf } from './decode-run-file';
 import { checkDecode, decodeChecker } from './decode-runs';
+import type { RunsReport } from './runs-report';
 
 const seed = freshSeed();
 const shape = { vocab: 97, d: 48, layers: 3, heads: 4, ff: 96, rotaryPct: 0.5, parallel: true };
@@ -122,6 +125,44 @@ describe('the two-path analysis with its decode checked', () => {
       skip: { bisection: true, determinism: true, taps: true },
     });
     expect(plain.generation!.decode).toBeUndefined();
+  });
+});
+
+describe('a recorded decode checked where it lies (on the GPU)', () => {
+  it('gives the report of the same decode read back and uploaded: every check, the finding and its cause', async () => {
+    const fromLayer = 1 + (seed % (shape.layers - 1));
+    const planted = placeFaults([{ id: 'gelu_relu', fromLayer }], seed, shape.layers);
+    const recorded: RecordedDecode[] = [];
+    const opts = { path: new Set(ALL_FUSED), hooks: faultHooks(planted) };
+    const [ids] = await engine.generatePaths(prompt, N, [opts], undefined, undefined, { recorded });
+    try {
+      const rows = decodeRows(prompt.length);
+      const analyse = async (onGpu: boolean) => {
+        const run = await decodeRunInput(recorded[0], prompt, ids, 'fused decode', 'fp32', onGpu);
+        if (onGpu) expect([...run.file.slots.values()].every((t) => t.data.length === 0)).toBe(true);
+        return analyzeRuns(engine, run, null, { oracle: 'gpu', rows });
+      };
+      const [there, read] = [await analyse(true), await analyse(false)];
+      const ctx = `seed ${seed}: ${there.sentence}`;
+      expect(there.findings[0].diverged, ctx).toBe(true);
+      expect(there.findings[0].layer, ctx).toBe(fromLayer);
+      // The why ran on the born op (its data read back for it).
+      expect(there.findings[0].cause, ctx).toBeDefined();
+      expect(there.findings[0].anatomy, ctx).toBeTruthy();
+      // The same checks, curves, words, causes and anatomy (the search's own time apart).
+      const timeless = (r: RunsReport) =>
+        JSON.parse(JSON.stringify([r.checks, r.curves, r.findings], (k, v) => (k === 'ms' ? 0 : v)));
+      expect(timeless(there), ctx).toEqual(timeless(read));
+      // Read back only for the why: the file then holds every recorded row.
+      const again = await decodeRunInput(recorded[0], prompt, ids, 'fused decode', 'fp32', true);
+      await again.resident!.load();
+      const whole = await recorded[0].read();
+      for (const [name, data] of whole)
+        expect(again.file.slots.get(name.replace(/\.resid_mid$/, '.ln2_in'))!.data).toEqual(data);
+    } finally {
+      for (const r of recorded) r.release();
+    }
+    await expect(recorded[0].read()).rejects.toThrow(/released/);
   });
 });
 

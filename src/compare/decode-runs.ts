@@ -3,6 +3,7 @@
 // files of all positions and checked by the runs analysis (analyze-runs.ts) — each step's ops re-run exactly from
 // their recorded inputs, a finding named by decode step and position. The exact forward of the whole sequence is
 // what a correct cached decode computes, so every check of the prompt applies to every step unchanged.
+import type { RecordedDecode } from '../engine/decode-record';
 import type { Engine } from '../engine/engine';
 import type { GenerateOptions } from '../engine/types';
 import type { RunFile } from '../model/run-file';
@@ -28,26 +29,29 @@ export async function checkDecode(
   paths: { name: string; opts: GenerateOptions }[],
   opts: AnalyzeRunsOptions = {},
 ): Promise<DecodeRun[]> {
-  const recorded: Map<string, Float32Array>[] = [];
-  const ids = await engine.generatePaths(
-    prompt,
-    n,
-    paths.map((p) => p.opts),
-    undefined,
-    opts.signal,
-    { recorded },
-  );
-  const out: DecodeRun[] = [];
-  for (const [i, p] of paths.entries()) {
-    const file = decodeRunFile(recorded[i], prompt, ids[i], `${p.name} decode`);
-    const report = await analyzeRuns(engine, { file, sha256: null }, null, opts);
-    out.push({ path: p.name, ids: ids[i], file, report });
+  const recorded: RecordedDecode[] = [];
+  try {
+    const ids = await engine.generatePaths(
+      prompt,
+      n,
+      paths.map((p) => p.opts),
+      undefined,
+      opts.signal,
+      { recorded },
+    );
+    const out: DecodeRun[] = [];
+    for (const [i, p] of paths.entries()) {
+      const file = decodeRunFile(await recorded[i].read(), prompt, ids[i], `${p.name} decode`);
+      const report = await analyzeRuns(engine, { file, sha256: null }, null, opts);
+      out.push({ path: p.name, ids: ids[i], file, report });
+    }
+    return out;
+  } finally {
+    for (const r of recorded) r.release();
   }
-  return out;
 }
 
 /** The runs analysis as the two-path analysis's decode checker (AnalyzeOptions.checkDecode). */
 export function decodeChecker(engine: Engine): DecodeChecker {
-  return (file, opts, other) =>
-    analyzeRuns(engine, { file, sha256: null }, other ? { file: other, sha256: null } : null, opts);
+  return (run, opts, other) => analyzeRuns(engine, run, other ?? null, opts);
 }

@@ -16,7 +16,8 @@ export interface UploadedRun {
 
 /**
  * Sources: each file's slots uploaded, rows from..T−1 (a tensor split like the oracle's logits is uploaded in the
- * same pieces); the slots named in `whole` also with every row.
+ * same pieces); the slots named in `whole` also with every row. A slot in `resident` (every row of it already on
+ * the GPU: our own recorded decode) is copied there instead, and its file data is not read.
  */
 export function uploadRun(
   batch: GpuBatch,
@@ -24,8 +25,10 @@ export function uploadRun(
   logitsParts: DfBuffer['parts'],
   from: number,
   whole: ReadonlySet<string>,
+  resident?: ReadonlyMap<string, GpuTap>,
 ): UploadedRun {
   const T = run.tokens.length;
+  const split = logitsParts && logitsParts.length > 1 ? logitsParts : null;
   const put = (label: string, data: Float32Array) => {
     const b = batch.buffer(data.byteLength, label);
     batch.device.queue.writeBuffer(b, 0, data.buffer, data.byteOffset, data.byteLength);
@@ -35,8 +38,8 @@ export function uploadRun(
     const R = T - r0;
     const width = data.length / T;
     const tag = r0 === 0 ? '' : `[${r0}:]`;
-    if (slot === 'logits' && logitsParts && logitsParts.length > 1) {
-      const parts = logitsParts.map((p) => {
+    if (slot === 'logits' && split) {
+      const parts = split.map((p) => {
         const piece = new Float32Array(R * p.cols);
         for (let r = 0; r < R; r++) {
           const at = (r0 + r) * width + p.col0;
@@ -48,14 +51,47 @@ export function uploadRun(
     }
     return { name, buffer: put(`run:${slot}${tag}`, data.subarray(r0 * width)), floats: R * width };
   };
+  // A slot already on the GPU: its rows copied there (split like the oracle's logits where those are).
+  const copy = (slot: string, tap: GpuTap, r0: number): GpuTap => {
+    if (slot === 'logits' && split) return splitRows(batch, tap, T, r0, split);
+    return r0 === 0 ? tap : tapRows(batch, tap, T, r0);
+  };
   const rows = new Map<string, GpuTap>();
   const full = new Map<string, GpuTap>();
   for (const [slot, t] of run.slots) {
-    const all = from === 0 || whole.has(slot) ? upload(slot, t.name, t.data, 0) : null;
+    const onGpu = resident?.get(slot);
+    const get = (r0: number) => (onGpu ? copy(slot, onGpu, r0) : upload(slot, t.name, t.data, r0));
+    const all = from === 0 || whole.has(slot) ? get(0) : null;
     if (all) full.set(slot, all);
-    rows.set(slot, from === 0 ? all! : upload(slot, t.name, t.data, from));
+    rows.set(slot, from === 0 ? all! : get(from));
   }
   return { rows, full };
+}
+
+/** Rows from..T−1 of an unsplit f32 tap of T rows, copied into column pieces like `parts`. */
+function splitRows(
+  batch: GpuBatch,
+  tap: GpuTap,
+  T: number,
+  from: number,
+  parts: DfBuffer['parts'] & {},
+): GpuTap {
+  if (tap.parts) throw new Error(`${tap.name}: a split tap cannot be split again`);
+  const R = T - from;
+  const width = tap.floats / T;
+  const pieces = parts.map((p) => {
+    const buffer = batch.buffer(R * p.cols * 4, `rows:${tap.name}[${p.col0}]`);
+    for (let r = 0; r < R; r++)
+      batch.encoder.copyBufferToBuffer(
+        tap.buffer,
+        ((from + r) * width + p.col0) * 4,
+        buffer,
+        r * p.cols * 4,
+        p.cols * 4,
+      );
+    return { buffer, col0: p.col0, cols: p.cols };
+  });
+  return { name: tap.name, buffer: pieces[0].buffer, floats: R * width, parts: pieces };
 }
 
 /** Rows from..T−1 of an f32 tap of T rows, copied into a buffer of the batch (the tap itself when from = 0). */

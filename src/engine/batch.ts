@@ -175,15 +175,16 @@ export class GpuBatch {
     for (const { timer, run } of this.timers) run.timings = await timer.read();
   }
 
-  /** A tap's values on the CPU (after submit): for tests, fallbacks and the few tensors the report needs. */
-  async read(tap: GpuTap, T: number): Promise<Float32Array> {
+  /** A tap's rows from..T−1 on the CPU (after submit): for tests, fallbacks and the few tensors the report needs. */
+  async read(tap: GpuTap, T: number, from = 0): Promise<Float32Array> {
     if (!this.submitted) throw new Error('read before submit');
-    if (!tap.parts) return readBuffer(this.ctx.device, tap.buffer, tap.floats * 4);
     const width = tap.floats / T;
-    const out = new Float32Array(tap.floats);
+    const R = T - from;
+    if (!tap.parts) return readBuffer(this.ctx.device, tap.buffer, R * width * 4, from * width * 4);
+    const out = new Float32Array(R * width);
     for (const p of tap.parts) {
-      const piece = await readBuffer(this.ctx.device, p.buffer, T * p.cols * 4);
-      for (let r = 0; r < T; r++) out.set(piece.subarray(r * p.cols, (r + 1) * p.cols), r * width + p.col0);
+      const piece = await readBuffer(this.ctx.device, p.buffer, R * p.cols * 4, from * p.cols * 4);
+      for (let r = 0; r < R; r++) out.set(piece.subarray(r * p.cols, (r + 1) * p.cols), r * width + p.col0);
     }
     return out;
   }

@@ -6,8 +6,21 @@
 // a one-row staging buffer per tap, moved to the step's row after the step (decode.ts calls afterStep).
 import type { BufferPool } from '../gpu/pool';
 import type { Program } from '../gpu/program';
-import { readBuffer } from '../gpu/readback';
+import { recordReadbackPacked } from '../gpu/readback';
 import type { Plan } from './plan';
+
+/**
+ * A path's recorded decode, kept on the GPU (the caller's to release): each tap's rows 0..rows−1 as [rows, width]
+ * f32, by engine tap name. The runs analysis reads them where they are (no round trip through the CPU); read()
+ * brings rows to the CPU for what needs them there (the CPU oracle, the why, a test).
+ */
+export interface RecordedDecode {
+  rows: number;
+  taps: Map<string, { buffer: GPUBuffer; width: number }>;
+  /** Every tap's rows from..rows−1 (all by default), by engine tap name; `names` limits the taps. */
+  read(from?: number, names?: readonly string[]): Promise<Map<string, Float32Array>>;
+  release(): void;
+}
 
 /** The engine taps a run file has slots for (resid_mid is the run's ln2_in). */
 const RECORDED =
@@ -71,11 +84,65 @@ export class DecodeRecorder {
     }
   }
 
-  /** Every tap's first `rows` rows, by engine tap name. */
-  async read(rows: number): Promise<Map<string, Float32Array>> {
-    const out = new Map<string, Float32Array>();
-    for (const [name, t] of this.taps)
-      out.set(name, await readBuffer(this.device, t.all, rows * t.width * 4));
-    return out;
+  /**
+   * Every tap's first `rows` rows copied out of the session (whose buffers the next generation overwrites) into
+   * buffers of the caller's, after the steps already submitted.
+   */
+  take(rows: number): RecordedDecode {
+    const device = this.device;
+    const taps = new Map<string, { buffer: GPUBuffer; width: number }>();
+    const encoder = device.createCommandEncoder({ label: 'record:take' });
+    try {
+      for (const [name, t] of this.taps) {
+        const bytes = rows * t.width * 4;
+        const buffer = device.createBuffer({
+          size: Math.max(4, bytes),
+          usage: usage(),
+          label: `decode:${name}`,
+        });
+        taps.set(name, { buffer, width: t.width });
+        encoder.copyBufferToBuffer(t.all, 0, buffer, 0, bytes);
+      }
+      device.queue.submit([encoder.finish()]);
+    } catch (e) {
+      for (const t of taps.values()) t.buffer.destroy();
+      throw e;
+    }
+    return recordedDecode(device, rows, taps);
   }
+}
+
+function recordedDecode(
+  device: GPUDevice,
+  rows: number,
+  taps: Map<string, { buffer: GPUBuffer; width: number }>,
+): RecordedDecode {
+  let released = false;
+  return {
+    rows,
+    taps,
+    async read(from = 0, names?: readonly string[]) {
+      if (released) throw new Error('decode: the recorded taps were released');
+      if (!Number.isInteger(from) || from < 0 || from > rows)
+        throw new Error(`decode: no row ${from} of ${rows}`);
+      const which = [...taps].filter(([name]) => !names || names.includes(name));
+      const encoder = device.createCommandEncoder({ label: 'record:read' });
+      const finish = recordReadbackPacked(
+        device,
+        encoder,
+        which.map(([, t]) => ({
+          src: t.buffer,
+          offset: from * t.width * 4,
+          bytes: (rows - from) * t.width * 4,
+        })),
+      );
+      device.queue.submit([encoder.finish()]);
+      const got = await finish();
+      return new Map(which.map(([name], i) => [name, got[i]]));
+    },
+    release() {
+      released = true;
+      for (const t of taps.values()) t.buffer.destroy();
+    },
+  };
 }

@@ -21,7 +21,7 @@ import { type DispatchSpec, Program, type TapCopy, type Workgroups } from '../gp
 import { uploadBuffer } from '../gpu/readback';
 import { argmaxRow } from '../kernels/argmax';
 import { rotaryTables } from '../kernels/rotary';
-import { DecodeRecorder } from './decode-record';
+import { DecodeRecorder, type RecordedDecode } from './decode-record';
 import type { GpuModel } from './gpu-model';
 import { buildPlan, type Plan, PlanError, type PlanOptions } from './plan';
 
@@ -174,12 +174,12 @@ export class DecodeSession {
   }
 
   /**
-   * With opts.record, after a generation of n ids (its steps submitted and done): every recorded tap's rows at
-   * positions 0 .. prompt + n − 2, by engine tap name.
+   * With opts.record, after a generation of n ids (its steps submitted): every recorded tap's rows at positions
+   * 0 .. prompt + n − 2, by engine tap name, copied into the caller's buffers (on the GPU).
    */
-  recorded(n: number): Promise<Map<string, Float32Array>> {
+  recorded(n: number): RecordedDecode {
     if (!this.recorder) throw new Error('decode: this session does not record');
-    return this.recorder.read(this.prompt + n - 1);
+    return this.recorder.take(this.prompt + n - 1);
   }
 
   /** Destroys every buffer of the session. */

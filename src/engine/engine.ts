@@ -13,6 +13,7 @@ import type { Tokenizer } from '../model/tokenizer';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
 import type { ModelWeights, NeoXConfig } from '../numeric/types';
 import type { GpuBatch } from './batch';
+import type { RecordedDecode } from './decode-record';
 import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
@@ -328,7 +329,8 @@ export class Engine {
    * `chunk` steps per submit (default 4; the ids read back once per chunk, the next chunk already queued).
    * `onStep(step, ids)` gets that step's id of every path, in the order of `paths`. Returns the ids per path.
    * With `opts.recorded` (an empty array), each path's decode is recorded as a run (decode-record.ts): the
-   * array gets, per path, every op's rows of the prefill and of each step by engine tap name.
+   * array gets, per path, every op's rows of the prefill and of each step by engine tap name, on the GPU (the
+   * caller releases them).
    */
   async generatePaths(
     prompt: number[],
@@ -336,7 +338,7 @@ export class Engine {
     paths: GenerateOptions[],
     onStep?: OnStep,
     signal?: AbortSignal,
-    opts: { chunk?: number; recorded?: Map<string, Float32Array>[] } = {},
+    opts: { chunk?: number; recorded?: RecordedDecode[] } = {},
   ): Promise<number[][]> {
     const m = this.requireModel();
     const chunk = opts.chunk ?? 4;

@@ -4,6 +4,7 @@
 // the cached loop, which gives the same ids.
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import { type DecodeContext, DecodeSession } from './decode';
+import type { RecordedDecode } from './decode-record';
 import { PlanError } from './plan';
 import { hooksKey, type Lease, type PlanCache, pathKey } from './plan-cache';
 import { foldFor } from './plan-fold';
@@ -50,7 +51,7 @@ export async function generatePaths(
   onStep: OnStep | undefined,
   signal: AbortSignal | undefined,
   chunk: number,
-  recorded?: Map<string, Float32Array>[],
+  recorded?: RecordedDecode[],
 ): Promise<number[][]> {
   // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
   const rows = prompt.length + n - 1;
@@ -71,7 +72,7 @@ export async function generatePaths(
     const sessions = leases.map((l) => l.value);
     const ids = await generateSessions(ctx, sessions, n, onStep, signal, chunk);
     // Our decode as runs: every op's rows of the prefill and of each step, by position.
-    if (recorded) for (const s of sessions) recorded.push(await s.recorded(n));
+    if (recorded) for (const s of sessions) recorded.push(s.recorded(n));
     return ids;
   } catch (e) {
     failed = !(e instanceof EngineError && e.kind === 'cancelled');
