@@ -21,6 +21,7 @@ import type {
   OracleInfo,
   Report,
 } from './report';
+import type { AnalyzeRunsOptions } from './runs-input';
 
 export async function bisect(
   c: AnalysisContext,
@@ -110,6 +111,7 @@ export async function generate(
   signal: AbortSignal | undefined,
   oracle: Pick<OracleInfo, 'kind'> & { dfFma: boolean },
   promptRows?: PartingRows,
+  prefix: DecodePrefix | null = null,
 ): Promise<GenerationResult> {
   const { engine, spec } = c;
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
@@ -143,13 +145,18 @@ export async function generate(
       firstDifference: first < 0 ? null : first,
       // Why they part: both paths and the oracle at the row that chose the first differing id.
       parting: first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows),
-      ...(recorded ? { decode: await checkDecodes(c, recorded, [refIds, fusedIds], oracle.kind) } : {}),
+      ...(recorded
+        ? { decode: await checkDecodes(c, recorded, [refIds, fusedIds], oracle.kind, prefix) }
+        : {}),
     };
   } finally {
     // The recorded decodes' GPU buffers (the checks are done with them, or the generation failed).
     for (const r of recorded ?? []) r.release();
   }
 }
+
+/** The compare's exact forward over the prompt, each layer's QKV projection (AnalyzeRunsOptions.prefix). */
+export type DecodePrefix = NonNullable<AnalyzeRunsOptions['prefix']>;
 
 /**
  * Each path's recorded decode checked as a run of a generation, against the exact forward of its own tokens: where
@@ -161,6 +168,7 @@ async function checkDecodes(
   recorded: RecordedDecode[],
   ids: number[][],
   oracle: OracleInfo['kind'],
+  prefix: DecodePrefix | null,
 ): Promise<DecodeCheck[]> {
   const { spec, tokens } = c;
   const names = ['reference', 'fused'] as const;
@@ -177,7 +185,17 @@ async function checkDecodes(
   // The decode steps' rows only: the prompt's rows are this compare's own (one generated token: no step's row,
   // every row checked).
   const rows = runs[0].file.tokens.length > tokens.length ? decodeRows(tokens.length) : undefined;
-  const opts = { k: spec.k, metric: spec.metric, oracle, metrics: c.metricsOn, rows };
+  // Our decode is checked against the exact model (the compare's angles), and where the compare's exact forward
+  // is on the GPU, the decode rows' exact forward starts from its keys and values (forwardFrom).
+  const opts = {
+    k: spec.k,
+    metric: spec.metric,
+    oracle,
+    metrics: c.metricsOn,
+    rows,
+    angles: 'exact' as const,
+    ...(rows && prefix ? { prefix } : {}),
+  };
   const same = runs[0].file.tokens.every((id, t) => runs[1].file.tokens[t] === id);
   const reports = same
     ? [await c.checkDecode!(runs[0], opts, runs[1])]

@@ -16,46 +16,27 @@ import { type DfBuffer, readDf, uploadDf } from '../engine/oracle-df';
 import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import { checkSameTokens, type RunFile } from '../model/run-file';
+import { checkSameTokens } from '../model/run-file';
 import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
-import { DEFAULT_K, type Metric } from '../run/runspec';
+import { DEFAULT_K } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
 import { JobList, type Side } from './jobs';
 import type { FullMetrics } from './metrics';
-import { decideOracle, type OracleChoice } from './oracle-source';
+import { decideOracle } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { cpuExact, exactWhole } from './run-exact';
-import { type CheckedRows, checkedRowsWords, firstRowPast, rowsOf } from './run-rows';
+import { checkedRowsWords, firstRowPast, rowsOf } from './run-rows';
 import { dfRows, tapRows, uploadRun } from './run-sources';
+import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
 import { explainRunFindings } from './why-runs';
 
-export interface RunInput {
-  file: RunFile;
-  /** sha256 of the file's bytes (hex), when the caller hashed it. */
-  sha256: string | null;
-  /**
-   * The file's slots already on the GPU, every row ([T, width] f32, by slot): our own recorded decode. The GPU
-   * oracle's route reads them there; the file's data is empty until load() reads them back, which the analysis
-   * calls where it needs them on the CPU (the CPU oracle; the why of a born op).
-   */
-  resident?: { slots: ReadonlyMap<string, GpuTap>; load(): Promise<void> };
-}
+export type { AnalyzeRunsOptions, RunInput };
 
-export interface AnalyzeRunsOptions {
-  k?: number;
-  metric?: Metric;
-  oracle?: OracleChoice;
-  metrics?: 'auto' | 'gpu' | 'cpu';
-  signal?: AbortSignal;
-  onProgress?: (phase: string, done: number, total: number) => void;
-  /** Check only the rows from..T−1 (default: every row); `note` says who checked the rows before. */
-  rows?: CheckedRows;
-}
-
-const ANGLES: RotaryAngles = 'hf-fp32';
+/** The angles of runs made elsewhere: Hugging Face's (kernels/cpu/rotary-angles.ts). */
+const HF_ANGLES: RotaryAngles = 'hf-fp32';
 const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'bf16' };
 
 /** A run as the comparisons see it: its slots as f32 tensors on the GPU. */
@@ -99,6 +80,7 @@ export async function analyzeRuns(
   const R = T - from;
   const k = opts.k ?? DEFAULT_K;
   const metric = opts.metric ?? 'relL2';
+  const angles = opts.angles ?? HF_ANGLES;
   const durations: Record<string, number> = {};
   const phases = ['sources', 'oracle', 'comparisons', 'verdict', 'why'];
   const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
@@ -117,7 +99,7 @@ export async function analyzeRuns(
       ? new GpuOracle(device, pipelines, pool, model, {
           dfFma: oracleInfo.dfFma,
           maxBindingBytes: engine.maxBindingBytes,
-          angles: ANGLES,
+          angles,
         })
       : null;
   const layerOuts = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
@@ -130,9 +112,12 @@ export async function analyzeRuns(
   try {
     // The reference path first, in a submit of its own: on the CPU oracle's route its taps are read back.
     const ref = refBatch.forward(tokens, { path: 'reference', precision: 'fp32', taps: 'all' });
-    await refBatch.submit();
+    // On the GPU oracle's route the CPU records the rest while the GPU runs it (the queue keeps the order).
+    const refDone = refBatch.submit();
+    refDone.catch(() => undefined); // awaited below; an error then, not an unhandled rejection now
     let refCpu: Map<string, Float32Array> | null = null;
     if (!gpuOracle) {
+      await refDone;
       refCpu = new Map();
       for (const [slot, tap] of engineSlots(ref)) refCpu.set(slot, await refBatch.read(tap, T));
     }
@@ -140,13 +125,23 @@ export async function analyzeRuns(
     // Oracle's whole forward first (its logits' pieces decide how a run's logits are uploaded).
     const forward = await phase('oracle', () => {
       if (gpuOracle) {
+        const prefix = opts.prefix && from > 0 && opts.prefix.from === from ? opts.prefix : null;
+        if (prefix) {
+          // The checked rows only, on the earlier rows' keys and values.
+          const run = gpuOracle.forwardFrom(batch.encoder, tokens, from, prefix.qkv);
+          batch.onRelease(() => run.release());
+          batch.flush();
+          return run.taps;
+        }
         const run = gpuOracle.forward(batch.encoder, tokens, 'dump');
         batch.onRelease(() => run.release());
         // Every position's forward (attention reads them all); its checked rows compared.
-        return new Map([...run.taps].map(([name, t]) => [name, dfRows(batch, t, T, from, name)]));
+        const out = new Map([...run.taps].map(([name, t]) => [name, dfRows(batch, t, T, from, name)]));
+        batch.flush(); // the GPU starts on the exact forward while the CPU records the checks
+        return out;
       }
       const taps = new Map<string, Float64Array>();
-      oracleForward(cfg, engine.weights!, tokens, taps, { angles: ANGLES });
+      oracleForward(cfg, engine.weights!, tokens, taps, { angles });
       const up = new Map<string, DfBuffer>();
       for (const name of ['embed', 'final_norm', 'logits', ...layerOuts]) {
         const all = taps.get(name);
@@ -226,7 +221,7 @@ export async function analyzeRuns(
             batch.onRelease(() => one.release());
             return one.taps.get('out')!;
           }
-          return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, ANGLES);
+          return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
         }),
       );
     });
@@ -271,6 +266,7 @@ export async function analyzeRuns(
       );
       const pending = jobs.record(metrics, batch.encoder);
       batch.onRelease(() => pending.release());
+      await refDone;
       await batch.submit();
       const out = (await pending.read()).compare;
       return {
@@ -390,7 +386,7 @@ export async function analyzeRuns(
       const whole = (i: number) =>
         from === 0
           ? readDf(device, exact[j + 1][i], T)
-          : exactWhole(engine, gpuOracle, file, run.checks[i], `${run.id}:${run.checks[i].id}`, ANGLES);
+          : exactWhole(engine, gpuOracle, file, run.checks[i], `${run.id}:${run.checks[i].id}`, angles);
       return { id: run.id, file, precision: run.precision, checks: run.checks, exact: whole };
     });
     const products = gpuOracle
@@ -398,7 +394,7 @@ export async function analyzeRuns(
       : null;
     await phase('why', async () => {
       if (report.findings.some((f) => f.diverged)) await load();
-      await explainRunFindings(engine, report, whyRuns, ANGLES, products);
+      await explainRunFindings(engine, report, whyRuns, angles, products);
     });
     if (opts.rows && from > 0) {
       const rows = opts.rows;

@@ -12,7 +12,7 @@ import { FUSED_KERNELS, type FusedKernelId } from '../engine/fused-kernels';
 import { readDf } from '../engine/oracle-df';
 import { faultHooks, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
-import { bisect, determinismOf, generate } from './analysis-after';
+import { bisect, type DecodePrefix, determinismOf, generate } from './analysis-after';
 import {
   type AnalysisContext,
   comparisons,
@@ -27,6 +27,7 @@ import type { DecodeChecker } from './decode-run-file';
 import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
+import type { OracleInfo } from './oracle-info';
 import { isCpuAdapter, type OracleChoice, type OracleTensors, type SelfTestOptions } from './oracle-source';
 import type { PartingRows } from './parting';
 import type { AnalysisPartial, DeterminismResult, Report } from './report';
@@ -168,12 +169,32 @@ export async function analyze(
     const generation = await step('generation', () =>
       spec.generate === 0 || skip.generation
         ? null
-        : generate(c, opts.onPartial, opts.signal, o.info, promptRows(c, runs, o.tensors)),
+        : generate(
+            c,
+            opts.onPartial,
+            opts.signal,
+            o.info,
+            promptRows(c, runs, o.tensors),
+            decodePrefix(c, o),
+          ),
     );
     return { ...report, generation, durations: c.durations };
   } finally {
     for (const b of batches) b.release();
   }
+}
+
+/**
+ * The exact forward over the prompt as the decode check's start (its rows before the decode): each layer's QKV
+ * projection, where the oracle ran on the GPU with every tap (its buffers live as long as the analysis's batches).
+ */
+function decodePrefix(
+  c: AnalysisContext,
+  o: { info: OracleInfo; tensors: OracleTensors },
+): DecodePrefix | null {
+  const { taps } = o.tensors;
+  if (o.info.kind !== 'gpu' || !taps.has('layers.0.qkv')) return null;
+  return { from: c.tokens.length, qkv: (i) => taps.get(`layers.${i}.qkv`)! };
 }
 
 /** The prompt's last logits row of each path and of the oracle, read from the first batch (parting.ts). */

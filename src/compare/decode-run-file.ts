@@ -7,8 +7,8 @@ import { rowStep } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
 import type { Metric } from '../run/runspec';
-import type { RunInput } from './analyze-runs';
 import type { CheckedRows } from './run-rows';
+import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import type { RunsReport } from './runs-report';
 
 const STORAGE: Record<Precision, DType> = { fp32: 'F32', fp16: 'F16', fp16acc: 'F16', bf16: 'BF16' };
@@ -83,7 +83,13 @@ export async function decodeRunInput(
  */
 export type DecodeChecker = (
   run: RunInput,
-  opts: { k: number; metric: Metric; oracle: 'gpu' | 'cpu'; metrics: 'gpu' | 'cpu'; rows?: CheckedRows },
+  opts: Pick<AnalyzeRunsOptions, 'angles' | 'prefix'> & {
+    k: number;
+    metric: Metric;
+    oracle: 'gpu' | 'cpu';
+    metrics: 'gpu' | 'cpu';
+    rows?: CheckedRows;
+  },
   other?: RunInput,
 ) => Promise<RunsReport>;
 

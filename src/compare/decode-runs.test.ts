@@ -7,6 +7,7 @@ import schema from '../../docs/report.schema.json';
 import type { RecordedDecode } from '../engine/decode-record';
 import { Engine } from '../engine/engine';
 import { ALL_FUSED } from '../engine/fused-kernels';
+import { GpuOracle } from '../engine/oracle-gpu';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
@@ -19,6 +20,7 @@ import { analyze } from './analyze';
 import { analyzeRuns } from './analyze-runs';
 import { decodeRows, decodeRunInput, vsFullOf } from './decode-run-file';
 import { checkDecode, decodeChecker } from './decode-runs';
+import { decideOracle } from './oracle-source';
 import type { RunsReport } from './runs-report';
 
 const seed = freshSeed();
@@ -81,51 +83,56 @@ describe('our decode recorded as runs', () => {
 });
 
 describe('the two-path analysis with its decode checked', () => {
-  it('reports each path on its decode steps: the reference agrees, a planted fault is born at its layer', async () => {
-    const fromLayer = 1 + (seed % (shape.layers - 1));
-    const spec: RunSpec = {
-      ...defaultRunSpec(),
-      model: { kind: 'embedded', id: 'test' },
-      fused: [...ALL_FUSED],
-      faults: [{ id: 'residual_wiring', fromLayer }],
-      seed,
-      generate: 3,
-    };
-    const r = await analyze(engine, spec, prompt, {
-      skip: { bisection: true, determinism: true, taps: true },
-      checkDecode: decodeChecker(engine),
-    });
-    const [ref, fused] = r.generation!.decode!;
-    const ctx = `seed ${seed}: ${ref.sentence} / ${fused.sentence}`;
-    expect(ref.path).toBe('reference');
-    expect(ref.verdict, ctx).toBe('agree');
-    expect(ref.born).toBeNull();
-    expect(fused.verdict, ctx).toBe('diverged');
-    expect(fused.born?.layer, ctx).toBe(fromLayer);
-    // Only the decode steps' rows are checked (the prompt's are the compare's own, which finds the fault there).
-    expect(fused.born?.step, ctx).toBe(1);
-    expect(fused.born?.row, ctx).toBe(prompt.length);
-    expect(r.firstDivergentLayer, ctx).toBe(fromLayer);
-    for (const d of [ref, fused]) {
-      expect(d.checkedFrom).toBe(prompt.length);
-      expect(d.sentence, ctx).toContain(
-        `only decode steps 1–2 (positions ${prompt.length}–${prompt.length + 1}) checked here; positions 0–${prompt.length - 1}: the prompt`,
-      );
-    }
-    expect(ref.checks).toBeGreaterThan(3 * shape.layers);
-    expect(fused.checks).toBeGreaterThan(0);
-    // Our cached decode is the whole forward, bit for bit, on both paths (the fault is in both alike).
-    for (const d of [ref, fused])
-      expect(d.vsFull, `${d.path} (seed ${seed})`).toEqual({ relL2: 0, ratio: 0, within: true });
-    // The report with its decode checks validates against docs/report.schema.json.
-    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
-    expect(validate(JSON.parse(reportToJson(r))), JSON.stringify(validate.errors)).toBe(true);
-    // Without the option, no decode is recorded.
-    const plain = await analyze(engine, spec, prompt, {
-      skip: { bisection: true, determinism: true, taps: true },
-    });
-    expect(plain.generation!.decode).toBeUndefined();
-  });
+  it.each(['cpu', 'gpu'] as const)(
+    'reports each path on its decode steps (%s oracle): the reference agrees, a planted fault is born at its layer',
+    async (oracle) => {
+      const fromLayer = 1 + (seed % (shape.layers - 1));
+      const spec: RunSpec = {
+        ...defaultRunSpec(),
+        model: { kind: 'embedded', id: 'test' },
+        fused: [...ALL_FUSED],
+        faults: [{ id: 'residual_wiring', fromLayer }],
+        seed,
+        generate: 3,
+      };
+      const r = await analyze(engine, spec, prompt, {
+        skip: { bisection: true, determinism: true, taps: true },
+        checkDecode: decodeChecker(engine),
+        oracle,
+      });
+      expect(r.oracle.kind).toBe(oracle);
+      const [ref, fused] = r.generation!.decode!;
+      const ctx = `seed ${seed}: ${ref.sentence} / ${fused.sentence}`;
+      expect(ref.path).toBe('reference');
+      expect(ref.verdict, ctx).toBe('agree');
+      expect(ref.born).toBeNull();
+      expect(fused.verdict, ctx).toBe('diverged');
+      expect(fused.born?.layer, ctx).toBe(fromLayer);
+      // Only the decode steps' rows are checked (the prompt's are the compare's own, which finds the fault there).
+      expect(fused.born?.step, ctx).toBe(1);
+      expect(fused.born?.row, ctx).toBe(prompt.length);
+      expect(r.firstDivergentLayer, ctx).toBe(fromLayer);
+      for (const d of [ref, fused]) {
+        expect(d.checkedFrom).toBe(prompt.length);
+        expect(d.sentence, ctx).toContain(
+          `only decode steps 1–2 (positions ${prompt.length}–${prompt.length + 1}) checked here; positions 0–${prompt.length - 1}: the prompt`,
+        );
+      }
+      expect(ref.checks).toBeGreaterThan(3 * shape.layers);
+      expect(fused.checks).toBeGreaterThan(0);
+      // Our cached decode is the whole forward, bit for bit, on both paths (the fault is in both alike).
+      for (const d of [ref, fused])
+        expect(d.vsFull, `${d.path} (seed ${seed})`).toEqual({ relL2: 0, ratio: 0, within: true });
+      // The report with its decode checks validates against docs/report.schema.json.
+      const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+      expect(validate(JSON.parse(reportToJson(r))), JSON.stringify(validate.errors)).toBe(true);
+      // Without the option, no decode is recorded.
+      const plain = await analyze(engine, spec, prompt, {
+        skip: { bisection: true, determinism: true, taps: true },
+      });
+      expect(plain.generation!.decode).toBeUndefined();
+    },
+  );
 });
 
 describe('a recorded decode checked where it lies (on the GPU)', () => {
@@ -163,6 +170,45 @@ describe('a recorded decode checked where it lies (on the GPU)', () => {
       for (const r of recorded) r.release();
     }
     await expect(recorded[0].read()).rejects.toThrow(/released/);
+  });
+});
+
+describe('the decode rows’ exact forward from the prompt’s (AnalyzeRunsOptions.prefix)', () => {
+  it('gives the report of the exact forward over every position', async () => {
+    const fromLayer = seed % shape.layers;
+    const planted = placeFaults([{ id: 'decode_rotary', fromLayer }], seed, shape.layers);
+    const recorded: RecordedDecode[] = [];
+    const opts = { path: new Set(ALL_FUSED), hooks: faultHooks(planted) };
+    const [ids] = await engine.generatePaths(prompt, N, [opts], undefined, undefined, { recorded });
+    const { device, pipelines, pool, model } = engine.gpuParts();
+    const oracle = new GpuOracle(device, pipelines, pool, model, {
+      dfFma: (await decideOracle(engine, 'gpu')).dfFma,
+      maxBindingBytes: engine.maxBindingBytes,
+    });
+    const batch = engine.batch();
+    try {
+      // The two-path compare's exact forward over the prompt, every tap.
+      const main = oracle.forward(batch.encoder, prompt, 'all');
+      batch.onRelease(() => main.release());
+      await batch.submit();
+      const run = await decodeRunInput(recorded[0], prompt, ids, 'fused decode', 'fp32', true);
+      const rows = decodeRows(prompt.length);
+      const base = { oracle: 'gpu' as const, rows, angles: 'exact' as const };
+      const prefix = { from: prompt.length, qkv: (i: number) => main.taps.get(`layers.${i}.qkv`)! };
+      const [every, from] = [
+        await analyzeRuns(engine, run, null, base),
+        await analyzeRuns(engine, run, null, { ...base, prefix }),
+      ];
+      const ctx = `seed ${seed}, layer ${fromLayer}: ${from.sentence}`;
+      expect(from.findings[0].diverged, ctx).toBe(true);
+      expect(from.findings[0].layer, ctx).toBe(fromLayer);
+      const timeless = (r: RunsReport) =>
+        JSON.parse(JSON.stringify([r.checks, r.curves, r.findings], (k, v) => (k === 'ms' ? 0 : v)));
+      expect(timeless(from), ctx).toEqual(timeless(every));
+    } finally {
+      batch.release();
+      for (const r of recorded) r.release();
+    }
   });
 });
 

@@ -80,13 +80,7 @@ export class GpuOracle {
     const { cfg } = this.model;
     const T = tokens.length;
     const d = cfg.hiddenSize;
-    if (T === 0) throw new OracleError('oracle forward: empty token list');
-    tokens.forEach((id, t) => {
-      if (!Number.isInteger(id) || id < 0 || id >= cfg.vocabSize)
-        throw new OracleError(
-          `oracle forward: token ${id} at position ${t} is outside [0, ${cfg.vocabSize})`,
-        );
-    });
+    this.checkTokens(tokens);
     const rec = this.recording();
     try {
       const ids = rec.upload(new Uint32Array(tokens), 'ids');
@@ -113,21 +107,61 @@ export class GpuOracle {
           taps,
         );
       }
-      const fn = this.model.finalLayerNorm;
-      const finalNorm = rec.df(T * d, 'final_norm');
-      rec.program.add(
-        dfLayerNorm(
-          'final_norm',
-          { x, weight: fn.weight, bias: fn.bias, y: finalNorm },
-          T,
-          d,
-          cfg.layerNormEps,
-          { constants: this.df },
-        ),
-      );
-      rec.taps.set('final_norm', { buffer: finalNorm, n: T * d });
-      rec.taps.set('logits', recordLmHead(this.kit, rec, finalNorm, T));
+      this.recordHead(rec, x, T, T);
       rec.program.encode(encoder, timer);
+    } catch (e) {
+      rec.release();
+      throw e;
+    }
+    return rec.run();
+  }
+
+  /**
+   * The rows from..T−1 of the whole forward on tokens ('dump' taps, each [T − from, width]), given each layer's QKV
+   * projection of the rows before (`prefix(i)`, [≥ from, 3d] df: from a forward over tokens[0..from) with the same
+   * angles, which computes those rows exactly as a forward over all T does): a decode's rows checked after its
+   * prompt's forward, at the cost of those rows. The same bits as those rows of forward(tokens).
+   */
+  forwardFrom(
+    encoder: GPUCommandEncoder,
+    tokens: number[],
+    from: number,
+    prefix: (layer: number) => DfBuffer,
+  ): OracleRun {
+    const { cfg } = this.model;
+    const T = tokens.length;
+    const d = cfg.hiddenSize;
+    if (!Number.isInteger(from) || from < 1 || from >= T)
+      throw new OracleError(`oracle forward: rows from ${from} are not within the ${T} rows after a prefix`);
+    this.checkTokens(tokens);
+    const R = T - from;
+    const rec = this.recording();
+    try {
+      const ids = rec.upload(new Uint32Array(tokens.slice(from)), 'ids');
+      const embed = rec.df(R * d, 'embed');
+      this.model.embedIn.forEach((chunk, c) => {
+        const label = this.model.embedIn.length === 1 ? 'embed' : `embed[${c}]`;
+        rec.program.add(
+          dfEmbedding(label, { ids, table: chunk.buffer, out: embed }, R, d, chunk, { constants: this.dfW }),
+        );
+      });
+      rec.taps.set('embed', { buffer: embed, n: R * d });
+      const rope = this.rotary(rec, T);
+      const shared = layerBuffers(cfg, rec, T, 'scratch');
+      const rows = rec.df(R * 3 * d, 'scratch.qkv.rows');
+      let x = embed;
+      for (let i = 0; i < cfg.numLayers; i++) {
+        const p = prefix(i);
+        if (p.n < from * 3 * d)
+          throw new OracleError(`oracle forward: layer ${i}'s prefix holds ${p.n} values, not ${from} rows`);
+        x = recordLayer(this.kit, rec, i, x, T, rope, shared, 'dump', undefined, {
+          from,
+          qkv: p.buffer,
+          rows,
+        });
+      }
+      this.recordHead(rec, x, R, T);
+      rec.program.encode(encoder);
     } catch (e) {
       rec.release();
       throw e;
@@ -184,7 +218,13 @@ export class GpuOracle {
    * whole layer read every row (the keys and values of all positions; query row p sees keys 0..p): attention
    * computes the query rows from..T−1 only, the layer its ln1 and QKV over every row and the rest on those rows.
    */
-  opOn(encoder: GPUCommandEncoder, c: OracleOpCall, tokens: number[], from = 0): OracleRun {
+  opOn(
+    encoder: GPUCommandEncoder,
+    c: OracleOpCall,
+    tokens: number[],
+    from = 0,
+    timer?: GpuTimer | null,
+  ): OracleRun {
     const { cfg } = this.model;
     const T = tokens.length;
     const d = cfg.hiddenSize;
@@ -315,12 +355,43 @@ export class GpuOracle {
           break;
       }
       rec.taps.set('out', out);
-      rec.program.encode(encoder);
+      rec.program.encode(encoder, timer);
     } catch (e) {
       rec.release();
       throw e;
     }
     return rec.run();
+  }
+
+  private checkTokens(tokens: number[]): void {
+    const V = this.model.cfg.vocabSize;
+    if (tokens.length === 0) throw new OracleError('oracle forward: empty token list');
+    tokens.forEach((id, t) => {
+      if (!Number.isInteger(id) || id < 0 || id >= V)
+        throw new OracleError(`oracle forward: token ${id} at position ${t} is outside [0, ${V})`);
+    });
+  }
+
+  /** final_norm and the LM head on x [R, d] df (the logits cut as for `cutFor` rows, as the reference plan's). */
+  private recordHead(rec: Recording, x: GPUBuffer, R: number, cutFor: number): void {
+    const { cfg } = this.model;
+    const d = cfg.hiddenSize;
+    const fn = this.model.finalLayerNorm;
+    const finalNorm = rec.df(R * d, 'final_norm');
+    rec.program.add(
+      dfLayerNorm(
+        'final_norm',
+        { x, weight: fn.weight, bias: fn.bias, y: finalNorm },
+        R,
+        d,
+        cfg.layerNormEps,
+        {
+          constants: this.df,
+        },
+      ),
+    );
+    rec.taps.set('final_norm', { buffer: finalNorm, n: R * d });
+    rec.taps.set('logits', recordLmHead(this.kit, rec, finalNorm, R, cutFor));
   }
 
   private recording(): Recording {

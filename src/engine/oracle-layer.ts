@@ -63,10 +63,22 @@ export function layerBuffers(cfg: NeoXConfig, rec: Recording, T: number, p: stri
 }
 
 /**
+ * The rows before `from` of a layer's QKV projection, already computed ([≥ from, 3d] df: a forward over the
+ * prompt), and a scratch buffer for the new rows ([T − from, 3d] df): recordLayer then computes rows from..T−1 only.
+ */
+export interface QkvPrefix {
+  from: number;
+  qkv: GPUBuffer;
+  rows: GPUBuffer;
+}
+
+/**
  * One GPTNeoXLayer on x [T, d] df, in the CPU oracle's op order; returns the new residual (its own buffer). With
  * `rows`, only the rows from..T−1 of its output ([T − from, d]; `rows.x` holds x's rows from..T−1): ln1 and the
  * QKV projection over every row (the keys and values of all positions), attention for the query rows from..T−1,
- * and the rest on those rows — the same bits as those rows of the whole layer.
+ * and the rest on those rows — the same bits as those rows of the whole layer. With `prefix` instead, x holds the
+ * rows from..T−1 only and the QKV projection of the rows before comes from the prefix (a decode's earlier rows):
+ * ln1 and the QKV projection on the new rows, the same bits again where the prefix holds the whole layer's rows.
  */
 export function recordLayer(
   k: OracleKit,
@@ -78,6 +90,7 @@ export function recordLayer(
   b: LayerBuffers,
   taps: OracleTaps,
   rows?: { from: number; x: GPUBuffer },
+  prefix?: QkvPrefix,
 ): GPUBuffer {
   const { cfg } = k.model;
   const lw = k.model.layers[i];
@@ -92,9 +105,9 @@ export function recordLayer(
   const tap = (name: string, buffer: GPUBuffer, n: number) => {
     if (taps === 'all') rec.taps.set(`${p}.${name}`, { buffer, n });
   };
-  const from = rows?.from ?? 0;
+  const from = prefix?.from ?? rows?.from ?? 0;
   const R = T - from; // the rows after attention
-  const xr = rows?.x ?? x; // x's rows from..T−1
+  const xr = prefix ? x : (rows?.x ?? x); // x's rows from..T−1
   const query = { q0: from, R };
   const linear = (name: string, w: GpuLinear, xIn: GPUBuffer, y: GPUBuffer, N: number, K: number, M = R) =>
     add(
@@ -106,8 +119,32 @@ export function recordLayer(
   const ln2 = lw.postAttentionLayernorm;
 
   // Attention: dense(attention(input_layernorm(x))).
-  add(dfLayerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, df)); // [T, d]
-  linear('qkv', lw.attention.qkv, b.ln1, b.qkv, 3 * d, d, T); // [T, 3d] = [T, H, 3, hd]
+  if (prefix) {
+    // ln1 and QKV on the new rows; the earlier rows' QKV copied in beside them: [T, 3d].
+    add(dfLayerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, R, d, eps, df)); // [R, d]
+    linear('qkv', lw.attention.qkv, b.ln1, prefix.rows, 3 * d, d, R); // [R, 3d]
+    const row = 3 * d * DF_BYTES;
+    const after = `${p}.qkv`;
+    rec.program.copyAfter({
+      after,
+      src: prefix.qkv,
+      srcOffset: 0,
+      dst: b.qkv,
+      dstOffset: 0,
+      bytes: from * row,
+    });
+    rec.program.copyAfter({
+      after,
+      src: prefix.rows,
+      srcOffset: 0,
+      dst: b.qkv,
+      dstOffset: from * row,
+      bytes: R * row,
+    });
+  } else {
+    add(dfLayerNorm(`${p}.ln1`, { x, weight: ln1.weight, bias: ln1.bias, y: b.ln1 }, T, d, eps, df)); // [T, d]
+    linear('qkv', lw.attention.qkv, b.ln1, b.qkv, 3 * d, d, T); // [T, 3d] = [T, H, 3, hd]
+  }
   add(
     dfRotary(`${p}.rotary`, { qkv: b.qkv, ...rope, q: b.q, k: b.k, v: b.v }, T, H, hd, cfg.rotaryNdims, df),
   ); // [H, T, hd] each
@@ -115,7 +152,7 @@ export function recordLayer(
   add(dfSoftmax(`${p}.probs`, { s: b.scores, p: b.probs }, H, T, df, query)); // [H, R, T]
   add(dfValues(`${p}.ctx`, { p: b.probs, v: b.v, ctx: b.ctx }, H, T, hd, df, query)); // [R, d]
   linear('attn_out', lw.attention.dense, b.ctx, b.attnOut, d, d); // [R, d]
-  tap('ln1', b.ln1, T * d);
+  tap('ln1', b.ln1, (prefix ? R : T) * d);
   tap('qkv', b.qkv, T * 3 * d);
   tap('q', b.q, T * d);
   tap('k', b.k, T * d);

@@ -67,7 +67,7 @@ const models: [string, RandomModelSpec, number, number][] = [
   ],
 ];
 
-describe('GpuOracle.opOn over a row range', () => {
+describe('GpuOracle.opOn over a row range, and forwardFrom', () => {
   it.each(models)(
     '%s: every op, rows from..T−1 equal the whole op’s, bit for bit',
     async (name, spec, maxT, cap) => {
@@ -147,6 +147,53 @@ describe('GpuOracle.opOn over a row range', () => {
       expect(pool.stats().bytesInUse).toBe(0);
     },
     600_000, // SwiftShader: df kernels of up to 70 rows, every op three times per case
+  );
+
+  it.each(models)(
+    '%s: forwardFrom (each layer’s earlier QKV rows from a forward over the prefix) equals the whole forward’s rows',
+    async (name, spec, maxT, cap) => {
+      const seed = freshSeed();
+      const files = randomModelFiles(spec, seed);
+      const cfg = parseConfigText(files.config);
+      const gm = uploadModel(device, cfg, loadWeights(cfg, files.weights), cap, spec.dtype === 'F16');
+      const oracle = new GpuOracle(device, pipelines, pool, gm, { dfFma: false, maxBindingBytes: cap });
+      try {
+        const rng = mulberry32(seed ^ 0x2545f491);
+        const T = 2 + Math.floor(rng() * (maxT - 1));
+        const from = 1 + Math.floor(rng() * (T - 1));
+        const R = T - from;
+        const ctx = `${name}, seed ${seed}: T = ${T}, from ${from}`;
+        const tokens = Array.from({ length: T }, () => Math.floor(rng() * spec.vocab));
+        device.pushErrorScope('validation');
+        const enc = device.createCommandEncoder();
+        const whole = oracle.forward(enc, tokens, 'dump');
+        const prompt = oracle.forward(enc, tokens.slice(0, from), 'all');
+        const rows = oracle.forwardFrom(enc, tokens, from, (i) => prompt.taps.get(`layers.${i}.qkv`)!);
+        device.queue.submit([enc.finish()]);
+        await device.queue.onSubmittedWorkDone();
+        const err = await device.popErrorScope();
+        expect(err, `${ctx}: ${err?.message}`).toBeNull();
+        const names = ['embed', ...Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`)];
+        for (const tap of [...names, 'final_norm', 'logits']) {
+          const all = whole.taps.get(tap)!;
+          const got = rows.taps.get(tap)!;
+          expect(got.n, `${ctx}: ${tap} size`).toBe((all.n / T) * R);
+          const want = (await rawRows(all, T)).subarray((2 * all.n * from) / T);
+          const words = await rawRows(got, R);
+          const at = words.findIndex((w, i) => w !== want[i]);
+          expect(at, `${ctx}: ${tap} differs at word ${at} of ${want.length}`).toBe(-1);
+        }
+        for (const r of [whole, prompt, rows]) r.release();
+        const enc2 = device.createCommandEncoder();
+        const short = { buffer: prompt.taps.get('embed')!.buffer, n: 1 };
+        expect(() => oracle.forwardFrom(enc2, tokens, from, () => short)).toThrow(/prefix holds 1 values/);
+        expect(() => oracle.forwardFrom(enc2, tokens, T, () => short)).toThrow(/rows from/);
+      } finally {
+        gm.destroy();
+      }
+      expect(pool.stats().bytesInUse).toBe(0);
+    },
+    300_000,
   );
 
   it('refuses a range outside the rows, and a range-only input to attention', () => {
