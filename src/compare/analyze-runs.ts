@@ -204,8 +204,10 @@ export async function analyzeRuns(
     // The exact output of every check of every run (the reference path's own checks are the floors).
     const exact = await phase('oracle', () => {
       const all = [runs.ref, ...runs.files];
-      return all.map((run) =>
-        run.checks.map((c): DfBuffer => {
+      return all.map((run) => {
+        // Each run's checks handed to the GPU as soon as they are recorded (it works while the next are).
+        if (gpuOracle) batch.flush();
+        return run.checks.map((c): DfBuffer => {
           if (gpuOracle) {
             // Every row where the run has it (opOn takes either), else the checked rows.
             const inputs = c.inputs.map((s) => {
@@ -222,8 +224,8 @@ export async function analyzeRuns(
             return one.taps.get('out')!;
           }
           return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
-        }),
-      );
+        });
+      });
     });
 
     const results = await phase('comparisons', async () => {
