@@ -21,16 +21,17 @@ import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
 import { DEFAULT_K } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
-import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
+import { needsScale } from './floor';
 import { JobList, type Side } from './jobs';
 import type { FullMetrics } from './metrics';
 import { decideOracle } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { cpuExact, exactWhole } from './run-exact';
-import { checkedRowsWords, firstRowPast, rowsOf } from './run-rows';
+import { checkedRowsWords, rowsOf } from './run-rows';
 import { dfRows, tapRows, uploadRun } from './run-sources';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
-import { RUNS_REPORT_SCHEMA, type RunCheckResult, type RunsReport, verdictOf } from './runs-report';
+import { RUNS_REPORT_SCHEMA, type RunsReport, verdictOf } from './runs-report';
+import { checkResults, curveResults } from './runs-verdict';
 import { explainRunFindings } from './why-runs';
 
 export type { AnalyzeRunsOptions, RunInput };
@@ -280,68 +281,8 @@ export async function analyzeRuns(
     });
 
     const report = await phase('verdict', () => {
-      const { got } = results;
-      const scaleOf = (j: number) => (j < 0 ? 0 : got(j).maxAbs);
-      const refChecks = new Map(runs.ref.checks.map((c, i) => [c.id, results.checkJobs[0][i]]));
-      const checks: RunCheckResult[] = runs.files.flatMap((run, r) =>
-        run.checks.map((c, i) => {
-          const jobs = results.checkJobs[r + 1][i];
-          const floorJob = refChecks.get(c.id)!;
-          const error = got(jobs.err);
-          const floor = got(floorJob.err);
-          const ratio = ratioOf(error, floor, metric, run.precision, scaleOf(jobs.scale));
-          const nonFinite = nonFiniteIn(error);
-          const firstRow = firstRowPast(
-            results.rows(jobs.err),
-            results.rows(floorJob.err),
-            floor.relL2,
-            run.precision,
-            k,
-          );
-          return {
-            run: run.id,
-            id: c.id,
-            op: c.op,
-            layer: c.layer,
-            module: c.module,
-            what: c.what,
-            inputs: c.inputs.map(run.names),
-            output: run.names(c.output),
-            error,
-            floor,
-            floorValue: effectiveFloor(floor, metric, run.precision, scaleOf(jobs.scale)),
-            ratio,
-            nonFinite,
-            born: ratio > k || nonFinite > 0,
-            // A row of the whole run (the checked rows start at `from`).
-            firstRow: firstRow === null ? null : from + firstRow,
-          };
-        }),
-      );
-      const curves = results.curves.flatMap((c) => {
-        if (!c) return [];
-        const floor = got(c.floor);
-        const scale = scaleOf(c.scale);
-        const per = (j: number, precision: Precision) => {
-          if (j < 0) return null;
-          const m = got(j);
-          const ratio = ratioOf(m, floor, metric, precision, scale);
-          return { metrics: m, ratio, diverged: ratio > k || nonFiniteIn(m) > 0 };
-        };
-        const lowest = runs.files.reduce<Precision>(
-          (p, r) => (r.precision === 'fp32' ? p : r.precision),
-          'fp32',
-        );
-        return [
-          {
-            slot: c.slot,
-            floor,
-            floorValue: effectiveFloor(floor, metric, 'fp32', scale),
-            runs: Object.fromEntries(runs.files.map((r, j) => [r.id, per(c.runs[j], r.precision)])),
-            bVsA: per(c.bVsA, lowest),
-          },
-        ];
-      });
+      const checks = checkResults(runs.files, runs.ref, results, metric, k, from);
+      const curves = curveResults(runs.files, results, metric, k);
       const sources = [a, b]
         .filter((r): r is RunInput => r !== null)
         .map((r, j) => {
