@@ -16,7 +16,8 @@
 //   g·4·PN + (lane / PM)·4 + c, k0 + lane % PM] in its TN W registers, refreshed every PM k.
 // - At step k, lane (p, q) reads its TM x values from lane p·PN + (k − k0) % PN (x register i of that lane is
 //   row i·PM + p) and its TN W values from lane q·PM + (k − k0) % PM: one subgroupShuffle per register, the
-//   register index the same in every lane. The next block's registers are loaded one block ahead.
+//   register index the same in every lane. The next block's registers are loaded one block ahead, and the steps
+//   run in blocks of min(PM, PN) k that refresh nothing (a loop of constant length, unrolled by the driver).
 // Cost per k and lane: TM + TN shuffled values for TM·TN multiply-adds (a tiled core reads (TM + TN) / 4 vec4s
 // of workgroup memory instead), and global loads that only the L1 cache shares between subgroups.
 // Measured (bench/RESULTS.md, "Subgroup GEMM core (issue 29 item 1)"): about 3× slower than the tiled core on an
@@ -123,6 +124,47 @@ fn sg_w_row(n: u32, N: u32) -> u32 {
 }
 
 /**
+ * One step k of a lane's sums: its x values from lane `sx`'s x registers, its W values from lane `sw`'s W
+ * registers (one shuffle per register), then the TM·TN accumulate steps. Every lane of the subgroup calls it.
+ */
+fn sg_step(sum: ptr<function, SgTile>, xa: SgRegs, wa: SgRegs, sx: u32, sw: u32) {
+  // x[rows of this lane, k] and W[columns of this lane, k]; a1, b1 only with TM, TN = 8.
+  let a0 = subgroupShuffle(xa[0], sx);
+  let b0 = subgroupShuffle(wa[0], sw);
+  var a1 = vec4f();
+  var b1 = vec4f();
+  if (GEMM_SG_TM == 8u) {
+    a1 = subgroupShuffle(xa[1], sx);
+  }
+  if (GEMM_SG_TN == 8u) {
+    b1 = subgroupShuffle(wa[1], sw);
+  }
+  // Constant indices only (see common/gemm_core.wgsl: a register tile indexed by loop counters leaves registers).
+  (*sum)[0] = gemm_fma((*sum)[0], a0.x, b0);
+  (*sum)[2] = gemm_fma((*sum)[2], a0.y, b0);
+  (*sum)[4] = gemm_fma((*sum)[4], a0.z, b0);
+  (*sum)[6] = gemm_fma((*sum)[6], a0.w, b0);
+  if (GEMM_SG_TM == 8u) {
+    (*sum)[8] = gemm_fma((*sum)[8], a1.x, b0);
+    (*sum)[10] = gemm_fma((*sum)[10], a1.y, b0);
+    (*sum)[12] = gemm_fma((*sum)[12], a1.z, b0);
+    (*sum)[14] = gemm_fma((*sum)[14], a1.w, b0);
+  }
+  if (GEMM_SG_TN == 8u) {
+    (*sum)[1] = gemm_fma((*sum)[1], a0.x, b1);
+    (*sum)[3] = gemm_fma((*sum)[3], a0.y, b1);
+    (*sum)[5] = gemm_fma((*sum)[5], a0.z, b1);
+    (*sum)[7] = gemm_fma((*sum)[7], a0.w, b1);
+    if (GEMM_SG_TM == 8u) {
+      (*sum)[9] = gemm_fma((*sum)[9], a1.x, b1);
+      (*sum)[11] = gemm_fma((*sum)[11], a1.y, b1);
+      (*sum)[13] = gemm_fma((*sum)[13], a1.z, b1);
+      (*sum)[15] = gemm_fma((*sum)[15], a1.w, b1);
+    }
+  }
+}
+
+/**
  * Lane `lane`'s TM×TN sums of x·W^T for the subgroup block at rows m0.., tile columns n0.., over k in
  * [k_begin, k_end). Must be called in uniform control flow by every lane of the subgroup (it shuffles).
  */
@@ -144,51 +186,38 @@ fn sg_tile(m0: u32, n0: u32, lane: u32, M: u32, N: u32, K: u32, k_begin: u32, k_
   var wa = sg_fetch_w(rows, lane, K, k_begin);
   var wb = sg_fetch_w(rows, lane, K, k_begin + PM);
   var sum: SgTile;
-  for (var k = k_begin; k < k_end; k++) {
-    let tx = (k - k_begin) % PN;
-    let tw = (k - k_begin) % PM;
-    if (tx == 0u && k != k_begin) {
+  // Steps in blocks of L = min(PM, PN) k: no register is refreshed inside a block, so its L steps are a loop of
+  // constant length (the driver unrolls it); the x registers are refreshed every PN / L blocks, W every PM / L.
+  let L = min(PM, PN);
+  var k = k_begin;
+  while (k + L <= k_end) {
+    let t = k - k_begin;
+    if (t % PN == 0u && t != 0u) {
       xa = xn;
       xn = sg_fetch_x(xm, lane, M, K, k + PN); // in flight for the next PN steps
     }
-    if (tw == 0u && k != k_begin) {
+    if (t % PM == 0u && t != 0u) {
       wa = wb;
       wb = sg_fetch_w(rows, lane, K, k + PM);
     }
-    // x[rows of this lane, k] and W[columns of this lane, k]; a1, b1 only with TM, TN = 8.
-    let a0 = subgroupShuffle(xa[0], from_x + tx);
-    let b0 = subgroupShuffle(wa[0], from_w + tw);
-    var a1 = vec4f();
-    var b1 = vec4f();
-    if (GEMM_SG_TM == 8u) {
-      a1 = subgroupShuffle(xa[1], from_x + tx);
+    for (var u = 0u; u < L; u++) {
+      sg_step(&sum, xa, wa, from_x + (t + u) % PN, from_w + (t + u) % PM);
     }
-    if (GEMM_SG_TN == 8u) {
-      b1 = subgroupShuffle(wa[1], from_w + tw);
+    k += L;
+  }
+  // The last steps (fewer than L), one at a time, with the same refreshes.
+  while (k < k_end) {
+    let t = k - k_begin;
+    if (t % PN == 0u && t != 0u) {
+      xa = xn;
+      xn = sg_fetch_x(xm, lane, M, K, k + PN);
     }
-    // Constant indices only (see common/gemm_core.wgsl: a register tile indexed by loop counters leaves registers).
-    sum[0] = gemm_fma(sum[0], a0.x, b0);
-    sum[2] = gemm_fma(sum[2], a0.y, b0);
-    sum[4] = gemm_fma(sum[4], a0.z, b0);
-    sum[6] = gemm_fma(sum[6], a0.w, b0);
-    if (GEMM_SG_TM == 8u) {
-      sum[8] = gemm_fma(sum[8], a1.x, b0);
-      sum[10] = gemm_fma(sum[10], a1.y, b0);
-      sum[12] = gemm_fma(sum[12], a1.z, b0);
-      sum[14] = gemm_fma(sum[14], a1.w, b0);
+    if (t % PM == 0u && t != 0u) {
+      wa = wb;
+      wb = sg_fetch_w(rows, lane, K, k + PM);
     }
-    if (GEMM_SG_TN == 8u) {
-      sum[1] = gemm_fma(sum[1], a0.x, b1);
-      sum[3] = gemm_fma(sum[3], a0.y, b1);
-      sum[5] = gemm_fma(sum[5], a0.z, b1);
-      sum[7] = gemm_fma(sum[7], a0.w, b1);
-      if (GEMM_SG_TM == 8u) {
-        sum[9] = gemm_fma(sum[9], a1.x, b1);
-        sum[11] = gemm_fma(sum[11], a1.y, b1);
-        sum[13] = gemm_fma(sum[13], a1.z, b1);
-        sum[15] = gemm_fma(sum[15], a1.w, b1);
-      }
-    }
+    sg_step(&sum, xa, wa, from_x + t % PN, from_w + t % PM);
+    k += 1u;
   }
   return sum;
 }
