@@ -11,6 +11,8 @@
 // repeated in one pass until the pass spans ≥ 2 ms, median of three passes (≥ 50 ms of warm-up before a
 // shape's first configuration).
 import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { acquireGpu } from '../src/gpu/device';
 import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
@@ -81,7 +83,7 @@ function chunkCandidates(s: SweepShape): number[] {
 }
 
 /** GPU ms of one launch (its dispatches run `reps` times each, one timed pass per dispatch): median of three. */
-async function timeLaunch(
+export async function timeLaunch(
   device: GPUDevice,
   pipelines: PipelineCache,
   specs: DispatchSpec[],
@@ -275,10 +277,14 @@ async function main(argv: string[]) {
   device.destroy();
 }
 
-main(process.argv.slice(2)).then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+const self = fileURLToPath(import.meta.url);
+// Standalone only (`npx tsx bench/gemm-sweep.ts` or its bundle), not when another bench imports timeLaunch.
+if (process.argv[1] && resolve(process.argv[1]) === self && /gemm-sweep\.(ts|mjs)$/.test(self)) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (e) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

@@ -51,7 +51,9 @@
 //   latency is hidden. GEMM_BUFS = 2 double-buffers the workgroup tiles as well (one barrier per K step
 //   instead of two; slower at 128×128 on an H200, faster for the small 32×64 tiles).
 // - Every accumulate step goes through acc() (fp16-accumulation emulation; the identity otherwise).
-// Measured: bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)".
+// Measured: bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)". Other cores keep this contract and so these
+// bits: common/gemm_plain.wgsl (no barriers, CPU adapters), common/gemm_gemv.wgsl (decode steps) and
+// common/gemm_subgroup.wgsl (fragments passed by subgroup shuffles; slower on Hopper, see bench/RESULTS.md).
 // Constraints (checked by src/kernels/gemm.ts): TM, TN ∈ {4, 8}; BM, BN multiples of 32; BK a multiple of 8;
 // TY a multiple of GEMM_WY; GEMM_THREADS ≤ the device's limit (256 by default); BM·BK and BN·BK multiples of
 // GEMM_THREADS with at most GEMM_LOADS_MAX elements per thread; workgroup memory

@@ -62,8 +62,9 @@ export class Engine {
     shaders: ShaderSource,
     opts: EngineOptions = {},
   ): Promise<Engine> {
-    const ctx = await acquireGpu(gpu, opts);
-    return new Engine(ctx, shaders, gpu as GPU, opts);
+    const engine = new Engine(await acquireGpu(gpu, opts), shaders, gpu as GPU, opts);
+    await engine.gpuSession.checkSubgroupGemm(); // where a policy asks for the subgroup GEMM core
+    return engine;
   }
 
   get ctx(): GpuContext {

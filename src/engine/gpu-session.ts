@@ -6,6 +6,12 @@ import { acquireGpu, type GpuContext } from '../gpu/device';
 import { PipelineCache, type ShaderSource, textHash } from '../gpu/pipelines';
 import { BufferPool } from '../gpu/pool';
 import { type GemmPolicy, gemmPolicyFor } from '../kernels/gemm-configs';
+import {
+  checkSubgroupGemm,
+  type SubgroupCheck,
+  wantSubgroup,
+  withSubgroupCheck,
+} from '../kernels/gemm-subgroup-check';
 import { emptyWeights } from '../model/weights';
 import type { NeoXConfig } from '../numeric/types';
 import { GpuBatch } from './batch';
@@ -37,6 +43,8 @@ export class GpuSession {
   private custom: { file: string; source: string } | null = null;
   /** The custom kernel's file and text hash ('' without one): part of every recording's key. */
   kernelKey = '';
+  /** The subgroup GEMM core's self-check on this device (null: no policy asked for that core). */
+  subgroupCheck: SubgroupCheck | null = null;
 
   constructor(
     public ctx: GpuContext,
@@ -63,6 +71,13 @@ export class GpuSession {
     this.clearPlans(); // recorded on the lost device
     this.planPool = new BufferPool(ctx.device);
     if (this.custom) this.pipelines.setOverride(this.custom.file, this.custom.source);
+    await this.checkSubgroupGemm();
+  }
+
+  /** Runs the subgroup GEMM core's self-check where the policy asks for that core (at start and after renew). */
+  async checkSubgroupGemm(): Promise<void> {
+    const want = this.wantedGemmPolicy().subgroup;
+    this.subgroupCheck = want ? await checkSubgroupGemm(this.device, this.pipelines, want) : null;
   }
 
   /** The largest storage binding the engine uses: the device's limit, or a lower cap (tests force splits). */
@@ -73,14 +88,23 @@ export class GpuSession {
     );
   }
 
-  /** How the fused GEMMs pick tiles and split-K on this adapter (src/kernels/gemm-configs.ts). */
+  /**
+   * How the fused GEMMs pick tiles and split-K on this adapter (src/kernels/gemm-configs.ts), and their core: the
+   * subgroup core only where it was asked for and passed its self-check on this device.
+   */
   get gemmPolicy(): GemmPolicy {
-    if (this.opts.gemm) return this.opts.gemm;
+    return withSubgroupCheck(this.wantedGemmPolicy(), this.subgroupCheck);
+  }
+
+  private wantedGemmPolicy(): GemmPolicy {
     const l = this.device.limits;
-    return gemmPolicyFor(this.ctx.adapter, {
-      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
-      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
-    });
+    const base =
+      this.opts.gemm ??
+      gemmPolicyFor(this.ctx.adapter, {
+        maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+        maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      });
+    return wantSubgroup(base, this.ctx.subgroupSize, this.opts.subgroupGemm);
   }
 
   /**

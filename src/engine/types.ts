@@ -28,6 +28,12 @@ export interface EngineOptions extends AcquireOptions {
   maxBindingBytes?: number;
   /** How the fused GEMMs pick tiles and split-K (default: gemmPolicyFor this adapter; tests force split-K). */
   gemm?: GemmPolicy;
+  /**
+   * Run the fused GEMMs on the subgroup core (shaders/common/gemm_subgroup.wgsl) where the device has subgroups of
+   * one fixed size and the core passes its self-check there (src/kernels/gemm-subgroup-check.ts, run when the
+   * engine starts); false: never. Default: the policy's subgroupCore (false on every adapter measured so far).
+   */
+  subgroupGemm?: boolean;
 }
 
 export interface ModelFiles {

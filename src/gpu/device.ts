@@ -57,6 +57,11 @@ export interface GpuContext {
   device: GPUDevice;
   adapter: AdapterSummary;
   features: GpuFeatures;
+  /**
+   * Lanes per subgroup where the device has the `subgroups` feature and the adapter reports one fixed size
+   * (GPUAdapterInfo's subgroupMinSize = subgroupMaxSize: 32 on NVIDIA, 4 on SwiftShader), else null.
+   */
+  subgroupSize: number | null;
   /** Resolves when the device is lost (also after destroy()). */
   lost: Promise<DeviceLostError>;
   /** The loss, once it happened. */
@@ -108,7 +113,16 @@ export async function acquireGpu(
       subgroups: device.features.has('subgroups'),
       timestampQuery: device.features.has('timestamp-query'),
     },
+    subgroupSize: fixedSubgroupSize(device, info),
     lost,
     lostError: () => lostErr,
   };
+}
+
+/** The device's subgroup size when it has subgroups of one fixed size (see GpuContext.subgroupSize). */
+function fixedSubgroupSize(device: GPUDevice, info: GPUAdapterInfo | undefined): number | null {
+  const min = info?.subgroupMinSize;
+  const max = info?.subgroupMaxSize;
+  if (!device.features.has('subgroups') || !min || min !== max) return null;
+  return min;
 }

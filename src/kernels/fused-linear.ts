@@ -7,13 +7,19 @@
 // (a measured table per adapter, else a heuristic) unless `opts` overrides them.
 // `opts.constants` is merged into the pipeline constants: precision ({ STORAGE_PREC, ACC_F16 }), fault
 // switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
+// The same bits on other cores (gemm-kernels.ts): the barrier-free core on CPU adapters (GemmPolicy.cpu), the
+// few-row GEMV for decode steps (GemmPolicy.gemvRows) and the subgroup core (GemmPolicy.subgroup, gemm-subgroup.ts).
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { type GemvShape, gemvConstants, gemvFor, gemvWorkgroups } from './fused-gemv';
 import { GEMM_DECODE, GEMM_SMALL, gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
 import { chooseGemm, type GemmPolicy, UNKNOWN_ADAPTER } from './gemm-configs';
+import { type GemmKernels, gemmKernels } from './gemm-kernels';
+import { SUBGROUP_KEYS, type SubgroupTiles, subgroupConstants, subgroupWorkgroups } from './gemm-subgroup';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
+
+export { type GemmKernels, gemmKernels } from './gemm-kernels';
 
 export interface GemmOpts {
   constants?: OverrideConstants;
@@ -28,19 +34,6 @@ export interface GemmOpts {
   kChunk?: number;
 }
 
-const CORE_INCLUDES = [
-  'common/precision.wgsl',
-  'common/weights.wgsl',
-  'common/gemm_core.wgsl',
-  'common/gemm_load.wgsl',
-] as const;
-const GEMM_INCLUDES = [...CORE_INCLUDES, 'common/gemm_whole.wgsl'] as const;
-const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
-const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
-/** The barrier-free core (CPU adapters: GemmPolicy.cpu), whole and split. */
-const PLAIN_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_plain.wgsl'] as const;
-/** The few-row core (decode steps on GPUs: GemmPolicy.gemvRows), whole and split-K in one dispatch. */
-const GEMV_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_gemv.wgsl'] as const;
 /**
  * Threads per workgroup of the barrier-free core (one per 4 rows and 4 columns). It runs every launch on a CPU
  * adapter (SwiftShader, 2 cores, 2026-11-26: the embedded model's decode step 138 ms against 630 with the tiled
@@ -50,66 +43,6 @@ const PLAIN_WG = 64;
 
 /** Threads per workgroup of the split-K reduction (one per row and 4-column group). */
 const REDUCE_WG = 64;
-
-/** The core's bindings after a kernel file's own: x [M, K], w [N, K] (and the split-K workspace [S, M, N]). */
-const CORE_BINDINGS = [
-  { name: 'x', kind: 'read' },
-  { name: 'w', kind: 'read' },
-] as const;
-const SPLIT_BINDINGS = [...CORE_BINDINGS, { name: 'ws', kind: 'rw' }] as const;
-const REDUCE_BINDINGS = [{ name: 'ws', kind: 'read' }] as const; // [S, M, N]
-
-/**
- * The kernels of one epilogue file: the GEMM, the split-K partial GEMM (the same file on the core with
- * common/gemm_split.wgsl), the split-K reduction (the same file on common/gemm_reduce.wgsl), and the first two
- * on the barrier-free core (common/gemm_plain.wgsl: the same bits, for CPU adapters), and the few-row core
- * (common/gemm_gemv.wgsl: the same bits, whole or split in one dispatch, for decode steps on GPUs).
- */
-export function gemmKernels(
-  name: string,
-  file: string,
-  own: KernelDef['bindings'],
-  extra: readonly string[] = [],
-) {
-  const params = { name: 'params', kind: 'uniform' } as const;
-  const gemm: KernelDef = {
-    name: `fused/${name}`,
-    file,
-    includes: [...GEMM_INCLUDES, ...extra],
-    bindings: [params, ...own, ...CORE_BINDINGS],
-  };
-  const partial: KernelDef = {
-    name: `fused/${name}.splitk`,
-    file,
-    includes: [...SPLIT_INCLUDES, ...extra],
-    bindings: [params, ...own, ...SPLIT_BINDINGS],
-  };
-  const reduce: KernelDef = {
-    name: `fused/${name}.reduce`,
-    file,
-    includes: [...REDUCE_INCLUDES, ...extra],
-    bindings: [params, ...own, ...REDUCE_BINDINGS],
-  };
-  const plain: KernelDef = {
-    name: `fused/${name}.plain`,
-    file,
-    includes: [...PLAIN_INCLUDES, 'common/gemm_whole.wgsl', ...extra],
-    bindings: [params, ...own, ...CORE_BINDINGS],
-  };
-  const plainPartial: KernelDef = {
-    name: `fused/${name}.plain.splitk`,
-    file,
-    includes: [...PLAIN_INCLUDES, 'common/gemm_split.wgsl', ...extra],
-    bindings: [params, ...own, ...SPLIT_BINDINGS],
-  };
-  const gemv: KernelDef = {
-    name: `fused/${name}.gemv`,
-    file,
-    includes: [...GEMV_INCLUDES, ...extra],
-    bindings: [params, ...own, ...CORE_BINDINGS],
-  };
-  return { gemm, partial, reduce, plain, plainPartial, gemv };
-}
 
 const BIAS_OUT: KernelDef['bindings'] = [
   { name: 'b', kind: 'read' }, // [N]
@@ -161,6 +94,8 @@ export interface GemmLaunch {
   kChunk: number;
   /** The few-row core's shape when it runs the launch (one dispatch, every split inside), else null. */
   gemv: GemvShape | null;
+  /** The subgroup core's layout when it runs the launch (GemmPolicy.subgroup; never with the GEMV), else null. */
+  subgroup: SubgroupTiles | null;
 }
 
 /**
@@ -190,8 +125,18 @@ export function gemmLaunch(label: string, M: number, N: number, K: number, opts:
       throw new Error(`${label}: K per split ${kChunk} is not a multiple of BK = ${tiles.BK}`);
     if (split > MAX_GROUPS) throw new Error(`${label}: ${split} splits exceed ${MAX_GROUPS} workgroups`);
   }
-  return { constants, tiles, split, kChunk, gemv };
+  const subgroup = gemv ? null : (opts.policy?.subgroup ?? null);
+  return { constants, tiles, split, kChunk, gemv, subgroup };
 }
+
+/** Pipeline constants of the GEMM cores that the split-K reduction does not declare. */
+const CORE_ONLY = new Set<string>([
+  ...TILE_KEYS,
+  ...SUBGROUP_KEYS,
+  'FAULT_TILE_OFFSET',
+  'W_F16',
+  'GEMM_PLAIN_WG',
+]);
 
 /** The tile override keys (for callers that build constants by hand). */
 export const GEMM_TILE_KEYS = TILE_KEYS;
@@ -201,7 +146,7 @@ export const GEMM_TILE_KEYS = TILE_KEYS;
  * the reduction with the epilogue. `own` are the epilogue's buffers (bias, residuals, output).
  */
 export function gemmSpecs(
-  pair: ReturnType<typeof gemmKernels>,
+  pair: GemmKernels,
   label: string,
   io: { x: GPUBuffer; w: BufferRef },
   own: Record<string, BufferRef>,
@@ -221,17 +166,22 @@ export function gemmSpecs(
     const buffers = { ...own, x: io.x, w: io.w };
     return [{ label, kernel: pair.gemv, constants: gemv, buffers, params, workgroups }];
   }
-  const plain = opts.policy?.cpu === true;
+  // The core: the subgroup core where the policy runs it, else the barrier-free one on CPU adapters, else the tiled.
+  const sg = launch.subgroup;
+  const plain = !sg && opts.policy?.cpu === true;
   const grid = (split: number): DispatchSpec['workgroups'] =>
-    plain
-      ? [ceilDiv(ceilDiv(N, 4), PLAIN_WG), ceilDiv(M, 4), split]
-      : gemmWorkgroups(M, N, launch.tiles, split);
+    sg
+      ? subgroupWorkgroups(M, N, sg, split)
+      : plain
+        ? [ceilDiv(ceilDiv(N, 4), PLAIN_WG), ceilDiv(M, 4), split]
+        : gemmWorkgroups(M, N, launch.tiles, split);
   if (plain) constants.GEMM_PLAIN_WG = PLAIN_WG;
+  if (sg) Object.assign(constants, subgroupConstants(sg));
   if (launch.split === 1) {
     return [
       {
         label,
-        kernel: plain ? pair.plain : pair.gemm,
+        kernel: sg ? pair.subgroup : plain ? pair.plain : pair.gemm,
         constants,
         buffers: { ...own, x: io.x, w: io.w },
         params,
@@ -242,20 +192,13 @@ export function gemmSpecs(
   const ws = opts.workspace!(launch.split * M * N);
   // The reduction never reads tiles, and takes only the constants its module declares.
   const reduceConstants: OverrideConstants = { GEMM_REDUCE_WG: REDUCE_WG };
-  for (const [k, v] of Object.entries(constants))
-    if (
-      !(TILE_KEYS as readonly string[]).includes(k) &&
-      k !== 'FAULT_TILE_OFFSET' &&
-      k !== 'W_F16' &&
-      k !== 'GEMM_PLAIN_WG'
-    )
-      reduceConstants[k] = v;
+  for (const [k, v] of Object.entries(constants)) if (!CORE_ONLY.has(k)) reduceConstants[k] = v;
   const groups = ceilDiv(ceilDiv(N, 4), REDUCE_WG);
   if (M > MAX_GROUPS) throw new Error(`${label}: split-K reduction over ${M} rows exceeds ${MAX_GROUPS}`);
   return [
     {
       label: `${label}/splitk`,
-      kernel: plain ? pair.plainPartial : pair.partial,
+      kernel: sg ? pair.subgroupPartial : plain ? pair.plainPartial : pair.partial,
       constants,
       buffers: { ...own, x: io.x, w: io.w, ws },
       params,
@@ -302,7 +245,7 @@ const unsplit = (opts: GemmOpts): GemmOpts => ({ ...opts, workspace: undefined, 
  * residuals, output); `constants` are its pipeline constants, applied over the launch's.
  */
 function epilogueLaunchers<B extends LinearBuffers>(
-  pair: ReturnType<typeof gemmKernels>,
+  pair: GemmKernels,
   own: (buf: B) => Record<string, BufferRef>,
   constants: (buf: B, opts: GemmOpts) => OverrideConstants = () => ({}),
 ): { ops: Launcher<B, DispatchSpec[]>; one: Launcher<B, DispatchSpec> } {

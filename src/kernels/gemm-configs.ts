@@ -9,6 +9,7 @@
 // count chosen per M would trade that for a few percent; the sweep measures both M = 128 and 512 and picks the
 // partition that is best summed over them.
 import { GEMM_CPU, type GemmTiles, gemmTilesFor, gemmTilesProblem } from './gemm';
+import type { SubgroupTiles } from './gemm-subgroup';
 import { ceilDiv } from './grid';
 
 /** Split-K chunks are multiples of this (so of every BK the tile rules allow up to 64). */
@@ -54,6 +55,18 @@ export interface GemmPolicy {
    * step: bench/decode-gemm.ts; bench/RESULTS.md "Decode GEMV"); CPU adapters keep their barrier-free core.
    */
   gemvRows?: number;
+  /**
+   * Launches outside the GEMV run the subgroup core (shaders/common/gemm_subgroup.wgsl) with this layout: the
+   * same bits as the tiled core with the configuration's tiles (whose BK still decides the K partition's rules).
+   * Set on a device only by subgroupPolicy (gemm-subgroup-check.ts), after its self-check passed there.
+   */
+  subgroup?: SubgroupTiles;
+  /**
+   * Whether devices of this policy should run the subgroup core (where they have subgroups of one fixed size and
+   * its self-check passes; EngineOptions.subgroupGemm overrides). False wherever it was measured: see HOPPER_POLICY
+   * and CPU_ADAPTER.
+   */
+  subgroupCore?: boolean;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
   limits?: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number };
 }
@@ -116,6 +129,9 @@ export const CPU_ADAPTER: GemmPolicy = {
   splitK: false,
   cpu: true,
   tiles: GEMM_CPU,
+  // The subgroup core (4 lanes on SwiftShader) is 1.1–2.3× slower than the barrier-free one at every GEMM of the
+  // embedded-size test model (T 37 and 128; Node on 2 cores, 2026-11-26, bench/gemm-subgroup.ts).
+  subgroupCore: false,
 };
 
 const t = (BM: number, BN: number, BK: number, TM: number, TN: number, GEMM_BUFS: number): GemmTiles => ({
@@ -202,6 +218,10 @@ export const HOPPER_POLICY: GemmPolicy = {
   // 159.6 / 153.8 ms against 163.2 / 169.7 tiled in two calls; per op it is faster at the LM head (0.21 vs 1.60 ms),
   // dense_4h_to_h and dense, about even at the QKV projection, slower at dense_h_to_4h (0.089 vs 0.078 ms).
   gemvRows: 4,
+  // The subgroup core (shaders/common/gemm_subgroup.wgsl, 32 lanes) is off: on an H200 (2026-11-26, bench/RESULTS.md
+  // "Subgroup GEMM core") its best of 96 lane layouts ran 2048³ in 1.61 ms (10.7 TFLOP/s) against 0.540 ms (31.8)
+  // for this table's tiled core, and 2.3–4.7× slower than the table at every Pythia-70m/160m/410m shape.
+  subgroupCore: false,
 };
 
 /** The policy for an adapter: the measured table for the adapters it was measured on, CPU rules for software. */
