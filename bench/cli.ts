@@ -1,8 +1,9 @@
 // What the bench scripts share: their flags (`--name value`), progress lines on stderr, the median of repeated
 // timings, the JSON they write (--out) or print, and how a script ends (exit 0, or the error on stderr and exit 1).
 import { writeFileSync } from 'node:fs';
+import { create, globals } from 'webgpu';
 import { Engine } from '../src/engine/engine';
-import { nodeGpu } from '../src/gpu/node';
+import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { uploadBuffer } from '../src/gpu/readback';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
 
@@ -17,6 +18,16 @@ export function value(name: string): string | undefined {
 export const log = (s: string) => console.error(s);
 
 export const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+/**
+ * Dawn's GPU object: the engine's (nodeGpu), or with `toggles` (space-separated, e.g.
+ * enable-dawn-features=disable_robustness) a process-wide one of its own with them added (never the engine's setting).
+ */
+export function togglesGpu(toggles: string | undefined): GPU {
+  if (!toggles) return nodeGpu();
+  Object.assign(globalThis, globals);
+  return create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
+}
 
 /** An engine on this machine's GPU (Dawn), its adapter named on stderr. */
 export async function benchEngine(): Promise<Engine> {

@@ -18,9 +18,7 @@
 // On SwiftShader (VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json) only a sanity check: use
 // --cube 256 --models none.
 import { writeFileSync } from 'node:fs';
-import { create, globals } from 'webgpu';
 import { acquireGpu } from '../src/gpu/device';
-import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
 import { linearBiasOps } from '../src/kernels/fused-linear';
 import { tilesName } from '../src/kernels/gemm';
@@ -33,8 +31,8 @@ import {
 } from '../src/kernels/gemm-subgroup';
 import { checkSubgroupGemm } from '../src/kernels/gemm-subgroup-check';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
-import { filled } from './cli';
-import { type SweepShape, sweepShapes, timeLaunch } from './gemm-sweep';
+import { togglesGpu } from './cli';
+import { gemmOperands, type SweepShape, sweepShapes, timeLaunch } from './gemm-sweep';
 
 interface Row {
   shape: string;
@@ -81,12 +79,7 @@ async function main(argv: string[]) {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const toggles = value('--toggles');
-  let gpu = nodeGpu();
-  if (toggles) {
-    Object.assign(globalThis, globals);
-    gpu = create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
-  }
-  const ctx = await acquireGpu(gpu);
+  const ctx = await acquireGpu(togglesGpu(toggles));
   const { device, adapter } = ctx;
   const source = nodeShaderSource();
   const pipelines = new PipelineCache(device, source);
@@ -128,18 +121,7 @@ async function main(argv: string[]) {
     label: string,
     configs: { core: string; policy: GemmPolicy; pipes: PipelineCache }[],
   ) => {
-    const x = filled(device, s.M * s.K, 1, 'sg'); // [M, K]
-    const w = filled(device, s.N * s.K, 2, 'sg'); // [N, K]
-    const y = device.createBuffer({ size: 4 * s.M * s.N, usage: GPUBufferUsage.STORAGE }); // [M, N]
-    const dummy = filled(device, 4, 3, 'sg');
-    let ws: GPUBuffer | null = null;
-    const workspace = (floats: number) => {
-      if (!ws || ws.size < floats * 4) {
-        ws?.destroy();
-        ws = device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
-      }
-      return ws;
-    };
+    const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'sg');
     try {
       for (const [i, c] of configs.entries()) {
         const cfg = chooseGemm(s.M, s.N, s.K, c.policy);
@@ -162,7 +144,7 @@ async function main(argv: string[]) {
         });
       }
     } finally {
-      for (const b of [x, w, y, dummy, ws as GPUBuffer | null]) b?.destroy();
+      destroy();
     }
   };
 

@@ -128,17 +128,12 @@ interface Ctx {
   pipelines: PipelineCache;
 }
 
-async function timeShape(
-  c: Ctx,
-  s: SweepShape,
-  configs: { tiles: GemmTiles; kChunk: number }[],
-  log: (row: SweepRow) => void,
-): Promise<SweepRow[]> {
-  const { device } = c;
-  const x = filled(device, s.M * s.K, 1, 'sweep'); // [M, K]
-  const w = filled(device, s.N * s.K, 2, 'sweep'); // [N, K]
+/** A shape's operands for linearBiasOps (no bias): x [M, K], W [N, K], y [M, N], a dummy and a split-K workspace. */
+export function gemmOperands(device: GPUDevice, s: { M: number; N: number; K: number }, prefix: string) {
+  const x = filled(device, s.M * s.K, 1, prefix); // [M, K]
+  const w = filled(device, s.N * s.K, 2, prefix); // [N, K]
   const y = device.createBuffer({ size: 4 * s.M * s.N, usage: GPUBufferUsage.STORAGE }); // [M, N]
-  const dummy = filled(device, 4, 3, 'sweep');
+  const dummy = filled(device, 4, 3, prefix);
   let ws: GPUBuffer | null = null;
   const workspace = (floats: number) => {
     if (!ws || ws.size < floats * 4) {
@@ -147,6 +142,20 @@ async function timeShape(
     }
     return ws;
   };
+  const destroy = () => {
+    for (const b of [x, w, y, dummy, ws as GPUBuffer | null]) b?.destroy();
+  };
+  return { x, w, y, dummy, workspace, destroy };
+}
+
+async function timeShape(
+  c: Ctx,
+  s: SweepShape,
+  configs: { tiles: GemmTiles; kChunk: number }[],
+  log: (row: SweepRow) => void,
+): Promise<SweepRow[]> {
+  const { device } = c;
+  const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'sweep');
   const rows: SweepRow[] = [];
   try {
     for (const { tiles, kChunk } of configs) {
@@ -175,7 +184,7 @@ async function timeShape(
       log(row);
     }
   } finally {
-    for (const b of [x, w, y, dummy, ws as GPUBuffer | null]) b?.destroy();
+    destroy();
   }
   return rows;
 }

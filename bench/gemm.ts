@@ -21,9 +21,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { create, globals } from 'webgpu';
 import { acquireGpu } from '../src/gpu/device';
-import { NODE_DAWN_TOGGLES, nodeGpu } from '../src/gpu/node';
 import { PipelineCache } from '../src/gpu/pipelines';
 import type { DispatchSpec } from '../src/gpu/program';
 import { GpuTimer } from '../src/gpu/timestamps';
@@ -32,7 +30,7 @@ import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../sr
 import { type GemmPolicy, gemmPolicyFor } from '../src/kernels/gemm-configs';
 import { linear } from '../src/kernels/linear';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
-import { filled } from './cli';
+import { filled, togglesGpu } from './cli';
 
 export interface GemmSize {
   label: string;
@@ -251,12 +249,7 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const toggles = value('--toggles');
-  let gpu = nodeGpu();
-  if (toggles) {
-    Object.assign(globalThis, globals);
-    gpu = create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
-  }
-  const ctx = await acquireGpu(gpu);
+  const ctx = await acquireGpu(togglesGpu(toggles));
   const { device, adapter } = ctx;
   const soft = /swiftshader/i.test(`${adapter.vendor} ${adapter.architecture} ${adapter.description}`);
   const n = Number(value('--size') ?? (soft ? 256 : 2048));

@@ -19,18 +19,7 @@
 // Grid: (ceil(N / GEMV_NC), 1, 1) workgroups of GEMV_WG threads; GEMV_SPLITS = ceil(K / k_chunk) and
 // the shape are set per launch (src/kernels/fused-gemv.ts); M ≤ 4 is a param (one row's sums, or all four).
 
-@group(0) @binding(GEMM_IN) var<storage, read> x: array<f32>; // [M, K]
-@group(0) @binding(GEMM_IN + 1u) var<storage, read> w: array<u32>; // f32 bits or packed f16 (load_w), rows of K
-
-// The tiled core's constants: BK decides the padding; the others are accepted so that a launch's constants
-// bind to any core.
-override BM: u32 = 128;
-override BN: u32 = 128;
-override BK: u32 = 8;
-override TM: u32 = 8;
-override TN: u32 = 8;
-override GEMM_BUFS: u32 = 1;
-override FAULT_TILE_OFFSET: bool = false;
+// The x and W bindings, the tiled core's constants and GEMM_NONE: common/gemm_io.wgsl.
 
 override GEMV_WG: u32 = 128; // threads per workgroup
 override GEMV_NC: u32 = 8; // tile columns per workgroup (a multiple of 8)
@@ -43,7 +32,6 @@ override GEMV_TILE: u32 = GEMV_NC * GEMV_SLOTS; // W elements staged per step
 override GEMV_LOADS: u32 = (GEMV_TILE + GEMV_WG - 1u) / GEMV_WG; // W elements each thread stages per step (≤ 16)
 override GEMV_ROW: u32 = GEMV_NG + 1u; // a staged k's vec4s: the groups, and one of padding (bank spread)
 
-const GEMM_NONE: u32 = 0xffffffffu;
 const GEMM_SPLIT: bool = false;
 const GEMV_LOADS_MAX: u32 = 16u;
 const GEMV_X_MAX: u32 = 4u; // x slots each thread stages per step: ceil(GEMV_SLOTS / GEMV_WG) ≤ 4

@@ -12,21 +12,8 @@
 // end (select, so no compiler can drop it as an addition of zero).
 // Grid: (ceil(ceil(N / 4) / GEMM_PLAIN_WG), ceil(M / 4), S) workgroups.
 
-@group(0) @binding(GEMM_IN) var<storage, read> x: array<f32>; // [M, K]
-@group(0) @binding(GEMM_IN + 1u) var<storage, read> w: array<u32>; // f32 bits or packed f16 (load_w), rows of K
-
-// The tiled core's constants: BK decides the padding; the others are accepted so that a launch's constants
-// bind to either core.
-override BM: u32 = 128;
-override BN: u32 = 128;
-override BK: u32 = 8;
-override TM: u32 = 8;
-override TN: u32 = 8;
-override GEMM_BUFS: u32 = 1;
-override FAULT_TILE_OFFSET: bool = false;
+// The x and W bindings, the tiled core's constants and GEMM_NONE: common/gemm_io.wgsl.
 override GEMM_PLAIN_WG: u32 = 64;
-
-const GEMM_NONE: u32 = 0xffffffffu;
 
 /** One accumulate step of 4 outputs: s + a·b, each through acc() (as common/gemm_core.wgsl's). */
 fn gemm_fma(s: vec4f, a: f32, b: vec4f) -> vec4f {

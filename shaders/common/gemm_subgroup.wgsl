@@ -34,18 +34,7 @@
 // src/kernels/gemm-subgroup-check.ts checks the core against the tiled core on the device before it is chosen.
 // Grid: (ceil(N / GEMM_SG_BN), ceil(M / GEMM_SG_BM), S) workgroups of GEMM_SG_THREADS invocations.
 
-@group(0) @binding(GEMM_IN) var<storage, read> x: array<f32>; // [M, K]
-@group(0) @binding(GEMM_IN + 1u) var<storage, read> w: array<u32>; // f32 bits or packed f16 (load_w), rows of K
-
-// The tiled core's constants: BK decides the padding; the others are accepted so that a launch's constants
-// bind to any core.
-override BM: u32 = 128;
-override BN: u32 = 128;
-override BK: u32 = 8;
-override TM: u32 = 8;
-override TN: u32 = 8;
-override GEMM_BUFS: u32 = 1;
-override FAULT_TILE_OFFSET: bool = false;
+// The x and W bindings, the tiled core's constants and GEMM_NONE: common/gemm_io.wgsl.
 
 override GEMM_SG: u32 = 32; // lanes per subgroup the layout is built for (the device's subgroup size)
 override GEMM_SG_PM: u32 = 4; // row phases (a divisor of GEMM_SG)
@@ -60,8 +49,6 @@ override GEMM_SG_COLS: u32 = GEMM_SG_PN * GEMM_SG_TN; // columns of a subgroup's
 override GEMM_SG_BM: u32 = GEMM_SG_WM * GEMM_SG_ROWS; // rows of a workgroup's block
 override GEMM_SG_BN: u32 = GEMM_SG_WN * GEMM_SG_COLS; // columns of a workgroup's block
 override GEMM_SG_THREADS: u32 = GEMM_SG_WM * GEMM_SG_WN * GEMM_SG;
-
-const GEMM_NONE: u32 = 0xffffffffu;
 
 /** A lane's registers of one operand: [TM or TN ≤ 8] as 2 vec4s; entry i = [i / 4][i % 4]. */
 alias SgRegs = array<vec4f, 2>;

@@ -13,9 +13,19 @@ const GEMM_INCLUDES = [...CORE_INCLUDES, 'common/gemm_whole.wgsl'] as const;
 const SPLIT_INCLUDES = [...CORE_INCLUDES, 'common/gemm_split.wgsl'] as const;
 const REDUCE_INCLUDES = ['common/precision.wgsl', 'common/gemm_reduce.wgsl'] as const;
 /** The barrier-free core (CPU adapters: GemmPolicy.cpu), whole and split. */
-const PLAIN_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_plain.wgsl'] as const;
+const PLAIN_INCLUDES = [
+  'common/precision.wgsl',
+  'common/weights.wgsl',
+  'common/gemm_io.wgsl',
+  'common/gemm_plain.wgsl',
+] as const;
 /** The few-row core (decode steps on GPUs: GemmPolicy.gemvRows), whole and split-K in one dispatch. */
-const GEMV_INCLUDES = ['common/precision.wgsl', 'common/weights.wgsl', 'common/gemm_gemv.wgsl'] as const;
+const GEMV_INCLUDES = [
+  'common/precision.wgsl',
+  'common/weights.wgsl',
+  'common/gemm_io.wgsl',
+  'common/gemm_gemv.wgsl',
+] as const;
 /**
  * The subgroup core (GemmPolicy.subgroup, once the device's self-check passed), whole and split: the `enable`
  * directive first. Only devices with the `subgroups` feature compile these.
@@ -24,6 +34,7 @@ const SUBGROUP_INCLUDES = [
   'common/subgroups.wgsl',
   'common/precision.wgsl',
   'common/weights.wgsl',
+  'common/gemm_io.wgsl',
   'common/gemm_subgroup.wgsl',
 ] as const;
 /** The core's bindings after a kernel file's own: x [M, K], w [N, K] (and the split-K workspace [S, M, N]). */
