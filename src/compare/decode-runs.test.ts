@@ -171,6 +171,35 @@ describe('a recorded decode checked where it lies (on the GPU)', () => {
     }
     await expect(recorded[0].read()).rejects.toThrow(/released/);
   });
+
+  it('the reference decode (the reference forward, bit for bit: its checks are the floors’) and a fused one in one analysis, as read back', async () => {
+    const recorded: RecordedDecode[] = [];
+    const paths = [{ path: 'reference' as const }, { path: new Set(ALL_FUSED) }];
+    const ids = await engine.generatePaths(prompt, N, paths, undefined, undefined, { recorded });
+    try {
+      const rows = decodeRows(prompt.length);
+      const analyse = async (onGpu: boolean) => {
+        const [a, b] = await Promise.all(
+          ['reference', 'fused'].map((p, i) => decodeRunInput(recorded[i], prompt, ids[i], p, 'fp32', onGpu)),
+        );
+        return analyzeRuns(engine, a, ids[0].every((id, t) => ids[1][t] === id) ? b : null, {
+          oracle: 'gpu',
+          rows,
+        });
+      };
+      const [there, read] = [await analyse(true), await analyse(false)];
+      const ctx = `seed ${seed}: ${there.sentence}`;
+      expect(there.verdict, ctx).toBe('agree');
+      // Run A's checks are the floors' own: each error is its floor.
+      for (const c of there.checks.filter((x) => x.run === 'A'))
+        expect(c.error, `${ctx}: ${c.id}`).toEqual(c.floor);
+      const timeless = (r: RunsReport) =>
+        JSON.parse(JSON.stringify([r.checks, r.curves, r.findings], (k, v) => (k === 'ms' ? 0 : v)));
+      expect(timeless(there), ctx).toEqual(timeless(read));
+    } finally {
+      for (const r of recorded) r.release();
+    }
+  });
 });
 
 describe('the decode rows’ exact forward from the prompt’s (AnalyzeRunsOptions.prefix)', () => {
