@@ -28,7 +28,7 @@ import { decideOracle } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { cpuExact, exactWhole } from './run-exact';
 import { checkedRowsWords, rowsOf } from './run-rows';
-import { dfRows, slotsLikeReference, tapRows, uploadRun } from './run-sources';
+import { dfRows, tapRows, uploadRun } from './run-sources';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import { RUNS_REPORT_SCHEMA, type RunsReport, verdictOf } from './runs-report';
 import { checkResults, curveResults } from './runs-verdict';
@@ -116,18 +116,6 @@ export async function analyzeRuns(
     // On the GPU oracle's route the CPU records the rest while the GPU runs it (the queue keeps the order).
     const refDone = refBatch.submit();
     refDone.catch(() => undefined); // awaited below; an error then, not an unhandled rejection now
-    // Our own decode's slots that are the floors' run's bit for bit (their checks are the floors' checks).
-    const like =
-      gpuOracle && inputs.some((r) => r.resident)
-        ? slotsLikeReference(
-            engine.batch(),
-            metrics,
-            T,
-            engineSlots(ref),
-            inputs.map((r) => r.resident?.slots),
-          )
-        : null;
-    like?.catch(() => undefined); // awaited below
     let refCpu: Map<string, Float32Array> | null = null;
     if (!gpuOracle) {
       await refDone;
@@ -215,41 +203,30 @@ export async function analyzeRuns(
     });
 
     // The exact output of every check of every run (the reference path's own checks are the floors).
-    const same = like ? await like : null;
     const exact = await phase('oracle', () => {
-      const refAt = new Map(runs.ref.checks.map((c, i) => [c.id, i]));
-      const out: DfBuffer[][] = [];
-      for (const [j, run] of [runs.ref, ...runs.files].entries()) {
+      const all = [runs.ref, ...runs.files];
+      return all.map((run) => {
         // Each run's checks handed to the GPU as soon as they are recorded (it works while the next are).
         if (gpuOracle) batch.flush();
-        const like = j > 0 ? same?.[j - 1] : undefined;
-        out.push(
-          run.checks.map((c): DfBuffer => {
-            // The floors' run's own exact output where this check reads the same bits.
-            const i = refAt.get(c.id);
-            const twin = i === undefined ? null : runs.ref.checks[i];
-            if (like && twin && c.inputs.every((s, k) => like.has(s) && twin.inputs[k] === s))
-              return out[0][i!];
-            if (gpuOracle) {
-              // Every row where the run has it (opOn takes either), else the checked rows.
-              const inputs = c.inputs.map((s) => {
-                const t = run.full.get(s) ?? run.slots.get(s)!;
-                return { buffer: t.buffer, n: t.floats };
-              });
-              const one = gpuOracle.opOn(
-                batch.encoder,
-                { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
-                tokens,
-                from,
-              );
-              batch.onRelease(() => one.release());
-              return one.taps.get('out')!;
-            }
-            return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
-          }),
-        );
-      }
-      return out;
+        return run.checks.map((c): DfBuffer => {
+          if (gpuOracle) {
+            // Every row where the run has it (opOn takes either), else the checked rows.
+            const inputs = c.inputs.map((s) => {
+              const t = run.full.get(s) ?? run.slots.get(s)!;
+              return { buffer: t.buffer, n: t.floats };
+            });
+            const one = gpuOracle.opOn(
+              batch.encoder,
+              { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
+              tokens,
+              from,
+            );
+            batch.onRelease(() => one.release());
+            return one.taps.get('out')!;
+          }
+          return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
+        });
+      });
     });
 
     const results = await phase('comparisons', async () => {

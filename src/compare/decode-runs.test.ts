@@ -172,7 +172,7 @@ describe('a recorded decode checked where it lies (on the GPU)', () => {
     await expect(recorded[0].read()).rejects.toThrow(/released/);
   });
 
-  it('the reference decode (the reference forward, bit for bit: its checks are the floors’) and a fused one in one analysis, as read back', async () => {
+  it('the reference decode and a fused one in one analysis, as read back (the reference decode is the floors’ run bit for bit: each error its floor)', async () => {
     const recorded: RecordedDecode[] = [];
     const paths = [{ path: 'reference' as const }, { path: new Set(ALL_FUSED) }];
     const ids = await engine.generatePaths(prompt, N, paths, undefined, undefined, { recorded });
@@ -190,7 +190,7 @@ describe('a recorded decode checked where it lies (on the GPU)', () => {
       const [there, read] = [await analyse(true), await analyse(false)];
       const ctx = `seed ${seed}: ${there.sentence}`;
       expect(there.verdict, ctx).toBe('agree');
-      // Run A's checks are the floors' own: each error is its floor.
+      // Run A is the reference forward bit for bit, re-run on the same bits: each error is its floor.
       for (const c of there.checks.filter((x) => x.run === 'A'))
         expect(c.error, `${ctx}: ${c.id}`).toEqual(c.floor);
       const timeless = (r: RunsReport) =>

@@ -7,7 +7,6 @@ import type { GpuBatch, GpuTap } from '../engine/batch';
 import type { DfBuffer } from '../engine/oracle-df';
 import { DF_BYTES } from '../engine/oracle-df';
 import type { RunFile } from '../model/run-file';
-import { JobList, type MetricsEngine } from './jobs';
 
 /** A run's slots on the GPU: the checked rows of each ([T − from, width]), and every row of those in `full`. */
 export interface UploadedRun {
@@ -135,36 +134,4 @@ export function dfRows(batch: GpuBatch, t: DfBuffer, T: number, from: number, la
     return { buffer: parts[0].buffer, n: R * width, parts };
   }
   return { buffer: copy(t.buffer, width, `rows:${label}`), n: R * width };
-}
-
-/**
- * Which slots of each run already on the GPU (every row: our own recorded decode) equal the floors' run's
- * (`reference`, every row) bit for bit: a check whose inputs all do has the floors' run's exact output, the same op
- * on the same bits (our reference path's decode is its forward, row for row). A run not on the GPU gets none.
- * One small submit of its own (`batch`, released here), queued after the floors' run's forward.
- */
-export async function slotsLikeReference(
-  batch: GpuBatch,
-  metrics: MetricsEngine,
-  T: number,
-  reference: ReadonlyMap<string, GpuTap>,
-  runs: (ReadonlyMap<string, GpuTap> | undefined)[],
-): Promise<Set<string>[]> {
-  try {
-    const jobs = new JobList(T, 'fp32');
-    const pairs = runs.map((slots) =>
-      [...(slots ?? [])].flatMap(([slot, t]) => {
-        const r = reference.get(slot);
-        // Column pieces on either side are left out (a split LM head): never counted equal.
-        return r && r.floats === t.floats && !r.parts && !t.parts ? [{ slot, k: jobs.bitDiff(t, r) }] : [];
-      }),
-    );
-    const pending = jobs.record(metrics, batch.encoder);
-    batch.onRelease(() => pending.release());
-    await batch.submit();
-    const out = (await pending.read()).bitDiff;
-    return pairs.map((ps) => new Set(ps.filter((p) => out[p.k].count === 0).map((p) => p.slot)));
-  } finally {
-    batch.release();
-  }
 }
