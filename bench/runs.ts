@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { readModelDir } from '../src/cli/model-dir';
 import { readRuns, withSha256 } from '../src/cli/run-read';
 import { analyzeRuns } from '../src/compare/analyze-runs';
+import { type RunsStart, startRunsAnalysis } from '../src/compare/runs-start';
 import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
@@ -31,12 +32,17 @@ async function main() {
     const rss = rssAboveBase(2);
     const ta = performance.now();
     // As `cli compare-runs` (src/cli/run-read.ts): decoded here, hashed on worker threads until the analysis ends.
+    // The analysis's first steps start on the first header's tokens (runs-start.ts), as the CLI's do.
+    let start: Promise<RunsStart> | undefined;
     const reads = await readRuns(
       files.map((f, i) => [f, i ? '--b' : '--a']),
       cfg,
+      (tokens) => {
+        start ??= startRunsAnalysis(engine, tokens);
+      },
     );
     const tb = performance.now();
-    const report = await withSha256(await analyzeRuns(engine, reads[0].run, reads[1].run), reads);
+    const report = await withSha256(await analyzeRuns(engine, reads[0].run, reads[1].run, {}, start), reads);
     const tc = performance.now();
     const above = rss.stop();
     const row = {

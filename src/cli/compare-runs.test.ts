@@ -1,6 +1,6 @@
 // `cli compare-runs` end to end in a child process: a clean run A and run B with a bf16 residual add planted at a
 // random layer (src/compare/run-synth.ts) → exit 1 and one line naming run B's layer and op, the report written;
-// runs of two different prompts → exit 2 and one line, before the GPU is touched.
+// runs of two different prompts → exit 2 and one line (the GPU comes up meanwhile; nothing of it is said).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +26,7 @@ function cli(args: string[]) {
 }
 
 describe('cli compare-runs', () => {
-  it('names run B layer and op (exit 1); runs of other prompts are refused before the GPU (exit 2)', () => {
+  it('names run B layer and op (exit 1); runs of other prompts are refused in one line (exit 2)', () => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
     const dir = mkdtempSync(join(tmpdir(), 'runs-'));

@@ -1,8 +1,10 @@
 // `cli compare-runs --model DIR --a A.safetensors [--b B.safetensors] [--out report.json]`: the analysis of one or
 // two runs made elsewhere (docs/RUNS.md). Prints the verdict in one line; exit 0 when every run agrees with the
-// exact forward, 1 when one diverges, 2 on bad input (found before the GPU is touched), 3 when the GPU fails.
+// exact forward, 1 when one diverges, 2 on bad input (the model's found before the GPU is touched, a run's while the
+// GPU comes up and said before anything of it), 3 when the GPU fails.
 import { parseArgs } from 'node:util';
 import { analyzeRuns } from '../compare/analyze-runs';
+import { type RunsStart, startRunsAnalysis } from '../compare/runs-start';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
@@ -11,7 +13,7 @@ import { METRICS, type Metric } from '../run/runspec';
 import { writeJson } from './compare';
 import { CliInputError, checkOutPath, quoteUser } from './files';
 import { prepareModel } from './prepare';
-import { readRuns, withSha256 } from './run-read';
+import { type ReadRun, readRuns, withSha256 } from './run-read';
 
 export async function compareRunsCommand(rest: string[], log: (s: string) => void): Promise<number> {
   const { values } = parseArgs({
@@ -35,38 +37,80 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
   const metric = values.metric as Metric | undefined;
   if (metric !== undefined && !(METRICS as readonly string[]).includes(metric))
     throw new CliInputError(`--metric ${quoteUser(metric)}: expected one of ${METRICS.join(', ')}`);
-  // Everything up to Engine.create runs without the GPU: the model, both runs, their tokens.
+  // The model is checked before anything else; then the GPU and the model come up while both runs are read, and the
+  // analysis starts on the first header's tokens (runs-start.ts). Bad input in a run is still what is said.
   const m = prepareModel(values.model);
-  // Both files at once, each hashed on a worker thread meanwhile (run-read.ts): one's disk reads overlap the other's
-  // decoding, the hashes come in during the analysis.
-  const reads = await readRuns(
-    values.b
-      ? [
-          [values.a, '--a'],
-          [values.b, '--b'],
-        ]
-      : [[values.a, '--a']],
-    m.config,
-  );
-  const [a, b] = reads;
-  try {
-    if (b) checkSameTokens(a.run.file, b.run.file);
+  const ready = (async () => {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource());
     try {
       await engine.loadModel(m.files);
-      const analysis = await analyzeRuns(engine, a.run, b?.run ?? null, {
-        k,
-        metric,
-        onProgress: (p) => log(`${p}…`),
-      });
-      const report = await withSha256(analysis, reads);
-      if (values.out) writeJson(report, values.out);
-      process.stdout.write(`${report.sentence}\n`);
-      return report.verdict === 'agree' ? 0 : 1;
-    } finally {
+      return engine;
+    } catch (e) {
       engine.dispose();
+      throw e;
     }
+  })();
+  ready.catch(() => undefined); // awaited below, after the runs
+  let start: Promise<RunsStart> | undefined;
+  const onTokens = (tokens: number[]) => {
+    start ??= ready.then((engine) => startRunsAnalysis(engine, tokens));
+    start.catch(() => undefined); // handed to the analysis, which awaits it
+  };
+  let reads: ReadRun[];
+  try {
+    // Both files at once, each hashed on a worker thread meanwhile (run-read.ts): one's disk reads overlap the
+    // other's decoding, the hashes come in during the analysis.
+    reads = await readRuns(
+      values.b
+        ? [
+            [values.a, '--a'],
+            [values.b, '--b'],
+          ]
+        : [[values.a, '--a']],
+      m.config,
+      onTokens,
+    );
+  } catch (e) {
+    void ready.then(
+      (engine) => settle(engine, start),
+      () => undefined,
+    );
+    throw e;
+  }
+  const [a, b] = reads;
+  let engine: Engine | null = null;
+  try {
+    if (b) checkSameTokens(a.run.file, b.run.file);
+    engine = await ready;
+    const started = start;
+    start = undefined; // the analysis's now: it releases it
+    const analysis = await analyzeRuns(
+      engine,
+      a.run,
+      b?.run ?? null,
+      { k, metric, onProgress: (p) => log(`${p}…`) },
+      started,
+    );
+    const report = await withSha256(analysis, reads);
+    if (values.out) writeJson(report, values.out);
+    process.stdout.write(`${report.sentence}\n`);
+    return report.verdict === 'agree' ? 0 : 1;
   } finally {
     for (const r of reads) r.stop();
+    if (engine) await settle(engine, start);
+    else
+      void ready.then(
+        (e) => settle(e, start),
+        () => undefined,
+      );
   }
+}
+
+/** Releases a start the analysis did not take, then the engine. */
+async function settle(engine: Engine, start: Promise<RunsStart> | undefined): Promise<void> {
+  await start?.then(
+    (s) => s.release(),
+    () => undefined,
+  );
+  engine.dispose();
 }

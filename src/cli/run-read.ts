@@ -20,7 +20,12 @@ export interface ReadRun {
 }
 
 /** Streams a run file from disk after checking it is a regular file, its hashing started beside it. */
-export async function readRun(path: string, flag: string, cfg: NeoXConfig): Promise<ReadRun> {
+export async function readRun(
+  path: string,
+  flag: string,
+  cfg: NeoXConfig,
+  onTokens?: (tokens: number[]) => void,
+): Promise<ReadRun> {
   const what = `${flag} ${quoteUser(path)}`;
   let size: number;
   let mtime: number;
@@ -36,7 +41,10 @@ export async function readRun(path: string, flag: string, cfg: NeoXConfig): Prom
   const hashing = hashFile(path);
   try {
     // One 4 MiB buffer, read into again and again: the reader copies what it keeps.
-    const file = await readRunFile(nodeFileStream(path, 4 << 20, true), size, cfg, { file: basename(path) });
+    const file = await readRunFile(nodeFileStream(path, 4 << 20, true), size, cfg, {
+      file: basename(path),
+      onTokens,
+    });
     const sha256 = hashing.done.then(
       (h) => {
         const now = statSync(path, { throwIfNoEntry: false });
@@ -59,9 +67,16 @@ export async function readRun(path: string, flag: string, cfg: NeoXConfig): Prom
   }
 }
 
-/** Runs read at once ([path, flag] each); where one is refused the others' hashing stops, the first refusal thrown. */
-export async function readRuns(files: [string, string][], cfg: NeoXConfig): Promise<ReadRun[]> {
-  const settled = await Promise.allSettled(files.map(([path, flag]) => readRun(path, flag, cfg)));
+/**
+ * Runs read at once ([path, flag] each); where one is refused the others' hashing stops, the first refusal thrown.
+ * `onTokens`: each file's tokens as soon as its header is checked.
+ */
+export async function readRuns(
+  files: [string, string][],
+  cfg: NeoXConfig,
+  onTokens?: (tokens: number[]) => void,
+): Promise<ReadRun[]> {
+  const settled = await Promise.allSettled(files.map(([path, flag]) => readRun(path, flag, cfg, onTokens)));
   const refused = settled.find((s) => s.status === 'rejected');
   if (refused) {
     for (const s of settled) if (s.status === 'fulfilled') s.value.stop();

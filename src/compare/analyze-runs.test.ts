@@ -11,6 +11,8 @@ import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import { analyzeRuns } from './analyze-runs';
 import { type SynthOptions, synthRun } from './run-synth';
+import type { RunsReport } from './runs-report';
+import { type RunsStart, startRunsAnalysis } from './runs-start';
 
 const seed = freshSeed();
 const rng = mulberry32(seed);
@@ -61,6 +63,45 @@ describe('analysis of runs from elsewhere', () => {
     ).toBe(true);
     expect(bva[j]).toBeGreaterThan(0);
   });
+
+  it.each(['gpu', 'cpu'] as const)(
+    'started from a header’s tokens while the file is read (%s oracle): the same report; a start of other tokens refused, its buffers back',
+    async (oracle) => {
+      const j = Math.floor(rng() * shape.layers);
+      const cfg = engine.modelInfo!.config;
+      const bytes = synthRun(cfg, engine.weights!, tokens, { fault: { kind: 'residual-bf16', layer: j } });
+      let start: Promise<RunsStart> | undefined;
+      let seen: number[] | null = null;
+      const file = await readRunFile(chunks(bytes, 997), bytes.length, cfg, {
+        file: 'b.safetensors',
+        onTokens: (t) => {
+          seen = t;
+          start = startRunsAnalysis(engine, t, { oracle });
+        },
+      });
+      expect(seen).toEqual(tokens);
+      const b = { file, sha256: null };
+      const early = await analyzeRuns(engine, b, null, { oracle }, start);
+      const late = await analyzeRuns(engine, b, null, { oracle });
+      expect(early.durations.start, where).toBeGreaterThan(0);
+      const timeless = (r: RunsReport) =>
+        JSON.parse(
+          JSON.stringify([r.checks, r.curves, r.findings, r.verdict], (k, v) => (k === 'ms' ? 0 : v)),
+        );
+      expect(timeless(early), where).toEqual(timeless(late));
+      expect(early.findings[0].layer, where).toBe(j);
+      const live = engine.gpuParts().pool.stats().bytesInUse;
+      const other = startRunsAnalysis(
+        engine,
+        tokens.map((t) => (t + 1) % shape.vocab),
+        { oracle },
+      );
+      await expect(analyzeRuns(engine, b, null, { oracle }, other)).rejects.toThrow(
+        /started on other tokens/,
+      );
+      expect(engine.gpuParts().pool.stats().bytesInUse).toBe(live);
+    },
+  );
 
   it('a wrong GELU at layer j is named at mlp.act; hidden-states and TransformerLens runs name the layer', async () => {
     const j = Math.floor(rng() * (shape.layers - 1)); // hidden_states hold every layer's output but the last

@@ -13,9 +13,7 @@
 import type { BatchForward, GpuTap } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import { type DfBuffer, readDf, uploadDf } from '../engine/oracle-df';
-import { GpuOracle } from '../engine/oracle-gpu';
 import { oracleForward } from '../kernels/cpu/forward';
-import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { checkSameTokens } from '../model/run-file';
 import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
@@ -24,20 +22,18 @@ import { AnalysisCancelled, metricsEngine } from './analyze';
 import { needsScale } from './floor';
 import { JobList, type Side } from './jobs';
 import type { FullMetrics } from './metrics';
-import { decideOracle } from './oracle-source';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { cpuExact, exactWhole } from './run-exact';
 import { checkedRowsWords, rowsOf } from './run-rows';
-import { dfRows, tapRows, uploadRun } from './run-sources';
+import { tapRows, uploadRun } from './run-sources';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import { RUNS_REPORT_SCHEMA, type RunsReport, verdictOf } from './runs-report';
+import { HF_ANGLES, type RunsStart, startFits, startRunsAnalysis } from './runs-start';
 import { checkResults, curveResults } from './runs-verdict';
 import { explainRunFindings } from './why-runs';
 
 export type { AnalyzeRunsOptions, RunInput };
 
-/** The angles of runs made elsewhere: Hugging Face's (kernels/cpu/rotary-angles.ts). */
-const HF_ANGLES: RotaryAngles = 'hf-fp32';
 const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'bf16' };
 
 /** A run as the comparisons see it: its slots as f32 tensors on the GPU. */
@@ -62,27 +58,58 @@ function engineSlots(run: BatchForward): Map<string, GpuTap> {
   return slots;
 }
 
-/** Runs the analysis of run A (and B, against A) on the engine's loaded model. */
+/**
+ * Runs the analysis of run A (and B, against A) on the engine's loaded model. `start`: its first steps, started
+ * from the tokens before the runs were whole (startRunsAnalysis, with the same options); else they run here.
+ */
 export async function analyzeRuns(
   engine: Engine,
   a: RunInput,
   b: RunInput | null,
   opts: AnalyzeRunsOptions = {},
+  start?: Promise<RunsStart>,
 ): Promise<RunsReport> {
   const info = engine.modelInfo;
-  if (!info || !engine.gpuParts().model) throw new Error('no model is loaded');
-  if (b) checkSameTokens(a.file, b.file);
+  if (!info || !engine.gpuParts().model) {
+    start?.then(
+      (s) => s.release(),
+      () => undefined,
+    );
+    throw new Error('no model is loaded');
+  }
+  const _cfg = info.config;
+  const tokens = a.file.tokens;
+  const _T = tokens.length;
+  const from = opts.rows?.from ?? 0;
+  const angles = opts.angles ?? HF_ANGLES;
+  const s = await (start ?? startRunsAnalysis(engine, tokens, opts));
+  try {
+    if (b) checkSameTokens(a.file, b.file);
+    if (!startFits(s, tokens, from, angles))
+      throw new Error('the analysis was started on other tokens, rows or angles than its runs have');
+    return await analyzeStarted(engine, s, a, b, opts);
+  } finally {
+    s.release();
+  }
+}
+
+/** The analysis after its first steps (`s`, of the runs' tokens). */
+async function analyzeStarted(
+  engine: Engine,
+  s: RunsStart,
+  a: RunInput,
+  b: RunInput | null,
+  opts: AnalyzeRunsOptions,
+): Promise<RunsReport> {
+  const info = engine.modelInfo!;
   const cfg = info.config;
   const tokens = a.file.tokens;
   const T = tokens.length;
-  const from = opts.rows?.from ?? 0;
-  if (!Number.isInteger(from) || from < 0 || from >= T)
-    throw new Error(`rows from ${from}: not a row of the ${T} tokens`);
+  const { from, angles, gpuOracle, oracleInfo, refBatch, ref, refDone, batch } = s;
   const R = T - from;
   const k = opts.k ?? DEFAULT_K;
   const metric = opts.metric ?? 'relL2';
-  const angles = opts.angles ?? HF_ANGLES;
-  const durations: Record<string, number> = {};
+  const durations: Record<string, number> = { start: s.ms };
   const phases = ['sources', 'oracle', 'comparisons', 'verdict', 'why'];
   const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
@@ -93,54 +120,23 @@ export async function analyzeRuns(
     return r;
   };
   const { on: metricsOn, m: metrics } = metricsEngine(engine, opts.metrics ?? 'auto');
-  const oracleInfo = await decideOracle(engine, opts.oracle ?? 'auto');
-  const { device, pipelines, pool, model } = engine.gpuParts();
-  const gpuOracle =
-    oracleInfo.kind === 'gpu'
-      ? new GpuOracle(device, pipelines, pool, model, {
-          dfFma: oracleInfo.dfFma,
-          maxBindingBytes: engine.maxBindingBytes,
-          angles,
-        })
-      : null;
+  const { device, pipelines, pool } = engine.gpuParts();
   const layerOuts = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
   const inputs = [a, b].filter((r): r is RunInput => r !== null);
   // Slots on the GPU are read back only where the CPU reads them.
   const load = () => Promise.all(inputs.map((r) => r.resident?.load()));
   if (!gpuOracle) await load();
-  const refBatch = engine.batch();
-  const batch = engine.batch();
-  try {
-    // The reference path first, in a submit of its own: on the CPU oracle's route its taps are read back.
-    const ref = refBatch.forward(tokens, { path: 'reference', precision: 'fp32', taps: 'all' });
-    // On the GPU oracle's route the CPU records the rest while the GPU runs it (the queue keeps the order).
-    const refDone = refBatch.submit();
-    refDone.catch(() => undefined); // awaited below; an error then, not an unhandled rejection now
-    let refCpu: Map<string, Float32Array> | null = null;
-    if (!gpuOracle) {
-      await refDone;
-      refCpu = new Map();
-      for (const [slot, tap] of engineSlots(ref)) refCpu.set(slot, await refBatch.read(tap, T));
-    }
+  let refCpu: Map<string, Float32Array> | null = null;
+  if (!gpuOracle) {
+    await refDone;
+    refCpu = new Map();
+    for (const [slot, tap] of engineSlots(ref)) refCpu.set(slot, await refBatch.read(tap, T));
+  }
 
-    // Oracle's whole forward first (its logits' pieces decide how a run's logits are uploaded).
-    const forward = await phase('oracle', () => {
-      if (gpuOracle) {
-        const prefix = opts.prefix && from > 0 && opts.prefix.from === from ? opts.prefix : null;
-        if (prefix) {
-          // The checked rows only, on the earlier rows' keys and values.
-          const run = gpuOracle.forwardFrom(batch.encoder, tokens, from, prefix.qkv);
-          batch.onRelease(() => run.release());
-          batch.flush();
-          return run.taps;
-        }
-        const run = gpuOracle.forward(batch.encoder, tokens, 'dump');
-        batch.onRelease(() => run.release());
-        // Every position's forward (attention reads them all); its checked rows compared.
-        const out = new Map([...run.taps].map(([name, t]) => [name, dfRows(batch, t, T, from, name)]));
-        batch.flush(); // the GPU starts on the exact forward while the CPU records the checks
-        return out;
-      }
+  // The exact forward: started on the GPU oracle; the CPU oracle's here.
+  const forward =
+    s.forward ??
+    (await phase('oracle', () => {
       const taps = new Map<string, Float64Array>();
       oracleForward(cfg, engine.weights!, tokens, taps, { angles });
       const up = new Map<string, DfBuffer>();
@@ -153,202 +149,198 @@ export async function analyzeRuns(
         up.set(name, { buffer, n: v.length });
       }
       return up;
-    });
+    }));
 
-    const runs = await phase('sources', () => {
-      const lmHead = a.file.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
-      const checksOf = (has: (s: string) => boolean, wholeLayers?: ReadonlySet<number>) =>
-        runChecks(cfg, has, lmHead, wholeLayers);
-      const files = inputs.map((r, j): GpuRun => {
-        const { checks, missing } = checksOf((s) => r.file.slots.has(s));
-        const whole = new Set(
-          checks.filter((c) => c.op === 'attention' || c.op === 'layer').flatMap((c) => c.inputs),
-        );
-        const parts = forward.get('logits')?.parts;
-        const up = uploadRun(batch, r.file, parts, from, whole, gpuOracle ? r.resident?.slots : undefined);
-        return {
-          id: j === 0 ? 'A' : 'B',
-          slots: up.rows,
-          full: up.full,
-          precision: PRECISION[r.file.storage],
-          checks,
-          missing,
-          names: (s) => up.rows.get(s)?.name ?? s,
-          cpu: gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
-        };
-      });
-      // The floors' run checks every op the files' runs check, whole layers included.
-      const wholeLayers = new Set(
-        files.flatMap((f) => f.checks.filter((c) => c.op === 'layer').map((c) => c.layer!)),
+  const runs = await phase('sources', () => {
+    const lmHead = a.file.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
+    const checksOf = (has: (s: string) => boolean, wholeLayers?: ReadonlySet<number>) =>
+      runChecks(cfg, has, lmHead, wholeLayers);
+    const files = inputs.map((r, j): GpuRun => {
+      const { checks, missing } = checksOf((s) => r.file.slots.has(s));
+      const whole = new Set(
+        checks.filter((c) => c.op === 'attention' || c.op === 'layer').flatMap((c) => c.inputs),
       );
-      const full = engineSlots(ref);
-      const { checks, missing } = checksOf((s) => full.has(s), wholeLayers);
-      // The checked rows of what is compared: the checks' outputs and the curves' slots.
-      const used = new Set(['embed', ...layerOuts, 'final_norm', 'logits', ...checks.map((c) => c.output)]);
-      const slots = new Map(
-        [...full].filter(([s]) => used.has(s)).map(([s, t]) => [s, tapRows(batch, t, T, from)]),
-      );
-      const names = (s: string) => full.get(s)?.name ?? s;
-      const reference: GpuRun = {
-        id: 'reference',
-        slots,
-        full,
-        precision: 'fp32',
+      const parts = forward.get('logits')?.parts;
+      const up = uploadRun(batch, r.file, parts, from, whole, gpuOracle ? r.resident?.slots : undefined);
+      return {
+        id: j === 0 ? 'A' : 'B',
+        slots: up.rows,
+        full: up.full,
+        precision: PRECISION[r.file.storage],
         checks,
         missing,
-        names,
-        cpu: refCpu,
+        names: (s) => up.rows.get(s)?.name ?? s,
+        cpu: gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
       };
-      return { ref: reference, files };
     });
+    // The floors' run checks every op the files' runs check, whole layers included.
+    const wholeLayers = new Set(
+      files.flatMap((f) => f.checks.filter((c) => c.op === 'layer').map((c) => c.layer!)),
+    );
+    const full = engineSlots(ref);
+    const { checks, missing } = checksOf((s) => full.has(s), wholeLayers);
+    // The checked rows of what is compared: the checks' outputs and the curves' slots.
+    const used = new Set(['embed', ...layerOuts, 'final_norm', 'logits', ...checks.map((c) => c.output)]);
+    const slots = new Map(
+      [...full].filter(([s]) => used.has(s)).map(([s, t]) => [s, tapRows(batch, t, T, from)]),
+    );
+    const names = (s: string) => full.get(s)?.name ?? s;
+    const reference: GpuRun = {
+      id: 'reference',
+      slots,
+      full,
+      precision: 'fp32',
+      checks,
+      missing,
+      names,
+      cpu: refCpu,
+    };
+    return { ref: reference, files };
+  });
 
-    // The exact output of every check of every run (the reference path's own checks are the floors).
-    const exact = await phase('oracle', () => {
-      const all = [runs.ref, ...runs.files];
-      return all.map((run) => {
-        // Each run's checks handed to the GPU as soon as they are recorded (it works while the next are).
-        if (gpuOracle) batch.flush();
-        return run.checks.map((c): DfBuffer => {
-          if (gpuOracle) {
-            // Every row where the run has it (opOn takes either), else the checked rows.
-            const inputs = c.inputs.map((s) => {
-              const t = run.full.get(s) ?? run.slots.get(s)!;
-              return { buffer: t.buffer, n: t.floats };
-            });
-            const one = gpuOracle.opOn(
-              batch.encoder,
-              { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
-              tokens,
-              from,
-            );
-            batch.onRelease(() => one.release());
-            return one.taps.get('out')!;
-          }
-          return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
-        });
+  // The exact output of every check of every run (the reference path's own checks are the floors).
+  const exact = await phase('oracle', () => {
+    const all = [runs.ref, ...runs.files];
+    return all.map((run) => {
+      // Each run's checks handed to the GPU as soon as they are recorded (it works while the next are).
+      if (gpuOracle) batch.flush();
+      return run.checks.map((c): DfBuffer => {
+        if (gpuOracle) {
+          // Every row where the run has it (opOn takes either), else the checked rows.
+          const inputs = c.inputs.map((s) => {
+            const t = run.full.get(s) ?? run.slots.get(s)!;
+            return { buffer: t.buffer, n: t.floats };
+          });
+          const one = gpuOracle.opOn(
+            batch.encoder,
+            { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
+            tokens,
+            from,
+          );
+          batch.onRelease(() => one.release());
+          return one.taps.get('out')!;
+        }
+        return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
       });
     });
+  });
 
-    const results = await phase('comparisons', async () => {
-      const jobs = new JobList(R, 'fp32');
-      const f32 = (t: GpuTap): Side => ({ f32: t });
-      const zero = needsScale(metric)
-        ? batch.buffer(R * Math.max(cfg.hiddenSize * 4, cfg.vocabSize) * 4, 'zero')
-        : null;
-      const scaleJob = (t: GpuTap) =>
-        zero ? jobs.compare(f32(t), { zero, floats: t.floats }, `${t.name} scale`) : -1;
-      const layerSlots = ['embed', ...layerOuts, 'final_norm', 'logits'];
-      const curves = layerSlots.map((slot) => {
-        const o = forward.get(slot);
-        const refTap = runs.ref.slots.get(slot)!;
-        if (!o) return null;
+  const results = await phase('comparisons', async () => {
+    const jobs = new JobList(R, 'fp32');
+    const f32 = (t: GpuTap): Side => ({ f32: t });
+    const zero = needsScale(metric)
+      ? batch.buffer(R * Math.max(cfg.hiddenSize * 4, cfg.vocabSize) * 4, 'zero')
+      : null;
+    const scaleJob = (t: GpuTap) =>
+      zero ? jobs.compare(f32(t), { zero, floats: t.floats }, `${t.name} scale`) : -1;
+    const layerSlots = ['embed', ...layerOuts, 'final_norm', 'logits'];
+    const curves = layerSlots.map((slot) => {
+      const o = forward.get(slot);
+      const refTap = runs.ref.slots.get(slot)!;
+      if (!o) return null;
+      return {
+        slot,
+        floor: jobs.compare(f32(refTap), { df: o }, `${slot} floor`),
+        scale: scaleJob(refTap),
+        runs: runs.files.map((r) =>
+          r.slots.has(slot) ? jobs.compare(f32(r.slots.get(slot)!), { df: o }, `${r.id} ${slot}`) : -1,
+        ),
+        bVsA:
+          runs.files.length === 2 && runs.files.every((r) => r.slots.has(slot))
+            ? jobs.compare(
+                f32(runs.files[1].slots.get(slot)!),
+                f32(runs.files[0].slots.get(slot)!),
+                `B vs A ${slot}`,
+              )
+            : -1,
+      };
+    });
+    const checkJobs = [runs.ref, ...runs.files].map((run, j) =>
+      run.checks.map((c, i) => ({
+        err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`, {
+          perRow: true,
+        }),
+        scale: scaleJob(run.slots.get(c.output)!),
+      })),
+    );
+    const pending = jobs.record(metrics, batch.encoder);
+    batch.onRelease(() => pending.release());
+    await refDone;
+    await batch.submit();
+    const out = (await pending.read()).compare;
+    return {
+      curves,
+      checkJobs,
+      got: (j: number): FullMetrics => out[j].metrics,
+      rows: (j: number) => out[j].perRow,
+    };
+  });
+
+  const report = await phase('verdict', () => {
+    const checks = checkResults(runs.files, runs.ref, results, metric, k, from);
+    const curves = curveResults(runs.files, results, metric, k);
+    const sources = [a, b]
+      .filter((r): r is RunInput => r !== null)
+      .map((r, j) => {
+        const run = runs.files[j];
         return {
-          slot,
-          floor: jobs.compare(f32(refTap), { df: o }, `${slot} floor`),
-          scale: scaleJob(refTap),
-          runs: runs.files.map((r) =>
-            r.slots.has(slot) ? jobs.compare(f32(r.slots.get(slot)!), { df: o }, `${r.id} ${slot}`) : -1,
-          ),
-          bVsA:
-            runs.files.length === 2 && runs.files.every((r) => r.slots.has(slot))
-              ? jobs.compare(
-                  f32(runs.files[1].slots.get(slot)!),
-                  f32(runs.files[0].slots.get(slot)!),
-                  `B vs A ${slot}`,
-                )
-              : -1,
+          id: run.id,
+          file: r.file.file,
+          sha256: r.sha256,
+          label: r.file.label,
+          device: r.file.device,
+          dtype: r.file.dtype,
+          storage: r.file.storage,
+          tensors: r.file.slots.size,
+          ignored: r.file.ignored,
+          handoffs: r.file.handoffs,
+          checks: run.checks.length,
+          missing: run.missing,
+          generation: r.file.generation ?? null,
         };
       });
-      const checkJobs = [runs.ref, ...runs.files].map((run, j) =>
-        run.checks.map((c, i) => ({
-          err: jobs.compare(f32(run.slots.get(c.output)!), { df: exact[j][i] }, `${run.id} ${c.id}`, {
-            perRow: true,
-          }),
-          scale: scaleJob(run.slots.get(c.output)!),
-        })),
-      );
-      const pending = jobs.record(metrics, batch.encoder);
-      batch.onRelease(() => pending.release());
-      await refDone;
-      await batch.submit();
-      const out = (await pending.read()).compare;
-      return {
-        curves,
-        checkJobs,
-        got: (j: number): FullMetrics => out[j].metrics,
-        rows: (j: number) => out[j].perRow,
-      };
-    });
-
-    const report = await phase('verdict', () => {
-      const checks = checkResults(runs.files, runs.ref, results, metric, k, from);
-      const curves = curveResults(runs.files, results, metric, k);
-      const sources = [a, b]
-        .filter((r): r is RunInput => r !== null)
-        .map((r, j) => {
-          const run = runs.files[j];
-          return {
-            id: run.id,
-            file: r.file.file,
-            sha256: r.sha256,
-            label: r.file.label,
-            device: r.file.device,
-            dtype: r.file.dtype,
-            storage: r.file.storage,
-            tensors: r.file.slots.size,
-            ignored: r.file.ignored,
-            handoffs: r.file.handoffs,
-            checks: run.checks.length,
-            missing: run.missing,
-            generation: r.file.generation ?? null,
-          };
-        });
-      const report: RunsReport = {
-        schema: RUNS_REPORT_SCHEMA,
-        createdAt: new Date().toISOString(),
-        model: { name: info.name, config: cfg },
-        adapter: engine.adapter,
-        tokens,
-        metric,
-        k,
-        oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
-        metricsOn,
-        floorFrom: 'the engine reference path (fp32), its local error at the same op',
-        runs: sources,
-        curves,
-        checks,
-        ...verdictOf(sources, checks, curves, k),
-        durations,
-      };
-      return report;
-    });
-    const whyRuns = runs.files.map((run, j) => {
-      const file = (j === 0 ? a : b!).file;
-      // The born op's exact output over every row (its anatomy and causes are read on the whole op): the checked
-      // rows' output as it is, else the op once more on all rows.
-      const whole = (i: number) =>
-        from === 0
-          ? readDf(device, exact[j + 1][i], T)
-          : exactWhole(engine, gpuOracle, file, run.checks[i], `${run.id}:${run.checks[i].id}`, angles);
-      return { id: run.id, file, precision: run.precision, checks: run.checks, exact: whole };
-    });
-    const products = gpuOracle
-      ? { device, pipelines, pool, dfFma: oracleInfo.dfFma, maxBindingBytes: engine.maxBindingBytes }
-      : null;
-    await phase('why', async () => {
-      if (report.findings.some((f) => f.diverged)) await load();
-      await explainRunFindings(engine, report, whyRuns, angles, products);
-    });
-    if (opts.rows && from > 0) {
-      const rows = opts.rows;
-      report.rows = { from, note: rows.note };
-      for (const [j, f] of report.findings.entries())
-        f.sentence = f.sentence.replace(/\.$/, ` (${checkedRowsWords(rows, T, report.runs[j].generation)}).`);
-      report.sentence = report.findings.map((f) => f.sentence).join(' ');
-    }
+    const report: RunsReport = {
+      schema: RUNS_REPORT_SCHEMA,
+      createdAt: new Date().toISOString(),
+      model: { name: info.name, config: cfg },
+      adapter: engine.adapter,
+      tokens,
+      metric,
+      k,
+      oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
+      metricsOn,
+      floorFrom: 'the engine reference path (fp32), its local error at the same op',
+      runs: sources,
+      curves,
+      checks,
+      ...verdictOf(sources, checks, curves, k),
+      durations,
+    };
     return report;
-  } finally {
-    batch.release();
-    refBatch.release();
+  });
+  const whyRuns = runs.files.map((run, j) => {
+    const file = (j === 0 ? a : b!).file;
+    // The born op's exact output over every row (its anatomy and causes are read on the whole op): the checked
+    // rows' output as it is, else the op once more on all rows.
+    const whole = (i: number) =>
+      from === 0
+        ? readDf(device, exact[j + 1][i], T)
+        : exactWhole(engine, gpuOracle, file, run.checks[i], `${run.id}:${run.checks[i].id}`, angles);
+    return { id: run.id, file, precision: run.precision, checks: run.checks, exact: whole };
+  });
+  const products = gpuOracle
+    ? { device, pipelines, pool, dfFma: oracleInfo.dfFma, maxBindingBytes: engine.maxBindingBytes }
+    : null;
+  await phase('why', async () => {
+    if (report.findings.some((f) => f.diverged)) await load();
+    await explainRunFindings(engine, report, whyRuns, angles, products);
+  });
+  if (opts.rows && from > 0) {
+    const rows = opts.rows;
+    report.rows = { from, note: rows.note };
+    for (const [j, f] of report.findings.entries())
+      f.sentence = f.sentence.replace(/\.$/, ` (${checkedRowsWords(rows, T, report.runs[j].generation)}).`);
+    report.sentence = report.findings.map((f) => f.sentence).join(' ');
   }
+  return report;
 }

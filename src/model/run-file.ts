@@ -49,6 +49,8 @@ export interface ReadRunOptions {
   file?: string;
   signal?: AbortSignal;
   onProgress?(loaded: number, total: number | null): void;
+  /** Once the header is checked, before any tensor is read: the run's tokens (an analysis may start on them). */
+  onTokens?(tokens: number[]): void;
 }
 
 function bad(file: string, detail: string, key?: string): ModelLoadError {
@@ -212,6 +214,7 @@ export async function readRunFile(
         if (!f || e.begin < f.begin || (e.begin === f.begin && e.end < f.end)) first.set(slot, e);
       }
       for (const e of first.values()) kept.add(e.name);
+      opts.onTokens?.([...tokens]);
     },
     onTensor(name, e, data, view) {
       const ref = refs.get(name)!;

@@ -4,6 +4,7 @@
 // whatever a run file holds.
 import { analyzeRuns } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
+import { type RunsStart, startRunsAnalysis } from '../compare/runs-start';
 import type { Engine } from '../engine/engine';
 import { checkSameTokens, type RunFile, readRunFile } from '../model/run-file';
 import type { NeoXConfig } from '../numeric/types';
@@ -17,11 +18,13 @@ function readRun(
   input: RunFileInput,
   signal: AbortSignal,
   onProgress: (p: RunLoadProgress) => void,
+  onTokens: (tokens: number[]) => void,
 ): Promise<RunFile> {
   return readRunFile(input.blob.stream(), input.blob.size, cfg, {
     file: input.name,
     signal,
     onProgress: (loaded, total) => onProgress({ file: input.name, loadedBytes: loaded, totalBytes: total }),
+    onTokens,
   });
 }
 
@@ -70,16 +73,27 @@ export async function compareRunFiles(
     refused = e;
     stop();
   });
+  // The analysis's first steps start on the first header's tokens, while the tensors are still being read.
+  let start: Promise<RunsStart> | undefined;
+  const onTokens = (tokens: number[]) => {
+    start ??= startRunsAnalysis(engine, tokens);
+    start.catch(() => undefined); // handed to the analysis, which awaits it
+  };
   try {
     const [a, b] = await Promise.all([
-      readRun(cfg, runs[0], ctl.signal, onLoad),
-      runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad) : null,
+      readRun(cfg, runs[0], ctl.signal, onLoad, onTokens),
+      runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad, onTokens) : null,
     ]);
     if (b) checkSameTokens(a, b);
-    const report = await analyzeRuns(engine, { file: a, sha256: null }, b && { file: b, sha256: null }, {
-      signal: ctl.signal,
-      onProgress: onPhase,
-    });
+    const started = start;
+    start = undefined; // the analysis's now: it releases it
+    const report = await analyzeRuns(
+      engine,
+      { file: a, sha256: null },
+      b && { file: b, sha256: null },
+      { signal: ctl.signal, onProgress: onPhase },
+      started,
+    );
     const shas = await hashes;
     return { ...report, runs: report.runs.map((r, i) => ({ ...r, sha256: shas[i] })) };
   } catch (e) {
@@ -87,5 +101,10 @@ export async function compareRunFiles(
     throw refused ?? e;
   } finally {
     signal.removeEventListener('abort', stop);
+    // A start no analysis took (a refused file): its buffers back.
+    void start?.then(
+      (s) => s.release(),
+      () => undefined,
+    );
   }
 }
