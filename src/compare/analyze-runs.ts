@@ -69,17 +69,14 @@ export async function analyzeRuns(
   opts: AnalyzeRunsOptions = {},
   start?: Promise<RunsStart>,
 ): Promise<RunsReport> {
-  const info = engine.modelInfo;
-  if (!info || !engine.gpuParts().model) {
+  if (!engine.modelInfo || !engine.gpuParts().model) {
     start?.then(
       (s) => s.release(),
       () => undefined,
     );
     throw new Error('no model is loaded');
   }
-  const _cfg = info.config;
   const tokens = a.file.tokens;
-  const _T = tokens.length;
   const from = opts.rows?.from ?? 0;
   const angles = opts.angles ?? HF_ANGLES;
   const s = await (start ?? startRunsAnalysis(engine, tokens, opts));

@@ -26,6 +26,24 @@ export interface RecordedDecode {
 const RECORDED =
   /^(embed|final_norm|logits|layers\.\d+\.(ln1|qkv|ctx|attn_out|resid_mid|ln2|fc1|gelu|mlp_out|out))$/;
 
+/** The largest staging buffer a read packs taps into (well under any adapter's maxBufferSize). */
+const READ_PACK = 64 << 20;
+
+/**
+ * Consecutive runs [i, j) of `sizes` whose sums stay within `cap` (a size past the cap alone), in order, covering all.
+ */
+export function packs(sizes: readonly number[], cap: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (let i = 0; i < sizes.length; ) {
+    let j = i + 1;
+    let sum = sizes[i];
+    while (j < sizes.length && sum + sizes[j] <= cap) sum += sizes[j++];
+    out.push([i, j]);
+    i = j;
+  }
+  return out;
+}
+
 const usage = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 
 interface Tap {
@@ -126,18 +144,19 @@ function recordedDecode(
       if (!Number.isInteger(from) || from < 0 || from > rows)
         throw new Error(`decode: no row ${from} of ${rows}`);
       const which = [...taps].filter(([name]) => !names || names.includes(name));
+      const requests = which.map(([, t]) => ({
+        src: t.buffer,
+        offset: from * t.width * 4,
+        bytes: (rows - from) * t.width * 4,
+      }));
+      // Packed into staging buffers of at most READ_PACK bytes each (one map apiece; a tap alone where it is larger).
       const encoder = device.createCommandEncoder({ label: 'record:read' });
-      const finish = recordReadbackPacked(
-        device,
-        encoder,
-        which.map(([, t]) => ({
-          src: t.buffer,
-          offset: from * t.width * 4,
-          bytes: (rows - from) * t.width * 4,
-        })),
-      );
+      const finishes = packs(
+        requests.map((r) => r.bytes),
+        READ_PACK,
+      ).map(([i, j]) => recordReadbackPacked(device, encoder, requests.slice(i, j)));
       device.queue.submit([encoder.finish()]);
-      const got = await finish();
+      const got = (await Promise.all(finishes.map((f) => f()))).flat();
       return new Map(which.map(([name], i) => [name, got[i]]));
     },
     release() {
