@@ -12,8 +12,9 @@ import type { DispatchSpec } from '../gpu/program';
 import { mulberry32, randn } from '../numeric/random';
 import { gemvFor, gemvShape } from './fused-gemv';
 import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
-import { GEMM_CPU, GEMM_DECODE, GEMM_SMALL, type GemmTiles } from './gemm';
+import { GEMM_CPU, GEMM_DECODE, GEMM_SMALL } from './gemm';
 import { gemmPolicyFor, UNKNOWN_ADAPTER } from './gemm-configs';
+import { type GemmMode, gemmModes } from './gemm-modes.testdata';
 import { rotaryTables } from './rotary';
 import { createHarness, freshSeed, type Harness } from './testing';
 
@@ -32,17 +33,7 @@ const TILED = UNKNOWN_ADAPTER;
 const GEMV = { ...UNKNOWN_ADAPTER, gemvRows: 4 };
 const GUARD = 67;
 
-type Mode = { name: string; constants: Record<string, number | boolean>; tiles: GemmTiles; f16w?: boolean };
-const MODES: Mode[] = [
-  { name: 'f32', constants: {}, tiles: GEMM_DECODE },
-  {
-    name: 'fp16 accumulation, bf16 storage',
-    constants: { ACC_F16: true, STORAGE_PREC: 2 },
-    tiles: GEMM_SMALL,
-  },
-  { name: 'packed f16 weights', constants: { W_F16: true }, tiles: GEMM_CPU, f16w: true },
-  { name: 'FAULT_TILE_OFFSET', constants: { FAULT_TILE_OFFSET: true }, tiles: GEMM_CPU },
-];
+const MODES: GemmMode[] = gemmModes({ f32: GEMM_DECODE, acc: GEMM_SMALL, f16w: GEMM_CPU, fault: GEMM_CPU });
 
 // (M, N, K): one row and 2 to 4 rows; K below one BK step, K odd; N past one workgroup's 8 columns. Each whole,
 // and split in chunks of 64 (K 515 and 531: nine splits, the last 3 and 19 deep; K 13: one). (SwiftShader takes
@@ -146,7 +137,7 @@ describe('the GEMV core gives the tiled core’s bits', () => {
 
   async function linearEpilogues(
     seed: number,
-    mode: Mode,
+    mode: GemmMode,
     shapes: [number, number, number][],
     splits: readonly (number | undefined)[],
     all: boolean,

@@ -11,8 +11,9 @@ import type { DispatchSpec } from '../gpu/program';
 import { mulberry32, randn } from '../numeric/random';
 import { attnScores, attnValues, softmaxCausal } from './attention';
 import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
-import { GEMM_CPU, GEMM_SMALL, type GemmTiles } from './gemm';
+import { GEMM_CPU, GEMM_SMALL } from './gemm';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
+import { type GemmMode, gemmModes } from './gemm-modes.testdata';
 import { rotaryTables } from './rotary';
 import { createHarness, freshSeed, type Harness } from './testing';
 
@@ -23,17 +24,7 @@ beforeAll(async () => {
 afterAll(() => h?.destroy());
 
 /** A mode runs on one tile configuration of the tiled core (both BK 8 and 16 are covered over the modes). */
-type Mode = { name: string; constants: Record<string, number | boolean>; tiles: GemmTiles; f16w?: boolean };
-const MODES: Mode[] = [
-  { name: 'f32', constants: {}, tiles: GEMM_CPU },
-  {
-    name: 'fp16 accumulation, bf16 storage',
-    constants: { ACC_F16: true, STORAGE_PREC: 2 },
-    tiles: GEMM_SMALL,
-  },
-  { name: 'packed f16 weights', constants: { W_F16: true }, tiles: GEMM_CPU, f16w: true },
-  { name: 'FAULT_TILE_OFFSET', constants: { FAULT_TILE_OFFSET: true }, tiles: GEMM_CPU },
-];
+const MODES: GemmMode[] = gemmModes({ f32: GEMM_CPU, acc: GEMM_SMALL, f16w: GEMM_CPU, fault: GEMM_CPU });
 
 // (M, N, K): one row (a decode step), rows past a block of 4 and not a multiple of it, K below one BK step, K a
 // multiple of BK 8 but not 16, N past a workgroup of 4-column groups.

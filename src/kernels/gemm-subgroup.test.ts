@@ -13,8 +13,9 @@ import { packF16 } from '../engine/gpu-model';
 import type { DispatchSpec } from '../gpu/program';
 import { mulberry32, randn } from '../numeric/random';
 import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
-import { GEMM_CPU, GEMM_SMALL, type GemmTiles } from './gemm';
+import { GEMM_CPU, GEMM_SMALL } from './gemm';
 import { type GemmPolicy, UNKNOWN_ADAPTER } from './gemm-configs';
+import { type GemmMode, gemmModes } from './gemm-modes.testdata';
 import { type SubgroupTiles, subgroupTilesFor, subgroupTilesName } from './gemm-subgroup';
 import { checkSubgroupGemm, withSubgroupCheck } from './gemm-subgroup-check';
 import { rotaryTables } from './rotary';
@@ -50,17 +51,7 @@ function layouts(sg: number): SubgroupTiles[] {
   ];
 }
 
-type Mode = { name: string; constants: Record<string, number | boolean>; tiles: GemmTiles; f16w?: boolean };
-const MODES: Mode[] = [
-  { name: 'f32', constants: {}, tiles: GEMM_CPU },
-  {
-    name: 'fp16 accumulation, bf16 storage',
-    constants: { ACC_F16: true, STORAGE_PREC: 2 },
-    tiles: GEMM_SMALL,
-  },
-  { name: 'packed f16 weights', constants: { W_F16: true }, tiles: GEMM_CPU, f16w: true },
-  { name: 'FAULT_TILE_OFFSET', constants: { FAULT_TILE_OFFSET: true }, tiles: GEMM_SMALL },
-];
+const MODES: GemmMode[] = gemmModes({ f32: GEMM_CPU, acc: GEMM_SMALL, f16w: GEMM_CPU, fault: GEMM_SMALL });
 
 // (M, N, K): multiples of no layout's block; K odd (the tiled core pads it), K a multiple of 16 but past one step.
 // Each whole, and split in chunks of 32 (the last one short where K is not a multiple).
@@ -129,7 +120,7 @@ describe('the subgroup core gives the tiled core’s bits', () => {
 
   async function linearEpilogues(
     seed: number,
-    mode: Mode,
+    mode: GemmMode,
     layout: SubgroupTiles,
     shapes: [number, number, number][],
     all: boolean,
