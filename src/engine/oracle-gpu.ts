@@ -3,21 +3,17 @@
 // (`array<vec2<f32>>`, x = hi, y = lo, row-major) with the reference plan's tap names and shapes. A whole
 // forward, single layers on a given input, or one op on a run's recorded inputs are recorded into the caller's
 // command encoder (one submit). The df tensors and their recording: oracle-df.ts; the layer and the LM head:
-// oracle-layer.ts.
+// oracle-layer.ts; one op on a run's recorded inputs: oracle-op.ts.
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import type { GpuTimer } from '../gpu/timestamps';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import { dfScores, dfSoftmax, dfValues } from '../kernels/oracle/attention';
 import { dfEmbedding } from '../kernels/oracle/embedding';
-import { dfGelu } from '../kernels/oracle/gelu';
 import { dfLayerNorm } from '../kernels/oracle/layernorm';
-import { dfLinear } from '../kernels/oracle/linear';
 import { dfPromote } from '../kernels/oracle/promote';
-import { dfResidual } from '../kernels/oracle/residual';
-import { dfRotary, rotaryTablesF64 } from '../kernels/oracle/rotary';
+import { rotaryTablesF64 } from '../kernels/oracle/rotary';
 import { toDfPairs } from '../numeric/double-float';
-import type { GpuLinear, GpuModel } from './gpu-model';
+import type { GpuModel } from './gpu-model';
 import {
   DF_BYTES,
   type DfBuffer,
@@ -27,30 +23,9 @@ import {
   Recording,
 } from './oracle-df';
 import { layerBuffers, type OracleKit, recordLayer, recordLmHead } from './oracle-layer';
+import { type OracleOpCall, recordOp } from './oracle-op';
 
-/** The ops a run's local checks re-run (src/compare/run-checks.ts). */
-export type OracleOp =
-  | 'embed'
-  | 'ln1'
-  | 'qkv'
-  | 'attention'
-  | 'dense'
-  | 'ln2'
-  | 'fc1'
-  | 'act'
-  | 'fc2'
-  | 'residual'
-  | 'layer'
-  | 'final_norm'
-  | 'lm_head';
-
-/** One op on recorded inputs: f32 buffers of n floats each, in the op's argument order. */
-export interface OracleOpCall {
-  op: OracleOp;
-  layer: number | null;
-  inputs: { buffer: GPUBuffer; n: number }[];
-  label: string;
-}
+export type { OracleOp, OracleOpCall } from './oracle-op';
 
 export class GpuOracle {
   private readonly df: OverrideConstants;
@@ -225,135 +200,11 @@ export class GpuOracle {
     from = 0,
     timer?: GpuTimer | null,
   ): OracleRun {
-    const { cfg } = this.model;
-    const T = tokens.length;
-    const d = cfg.hiddenSize;
-    if (!Number.isInteger(from) || from < 0 || from >= T)
-      throw new OracleError(`oracle ${c.label}: rows from ${from} are not within the ${T} rows`);
-    const R = T - from;
-    const allRows = c.op === 'attention' || c.op === 'layer';
-    const width = c.op === 'act' || c.op === 'fc2' ? cfg.intermediateSize : c.op === 'attention' ? 3 * d : d;
+    if (!Number.isInteger(from) || from < 0 || from >= tokens.length)
+      throw new OracleError(`oracle ${c.label}: rows from ${from} are not within the ${tokens.length} rows`);
     const rec = this.recording();
     try {
-      const xs = c.inputs.map(({ buffer, n }, j) => {
-        // Every row (T·width), or only the checked ones ((T − from)·width) where the op is row-wise.
-        const rows = n === T * width ? T : !allRows && n === R * width ? R : -1;
-        if (rows < 0)
-          throw new OracleError(
-            `oracle ${c.label}: input ${j} holds ${n} floats, not ${allRows ? T : `${T} or ${R}`} rows of ${width}`,
-          );
-        const skip = allRows ? 0 : (rows - R) * width;
-        const count = allRows ? n : R * width;
-        const x = rec.df(count, `${c.label}.in${j}`);
-        rec.program.add(dfPromote(`${c.label}.promote${j}`, { x: buffer, out: x }, count, {}, skip));
-        return x;
-      });
-      const df = { constants: this.df };
-      const lw = c.layer === null ? null : this.model.layers[c.layer];
-      const linear = (w: GpuLinear, N: number, K: number) => {
-        const y = rec.df(R * N, c.label);
-        rec.program.add(
-          dfLinear(c.label, { x: xs[0], w: w.weight, b: w.bias, y, dummy: this.model.dummy }, R, N, K, {
-            constants: this.dfW,
-          }),
-        );
-        return { buffer: y, n: R * N };
-      };
-      const norm = (nw: { weight: GPUBuffer; bias: GPUBuffer }) => {
-        const y = rec.df(R * d, c.label);
-        rec.program.add(dfLayerNorm(c.label, { x: xs[0], ...nw, y }, R, d, cfg.layerNormEps, df));
-        return { buffer: y, n: R * d };
-      };
-      let out: DfBuffer;
-      switch (c.op) {
-        case 'embed': {
-          const ids = rec.upload(new Uint32Array(tokens.slice(from)), 'ids');
-          const y = rec.df(R * d, c.label);
-          this.model.embedIn.forEach((chunk, k) => {
-            rec.program.add(
-              dfEmbedding(`${c.label}[${k}]`, { ids, table: chunk.buffer, out: y }, R, d, chunk, {
-                constants: this.dfW,
-              }),
-            );
-          });
-          out = { buffer: y, n: R * d };
-          break;
-        }
-        case 'ln1':
-          out = norm(lw!.inputLayernorm);
-          break;
-        case 'ln2':
-          out = norm(lw!.postAttentionLayernorm);
-          break;
-        case 'final_norm':
-          out = norm(this.model.finalLayerNorm);
-          break;
-        case 'qkv':
-          out = linear(lw!.attention.qkv, 3 * d, d);
-          break;
-        case 'dense':
-          out = linear(lw!.attention.dense, d, d);
-          break;
-        case 'fc1':
-          out = linear(lw!.mlp.denseHTo4h, cfg.intermediateSize, d);
-          break;
-        case 'fc2':
-          out = linear(lw!.mlp.dense4hToH, d, cfg.intermediateSize);
-          break;
-        case 'act': {
-          const n = R * cfg.intermediateSize;
-          const y = rec.df(n, c.label);
-          rec.program.add(dfGelu(c.label, { x: xs[0], y }, n, df));
-          out = { buffer: y, n };
-          break;
-        }
-        case 'attention': {
-          const H = cfg.numHeads;
-          const hd = cfg.headDim;
-          const rope = this.rotary(rec, T);
-          const rows = { q0: from, R }; // the query rows; the keys and values of all T positions
-          const [q, k, v] = ['q', 'k', 'v'].map((n) => rec.df(T * d, `${c.label}.${n}`));
-          const scores = rec.df(H * R * T, `${c.label}.scores`);
-          const probs = rec.df(H * R * T, `${c.label}.probs`);
-          const ctx = rec.df(R * d, c.label);
-          rec.program.add(
-            dfRotary(`${c.label}.rotary`, { qkv: xs[0], ...rope, q, k, v }, T, H, hd, cfg.rotaryNdims, df),
-          );
-          rec.program.add(dfScores(`${c.label}.scores`, { q, k, s: scores }, H, T, hd, df, rows));
-          rec.program.add(dfSoftmax(`${c.label}.probs`, { s: scores, p: probs }, H, T, df, rows));
-          rec.program.add(dfValues(c.label, { p: probs, v, ctx }, H, T, hd, df, rows));
-          out = { buffer: ctx, n: R * d };
-          break;
-        }
-        case 'residual': {
-          const y = rec.df(R * d, c.label);
-          const [a, b, cc] = xs;
-          rec.program.add(
-            dfResidual(c.label, { a, b, c: cc ?? null, out: y, dummy: this.model.dummy }, R * d, df),
-          );
-          out = { buffer: y, n: R * d };
-          break;
-        }
-        case 'layer': {
-          const rope = this.rotary(rec, T);
-          // Past attention, the layer reads its input's rows from..T−1 only: promoted again from there.
-          let rows: { from: number; x: GPUBuffer } | undefined;
-          if (from > 0) {
-            rows = { from, x: rec.df(R * d, `${c.label}.in0.rows`) };
-            const src = c.inputs[0].buffer;
-            rec.program.add(
-              dfPromote(`${c.label}.promote.rows`, { x: src, out: rows.x }, R * d, {}, from * d),
-            );
-          }
-          const b = layerBuffers(this.model.cfg, rec, T, c.label);
-          const y = recordLayer(this.kit, rec, c.layer!, xs[0], T, rope, b, 'dump', rows);
-          out = { buffer: y, n: R * d };
-          break;
-        }
-        case 'lm_head':
-          out = recordLmHead(this.kit, rec, xs[0], R, T);
-          break;
-      }
+      const out = recordOp(this.kit, rec, c, tokens, from, () => this.rotary(rec, tokens.length));
       rec.taps.set('out', out);
       rec.program.encode(encoder, timer);
     } catch (e) {
