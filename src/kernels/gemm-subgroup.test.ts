@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packF16 } from '../engine/gpu-model';
 import type { DispatchSpec } from '../gpu/program';
 import { mulberry32, randn } from '../numeric/random';
-import { type GemmOpts, linearBiasOps, linearGeluOps, linearResidualOps, qkvRotaryOps } from './fused-linear';
+import { type GemmOpts, qkvRotaryOps } from './fused-linear';
 import { GEMM_CPU, GEMM_SMALL } from './gemm';
 import { type GemmPolicy, UNKNOWN_ADAPTER } from './gemm-configs';
-import { type GemmMode, gemmModes } from './gemm-modes.testdata';
+import { epilogueCase, type GemmMode, gemmModes } from './gemm-modes.testdata';
 import { type SubgroupTiles, subgroupTilesFor, subgroupTilesName } from './gemm-subgroup';
 import { checkSubgroupGemm, withSubgroupCheck } from './gemm-subgroup-check';
 import { rotaryTables } from './rotary';
@@ -129,36 +129,9 @@ describe('the subgroup core gives the tiled core’s bits', () => {
     const sub = { ...TILED, subgroup: layout };
     for (const [M, N, K] of shapes) {
       for (const kChunk of SPLITS) {
-        const wf = randn(rng, N * K, 1 / Math.sqrt(K));
-        const x = h.upload(randn(rng, M * K));
-        const w = h.upload(mode.f16w ? packF16(wf) : wf);
-        const b = h.upload(randn(rng, N, 0.1));
-        const [r1, r2] = [h.upload(randn(rng, M * N)), h.upload(randn(rng, M * N))];
-        const dummy = h.upload(new Float32Array(M * N).fill(1000));
-        const base = { x, w, b, dummy };
-        const opts: GemmOpts = {
-          constants: { ...mode.tiles, ...mode.constants },
-          ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
-        };
+        const c = epilogueCase(h, rng, mode, [M, N, K], kChunk, all, packF16);
         const what = `${mode.name} ${M}×${N}×${K} BK ${mode.tiles.BK}, ${subgroupTilesName(layout)}, ${kChunk ? `K per split ${kChunk}` : 'whole'}`;
-        await sameBits(
-          seed,
-          what,
-          all ? [M * N, M * N, M * N, M * N, M * N] : [M * N, M * N, M * N],
-          sub,
-          (y, o) => [
-            ...linearBiasOps('lin', { ...base, y: y[0] }, M, N, K, o),
-            ...linearBiasOps('head', { ...base, b: null, y: y[1] }, M, N, K, o),
-            ...linearResidualOps('out', { ...base, r1, r2, y: y[2] }, M, N, K, o),
-            ...(all
-              ? [
-                  ...linearGeluOps('up', { ...base, y: y[3] }, M, N, K, o),
-                  ...linearResidualOps('out1', { ...base, r1, r2: null, y: y[4] }, M, N, K, o),
-                ]
-              : []),
-          ],
-          opts,
-        );
+        await sameBits(seed, what, c.sizes, sub, c.ops, c.opts);
       }
     }
   }
