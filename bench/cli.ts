@@ -29,9 +29,19 @@ export function togglesGpu(toggles: string | undefined): GPU {
   return create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
 }
 
-/** An engine on this machine's GPU (Dawn), its adapter named on stderr. */
+/**
+ * An engine on this machine's GPU (Dawn), its adapter named on stderr; with `--max-k-chunk N`, the adapter's GEMM
+ * policy with no split longer than N (GemmPolicy.maxKChunk).
+ */
 export async function benchEngine(): Promise<Engine> {
-  const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  let engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  const cap = Number(value('--max-k-chunk') ?? 0);
+  if (cap) {
+    const gemm = { ...engine.gemmPolicy, maxKChunk: cap };
+    engine.dispose();
+    engine = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm });
+    log(`GEMM policy: ${gemm.name}, no split longer than ${cap}`);
+  }
   const a = engine.adapter;
   log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
   return engine;

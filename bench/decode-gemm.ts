@@ -4,8 +4,12 @@
 // the reference linear; the GEMV's output must be the tiled core's bit for bit (checked here on this adapter's
 // compiler, per shape, with M = 1 and 4). GPU time per launch from timestamp queries (bench/gemm.ts
 // timeDispatch), summed over its dispatches. With --generate MODEL: 8 greedy tokens after a 128-token prompt on
-// the fused path of a seeded model, with and without the GEMV (two engines; the ids must be equal).
-//   npx tsx bench/decode-gemm.ts [--models pythia-410m,pythia-1.4b] [--generate pythia-1.4b] [--json FILE]
+// the fused path of a seeded model, with and without the GEMV (two engines; the ids must be equal). With
+// --caps 0,512,…: every measurement once per cap on the K per split (GemmPolicy.maxKChunk; 0 = the table's
+// partition), and with --forward T,…: the fused forward of the --generate model at those T under each cap (the
+// cost of the shorter splits to a whole forward).
+//   npx tsx bench/decode-gemm.ts [--models pythia-410m,pythia-1.4b] [--generate pythia-1.4b] [--caps 0,512]
+//     [--forward 128,512] [--json FILE]
 
 import { writeFileSync } from 'node:fs';
 import { Engine } from '../src/engine/engine';
@@ -37,78 +41,84 @@ async function main() {
     maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
     maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
   };
-  const policy = { ...gemmPolicyFor(gpu.adapter, limits), gemvRows: 4 };
-  const tiled = { ...policy, gemvRows: 0 };
-  // The adapter's own policy as shipped.
-  const shipped = gemmPolicyFor(gpu.adapter, limits);
+  const caps = (value('--caps') ?? '0').split(',').map(Number);
   const pipelines = new PipelineCache(device, nodeShaderSource());
   const h = deviceHarness(device, pipelines);
   const rows: Record<string, unknown>[] = [];
-  for (const model of (value('--models') ?? 'pythia-410m,pythia-1.4b').split(',').filter(Boolean)) {
-    const { d, ff } = DIMS[model];
-    const shapes = [
-      ['qkv', 3 * d, d],
-      ['dense', d, d],
-      ['fc1', ff, d],
-      ['fc2', d, ff],
-      ['lm_head', 50304, d],
-    ] as const;
-    for (const [op, N, K] of shapes) {
-      const fill = (n: number, salt: number) =>
-        uploadBuffer(
-          device,
-          new Float32Array(n).map((_, i) => (((i + salt) * 7919) % 17) / 17 - 0.5 + i * 1e-7),
-          op,
+  const generation: unknown[] = [];
+  for (const cap of caps) {
+    const maxKChunk = cap || undefined;
+    const policy = { ...gemmPolicyFor(gpu.adapter, limits), gemvRows: 4, maxKChunk };
+    const tiled = { ...policy, gemvRows: 0 };
+    // The adapter's own policy as shipped (with the cap).
+    const shipped = { ...gemmPolicyFor(gpu.adapter, limits), maxKChunk };
+    for (const model of (value('--models') ?? 'pythia-410m,pythia-1.4b').split(',').filter(Boolean)) {
+      const { d, ff } = DIMS[model];
+      const shapes = [
+        ['qkv', 3 * d, d],
+        ['dense', d, d],
+        ['fc1', ff, d],
+        ['fc2', d, ff],
+        ['lm_head', 50304, d],
+      ] as const;
+      for (const [op, N, K] of shapes) {
+        const fill = (n: number, salt: number) =>
+          uploadBuffer(
+            device,
+            new Float32Array(n).map((_, i) => (((i + salt) * 7919) % 17) / 17 - 0.5 + i * 1e-7),
+            op,
+          );
+        const x = fill(4 * K, 3);
+        const w = fill(N * K, 0);
+        const b = fill(N, 5);
+        const y = [0, 1].map(() =>
+          device.createBuffer({ size: 16 * N, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
         );
-      const x = fill(4 * K, 3);
-      const w = fill(N * K, 0);
-      const b = fill(N, 5);
-      const y = [0, 1].map(() =>
-        device.createBuffer({ size: 16 * N, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
-      );
-      const dummy = fill(4, 0);
-      let ws: GPUBuffer | null = null;
-      const workspace = (floats: number) => {
-        if (!ws || ws.size < floats * 4)
-          ws = device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
-        return ws;
-      };
-      const time = async (specs: ReturnType<typeof linearBiasOps>) => {
-        let s = 0;
-        for (const spec of specs) s += (await timeDispatch(device, pipelines, spec, 50)).seconds;
-        return s * 1e3;
-      };
-      const launch = gemmLaunch(op, 1, N, K, { policy, workspace });
-      const row: Record<string, unknown> = {
-        model,
-        op,
-        N,
-        K,
-        kChunk: launch.kChunk,
-        tiles: tilesName(launch.tiles),
-        gemv: launch.gemv,
-      };
-      const buf = (i: number) => ({ x, w, b, y: y[i], dummy });
-      for (const M of [1, 4]) {
-        const t = linearBiasOps(op, buf(0), M, N, K, { policy: tiled, workspace });
-        const g = linearBiasOps(op, buf(1), M, N, K, { policy, workspace });
-        await h.run(t);
-        await h.run(g);
-        const a = new Uint32Array((await h.read(y[0], M * N)).buffer);
-        const c = new Uint32Array((await h.read(y[1], M * N)).buffer);
-        row[`bitsEqualM${M}`] = a.every((u, i) => u === c[i]);
-        row[`tiledMsM${M}`] = await time(t);
-        row[`gemvMsM${M}`] = await time(g);
+        const dummy = fill(4, 0);
+        let ws: GPUBuffer | null = null;
+        const workspace = (floats: number) => {
+          if (!ws || ws.size < floats * 4)
+            ws = device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
+          return ws;
+        };
+        const time = async (specs: ReturnType<typeof linearBiasOps>) => {
+          let s = 0;
+          for (const spec of specs) s += (await timeDispatch(device, pipelines, spec, 50)).seconds;
+          return s * 1e3;
+        };
+        const launch = gemmLaunch(op, 1, N, K, { policy, workspace });
+        const row: Record<string, unknown> = {
+          model,
+          cap,
+          op,
+          N,
+          K,
+          kChunk: launch.kChunk,
+          tiles: tilesName(launch.tiles),
+          gemv: launch.gemv,
+        };
+        const buf = (i: number) => ({ x, w, b, y: y[i], dummy });
+        for (const M of [1, 4]) {
+          const t = linearBiasOps(op, buf(0), M, N, K, { policy: tiled, workspace });
+          const g = linearBiasOps(op, buf(1), M, N, K, { policy, workspace });
+          await h.run(t);
+          await h.run(g);
+          const a = new Uint32Array((await h.read(y[0], M * N)).buffer);
+          const c = new Uint32Array((await h.read(y[1], M * N)).buffer);
+          row[`bitsEqualM${M}`] = a.every((u, i) => u === c[i]);
+          row[`tiledMsM${M}`] = await time(t);
+          row[`gemvMsM${M}`] = await time(g);
+        }
+        row.referenceMs = await time([linear(op, buf(0), 1, N, K)]);
+        row.gemvWeightGBs = (N * K * 4) / ((row.gemvMsM1 as number) * 1e-3) / 1e9;
+        row.tiledWeightGBs = (N * K * 4) / ((row.tiledMsM1 as number) * 1e-3) / 1e9;
+        log(JSON.stringify(row));
+        rows.push(row);
+        for (const v of [x, w, b, ...y, dummy, ws as GPUBuffer | null]) v?.destroy();
       }
-      row.referenceMs = await time([linear(op, buf(0), 1, N, K)]);
-      row.gemvWeightGBs = (N * K * 4) / ((row.gemvMsM1 as number) * 1e-3) / 1e9;
-      row.tiledWeightGBs = (N * K * 4) / ((row.tiledMsM1 as number) * 1e-3) / 1e9;
-      log(JSON.stringify(row));
-      rows.push(row);
-      for (const v of [x, w, b, ...y, dummy, ws as GPUBuffer | null]) v?.destroy();
     }
+    generation.push({ cap, ...(await generate(policy, tiled, shipped)) });
   }
-  const generation = await generate(policy, tiled, shipped);
   const out = { date: new Date().toISOString(), adapter: gpu.adapter, rows, generation };
   const file = value('--json');
   if (file) writeFileSync(file, JSON.stringify(out, null, 2));
@@ -145,7 +155,16 @@ async function generate(
     }
     out[`${name}Ms`] = median(ms);
     out[`${name}AllMs`] = ms;
-    log(`${model} 8 fused tokens, ${name}: ${median(ms).toFixed(1)} ms`);
+    log(`${model} 8 fused tokens, ${name} (cap ${gemm.maxKChunk ?? 'none'}): ${median(ms).toFixed(1)} ms`);
+    if (name === 'shipped') {
+      for (const T of (value('--forward') ?? '').split(',').filter(Boolean).map(Number)) {
+        const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % shape.vocab);
+        await engine.timeForward(tokens, { path: 'fused' }, 10);
+        const f = await engine.timeForward(tokens, { path: 'fused' }, 20);
+        out[`forwardT${T}Ms`] = median(f.ms);
+        log(`${model} fused forward T=${T} (cap ${gemm.maxKChunk ?? 'none'}): ${median(f.ms).toFixed(2)} ms`);
+      }
+    }
     engine.dispose();
   }
   out.idsEqual = ids.every((a) => JSON.stringify(a) === JSON.stringify(ids[0]));

@@ -39,6 +39,7 @@ import {
 } from './gemm';
 import {
   CPU_ADAPTER,
+  cappedChunk,
   chooseGemm,
   chunkFor,
   type GemmPolicy,
@@ -46,6 +47,7 @@ import {
   HOPPER_POLICY,
   HOPPER_TABLE,
   heuristicChunk,
+  K_CHUNK_GRANULE,
   UNKNOWN_ADAPTER,
 } from './gemm-configs';
 import { rotaryTables } from './rotary';
@@ -797,5 +799,36 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
       limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 16384 },
     };
     expect(chooseGemm(128, 512, 2048, limited).tiles).toBe(GEMM_SMALL);
+  });
+
+  it('a cap on the K per split splits every longer partition further, the same at every M', () => {
+    // Every (K, partition, cap) of Pythia's shapes and of random ones: no split longer than the cap unless
+    // MAX_SPLIT (16) splits would be needed, the chunk a multiple of the granule, never longer than before.
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const cases: [number, number, number][] = [];
+    for (const K of [512, 768, 1024, 2048, 2560, 4096, 8192, 10240, 16384, 20480])
+      for (const cap of [256, 512, 1024]) cases.push([K, K, cap], [K, chunkFor(K, 2), cap]);
+    for (let i = 0; i < 300; i++) {
+      const K = 1 + Math.floor(rng() * 30000);
+      cases.push([K, chunkFor(K, 1 + Math.floor(rng() * 16)), 64 * (1 + Math.floor(rng() * 32))]);
+    }
+    for (const [K, chunk, cap] of cases) {
+      const c = cappedChunk(K, chunk, cap);
+      const at = `K ${K}, chunk ${chunk}, cap ${cap} -> ${c} (seed ${seed})`;
+      expect(c <= chunk, at).toBe(true);
+      expect(c === K || c % K_CHUNK_GRANULE === 0, at).toBe(true);
+      expect(c <= cap || c === Math.min(chunk, chunkFor(K, 16)), at).toBe(true); // 16 = MAX_SPLIT
+      if (chunk <= cap) expect(c, at).toBe(chunk);
+      else expect(Math.ceil(K / c) <= Math.max(16, Math.ceil(K / chunk)), at).toBe(true);
+    }
+    // Through chooseGemm: the table's partition, capped, at every M (a decode row keeps a whole forward's bits).
+    const table = { measuredOn: 'test', date: '', tiles: {}, kChunks: { '2048x8192': 8192 } };
+    const capped: GemmPolicy = { name: 'test', table, splitK: true, maxKChunk: 1024 };
+    for (const M of [1, 4, 128, 512]) {
+      expect(chooseGemm(M, 2048, 8192, capped).kChunk).toBe(1024);
+      expect(chooseGemm(M, 2048, 8192, { ...capped, maxKChunk: undefined }).kChunk).toBe(8192);
+    }
+    expect(chooseGemm(128, 2048, 8192, { ...capped, splitK: false }).kChunk).toBe(8192);
   });
 });

@@ -67,6 +67,13 @@ export interface GemmPolicy {
    * and CPU_ADAPTER.
    */
   subgroupCore?: boolean;
+  /**
+   * The longest K per split (a multiple of K_CHUNK_GRANULE): a K partition with longer splits is split further, to
+   * at most MAX_SPLIT splits. A decode step's GEMMs are latency-bound by each output's serial chain of K / splits
+   * accumulate steps (the contract: a decoded row is that row of a whole forward, bit for bit, so the whole forward
+   * shares the partition); absent, no cap.
+   */
+  maxKChunk?: number;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
   limits?: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number };
 }
@@ -112,7 +119,14 @@ export function chooseGemm(
   const fits = measured && (!policy.limits || gemmTilesProblem(measured, policy.limits) === null);
   const tiles = fits ? measured : (policy.tiles ?? gemmTilesFor(M, N));
   if (!policy.splitK) return { tiles, kChunk: K };
-  return { tiles, kChunk: policy.table?.kChunks[chunkKey(N, K)] ?? heuristicChunk(N, K) };
+  const kChunk = policy.table?.kChunks[chunkKey(N, K)] ?? heuristicChunk(N, K);
+  return { tiles, kChunk: cappedChunk(K, kChunk, policy.maxKChunk) };
+}
+
+/** A K partition's chunk split further so that no split is longer than `cap` (at most MAX_SPLIT splits). */
+export function cappedChunk(K: number, kChunk: number, cap?: number): number {
+  if (!cap || kChunk <= cap || K <= cap) return kChunk;
+  return Math.min(kChunk, chunkFor(K, Math.min(MAX_SPLIT, ceilDiv(K, cap))));
 }
 
 /** An adapter without a measured table: default-limit tiles by grid size, split-K where the grid is small. */
@@ -218,6 +232,10 @@ export const HOPPER_POLICY: GemmPolicy = {
   // 159.6 / 153.8 ms against 163.2 / 169.7 tiled in two calls; per op it is faster at the LM head (0.21 vs 1.60 ms),
   // dense_4h_to_h and dense, about even at the QKV projection, slower at dense_h_to_4h (0.089 vs 0.078 ms).
   gemvRows: 4,
+  // No split longer than 1024 (the table's 70m–410m partitions have none; 1b and up split K = 2048 in two, 8192 in
+  // eight): H200, 2026-11-27 (bench/decode-gemm.ts --caps, bench/RESULTS.md "The K cap"), 1.4b's 8 fused tokens
+  // 155–165 → 102–106 ms, its fused forward 32.7 → 22.9 ms at T = 128 and 69.9 → 62.2 at T = 512.
+  maxKChunk: 1024,
   // The subgroup core (shaders/common/gemm_subgroup.wgsl, 32 lanes) is off: on an H200 (2026-11-26, bench/RESULTS.md
   // "Subgroup GEMM core") its best of 96 lane layouts ran 2048³ in 1.61 ms (10.7 TFLOP/s) against 0.540 ms (31.8)
   // for this table's tiled core, and 2.3–4.7× slower than the table at every Pythia-70m/160m/410m shape.
