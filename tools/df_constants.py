@@ -19,3 +19,10 @@ tsp = 2/sqrt(pi)
 for n in range(0, 14): print('erf c%d' % n, [repr(x) for x in pair(tsp * (-1)**n / (factorial(n)*(2*n+1)))])
 for name, v in [('2/sqrt(pi)', tsp), ('1/sqrt2', 1/sqrt(2)), ('1/sqrt(2pi)', 1/sqrt(2*pi)), ('1/sqrt(pi)', 1/sqrt(pi))]:
     print(name, [repr(x) for x in pair(v)])
+# erfc for 0.5 <= z < 3 (df_erfcx_mid): erfcx(c) = e^(c²)·erfc(c) at the centres c = 0.625 + 0.25·j, c·√2 (GELU's
+# centres in x), and 1/k for k = 2..13 (the Taylor recurrence's divisions).
+from mpmath import erfc, exp
+for j in range(10):
+    c = mpf('0.625') + mpf('0.25') * j
+    print('erfcx(%s)' % c, [repr(x) for x in pair(exp(c * c) * erfc(c))], '%s*sqrt2' % c, [repr(x) for x in pair(c * sqrt(2))])
+for k in range(2, 14): print('1/%d' % k, [repr(x) for x in pair(mpf(1) / k)])

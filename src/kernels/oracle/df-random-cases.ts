@@ -55,6 +55,16 @@ function uniformDf(rng: Rng, lo: number, hi: number): [number, number] {
 
 const ZERO: readonly [number, number] = [0, 0];
 
+/**
+ * An argument whose |z| = |a| / scale lies where erfc comes from the Taylor intervals of erfcx (0.5 <= |z| < 3,
+ * width 1/4: shaders/oracle/df_math.wgsl df_erfcx_mid): half uniform over them, half within 2^-20 of an edge.
+ */
+function midErfcArg(rng: Rng, scale: number, sign = 1): [number, number] {
+  const z =
+    rng() < 0.5 ? 0.5 + 2.5 * rng() : 0.5 + 0.25 * Math.floor(11 * rng()) + 2 ** -20 * (2 * rng() - 1);
+  return toDf(sign * z * scale);
+}
+
 /** Random cases for one op: many magnitudes, plus the adversarial shapes each op has. */
 export function dfRandomCases(op: DfOp, rng: Rng, n: number): DfCase[] {
   const out: DfCase[] = [];
@@ -124,16 +134,20 @@ export function dfRandomCases(op: DfOp, rng: Rng, n: number): DfCase[] {
             ? uniformDf(rng, 0.45, 0.55) // the switch between series and continued fraction
             : k === 1
               ? randDf(rng, -40, 2)
-              : op === 'erf'
-                ? uniformDf(rng, -10, 10)
-                : uniformDf(rng, -6, 10);
+              : k === 3
+                ? midErfcArg(rng, 1) // the Taylor intervals of erfcx, 0.5 <= |z| < 3, and their edges
+                : op === 'erf'
+                  ? uniformDf(rng, -10, 10)
+                  : uniformDf(rng, -6, 10);
         out.push({ op, a: r < 0.5 || op === 'erfc' ? a : [-a[0], -a[1]], b: ZERO });
         break;
       }
       case 'gelu': {
         const a =
           k === 0
-            ? uniformDf(rng, -16, 16)
+            ? rng() < 0.5
+              ? uniformDf(rng, -16, 16)
+              : midErfcArg(rng, Math.SQRT2, rng() < 0.5 ? 1 : -1) // erfcx's intervals in x = z·√2
             : k === 1
               ? uniformDf(rng, -14, -0.6) // the left tail and the switch at −0.707
               : k === 2
