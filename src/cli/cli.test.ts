@@ -14,11 +14,13 @@ import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
 import { roundStorage } from '../numeric/precision';
 import type { DumpJson } from './dump-json';
+import { cliArgs, cliEnv } from './testing';
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
     encoding: 'utf8',
     timeout: 120_000,
+    env: cliEnv(),
   });
   return {
     code: r.status,

@@ -12,11 +12,13 @@ import { parseConfigText } from '../model/config';
 import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
+import { cliArgs, cliEnv } from './testing';
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
     encoding: 'utf8',
     timeout: 120_000,
+    env: cliEnv(),
   });
   return {
     code: r.status,

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { randomConfigJson, randomModelFiles, randomTensors } from '../model/random-model';
 import { parseSafetensorsHeader } from '../model/safetensors';
 import { writeSafetensors } from '../model/safetensors-write';
+import { cliArgs, cliEnv } from './testing';
 
 const SPEC = {
   vocab: 97,
@@ -22,10 +23,10 @@ const SPEC = {
 } as const;
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
     encoding: 'utf8',
     timeout: 60_000,
-    env: { ...process.env, ...env },
+    env: cliEnv(env),
   });
   const stderr = r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn'));
   return { code: r.status, stdout: r.stdout, stderr, timedOut: r.error !== undefined };

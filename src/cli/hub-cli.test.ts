@@ -21,6 +21,7 @@ import { writeSafetensors } from '../model/safetensors-write';
 import { INDEX_FILE } from '../model/shard-index';
 import { writeSharded } from '../model/shard-write';
 import { defaultRunSpec } from '../run/runspec';
+import { cliArgs, cliEnv } from './testing';
 
 let hub: StandIn;
 beforeAll(async () => {
@@ -34,8 +35,8 @@ afterAll(async () => {
 async function cli(args: string[], env: Record<string, string>) {
   const { spawn } = await import('node:child_process');
   return new Promise<{ code: number | null; stderr: string[] }>((done) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      env: { ...process.env, ...env },
+    const p = spawn(process.execPath, [...cliArgs(), ...args], {
+      env: cliEnv(env),
     });
     let err = '';
     p.stderr.on('data', (d) => {

@@ -1,8 +1,8 @@
 // The subgroup GEMM core (shaders/common/gemm_subgroup.wgsl: GemmPolicy.subgroup) against the tiled core, bit for
 // bit: its contract is the tiled core's sums (k ascending within a split, the split's padding to BK) and the same
 // split-K reduction and epilogue. Every epilogue (bias, no bias, GELU, both residual styles, QKV + rotary), whole
-// and split-K, f32, fp16 accumulation with bf16 storage, packed-f16 weights and the misaligned-tile teaching
-// fault, M, N and K multiples of no tile (K both a multiple of BK and not), and the lane layouts of this
+// and split-K, f32 (every run), and one a run of fp16 accumulation with bf16 storage, packed-f16 weights and the
+// misaligned-tile teaching fault (the core is off by default), M, N and K multiples of no tile (K both a multiple of BK and not), and the lane layouts of this
 // device's subgroup size (row phases 1 … SG, 4 or 8 rows and columns per lane, 1 to 4 subgroups per workgroup
 // along each side). Fresh random inputs per run (the seed is printed on failure; KERNEL_SEED=<seed> replays,
 // KERNEL_RUNS=<n> runs n fresh seeds per test); outputs poisoned with NaN and followed by a NaN guard band that
@@ -104,12 +104,17 @@ describe('the subgroup core gives the tiled core’s bits', () => {
     expect(subgroupTilesFor(size)).not.toBeNull();
   });
 
-  // f32 on every shape; the other modes on one shape a seed; the layout: the default, then one a seed.
-  it.each(MODES.map((m, i) => [m.name, m, i === 0] as const))(
+  // f32 on every shape with the default layout; of the other three modes one a seed, on one shape, with one layout
+  // (all of them over runs: this core is off by default, and CI's time goes to the cores that ship).
+  it.each([
+    ['f32, every shape', true],
+    ['fp16 accumulation + bf16 storage, packed f16 weights or FAULT_TILE_OFFSET (one a seed)', false],
+  ] as const)(
     'linear epilogues, %s',
-    async (_name, mode, all) => {
+    async (_name, all) => {
       for (const seed of seeds()) {
         const all4 = layouts(size);
+        const mode = all ? MODES[0] : MODES[1 + (seed % 3)];
         const layout = all ? all4[0] : all4[seed % all4.length];
         const shapes = all ? SHAPES : [SHAPES[seed % SHAPES.length]];
         await linearEpilogues(seed, mode, layout, shapes, all);
