@@ -228,10 +228,10 @@ export const HOPPER_POLICY: GemmPolicy = {
   name: 'NVIDIA Hopper (measured table)',
   table: HOPPER_TABLE,
   splitK: true,
-  // The decode GEMV (bench/decode-gemm.ts, H200, 2026-11-26 20:41–20:45, the same ids): 8 fused tokens of 1.4b
-  // 159.6 / 153.8 ms against 163.2 / 169.7 tiled in two calls; per op it is faster at the LM head (0.21 vs 1.60 ms),
-  // dense_4h_to_h and dense, about even at the QKV projection, slower at dense_h_to_4h (0.089 vs 0.078 ms).
-  gemvRows: 4,
+  // No decode GEMV (gemvRows absent): under the K cap below the tiled core is as fast or faster for whole decode
+  // steps — 8 fused tokens 101.6–101.7 ms against 104.6–104.9 (1.4b) and 40.9–41.8 against 46.8–46.9 (410m), H100,
+  // 2026-11-27 01:36 UTC, two calls each (bench/decode-gemm.ts --caps 1024; bench/RESULTS.md "The K cap"). Without
+  // the cap the GEMV was ahead at 1.4b (153.8–159.6 against 163.2–169.7 ms, H200, 2026-11-26).
   // No split longer than 1024 (the table's 70m–410m partitions have none; 1b and up split K = 2048 in two, 8192 in
   // eight): H200, 2026-11-27 (bench/decode-gemm.ts --caps, bench/RESULTS.md "The K cap"), 1.4b's 8 fused tokens
   // 155–165 → 102–106 ms, its fused forward 32.7 → 22.9 ms at T = 128 and 69.9 → 62.2 at T = 512.
