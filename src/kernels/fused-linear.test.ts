@@ -38,6 +38,7 @@ import {
   tilesName,
 } from './gemm';
 import {
+  CAP_WIDE_N,
   CPU_ADAPTER,
   cappedChunk,
   chooseGemm,
@@ -830,5 +831,9 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
       expect(chooseGemm(M, 2048, 8192, { ...capped, maxKChunk: undefined }).kChunk).toBe(8192);
     }
     expect(chooseGemm(128, 2048, 8192, { ...capped, splitK: false }).kChunk).toBe(8192);
+    // Outputs of CAP_WIDE_N columns or more (an LM head) keep their partition.
+    const head = { ...table, kChunks: { '50304x2048': 2048, [`${CAP_WIDE_N - 1}x2048`]: 2048 } };
+    expect(chooseGemm(1, 50304, 2048, { ...capped, table: head }).kChunk).toBe(2048);
+    expect(chooseGemm(1, CAP_WIDE_N - 1, 2048, { ...capped, table: head }).kChunk).toBe(1024);
   });
 });

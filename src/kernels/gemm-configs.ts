@@ -69,7 +69,7 @@ export interface GemmPolicy {
   subgroupCore?: boolean;
   /**
    * The longest K per split (a multiple of K_CHUNK_GRANULE): a K partition with longer splits is split further, to
-   * at most MAX_SPLIT splits. A decode step's GEMMs are latency-bound by each output's serial chain of K / splits
+   * at most MAX_SPLIT splits, for outputs narrower than CAP_WIDE_N. A decode step's GEMMs are latency-bound by each output's serial chain of K / splits
    * accumulate steps (the contract: a decoded row is that row of a whole forward, bit for bit, so the whole forward
    * shares the partition); absent, no cap.
    */
@@ -120,8 +120,16 @@ export function chooseGemm(
   const tiles = fits ? measured : (policy.tiles ?? gemmTilesFor(M, N));
   if (!policy.splitK) return { tiles, kChunk: K };
   const kChunk = policy.table?.kChunks[chunkKey(N, K)] ?? heuristicChunk(N, K);
-  return { tiles, kChunk: cappedChunk(K, kChunk, policy.maxKChunk) };
+  return { tiles, kChunk: N >= CAP_WIDE_N ? kChunk : cappedChunk(K, kChunk, policy.maxKChunk) };
 }
+
+/**
+ * Outputs at least this wide keep their partition under a cap (maxKChunk): they fill the GPU even for one row (256+
+ * workgroups of 64 columns), so a decode step does not wait on their chains (the 1.4b LM head at M = 1: 1.60 ms
+ * unsplit, 1.54 in two splits; H200, 2026-11-27), and their partials would be the largest of all (the LM head's
+ * S·T·V floats: 1.65 GB at 6.9b, T = 2048, in four splits).
+ */
+export const CAP_WIDE_N = 16384;
 
 /** A K partition's chunk split further so that no split is longer than `cap` (at most MAX_SPLIT splits). */
 export function cappedChunk(K: number, kChunk: number, cap?: number): number {
@@ -230,10 +238,10 @@ export const HOPPER_POLICY: GemmPolicy = {
   splitK: true,
   // No decode GEMV (gemvRows absent): under the K cap below the tiled core is as fast or faster for whole decode
   // steps — 8 fused tokens 101.6–101.7 ms against 104.6–104.9 (1.4b) and 40.9–41.8 against 46.8–46.9 (410m), H100,
-  // 2026-11-27 01:36 UTC, two calls each (bench/decode-gemm.ts --caps 1024; bench/RESULTS.md "The K cap"). Without
+  // 2026-11-27 01:36 UTC, one call, two runs each (bench/decode-gemm.ts --caps 1024; bench/RESULTS.md "The K cap"). Without
   // the cap the GEMV was ahead at 1.4b (153.8–159.6 against 163.2–169.7 ms, H200, 2026-11-26).
   // No split longer than 1024 (the table's 70m–410m partitions have none; 1b and up split K = 2048 in two, 8192 in
-  // eight): H200, 2026-11-27 (bench/decode-gemm.ts --caps, bench/RESULTS.md "The K cap"), 1.4b's 8 fused tokens
+  // eight; not the LM head, CAP_WIDE_N): H200, 2026-11-27 (bench/decode-gemm.ts --caps, bench/RESULTS.md "The K cap"), 1.4b's 8 fused tokens
   // 155–165 → 102–106 ms, its fused forward 32.7 → 22.9 ms at T = 128 and 69.9 → 62.2 at T = 512.
   maxKChunk: 1024,
   // The subgroup core (shaders/common/gemm_subgroup.wgsl, 32 lanes) is off: on an H200 (2026-11-26, bench/RESULTS.md
