@@ -3,13 +3,13 @@
 // both are decoded, 'analysis ms' until the report holds both hashes) and analyzed (GPU double-float oracle, every
 // local check, GPU-reduced metrics). Memory: the process's peak RSS above its level once the model is loaded, sampled
 // every 2 ms, against the two files' size. Inputs from tools/bench_runs.py (a 410m-shaped model, runs at T = 128).
-// Usage: node runs.mjs --dir DIR [--reps 3] [--out FILE]
+// Usage: node runs.mjs --dir DIR [--reps 3] [--whole] [--out FILE]
 
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelDir } from '../src/cli/model-dir';
 import { readRuns, withSha256 } from '../src/cli/run-read';
-import { analyzeRuns } from '../src/compare/analyze-runs';
+import { analyzeRuns, streamRuns } from '../src/compare/analyze-runs';
 import { type RunsStart, startRunsAnalysis } from '../src/compare/runs-start';
 import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
@@ -18,6 +18,7 @@ import { log, rssAboveBase, value } from './cli';
 
 const dir = value('--dir') ?? '.';
 const reps = Number(value('--reps') ?? 3);
+const whole = process.argv.includes('--whole');
 
 async function main() {
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());
@@ -32,17 +33,25 @@ async function main() {
     const rss = rssAboveBase(2);
     const ta = performance.now();
     // As `cli compare-runs` (src/cli/run-read.ts): decoded here, hashed on worker threads until the analysis ends.
-    // The analysis's first steps start on the first header's tokens (runs-start.ts), as the CLI's do.
+    // The analysis starts on the first header's tokens and takes each slot as it is read, as the CLI's does
+    // (streamRuns); `--whole`: the files read whole first, the analysis after (the tree before streaming).
+    const stream = whole ? null : streamRuns(engine, 2);
     let start: Promise<RunsStart> | undefined;
     const reads = await readRuns(
       files.map((f, i) => [f, i ? '--b' : '--a']),
       cfg,
-      (tokens) => {
-        start ??= startRunsAnalysis(engine, tokens);
-      },
+      (i) =>
+        stream?.reader(i) ?? {
+          onHeader: (h) => {
+            start ??= startRunsAnalysis(engine, h.tokens);
+          },
+        },
     );
     const tb = performance.now();
-    const report = await withSha256(await analyzeRuns(engine, reads[0].run, reads[1].run, {}, start), reads);
+    const analysis = stream
+      ? stream.report(reads[0].run, reads[1].run)
+      : analyzeRuns(engine, reads[0].run, reads[1].run, {}, start);
+    const report = await withSha256(await analysis, reads);
     const tc = performance.now();
     const above = rss.stop();
     const row = {

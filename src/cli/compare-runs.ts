@@ -3,8 +3,7 @@
 // exact forward, 1 when one diverges, 2 on bad input (the model's found before the GPU is touched, a run's while the
 // GPU comes up and said before anything of it), 3 when the GPU fails.
 import { parseArgs } from 'node:util';
-import { analyzeRuns } from '../compare/analyze-runs';
-import { type RunsStart, startRunsAnalysis } from '../compare/runs-start';
+import { streamRuns } from '../compare/analyze-runs';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
@@ -38,7 +37,8 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
   if (metric !== undefined && !(METRICS as readonly string[]).includes(metric))
     throw new CliInputError(`--metric ${quoteUser(metric)}: expected one of ${METRICS.join(', ')}`);
   // The model is checked before anything else; then the GPU and the model come up while both runs are read, and the
-  // analysis starts on the first header's tokens (runs-start.ts). Bad input in a run is still what is said.
+  // analysis starts on the first header's tokens and takes each slot as it is read (streamRuns). Bad input in a run
+  // is still what is said.
   const m = prepareModel(values.model);
   const ready = (async () => {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource());
@@ -51,11 +51,16 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
     }
   })();
   ready.catch(() => undefined); // awaited below, after the runs
-  let start: Promise<RunsStart> | undefined;
-  const onTokens = (tokens: number[]) => {
-    start ??= ready.then((engine) => startRunsAnalysis(engine, tokens));
-    start.catch(() => undefined); // handed to the analysis, which awaits it
-  };
+  const stream = streamRuns(ready, values.b ? 2 : 1, { k, metric, onProgress: (p) => log(`${p}…`) });
+  // The engine goes once the analysis's buffers are back.
+  const settle = () =>
+    ready.then(
+      async (engine) => {
+        await stream.release();
+        engine.dispose();
+      },
+      () => undefined,
+    );
   let reads: ReadRun[];
   try {
     // Both files at once, each hashed on a worker thread meanwhile (run-read.ts): one's disk reads overlap the
@@ -68,49 +73,27 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
           ]
         : [[values.a, '--a']],
       m.config,
-      onTokens,
+      stream.reader,
     );
   } catch (e) {
-    void ready.then(
-      (engine) => settle(engine, start),
-      () => undefined,
-    );
+    void settle();
     throw e;
   }
   const [a, b] = reads;
-  let engine: Engine | null = null;
+  let up = false;
   try {
     if (b) checkSameTokens(a.run.file, b.run.file);
-    engine = await ready;
-    const started = start;
-    start = undefined; // the analysis's now: it releases it
-    const analysis = await analyzeRuns(
-      engine,
-      a.run,
-      b?.run ?? null,
-      { k, metric, onProgress: (p) => log(`${p}…`) },
-      started,
-    );
+    await ready;
+    up = true;
+    const analysis = await stream.report(a.run, b?.run ?? null);
     const report = await withSha256(analysis, reads);
     if (values.out) writeJson(report, values.out);
     process.stdout.write(`${report.sentence}\n`);
     return report.verdict === 'agree' ? 0 : 1;
   } finally {
     for (const r of reads) r.stop();
-    if (engine) await settle(engine, start);
-    else
-      void ready.then(
-        (e) => settle(e, start),
-        () => undefined,
-      );
+    // Bad input said at once; the engine, once up, goes after the analysis's buffers.
+    if (up) await settle();
+    else void settle();
   }
-}
-
-/** Releases a start the analysis did not take, then the engine. */
-async function settle(engine: Engine, start: Promise<RunsStart> | undefined): Promise<void> {
-  await start?.then(
-    (s) => s.release(),
-    () => undefined,
-  );
-  engine.dispose();
 }

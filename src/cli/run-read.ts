@@ -5,11 +5,14 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { RunInput } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
-import { readRunFile } from '../model/run-file';
+import { type ReadRunOptions, readRunFile } from '../model/run-file';
 import { nodeFileStream } from '../model/stream-node';
 import type { NeoXConfig } from '../numeric/types';
 import { CliInputError, fsReason, quoteUser } from './files';
 import { hashFile } from './hash-file';
+
+/** What a reader hands on as it reads (readRunFile's onHeader and onSlot). */
+export type Reader = Pick<ReadRunOptions, 'onHeader' | 'onSlot'>;
 
 /** A run read from disk (`run.sha256` null); its sha256 on the way. */
 export interface ReadRun {
@@ -24,7 +27,7 @@ export async function readRun(
   path: string,
   flag: string,
   cfg: NeoXConfig,
-  onTokens?: (tokens: number[]) => void,
+  handlers?: Reader,
 ): Promise<ReadRun> {
   const what = `${flag} ${quoteUser(path)}`;
   let size: number;
@@ -43,7 +46,7 @@ export async function readRun(
     // One 4 MiB buffer, read into again and again: the reader copies what it keeps.
     const file = await readRunFile(nodeFileStream(path, 4 << 20, true), size, cfg, {
       file: basename(path),
-      onTokens,
+      ...handlers,
     });
     const sha256 = hashing.done.then(
       (h) => {
@@ -69,14 +72,16 @@ export async function readRun(
 
 /**
  * Runs read at once ([path, flag] each); where one is refused the others' hashing stops, the first refusal thrown.
- * `onTokens`: each file's tokens as soon as its header is checked.
+ * `reader(i)`: what file i's reader hands its header and each slot to as they come (an analysis: streamRuns).
  */
 export async function readRuns(
   files: [string, string][],
   cfg: NeoXConfig,
-  onTokens?: (tokens: number[]) => void,
+  reader?: (i: number) => Reader,
 ): Promise<ReadRun[]> {
-  const settled = await Promise.allSettled(files.map(([path, flag]) => readRun(path, flag, cfg, onTokens)));
+  const settled = await Promise.allSettled(
+    files.map(([path, flag], i) => readRun(path, flag, cfg, reader?.(i))),
+  );
   const refused = settled.find((s) => s.status === 'rejected');
   if (refused) {
     for (const s of settled) if (s.status === 'fulfilled') s.value.stop();

@@ -9,10 +9,12 @@ import { freshSeed } from '../kernels/testing';
 import { randomModelFiles } from '../model/random-model';
 import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
-import { analyzeRuns } from './analyze-runs';
+import { analyzeRuns, streamRuns } from './analyze-runs';
+import { type OpCheck, runChecks } from './run-checks';
 import { type SynthOptions, synthRun } from './run-synth';
+import type { FeedProgress } from './runs-feed';
 import type { RunsReport } from './runs-report';
-import { type RunsStart, startRunsAnalysis } from './runs-start';
+import { startRunsAnalysis } from './runs-start';
 
 const seed = freshSeed();
 const rng = mulberry32(seed);
@@ -34,6 +36,14 @@ afterAll(() => engine?.dispose());
 
 async function* chunks(bytes: Uint8Array, size: number) {
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+}
+
+/** Chunks a turn of the event loop apart (as a disk's): what was started meanwhile has run. */
+async function* slowChunks(bytes: Uint8Array, size: number) {
+  for await (const c of chunks(bytes, size)) {
+    await new Promise((r) => setTimeout(r, 0));
+    yield c;
+  }
 }
 
 async function run(o: SynthOptions, file: string) {
@@ -65,25 +75,52 @@ describe('analysis of runs from elsewhere', () => {
   });
 
   it.each(['gpu', 'cpu'] as const)(
-    'started from a header’s tokens while the file is read (%s oracle): the same report; a start of other tokens refused, its buffers back',
+    'streamed as the file is read (%s oracle): each check re-run once its inputs are in, the report the whole file’s; a start of other tokens refused, its buffers back',
     async (oracle) => {
       const j = Math.floor(rng() * shape.layers);
       const cfg = engine.modelInfo!.config;
       const bytes = synthRun(cfg, engine.weights!, tokens, { fault: { kind: 'residual-bf16', layer: j } });
-      let start: Promise<RunsStart> | undefined;
-      let seen: number[] | null = null;
-      const file = await readRunFile(chunks(bytes, 997), bytes.length, cfg, {
+      // The first steps done before the read (on a header's tokens they may finish later: arrivals then wait).
+      const stream = streamRuns(
+        engine,
+        1,
+        { oracle },
+        Promise.resolve(await startRunsAnalysis(engine, tokens, { oracle })),
+      );
+      const feed = stream.reader(0);
+      let planned: OpCheck[] = [];
+      const arrived = new Set<string>();
+      let atLast: FeedProgress | null = null;
+      let slots = 0;
+      const file = await readRunFile(slowChunks(bytes, 997), bytes.length, cfg, {
         file: 'b.safetensors',
-        onTokens: (t) => {
-          seen = t;
-          start = startRunsAnalysis(engine, t, { oracle });
+        onHeader: (h) => {
+          expect(h.tokens).toEqual(tokens);
+          slots = h.slots.size;
+          const lmHead = h.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
+          planned = runChecks(cfg, (sl) => h.slots.has(sl), lmHead).checks;
+          feed.onHeader(h);
+        },
+        onSlot: (slot, t) => {
+          // Before the last slot is handed on, every check whose inputs came before it has been re-run.
+          if (arrived.size === slots - 1) atLast = stream.progress();
+          arrived.add(slot);
+          feed.onSlot(slot, t);
         },
       });
-      expect(seen).toEqual(tokens);
       const b = { file, sha256: null };
-      const early = await analyzeRuns(engine, b, null, { oracle }, start);
+      const early = await stream.report(b, null);
       const late = await analyzeRuns(engine, b, null, { oracle });
       expect(early.durations.start, where).toBeGreaterThan(0);
+      expect(atLast, where).not.toBeNull();
+      const last = [...arrived].at(-1)!;
+      const ready = planned.filter((c) => c.inputs.every((sl) => sl !== last)).length;
+      expect(atLast!.slots, where).toBe(slots - 1);
+      expect(atLast!.reruns, where).toEqual([oracle === 'gpu' ? ready : 0]);
+      // The floors' run (every op, on the engine's taps) re-run as soon as the header was in.
+      const whole = new Set(planned.filter((c) => c.op === 'layer').map((c) => c.layer!));
+      const floors = runChecks(cfg, () => true, 'embed_out', whole).checks.length;
+      expect(atLast!.floors, where).toBe(oracle === 'gpu' ? floors : 0);
       const timeless = (r: RunsReport) =>
         JSON.parse(
           JSON.stringify([r.checks, r.curves, r.findings, r.verdict], (k, v) => (k === 'ms' ? 0 : v)),

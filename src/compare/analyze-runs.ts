@@ -2,6 +2,7 @@
 // as a pipeline of named phases — sources (the files' tensors uploaded, the engine's reference path as the floor's
 // run), oracle (the exact forward, and each op re-run exactly from every run's own recorded inputs), comparisons
 // (reduced on the GPU in one submit) and verdict (the first op whose local error passes k × its floor, in words).
+// The first two start while the files are read (streamRuns): on the first header's tokens, and slot by slot.
 //
 // An op's floor is the local error of the engine's fp32 reference kernel at the same op, measured the same way (the
 // reference path is a run too), never below one rounding of the run's storage precision. The oracle takes Hugging
@@ -10,22 +11,20 @@
 // With `rows` only the rows from..T−1 are checked (a decode check: its prompt rows are the two-path compare's):
 // every comparison, floor, metric and per-op re-run covers those rows only; the exact forward and attention still
 // read every position's keys and values. The report and its sentences say which rows were left to whom.
-import type { BatchForward, GpuTap } from '../engine/batch';
+import type { GpuTap } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import { type DfBuffer, readDf, uploadDf } from '../engine/oracle-df';
 import { oracleForward } from '../kernels/cpu/forward';
-import { checkSameTokens } from '../model/run-file';
-import type { Precision } from '../numeric/precision';
-import type { DType } from '../numeric/types';
+import { checkSameTokens, type ReadRunOptions } from '../model/run-file';
+import type { NeoXConfig } from '../numeric/types';
 import { DEFAULT_K } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
 import { needsScale } from './floor';
 import { JobList, type Side } from './jobs';
 import type { FullMetrics } from './metrics';
-import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { cpuExact, exactWhole } from './run-exact';
 import { checkedRowsWords, rowsOf } from './run-rows';
-import { tapRows, uploadRun } from './run-sources';
+import { engineSlots, type FeedProgress, RunsFeed } from './runs-feed';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import { RUNS_REPORT_SCHEMA, type RunsReport, verdictOf } from './runs-report';
 import { HF_ANGLES, type RunsStart, startFits, startRunsAnalysis } from './runs-start';
@@ -34,66 +33,126 @@ import { explainRunFindings } from './why-runs';
 
 export type { AnalyzeRunsOptions, RunInput };
 
-const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'bf16' };
-
-/** A run as the comparisons see it: its slots as f32 tensors on the GPU. */
-interface GpuRun {
-  id: string;
-  /** The checked rows of each slot. */
-  slots: Map<string, GpuTap>;
-  /** Every row of the slots an op reads whole (attention, the whole layer), or of all. */
-  full: Map<string, GpuTap>;
-  precision: Precision;
-  checks: OpCheck[];
-  missing: MissingCheck[];
-  names: (slot: string) => string;
-  /** The slots on the CPU (the CPU oracle's route only). */
-  cpu: Map<string, Float32Array> | null;
+/** An analysis fed as its run files are read (streamRuns). */
+export interface RunsStream {
+  /** What run j's reader calls (readRunFile's onHeader and onSlot): run 0 is A, run 1 is B. */
+  reader(j: number): Required<Pick<ReadRunOptions, 'onHeader' | 'onSlot'>>;
+  /** The report, once the runs are whole (a run no reader fed is taken whole here); its buffers are then back. */
+  report(a: RunInput, b: RunInput | null): Promise<RunsReport>;
+  /** The buffers back (settles once they are) where no report will be asked for: a refused file, a stopped read. */
+  release(): Promise<void>;
+  /** What the analysis has taken up so far (nothing until its first steps are done). */
+  progress(): FeedProgress;
 }
 
-/** The engine's taps under the run-file slots (resid_mid is the sequential style's ln2_in). */
-function engineSlots(run: BatchForward): Map<string, GpuTap> {
-  const slots = new Map<string, GpuTap>();
-  for (const [name, tap] of run.taps) slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), tap);
-  return slots;
+/**
+ * The analysis of `count` runs (1 or 2) fed as they are read: its first steps start on the first header's tokens
+ * (runs-start.ts), and each slot is uploaded, and each check whose inputs are in is re-run exactly, while the rest
+ * of the files is still being read (runs-feed.ts). `engine` may be on its way (the CLI reads while it loads).
+ * `start`: first steps already started (with the same options).
+ */
+export function streamRuns(
+  engine: Engine | Promise<Engine>,
+  count: number,
+  opts: AnalyzeRunsOptions = {},
+  start?: Promise<RunsStart>,
+): RunsStream {
+  let feed: RunsFeed | null = null;
+  let queue: (() => void)[] | null = [];
+  const fedRuns = new Set<number>();
+  let released: Promise<void> | null = null;
+  const begin = (tokens: readonly number[]) => {
+    if (start) return start;
+    start = Promise.resolve(engine).then((e) => startRunsAnalysis(e, tokens, opts));
+    start.catch(() => undefined); // awaited by report(); an error then, not an unhandled rejection now
+    return start;
+  };
+  const feedOf = (s: RunsStart, cfg: NeoXConfig) => {
+    if (!feed) {
+      feed = new RunsFeed(cfg, s, count, opts.signal);
+      for (const f of queue!) f();
+      queue = null;
+    }
+    return feed;
+  };
+  // Arrivals before the first steps are done wait for them, in order.
+  const later = (f: (feed: RunsFeed) => void) => (queue ? queue.push(() => f(feed!)) : f(feed!));
+  const release = () => {
+    released ??= (start ?? Promise.resolve(null)).then(
+      (s) => s?.release(),
+      () => undefined,
+    );
+    return released;
+  };
+  return {
+    reader: (j) => ({
+      onHeader(h) {
+        fedRuns.add(j);
+        Promise.all([begin(h.tokens), engine]).then(
+          ([s, e]) => e.modelInfo && feedOf(s, e.modelInfo.config),
+          () => undefined,
+        );
+        later((f) => f.header(j, h));
+      },
+      onSlot(slot, t) {
+        later((f) => f.tensor(j, slot, { name: t.name, data: t.data }));
+      },
+    }),
+    async report(a, b) {
+      try {
+        const e = await engine;
+        if (!e.modelInfo || !e.gpuParts().model) throw new Error('no model is loaded');
+        const s = await begin(a.file.tokens);
+        if (b) checkSameTokens(a.file, b.file);
+        const from = opts.rows?.from ?? 0;
+        if (!startFits(s, a.file.tokens, from, opts.angles ?? HF_ANGLES))
+          throw new Error('the analysis was started on other tokens, rows or angles than its runs have');
+        const inputs = [a, b].filter((r): r is RunInput => r !== null);
+        // Slots on the GPU are read back only where the CPU reads them.
+        if (!s.gpuOracle) await Promise.all(inputs.map((r) => r.resident?.load()));
+        const f = feedOf(s, e.modelInfo.config);
+        // A run no reader fed: fed whole now.
+        for (const [j, r] of inputs.entries()) {
+          if (fedRuns.has(j)) continue;
+          const slots = new Map(
+            [...r.file.slots].map(([slot, t]) => [slot, { name: t.name, dtype: t.dtype }]),
+          );
+          f.header(j, { tokens: r.file.tokens, slots });
+          const onGpu = s.gpuOracle ? r.resident?.slots : undefined;
+          for (const [slot, t] of r.file.slots) {
+            const tap = onGpu?.get(slot);
+            f.tensor(j, slot, tap ? { onGpu: tap } : { name: t.name, data: t.data });
+          }
+        }
+        return await analyzeStarted(e, s, f, a, b, opts);
+      } finally {
+        await release();
+      }
+    },
+    release,
+    progress: () => feed?.progress() ?? { slots: 0, reruns: Array(count).fill(0), floors: 0 },
+  };
 }
 
 /**
  * Runs the analysis of run A (and B, against A) on the engine's loaded model. `start`: its first steps, started
  * from the tokens before the runs were whole (startRunsAnalysis, with the same options); else they run here.
  */
-export async function analyzeRuns(
+export function analyzeRuns(
   engine: Engine,
   a: RunInput,
   b: RunInput | null,
   opts: AnalyzeRunsOptions = {},
   start?: Promise<RunsStart>,
 ): Promise<RunsReport> {
-  if (!engine.modelInfo || !engine.gpuParts().model) {
-    start?.then(
-      (s) => s.release(),
-      () => undefined,
-    );
-    throw new Error('no model is loaded');
-  }
-  const tokens = a.file.tokens;
-  const from = opts.rows?.from ?? 0;
-  const angles = opts.angles ?? HF_ANGLES;
-  const s = await (start ?? startRunsAnalysis(engine, tokens, opts));
-  try {
-    if (b) checkSameTokens(a.file, b.file);
-    if (!startFits(s, tokens, from, angles))
-      throw new Error('the analysis was started on other tokens, rows or angles than its runs have');
-    return await analyzeStarted(engine, s, a, b, opts);
-  } finally {
-    s.release();
-  }
+  return streamRuns(engine, b ? 2 : 1, opts, start).report(a, b);
 }
 
-/** The analysis after its first steps (`s`, of the runs' tokens). */
+/** The analysis after its first steps (`s`, of the runs' tokens) with every run fed to `feed`. */
 async function analyzeStarted(
   engine: Engine,
   s: RunsStart,
+  feed: RunsFeed,
   a: RunInput,
   b: RunInput | null,
   opts: AnalyzeRunsOptions,
@@ -106,7 +165,8 @@ async function analyzeStarted(
   const R = T - from;
   const k = opts.k ?? DEFAULT_K;
   const metric = opts.metric ?? 'relL2';
-  const durations: Record<string, number> = { start: s.ms };
+  // The feed's time is the reading thread's, spent while the files were read.
+  const durations: Record<string, number> = { start: s.ms, ...feed.ms };
   const phases = ['sources', 'oracle', 'comparisons', 'verdict', 'why'];
   const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new AnalysisCancelled('analysis cancelled');
@@ -120,14 +180,17 @@ async function analyzeStarted(
   const { device, pipelines, pool } = engine.gpuParts();
   const layerOuts = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
   const inputs = [a, b].filter((r): r is RunInput => r !== null);
-  // Slots on the GPU are read back only where the CPU reads them.
   const load = () => Promise.all(inputs.map((r) => r.resident?.load()));
-  if (!gpuOracle) await load();
-  let refCpu: Map<string, Float32Array> | null = null;
+
+  const runs = await phase('sources', () => {
+    const fed = feed.done();
+    if (!gpuOracle) for (const [j, r] of inputs.entries()) fed.files[j].cpu = slotData(r);
+    return fed;
+  });
   if (!gpuOracle) {
     await refDone;
-    refCpu = new Map();
-    for (const [slot, tap] of engineSlots(ref)) refCpu.set(slot, await refBatch.read(tap, T));
+    runs.ref.cpu = new Map();
+    for (const [slot, tap] of engineSlots(ref)) runs.ref.cpu.set(slot, await refBatch.read(tap, T));
   }
 
   // The exact forward: started on the GPU oracle; the CPU oracle's here.
@@ -148,79 +211,15 @@ async function analyzeStarted(
       return up;
     }));
 
-  const runs = await phase('sources', () => {
-    const lmHead = a.file.slots.get('logits')?.name.startsWith('lm_head') ? 'lm_head' : 'embed_out';
-    const checksOf = (has: (s: string) => boolean, wholeLayers?: ReadonlySet<number>) =>
-      runChecks(cfg, has, lmHead, wholeLayers);
-    const files = inputs.map((r, j): GpuRun => {
-      const { checks, missing } = checksOf((s) => r.file.slots.has(s));
-      const whole = new Set(
-        checks.filter((c) => c.op === 'attention' || c.op === 'layer').flatMap((c) => c.inputs),
+  // The exact output of every check of every run (the reference path's own checks are the floors): the GPU
+  // oracle's recorded by the feed as the inputs arrived; the CPU oracle's here.
+  const exact = gpuOracle
+    ? runs.exact
+    : await phase('oracle', () =>
+        [runs.ref, ...runs.files].map((run) =>
+          run.checks.map((c) => cpuExact(engine, batch, c, tokens, (sl) => run.cpu!.get(sl)!, from, angles)),
+        ),
       );
-      const parts = forward.get('logits')?.parts;
-      const up = uploadRun(batch, r.file, parts, from, whole, gpuOracle ? r.resident?.slots : undefined);
-      return {
-        id: j === 0 ? 'A' : 'B',
-        slots: up.rows,
-        full: up.full,
-        precision: PRECISION[r.file.storage],
-        checks,
-        missing,
-        names: (s) => up.rows.get(s)?.name ?? s,
-        cpu: gpuOracle ? null : new Map([...r.file.slots].map(([s, t]) => [s, t.data])),
-      };
-    });
-    // The floors' run checks every op the files' runs check, whole layers included.
-    const wholeLayers = new Set(
-      files.flatMap((f) => f.checks.filter((c) => c.op === 'layer').map((c) => c.layer!)),
-    );
-    const full = engineSlots(ref);
-    const { checks, missing } = checksOf((s) => full.has(s), wholeLayers);
-    // The checked rows of what is compared: the checks' outputs and the curves' slots.
-    const used = new Set(['embed', ...layerOuts, 'final_norm', 'logits', ...checks.map((c) => c.output)]);
-    const slots = new Map(
-      [...full].filter(([s]) => used.has(s)).map(([s, t]) => [s, tapRows(batch, t, T, from)]),
-    );
-    const names = (s: string) => full.get(s)?.name ?? s;
-    const reference: GpuRun = {
-      id: 'reference',
-      slots,
-      full,
-      precision: 'fp32',
-      checks,
-      missing,
-      names,
-      cpu: refCpu,
-    };
-    return { ref: reference, files };
-  });
-
-  // The exact output of every check of every run (the reference path's own checks are the floors).
-  const exact = await phase('oracle', () => {
-    const all = [runs.ref, ...runs.files];
-    return all.map((run) => {
-      // Each run's checks handed to the GPU as soon as they are recorded (it works while the next are).
-      if (gpuOracle) batch.flush();
-      return run.checks.map((c): DfBuffer => {
-        if (gpuOracle) {
-          // Every row where the run has it (opOn takes either), else the checked rows.
-          const inputs = c.inputs.map((s) => {
-            const t = run.full.get(s) ?? run.slots.get(s)!;
-            return { buffer: t.buffer, n: t.floats };
-          });
-          const one = gpuOracle.opOn(
-            batch.encoder,
-            { op: c.op, layer: c.layer, inputs, label: `${run.id}:${c.id}` },
-            tokens,
-            from,
-          );
-          batch.onRelease(() => one.release());
-          return one.taps.get('out')!;
-        }
-        return cpuExact(engine, batch, c, tokens, (s) => run.cpu!.get(s)!, from, angles);
-      });
-    });
-  });
 
   const results = await phase('comparisons', async () => {
     const jobs = new JobList(R, 'fp32');
@@ -340,4 +339,9 @@ async function analyzeStarted(
     report.sentence = report.findings.map((f) => f.sentence).join(' ');
   }
   return report;
+}
+
+/** A run's slots on the CPU (the CPU oracle's route). */
+function slotData(r: RunInput): Map<string, Float32Array> {
+  return new Map([...r.file.slots].map(([s, t]) => [s, t.data]));
 }

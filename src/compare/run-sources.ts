@@ -6,39 +6,38 @@
 import type { GpuBatch, GpuTap } from '../engine/batch';
 import type { DfBuffer } from '../engine/oracle-df';
 import { DF_BYTES } from '../engine/oracle-df';
-import type { RunFile } from '../model/run-file';
 
-/** A run's slots on the GPU: the checked rows of each ([T − from, width]), and every row of those in `full`. */
-export interface UploadedRun {
-  rows: Map<string, GpuTap>;
-  full: Map<string, GpuTap>;
+/** One slot of a run on the GPU: its checked rows ([T − from, width]), and every row where an op reads it whole. */
+export interface UploadedSlot {
+  rows: GpuTap;
+  full: GpuTap | null;
 }
 
 /**
- * Sources: each file's slots uploaded, rows from..T−1 (a tensor split like the oracle's logits is uploaded in the
- * same pieces); the slots named in `whole` also with every row. A slot in `resident` (every row of it already on
- * the GPU: our own recorded decode) is copied there instead, and its file data is not read.
+ * Sources, one slot at a time (as a run file's tensors arrive): rows from..T−1 of the slot's [T, width] f32 data
+ * uploaded (the logits split like the oracle's `logitsParts`, in the same pieces), and with `whole` every row. A
+ * slot given as `onGpu` (every row of it already on the GPU: our own recorded decode) is copied there instead.
  */
-export function uploadRun(
+export function uploadSlot(
   batch: GpuBatch,
-  run: RunFile,
+  T: number,
+  slot: string,
+  src: { name: string; data: Float32Array } | { onGpu: GpuTap },
   logitsParts: DfBuffer['parts'],
   from: number,
-  whole: ReadonlySet<string>,
-  resident?: ReadonlyMap<string, GpuTap>,
-): UploadedRun {
-  const T = run.tokens.length;
-  const split = logitsParts && logitsParts.length > 1 ? logitsParts : null;
+  whole: boolean,
+): UploadedSlot {
+  const split = slot === 'logits' && logitsParts && logitsParts.length > 1 ? logitsParts : null;
   const put = (label: string, data: Float32Array) => {
     const b = batch.buffer(data.byteLength, label);
     batch.device.queue.writeBuffer(b, 0, data.buffer, data.byteOffset, data.byteLength);
     return b;
   };
-  const upload = (slot: string, name: string, data: Float32Array, r0: number): GpuTap => {
+  const upload = (name: string, data: Float32Array, r0: number): GpuTap => {
     const R = T - r0;
     const width = data.length / T;
     const tag = r0 === 0 ? '' : `[${r0}:]`;
-    if (slot === 'logits' && split) {
+    if (split) {
       const parts = split.map((p) => {
         const piece = new Float32Array(R * p.cols);
         for (let r = 0; r < R; r++) {
@@ -52,20 +51,13 @@ export function uploadRun(
     return { name, buffer: put(`run:${slot}${tag}`, data.subarray(r0 * width)), floats: R * width };
   };
   // A slot already on the GPU: its rows copied there (split like the oracle's logits where those are).
-  const copy = (slot: string, tap: GpuTap, r0: number): GpuTap => {
-    if (slot === 'logits' && split) return splitRows(batch, tap, T, r0, split);
+  const copy = (tap: GpuTap, r0: number): GpuTap => {
+    if (split) return splitRows(batch, tap, T, r0, split);
     return r0 === 0 ? tap : tapRows(batch, tap, T, r0);
   };
-  const rows = new Map<string, GpuTap>();
-  const full = new Map<string, GpuTap>();
-  for (const [slot, t] of run.slots) {
-    const onGpu = resident?.get(slot);
-    const get = (r0: number) => (onGpu ? copy(slot, onGpu, r0) : upload(slot, t.name, t.data, r0));
-    const all = from === 0 || whole.has(slot) ? get(0) : null;
-    if (all) full.set(slot, all);
-    rows.set(slot, from === 0 ? all! : get(from));
-  }
-  return { rows, full };
+  const get = (r0: number) => ('onGpu' in src ? copy(src.onGpu, r0) : upload(src.name, src.data, r0));
+  const full = from === 0 || whole ? get(0) : null;
+  return { rows: from === 0 ? full! : get(from), full };
 }
 
 /** Rows from..T−1 of an unsplit f32 tap of T rows, copied into column pieces like `parts`. */

@@ -1,7 +1,8 @@
 // The runs analysis's first steps, which need the tokens but none of the runs' tensors (analyze-runs.ts): which
 // oracle runs, the reference path's forward with every tap (the floors' run) and, on the GPU oracle, the exact
 // forward — recorded and handed to the GPU at once. A reader that learns the tokens from a run file's header
-// (ReadRunOptions.onTokens) starts them there, so that the GPU works while the tensors are still being read.
+// (ReadRunOptions.onHeader, streamRuns) starts them there, so that the GPU works while the tensors are still being
+// read.
 import type { BatchForward, GpuBatch } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import type { DfBuffer } from '../engine/oracle-df';

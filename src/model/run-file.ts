@@ -45,12 +45,21 @@ export interface RunFile {
   generation?: RunGeneration | null;
 }
 
+/** What a run file's checked header says of it, before any tensor is read. */
+export interface RunHeader {
+  tokens: number[];
+  /** Slot → the tensor that will fill it (the first of its aliases in the file). */
+  slots: Map<string, { name: string; dtype: DType }>;
+}
+
 export interface ReadRunOptions {
   file?: string;
   signal?: AbortSignal;
   onProgress?(loaded: number, total: number | null): void;
-  /** Once the header is checked, before any tensor is read: the run's tokens (an analysis may start on them). */
-  onTokens?(tokens: number[]): void;
+  /** Once the header is checked, before any tensor is read (an analysis may start on it). */
+  onHeader?(header: RunHeader): void;
+  /** Each slot's tensor as it arrives, in file order (an analysis may take it up while the rest is read). */
+  onSlot?(slot: string, tensor: RunTensor): void;
 }
 
 function bad(file: string, detail: string, key?: string): ModelLoadError {
@@ -214,14 +223,17 @@ export async function readRunFile(
         if (!f || e.begin < f.begin || (e.begin === f.begin && e.end < f.end)) first.set(slot, e);
       }
       for (const e of first.values()) kept.add(e.name);
-      opts.onTokens?.([...tokens]);
+      const planned = new Map([...first].map(([slot, e]) => [slot, { name: e.name, dtype: e.dtype }]));
+      opts.onHeader?.({ tokens: [...tokens], slots: planned });
     },
     onTensor(name, e, data, view) {
       const ref = refs.get(name)!;
       const held = slots.get(ref.slot);
       if (!held) {
         // A view on the chunk is copied once (its chunk may hold aliases and ignored tensors: not kept whole).
-        slots.set(ref.slot, { name, dtype: e.dtype, data: view ? data.slice() : data });
+        const t = { name, dtype: e.dtype, data: view ? data.slice() : data };
+        slots.set(ref.slot, t);
+        opts.onSlot?.(ref.slot, t);
         return;
       }
       // A second name of the slot: compared where it lies (a view on its chunk or on the scratch array) and dropped.

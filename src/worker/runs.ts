@@ -1,30 +1,29 @@
 // Run files in the worker (docs/RUNS.md): each streamed from its Blob tensor by tensor and checked against the loaded
-// model's config before any GPU work; hashed beside that and the analysis (hash-blob.ts), the sha256 checked against
+// model's config before any GPU work, each slot taken up by the analysis as it arrives; hashed beside that and the analysis (hash-blob.ts), the sha256 checked against
 // the one a link names as soon as it is known (a mismatch stops the analysis). Nothing of the loaded model changes,
 // whatever a run file holds.
-import { analyzeRuns } from '../compare/analyze-runs';
+import { streamRuns } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
-import { type RunsStart, startRunsAnalysis } from '../compare/runs-start';
 import type { Engine } from '../engine/engine';
-import { checkSameTokens, type RunFile, readRunFile } from '../model/run-file';
+import { checkSameTokens, type ReadRunOptions, type RunFile, readRunFile } from '../model/run-file';
 import type { NeoXConfig } from '../numeric/types';
 import type { RunFileInput, RunLoadProgress } from './api';
 import { workerError } from './boundary';
 import { hashBlobs } from './hash-blob';
 
-/** Reads one run file from the page's Blob. */
+/** Reads one run file from the page's Blob, handing its header and slots to `reader` as they come. */
 function readRun(
   cfg: NeoXConfig,
   input: RunFileInput,
   signal: AbortSignal,
   onProgress: (p: RunLoadProgress) => void,
-  onTokens: (tokens: number[]) => void,
+  reader: Pick<ReadRunOptions, 'onHeader' | 'onSlot'>,
 ): Promise<RunFile> {
   return readRunFile(input.blob.stream(), input.blob.size, cfg, {
     file: input.name,
     signal,
     onProgress: (loaded, total) => onProgress({ file: input.name, loadedBytes: loaded, totalBytes: total }),
-    onTokens,
+    ...reader,
   });
 }
 
@@ -73,27 +72,15 @@ export async function compareRunFiles(
     refused = e;
     stop();
   });
-  // The analysis's first steps start on the first header's tokens, while the tensors are still being read.
-  let start: Promise<RunsStart> | undefined;
-  const onTokens = (tokens: number[]) => {
-    start ??= startRunsAnalysis(engine, tokens);
-    start.catch(() => undefined); // handed to the analysis, which awaits it
-  };
+  // The analysis starts on the first header's tokens and takes each slot as it is read (streamRuns).
+  const stream = streamRuns(engine, runs.length, { signal: ctl.signal, onProgress: onPhase });
   try {
     const [a, b] = await Promise.all([
-      readRun(cfg, runs[0], ctl.signal, onLoad, onTokens),
-      runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad, onTokens) : null,
+      readRun(cfg, runs[0], ctl.signal, onLoad, stream.reader(0)),
+      runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad, stream.reader(1)) : null,
     ]);
     if (b) checkSameTokens(a, b);
-    const started = start;
-    start = undefined; // the analysis's now: it releases it
-    const report = await analyzeRuns(
-      engine,
-      { file: a, sha256: null },
-      b && { file: b, sha256: null },
-      { signal: ctl.signal, onProgress: onPhase },
-      started,
-    );
+    const report = await stream.report({ file: a, sha256: null }, b && { file: b, sha256: null });
     const shas = await hashes;
     return { ...report, runs: report.runs.map((r, i) => ({ ...r, sha256: shas[i] })) };
   } catch (e) {
@@ -101,10 +88,7 @@ export async function compareRunFiles(
     throw refused ?? e;
   } finally {
     signal.removeEventListener('abort', stop);
-    // A start no analysis took (a refused file): its buffers back.
-    void start?.then(
-      (s) => s.release(),
-      () => undefined,
-    );
+    // A refused file's analysis: its buffers back (report() gives them back itself).
+    void stream.release();
   }
 }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The runs import + analysis fed as the files are read (streamRuns) against the files read whole first (`--whole`,
+# the analysis after, as before streaming), interleaved in one device call on the same inputs (bench/RESULTS.md,
+# "The analysis as the first layers arrive"). Bundle first, here:
+#   npx esbuild bench/runs.ts --bundle --platform=node --format=esm --target=node20 --outfile=.devpack/runs.mjs \
+#     --external:webgpu
+# then `run` with carry [".devpack", ".gl"]: bash bench/device-stream.sh
+source bench/device-setup.sh
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
+(cd tools && python3 bench_runs.py /tmp/rf --fault fc1-bf16 > "$OUT/mk-fc1.log" 2>&1) &
+(cd tools && python3 bench_runs.py /tmp/rr > "$OUT/mk-res.log" 2>&1) &
+wait
+(cd .devpack &&
+  for round in 1 2; do
+    for d in rr rf; do
+      for mode in stream whole; do
+        flag=""; [ $mode = whole ] && flag=--whole
+        timeout 120 /tmp/node runs.mjs --dir /tmp/$d --reps 4 $flag --out "$OUT/runs-$d-$mode-$round.json" \
+          > "$OUT/runs-$d-$mode-$round.log" 2>&1
+      done
+    done
+  done)
+ls -la "$OUT"
