@@ -20,4 +20,14 @@ wait
       done
     done
   done)
-ls -la "$OUT"
+# Few files come back from a call: one archive, and a summary in the output.
+(cd "$OUT" && tar czf stream.tgz gpu.txt mk-*.log runs-* && rm -f mk-*.log runs-*)
+python3 - "$OUT/stream.tgz" <<'PY'
+import json, sys, tarfile
+t = tarfile.open(sys.argv[1])
+for m in sorted(t.getnames()):
+    if not m.endswith('.json'): continue
+    for r in json.load(t.extractfile(m))['rows']:
+        p = {k: round(v) for k, v in r['phases'].items() if k != 'why' and not k.startswith('why.')}
+        print(m, r['rep'], round(r['importMs']), round(r['analysisMs']), round(r['totalMs']), round(r['phases'].get('why', 0)), p)
+PY

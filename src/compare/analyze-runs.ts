@@ -259,11 +259,20 @@ async function analyzeStarted(
         scale: scaleJob(run.slots.get(c.output)!),
       })),
     );
+    // Its parts timed apart (recording, the GPU's work still queued, the readback): what bounds the phase.
+    const t0 = performance.now();
     const pending = jobs.record(metrics, batch.encoder);
     batch.onRelease(() => pending.release());
+    const t1 = performance.now();
     await refDone;
     await batch.submit();
+    const t2 = performance.now();
     const out = (await pending.read()).compare;
+    Object.assign(durations, {
+      'comparisons.record': t1 - t0,
+      'comparisons.gpu': t2 - t1,
+      'comparisons.read': performance.now() - t2,
+    });
     return {
       curves,
       checkJobs,
