@@ -1,6 +1,7 @@
 // Node only: run files read from disk for `cli compare-runs` and the benches. Each file is read and decoded on the
 // main thread while a worker thread reads it again and hashes it (hash-file.ts): the sha256, a run's identity in the
 // report, comes in beside the import and the analysis, never before them, and is checked to be of the same bytes.
+import { Buffer } from 'node:buffer';
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { RunInput } from '../compare/analyze-runs';
@@ -47,6 +48,7 @@ export async function readRun(
     const file = await readRunFile(nodeFileStream(path, 4 << 20, true), size, cfg, {
       file: basename(path),
       ...handlers,
+      sameBytes: (x, y) => Buffer.compare(x, y) === 0,
     });
     const sha256 = hashing.done.then(
       (h) => {
