@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The runs import + analysis fed as the files are read (streamRuns) against the files read whole first (`--whole`,
-# the analysis after, as before streaming), interleaved in one device call on the same inputs (bench/RESULTS.md,
+# the analysis after, as before streaming), from the page cache and cold (`--evict`), interleaved in one device call
+# on the same inputs (bench/RESULTS.md,
 # "The analysis as the first layers arrive"). Bundle first, here:
 #   npx esbuild bench/runs.ts --bundle --platform=node --format=esm --target=node20 --outfile=.devpack/runs.mjs \
 #     --external:webgpu
@@ -14,9 +15,11 @@ wait
   for round in 1 2; do
     for d in rr rf; do
       for mode in stream whole; do
-        flag=""; [ $mode = whole ] && flag=--whole
-        timeout 120 /tmp/node runs.mjs --dir /tmp/$d --reps 4 $flag --out "$OUT/runs-$d-$mode-$round.json" \
-          > "$OUT/runs-$d-$mode-$round.log" 2>&1
+        for cache in warm cold; do
+          flag=""; [ $mode = whole ] && flag=--whole; [ $cache = cold ] && flag="$flag --evict"
+          timeout 120 /tmp/node runs.mjs --dir /tmp/$d --reps 3 $flag --out "$OUT/runs-$d-$mode-$cache-$round.json" \
+            > "$OUT/runs-$d-$mode-$cache-$round.log" 2>&1
+        done
       done
     done
   done)

@@ -3,8 +3,9 @@
 // both are decoded, 'analysis ms' until the report holds both hashes) and analyzed (GPU double-float oracle, every
 // local check, GPU-reduced metrics). Memory: the process's peak RSS above its level once the model is loaded, sampled
 // every 2 ms, against the two files' size. Inputs from tools/bench_runs.py (a 410m-shaped model, runs at T = 128).
-// Usage: node runs.mjs --dir DIR [--reps 3] [--whole] [--out FILE]
+// Usage: node runs.mjs --dir DIR [--reps 3] [--whole] [--evict] [--out FILE]
 
+import { execFileSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readModelDir } from '../src/cli/model-dir';
@@ -19,6 +20,10 @@ import { log, rssAboveBase, value } from './cli';
 const dir = value('--dir') ?? '.';
 const reps = Number(value('--reps') ?? 3);
 const whole = process.argv.includes('--whole');
+// `--evict`: each rep reads cold, the files dropped from the page cache first (posix_fadvise DONTNEED, by python3:
+// Node has no fadvise), as from a disk the OS has not cached.
+const evict = process.argv.includes('--evict');
+const EVICT = 'import os,sys\nfor p in sys.argv[1:]:\n fd=os.open(p,os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)';
 
 async function main() {
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());
@@ -30,6 +35,7 @@ async function main() {
   const fileBytes = files.reduce((s, f) => s + statSync(f).size, 0);
   const rows = [];
   for (let r = 0; r < reps; r++) {
+    if (evict) execFileSync('python3', ['-c', EVICT, ...files]);
     const rss = rssAboveBase(2);
     const ta = performance.now();
     // As `cli compare-runs` (src/cli/run-read.ts): decoded here, hashed on worker threads until the analysis ends.

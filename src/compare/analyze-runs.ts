@@ -58,9 +58,18 @@ export function streamRuns(
   start?: Promise<RunsStart>,
 ): RunsStream {
   let feed: RunsFeed | null = null;
-  let queue: (() => void)[] | null = [];
-  const fedRuns = new Set<number>();
+  // Arrivals wait here for the first steps, then for the reader's next wait on the disk: the feed's work runs while
+  // a read is in flight, not in the middle of decoding (report() takes what is left at once).
+  let queue: ((feed: RunsFeed) => void)[] = [];
+  let soon = false;
   let released: Promise<void> | null = null;
+  const drain = () => {
+    soon = false;
+    const q = queue;
+    queue = [];
+    if (!released) for (const f of q) f(feed!);
+  };
+  const fedRuns = new Set<number>();
   const begin = (tokens: readonly number[]) => {
     if (start) return start;
     start = Promise.resolve(engine).then((e) => startRunsAnalysis(e, tokens, opts));
@@ -70,13 +79,17 @@ export function streamRuns(
   const feedOf = (s: RunsStart, cfg: NeoXConfig) => {
     if (!feed) {
       feed = new RunsFeed(cfg, s, count, opts.signal);
-      for (const f of queue!) f();
-      queue = null;
+      drain();
     }
     return feed;
   };
-  // Arrivals before the first steps are done wait for them, in order.
-  const later = (f: (feed: RunsFeed) => void) => (queue ? queue.push(() => f(feed!)) : f(feed!));
+  const later = (f: (feed: RunsFeed) => void) => {
+    queue.push(f);
+    if (feed && !soon) {
+      soon = true;
+      setTimeout(() => feed && drain(), 0);
+    }
+  };
   const release = () => {
     released ??= (start ?? Promise.resolve(null)).then(
       (s) => s?.release(),
@@ -111,6 +124,7 @@ export function streamRuns(
         // Slots on the GPU are read back only where the CPU reads them.
         if (!s.gpuOracle) await Promise.all(inputs.map((r) => r.resident?.load()));
         const f = feedOf(s, e.modelInfo.config);
+        drain();
         // A run no reader fed: fed whole now.
         for (const [j, r] of inputs.entries()) {
           if (fedRuns.has(j)) continue;
