@@ -23,7 +23,8 @@ const whole = process.argv.includes('--whole');
 // `--evict`: each rep reads cold, the files dropped from the page cache first (posix_fadvise DONTNEED, by python3:
 // Node has no fadvise), as from a disk the OS has not cached.
 const evict = process.argv.includes('--evict');
-const EVICT = 'import os,sys\nfor p in sys.argv[1:]:\n fd=os.open(p,os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)';
+const EVICT =
+  'import os,sys\nfor p in sys.argv[1:]:\n fd=os.open(p,os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)';
 
 async function main() {
   const engine = await Engine.create(nodeGpu(), nodeShaderSource());

@@ -102,7 +102,7 @@ export class RunsFeed {
       const slots = new Map<string, GpuTap>();
       const readers = new Map<string, number[]>();
       checks.forEach((c, i) => {
-        for (const input of c.inputs) readers.set(input, [...(readers.get(input) ?? []), i]);
+        for (const input of new Set(c.inputs)) readers.set(input, [...(readers.get(input) ?? []), i]);
       });
       const f: FedRun = {
         lmHead,
