@@ -1,26 +1,15 @@
 // Planning of one GpuMetrics.record: every job checked, cut into tiles (never across a row), the records
 // buffer laid out, and the tiles packed into dispatches whose buffer ranges fit the binding limits.
 
-import { HIST_BINS, NO_HIST, RANGE_WORDS, REC_WORDS, ROW_WORDS, TILE_WORDS } from '../kernels/metrics';
+import { HIST_BINS, NO_HIST, RANGE_WORDS, REC_WORDS, ROW_WORDS } from '../kernels/metrics';
 import { PRECISIONS, type Precision } from '../numeric/precision';
+import { TILE_EXTRA, TileList, WordList } from './gpu-metrics-tiles';
 import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 
 /** Elements per tile (WG 128 × 32). */
 export const TILE = 4096;
 /** Records folded by one pass-2 workgroup at most (one per thread). */
 export const FAN = 128;
-
-export interface TileDesc {
-  a: GPUBuffer;
-  b: GPUBuffer;
-  /** Byte ranges read from a and b. */
-  aByte: number;
-  aEnd: number;
-  bByte: number;
-  bEnd: number;
-  /** Words 2 … 7 of the descriptor (count, flags, record, histogram / count, base, slot). */
-  words: number[];
-}
 
 export interface JobLayout {
   n: number;
@@ -39,10 +28,10 @@ export interface RecordPlan {
   /** Words read back: job records, row summaries, job histograms, bit-diff slots. */
   summaryWords: number;
   totalWords: number;
-  compareTiles: TileDesc[];
-  bitTiles: TileDesc[];
+  compareTiles: TileList;
+  bitTiles: TileList;
   /** Pass-2 ranges (RANGE_WORDS each) by level: a level reads what the levels before it wrote. */
-  levels: number[][];
+  levels: Uint32Array[];
 }
 
 const PREC_CODE: Record<Precision, number> = { fp32: 0, fp16: 1, fp16acc: 1, bf16: 2 };
@@ -122,7 +111,10 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
   const summaryWords = words;
 
   // Tiles: job by job, row by row, segment by segment, so each row's and each job's tiles are consecutive.
-  const compareTiles: TileDesc[] = [];
+  let tileCount = 0;
+  for (const job of jobs)
+    for (const sg of job.segments ?? [job]) tileCount += (job.rows ?? 1) * Math.ceil(sg.n / (job.rows ?? 1) / TILE);
+  const compareTiles = new TileList(tileCount);
   const tileRec = (i: number) => summaryWords + i * REC_WORDS;
   const tileRanges: Array<[number, number]> = []; // per job: [first tile, tile count]
   const rowRanges: Array<Array<[number, number]>> = [];
@@ -138,21 +130,26 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
         const len = s.n / rows;
         const df = s.b.kind === 'df';
         const flags = (df ? 1 : 0) | (PREC_CODE[job.precision] << 1) | (job.histogram ? 8 : 0);
+        const pair = compareTiles.pair(s.a.buffer, s.b.buffer);
+        const bw = df ? 8 : 4;
         for (let c = 0; c < len; c += TILE) {
           const count = Math.min(TILE, len - c);
           const ae = (s.a.offset ?? 0) + r * len + c;
           const be = (s.b.offset ?? 0) + r * len + c;
-          const bw = df ? 8 : 4;
-          const hist = job.histogram ? histTiles++ : -1;
-          compareTiles.push({
-            a: s.a.buffer,
-            b: s.b.buffer,
-            aByte: ae * 4,
-            aEnd: (ae + count) * 4,
-            bByte: be * bw,
-            bEnd: (be + count) * bw,
-            words: [count, flags, tileRec(compareTiles.length), hist],
-          });
+          // The histogram word holds the tile's histogram index until the histograms' base is known (below).
+          const hist = job.histogram ? histTiles++ : NO_HIST;
+          const rec = tileRec(compareTiles.length);
+          compareTiles.push(
+            pair,
+            ae * 4,
+            (ae + count) * 4,
+            be * bw,
+            (be + count) * bw,
+            count,
+            flags,
+            rec,
+            hist,
+          );
         }
       }
       perRow.push([rowFirst, compareTiles.length - rowFirst]);
@@ -163,12 +160,16 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
   words = tileRec(compareTiles.length);
   const histBase = words;
   words += histTiles * HIST_BINS;
-  for (const t of compareTiles) t.words[3] = t.words[3] < 0 ? NO_HIST : histBase + t.words[3] * HIST_BINS;
+  for (let i = 0; i < compareTiles.length; i++) {
+    const h = i * TILE_EXTRA + 3;
+    if (compareTiles.words[h] !== NO_HIST)
+      compareTiles.words[h] = histBase + compareTiles.words[h] * HIST_BINS;
+  }
 
   // A range of more than FAN records is first folded FAN at a time into intermediate records (a level of
   // its own, dispatched before the next): one workgroup folding thousands of tiles alone is slow (H100: a
   // 6.4 M-element job took 3 ms more as one range than as 49 jobs).
-  const levels: number[][] = [];
+  const levels: WordList[] = [];
   const range = (first: number, count: number, dst: number, mode: number, hist: number) => {
     let src = tileRec(first);
     let cnt = count;
@@ -179,26 +180,23 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
       words += groups * REC_WORDS;
       const hbase = words;
       if (hist !== NO_HIST) words += groups * HIST_BINS;
-      levels[lvl] ??= [];
+      levels[lvl] ??= new WordList();
       for (let g = 0; g < groups; g++) {
         const h = hist === NO_HIST ? NO_HIST : hbase + g * HIST_BINS;
-        levels[lvl].push(
+        levels[lvl].push5(
           src + g * FAN * REC_WORDS,
           Math.min(FAN, cnt - g * FAN),
           base + g * REC_WORDS,
           0,
           h,
-          0,
-          0,
-          0,
         );
       }
       src = base;
       cnt = groups;
       lvl++;
     }
-    levels[lvl] ??= [];
-    levels[lvl].push(src, cnt, dst, mode, hist, 0, 0, 0);
+    levels[lvl] ??= new WordList();
+    levels[lvl].push5(src, cnt, dst, mode, hist);
   };
   layouts.forEach((l, j) => {
     const [first, count] = tileRanges[j];
@@ -207,21 +205,14 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
       range(f, c, l.rowBase + r * ROW_WORDS, 1, NO_HIST);
     });
   });
-  for (let i = 0; i < levels.length; i++) levels[i] ??= [];
+  for (let i = 0; i < levels.length; i++) levels[i] ??= new WordList();
 
-  const bitTiles: TileDesc[] = [];
+  const bitTiles = new TileList();
   bitDiffs.forEach((bd, i) => {
+    const pair = bitTiles.pair(bd.a, bd.b);
     for (let c = 0; c < bd.n; c += TILE) {
       const count = Math.min(TILE, bd.n - c);
-      bitTiles.push({
-        a: bd.a,
-        b: bd.b,
-        aByte: c * 4,
-        aEnd: (c + count) * 4,
-        bByte: c * 4,
-        bEnd: (c + count) * 4,
-        words: [count, c, bits[i].slot],
-      });
+      bitTiles.push(pair, c * 4, (c + count) * 4, c * 4, (c + count) * 4, count, c, bits[i].slot);
     }
   });
   return {
@@ -231,103 +222,14 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
     totalWords: words,
     compareTiles,
     bitTiles,
-    levels,
+    levels: levels.map((l) => l.view()),
   };
-}
-
-export interface PackedDispatch {
-  a: GPUBufferBinding;
-  b: GPUBufferBinding;
-  /** Descriptors (TILE_WORDS each) with word offsets relative to the bindings. */
-  table: Uint32Array;
-  tiles: number;
-}
-
-/**
- * Groups tiles by their buffer pair and packs each group into dispatches whose a and b ranges (bound from an
- * aligned start) stay within `maxBinding` bytes and whose tile count stays within `maxGroups`.
- */
-export function packTiles(
-  tiles: TileDesc[],
-  maxBinding: number,
-  align: number,
-  maxGroups: number,
-): PackedDispatch[] {
-  const groups = new Map<GPUBuffer, Map<GPUBuffer, TileDesc[]>>();
-  for (const t of tiles) {
-    let byB = groups.get(t.a);
-    if (!byB) groups.set(t.a, (byB = new Map()));
-    let list = byB.get(t.b);
-    if (!list) byB.set(t.b, (list = []));
-    list.push(t);
-  }
-  const out: PackedDispatch[] = [];
-  const emit = (list: TileDesc[]) => {
-    let [aStart, bStart, aEnd, bEnd] = [list[0].aByte, list[0].bByte, 0, 0];
-    for (const t of list) {
-      aStart = Math.min(aStart, t.aByte);
-      bStart = Math.min(bStart, t.bByte);
-      aEnd = Math.max(aEnd, t.aEnd);
-      bEnd = Math.max(bEnd, t.bEnd);
-    }
-    aStart = Math.floor(aStart / align) * align;
-    bStart = Math.floor(bStart / align) * align;
-    const table = new Uint32Array(list.length * TILE_WORDS);
-    list.forEach((t, i) => {
-      table[i * TILE_WORDS] = (t.aByte - aStart) / 4;
-      table[i * TILE_WORDS + 1] = (t.bByte - bStart) / 4;
-      table.set(t.words, i * TILE_WORDS + 2);
-    });
-    out.push({
-      a: { buffer: list[0].a, offset: aStart, size: Math.max(4, aEnd - aStart) },
-      b: { buffer: list[0].b, offset: bStart, size: Math.max(4, bEnd - bStart) },
-      table,
-      tiles: list.length,
-    });
-  };
-  for (const byB of groups.values()) {
-    for (const list of byB.values()) {
-      const sorted = [...list].sort((x, y) => x.aByte - y.aByte);
-      let cur: TileDesc[] = [];
-      let aMin = 0;
-      let bMin = 0;
-      let aMax = 0;
-      let bMax = 0;
-      for (const t of sorted) {
-        const na = Math.min(aMin, t.aByte);
-        const nb = Math.min(bMin, t.bByte);
-        const fits =
-          cur.length > 0 &&
-          cur.length < maxGroups &&
-          Math.max(aMax, t.aEnd) - Math.floor(na / align) * align <= maxBinding &&
-          Math.max(bMax, t.bEnd) - Math.floor(nb / align) * align <= maxBinding;
-        if (cur.length > 0 && !fits) {
-          emit(cur);
-          cur = [];
-        }
-        if (cur.length === 0) {
-          aMin = t.aByte;
-          bMin = t.bByte;
-          aMax = t.aEnd;
-          bMax = t.bEnd;
-        } else {
-          aMin = na;
-          bMin = nb;
-          aMax = Math.max(aMax, t.aEnd);
-          bMax = Math.max(bMax, t.bEnd);
-        }
-        cur.push(t);
-      }
-      if (cur.length > 0) emit(cur);
-    }
-  }
-  return out;
 }
 
 /** Splits the pass-2 ranges into dispatches of at most `maxGroups` ranges. */
-export function splitRanges(ranges: number[], maxGroups: number): Uint32Array[] {
+export function splitRanges(ranges: Uint32Array, maxGroups: number): Uint32Array[] {
   const out: Uint32Array[] = [];
   const per = maxGroups * RANGE_WORDS;
-  for (let i = 0; i < ranges.length; i += per) out.push(Uint32Array.from(ranges.slice(i, i + per)));
+  for (let i = 0; i < ranges.length; i += per) out.push(ranges.slice(i, i + per));
   return out;
 }

@@ -19,7 +19,7 @@ import {
 } from './gpu-metrics';
 import { type Case, dfPairs, finishCase, type Plant, randomCase, randomWords } from './gpu-metrics.testdata';
 import { cpuBin, histogramEdges } from './gpu-metrics-edges';
-import { packTiles, type TileDesc } from './gpu-metrics-plan';
+import { packTiles, TileList } from './gpu-metrics-tiles';
 import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
 
 let h: Harness;
@@ -428,7 +428,7 @@ describe('GpuMetrics planning and histogram edges (CPU)', () => {
     const A = { label: 'A', size: 1 << 30 } as GPUBuffer;
     const B = { label: 'B', size: 1 << 30 } as GPUBuffer;
     const rng = mulberry32(freshSeed());
-    const tiles: TileDesc[] = Array.from({ length: 500 }, (_, i) => {
+    const tiles = Array.from({ length: 500 }, (_, i) => {
       const ae = Math.floor(rng() * 1e6) * 4;
       const be = Math.floor(rng() * 1e6) * 8;
       const count = 1 + Math.floor(rng() * 4096);
@@ -439,11 +439,15 @@ describe('GpuMetrics planning and histogram edges (CPU)', () => {
         aEnd: ae + count * 4,
         bByte: be,
         bEnd: be + count * 8,
-        words: [count, 0, i, 0],
+        count,
       };
     });
+    const list = new TileList(); // grown from its first 64 tiles
+    tiles.forEach((t, i) => {
+      list.push(list.pair(t.a, t.b), t.aByte, t.aEnd, t.bByte, t.bEnd, t.count, 0, i);
+    });
     const limit = 1 << 20;
-    const packed = packTiles(tiles, limit, 256, 100);
+    const packed = packTiles(list, limit, 256, 100);
     let seen = 0;
     for (const p of packed) {
       expect(p.a.size).toBeLessThanOrEqual(limit);
@@ -452,7 +456,10 @@ describe('GpuMetrics planning and histogram edges (CPU)', () => {
       expect((p.a.offset ?? 0) % 256).toBe(0);
       for (let t = 0; t < p.tiles; t++) {
         const tile = tiles[p.table[t * 8 + 4]];
-        expect((p.a.offset ?? 0) + p.table[t * 8] * 4).toBe(tile.aByte);
+        expect(p.a.buffer).toBe(tile.a);
+        expect(p.b.buffer).toBe(tile.b);
+        expect(p.table[t * 8 + 2]).toBe(tile.count);
+        if (t > 0) expect(p.table[t * 8]).toBeGreaterThanOrEqual(p.table[(t - 1) * 8]); // in order of aByte
         expect((p.b.offset ?? 0) + p.table[t * 8 + 1] * 4).toBe(tile.bByte);
         expect(tile.aEnd).toBeLessThanOrEqual((p.a.offset ?? 0) + (p.a.size ?? 0));
         expect(tile.bEnd).toBeLessThanOrEqual((p.b.offset ?? 0) + (p.b.size ?? 0));

@@ -14,7 +14,8 @@ import { Program } from '../gpu/program';
 import { bitDiffTiles, compareTiles, HIST_BINS, RANGE_WORDS, reduceRecords } from '../kernels/metrics';
 import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
 import { edgeWords, histogramEdges } from './gpu-metrics-edges';
-import { packTiles, planRecord, splitRanges } from './gpu-metrics-plan';
+import { planRecord, splitRanges } from './gpu-metrics-plan';
+import { packTiles } from './gpu-metrics-tiles';
 import type { BitDiffJob, CompareJob, PendingMetrics } from './gpu-metrics-types';
 
 export type {
