@@ -113,7 +113,8 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
   // Tiles: job by job, row by row, segment by segment, so each row's and each job's tiles are consecutive.
   let tileCount = 0;
   for (const job of jobs)
-    for (const sg of job.segments ?? [job]) tileCount += (job.rows ?? 1) * Math.ceil(sg.n / (job.rows ?? 1) / TILE);
+    for (const sg of job.segments ?? [job])
+      tileCount += (job.rows ?? 1) * Math.ceil(sg.n / (job.rows ?? 1) / TILE);
   const compareTiles = new TileList(tileCount);
   const tileRec = (i: number) => summaryWords + i * REC_WORDS;
   const tileRanges: Array<[number, number]> = []; // per job: [first tile, tile count]
