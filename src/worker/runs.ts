@@ -1,7 +1,7 @@
 // Run files in the worker (docs/RUNS.md): each streamed from its Blob tensor by tensor and checked against the loaded
-// model's config before any GPU work, each slot taken up by the analysis as it arrives; hashed beside that and the analysis (hash-blob.ts), the sha256 checked against
-// the one a link names as soon as it is known (a mismatch stops the analysis). Nothing of the loaded model changes,
-// whatever a run file holds.
+// model's config before any GPU work, each slot taken up by the analysis as it arrives; hashed beside that and the
+// analysis (hash-blob.ts), the sha256 checked against the one a link names as soon as it is known (a mismatch stops
+// the analysis). Nothing of the loaded model changes, whatever a run file holds.
 import { streamRuns } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
 import type { Engine } from '../engine/engine';
