@@ -16,7 +16,10 @@ export const WEBGPU_FLAGS = [
   '--enable-unsafe-swiftshader',
   '--use-webgpu-adapter=swiftshader',
 ];
-const PORT = 4173;
+// E2E_PORT and E2E_OUT let two checkouts' suites (or two people on one machine) run side by side: each its own
+// preview server and build folder.
+const PORT = Number(process.env.E2E_PORT ?? 4173);
+const OUT = process.env.E2E_OUT ?? 'dist';
 const CHROMIUM = {
   browserName: 'chromium' as const,
   launchOptions: { executablePath: CHROMIUM_PATH, args: [...WEBGPU_FLAGS, ...QUIET_FLAGS] },
@@ -26,7 +29,7 @@ const ALONE = /custom-kernel\.spec\.ts$/;
 
 export default defineConfig({
   testDir: 'e2e',
-  outputDir: 'test-results',
+  outputDir: process.env.E2E_RESULTS ?? 'test-results',
   timeout: 300_000,
   expect: { timeout: 30_000 },
   retries: 0,
@@ -50,7 +53,7 @@ export default defineConfig({
     { name: 'chromium-alone', testMatch: ALONE, dependencies: ['chromium'], use: CHROMIUM },
   ],
   webServer: {
-    command: `npm run build && npx vite preview --port ${PORT} --strictPort`,
+    command: `npm run build -- --outDir ${OUT} && npx vite preview --outDir ${OUT} --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}/`,
     reuseExistingServer: !process.env.CI,
     timeout: 180_000,
