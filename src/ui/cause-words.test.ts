@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Anatomy } from '../compare/causes/anatomy';
+import { elementsShifted } from '../compare/causes/catalog/elements-shifted';
+import { inputShifted } from '../compare/causes/catalog/input-shifted';
+import { rowsShifted } from '../compare/causes/catalog/rows-shifted';
 import type { CauseVerdict, TestedCause } from '../compare/causes/types';
 import type { PathWhy } from '../compare/report';
 import {
@@ -176,5 +179,44 @@ describe('the cause a scenario says', () => {
     expect(foundCauseSentence(why({ race: { tensors: ['layers.2.ctx'], elements: 3 } }))).toContain('a race');
     expect(foundCauseSentence(null)).toBeNull();
     expect(foundCauseSentence(undefined)).toBeNull();
+  });
+});
+
+describe('shifts in words, either way', () => {
+  // What "what was ruled out" lists: every candidate shift of the three layout causes, positive and negative. No
+  // number is written with its sign ("t − -2"); the direction is a word and the arithmetic reads the right way.
+  const data = {} as Parameters<typeof rowsShifted.words>[1];
+  const shifts = [1, 2, 16, -1, -2, -16];
+  it('rows, input elements and output elements: no minus sign before a number, the direction in words', () => {
+    for (const s of shifts) {
+      const lines = [
+        rowsShifted.words({ shift: s, from: 0 }, data),
+        rowsShifted.words({ shift: s, from: 3 }, data),
+        inputShifted.words({ shift: s }, data),
+        elementsShifted.words({ shift: s }, data),
+      ];
+      for (const l of lines) {
+        expect(l, l).not.toMatch(/[-−]\s*-?\d*\s*-\d/);
+        expect(l, l).not.toMatch(/(^|\s)-\d/);
+      }
+    }
+    expect(rowsShifted.words({ shift: 2, from: 0 }, data)).toBe(
+      'the output rows are shifted by 2 (row t holds row t − 2)',
+    );
+    expect(rowsShifted.words({ shift: -2, from: 3 }, data)).toBe(
+      'the output rows are shifted by 2 toward the start (row t holds row t + 2) from row 3 on',
+    );
+    expect(inputShifted.words({ shift: -16 }, data)).toBe(
+      'each input row is read 16 elements behind (element k takes element k − 16: a tile loaded from the wrong offset)',
+    );
+    expect(inputShifted.words({ shift: 1 }, data)).toBe(
+      'each input row is read 1 element ahead (element k takes element k + 1: a tile loaded from the wrong offset)',
+    );
+    expect(elementsShifted.words({ shift: -1 }, data)).toBe(
+      'the output is written 1 element early (element i holds element i + 1: a misaligned write)',
+    );
+    expect(elementsShifted.words({ shift: 8 }, data)).toBe(
+      'the output is written 8 elements late (element i holds element i − 8: a misaligned write)',
+    );
   });
 });

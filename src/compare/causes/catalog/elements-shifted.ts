@@ -10,5 +10,9 @@ export const elementsShifted: Cause = {
     [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]
       .flatMap((k) => [k, -k])
       .map((shift) => ({ params: { shift }, variant: { elemShift: shift } })),
-  words: (p) => `the output is written ${p.shift} elements off (a misaligned write)`,
+  words: (p) => {
+    const s = Number(p.shift);
+    const n = Math.abs(s);
+    return `the output is written ${n} element${n === 1 ? '' : 's'} ${s > 0 ? 'late' : 'early'} (element i holds element i ${s > 0 ? '−' : '+'} ${n}: a misaligned write)`;
+  },
 };

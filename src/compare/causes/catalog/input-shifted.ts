@@ -10,5 +10,9 @@ export const inputShifted: Cause = {
     [1, 2, 3, 4, 8, 16]
       .flatMap((k) => [k, -k])
       .map((shift) => ({ params: { shift }, variant: { inputShift: shift } })),
-  words: (p) => `each input row is read ${p.shift} elements along (a tile loaded from the wrong offset)`,
+  words: (p) => {
+    const s = Number(p.shift);
+    const n = Math.abs(s);
+    return `each input row is read ${n} element${n === 1 ? '' : 's'} ${s > 0 ? 'ahead' : 'behind'} (element k takes element k ${s > 0 ? '+' : '−'} ${n}: a tile loaded from the wrong offset)`;
+  },
 };

@@ -46,6 +46,10 @@ export const rowsShifted: Cause = {
       return { params: { shift, from }, variant: { rowShift: { shift, from } } };
     });
   },
-  words: (p) =>
-    `the output rows are shifted by ${p.shift} (row t holds row t − ${p.shift})${Number(p.from) > 0 ? ` from row ${p.from} on` : ''}`,
+  words: (p) => {
+    const s = Number(p.shift);
+    const how =
+      s > 0 ? `by ${s} (row t holds row t − ${s})` : `by ${-s} toward the start (row t holds row t + ${-s})`;
+    return `the output rows are shifted ${how}${Number(p.from) > 0 ? ` from row ${p.from} on` : ''}`;
+  },
 };
