@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { defaultRunSpec } from '../run/runspec';
+import { SCENARIOS } from '../run/scenarios';
 import { createAppStore } from '../state/store';
 import { MODES, modeById, modeOpened } from './modes';
 
@@ -31,5 +33,17 @@ describe('workspace modes', () => {
     // Nothing new opened: no switch (a setting changed, a run went on).
     expect(modeOpened({ ...scenario, mode: 'classroom' }, scenario)).toBeNull();
     expect(modeOpened(prev, prev)).toBeNull();
+  });
+});
+
+describe('the README on the classroom', () => {
+  it('gives every scenario its short link and no count of them that can go stale', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    for (const s of SCENARIOS) expect(readme, s.id).toContain(`\`#s=${s.id}\``);
+    const links = [...readme.matchAll(/`#s=([a-z0-9-]+)`/g)].map((m) => m[1]);
+    expect(new Set(links)).toEqual(new Set(SCENARIOS.map((s) => s.id)));
+    expect(readme).not.toMatch(
+      /\b(two|three|four|five|six|seven|eight|nine|ten|\d+) (classroom )?scenarios\b/i,
+    );
   });
 });
