@@ -1,5 +1,5 @@
 // fp64 oracle: split the fused QKV into heads and apply rotary embeddings (HF GPTNeoX, rotate-half).
-import { type RotaryAngles, rotaryAngleTable } from './rotary-angles';
+import { angleTableOf, type RotaryAngles, rotaryAngleTable } from './rotary-angles';
 
 export { rotaryInvFreq } from './rotary-angles';
 
@@ -74,4 +74,51 @@ export function splitHeadsRotaryF64(
     }
   }
   return { q, k, v };
+}
+
+/**
+ * The Llama family's rotary (HF `apply_rotary_pos_emb`, rotate-half): x [T, heads, hd] (a q or k projection's
+ * output, [T, heads·hd]) -> [heads, T, hd], each head's first r = 2 · invFreq.length dims rotated at positions
+ * t = 0..T-1 (or variant.positions), the rest copied. invFreq ([r/2], rotaryInvFreq: theta and rope_scaling are only
+ * this table) is used as given; angle = t · invFreq[i], rounded to fp32 once under 'hf-fp32'. With an empty table
+ * it is the head split alone (v).
+ */
+export function ropeHeadsF64(
+  x: ArrayLike<number>,
+  T: number,
+  heads: number,
+  hd: number,
+  invFreq: ArrayLike<number>,
+  angles: RotaryAngles = 'exact',
+  variant: RotaryVariant = {},
+): Float64Array {
+  const half = invFreq.length;
+  if (2 * half > hd) throw new Error(`ropeHeadsF64: ${2 * half} rotary dims exceed head_dim ${hd}`);
+  if (x.length < T * heads * hd) throw new Error(`ropeHeadsF64: x too short for [${T}, ${heads}, ${hd}]`);
+  const out = new Float64Array(heads * T * hd); // [heads, T, hd]
+  const theta = angleTableOf(T, invFreq, angles, variant.positions); // [T, r/2]
+  const first = (j: number) => (variant.gptj ? 2 * j : j);
+  const second = (j: number) => (variant.gptj ? 2 * j + 1 : j + half);
+  const cos = new Float64Array(half);
+  const sin = new Float64Array(half);
+  for (let t = 0; t < T; t++) {
+    for (let i = 0; i < half; i++) {
+      cos[i] = Math.cos(theta[t * half + i]);
+      sin[i] = Math.sin(theta[t * half + i]);
+    }
+    for (let h = 0; h < heads; h++) {
+      const src = (t * heads + h) * hd; // x[t, h, 0]
+      const dst = (h * T + t) * hd; // out[h, t, 0]
+      for (let e = 0; e < hd; e++) out[dst + e] = x[src + e];
+      for (let i = 0; i < half; i++) {
+        const a = dst + first(i);
+        const b = dst + second(i);
+        const x1 = out[a];
+        const x2 = out[b];
+        out[a] = x1 * cos[i] - x2 * sin[i];
+        out[b] = x2 * cos[i] + x1 * sin[i];
+      }
+    }
+  }
+  return out;
 }
