@@ -5,10 +5,10 @@ import type { NeoXConfig } from '../numeric/types';
 import { describeJson, ModelLoadError, quoteName } from './errors';
 import { checkJsonDepth, stripBom } from './json-text';
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** Sanity bounds: far above any real GPT-NeoX, low enough that a hostile file fails cleanly. */
-const LIMITS = {
+export const LIMITS = {
   vocab_size: 10_000_000,
   hidden_size: 65_536,
   num_hidden_layers: 1024,
@@ -32,15 +32,15 @@ const DEFAULTS = {
 /** Keys a default-type rope_parameters / rope_scaling object may hold. */
 const ROPE_KEYS = new Set(['rope_type', 'type', 'rope_theta', 'partial_rotary_factor']);
 
-function isObject(v: unknown): v is Json {
+export function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function own(obj: Json, key: string): unknown {
+export function own(obj: Json, key: string): unknown {
   return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
-class Reader {
+export class Reader {
   constructor(
     readonly obj: Json,
     readonly file: string,
@@ -58,6 +58,17 @@ class Reader {
     }
     if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
       this.fail(key, `'${key}' must be a positive integer, found ${describeJson(v)}`);
+    }
+    if (v > max) this.fail(key, `'${key}' = ${v} exceeds the sanity limit ${max}`);
+    return v;
+  }
+
+  /** A non-negative integer (0 allowed), or the fallback when absent. */
+  count(key: string, max: number, fallback: number): number {
+    const v = own(this.obj, key);
+    if (v === undefined) return fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+      this.fail(key, `'${key}' must be a non-negative integer, found ${describeJson(v)}`);
     }
     if (v > max) this.fail(key, `'${key}' = ${v} exceeds the sanity limit ${max}`);
     return v;
@@ -118,7 +129,7 @@ function ropeObject(r: Reader, key: 'rope_parameters' | 'rope_scaling'): Json | 
 }
 
 /** The one value of a setting that several keys may carry; all present ones must agree. */
-function agree(
+export function agree(
   r: Reader,
   found: [string, number | undefined][],
   fallbackKey: string,
