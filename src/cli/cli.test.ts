@@ -171,13 +171,13 @@ describe('cli compare / check', () => {
     expect(bad.stdout).toMatch(/first divergent layer 1; reproduced by residual_epilogue from layer 1/);
   });
 
-  it('compare writes the report JSON', () => {
+  it('compare writes the report JSON and exits 1 on a divergence', () => {
     const { dir } = modelDir(6);
     const spec = join(dir, 'spec.json');
     const out = join(dir, 'report.json');
     writeFileSync(spec, JSON.stringify(specFor([{ id: 'gelu_relu', fromLayer: 0 }])));
     const r = cli(['compare', '--spec', spec, '--model', dir, '--out', out]);
-    expect(r.code, r.stderr.join('\n')).toBe(0);
+    expect(r.code, r.stderr.join('\n')).toBe(1);
     const report = JSON.parse(readFileSync(out, 'utf8'));
     expect(report.schema).toBe('divergence-report/1');
     expect(report.verdict).toBe('diverged');

@@ -5,16 +5,16 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { analyze, type Report } from '../compare/analyze';
 import { decodeChecker } from '../compare/decode-runs';
+import { headlineWords } from '../compare/generation-verdict';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
 import { Engine, type EngineOptions, type ModelFiles } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { manifestSha256 } from '../model/shard-index';
 import { isShardedSource } from '../model/shard-stream';
-import { parseResolveUrl } from '../run/hub';
 import { parseRunSpec, type RunSpec } from '../run/runspec';
 import { CliInputError, fsReason, quoteUser, readTextFile } from './files';
-import { type HubDownloadOptions, hubSnapshot } from './hub-download';
+import { cliHubUrl, type HubDownloadOptions, hubSnapshot, specHubRef } from './hub-download';
 import { checkLimits, prepareModel, promptTokens } from './prepare';
 
 export function readSpec(file: string): RunSpec {
@@ -50,9 +50,10 @@ export async function specModelDir(
   o: HubDownloadOptions,
 ): Promise<string> {
   if (override || spec.model.kind !== 'url') return modelDirFor(spec, override);
-  const hub = parseResolveUrl(spec.model.url);
-  if (!hub) return modelDirFor(spec, override);
-  return hubSnapshot(`${hub.repo}@${hub.revision}`, { ...o, hubUrl: new URL(spec.model.url).origin });
+  // Only from the Hub this CLI uses: a spec file never chooses the host (specHubRef says how to choose it).
+  const ref = specHubRef(spec.model.url, o.hubUrl ?? cliHubUrl());
+  if (!ref) return modelDirFor(spec, override);
+  return hubSnapshot(ref, o);
 }
 
 /**
@@ -80,7 +81,9 @@ export async function runAnalysis(
     await engine.loadModel(m.files);
     return await analyze(engine, spec, tokens, {
       onProgress: (phase) => log(`${phase}…`),
+      // Asked for, the decode check runs whatever the text does; otherwise by itself where the generation diverges.
       checkDecode: o.checkDecode || spec.checkDecode ? decodeChecker(engine) : undefined,
+      decodeChecker: decodeChecker(engine),
     });
   } finally {
     engine.dispose();
@@ -109,7 +112,10 @@ async function sha256Of(weights: ModelFiles['weights']): Promise<string> {
   return sha256OfStream(weights.open(), 'model.safetensors');
 }
 
-/** One line per layer: the verdict a kernel author reads in their CI log. */
+/**
+ * One line per layer, then the verdict a kernel author reads in their CI log: "agree: …", "diverged: …" or
+ * "generation diverged: the prompt agrees …; generation diverges at decode step 1: born at …".
+ */
 export function formatVerdict(r: Report): string {
   const lines = r.layers.map(
     (l) =>
@@ -118,7 +124,7 @@ export function formatVerdict(r: Report): string {
   );
   const nonFinite = firstNonFinite(r);
   if (nonFinite) lines.push(`non-finite: ${describeNonFinite(nonFinite)}`);
-  if (r.verdict === 'agree') lines.push(`agree: no layer exceeds ${r.k} × the noise floor`);
+  if (r.verdict !== 'diverged') lines.push(headlineWords(r));
   else {
     const blamed = r.bisection?.filter((b) => b.reproduces) ?? [];
     const who = blamed.length

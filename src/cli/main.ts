@@ -1,8 +1,9 @@
 // Command-line entry (Node, Dawn's WebGPU): `forward` writes the hidden-state dump of a model folder,
 // `generate` greedy-decodes a prompt, `compare` writes the divergence report of a RunSpec, `check` exits by
-// its verdict. Exit 0 on success (check: no layer diverges), 1 when check finds a divergence (or forward finds
-// non-finite values), 2 with a one-line reason on bad input, 3 when the GPU fails. Every error is one line;
-// everything the spec and the config decide is checked before the GPU is touched.
+// its verdict. Exit 0 on success (compare, check: the paths agree, prompt and generated text), 1 when compare or
+// check finds a divergence (or forward finds non-finite values), 2 with a one-line reason on bad input, 3 when
+// the GPU fails. Every error is one line; everything the spec and the config decide is checked before the GPU is
+// touched.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Engine } from '../engine/engine';
@@ -15,7 +16,7 @@ import { compareRunsCommand } from './compare-runs';
 import { dumpJsonText, firstNonFinite } from './dump-json';
 import { exitCodeFor, formatError } from './exit';
 import { CliInputError, checkOutPath, fsReason, quoteUser } from './files';
-import { hubSnapshot } from './hub-download';
+import { hubEnvOptions, hubSnapshot } from './hub-download';
 import { checkLimits, prepareModel } from './prepare';
 import { isWorker, runQuietChild, say } from './quiet';
 
@@ -164,12 +165,13 @@ async function compareCommand(cmd: 'compare' | 'check', rest: string[]): Promise
   );
   if (values.out) writeReport(report, values.out);
   process.stdout.write(`${formatVerdict(report)}\n`);
-  return cmd === 'check' && report.verdict !== 'agree' ? 1 : 0;
+  // Any divergence, of the prompt or of the generated text, exits 1 (compare after writing its report).
+  return report.verdict !== 'agree' ? 1 : 0;
 }
 
-/** How --hub reaches the Hub: $HF_ENDPOINT (as huggingface_hub reads it) or huggingface.co; progress on stderr. */
+/** How --hub reaches the Hub: $HF_ENDPOINT etc. (src/cli/hub-download.ts hubEnvOptions); progress on stderr. */
 function hubOptions() {
-  return { hubUrl: process.env.HF_ENDPOINT || undefined, log: (line: string) => say(line) };
+  return hubEnvOptions(process.env, (line: string) => say(line));
 }
 
 /** --memory-budget GiB as bytes (undefined when absent); anything but a positive number is bad input. */

@@ -6,10 +6,12 @@ import type { Engine } from '../engine/engine';
 import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import type { GenerateOptions } from '../engine/types';
+import { storageUnitRoundoff } from '../numeric/precision';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
 import { type DecodeCheck, decodeCheckOf, decodeRows, decodeRunInput, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
+import { cachedVsFull, generationVerdictOf, generationWords } from './generation-verdict';
 import { JobList } from './jobs';
 import { metricValue } from './metrics';
 import { type PartingRows, partingOf } from './parting';
@@ -103,7 +105,9 @@ export async function determinismOf(c: AnalysisContext, runs: EngineRuns): Promi
 
 /**
  * Greedy generation on both paths (KV cache) together: one token of each path per step, several steps per submit,
- * each step's pair handed out as it is read back (Engine.generatePaths).
+ * each step's pair handed out as it is read back (Engine.generatePaths). Then what the text says
+ * (generation-verdict.ts): where the texts part and why (parting.ts), each path's cached decode against its uncached
+ * forward, and — asked for, or by itself where the generation diverges — each path's decode checked op by op.
  */
 export async function generate(
   c: AnalysisContext,
@@ -112,46 +116,93 @@ export async function generate(
   oracle: Pick<OracleInfo, 'kind'> & { dfFma: boolean },
   promptRows?: PartingRows,
   prefix: DecodePrefix | null = null,
+  logitsFloor = 0,
+  /** The prompt agrees: where it does not, the prompt's checks already name the op, and only an error of the
+   * decode path itself (a cached decode off its uncached forward) starts the decode check. */
+  promptAgrees = true,
 ): Promise<GenerationResult> {
-  const { engine, spec } = c;
+  const { engine, spec, tokens } = c;
+  const n = spec.generate;
   const text = (ids: number[]) => engine.tokenizer?.decode(ids) ?? null;
   const got: [number[], number[]] = [[], []];
-  const recorded = c.checkDecode ? ([] as RecordedDecode[]) : undefined;
+  const asked = c.checkDecode !== undefined && c.decodeCheck === 'asked';
+  const recorded: RecordedDecode[] = [];
   const paths = ['reference', 'fused'] as const;
+  const options = [
+    { path: 'reference' as const, precision: spec.precision },
+    { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
+  ];
   const tg = performance.now();
   try {
+    const stepLogits: Float32Array[] = [];
     const [refIds, fusedIds] = await engine.generatePaths(
-      c.tokens,
-      spec.generate,
-      [
-        { path: 'reference', precision: spec.precision },
-        { path: c.fusedSet, precision: spec.precision, hooks: c.hooks },
-      ],
+      tokens,
+      n,
+      options,
       (_step, ids) => {
         paths.forEach((path, i) => {
           got[i].push(ids[i]);
-          onPartial?.({ kind: 'token', path, ids: [...got[i]], text: text(got[i]), total: spec.generate });
+          onPartial?.({ kind: 'token', path, ids: [...got[i]], text: text(got[i]), total: n });
         });
       },
       signal,
       // Two steps per read-back: tokens stream to the page while the next steps already run.
-      { chunk: 2, recorded },
+      { chunk: 2, recorded: asked ? recorded : undefined, logits: n > 1 ? stepLogits : undefined },
     );
     c.durations['generation.paths'] = performance.now() - tg;
+    const ids = [refIds, fusedIds];
     const first = refIds.findIndex((id, i) => fusedIds[i] !== id);
-    return {
+    // Why they part: both paths and the oracle at the row that chose the first differing id.
+    const parting = first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows);
+    // Each cached decode against its own uncached forward over the same tokens, on the decode steps' rows.
+    const tc = performance.now();
+    const full =
+      n > 1
+        ? await uncachedLogits(
+            engine,
+            ids.map((x) => [...tokens, ...x.slice(0, -1)]),
+            options,
+            tokens.length,
+          )
+        : null;
+    const V = engine.modelInfo!.config.vocabSize;
+    const floor = logitsFloor > 0 ? logitsFloor : storageUnitRoundoff(spec.precision);
+    const cached = full
+      ? paths.map((path, i) => cachedVsFull(path, stepLogits[i], full[i], V, floor, spec.k))
+      : undefined;
+    c.durations['generation.cached'] = performance.now() - tc;
+    const g: GenerationResult = {
       reference: { ids: refIds, text: text(refIds) },
       fused: { ids: fusedIds, text: text(fusedIds) },
       firstDifference: first < 0 ? null : first,
-      // Why they part: both paths and the oracle at the row that chose the first differing id.
-      parting: first < 0 ? null : await partingOf(c, oracle, refIds, fusedIds, first, promptRows),
-      ...(recorded
-        ? { decode: await checkDecodes(c, recorded, [refIds, fusedIds], oracle.kind, prefix) }
-        : {}),
+      parting,
+      ...(cached ? { cached } : {}),
     };
+    // The decode check: asked for (its decode recorded above), or by itself where the text diverges (the
+    // generation again, recorded: the same ids, the op named without a checkbox).
+    const decodeOff = g.parting?.kind === 'decode' || (cached ?? []).some((x) => !x.within);
+    const auto =
+      !asked &&
+      c.checkDecode !== undefined &&
+      (promptAgrees ? generationVerdictOf(g) === 'diverged' : decodeOff);
+    if (asked || auto) {
+      if (auto) {
+        c.onProgress?.('decode check');
+        const again = await engine.generatePaths(tokens, n, options, undefined, signal, {
+          chunk: 4,
+          recorded,
+        });
+        ids.splice(0, 2, ...again);
+      }
+      g.decode = await checkDecodes(c, recorded, ids, oracle.kind, prefix, full);
+      g.decodeStarted = asked ? 'asked' : 'auto';
+    }
+    g.verdict = generationVerdictOf(g);
+    g.words = generationWords(g, tokens.length);
+    return g;
   } finally {
     // The recorded decodes' GPU buffers (the checks are done with them, or the generation failed).
-    for (const r of recorded ?? []) r.release();
+    for (const r of recorded) r.release();
   }
 }
 
@@ -169,6 +220,8 @@ async function checkDecodes(
   ids: number[][],
   oracle: OracleInfo['kind'],
   prefix: DecodePrefix | null,
+  /** Each path's uncached logits of the decode steps' rows, where the generation phase has them already. */
+  uncached: Float32Array[] | null = null,
 ): Promise<DecodeCheck[]> {
   const { spec, tokens } = c;
   const names = ['reference', 'fused'] as const;
@@ -200,12 +253,15 @@ async function checkDecodes(
   // The cached path against its own whole forward over the same tokens (the decode's oracle), on the checked rows:
   // submitted first, so that the GPU runs those forwards while the CPU records the analyses.
   const from = rows?.from ?? 0;
-  const full = uncachedLogits(
-    c.engine,
-    runs.map((r) => r.file.tokens),
-    paths,
-    from,
-  );
+  const full =
+    uncached && rows
+      ? Promise.resolve(uncached)
+      : uncachedLogits(
+          c.engine,
+          runs.map((r) => r.file.tokens),
+          paths,
+          from,
+        );
   full.catch(() => undefined); // awaited below
   const reports = same
     ? [await c.checkDecode!(runs[0], opts, runs[1])]

@@ -35,8 +35,15 @@ export interface AnalysisContext {
   metricsOn: 'gpu' | 'cpu';
   taps: 'dump' | 'all';
   skipLocal: boolean;
-  /** Record each path's decode and check it as a run with this (decode-runs.ts): generation.decode. */
+  /**
+   * Checks each path's recorded decode as a run (decode-runs.ts): generation.decode. Without it no decode check
+   * runs; with it, the check runs when asked (`decodeCheck: 'asked'`) or by itself where the generation diverges.
+   */
   checkDecode?: DecodeChecker;
+  /** 'asked': record and check the decode whatever the text does; 'auto' (default): only where the generation diverges. */
+  decodeCheck?: 'asked' | 'auto';
+  /** Progress within a phase (the decode check started by the generation phase). */
+  onProgress?: (phase: string) => void;
   durations: Record<string, number>;
   newBatch(): GpuBatch;
 }

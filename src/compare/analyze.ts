@@ -10,6 +10,7 @@ import type { GpuBatch } from '../engine/batch';
 import type { Engine } from '../engine/engine';
 import { FUSED_KERNELS, type FusedKernelId } from '../engine/fused-kernels';
 import { readDf } from '../engine/oracle-df';
+import { storageUnitRoundoff } from '../numeric/precision';
 import { faultHooks, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { bisect, type DecodePrefix, determinismOf, generate } from './analysis-after';
@@ -24,6 +25,7 @@ import {
 } from './analysis-phases';
 import { CpuMetrics } from './cpu-metrics';
 import type { DecodeChecker } from './decode-run-file';
+import { overallVerdict } from './generation-verdict';
 import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
 import { metricValue } from './metrics';
@@ -50,9 +52,16 @@ export interface AnalyzeOptions {
   selfTest?: SelfTestOptions;
   /**
    * Record each path's decode steps and check them op by op as runs of a generation with this checker
-   * (decode-runs.ts decodeChecker(engine): the runs analysis), into generation.decode.
+   * (decode-runs.ts decodeChecker(engine): the runs analysis), into generation.decode, whatever the text does
+   * (the checkbox "check every decode step op by op", `cli compare --check-decode`).
    */
   checkDecode?: DecodeChecker;
+  /**
+   * The checker the decode check uses when it starts by itself: where the generated texts part (other than on a
+   * near tie) or a cached decode leaves its uncached forward (generation-verdict.ts). Without it (and without
+   * checkDecode) no decode check runs.
+   */
+  decodeChecker?: DecodeChecker;
   /** Skip parts (the bench measures the bare compare). */
   skip?: {
     local?: boolean;
@@ -114,7 +123,9 @@ export async function analyze(
     metricsOn,
     taps: skip.taps ? 'dump' : 'all',
     skipLocal: skip.local ?? false,
-    checkDecode: opts.checkDecode,
+    checkDecode: opts.checkDecode ?? opts.decodeChecker,
+    decodeCheck: opts.checkDecode ? 'asked' : 'auto',
+    onProgress: (phase) => opts.onProgress?.(phase, done, phases),
     durations: {},
     newBatch: () => {
       const b = engine.batch();
@@ -176,9 +187,13 @@ export async function analyze(
             o.info,
             promptRows(c, runs, o.tensors),
             decodePrefix(c, o),
+            logitsFloor(report),
+            report.verdict === 'agree',
           ),
     );
-    return { ...report, generation, durations: c.durations };
+    // The verdict covers the text: a prompt that agrees over a generation that does not is not AGREE.
+    const prompt = report.verdict === 'diverged' ? 'diverged' : 'agree';
+    return { ...report, verdict: overallVerdict(prompt, generation), generation, durations: c.durations };
   } finally {
     for (const b of batches) b.release();
   }
@@ -195,6 +210,16 @@ function decodePrefix(
   const { taps } = o.tensors;
   if (o.info.kind !== 'gpu' || !taps.has('layers.0.qkv')) return null;
   return { from: c.tokens.length, qkv: (i) => taps.get(`layers.${i}.qkv`)! };
+}
+
+/**
+ * The logits' floor as a relative L2 (the cached decode's check against its uncached forward): the reference's
+ * prompt logits against exact, never below one unit roundoff of the storage precision.
+ */
+function logitsFloor(report: Report): number {
+  const f = report.logits.floor.relL2;
+  const u = storageUnitRoundoff(report.spec.precision);
+  return Number.isFinite(f) ? Math.max(f, u) : u;
 }
 
 /** The prompt's last logits row of each path and of the oracle, read from the first batch (parting.ts). */

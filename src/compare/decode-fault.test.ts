@@ -44,7 +44,11 @@ describe('a decode-only fault', () => {
       checkDecode: decodeChecker(engine),
     });
     const ctx = `seed ${seed}, layer ${fromLayer}`;
-    expect(r.verdict, `${ctx}: the prompt agrees`).toBe('agree');
+    expect(r.firstDivergentLayer, `${ctx}: the prompt agrees`).toBeNull();
+    // The verdict covers the text: the decode is wrong, so the headline is not AGREE.
+    expect(r.verdict, `${ctx}: ${r.generation?.words}`).toBe('generation-diverged');
+    expect(r.generation?.verdict).toBe('diverged');
+    expect(r.generation?.decodeStarted).toBe('asked');
     const [ref, fused] = r.generation!.decode!;
     expect(ref.verdict, `${ctx}: ${ref.sentence}`).toBe('agree');
     expect(ref.vsFull?.within).toBe(true);
@@ -77,7 +81,7 @@ describe('the classroom scenario "decode-only" on the embedded model', () => {
         skip: { bisection: true, determinism: true, taps: true },
       });
       expect(r.firstDivergentLayer).toBe(sc.expect.firstDivergentLayer);
-      expect(r.verdict).toBe('agree');
+      expect(r.verdict, r.generation?.words).toBe('generation-diverged');
       const g = r.generation!;
       expect(g.firstDifference).toBe(1);
       expect(g.parting?.kind, g.parting?.words).toBe('decode');

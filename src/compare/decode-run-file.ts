@@ -110,6 +110,8 @@ export interface DecodeCheck {
   born: {
     check: string;
     module: string;
+    /** The op in words ("the attention core (rotary, scores, softmax, values)"); absent in older reports. */
+    what?: string;
     layer: number | null;
     ratio: number;
     row: number | null;
@@ -141,6 +143,7 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number,
       ? {
           check: c.id,
           module: c.module,
+          what: c.what,
           layer: c.layer,
           ratio: c.ratio,
           row,

@@ -85,8 +85,41 @@ export interface GenerationResult {
   firstDifference: number | null;
   /** Why the texts part (parting.ts): null when they agree; absent in reports of older builds. */
   parting?: GenerationParting | null;
-  /** With AnalyzeOptions.checkDecode: each path's decode steps checked op by op as a run (decode-runs.ts). */
+  /**
+   * Each path's decode steps checked op by op as a run (decode-runs.ts): asked for (AnalyzeOptions.checkDecode,
+   * RunSpec.checkDecode), or started by itself where the generation diverges (`decodeStarted: 'auto'`).
+   */
   decode?: DecodeCheck[];
+  /** Why the decode check ran: 'asked' (the checkbox, --check-decode) or 'auto' (the generation diverged). */
+  decodeStarted?: 'asked' | 'auto';
+  /**
+   * Each path's cached decode against its own uncached forward over the same tokens, on the decode steps' rows
+   * (generation-verdict.ts cachedVsFull); absent with fewer than two generated tokens and in older reports.
+   */
+  cached?: CachedCheck[];
+  /**
+   * What the generated text says (generation-verdict.ts): 'agree' (same tokens, each cached decode within the
+   * floor of its uncached forward), 'near-tie' (the texts part on a near tie flipped by rounding: benign),
+   * 'diverged' (they part otherwise, or a cached decode leaves its uncached forward). Absent in older reports.
+   */
+  verdict?: GenerationVerdict;
+  /** The generation's finding in words: the parting and the decode finding told as one story. */
+  words?: string;
+}
+
+export type GenerationVerdict = 'agree' | 'near-tie' | 'diverged';
+
+/** One path's cached decode against its uncached forward over the same tokens (GenerationResult.cached). */
+export interface CachedCheck {
+  path: 'reference' | 'fused';
+  /** ‖cached − uncached‖ / ‖uncached‖ over the decode steps' logits rows. */
+  relL2: number;
+  /** relL2 over the logits' floor (relative L2 of the reference's prompt logits against exact, at least u). */
+  ratio: number;
+  /** ratio ≤ k and every value finite. */
+  within: boolean;
+  /** The first decode step (1-based) whose row leaves k × the floor, or null. */
+  firstStep: number | null;
 }
 
 export interface Report {
@@ -103,7 +136,12 @@ export interface Report {
   firstDivergentLayer: number | null;
   /** The first layer whose error is born there (local), or null. */
   firstBornLayer: number | null;
-  verdict: 'agree' | 'diverged';
+  /**
+   * 'diverged': a layer of the prompt or its logits past k × the floor. 'generation-diverged': the prompt agrees,
+   * but the generated text does not (generation.verdict 'diverged'). 'agree' otherwise (a near tie flipped by
+   * rounding stays 'agree', with generation.verdict 'near-tie').
+   */
+  verdict: 'agree' | 'diverged' | 'generation-diverged';
   logits: { propagated: FullMetrics; floor: FullMetrics };
   taps: TapResult[];
   bisection: BisectionRow[] | null;

@@ -18,7 +18,7 @@
 import type { PipelineCache } from '../gpu/pipelines';
 import { BufferPool } from '../gpu/pool';
 import { type DispatchSpec, Program, type TapCopy, type Workgroups } from '../gpu/program';
-import { uploadBuffer } from '../gpu/readback';
+import { readBuffer, uploadBuffer } from '../gpu/readback';
 import { argmaxRow } from '../kernels/argmax';
 import { rotaryTables } from '../kernels/rotary';
 import { DecodeRecorder, type RecordedDecode } from './decode-record';
@@ -42,6 +42,8 @@ export type DecodeOptions = Pick<PlanOptions, 'fused' | 'precision' | 'hooks' | 
 interface Replay {
   plan: Plan;
   program: Program;
+  /** Where its last logits row lies after it ran (what the argmax reads): the buffer and the byte offset. */
+  last: { buffer: GPUBuffer; offset: number };
 }
 
 /** The step's params and workgroups at positions p0 .. p0 + count − 1: one image of every slab per position. */
@@ -82,6 +84,12 @@ export class DecodeSession {
   builds = 0;
   /** With opts.record: every op's rows, by position (read with recorded()). */
   private recorder: DecodeRecorder | null = null;
+  /**
+   * Each decode step's logits row as the cached decode computed it ([steps, V] f32: step s at row s − 1), kept when
+   * prepare() is asked for them: the cached decode's check against the uncached forward (stepLogits()).
+   */
+  private logits: GPUBuffer | null = null;
+  private keepLogits = false;
 
   /**
    * A cache of `rows` positions. Limits are checked before anything is allocated (PlanError); every buffer goes
@@ -135,10 +143,26 @@ export class DecodeSession {
    * Readies a generation of `n` ids after `prompt`: writes the prompt's ids, and records (or reuses) the prefill
    * over its length and the step's params at positions prompt.length .. prompt.length + n − 2.
    */
-  prepare(prompt: number[], n: number): void {
+  prepare(prompt: number[], n: number, keepLogits = false): void {
     const T = prompt.length;
     if (T < 1 || n < 1 || T + n - 1 > this.rows) {
       throw new PlanError(`decoding ${n} tokens after ${T} overruns the KV cache of ${this.rows} positions`);
+    }
+    this.keepLogits = keepLogits && n > 1;
+    if (this.keepLogits) {
+      const bytes = (n - 1) * this.ctx.model.cfg.vocabSize * 4;
+      if (bytes > this.ctx.device.limits.maxBufferSize)
+        throw new PlanError(
+          `keeping the logits of ${n - 1} decode steps needs ${bytes} bytes, more than one buffer on this adapter (${this.ctx.device.limits.maxBufferSize}): generate fewer tokens`,
+        );
+      if (!this.logits || this.logits.size < bytes) {
+        this.logits?.destroy();
+        this.logits = this.ctx.device.createBuffer({
+          size: bytes,
+          usage: storage(),
+          label: 'kv:step-logits',
+        });
+      }
     }
     this.ctx.device.queue.writeBuffer(this.promptIds, 0, new Uint32Array(prompt));
     if (!this.prefills.has(T)) {
@@ -169,6 +193,11 @@ export class DecodeSession {
       });
       program.encode(encoder, null, im.workgroups[j]);
       this.recorder?.afterStep(encoder, this.prompt + s - 1);
+      if (this.keepLogits) {
+        const V = this.ctx.model.cfg.vocabSize;
+        const { buffer, offset } = this.step!.last;
+        encoder.copyBufferToBuffer(buffer, offset, this.logits!, (s - 1) * V * 4, V * 4);
+      }
     }
     encoder.copyBufferToBuffer(this.next, 0, this.history, s * 4, 4);
   }
@@ -182,8 +211,21 @@ export class DecodeSession {
     return this.recorder.take(this.prompt + n - 1);
   }
 
+  /**
+   * After a generation of n ids prepared with keepLogits (its steps submitted): the logits row of each decode step
+   * 1..n−1 as the cached decode computed it, [n − 1, V] (the row of position prompt + s − 1 at row s − 1).
+   */
+  async stepLogits(n: number): Promise<Float32Array> {
+    const V = this.ctx.model.cfg.vocabSize;
+    if (n <= 1) return new Float32Array(0);
+    if (!this.keepLogits || !this.logits) throw new Error('decode: this generation kept no logits');
+    return readBuffer(this.ctx.device, this.logits, (n - 1) * V * 4);
+  }
+
   /** Destroys every buffer of the session. */
   release(): void {
+    this.logits?.destroy();
+    this.logits = null;
     for (const r of this.prefills.values()) this.drop(r);
     this.prefills.clear();
     if (this.step) this.drop(this.step);
@@ -234,7 +276,7 @@ export class DecodeSession {
         ...plan.ops.map((op) => op.spec),
         argmaxRow('argmax', { x, out: this.next }, offset, V),
       ];
-      return { plan, specs, gather };
+      return { plan, specs, gather, last: { buffer: x, offset: offset * 4 } };
     } catch (e) {
       plan.release();
       throw e;
@@ -242,7 +284,7 @@ export class DecodeSession {
   }
 
   private record(T: number, p0: number, ids: GPUBuffer): Replay {
-    const { plan, specs, gather } = this.planAt(T, p0, ids);
+    const { plan, specs, gather, last } = this.planAt(T, p0, ids);
     const program = new Program(this.ctx.device, this.ctx.pipelines);
     try {
       for (const spec of specs) program.add(spec);
@@ -254,7 +296,7 @@ export class DecodeSession {
       throw e;
     }
     this.builds++;
-    return { plan, program };
+    return { plan, program, last };
   }
 
   /** The step's params and workgroups at positions p0 .. p0 + count − 1 (kept while they cover the next call). */

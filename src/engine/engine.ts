@@ -339,7 +339,7 @@ export class Engine {
     paths: GenerateOptions[],
     onStep?: OnStep,
     signal?: AbortSignal,
-    opts: { chunk?: number; recorded?: RecordedDecode[] } = {},
+    opts: { chunk?: number; recorded?: RecordedDecode[]; logits?: Float32Array[] } = {},
   ): Promise<number[][]> {
     const m = this.requireModel();
     const chunk = opts.chunk ?? 4;
@@ -347,7 +347,7 @@ export class Engine {
     if (n === 0) return paths.map(() => []);
     if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
     const ctx = this.gpuSession.pathsContext(m);
-    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk, opts.recorded);
+    return generatePaths(ctx, prompt, n, paths, onStep, signal, chunk, opts.recorded, opts.logits);
   }
 
   /**

@@ -41,7 +41,9 @@ export interface PathsContext extends GenerateContext, DecodeContext {
 
 /**
  * `n` new ids after `prompt` (limits already checked, n > 0) on every path, each on its recorded session for
- * (path, precision, hooks, capacity), recorded now when there is none; see generateSessions.
+ * (path, precision, hooks, capacity), recorded now when there is none; see generateSessions. With `recorded`,
+ * each path's decode as a run (decode-record.ts); with `logits` (an empty array), each path's logits rows of
+ * decode steps 1..n−1 as its cached decode computed them ([n − 1, V] per path).
  */
 export async function generatePaths(
   ctx: PathsContext,
@@ -52,6 +54,7 @@ export async function generatePaths(
   signal: AbortSignal | undefined,
   chunk: number,
   recorded?: RecordedDecode[],
+  logits?: Float32Array[],
 ): Promise<number[][]> {
   // Positions 0 .. prompt + n − 2 are run (the last new token is never fed back).
   const rows = prompt.length + n - 1;
@@ -67,12 +70,14 @@ export async function generatePaths(
       const opts = { fused, precision, hooks: p.hooks, gemm: ctx.gemm, fold: foldFor(ctx.kernelKey), record };
       const lease = ctx.sessions.take(key, () => new DecodeSession(ctx, rows, opts));
       leases.push(lease);
-      lease.value.prepare(prompt, n);
+      lease.value.prepare(prompt, n, logits !== undefined);
     }
     const sessions = leases.map((l) => l.value);
     const ids = await generateSessions(ctx, sessions, n, onStep, signal, chunk);
     // Our decode as runs: every op's rows of the prefill and of each step, by position.
     if (recorded) for (const s of sessions) recorded.push(s.recorded(n));
+    // The cached decode's logits of each step (the check of the cache against the uncached forward).
+    if (logits) for (const s of sessions) logits.push(await s.stepLogits(n));
     return ids;
   } catch (e) {
     failed = !(e instanceof EngineError && e.kind === 'cancelled');

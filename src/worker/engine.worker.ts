@@ -247,6 +247,8 @@ class WorkerEngine implements WorkerApi {
             onPartial: onPartial ? (p) => notify(onPartial, p) : undefined,
             oracle: options?.oracle ?? 'auto',
             checkDecode: spec.checkDecode ? decodeChecker(engine) : undefined,
+            // Without the checkbox, the decode check starts by itself where the generated text diverges.
+            decodeChecker: decodeChecker(engine),
           });
         } finally {
           restoreKernel();
