@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from './config';
 import { randomConfigJson } from './random-model';
-import { checkSameTokens, readRunFile } from './run-file';
+import { checkSameTokens, otherModelWords, readRunFile, runModelShape } from './run-file';
 import { slotOfName } from './run-names';
 import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 
@@ -91,6 +91,8 @@ describe('run files', () => {
     expect(r.storage).toBe('F32');
   });
 
+  const good = () => t('gpt_neox.layers.0:out', [T, 12]);
+
   it('refuses bad runs with one line naming what is wrong', async () => {
     const good = t('gpt_neox.layers.0:out', [T, 12]);
     await refused(
@@ -98,19 +100,25 @@ describe('run files', () => {
       /drops the batch dimension/,
     );
     await refused(writeSafetensors([t('gpt_neox.layers.0:out', [T * 12])], meta()), /rank 1/);
-    await refused(writeSafetensors([t('gpt_neox.layers.0:out', [T, 16])], meta()), /another model/);
+    await refused(
+      writeSafetensors([t('gpt_neox.layers.0:out', [T, 16])], meta()),
+      /this run comes from another model \(hidden size 16, this one has 12\): load theirs/,
+    );
     await refused(
       writeSafetensors([t('gpt_neox.layers.0:out', [T + 1, 12])], meta()),
       /holds 5 tokens.*another prompt/,
     );
     await refused(
       writeSafetensors([t('gpt_neox.layers.5:out', [T, 12])], meta()),
-      /layer 5, but the model has 2 layers/,
+      /another model \(at least 6 layers, this one has 2\)/,
     );
-    await refused(writeSafetensors([t('hidden_states.3', [T, 12])], meta()), /layer 3, but the model has 2/);
+    await refused(
+      writeSafetensors([t('hidden_states.3', [T, 12])], meta()),
+      /at least 3 layers, this one has 2/,
+    );
     await refused(
       writeSafetensors([good], meta({ tokens: '[1, 2, 50]' })),
-      /tokens\[2\] = 50 .*vocabulary 50/,
+      /another model \(token id 50, past this one's vocabulary of 50\): load theirs/,
     );
     await refused(writeSafetensors([good], meta({ tokens: 'one two' })), /not JSON/);
     await refused(writeSafetensors([good], {}), /no 'tokens'/);
@@ -126,6 +134,45 @@ describe('run files', () => {
     const at = Buffer.from(twice).indexOf('hidden_states.1');
     twice[at + 'hidden_states.'.length] = '0'.charCodeAt(0);
     await refused(twice, /twice|duplicate/i);
+  });
+
+  it('another model is named by what differs, before any token is judged: vocabulary, hidden size, layers', async () => {
+    // The logits say the vocabulary; a token id inside theirs but past ours is not blamed on the token.
+    await refused(
+      writeSafetensors([good(), t('logits', [T, 350])], meta({ tokens: '[1, 2, 280, 4, 5]' })),
+      /^run\.safetensors: this run comes from another model \(vocabulary 350, this one has 50\): load theirs$/,
+    );
+    await refused(
+      writeSafetensors([t('gpt_neox.layers.7.attention.query_key_value:out', [T, 48])], meta()),
+      /another model \(hidden size 16, this one has 12; at least 8 layers, this one has 2\)/,
+    );
+    const shape = runModelShape(
+      [
+        { name: 'hidden_states.4', shape: [T, 12] },
+        { name: 'lm_head:out', shape: [T, 50] },
+        { name: 'blocks.0.attn.hook_z', shape: [T, 3, 99] },
+      ],
+      meta(),
+    );
+    expect(shape).toEqual({ vocab: 50, maxTokenId: 49, hidden: 12, minLayers: 4 });
+    expect(otherModelWords(shape, cfg)).toBe('at least 4 layers, this one has 2');
+    expect(otherModelWords({ ...shape, minLayers: 2 }, cfg)).toBeNull();
+  });
+
+  it("a model's weights file picked as a run is named as such", async () => {
+    const weights = writeSafetensors(
+      [t('gpt_neox.embed_in.weight', [50, 12]), t('gpt_neox.layers.0.attention.query_key_value.bias', [36])],
+      {},
+    );
+    await refused(
+      weights,
+      /^run\.safetensors: a model's weights \(2 parameters such as .*gpt_neox\.embed_in\.weight.*\), not a run/,
+    );
+    // With tokens it is judged as a run (its names are not of the contract).
+    await refused(
+      writeSafetensors([t('gpt_neox.embed_in.weight', [50, 12])], meta()),
+      /no tensor of the run-file contract/,
+    );
   });
 
   it('two runs of different prompts are refused', async () => {

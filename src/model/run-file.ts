@@ -99,6 +99,79 @@ export function parseRunTokens(meta: Record<string, string>, cfg: NeoXConfig, fi
   return v as number[];
 }
 
+/** What a run's header shows of the model it was made with: each null where no tensor tells. */
+export interface RunModelShape {
+  /** The logits' width. */
+  vocab: number | null;
+  /** The largest token id in `__metadata__.tokens` (the vocabulary is larger). */
+  maxTokenId: number | null;
+  /** The residual stream's width (a hidden slot's, or a third of the QKV projection's). */
+  hidden: number | null;
+  /** Layers at least: the highest layer a name mentions, plus one (hidden_states.N: N). */
+  minLayers: number | null;
+}
+
+/** The model a run's header shows, from its contract tensors' shapes, its names and its tokens (no data read). */
+export function runModelShape(
+  entries: Iterable<{ name: string; shape: readonly number[] }>,
+  meta: Record<string, string>,
+): RunModelShape {
+  const shape: RunModelShape = { vocab: null, maxTokenId: null, hidden: null, minLayers: null };
+  for (const { name, shape: s } of entries) {
+    const i = layerIndexIn(name);
+    if (i !== null) {
+      const n = name.startsWith('hidden_states.') ? i : i + 1;
+      shape.minLayers = Math.max(shape.minLayers ?? 0, n);
+    }
+    const ref = slotOfName(name, Number.MAX_SAFE_INTEGER);
+    const w = s[s.length - 1];
+    if (!ref || ref.heads || s.length < 2 || !Number.isSafeInteger(w)) continue;
+    if (ref.kind === 'vocab') shape.vocab ??= w;
+    else if (ref.kind === 'hidden') shape.hidden ??= w;
+    else if (ref.kind === 'qkv' && w % 3 === 0) shape.hidden ??= w / 3;
+  }
+  try {
+    const ids: unknown = JSON.parse(meta.tokens ?? 'null');
+    if (Array.isArray(ids))
+      for (const t of ids)
+        if (Number.isSafeInteger(t) && t >= 0) shape.maxTokenId = Math.max(shape.maxTokenId ?? 0, t);
+  } catch {
+    // Not JSON: parseRunTokens says so.
+  }
+  return shape;
+}
+
+/**
+ * How a run's model differs from the loaded one, in words ("vocabulary 350, this one has 256"), or null where
+ * nothing in its header says it is another model.
+ */
+export function otherModelWords(shape: RunModelShape, cfg: NeoXConfig): string | null {
+  const parts: string[] = [];
+  if (shape.vocab !== null && shape.vocab !== cfg.vocabSize)
+    parts.push(`vocabulary ${shape.vocab}, this one has ${cfg.vocabSize}`);
+  else if (shape.vocab === null && shape.maxTokenId !== null && shape.maxTokenId >= cfg.vocabSize)
+    parts.push(`token id ${shape.maxTokenId}, past this one's vocabulary of ${cfg.vocabSize}`);
+  if (shape.hidden !== null && shape.hidden !== cfg.hiddenSize)
+    parts.push(`hidden size ${shape.hidden}, this one has ${cfg.hiddenSize}`);
+  if (shape.minLayers !== null && shape.minLayers > cfg.numLayers)
+    parts.push(`at least ${shape.minLayers} layers, this one has ${cfg.numLayers}`);
+  return parts.length > 0 ? parts.join('; ') : null;
+}
+
+/** The suffixes of a model's parameters (a weights file), never of a run's tensors. */
+const PARAMETER = /\.(weight|bias)$/;
+
+/**
+ * A model's weights file picked as a run: no `__metadata__.tokens` and its tensors named as parameters
+ * (`gpt_neox.embed_in.weight`). The words, or null for anything else (which the run checks judge).
+ */
+export function weightsNotRunWords(names: readonly string[], meta: Record<string, string>): string | null {
+  if (meta.tokens !== undefined || names.length === 0) return null;
+  const params = names.filter((n) => PARAMETER.test(n));
+  if (params.length * 2 < names.length) return null;
+  return `a model's weights (${params.length} parameters such as ${quoteName(params[0])}), not a run: a run holds the tensors of one forward and its __metadata__.tokens (docs/RUNS.md); weights are loaded in the model panel`;
+}
+
 /** Checks a tensor's shape against its slot: [T, width] (TransformerLens' hook_z: [T, H, head_dim]). */
 function checkShape(e: SafetensorsEntry, ref: SlotRef, T: number, cfg: NeoXConfig, file: string): void {
   const width = slotWidth(ref.kind, cfg);
@@ -203,9 +276,14 @@ export async function readRunFile(
     ignore: (name) => !used(name),
     onHeader(header) {
       meta = header.metadata;
+      const names = [...ignored, ...header.entries.keys()];
+      const weights = weightsNotRunWords(names, meta);
+      if (weights) throw bad(file, weights);
+      const other = otherModelWords(runModelShape(header.entries.values(), meta), cfg);
+      if (other) throw bad(file, `this run comes from another model (${other}): load theirs`);
       tokens = parseRunTokens(meta, cfg, file);
       generation = parseRunGeneration(meta, tokens, cfg, file);
-      for (const name of [...ignored, ...header.entries.keys()]) {
+      for (const name of names) {
         const i = layerIndexIn(name);
         const last = name.startsWith('hidden_states.') ? L : L - 1;
         if (i !== null && i > last)

@@ -18,6 +18,15 @@ export interface PickedRun {
   expectedSha256?: string;
 }
 
+export interface RunsMessage {
+  at: RunSide | 'analyze';
+  text: string;
+  /** A note (what was done with the files dropped), not a refusal. */
+  note?: boolean;
+  /** About the loaded model (the runs are of another, or none is loaded): gone once the model changes. */
+  aboutModel?: boolean;
+}
+
 export interface RunsImportState {
   picked: Record<RunSide, PickedRun | null>;
   status: 'idle' | 'reading' | 'analyzing' | 'done' | 'failed' | 'cancelled';
@@ -26,7 +35,7 @@ export interface RunsImportState {
   phase: string | null;
   report: RunsReport | null;
   /** One message at a time, beside what it is about. */
-  message: { at: RunSide | 'analyze'; text: string } | null;
+  message: RunsMessage | null;
   /** A shared analysis being reproduced: the files it names are asked for and checked by their sha256. */
   link: RunsLinkPayload | null;
   /** Opens a '#u1=' link (false, with the message beside Analyze, when it is malformed). */
@@ -37,6 +46,15 @@ export interface RunsImportState {
   /** Shows a stored analysis (its report; the files are not kept). */
   openStored(a: StoredAnalysis<RunsReport>): void;
   pick(side: RunSide, file: File | null, expectedSha256?: string): void;
+  /**
+   * Files dropped or picked together on one side: one is that side's run; two are runs A and B, in their order
+   * (what dropping a pair means), said in a note; more are refused with a line, nothing picked.
+   */
+  pickMany(side: RunSide, files: readonly File[]): void;
+  /** The loaded model's identity (name and weights' sha256), as last told by modelLoaded. */
+  modelKey: string | null;
+  /** Tells which model is loaded: when it changed, a message about the model it replaced goes. */
+  modelLoaded(key: string | null): void;
   /** `model`: the loaded model's reference, kept with the analysis in the history. */
   analyze(client: EngineClient, model?: ModelRef | null): Promise<void>;
   cancel(client: EngineClient): void;
@@ -90,6 +108,33 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
     const m = get().message;
     set({ picked, message: m && (m.at === side || m.at === 'analyze') ? null : m });
   },
+  pickMany(side, files) {
+    if (files.length <= 1) {
+      get().pick(side, files[0] ?? null);
+      return;
+    }
+    if (files.length > 2) {
+      set({
+        message: { at: side, text: `Drop one or two run files, not ${files.length}: nothing was picked.` },
+      });
+      return;
+    }
+    get().pick('A', files[0]);
+    get().pick('B', files[1]);
+    set({
+      message: {
+        at: side,
+        note: true,
+        text: `Two files: ${files[0].name} is run A, ${files[1].name} is run B (Remove one to keep a single run).`,
+      },
+    });
+  },
+  modelKey: null,
+  modelLoaded(key) {
+    const { modelKey, message } = get();
+    if (key === modelKey) return;
+    set({ modelKey: key, message: message?.aboutModel ? null : message });
+  },
   async analyze(client, model = null) {
     const { picked, status } = get();
     if (status === 'reading' || status === 'analyzing') return;
@@ -129,11 +174,9 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
         });
         return;
       }
-      set({
-        status: 'failed',
-        phase: null,
-        message: { at: whereOf(err.message, picked), text: err.message },
-      });
+      const at = whereOf(err.message, picked);
+      const aboutModel = at === 'analyze' && (err.kind === 'model-mismatch' || err.kind === 'model');
+      set({ status: 'failed', phase: null, message: { at, text: err.message, aboutModel } });
     }
   },
   cancel(client) {

@@ -5,7 +5,17 @@
 import { streamRuns } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
 import type { Engine } from '../engine/engine';
-import { checkSameTokens, type ReadRunOptions, type RunFile, readRunFile } from '../model/run-file';
+import {
+  checkSameTokens,
+  otherModelWords,
+  type ReadRunOptions,
+  type RunFile,
+  readRunFile,
+  runModelShape,
+  weightsNotRunWords,
+} from '../model/run-file';
+import { slotOfName } from '../model/run-names';
+import { parseHeaderSection, readHeaderLength } from '../model/safetensors';
 import type { NeoXConfig } from '../numeric/types';
 import type { RunFileInput, RunLoadProgress } from './api';
 import { workerError } from './boundary';
@@ -25,6 +35,58 @@ function readRun(
     onProgress: (loaded, total) => onProgress({ file: input.name, loadedBytes: loaded, totalBytes: total }),
     ...reader,
   });
+}
+
+/** A run's header is read whole for the model check only below this (a run's header is a few KiB). */
+const CHECK_HEADER_BYTES = 16 << 20;
+
+/** A run file's header: its tensors' names, its contract tensors' shapes, its metadata. */
+interface RunHeaderSeen {
+  names: string[];
+  entries: { name: string; shape: number[] }[];
+  meta: Record<string, string>;
+}
+
+/** A run file's header, or null where it cannot be read: reading the file itself then says why, beside it. */
+async function headerOf({ blob, name }: RunFileInput): Promise<RunHeaderSeen | null> {
+  try {
+    if (blob.size < 8) return null;
+    const n = readHeaderLength(new Uint8Array(await blob.slice(0, 8).arrayBuffer()), name);
+    if (n > CHECK_HEADER_BYTES || n > blob.size - 8) return null;
+    const json = new Uint8Array(await blob.slice(8, 8 + n).arrayBuffer());
+    const { header, sorted } = parseHeaderSection(json, blob.size - 8 - n, name, {
+      ignore: (t) => slotOfName(t, Number.MAX_SAFE_INTEGER) === null,
+    });
+    return { names: sorted.map((e) => e.name), entries: [...header.entries.values()], meta: header.metadata };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Every run's header against the loaded model before anything is streamed: a weights file picked as a run is named
+ * as such; runs of another model (their vocabulary, hidden size or layers) are named together in one line, so that
+ * loading theirs is the one thing left to do (not a token id blamed in one file of the two).
+ */
+export async function checkRunsModel(cfg: NeoXConfig, runs: RunFileInput[]): Promise<void> {
+  const heads = await Promise.all(runs.map(headerOf));
+  heads.forEach((h, i) => {
+    const weights = h && weightsNotRunWords(h.names, h.meta);
+    if (weights) throw workerError('input', `${runs[i].name}: ${weights}`);
+  });
+  const other = heads.flatMap((h, i) => {
+    const words = h && otherModelWords(runModelShape(h.entries, h.meta), cfg);
+    return words ? [{ run: `run ${i === 0 ? 'A' : 'B'} (${runs[i].name})`, words }] : [];
+  });
+  if (other.length === 0) return;
+  const words = other.every((o) => o.words === other[0].words)
+    ? other[0].words
+    : other.map((o) => `${o.run}: ${o.words}`).join('; ');
+  const who =
+    other.length === runs.length && runs.length > 1
+      ? 'these runs come'
+      : `${other.map((o) => o.run).join(' and ')} ${other.length > 1 ? 'come' : 'comes'}`;
+  throw workerError('model-mismatch', `${who} from another model (${words}): load theirs`);
 }
 
 /** Each run's sha256 (hex); refused where a link names another. */
@@ -61,6 +123,7 @@ export async function compareRunFiles(
   if (runs.length < 1 || runs.length > 2)
     throw workerError('input', `give one or two run files, not ${runs.length}`);
   const cfg = engine.modelInfo.config;
+  await checkRunsModel(cfg, runs);
   // The hashes' failure (a link's mismatch) stops the reading and the analysis, and is what is said.
   const ctl = new AbortController();
   const stop = () => ctl.abort();

@@ -10,9 +10,10 @@ const mb = (n: number) => `${(n / 2 ** 20).toFixed(n < 2 ** 20 ? 2 : 1)} MiB`;
 
 function Picker({ side, busy }: { side: RunSide; busy: boolean }) {
   const picked = useRunsImport((s) => s.picked[side]);
-  const message = useRunsImport((s) => (s.message?.at === side ? s.message.text : null));
+  const message = useRunsImport((s) => (s.message?.at === side ? s.message : null));
   const read = useRunsImport((s) => (picked ? s.read[picked.file.name] : undefined));
   const pick = useRunsImport((s) => s.pick);
+  const pickMany = useRunsImport((s) => s.pickMany);
   const input = useRef<HTMLInputElement | null>(null);
   const [over, setOver] = useState(false);
   const id = `run-file-${side}`;
@@ -29,8 +30,8 @@ function Picker({ side, busy }: { side: RunSide; busy: boolean }) {
       onDrop={(e) => {
         e.preventDefault();
         setOver(false);
-        const f = e.dataTransfer.files[0];
-        if (f && !busy) pick(side, f, picked?.expectedSha256);
+        const files = [...e.dataTransfer.files];
+        if (files.length > 0 && !busy) pickMany(side, files);
       }}
     >
       <label htmlFor={id}>
@@ -41,9 +42,10 @@ function Picker({ side, busy }: { side: RunSide; busy: boolean }) {
         ref={input}
         type="file"
         accept=".safetensors"
+        multiple={side === 'A'}
         disabled={busy}
         data-testid={`run-input-${side}`}
-        onChange={(e) => pick(side, e.target.files?.[0] ?? null, picked?.expectedSha256)}
+        onChange={(e) => pickMany(side, [...(e.target.files ?? [])])}
       />
       {picked && (
         <p className="small">
@@ -55,9 +57,14 @@ function Picker({ side, busy }: { side: RunSide; busy: boolean }) {
           </button>
         </p>
       )}
-      {message && (
+      {message?.note && (
+        <p className="small" role="status" data-testid={`run-note-${side}`}>
+          {message.text}
+        </p>
+      )}
+      {message && !message.note && (
         <p className="field-error" role="alert" data-testid={`run-error-${side}`}>
-          {message}
+          {message.text}
         </p>
       )}
     </div>
@@ -145,6 +152,10 @@ export function RunsPanel({
   const message = useRunsImport((s) => (s.message?.at === 'analyze' ? s.message.text : null));
   const analyze = useRunsImport((s) => s.analyze);
   const cancel = useRunsImport((s) => s.cancel);
+  const modelLoaded = useRunsImport((s) => s.modelLoaded);
+  // A message about the model loaded before (the runs are of another) goes once another is loaded.
+  const modelKey = loaded ? `${loaded.name}\n${loaded.sha256 ?? ''}` : null;
+  useEffect(() => modelLoaded(modelKey), [modelLoaded, modelKey]);
   const busy = status === 'reading' || status === 'analyzing';
   const why = busy
     ? null
