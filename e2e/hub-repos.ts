@@ -30,7 +30,50 @@ export interface Repo {
   refs: Map<string, string>;
   /** Answers 401 to anyone (the Hub's answer to a private or gated repository without a token). */
   private?: boolean;
+  /** How this repository's answers go wrong (e2e/hub-server.ts acts it out); absent: a good repository. */
+  hostile?: Hostile;
 }
+
+/**
+ * The hostile answers, one repository each (`hostile/<name>`), for the Node tests, the CLI's and the page's:
+ * - endless-config / endless-index / endless-tokenizer: that file's body never ends (no Content-Length);
+ * - longer-body / shorter-body: the CDN sends more / fewer bytes of model.safetensors than listed;
+ * - endless-pages: the tree listing's `Link: rel="next"` chain never ends (same origin);
+ * - foreign-next: the tree listing's next page is on another origin;
+ * - stalled-body: model.safetensors stops half-way and the connection stays open;
+ * - silent-api: the API never answers (the connection stays open, no status);
+ * - gated-401 / gated-403: the Hub's answers for a gated repository (X-Error-Code GatedRepo, X-Error-Message);
+ * - rate-limited: 429 with Retry-After;
+ * - entry-missing: the tree lists config.json but the file answers 404 EntryNotFound;
+ * - garbage-json / garbage-tree: the revision / tree endpoint answers 200 with bytes that are not JSON;
+ * - bad-oid: model.safetensors listed with an LFS oid that is not a sha256;
+ * - tree-lies: the tree lists model.safetensors at 2 KiB (its true sha256), the CDN serves its 1 MiB;
+ * - no-tokenizer: a good model without tokenizer.json (it opens with token ids).
+ */
+export const HOSTILE = [
+  'endless-config',
+  'endless-index',
+  'endless-tokenizer',
+  'longer-body',
+  'shorter-body',
+  'endless-pages',
+  'foreign-next',
+  'stalled-body',
+  'silent-api',
+  'gated-401',
+  'gated-403',
+  'rate-limited',
+  'entry-missing',
+  'garbage-json',
+  'garbage-tree',
+  'bad-oid',
+  'tree-lies',
+  'no-tokenizer',
+] as const;
+export type Hostile = (typeof HOSTILE)[number];
+
+/** The size the tree-lies repository lists for its model.safetensors (the CDN serves about 1 MiB). */
+export const TREE_LIES_LISTED = 2048;
 
 export const makeFile = (body: Buffer, lfs: boolean, type = 'application/octet-stream'): HubFile => ({
   body,
@@ -142,6 +185,13 @@ export function buildRepos(): Map<string, Repo> {
     commits: new Map([[commitOf(NOT_NEOX_REPO), notNeox]]),
     refs: new Map([['main', commitOf(NOT_NEOX_REPO)]]),
   });
+  for (const h of HOSTILE) {
+    const c = commitOf(`hostile/${h}`);
+    const spec = h === 'tree-lies' ? small(128, 2, 4) : small(32, 2, 4);
+    const files = checkpoint(spec, 40 + HOSTILE.indexOf(h), h === 'endless-index' ? 6 << 10 : undefined);
+    if (h === 'no-tokenizer') files.delete('tokenizer.json');
+    repos.set(`hostile/${h}`, { commits: new Map([[c, files]]), refs: new Map([['main', c]]), hostile: h });
+  }
   repos.set(PRIVATE_REPO, {
     commits: new Map([[commitOf(PRIVATE_REPO), checkpoint(small(32, 2, 4), 6)]]),
     refs: new Map([['main', commitOf(PRIVATE_REPO)]]),

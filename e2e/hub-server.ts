@@ -10,12 +10,15 @@
 //   another host) that answers with the bytes; HEAD and Range (206, Content-Range) on both;
 // - CORS on every answer, preflights included (the page is on a third origin, and a cross-origin redirect
 //   leaves the request with an opaque origin: only `*` lets it read).
-// It counts every request, can be made slow (to cancel half-way), can cut a CDN body off mid-file (a network
-// failure), and can move a branch to another commit (a link made before must still open its own commit).
+// It counts every request and every body byte it sends, can be made slow (to cancel half-way), can cut a CDN
+// body off mid-file (a network failure), can move a branch to another commit (a link made before must still open
+// its own commit), and acts out the hostile answers of the `hostile/<name>` repositories (e2e/hub-repos.ts
+// HOSTILE): endless bodies, more or fewer bytes than listed, endless or foreign pagination, a stalled body, an
+// API that never answers, gated, 429, 404 EntryNotFound, garbage JSON, a malformed oid, a listing that lies.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { HubOverride } from '../src/run/hub';
-import { buildRepos, commitOf, type HubFile, type Repo } from './hub-repos';
+import { buildRepos, commitOf, type Hostile, type HubFile, type Repo, TREE_LIES_LISTED } from './hub-repos';
 
 export * from './hub-repos';
 
@@ -46,6 +49,8 @@ export interface StandIn {
   moveBranch(repo: string, branch: string, commit: string): void;
   /** Bytes sent of CDN bodies so far (counts a cancelled download's partial body). */
   cdnBytesSent(): number;
+  /** Bytes sent of every body so far (the API's, the files', the CDN's, the endless ones'). */
+  bytesSent(): number;
   /** Slow the CDN's bodies down to `chunk` bytes every `ms` milliseconds; null: full speed. */
   setSlow(s: { chunk: number; ms: number } | null): void;
   /** Cut bodies of the file with this name off at byte `afterBytes` of the file (the connection dies); null: never. */
@@ -71,12 +76,19 @@ function parseRange(h: string | undefined, size: number): [number, number] | nul
 export async function startHubServer(): Promise<StandIn> {
   const repos = buildRepos();
   const byCdn = new Map<string, HubFile>();
+  const cdnHostile = new Map<string, Hostile>();
   for (const r of repos.values())
-    for (const c of r.commits.values()) for (const f of c.values()) if (f.lfs) byCdn.set(f.sha256, f);
+    for (const c of r.commits.values())
+      for (const f of c.values())
+        if (f.lfs) {
+          byCdn.set(f.sha256, f);
+          if (r.hostile) cdnHostile.set(f.sha256, r.hostile);
+        }
   const requests: HubRequest[] = [];
   let slow: { chunk: number; ms: number } | null = null;
   let cut: { file: string; afterBytes: number } | null = null;
   let cdnSent = 0;
+  let sent = 0;
 
   const send = (
     res: ServerResponse,
@@ -85,7 +97,33 @@ export async function startHubServer(): Promise<StandIn> {
     body?: Buffer,
   ) => {
     res.writeHead(status, { ...CORS, ...headers });
+    sent += body?.length ?? 0;
     res.end(body);
+  };
+  /** A body that never ends (no Content-Length), until the client goes away (or 256 MiB: the test failed). */
+  const endless = (req: IncomingMessage, res: ServerResponse, type: string) => {
+    res.writeHead(200, { ...CORS, 'Content-Type': type });
+    if (req.method === 'HEAD') return res.end();
+    const head = Buffer.from('{"vocab_size": 256, "padding": "');
+    const chunk = Buffer.alloc(64 << 10, 0x78);
+    let stopped = false;
+    let total = 0;
+    res.on('close', () => {
+      stopped = true;
+    });
+    const pump = () => {
+      while (!stopped && total < 256 << 20) {
+        const c = total === 0 ? Buffer.concat([head, chunk]) : chunk;
+        total += c.length;
+        sent += c.length;
+        if (!res.write(c)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      if (!stopped) res.end();
+    };
+    pump();
   };
   const error = (res: ServerResponse, status: number, code: string, message: string) =>
     send(
@@ -106,7 +144,19 @@ export async function startHubServer(): Promise<StandIn> {
   ) => {
     const range = parseRange(req.headers.range, f.body.length);
     const [a, b] = range ?? [0, f.body.length - 1];
-    const body = f.body.subarray(a, b + 1);
+    let body = f.body.subarray(a, b + 1);
+    // The CDN's lies about a whole file: more bytes than listed, fewer, or half and then nothing.
+    const lie = f.lfs && !range ? cdnHostile.get(f.sha256) : undefined;
+    if (lie === 'longer-body') body = Buffer.concat([f.body, Buffer.alloc(1 << 20, 0x41)]);
+    if (lie === 'shorter-body') body = f.body.subarray(0, f.body.length >> 1);
+    if (lie === 'stalled-body' && req.method !== 'HEAD') {
+      res.writeHead(200, { ...CORS, 'Content-Type': f.type, 'Content-Length': body.length });
+      const half = body.subarray(0, body.length >> 1);
+      sent += half.length;
+      cdnSent += half.length;
+      res.write(half); // and nothing more: the connection stays open
+      return;
+    }
     res.writeHead(range ? 206 : 200, {
       ...CORS,
       'Content-Type': f.type,
@@ -122,6 +172,7 @@ export async function startHubServer(): Promise<StandIn> {
     const cutAt = cut && cut.file === name && b >= cut.afterBytes ? Math.max(0, cut.afterBytes - a) : null;
     if (!slow && cutAt === null) {
       if (f.lfs) cdnSent += body.length;
+      sent += body.length;
       return res.end(body);
     }
     const { chunk, ms } = slow ?? { chunk: 1 << 16, ms: 0 };
@@ -139,6 +190,7 @@ export async function startHubServer(): Promise<StandIn> {
       const part = body.subarray(at, Math.min(at + chunk, cutAt ?? body.length));
       at += part.length;
       cdnSent += part.length;
+      sent += part.length;
       if (at >= body.length) return res.end(part);
       res.write(part);
       setTimeout(tick, ms);
@@ -187,11 +239,42 @@ export async function startHubServer(): Promise<StandIn> {
     const repo = repos.get(repoId);
     // The Hub answers 401 for a repository it will not show (missing or private) without a token.
     if (!repo || repo.private) return error(res, 401, 'RepoNotFound', 'Repository not found');
+    const h = repo.hostile;
+    if (h === 'silent-api' && api) return; // no status, no headers, the connection held open
+    if (h === 'gated-401')
+      return error(
+        res,
+        401,
+        'GatedRepo',
+        `Access to model ${repoId} is restricted. You must have access to it and be authenticated to access it. Please log in.`,
+      );
+    if (h === 'gated-403')
+      return error(
+        res,
+        403,
+        'GatedRepo',
+        `Access to model ${repoId} is restricted and you are not in the authorized list. Visit https://huggingface.co/${repoId} to ask for access.`,
+      );
+    if (h === 'rate-limited')
+      return send(
+        res,
+        429,
+        { 'Content-Type': 'text/plain', 'Retry-After': '30' },
+        Buffer.from('Too Many Requests'),
+      );
     const rev = decodeURIComponent(api ? m[3] : m[2]);
     const commit = commitOfRef(repo, rev);
     if (!commit) return error(res, 404, 'RevisionNotFound', `Invalid rev id: ${rev}`);
     const files = repo.commits.get(commit)!;
+    const garbage = () =>
+      send(
+        res,
+        200,
+        { 'Content-Type': 'application/json' },
+        Buffer.from('<!DOCTYPE html><html>{"sha": oops'),
+      );
     if (api && api[2] === 'revision') {
+      if (h === 'garbage-json') return garbage();
       return sendJson(res, {
         _id: commitOf(`id ${repoId}`).slice(0, 24),
         id: repoId,
@@ -205,18 +288,59 @@ export async function startHubServer(): Promise<StandIn> {
       });
     }
     if (api) {
-      const list = [...files].map(([p, f]) => ({
-        type: 'file',
-        oid: f.gitOid,
-        size: f.lfs ? f.body.length : f.body.length,
-        path: p,
-        ...(f.lfs ? { lfs: { oid: f.sha256, size: f.body.length, pointerSize: 134 } } : {}),
-      }));
-      return sendJson(res, list);
+      if (h === 'garbage-tree') return garbage();
+      const list = [...files].map(([p, f]) => {
+        const size = h === 'tree-lies' && p === 'model.safetensors' ? TREE_LIES_LISTED : f.body.length;
+        const oid = h === 'bad-oid' && p === 'model.safetensors' ? 'ZZZ-not-a-sha256' : f.sha256;
+        return {
+          type: 'file',
+          oid: f.gitOid,
+          size,
+          path: p,
+          ...(f.lfs ? { lfs: { oid, size, pointerSize: 134 } } : {}),
+        };
+      });
+      // Pagination as the Hub does it (Link: rel="next"), only where it goes wrong: forever, or elsewhere.
+      const page = Number(url.searchParams.get('cursor') ?? '0');
+      const here = `http://${req.headers.host ?? ''}`;
+      const next =
+        h === 'endless-pages'
+          ? `${here}${path}?cursor=${page + 1}`
+          : h === 'foreign-next'
+            ? `${cdnOrigin}${path}?cursor=1`
+            : null;
+      const body = Buffer.from(JSON.stringify(list));
+      if (slow && next)
+        return void setTimeout(
+          () =>
+            send(
+              res,
+              200,
+              { 'Content-Type': 'application/json; charset=utf-8', Link: `<${next}>; rel="next"` },
+              body,
+            ),
+          slow.ms,
+        );
+      return send(
+        res,
+        200,
+        {
+          'Content-Type': 'application/json; charset=utf-8',
+          ...(next ? { Link: `<${next}>; rel="next"` } : {}),
+        },
+        body,
+      );
     }
     const name = decodeURIComponent(m[3]);
     const f = files.get(name);
-    if (!f) return error(res, 404, 'EntryNotFound', 'Entry not found');
+    if (!f || (h === 'entry-missing' && name === 'config.json'))
+      return error(res, 404, 'EntryNotFound', 'Entry not found');
+    if (
+      (h === 'endless-config' && name === 'config.json') ||
+      (h === 'endless-index' && name === 'model.safetensors.index.json') ||
+      (h === 'endless-tokenizer' && name === 'tokenizer.json')
+    )
+      return endless(req, res, 'application/json');
     if (!f.lfs) return serveBody(req, res, f, name, commit);
     // The Hub's answer for an LFS file: a redirect to the CDN, with the LFS object's size and sha256.
     return send(res, 302, {
@@ -274,6 +398,7 @@ export async function startHubServer(): Promise<StandIn> {
       r.refs.set(branch, commit);
     },
     cdnBytesSent: () => cdnSent,
+    bytesSent: () => sent,
     setSlow: (s) => {
       slow = s;
     },

@@ -1,6 +1,7 @@
 // How the CLI ends on an error: one line on stderr, and an exit status chosen by the error's kind (never by
-// its message): 2 for bad input (a model file, the command line, a spec, a limit), 3 for everything else (the
-// GPU, a bug).
+// its message): 2 for bad input (a model file, the command line, a spec, a limit, a Hub repository that is not
+// there or is gated), 4 for the network or the Hub (unreachable, timed out, cut short, rate-limited, an answer
+// that is garbage or more bytes than listed), 3 for everything else (the GPU, a bug).
 import { oneLine } from '../model/errors';
 
 /** The kinds that mean bad input. */
@@ -16,7 +17,9 @@ export function errorKind(e: unknown): string {
 }
 
 export function exitCodeFor(e: unknown): number {
-  return INPUT_KINDS.has(errorKind(e)) ? 2 : 3;
+  const kind = errorKind(e);
+  if (kind === 'network') return 4;
+  return INPUT_KINDS.has(kind) ? 2 : 3;
 }
 
 /** `error: <one line>`: control characters escaped, whatever the message held. */

@@ -2,8 +2,10 @@
 //   models--<org>--<name>/refs/<branch or tag>      the commit it named when last downloaded
 //   models--<org>--<name>/snapshots/<commit>/<file> a symlink to ../../blobs/<etag>
 //   models--<org>--<name>/blobs/<etag>              the content (etag: sha256 for LFS files, else the git oid)
-// Read: a repository folder picks the snapshot its refs/main names (or its only snapshot). Written by `--hub`:
-// each file downloaded to blobs/<etag>.incomplete, checked, renamed, and linked from the snapshot.
+// Read: a repository folder picks the snapshot its refs/main names (or its only snapshot). Written by `--hub`
+// (src/cli/hub-download.ts): each file downloaded to blobs/<etag>.incomplete, checked, renamed; then the snapshot
+// made whole at once (linkSnapshot: its links built in a folder of another name, renamed to snapshots/<commit>),
+// so a snapshot folder that exists holds every file of its model.
 import {
   existsSync,
   mkdirSync,
@@ -59,26 +61,30 @@ export function cacheSnapshot(dir: string, revision?: string): string {
   return join(dir, 'snapshots', commit);
 }
 
-/** Places a downloaded file (at `tmp`) as blobs/<etag> and links snapshots/<commit>/<path> to it. */
-export function placeBlob(dir: string, commit: string, path: string, etag: string, tmp: string): string {
-  const blobs = join(dir, 'blobs');
-  const snap = join(dir, 'snapshots', commit);
-  mkdirSync(blobs, { recursive: true });
-  mkdirSync(snap, { recursive: true });
-  const blob = join(blobs, etag);
-  renameSync(tmp, blob);
-  const link = join(snap, path);
-  rmSync(link, { force: true });
-  symlinkSync(relative(snap, blob), link);
-  return link;
-}
-
-/** A small file (config.json, an index) written straight into the cache. */
-export function placeText(dir: string, commit: string, path: string, etag: string, text: string): string {
-  mkdirSync(join(dir, 'blobs'), { recursive: true });
-  const tmp = join(dir, 'blobs', `${etag}.incomplete`);
-  writeFileSync(tmp, text);
-  return placeBlob(dir, commit, path, etag, tmp);
+/**
+ * Makes snapshots/<commit>/ at once, every file a link to its blobs/<etag> (all already there and checked): the
+ * links are made in snapshots/.<commit>.<pid>.incomplete and that folder renamed. A snapshot folder left by an
+ * older, partial download is replaced.
+ */
+export function linkSnapshot(dir: string, commit: string, files: { path: string; etag: string }[]): string {
+  const snaps = join(dir, 'snapshots');
+  const snap = join(snaps, commit);
+  const stage = join(snaps, `.${commit}.${process.pid}.incomplete`);
+  mkdirSync(snaps, { recursive: true });
+  rmSync(stage, { recursive: true, force: true });
+  try {
+    mkdirSync(stage);
+    for (const f of files) {
+      const blob = join(dir, 'blobs', f.etag);
+      if (!existsSync(blob)) throw new CliInputError(`${quoteUser(blob)}: missing from the cache`);
+      symlinkSync(relative(snap, blob), join(stage, f.path));
+    }
+    rmSync(snap, { recursive: true, force: true });
+    renameSync(stage, snap);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+  return snap;
 }
 
 /** Records that `revision` (a branch or tag) named `commit`, as huggingface_hub does. */
