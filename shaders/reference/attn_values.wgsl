@@ -5,6 +5,9 @@
 // v is [H, KT, hd] (the cache). A whole forward is p0 = 0, KT = T. A row sums the same products in the same
 // order (j ascending) whatever p0 is; only the count of trailing zero products (p = 0 past the row's position)
 // differs, which leaves a finite sum unchanged.
+// KV_GROUP > 1 (grouped-query attention, the Llama family): v is [H / KV_GROUP, KT, hd] and query head h reads KV
+// head h / KV_GROUP; the default 1 is GPT-NeoX's kernel, bit for bit. A sliding window needs nothing here: its
+// masked probabilities are 0.
 
 struct Params { T: u32, hd: u32, H: u32, p0: u32, KT: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 
@@ -14,6 +17,7 @@ struct Params { T: u32, hd: u32, H: u32, p0: u32, KT: u32, _pad0: u32, _pad1: u3
 @group(0) @binding(3) var<storage, read_write> ctx: array<f32>; // [T, H*hd]
 
 override TILE: u32 = 16;
+override KV_GROUP: u32 = 1u;
 // CPU adapters (SwiftShader): each thread sums its output straight from p and v, no staging and no barrier, over
 // exactly the j the tile runs (0 .. its padded causal end, zeros past Tk): the same products in the same order,
 // so the bits are the tiled kernel's.
@@ -39,7 +43,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         var vv = 0.0;
         if (j < Tk) {
           pv = p[(h * T + i) * Tk + j];
-          vv = v[(h * params.KT + j) * hd + e];
+          vv = v[((h / KV_GROUP) * params.KT + j) * hd + e];
         }
         acc_s = acc(acc_s + pv * vv);
       }
@@ -55,7 +59,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     ps[lid.y * TILE + lid.x] = pv;
     let jv = j0 + lid.y;
     var vv = 0.0;
-    if (jv < Tk && e < hd) { vv = v[(h * params.KT + jv) * hd + e]; }
+    if (jv < Tk && e < hd) { vv = v[((h / KV_GROUP) * params.KT + jv) * hd + e]; }
     vs[lid.y * TILE + lid.x] = vv;
     workgroupBarrier();
     for (var jj = 0u; jj < TILE; jj++) {

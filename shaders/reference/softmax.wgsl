@@ -2,6 +2,8 @@
 // 0 for j > i. s, p: [H, T, T]. One workgroup per (h, i) row; max and sum are tree reductions.
 // Positions (KV-cache decoding): row i is the query at position p0 + i, rows are Tk = p0 + T long and cover
 // columns j <= p0 + i. A whole forward is p0 = 0. A row's arithmetic depends only on its position.
+// WINDOW > 0 (a sliding window, the Llama family's Mistral): row i covers columns p0 + i + 1 - WINDOW .. p0 + i
+// only (the others 0); the default 0 is GPT-NeoX's kernel, bit for bit.
 
 struct Params { T: u32, rows: u32, p0: u32, _pad1: u32 }
 
@@ -10,6 +12,12 @@ struct Params { T: u32, rows: u32, p0: u32, _pad1: u32 }
 @group(0) @binding(2) var<storage, read_write> p: array<f32>; // [H, T, Tk]
 
 override WG: u32 = 128;
+override WINDOW: u32 = 0u;
+
+/** The first column a row of n causal columns covers. */
+fn first_col(n: u32) -> u32 {
+  return select(0u, n - WINDOW, WINDOW > 0u && n > WINDOW);
+}
 var<workgroup> red: array<f32, WG>;
 
 // CPU adapters (SwiftShader): PLAIN gives each thread a whole row (row = its global index; the launcher sizes the
@@ -26,10 +34,11 @@ fn plain_row(row: u32) {
   let i = row % T;
   let base = row * Tk;
   let n = params.p0 + i + 1u;
+  let j0 = first_col(n);
   var lanes: array<f32, PLAIN_LANES>;
   for (var l = 0u; l < PLAIN_LANES; l++) {
     var m = bitcast<f32>(0xff7fffffu); // -FLT_MAX
-    for (var j = l; j < n; j += PLAIN_LANES) { m = max(m, s[base + j]); }
+    for (var j = j0 + l; j < n; j += PLAIN_LANES) { m = max(m, s[base + j]); }
     lanes[l] = m;
   }
   for (var st = PLAIN_LANES / 2u; st > 0u; st = st / 2u) {
@@ -38,7 +47,7 @@ fn plain_row(row: u32) {
   let rowmax = lanes[0];
   for (var l = 0u; l < PLAIN_LANES; l++) {
     var sum = 0.0;
-    for (var j = l; j < n; j += PLAIN_LANES) { sum += exp(s[base + j] - rowmax); }
+    for (var j = j0 + l; j < n; j += PLAIN_LANES) { sum += exp(s[base + j] - rowmax); }
     lanes[l] = sum;
   }
   for (var st = PLAIN_LANES / 2u; st > 0u; st = st / 2u) {
@@ -47,7 +56,7 @@ fn plain_row(row: u32) {
   let inv = 1.0 / lanes[0];
   for (var j = 0u; j < Tk; j++) {
     var out = 0.0;
-    if (j < n) { out = exp(s[base + j] - rowmax) * inv; }
+    if (j >= j0 && j < n) { out = exp(s[base + j] - rowmax) * inv; }
     p[base + j] = st(out);
   }
 }
@@ -68,8 +77,9 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   let i = row % T;
   let base = row * Tk;
   let n = params.p0 + i + 1u; // causal: columns 0 .. p0 + i
+  let j0 = first_col(n); // a window: columns j0 .. p0 + i
   var m = bitcast<f32>(0xff7fffffu); // -FLT_MAX
-  for (var j = lid; j < n; j += WG) { m = max(m, s[base + j]); }
+  for (var j = j0 + lid; j < n; j += WG) { m = max(m, s[base + j]); }
   red[lid] = m;
   workgroupBarrier();
   for (var st = WG / 2u; st > 0u; st = st / 2u) {
@@ -79,7 +89,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   let rowmax = red[0];
   workgroupBarrier();
   var sum = 0.0;
-  for (var j = lid; j < n; j += WG) { sum += exp(s[base + j] - rowmax); }
+  for (var j = j0 + lid; j < n; j += WG) { sum += exp(s[base + j] - rowmax); }
   red[lid] = sum;
   workgroupBarrier();
   for (var st = WG / 2u; st > 0u; st = st / 2u) {
@@ -89,7 +99,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   let inv = 1.0 / red[0];
   for (var j = lid; j < Tk; j += WG) {
     var out = 0.0;
-    if (j < n) { out = exp(s[base + j] - rowmax) * inv; }
+    if (j >= j0 && j < n) { out = exp(s[base + j] - rowmax) * inv; }
     p[base + j] = st(out);
   }
 }

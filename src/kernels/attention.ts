@@ -91,3 +91,33 @@ export function softmaxCausal(
     [x, ceilDiv(groups, x), 1],
   );
 }
+
+/** The Llama family's attention shape: KV heads (grouped-query attention) and a sliding window (absent: none). */
+export interface AttnShape {
+  /** Query heads H and KV heads: k and v are [kvHeads, rows, hd], query head h reads KV head floor(h / (H / kvHeads)). */
+  H: number;
+  kvHeads: number;
+  window?: number | null;
+}
+
+/**
+ * The override constants that give the three reference attention kernels a GQA / sliding-window shape
+ * (KV_GROUP = H / kvHeads, WINDOW; softmax reads only WINDOW): merge them into each launch's opts.constants. MHA
+ * without a window gives {}, GPT-NeoX's kernels unchanged.
+ */
+export function attnShapeConstants(
+  label: string,
+  s: AttnShape,
+): { scores: KernelConsts; softmax: KernelConsts; values: KernelConsts } {
+  if (!(s.kvHeads >= 1) || s.H % s.kvHeads !== 0)
+    throw new Error(`${label}: ${s.H} query heads cannot be grouped over ${s.kvHeads} KV heads`);
+  const w = s.window ?? 0;
+  if (!Number.isInteger(w) || w < 0)
+    throw new Error(`${label}: sliding window ${s.window} must be a positive integer`);
+  const group = s.H / s.kvHeads;
+  const kv: KernelConsts = group === 1 ? {} : { KV_GROUP: group };
+  const win: KernelConsts = w === 0 ? {} : { WINDOW: w };
+  return { scores: { ...kv, ...win }, softmax: win, values: kv };
+}
+
+type KernelConsts = Record<string, number>;
