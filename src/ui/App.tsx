@@ -95,11 +95,11 @@ function ModeTabs({ store }: { store: AppStore }) {
             onClick={() => {
               setMode(m.id);
               // The new mode's settings start at the top of the rail: a rail scrolled down to the model panel
-              // would hide them.
+              // would hide them. Only the rail's own scroll moves: scrolling its first card into view moved the
+              // page too (a card taller than the window is aligned to the window's top), taking the tabs off it.
               requestAnimationFrame(() => {
                 const rail = document.querySelector<HTMLElement>('[data-testid="rail"]');
                 if (rail) rail.scrollTop = 0;
-                rail?.firstElementChild?.scrollIntoView({ block: 'nearest' });
               });
             }}
           >

@@ -151,9 +151,11 @@ function RunsMain({ store }: ModeProps) {
       <section className="card results-empty" data-testid="results-empty">
         <p>
           Drop one or two run files dumped from PyTorch in the side rail (
-          <a href="dump_run.py">dump_run.py</a> makes them; the four lines to paste are there too): each op of
-          each run is re-run exactly from the run's own inputs, and the first op whose error is more than
-          rounding is named by its module path.
+          <a href="dump_run.py" download="dump_run.py" data-testid="results-empty-dumper-link">
+            dump_run.py
+          </a>{' '}
+          makes them; the four lines to paste are there too): each op of each run is re-run exactly from the
+          run's own inputs, and the first op whose error is more than rounding is named by its module path.
         </p>
       </section>
     );

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DUMPER_PATH, dumperLines } from './dumper';
+import { DUMPER_PATH, dumperLines, NO_IDS, promptOf } from './dumper';
 
 describe('the dumper in the page', () => {
   it('serves the same dump_run.py as tools/ (byte for byte)', () => {
@@ -29,5 +29,32 @@ describe('the dumper in the page', () => {
       'dump_run(model, AutoTokenizer.from_pretrained("path/to/my \\"model\\"")("And God said\\n", ' +
         'return_tensors="pt").input_ids, "run.safetensors", label="mine")',
     );
+  });
+
+  it('imports AutoTokenizer only where a text prompt uses it', () => {
+    const ids = dumperLines({ name: 'm' }, { tokens: [1, 2] });
+    expect(ids[0]).toBe('import torch; from transformers import AutoModelForCausalLM');
+    expect(ids.join('\n')).not.toContain('AutoTokenizer');
+    const text = dumperLines({ name: 'm' }, { text: 'hi' });
+    expect(text[0]).toBe('import torch; from transformers import AutoModelForCausalLM, AutoTokenizer');
+    expect(text[3]).toContain('AutoTokenizer.from_pretrained(');
+  });
+
+  it("never writes an empty tensor: a model without a tokenizer takes token ids, its last run's, else a blank", () => {
+    // A model without a tokenizer and a text prompt (or ids that do not parse).
+    expect(promptOf('And God said', 'text', 'token ids only', null)).toEqual({ tokens: [] });
+    expect(promptOf('And God said', 'ids', 'token ids only', [5, 6])).toEqual({ tokens: [5, 6] });
+    expect(promptOf('And God said', 'text', 'token ids only', [5, 6])).toEqual({ tokens: [5, 6] });
+    expect(promptOf('3, 14 15', 'ids', 'token ids only', [5, 6])).toEqual({ tokens: [3, 14, 15] });
+    expect(promptOf('héllo', 'text', 'bytes', null)).toEqual({ tokens: [104, 195, 169, 108, 108, 111] });
+    expect(promptOf('hello', 'text', 'tokenizer.json', null)).toEqual({ text: 'hello' });
+    const blank = dumperLines({ name: 'm' }, promptOf('', 'ids', 'token ids only', null));
+    expect(blank[3]).toBe(`dump_run(model, torch.tensor(${NO_IDS}), "run.safetensors", label="mine")`);
+    for (const p of ['', 'x', '1, -2', 'And God said'])
+      for (const mode of ['text', 'ids'] as const)
+        for (const tok of ['token ids only', 'bytes', 'tokenizer.json'])
+          expect(dumperLines({ name: 'm' }, promptOf(p, mode, tok, null)).join('\n')).not.toContain(
+            'tensor([])',
+          );
   });
 });

@@ -15,10 +15,14 @@ export interface DumperModel {
 /** A Python string literal of `s` (JSON's escaping is valid Python for any text). */
 const py = (s: string) => JSON.stringify(s);
 
+/** Where the four lines want token ids the page does not have: Python names it (a NameError), never `tensor([])`. */
+export const NO_IDS = 'YOUR_TOKEN_IDS';
+
 /**
- * The lines: imports, the model (from the Hub at the revision the page loaded, else a local folder to fill in),
- * and one dump_run call on the page's prompt: its token ids as given, or its text through the model's own
- * tokenizer (the same tokenizer.json the page encodes with).
+ * The lines: imports (AutoTokenizer only where a text prompt needs it), the model (from the Hub at the revision the
+ * page loaded, else a local folder to fill in), and one dump_run call on the page's prompt: its token ids as given,
+ * or its text through the model's own tokenizer (the same tokenizer.json the page encodes with). Empty ids are
+ * never written as an empty tensor: the ids are left to fill in, by name (NO_IDS).
  */
 export function dumperLines(
   model: DumperModel | null,
@@ -28,14 +32,38 @@ export function dumperLines(
   const from = hub
     ? `${py(hub.repo)}, revision=${py(hub.revision)}`
     : py(`path/to/${model?.name ?? 'model'}`);
-  const ids =
-    'tokens' in prompt
-      ? `torch.tensor([${prompt.tokens.join(', ')}])`
-      : `AutoTokenizer.from_pretrained(${from})(${py(prompt.text)}, return_tensors="pt").input_ids`;
+  const text = 'text' in prompt;
+  const ids = text
+    ? `AutoTokenizer.from_pretrained(${from})(${py(prompt.text)}, return_tensors="pt").input_ids`
+    : `torch.tensor(${prompt.tokens.length > 0 ? `[${prompt.tokens.join(', ')}]` : NO_IDS})`;
   return [
-    'import torch; from transformers import AutoModelForCausalLM, AutoTokenizer',
+    `import torch; from transformers import AutoModelForCausalLM${text ? ', AutoTokenizer' : ''}`,
     'from dump_run import dump_run  # dump_run.py saved beside your script',
     `model = AutoModelForCausalLM.from_pretrained(${from}).eval()`,
     `dump_run(model, ${ids}, "run.safetensors", label="mine")`,
   ];
+}
+
+/**
+ * The prompt as the page holds it: text, or ids typed as "3, 14, 15". A byte-level tokenizer (the embedded model's)
+ * has no Hugging Face tokenizer to load: its ids are the text's UTF-8 bytes. A model without a tokenizer, or ids that
+ * do not parse, take the ids of the last run of this model (`lastIds`), else none (the lines then name them as a
+ * blank to fill, never an empty tensor).
+ */
+export function promptOf(
+  prompt: string,
+  mode: 'text' | 'ids',
+  tokenizer: string | null,
+  lastIds: readonly number[] | null,
+): { text: string } | { tokens: readonly number[] } {
+  if (mode === 'text' && tokenizer === 'bytes')
+    return { tokens: Array.from(new TextEncoder().encode(prompt)) };
+  if (mode === 'text' && tokenizer !== 'token ids only') return { text: prompt };
+  const ids = prompt
+    .split(/[\s,]+/)
+    .filter((x) => x !== '')
+    .map(Number);
+  if (mode === 'ids' && ids.length > 0 && ids.every((n) => Number.isSafeInteger(n) && n >= 0))
+    return { tokens: ids };
+  return { tokens: lastIds ?? [] };
 }
