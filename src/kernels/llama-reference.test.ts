@@ -214,7 +214,7 @@ describe('Llama-family reference kernels vs fp64 oracles', () => {
     const p = guarded(H * T * T);
     const ctx = guarded(T * H * hd);
     const c = attnShapeConstants('attn', { H, kvHeads, window });
-    const P = plain ? { PLAIN: true } : {};
+    const P: Record<string, boolean> = plain ? { PLAIN: true } : {};
     await h.run([
       attnScores('scores', { q: h.upload(qa), k: h.upload(ka), s }, H, T, hd, {
         constants: { ...c.scores, ...P },
