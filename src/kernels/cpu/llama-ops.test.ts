@@ -167,11 +167,12 @@ describe('rotaryInvFreq with rope_scaling', () => {
     originalMaxPositionEmbeddings: 8192,
   };
 
-  it('no scaling keeps the GPT-NeoX table bit for bit (null, undefined, both angle modes)', () => {
+  it("no scaling keeps the GPT-NeoX table bit for bit (null, undefined, 'default', both angle modes)", () => {
     for (const r of [0, 2, 16, 24, 64, 128]) {
       for (const angles of ['exact', 'hf-fp32'] as const) {
         const plain = rotaryInvFreq(r, 10000, angles);
         expect(Array.from(rotaryInvFreq(r, 10000, angles, null))).toEqual(Array.from(plain));
+        expect(Array.from(rotaryInvFreq(r, 10000, angles, { type: 'default' }))).toEqual(Array.from(plain));
         for (let i = 0; i < r / 2; i++) {
           const f = Math.fround;
           const want = angles === 'exact' ? 1 / 10000 ** ((2 * i) / r) : f(1 / f(f(10000) ** f((2 * i) / r)));

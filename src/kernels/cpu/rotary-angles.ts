@@ -14,21 +14,15 @@
 //   inv = (1 - s) · inv / factor + s · inv. HF does each step on fp32 tensors ('hf-fp32' rounds each step so).
 // Neither changes the attention factor (1.0 for both in HF).
 
+import type { RopeScaling } from '../../numeric/types';
+
 export type RotaryAngles = 'exact' | 'hf-fp32';
 
-/** HF `rope_scaling` (or `rope_parameters`) of the kinds the explorer knows; absent or null: the default RoPE. */
-export type RopeScaling =
-  | { type: 'linear'; factor: number }
-  | {
-      type: 'llama3';
-      factor: number;
-      lowFreqFactor: number;
-      highFreqFactor: number;
-      originalMaxPositionEmbeddings: number;
-    };
+export type { RopeScaling };
 
 /** One line naming what is wrong with a scaling's parameters, or null when it can be used. */
 export function ropeScalingProblem(s: RopeScaling): string | null {
+  if (s.type === 'default') return null;
   if (!(s.factor > 0) || !Number.isFinite(s.factor))
     return `rope_scaling.factor ${s.factor} must be a positive number`;
   if (s.type === 'linear') return null;
@@ -71,7 +65,7 @@ function llama3Fp32(inv: number, s: Llama3): number {
 
 /**
  * inv_freq[i] = 1 / base^(2i / rotaryNdims), i < rotaryNdims / 2: fp64, or with HF's fp32 roundings; then the
- * `rope_scaling` if one is given (absent: GPT-NeoX's table, bit for bit as before scaling existed).
+ * `rope_scaling` if one is given (absent or 'default': GPT-NeoX's table, bit for bit as before scaling existed).
  */
 export function rotaryInvFreq(
   rotaryNdims: number,
@@ -88,7 +82,7 @@ export function rotaryInvFreq(
         ? 1 / base ** ((2 * i) / rotaryNdims)
         : f(1 / f(f(base) ** f((2 * i) / rotaryNdims)));
   }
-  if (!scaling) return out;
+  if (!scaling || scaling.type === 'default') return out;
   const problem = ropeScalingProblem(scaling);
   if (problem) throw new Error(problem);
   for (let i = 0; i < half; i++) {
