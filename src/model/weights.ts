@@ -52,14 +52,15 @@ export function checkFinite(data: Float32Array, name: string, file: string): voi
 }
 
 /** Where the Loader gets tensors from: a whole file in memory, or the tensors a stream already delivered. */
-interface TensorSource {
+export interface TensorSource {
   entries: Map<string, SafetensorsEntry>;
   ignored: string[];
   /** null: a dry run (structure only: shapes and names checked, no data read). */
   read: ((e: SafetensorsEntry) => Float32Array) | null;
 }
 
-class Loader {
+/** Hands out the tensors of one checkpoint by name, each checked for shape (and finite values); shared by the families' assemblers. */
+export class Loader {
   readonly entries: Map<string, SafetensorsEntry>;
   readonly ignored: string[];
   readonly used = new Set<string>();
@@ -231,11 +232,17 @@ function assemble(cfg: NeoXConfig, ld: Loader, file: string): ModelWeights {
 }
 
 /** Refuses a stored LM head that differs from embed_in where config.json ties them. */
-export function checkTiedHead(head: Float32Array, embed: Float32Array, name: string, file: string): void {
+export function checkTiedHead(
+  head: Float32Array,
+  embed: Float32Array,
+  name: string,
+  file: string,
+  embedName = 'gpt_neox.embed_in.weight',
+): void {
   if (head.some((x, i) => !Object.is(x, embed[i]))) {
     throw new ModelLoadError(
       file,
-      `tensor '${name}' differs from 'gpt_neox.embed_in.weight' but config.json has tie_word_embeddings true`,
+      `tensor '${name}' differs from '${embedName}' but config.json has tie_word_embeddings true`,
       name,
     );
   }

@@ -1,0 +1,217 @@
+// model.safetensors (HF LlamaForCausalLM / Qwen2 / Qwen3 / Mistral names) -> LlamaWeights in fp32, every tensor
+// checked against the config: one file in memory, or a stream of one file or of an index and its shards (the
+// readers of weight-stream.ts and shard-stream.ts), F32 / F16 / BF16. A missing, mis-shaped, non-finite or
+// unexpected tensor gets one line naming it.
+
+import type {
+  DType,
+  LinearWeights,
+  LlamaConfig,
+  LlamaLayerWeights,
+  LlamaWeights,
+  Tensor,
+} from '../numeric/types';
+import { ModelLoadError, quoteName } from './errors';
+import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
+import { readTensorF32 } from './safetensors-read';
+import { INDEX_FILE } from './shard-index';
+import { isShardedSource, mergeHeaders, planShards, sameHeader } from './shard-stream';
+import { streamSafetensors } from './stream';
+import type { Weights } from './weight-stream';
+import { checkFinite, checkTiedHead, Loader } from './weights';
+
+/** Buffers older Llama checkpoints carry that are not weights (the rotary inverse frequencies). */
+export const LLAMA_IGNORED_BUFFER =
+  /^model\.(layers\.\d+\.self_attn\.rotary_emb\.inv_freq|rotary_emb\.inv_freq)$/;
+const LAYER_NAME = /^model\.layers\.(\d+)\./;
+const EMBED = 'model.embed_tokens.weight';
+const HEAD = 'lm_head.weight';
+
+/** Why a tensor the file has is not part of this model: the config key that rules it out, when there is one. */
+function unexpectedWhy(cfg: LlamaConfig, name: string): string {
+  const m = /^model\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)\.bias$/.exec(name);
+  if (m) {
+    if (m[3]) return `but ${cfg.flavour}'s MLP has no biases with this config.json (mlp_bias false)`;
+    if (m[2] === 'o') return `but ${cfg.flavour}'s o_proj has no bias with this config.json`;
+    return `but ${cfg.flavour}'s q/k/v projections have no biases with this config.json (attention_bias false)`;
+  }
+  if (/^model\.layers\.\d+\.self_attn\.(q|k)_norm\.weight$/.test(name))
+    return `(q/k norms belong to model_type 'qwen3'; this config.json is '${cfg.flavour}')`;
+  return `(not part of a ${cfg.flavour} causal LM)`;
+}
+
+/** The per-layer shapes of a Llama-family checkpoint ([out, in] as nn.Linear stores them). */
+export function llamaShapes(cfg: LlamaConfig) {
+  const { hiddenSize: d, numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: ff } = cfg;
+  return { q: [H * hd, d], kv: [KV * hd, d], o: [d, H * hd], gateUp: [ff, d], down: [d, ff] } as const;
+}
+
+export interface LlamaWeightsPlan {
+  /** LlamaWeights with every tensor's shape and empty data, filled as tensors arrive (the same objects). */
+  skeleton: LlamaWeights;
+  /** Each tensor of the file that is read, by name (a tied head stored in the file is read only to compare). */
+  byName: Map<string, Tensor>;
+  /** A tied LM head the file stores too: it must equal model.embed_tokens (checked once both have arrived). */
+  tiedHead: string | null;
+  dtypes: Map<string, DType>;
+}
+
+function assemble(cfg: LlamaConfig, ld: Loader, file: string): LlamaWeights {
+  const { vocabSize: V, hiddenSize: d, numLayers: L, headDim: hd } = cfg;
+  const s = llamaShapes(cfg);
+  for (const name of [...ld.entries.keys(), ...ld.ignored]) {
+    const m = LAYER_NAME.exec(name);
+    if (m !== null && Number(m[1]) >= L) {
+      throw new ModelLoadError(
+        file,
+        `tensor ${quoteName(name)} belongs to layer ${m[1]} but config.json has num_hidden_layers ${L} ` +
+          '(config and weights do not match)',
+        name,
+      );
+    }
+  }
+  const lin = (prefix: string, shape: readonly number[], bias: boolean): LinearWeights =>
+    ld.linear(prefix, shape[0], shape[1], bias);
+  const embedTokens = ld.tensor(EMBED, [V, d]);
+  const layers: LlamaLayerWeights[] = [];
+  for (let i = 0; i < L; i++) {
+    const p = `model.layers.${i}`;
+    layers.push({
+      inputLayernorm: ld.tensor(`${p}.input_layernorm.weight`, [d]),
+      q: lin(`${p}.self_attn.q_proj`, s.q, cfg.attentionBias),
+      k: lin(`${p}.self_attn.k_proj`, s.kv, cfg.attentionBias),
+      v: lin(`${p}.self_attn.v_proj`, s.kv, cfg.attentionBias),
+      o: lin(`${p}.self_attn.o_proj`, s.o, cfg.oProjBias),
+      qNorm: cfg.qkNorm ? ld.tensor(`${p}.self_attn.q_norm.weight`, [hd]) : null,
+      kNorm: cfg.qkNorm ? ld.tensor(`${p}.self_attn.k_norm.weight`, [hd]) : null,
+      postAttentionLayernorm: ld.tensor(`${p}.post_attention_layernorm.weight`, [d]),
+      gate: lin(`${p}.mlp.gate_proj`, s.gateUp, cfg.mlpBias),
+      up: lin(`${p}.mlp.up_proj`, s.gateUp, cfg.mlpBias),
+      down: lin(`${p}.mlp.down_proj`, s.down, cfg.mlpBias),
+    });
+  }
+  const norm = ld.tensor('model.norm.weight', [d]);
+  let lmHead: Tensor;
+  if (cfg.tieWordEmbeddings) {
+    lmHead = embedTokens;
+    if (ld.has(HEAD)) {
+      const h = ld.tensor(HEAD, [V, d]);
+      if (ld.dryRun) ld.tiedHead = HEAD;
+      else checkTiedHead(h.data, embedTokens.data, HEAD, file, EMBED);
+    }
+  } else {
+    if (!ld.has(HEAD)) {
+      throw new ModelLoadError(
+        file,
+        `missing tensor '${HEAD}'; config.json has tie_word_embeddings false`,
+        HEAD,
+      );
+    }
+    lmHead = ld.tensor(HEAD, [V, d]);
+  }
+  for (const name of ld.entries.keys()) {
+    if (!ld.used.has(name))
+      throw new ModelLoadError(
+        file,
+        `unexpected tensor ${quoteName(name)} ${unexpectedWhy(cfg, name)}`,
+        name,
+      );
+  }
+  return { embedTokens, layers, norm, lmHead };
+}
+
+/** Loads Llama-family weights from one safetensors file in memory, F16 / BF16 converted to fp32. */
+export function loadLlamaWeights(
+  cfg: LlamaConfig,
+  bytes: Uint8Array,
+  file = 'model.safetensors',
+): LlamaWeights {
+  const h = parseSafetensorsHeader(bytes, file, { ignore: (name) => LLAMA_IGNORED_BUFFER.test(name) });
+  const read = (e: SafetensorsEntry) => readTensorF32(bytes, h.dataOffset, e, file);
+  return assemble(cfg, new Loader({ entries: h.entries, ignored: h.ignored, read }, file), file);
+}
+
+/** Checks a parsed header against the config (names, shapes, layers, LM head) without reading any data. */
+export function planLlamaWeights(
+  cfg: LlamaConfig,
+  header: SafetensorsHeader,
+  file = 'model.safetensors',
+): LlamaWeightsPlan {
+  const ld = new Loader({ entries: header.entries, ignored: header.ignored, read: null }, file);
+  const skeleton = assemble(cfg, ld, file);
+  const dtypes = new Map<string, DType>();
+  for (const name of ld.byName.keys()) dtypes.set(name, header.entries.get(name)!.dtype);
+  return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
+}
+
+/**
+ * The whole model in fp32 on the CPU from a source (one file, or an index and its shards), tensor by tensor: the
+ * header (every shard's) checked against the config first, each tensor checked finite, a stored tied head compared
+ * with model.embed_tokens. A refused value is reported once the files have been read to their end.
+ */
+export async function readLlamaWeights(
+  cfg: LlamaConfig,
+  source: Weights,
+  opts: { signal?: AbortSignal; file?: string } = {},
+): Promise<LlamaWeights> {
+  let plan: LlamaWeightsPlan | null = null;
+  let refused: unknown = null;
+  const got = new Map<string, Float32Array>();
+  const ignore = (name: string) => LLAMA_IGNORED_BUFFER.test(name);
+  const onTensor = (name: string, data: Float32Array, file: string) => {
+    const t = plan?.byName.get(name);
+    if (!plan || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
+    if (refused) return;
+    try {
+      checkFinite(data, name, file);
+    } catch (e) {
+      refused = e;
+      return;
+    }
+    got.set(name, data);
+    if (name !== plan.tiedHead) t.data = data;
+  };
+  let file = opts.file ?? 'model.safetensors';
+  if (isShardedSource(source)) {
+    file = INDEX_FILE;
+    const { heads, shards } = await planShards(source, opts.signal);
+    plan = planLlamaWeights(cfg, mergeHeaders(heads), INDEX_FILE);
+    for (let i = 0; i < shards.length; i++) {
+      const s = shards[i];
+      await streamSafetensors(s.open(), heads[i].bytes, {
+        file: s.file,
+        signal: opts.signal,
+        ignore,
+        onHeader: (header) => sameHeader(heads[i], header),
+        onTensor: (name, _e, data) => onTensor(name, data, s.file),
+      });
+    }
+  } else {
+    await streamSafetensors(source.open(), source.bytes, {
+      file,
+      signal: opts.signal,
+      ignore,
+      onHeader: (header) => {
+        plan = planLlamaWeights(cfg, header, file);
+      },
+      onTensor: (name, _e, data) => onTensor(name, data, file),
+    });
+  }
+  if (refused !== null) throw refused;
+  const p = plan as LlamaWeightsPlan | null;
+  if (p === null) throw new ModelLoadError(file, 'the file ended before its header');
+  if (p.tiedHead !== null) checkTiedHead(got.get(p.tiedHead)!, got.get(EMBED)!, p.tiedHead, file, EMBED);
+  return p.skeleton;
+}
+
+/** Parameter count and fp32 footprint (a tied head counted once). */
+export function llamaModelSummary(cfg: LlamaConfig): { params: number; bytesF32: number } {
+  const { vocabSize: V, hiddenSize: d, numLayers: L, numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
+  const ff = cfg.intermediateSize;
+  const attn = 2 * H * hd * d + 2 * KV * hd * d;
+  const attnBias = (cfg.attentionBias ? H * hd + 2 * KV * hd : 0) + (cfg.oProjBias ? d : 0);
+  const mlp = 3 * ff * d + (cfg.mlpBias ? 2 * ff + d : 0);
+  const perLayer = 2 * d + attn + attnBias + mlp + (cfg.qkNorm ? 2 * hd : 0);
+  const params = V * d + L * perLayer + d + (cfg.tieWordEmbeddings ? 0 : V * d);
+  return { params, bytesF32: 4 * params };
+}
