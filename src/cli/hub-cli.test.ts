@@ -1,8 +1,8 @@
 // The CLI and the Hub: `--hub org/name@revision` against the stand-in Hub (e2e/hub-server.ts, loopback, named by
 // $HF_ENDPOINT) fills a Hugging Face cache folder ($HF_HUB_CACHE) in its layout and runs from it; the cache
 // folder itself opens with --model; a sharded model folder gives bit-identical dumps to its one-file copy; a
-// bin-only revision, a missing repository and a download cut off mid-file are one line each, and the cut one
-// leaves nothing half-written in the cache.
+// bin-only revision, a missing repository and a download cut off mid-file are one line each (the cut one exit 4:
+// the network), and the cut one leaves nothing half-written in the cache; a spec file does not choose the host.
 import {
   existsSync,
   lstatSync,
@@ -102,14 +102,21 @@ describe('cli --hub and the Hugging Face cache', () => {
     };
     const file = join(cache, 'spec.json');
     writeFileSync(file, JSON.stringify(spec));
-    const r = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache });
+    // A spec file does not choose the host: the stand-in is not this CLI's Hub until HF_ENDPOINT says so.
+    const elsewhere = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache });
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toEqual([
+      `error: the spec's model is on '${hub.origin}', not on the Hub this CLI uses (https://huggingface.co): to fetch it from there, set HF_ENDPOINT=${hub.origin}; or download it and pass --model DIR`,
+    ]);
+    expect(existsSync(join(cache, 'models--EleutherAI--pythia-70m'))).toBe(false);
+    const r = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache, HF_ENDPOINT: hub.origin });
     expect(r.code, r.stderr.join('\n')).toBe(0);
     expect(
       existsSync(join(cache, 'models--EleutherAI--pythia-70m', 'snapshots', commit, 'model.safetensors')),
     ).toBe(true);
     // The same link naming other weights: refused in one line.
     writeFileSync(file, JSON.stringify({ ...spec, model: { ...spec.model, sha256: 'f'.repeat(64) } }));
-    const bad = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache });
+    const bad = await cli(['check', '--spec', file], { HF_HUB_CACHE: cache, HF_ENDPOINT: hub.origin });
     expect(bad.code).toBe(2);
     expect(bad.stderr.at(-1)).toMatch(/the weights have sha256 [0-9a-f]{64}, the spec expects f{64}/);
   });
@@ -152,15 +159,13 @@ describe('cli --hub and the Hugging Face cache', () => {
     expect(bin.stderr[0]).toMatch(/has only pytorch_model\.bin/);
     const none = await cli(args('nobody/nothing'), env);
     expect(none.code).toBe(2);
-    expect(none.stderr).toEqual([
-      'error: nobody/nothing: no such repository on the Hub, or it is private or gated',
-    ]);
+    expect(none.stderr).toEqual(['error: nobody/nothing: no such repository on the Hub, or it is private']);
     const repo = 'EleutherAI/pythia-1b';
     const w = hub.file(repo, 'model.safetensors');
     hub.setCut({ file: 'model.safetensors', afterBytes: w.body.length >> 1 });
     try {
       const cut = await cli(args(repo), env);
-      expect(cut.code).toBe(3);
+      expect(cut.code).toBe(4); // the network, not the GPU
       expect(cut.stderr.at(-1)).toMatch(
         /^error: model\.safetensors: the download broke off after \d+ bytes .*nothing was kept$/,
       );
@@ -169,6 +174,11 @@ describe('cli --hub and the Hugging Face cache', () => {
     }
     const blobs = join(cache, 'models--EleutherAI--pythia-1b', 'blobs');
     expect(readdirSync(blobs).filter((b) => b === w.sha256 || b.endsWith('.incomplete'))).toEqual([]);
+    // No snapshot and no ref: the next run asks the Hub, it does not open half a model.
+    expect(
+      existsSync(join(cache, 'models--EleutherAI--pythia-1b', 'snapshots', hub.commit(repo, 'main'))),
+    ).toBe(false);
+    expect(existsSync(join(cache, 'models--EleutherAI--pythia-1b', 'refs', 'main'))).toBe(false);
   });
 
   it('reads a sharded model folder: the same dump as its one-file copy; a shard missing is one line', async () => {
