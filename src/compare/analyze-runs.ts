@@ -16,6 +16,8 @@ import type { Engine } from '../engine/engine';
 import { type DfBuffer, readDf, uploadDf } from '../engine/oracle-df';
 import { oracleForward } from '../kernels/cpu/forward';
 import { checkSameTokens, type ReadRunOptions } from '../model/run-file';
+import { type PartedPair, partedPair } from '../model/run-generation';
+import type { Precision } from '../numeric/precision';
 import type { NeoXConfig } from '../numeric/types';
 import { DEFAULT_K } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
@@ -23,12 +25,12 @@ import { needsScale } from './floor';
 import { JobList, type Side } from './jobs';
 import type { FullMetrics } from './metrics';
 import { cpuExact, exactWhole } from './run-exact';
-import { checkedRowsWords, rowsOf } from './run-rows';
+import { checkedRowsWords, rowsOf, runRows } from './run-rows';
 import { engineSlots, type FeedProgress, RunsFeed } from './runs-feed';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import { RUNS_REPORT_SCHEMA, type RunsReport, verdictOf } from './runs-report';
 import { HF_ANGLES, type RunsStart, startFits, startRunsAnalysis } from './runs-start';
-import { checkResults, curveResults } from './runs-verdict';
+import { checkResults, curveResults, partingOfRuns } from './runs-verdict';
 import { explainRunFindings } from './why-runs';
 
 export type { AnalyzeRunsOptions, RunInput };
@@ -115,8 +117,27 @@ export function streamRuns(
       try {
         const e = await engine;
         if (!e.modelInfo || !e.gpuParts().model) throw new Error('no model is loaded');
-        const s = await begin(a.file.tokens);
         if (b) checkSameTokens(a.file, b.file);
+        // Two generations whose texts part: compared on the rows they share, in an analysis of those rows (the one
+        // started on A's tokens is let go).
+        const parted = b ? partedPair(a.file, b.file) : null;
+        if (b && parted && (parted.rows < a.file.tokens.length || parted.rows < b.file.tokens.length)) {
+          await release();
+          await Promise.all([a, b].map((r) => r.resident?.load()));
+          const cut = (r: RunInput): RunInput => ({ file: runRows(r.file, parted.rows), sha256: r.sha256 });
+          const report = await analyzeRuns(e, cut(a), cut(b), opts);
+          if (report.parting) {
+            const held = { A: a.file.tokens.length, B: b.file.tokens.length };
+            report.parting.held = held;
+            report.parting.words = report.parting.words.replace(
+              /\.$/,
+              `, of the ${held.A} and ${held.B} rows runs A and B hold.`,
+            );
+            report.sentence = report.sentence.replace(/ The texts part at .*$/, ` ${report.parting.words}`);
+          }
+          return report;
+        }
+        const s = await begin(a.file.tokens);
         const from = opts.rows?.from ?? 0;
         if (!startFits(s, a.file.tokens, from, opts.angles ?? HF_ANGLES))
           throw new Error('the analysis was started on other tokens, rows or angles than its runs have');
@@ -138,7 +159,7 @@ export function streamRuns(
             f.tensor(j, slot, tap ? { onGpu: tap } : { name: t.name, data: t.data });
           }
         }
-        return await analyzeStarted(e, s, f, a, b, opts);
+        return await analyzeStarted(e, s, f, a, b, opts, parted);
       } finally {
         await release();
       }
@@ -170,6 +191,7 @@ async function analyzeStarted(
   a: RunInput,
   b: RunInput | null,
   opts: AnalyzeRunsOptions,
+  parted: PartedPair | null,
 ): Promise<RunsReport> {
   const info = engine.modelInfo!;
   const cfg = info.config;
@@ -337,6 +359,27 @@ async function analyzeStarted(
     };
     return report;
   });
+  if (parted && b) {
+    // The exact logits of the row whose choice parts the texts (a row of the checked rows from..T−1).
+    const lg = forward.get('logits');
+    const exactRow = lg
+      ? (await readDf(device, lg)).subarray(...rowSpan(parted.row - from, cfg.vocabSize))
+      : null;
+    const logitsOf = (r: RunInput) => {
+      const t = r.file.slots.get('logits');
+      return t && t.data.length > 0 ? t.data.subarray(...rowSpan(parted.row, cfg.vocabSize)) : null;
+    };
+    const lowest = runs.files.reduce<Precision>((p, r) => (r.precision === 'fp32' ? p : r.precision), 'fp32');
+    report.parting = partingOfRuns(
+      parted,
+      a.file.generation!.prefill,
+      { A: logitsOf(a), B: logitsOf(b) },
+      exactRow,
+      report.curves.find((c) => c.slot === 'logits')?.floor ?? null,
+      lowest,
+      k,
+    );
+  }
   const whyRuns = runs.files.map((run, j) => {
     const file = (j === 0 ? a : b!).file;
     // The born op's exact output over every row (its anatomy and causes are read on the whole op): the checked
@@ -361,8 +404,12 @@ async function analyzeStarted(
       f.sentence = f.sentence.replace(/\.$/, ` (${checkedRowsWords(rows, T, report.runs[j].generation)}).`);
     report.sentence = report.findings.map((f) => f.sentence).join(' ');
   }
+  if (report.parting) report.sentence = `${report.sentence} ${report.parting.words}`;
   return report;
 }
+
+/** Row r's [start, end) in a [T, width] tensor. */
+const rowSpan = (r: number, width: number): [number, number] => [r * width, (r + 1) * width];
 
 /** A run's slots on the CPU (the CPU oracle's route). */
 function slotData(r: RunInput): Map<string, Float32Array> {

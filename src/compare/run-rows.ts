@@ -2,6 +2,7 @@
 // per-row relative L2 error of the run's output against the exact op and the reference path's the same way. In a
 // run of a generation (src/model/run-generation.ts) a row is a decode step: the finding is named by it.
 
+import type { RunFile } from '../model/run-file';
 import { type RunGeneration, rowWords } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import { storageUnitRoundoff } from '../numeric/precision';
@@ -71,4 +72,24 @@ export function checkedRowsWords(
 /** Rows from..T−1 of a [T, width] tensor (the tensor itself when from = 0). */
 export function rowsOf<A extends Float32Array | Float64Array>(data: A, T: number, from: number): A {
   return from === 0 ? data : (data.subarray((from * data.length) / T) as A);
+}
+
+/**
+ * The run's first `rows` rows (a parted pair's shared rows: run-generation.ts partedPair): its tokens, every slot's
+ * rows, its generated ids up to the one the last kept row chose.
+ */
+export function runRows(file: RunFile, rows: number): RunFile {
+  const T = file.tokens.length;
+  if (rows === T) return file;
+  const slots = new Map(
+    [...file.slots].map(([slot, t]) => [
+      slot,
+      { ...t, data: t.data.subarray(0, (t.data.length / T) * rows) },
+    ]),
+  );
+  const g = file.generation;
+  const generation = g
+    ? { prefill: g.prefill, generated: g.generated ? g.generated.slice(0, rows - g.prefill + 1) : null }
+    : g;
+  return { ...file, tokens: file.tokens.slice(0, rows), slots, generation };
 }

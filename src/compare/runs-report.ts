@@ -14,6 +14,27 @@ import { stepPrefix } from './run-rows';
 
 export const RUNS_REPORT_SCHEMA = 'divergence-runs-report/1';
 
+/** Where two generations' texts part, and whether the choice was a near tie (runs-verdict.ts partingOfRuns). */
+export interface RunsParting {
+  /** The rows compared: 0 … rows − 1, the ones both runs share; `held`: the rows each run holds. */
+  rows: number;
+  held: { A: number; B: number };
+  /** The last shared row (position), whose logits chose differently; its decode step (0: the prefill's last row). */
+  row: number;
+  step: number;
+  /** The id each run chose there (null where its file does not say). */
+  chose: { A: number | null; B: number | null };
+  /** Each run's own logit of its choice minus the other's (null without its logits). */
+  margin: { A: number | null; B: number | null };
+  /** The exact forward's logits of A's and B's choice at that row, and the gap (A's minus B's). */
+  exact: { A: number; B: number; gap: number } | null;
+  /** How far an fp32 path's logits may be from exact (the reference path's, never below the storage's rounding). */
+  floor: number;
+  /** The exact gap within k × floor: a near tie that rounding may flip (benign). */
+  nearTie: boolean | null;
+  words: string;
+}
+
 export interface RunSourceInfo {
   /** 'A' or 'B'. */
   id: string;
@@ -112,6 +133,11 @@ export interface RunsReport {
    * compare's); every comparison, floor and metric is over those rows; `note` says who checked the rows before.
    */
   rows?: { from: number; note: string };
+  /**
+   * Two runs of generations whose texts part (run-generation.ts partedPair): compared on the rows they share, the
+   * last of which chose differently; absent otherwise.
+   */
+  parting?: RunsParting;
   durations: Record<string, number>;
 }
 

@@ -1,12 +1,13 @@
 // The runs analysis's verdict on what its comparisons measured (analyze-runs.ts): each run's checks against the
 // floors' run at the same op (ratio, born, the first row past k × floor) and the propagated curves per slot.
-import type { Precision } from '../numeric/precision';
+import { type PartedPair, rowWords } from '../model/run-generation';
+import { type Precision, storageUnitRoundoff } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import type { FullMetrics } from './metrics';
 import type { OpCheck } from './run-checks';
 import { firstRowPast } from './run-rows';
-import type { RunCheckResult, RunsReport } from './runs-report';
+import type { RunCheckResult, RunsParting, RunsReport } from './runs-report';
 
 /** A run as the verdict reads it. */
 export interface ScoredRun {
@@ -104,4 +105,60 @@ export function curveResults(
       },
     ];
   });
+}
+
+/**
+ * Where two generations' texts part (the rows compared are the ones they share): each run's choice at the last
+ * shared row, its own margin, and the exact forward's gap between the two choices against the logits' floor — the
+ * reference path's largest logit error (never below one rounding of the runs' storage of the exact row). Within
+ * k × that floor, the texts part on a near tie rounding may flip; past it, the run that chose against the exact
+ * forward made the choice.
+ */
+export function partingOfRuns(
+  parted: PartedPair,
+  prefill: number,
+  logits: { A: ArrayLike<number> | null; B: ArrayLike<number> | null },
+  exactRow: ArrayLike<number> | null,
+  logitsFloor: FullMetrics | null,
+  precision: Precision,
+  k: number,
+): RunsParting {
+  const { row } = parted;
+  const chose = { A: parted.chose.a, B: parted.chose.b };
+  const margin = (own: ArrayLike<number> | null, mine: number | null, other: number | null) =>
+    own && mine !== null && other !== null ? own[mine] - own[other] : null;
+  let top = 0;
+  if (exactRow) for (let i = 0; i < exactRow.length; i++) top = Math.max(top, Math.abs(exactRow[i]));
+  const floor = Math.max(
+    logitsFloor && Number.isFinite(logitsFloor.maxAbs) ? logitsFloor.maxAbs : 0,
+    storageUnitRoundoff(precision) * top,
+  );
+  const exact =
+    exactRow && chose.A !== null && chose.B !== null
+      ? { A: exactRow[chose.A], B: exactRow[chose.B], gap: exactRow[chose.A] - exactRow[chose.B] }
+      : null;
+  const nearTie = exact ? Math.abs(exact.gap) <= k * floor : null;
+  const step = row - prefill + 1;
+  const at = rowWords(row, prefill);
+  const ids = `run A chose ${chose.A ?? '?'}, run B ${chose.B ?? '?'}`;
+  const times = (x: number) => (x < 100 ? x.toPrecision(2) : x.toExponential(1).replace('e+', 'e'));
+  const gapWords = !exact
+    ? 'the exact gap is unknown (a run does not name its choice)'
+    : `the exact logits put them ${Math.abs(exact.gap).toPrecision(3)} apart, ${times(Math.abs(exact.gap) / Math.max(floor, Number.MIN_VALUE))}× the logits' floor: ${
+        nearTie
+          ? 'a near tie that rounding may flip'
+          : `not a near tie — run ${exact.gap > 0 ? 'B' : 'A'} chose against the exact forward`
+      }`;
+  return {
+    rows: parted.rows,
+    held: { A: parted.rows, B: parted.rows },
+    row,
+    step: Math.max(0, step),
+    chose,
+    margin: { A: margin(logits.A, chose.A, chose.B), B: margin(logits.B, chose.B, chose.A) },
+    exact,
+    floor,
+    nearTie,
+    words: `The texts part at ${at}: ${ids}; ${gapWords}. Compared on the ${parted.rows} rows they share (positions 0–${parted.rows - 1}).`,
+  };
 }

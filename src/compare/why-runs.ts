@@ -73,6 +73,7 @@ export async function explainRunFindings(
       scale: recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
       angles,
       products,
+      prefill: run.file.generation?.prefill,
     });
     for (const [k, ms] of Object.entries(why.ms)) spent(k, ms);
     f.cause = why.cause;

@@ -81,6 +81,8 @@ export interface WhyInput {
   /** The GPU oracle's products, where the analysis runs its oracle on a GPU: a linear op's variants are multiplied
    * there (why-gpu.ts); else in fp64 on the CPU. */
   products?: ProductsKit | null;
+  /** A run of a generation: the prompt's length (a cause found from the decode steps on says so). */
+  prefill?: number;
 }
 
 /** The anatomy and the cause of one op's error. */
@@ -106,6 +108,7 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
     k: w.k,
     precision: w.precision,
     scale: w.scale,
+    prefill: w.prefill,
   };
   const cache = new ProductCache();
   let products = 0;

@@ -5,7 +5,7 @@
 
 import type { DType, NeoXConfig } from '../numeric/types';
 import { ModelLoadError, quoteName } from './errors';
-import { parseRunGeneration, type RunGeneration } from './run-generation';
+import { parseRunGeneration, partedPair, type RunGeneration } from './run-generation';
 import { layerIndexIn, type SlotRef, slotOfName, slotWidth } from './run-names';
 import type { SafetensorsEntry } from './safetensors';
 import { streamSafetensors } from './stream';
@@ -347,6 +347,8 @@ export async function readRunFile(
 
 /** Two runs must be of the same tokens to be compared with each other. */
 export function checkSameTokens(a: RunFile, b: RunFile): void {
+  // Two generations of one prompt whose texts part are compared on the rows they share (run-generation.ts).
+  if (partedPair(a, b)) return;
   const same = a.tokens.length === b.tokens.length && a.tokens.every((t, i) => t === b.tokens[i]);
   if (same) return;
   const at = a.tokens.findIndex((t, i) => t !== b.tokens[i]);

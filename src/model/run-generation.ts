@@ -72,3 +72,51 @@ export function rowWords(row: number, prefill: number): string {
   const s = rowStep(row, prefill);
   return s.phase === 'prefill' ? `the prefill (position ${row})` : `decode step ${s.step} (position ${row})`;
 }
+
+/** Two runs of generations whose texts part: compared on the rows they share (the prompt and the tokens up to the
+ * parting), the last of which made the choice that parts them. */
+export interface PartedPair {
+  /** The rows both runs share: 0 … rows − 1 (their inputs are the same ids). */
+  rows: number;
+  /** The last shared row: its logits chose differently in A and B. */
+  row: number;
+  /** What each run chose there (the id after the shared rows), or null where the run does not say (no next id). */
+  chose: { a: number | null; b: number | null };
+}
+
+interface GenerationRun {
+  tokens: number[];
+  generation?: RunGeneration | null;
+}
+
+/** The ids a run of a generation reads and chooses: its tokens, then its last generated id (which no row reads). */
+function streamOf(r: GenerationRun): number[] {
+  const g = r.generation!;
+  const fed = r.tokens.length - g.prefill;
+  return g.generated && g.generated.length > fed ? [...r.tokens, g.generated[fed]] : r.tokens;
+}
+
+/**
+ * Where two runs of generations of the same prompt part (the rule every reader of a pair applies: run-file.ts
+ * checkSameTokens, the analysis), or null where they are not such a pair: either is no generation, their prompts
+ * (prefill) differ, or their texts never part and they hold the same rows (the same tokens: a plain pair).
+ */
+export function partedPair(a: GenerationRun, b: GenerationRun): PartedPair | null {
+  const ga = a.generation;
+  const gb = b.generation;
+  if (!ga || !gb || ga.prefill !== gb.prefill) return null;
+  const P = ga.prefill;
+  const sa = streamOf(a);
+  const sb = streamOf(b);
+  let i = 0;
+  while (i < sa.length && i < sb.length && sa[i] === sb[i]) i++;
+  if (i < P) return null;
+  const rows = Math.min(i, a.tokens.length, b.tokens.length);
+  if (rows === a.tokens.length && rows === b.tokens.length && i >= Math.min(sa.length, sb.length))
+    return null;
+  return {
+    rows,
+    row: rows - 1,
+    chose: { a: sa[rows] ?? null, b: sb[rows] ?? null },
+  };
+}

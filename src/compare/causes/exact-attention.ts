@@ -1,12 +1,22 @@
 // The attention core as a variant of the exact op (exact-op.ts's descriptor for 'attention' and 'attn_block'):
 // rotary, scores, softmax and values from the fp64 oracle's functions with the variant's parameters, on the heads the
-// asked columns cover; and the flash-style online softmax that never rescales, dealt to one or several partial states.
-import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../../kernels/cpu/attention';
-import { splitHeadsRotaryF64 } from '../../kernels/cpu/rotary';
+// asked columns cover; the flash-style online softmax that never rescales, dealt to one or several partial states;
+// and the KV cache as a decode kernel reads it (rounded, another layer's, positions dropped or moved), for the query
+// rows a fault lives in (Variant.rows), the keys of the rows before as the prefill wrote them.
+import {
+  attentionScoresF64,
+  attentionValuesF64,
+  lastKey,
+  softmaxCausalF64,
+} from '../../kernels/cpu/attention';
+import { type RotaryVariant, splitHeadsRotaryF64 } from '../../kernels/cpu/rotary';
 import type { NumFormat } from '../../numeric/round';
 import { roundTo } from '../../numeric/round';
 import { gather } from './arrays';
 import type { OpData, Variant } from './types';
+
+/** The variant keys that change how q, k or v of a row are made (mixed row by row under `rows`). */
+const PER_ROW: readonly (keyof Variant)[] = ['rotary', 'rotaryBase', 'rotaryNdims', 'rotaryOff'];
 
 /** The attention core on the heads `cols` covers (whole heads), rotary to values. */
 export function attention(
@@ -19,20 +29,30 @@ export function attention(
   const T = d.tokens.length;
   const H = cfg.numHeads;
   const hd = cfg.headDim;
-  const {
-    q,
-    k,
-    v: vals,
-  } = splitHeadsRotaryF64(
-    qkv,
-    T,
-    H,
-    hd,
-    v.rotaryNdims ?? cfg.rotaryNdims,
-    v.rotaryBase ?? cfg.rotaryBase,
-    d.angles,
-    v.rotary,
-  );
+  const split = (src: ArrayLike<number>, ndims: number, base: number, rv?: RotaryVariant) =>
+    splitHeadsRotaryF64(src, T, H, hd, ndims, base, d.angles, rv);
+  const ndims = v.rotaryNdims ?? cfg.rotaryNdims;
+  const base = v.rotaryBase ?? cfg.rotaryBase;
+  let { q, k, v: vals } = split(qkv, ndims, base, v.rotary);
+  if (v.rotaryOff) {
+    const plain = split(qkv, 0, base, v.rotary);
+    if (v.rotaryOff === 'q') q = plain.q;
+    else k = plain.k;
+  }
+  // Under `rows`, q, k and v of the other rows are the exact ones: the keys a decode step reads from the cache the
+  // prefill wrote.
+  if (v.rows && PER_ROW.some((key) => v[key] !== undefined)) {
+    const ex = split(qkv, cfg.rotaryNdims, cfg.rotaryBase);
+    mixRows([q, k], [ex.q, ex.k], H, T, hd, v.rows);
+  }
+  // The cache as a kernel reads it: another layer's, keys moved, rounded to a narrower format (every position).
+  if (v.kvFrom) {
+    const other = split(v.kvFrom, cfg.rotaryNdims, cfg.rotaryBase);
+    k = other.k;
+    vals = other.v;
+  }
+  if (v.keysMoved) [k, vals] = [moveKeys(k, H, T, hd, v.keysMoved), moveKeys(vals, H, T, hd, v.keysMoved)];
+  if (v.kvFormat) [k, vals] = [roundAll(v.kvFormat, k), roundAll(v.kvFormat, vals)];
   const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))].sort((a, b) => a - b) : null;
   const pick = (a: Float64Array) => {
     if (!heads) return a;
@@ -46,6 +66,7 @@ export function attention(
   const [qs, ks, vs] = [pick(q), pick(k), pick(vals)];
   let ctx: Float64Array;
   if (v.noRescale) ctx = onlineNoRescale(qs, ks, vs, Hs, T, hd, v.noRescale, v);
+  else if ((v.rows || v.keysDropped) && !v.probsFormat) ctx = attendRows(qs, ks, vs, Hs, T, hd, v);
   else {
     const scores = attentionScoresF64(qs, ks, Hs, T, hd, v.scores);
     const probs = softmaxCausalF64(scores, Hs, T, v.scores);
@@ -69,6 +90,102 @@ export function attention(
     for (let j = 0; j < cols!.length; j++) {
       const c = cols![j];
       out[t * cols!.length + j] = ctx[t * Hs * hd + at.get(Math.floor(c / hd))! * hd + (c % hd)];
+    }
+  return out;
+}
+
+/** Rows outside `rows` of each [H, T, hd] tensor taken from its exact twin (in place). */
+function mixRows(
+  into: Float64Array[],
+  exact: Float64Array[],
+  H: number,
+  T: number,
+  hd: number,
+  rows: { from: number; to: number },
+): void {
+  for (const [i, a] of into.entries())
+    for (let h = 0; h < H; h++)
+      for (let t = 0; t < T; t++)
+        if (t < rows.from || t >= rows.to)
+          a.set(exact[i].subarray((h * T + t) * hd, (h * T + t + 1) * hd), (h * T + t) * hd);
+}
+
+/** Key (or value) row j read from row j − shift from row `from` on ([H, T, hd]; zeros outside). */
+function moveKeys(
+  a: Float64Array,
+  H: number,
+  T: number,
+  hd: number,
+  m: { shift: number; from: number },
+): Float64Array {
+  const out = Float64Array.from(a);
+  for (let h = 0; h < H; h++)
+    for (let t = m.from; t < T; t++) {
+      const src = t - m.shift;
+      const o = (h * T + t) * hd;
+      if (src < 0 || src >= T) out.fill(0, o, o + hd);
+      else out.set(a.subarray((h * T + src) * hd, (h * T + src + 1) * hd), o);
+    }
+  return out;
+}
+
+function roundAll(f: NumFormat, a: Float64Array): Float64Array {
+  const out = new Float64Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = roundTo(f, a[i]);
+  return out;
+}
+
+/** Whether key j is out of query row i's sight under the variant's dropped keys (never every key of a row). */
+function droppedKey(i: number, j: number, kd: NonNullable<Variant['keysDropped']>): boolean {
+  if (kd.positions?.includes(j) && !(i === 0 && j === 0)) return true;
+  if (kd.window !== undefined && j <= i - kd.window && !(kd.sink !== undefined && j < kd.sink)) return true;
+  return false;
+}
+
+/**
+ * The attention core for the query rows `v.rows` covers (all without it; the other rows zero: the caller puts the
+ * exact ones there), with the variant's scale, mask and dropped keys: scores, softmax and values row by row.
+ */
+function attendRows(
+  q: Float64Array,
+  k: Float64Array,
+  vals: Float64Array,
+  H: number,
+  T: number,
+  hd: number,
+  v: Variant,
+): Float64Array {
+  const scale = v.scores?.scale ?? 1 / Math.sqrt(hd);
+  const from = v.rows?.from ?? 0;
+  const to = v.rows?.to ?? T;
+  const out = new Float64Array(T * H * hd);
+  const s = new Float64Array(T);
+  for (let h = 0; h < H; h++)
+    for (let i = from; i < to; i++) {
+      const last = lastKey(i, T, v.scores);
+      let max = Number.NEGATIVE_INFINITY;
+      for (let j = 0; j <= last; j++) {
+        if (v.keysDropped && droppedKey(i, j, v.keysDropped)) {
+          s[j] = Number.NEGATIVE_INFINITY;
+          continue;
+        }
+        let dot = 0;
+        for (let e = 0; e < hd; e++) dot += q[(h * T + i) * hd + e] * k[(h * T + j) * hd + e];
+        s[j] = dot * scale;
+        if (s[j] > max) max = s[j];
+      }
+      if (max === Number.NEGATIVE_INFINITY) continue;
+      let sum = 0;
+      for (let j = 0; j <= last; j++) {
+        s[j] = Math.exp(s[j] - max);
+        sum += s[j];
+      }
+      const o = i * H * hd + h * hd;
+      for (let j = 0; j <= last; j++) {
+        const p = s[j] / sum;
+        if (p === 0) continue;
+        for (let e = 0; e < hd; e++) out[o + e] += p * vals[(h * T + j) * hd + e];
+      }
     }
   return out;
 }

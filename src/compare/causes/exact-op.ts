@@ -6,7 +6,7 @@ import { layerNormF64 } from '../../kernels/cpu/layernorm';
 import { type NumFormat, roundF32Into, roundF32ToF16, roundTo } from '../../numeric/round';
 import { gather, mapAll, round } from './arrays';
 import { attention } from './exact-attention';
-import { type ActFn, LINEAR_OPS, type OpData, type Variant } from './types';
+import { type ActFn, ATTENTION_OPS, LINEAR_OPS, type OpData, type Variant } from './types';
 
 /** The variant keys a plain product (a linear op) reads as operands: what the GPU oracle can run (why-gpu.ts). */
 const OPERAND_KEYS: readonly (keyof Variant)[] = [
@@ -34,6 +34,11 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'noRescale',
   'coefs',
   'replace',
+  'kvFormat',
+  'kvFrom',
+  'keysDropped',
+  'keysMoved',
+  'rotaryOff',
 ];
 
 const onlyBias = (v: Variant) =>
@@ -296,6 +301,13 @@ export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Arr
         : null;
       const N = 3 * d.cfg.hiddenSize;
       const part = linear(d, v, qkvCols, undefined, N);
+      if (v.rows) {
+        // The projection's variant on the rows it applies to; the other rows' keys and values are the exact ones.
+        const ex = linear(d, {}, qkvCols, undefined, N);
+        const n = part.length / T;
+        for (let t = 0; t < T; t++)
+          if (t < v.rows.from || t >= v.rows.to) part.set(ex.subarray(t * n, (t + 1) * n), t * n);
+      }
       const qkv = qkvCols ? new Float64Array(T * N) : part;
       if (qkvCols)
         for (let t = 0; t < T; t++)
@@ -367,9 +379,51 @@ function hasTransform(v: Variant): boolean {
 
 /**
  * The variant's output on the columns `cols` ([T, cols]), before any rounding of the output (the scorer's): from
- * `cache` when it holds it (a fresh copy: the caller may write to it).
+ * `cache` when it holds it (a fresh copy: the caller may write to it). Under `rows`, the variant's output on those
+ * rows and the exact output on the others.
  */
 export function evalVariant(
+  d: OpData,
+  v: Variant,
+  cols: Int32Array | null,
+  cache?: ProductCache | null,
+): Float64Array {
+  if (!v.rows) return evalWhole(d, v, cols, cache);
+  const T = d.tokens.length;
+  const width = widthOf(d);
+  // The attention core reads `rows` itself (the keys of the other rows are the exact ones); every other op is its
+  // variant on every row, the other rows then put back.
+  const out = evalWhole(d, ATTENTION_OPS.includes(d.op) ? v : innerOf(v), cols, cache);
+  const n = cols ? cols.length : width;
+  for (let t = 0; t < T; t++) {
+    if (t >= v.rows.from && t < v.rows.to) continue;
+    for (let j = 0; j < n; j++) out[t * n + j] = d.exact[t * width + (cols ? cols[j] : j)];
+  }
+  return out;
+}
+
+const inners = new WeakMap<Variant, Variant>();
+
+/** The variant on the rows `span` only; its variant without rows is `inner` itself (innerOf). */
+export function withRows(inner: Variant, span: { from: number; to: number }): Variant {
+  const v = { ...inner, rows: span };
+  inners.set(v, inner);
+  return v;
+}
+
+/** The variant without its rows (one object per variant: a product cache knows it by identity). */
+export function innerOf(v: Variant): Variant {
+  if (!v.rows) return v;
+  let inner = inners.get(v);
+  if (!inner) {
+    const { rows: _, ...rest } = v;
+    inner = rest;
+    inners.set(v, inner);
+  }
+  return inner;
+}
+
+function evalWhole(
   d: OpData,
   v: Variant,
   cols: Int32Array | null,

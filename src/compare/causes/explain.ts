@@ -9,7 +9,8 @@ import { effectiveFloor, ratioOf } from '../floor';
 import { fullMetrics } from '../metrics';
 import { gather } from './arrays';
 import { CAUSES } from './catalog';
-import { evalVariant, isOperandProduct, type ProductCache, widthOf } from './exact-op';
+import { evalVariant, innerOf, isOperandProduct, type ProductCache, widthOf, withRows } from './exact-op';
+import { errorSpan, type RowSpan, spanWords } from './rows';
 import type { Candidate, Cause, CauseVerdict, OpData, TestedCause, Variant } from './types';
 
 /**
@@ -106,10 +107,21 @@ export function scorer(d: OpData, cols: Int32Array | null, fast = false, cache: 
     const formats = [v.outFormat, storage].filter((f): f is NumFormat => !!f);
     if (formats.length > 0) {
       // A rounded output: the recorded value is right if it is the rounding of any value within the tolerance
-      // (a value near a rounding boundary may land either side of it).
+      // (a value near a rounding boundary may land either side of it). The variant's format rounds its rows only.
       const R = (x: number) => formats.reduce((y, f) => roundTo(f, y), x);
+      const n = out.length / T;
+      const outside = (i: number) => !!v.rows && (i < v.rows.from * n || i >= v.rows.to * n);
+      const Rs = (x: number) => (storage ? roundTo(storage, x) : x);
       for (let i = 0; i < out.length; i++) {
         const x = out[i];
+        if (v.outFormat && outside(i)) {
+          if (!storage) continue;
+          const tol = tolAbs + 2 ** -22 * Math.abs(x);
+          const [lo, hi] = [Rs(x - tol), Rs(x + tol)];
+          const r = rec[i];
+          out[i] = r < lo ? lo : r > hi ? hi : Number.isNaN(r) ? x : r;
+          continue;
+        }
         const tol = tolAbs + 2 ** -22 * Math.abs(x);
         const lo = R(x - tol);
         const hi = R(x + tol);
@@ -147,6 +159,49 @@ function wordsOf(named: TestedCause[], best: TestedCause | null, error: number):
   }
   const each = named.map((c) => `${c.words} [${c.id}] — explains all but ${times(c.residual)} floor`);
   return each.length === 1 ? each[0] : `${each.join('; or ')} (equally)`;
+}
+
+/**
+ * The cause's candidates on the rows `span` only: its search run again with the residual of its variants there (a
+ * parameter found for those rows), each candidate's variant applied on them and the exact op elsewhere. A candidate
+ * that stands for the same parameters as one over every row shares its variant (a product is computed once).
+ */
+function onRows(
+  d: OpData,
+  cause: Cause,
+  span: RowSpan,
+  residual: (v: Variant) => number,
+  whole: Candidate[],
+): Candidate[] {
+  const same = new Map(whole.map((c) => [JSON.stringify(c.params), c.variant]));
+  return cause.candidates({ data: d, residual: (v) => residual(withRows(v, span)), rows: span }).map((c) => ({
+    params: { ...c.params, rowsFrom: span.from, rowsTo: span.to },
+    variant: withRows(same.get(JSON.stringify(c.params)) ?? c.variant, span),
+  }));
+}
+
+/** A cause's words, and the rows it was found on when they are not all. */
+function wordsOfCause(cause: Cause, params: Candidate['params'], d: OpData): string {
+  const w = cause.words(params, d);
+  if (params.rowsFrom === undefined) return w;
+  return `${w}, ${spanWords({ from: Number(params.rowsFrom), to: Number(params.rowsTo) }, d)}`;
+}
+
+/** The operand products of `candidates` not yet asked for (as their variants without rows: what is multiplied). */
+function productsOf(
+  d: OpData,
+  candidates: Candidate[],
+  cols: Int32Array | null,
+  asked: Set<Variant>,
+): ProductRequest[] {
+  const out: ProductRequest[] = [];
+  for (const c of candidates) {
+    const v = innerOf(c.variant);
+    if (asked.has(v) || !isOperandProduct(d, v)) continue;
+    asked.add(v);
+    out.push({ v, cols });
+  }
+  return out;
 }
 
 /** Variants whose outputs a search asks for before it scores them (the products the GPU oracle can run). */
@@ -223,15 +278,19 @@ function* search(
     }
     return sc;
   };
+  // Each cause is scored over every row and, where the error lives in some rows only (a decode step on, a tile on,
+  // one position), on those rows: its variant there, the exact op elsewhere.
+  const span = errorSpan(d);
   const listed = causes
     .filter((cause) => cause.ops.includes(d.op))
     .map((cause) => {
       const sc = screenFor(cause.screenShare);
-      return { cause, sc, candidates: cause.candidates({ data: d, residual: sc.f }) };
+      const candidates = cause.candidates({ data: d, residual: sc.f });
+      if (span && cause.rows !== 'whole') candidates.push(...onRows(d, cause, span, sc.f, candidates));
+      return { cause, sc, candidates };
     });
-  yield listed.flatMap(({ sc, candidates }) =>
-    candidates.filter((c) => isOperandProduct(d, c.variant)).map((c) => ({ v: c.variant, cols: sc.cols })),
-  );
+  const asked = new Set<Variant>();
+  yield listed.flatMap(({ sc, candidates }) => productsOf(d, candidates, sc.cols, asked));
   // Each cause keeps its few best screened candidates: a small sample may not tell close variants apart (two K
   // partitions of an fp16 accumulator agree on most elements), the final one does.
   const screened: { cause: Cause; best: { c: Candidate; score: number }[]; score: number }[] = [];
@@ -245,10 +304,16 @@ function* search(
   }
   screened.sort((a, b) => a.score - b.score);
   const cut = Math.max(FINALISTS_WITHIN * d.k, screened[Math.min(2, screened.length - 1)]?.score ?? 0);
+  const finalAsked = new Set<Variant>();
   yield screened
     .filter((x) => x.score <= cut)
     .flatMap((x) =>
-      x.best.filter((b) => isOperandProduct(d, b.c.variant)).map((b) => ({ v: b.c.variant, cols })),
+      productsOf(
+        d,
+        x.best.map((b) => b.c),
+        cols,
+        finalAsked,
+      ),
     );
   const tested: TestedCause[] = screened.map(({ cause, best, score }) => {
     let top = { c: best[0].c, residual: score };
@@ -260,7 +325,7 @@ function* search(
     return {
       id: cause.id,
       family: cause.family,
-      words: cause.words(top.c.params, d),
+      words: wordsOfCause(cause, top.c.params, d),
       params: top.c.params,
       residual: top.residual,
     };

@@ -178,7 +178,12 @@ export function plantOp(
   d.floor = fullMetrics(asKernel(d.exact, rng), d.exact, 'fp32');
   const v = plant(d);
   const out = asKernel(evalVariant(d, v, null), rng);
-  d.recorded = v.outFormat ? Float32Array.from(out, (x) => roundTo(v.outFormat!, x)) : out;
+  // (an output format rounds the rows the variant applies to)
+  const w = n / T;
+  const rounds = (i: number) => !v.rows || (i >= v.rows.from * w && i < v.rows.to * w);
+  d.recorded = v.outFormat
+    ? Float32Array.from(out, (x, i) => (rounds(i) ? roundTo(v.outFormat!, x) : x))
+    : out;
   return d;
 }
 
@@ -190,6 +195,8 @@ export interface Plant {
   /** What the search must find (each param equal, or within 10 % for numbers marked approx). */
   params?: Record<string, number | string>;
   approx?: string[];
+  /** A plant on some rows: the first row the search must find it on (params.rowsFrom). */
+  rowsFrom?: (d: OpData) => number;
 }
 
 /**
@@ -211,7 +218,11 @@ export function expectFound(p: Plant, seed: number): void {
   const found = v.named.find((c) => c.id === p.cause);
   expect(found, msg).toBeDefined();
   expect(v.named[0].id, msg).toBe(p.cause);
-  for (const [key, want] of Object.entries(p.params ?? {})) {
+  const rowsFrom = p.rowsFrom?.(d);
+  for (const [key, want] of Object.entries({
+    ...p.params,
+    ...(rowsFrom === undefined ? {} : { rowsFrom }),
+  })) {
     const got = found!.params[key];
     if (p.approx?.includes(key))
       expect(Math.abs(Number(got) / Number(want) - 1), `${msg}: ${key}`).toBeLessThan(0.1);

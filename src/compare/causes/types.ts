@@ -119,6 +119,27 @@ export interface Variant {
   dropout?: { p: number; dropped: Uint8Array };
   /** Output head h holds the exact output's head perm[h] (the attention core's [T, H·hd]). */
   headPerm?: number[];
+  // where the variant applies
+  /**
+   * The variant on rows [from, to) only, the exact op on the others: a fault that lives in some rows (a decode step
+   * on, a tile on, one position). In the attention core q, k and v of those rows are computed the variant's way and
+   * the keys of the rows before are the exact ones (the cache the prefill wrote), as a decode kernel reads them.
+   */
+  rows?: { from: number; to: number };
+  // the attention core's KV cache and rotary
+  /** The keys (after rotary) and values rounded to this format before the scores: a cache stored narrower. */
+  kvFormat?: NumFormat;
+  /** Keys and values of every position read from another recorded QKV projection (another layer's cache). */
+  kvFrom?: ArrayLike<number>;
+  /**
+   * Key positions the query rows do not see: all but the last `window` (and the first `sink`: an attention sink
+   * kept by an eviction policy), or the listed positions (a cache entry lost or never written).
+   */
+  keysDropped?: { window?: number; sink?: number; positions?: number[] };
+  /** Key row j read from row j − shift from row `from` on (zeros before 0): a cache slot or page off. */
+  keysMoved?: { shift: number; from: number };
+  /** Rotary left off one operand: q or k kept unrotated. */
+  rotaryOff?: 'q' | 'k';
 }
 
 /** The weights an op reads (only the ones it has). */
@@ -159,6 +180,8 @@ export interface OpData {
   precision: Precision;
   /** The baseline's magnitude, for maxAbs / meanAbs floors. */
   scale: number;
+  /** A run of a generation: the prompt's length (row prefill + s − 1 is decode step s), for the words. */
+  prefill?: number;
 }
 
 export type CauseFamily = 'narrower' | 'operands' | 'constants' | 'layout' | 'function' | 'randomness';
@@ -175,6 +198,11 @@ export interface Candidate {
 export interface SearchContext {
   data: OpData;
   residual(v: Variant): number;
+  /**
+   * The rows the error lives in, when the search scores the cause there only (its variants then apply on these
+   * rows, the exact op elsewhere: `residual` adds them itself); absent on the search over every row.
+   */
+  rows?: { from: number; to: number };
 }
 
 /** A candidate explanation: a small descriptor, one per cause (src/compare/causes/catalog/). */
@@ -188,6 +216,11 @@ export interface Cause {
   words(params: Record<string, ParamValue>, data: OpData): string;
   /** The share of the screening budget each candidate gets (default 1): for a costly emulation. */
   screenShare?: number;
+  /**
+   * 'whole' for a cause whose variants already say from which row they act (a row shift, rotary positions that jump):
+   * it is not scored again on the rows the error lives in. Default: scored both ways.
+   */
+  rows?: 'both' | 'whole';
 }
 
 /** One cause tested: its best candidate and how much of the error it leaves. */

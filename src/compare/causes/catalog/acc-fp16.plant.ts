@@ -13,4 +13,14 @@ export const PLANTS: Plant[] = [
     op: 'mlp_up',
     variant: (d) => ({ acc: { chunk: d.inputs[0].length / d.tokens.length, fused: false } }),
   },
+  // a decode GEMV's fp16 accumulator (the last 3 rows)
+  {
+    cause: 'acc-fp16',
+    op: 'fc1',
+    variant: (d) => ({
+      acc: { chunk: d.inputs[0].length / d.tokens.length, fused: true },
+      rows: { from: d.tokens.length - 3, to: d.tokens.length },
+    }),
+    rowsFrom: (d) => d.tokens.length - 3,
+  },
 ];

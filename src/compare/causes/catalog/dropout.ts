@@ -8,6 +8,7 @@ const MIN_ZEROS = 0.002;
 export const dropout: Cause = {
   id: 'dropout',
   family: 'randomness',
+  rows: 'whole',
   ops: ALL_OPS.filter((op) => op !== 'layer' && op !== 'lm_head'),
   candidates: (s) => {
     const d = s.data;

@@ -5,6 +5,7 @@ import { ALL_OPS, type Cause } from '../types';
 export const elementsShifted: Cause = {
   id: 'elements-shifted',
   family: 'layout',
+  rows: 'whole',
   ops: ALL_OPS,
   candidates: () =>
     [1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]

@@ -18,6 +18,9 @@ import { headsPermuted } from './heads-permuted';
 import { inputBf16, inputFp16 } from './input-rounded';
 import { inputShifted } from './input-shifted';
 import { inputWrongTensor } from './input-wrong-tensor';
+import { kvCacheBf16, kvCacheFp16 } from './kv-cache';
+import { kvOtherLayer } from './kv-other-layer';
+import { kvPositionsDropped, kvPositionsMoved } from './kv-positions';
 import { lnEps } from './ln-eps';
 import { lnEpsOutside } from './ln-eps-outside';
 import { lnBiasDropped, lnWeightDropped } from './ln-param-dropped';
@@ -28,6 +31,7 @@ import { residualTermDoubled, residualTermDropped } from './residual-term';
 import { residualWrongTensor } from './residual-wrong-tensor';
 import { rotaryBase } from './rotary-base';
 import { rotaryGptj } from './rotary-gptj';
+import { rotaryOffK, rotaryOffQ } from './rotary-off';
 import { rotaryOffset } from './rotary-offset';
 import { rotaryWidth } from './rotary-width';
 import { rowBroadcast } from './row-broadcast';
@@ -51,6 +55,8 @@ export const CAUSES: readonly Cause[] = [
   autocastBf16,
   autocastFp16,
   accFp16,
+  kvCacheFp16,
+  kvCacheBf16,
   // operands
   biasDropped,
   biasDoubled,
@@ -61,6 +67,7 @@ export const CAUSES: readonly Cause[] = [
   residualWrongTensor,
   inputWrongTensor,
   rowBroadcast,
+  kvOtherLayer,
   // constants
   lnEps,
   lnEpsOutside,
@@ -79,6 +86,10 @@ export const CAUSES: readonly Cause[] = [
   causalOffByOne,
   rotaryGptj,
   rotaryOffset,
+  rotaryOffQ,
+  rotaryOffK,
+  kvPositionsDropped,
+  kvPositionsMoved,
   // functions
   geluTanh,
   geluSigmoid,

@@ -1,7 +1,9 @@
-// Rotary positions that jump, restart at 0 or stop advancing mid-sequence: from the first row past k × the floor (or
-// the row before it) on, each offset of up to 8 either way, a restart and a stop tried.
+// Rotary positions that jump, restart at 0, stop advancing or stay at 0 mid-sequence (a decode step rotated as
+// position 0): from the first row past k × the floor (or the row before it) on, each offset of up to 8 either way, a
+// restart, a stop and position 0 tried.
 import { effectiveFloor } from '../../floor';
 import { widthOf } from '../exact-op';
+import { rowWords } from '../rows';
 import { ATTENTION_OPS, type Candidate, type Cause, type OpData } from '../types';
 
 /** The first row whose RMS error passes k × the floor's (where a fault that starts mid-sequence starts). */
@@ -39,13 +41,19 @@ export const rotaryOffset: Cause = {
       for (const offset of offsets)
         out.push({ params: { from, offset }, variant: { rotary: { positions: at((t) => t + offset) } } });
       out.push({ params: { from, offset: 'stuck' }, variant: { rotary: { positions: at(() => from - 1) } } });
+      out.push({ params: { from, offset: 'zero' }, variant: { rotary: { positions: at(() => 0) } } });
     }
     return out;
   },
-  words: (p) =>
-    p.offset === 'stuck'
-      ? `rotary positions stop advancing at row ${p.from} (every later row rotated as position ${Number(p.from) - 1})`
-      : Number(p.offset) === -Number(p.from)
-        ? `rotary positions restart at 0 from row ${p.from} on`
-        : `rotary positions are off by ${Number(p.offset) > 0 ? '+' : ''}${p.offset} from row ${p.from} on`,
+  rows: 'whole',
+  words: (p, d) => {
+    const at = rowWords(Number(p.from), d);
+    return p.offset === 'zero'
+      ? `every row from ${at} on rotated as position 0`
+      : p.offset === 'stuck'
+        ? `rotary positions stop advancing at ${at} (every later row rotated as position ${Number(p.from) - 1})`
+        : Number(p.offset) === -Number(p.from)
+          ? `rotary positions restart at 0 from ${at} on`
+          : `rotary positions are off by ${Number(p.offset) > 0 ? '+' : ''}${p.offset} from ${at} on`;
+  },
 };

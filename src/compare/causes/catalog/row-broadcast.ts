@@ -5,6 +5,7 @@ import { ALL_OPS, type Cause } from '../types';
 export const rowBroadcast: Cause = {
   id: 'row-broadcast',
   family: 'operands',
+  rows: 'whole',
   ops: ALL_OPS,
   candidates: (s) => {
     // The exact row closest to the recorded rows' mean: where one row was copied to all, that is the row.

@@ -9,6 +9,7 @@ const ROW_SHIFTS = [1, 2, 3, 4, -1, -2, -3, -4];
 export const rowsShifted: Cause = {
   id: 'rows-shifted',
   family: 'layout',
+  rows: 'whole',
   ops: ALL_OPS,
   candidates: (s) => {
     const d = s.data;
