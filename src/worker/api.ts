@@ -11,6 +11,7 @@ import type { PoolStats } from '../gpu/pool';
 import type { KernelCheck, KernelDiagnostic } from '../kernels/custom/check';
 import type { IsolatedResult, IsolatedRow } from '../kernels/custom/isolated';
 import type { CustomSlotId } from '../kernels/custom/slots';
+import type { NetLimits } from '../run/hub-fetch';
 import type { RunSpec } from '../run/runspec';
 
 export type {
@@ -123,6 +124,10 @@ export interface HubProbe {
   url: string;
   /** The weights files with their sizes and sha256 (the Hub's LFS oids). */
   weights: { path: string; size: number; sha256: string }[];
+  /** config.json's size as listed. */
+  configBytes: number;
+  /** tokenizer.json's size as listed, or null when the repository has none (the model then takes token ids). */
+  tokenizerBytes: number | null;
   sharded: boolean;
   /** What the model is known by: the sha256 of model.safetensors, or of the shards' manifest. */
   sha256: string;
@@ -143,11 +148,21 @@ export interface LoadOptions {
   expectFiles?: Record<string, string>;
   /** Keep the files in the model cache (src/run/history.ts) under their sha256 after a good load. */
   cache?: boolean;
+  /**
+   * A URL model: the size of each file the viewer agreed to (a Hub listing, by file name: config.json,
+   * tokenizer.json, the weights); a file whose server sends more, or fewer, bytes is refused (src/run/hub-fetch.ts).
+   */
+  expectBytes?: Record<string, number>;
+  /** A URL model: the network's bounds (timeouts; tests shorten them). */
+  net?: Partial<NetLimits>;
 }
 
 /** What a URL model costs, known before its download (WorkerApi.probeModelUrl). */
 export interface UrlProbe {
-  /** config.json, tokenizer.json, then model.safetensors or the index and its shards: Content-Length of a HEAD, or null. */
+  /**
+   * config.json, tokenizer.json (when there), then model.safetensors or the index and its shards: Content-Length
+   * of a HEAD, or null.
+   */
   files: { file: string; bytes: number | null }[];
   /** The three together, or null when a server did not say. */
   totalBytes: number | null;
@@ -249,13 +264,14 @@ export interface WorkerApi {
    * Sizes and memory need of the model under baseUrl before downloading it: HEAD of the three files and
    * config.json (small). Rejects with a WorkerError (kind 'model' or 'input') when a file cannot be reached.
    */
-  probeModelUrl(baseUrl: string): Promise<UrlProbe>;
+  probeModelUrl(baseUrl: string, net?: Partial<NetLimits>): Promise<UrlProbe>;
   /**
    * A Hub repository at a revision (branch, tag or commit) through the Hub's API: its commit, the weights'
    * sizes and sha256, config.json read for the parameters and the GPU memory needed, and the refusal when it
-   * cannot fit. Downloads no weights. `hubUrl` is the Hub's origin (a stand-in in tests).
+   * cannot fit. Downloads no weights; reads nothing unbounded. `hubUrl` is the Hub's origin (a mirror, a stand-in
+   * in tests). A newer lookup stops the one before (kind 'cancelled'), its requests with it.
    */
-  resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe>;
+  resolveHub(repo: string, revision: string, hubUrl: string, net?: Partial<NetLimits>): Promise<HubProbe>;
   /** Loads sharded weights the page read (index + shard Blobs), checked against the index before any upload. */
   loadModelFromShards(files: ModelShardsInput, options?: LoadOptions): Promise<LoadedModel>;
   /** Loads a model from files the page read (picker or drag-and-drop). */

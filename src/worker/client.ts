@@ -115,9 +115,9 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
     loadModelFromFiles: (files, options) =>
       call(() => remote.loadModelFromFiles(Comlink.transfer(files, [files.weights]), options)),
     loadModelFromBlob: (files, options) => call(() => remote.loadModelFromBlob(files, options)),
-    probeModelUrl: (baseUrl) => call(() => remote.probeModelUrl(baseUrl)),
+    probeModelUrl: (baseUrl, net) => call(() => remote.probeModelUrl(baseUrl, net)),
     loadModelFromShards: (files, options) => call(() => remote.loadModelFromShards(files, options)),
-    resolveHub: (repo, revision, hubUrl) => call(() => remote.resolveHub(repo, revision, hubUrl)),
+    resolveHub: (repo, revision, hubUrl, net) => call(() => remote.resolveHub(repo, revision, hubUrl, net)),
     generate: (prompt, n, onToken) => call(() => remote.generate(prompt, n, Comlink.proxy(onToken))),
     compare: (spec, onProgress, onPartial, options) =>
       call(() =>

@@ -12,6 +12,7 @@ import { checkCustomKernel, type KernelCheck } from '../kernels/custom/check';
 import { type IsolatedResult, runIsolatedTest } from '../kernels/custom/isolated';
 import { type CustomSlotId, isCustomSlotId } from '../kernels/custom/slots';
 import { browserShaderSource } from '../kernels/shaders-browser';
+import type { NetLimits } from '../run/hub-fetch';
 import { LIMITS, parseRunSpec, type RunSpec } from '../run/runspec';
 import type {
   CompareOptions,
@@ -102,23 +103,42 @@ class WorkerEngine implements WorkerApi {
     }
   }
 
-  async probeModelUrl(baseUrl: string): Promise<UrlProbe> {
+  async probeModelUrl(baseUrl: string, net?: Partial<NetLimits>): Promise<UrlProbe> {
     return this.withEngine(async (engine) => {
-      return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg));
+      return await probeModelUrl(baseUrl, engine.memoryBudget.bytes, (cfg) => engine.refusalFor(cfg), net);
     });
   }
 
-  async resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe> {
+  /** The Hub lookup in flight: a newer one stops it (the user moved on). */
+  private hubLookup: AbortController | null = null;
+
+  async resolveHub(
+    repo: string,
+    revision: string,
+    hubUrl: string,
+    net?: Partial<NetLimits>,
+  ): Promise<HubProbe> {
+    this.hubLookup?.abort();
+    const lookup = new AbortController();
+    this.hubLookup = lookup;
     try {
       const engine = await this.requireEngine();
       if (typeof repo !== 'string' || typeof revision !== 'string' || typeof hubUrl !== 'string')
         throw workerError('input', 'a Hub model is a repository id, a revision and the Hub’s address');
       folderUrl(hubUrl); // an http(s) origin, or kind 'input'
-      return await probeHub(repo, revision, hubUrl, engine.memoryBudget.bytes, (cfg) =>
-        engine.refusalFor(cfg),
+      return await probeHub(
+        repo,
+        revision,
+        hubUrl,
+        engine.memoryBudget.bytes,
+        (cfg) => engine.refusalFor(cfg),
+        { signal: lookup.signal, limits: net },
       );
     } catch (e) {
+      if (lookup.signal.aborted) throw workerError('cancelled', 'lookup stopped: another was asked');
       throw toWorkerError(e);
+    } finally {
+      if (this.hubLookup === lookup) this.hubLookup = null;
     }
   }
 

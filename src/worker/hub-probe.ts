@@ -1,11 +1,13 @@
 // A Hub repository at a revision, as the page shows it before any download: the commit, the weights' sizes
 // and sha256 from the Hub's listing, the parameters and GPU memory from config.json, and the refusal when the
-// adapter cannot hold it (src/run/hub-api.ts does the asking).
+// adapter cannot hold it (src/run/hub-api.ts does the asking, every read bounded; the signal stops a lookup the
+// user moved on from).
 
 import { manifestSha256 } from '../model/shard-index';
 import { modelSummary } from '../model/weights';
 import type { NeoXConfig } from '../numeric/types';
 import { resolveHubModel } from '../run/hub-api';
+import type { NetOptions } from '../run/hub-fetch';
 import type { HubProbe } from './api';
 import { minWeightBytes } from './url-model';
 
@@ -15,8 +17,9 @@ export async function probeHub(
   hubUrl: string,
   budgetBytes: number | null,
   refusalFor: (cfg: NeoXConfig) => Promise<string | null>,
+  net: NetOptions = {},
 ): Promise<HubProbe> {
-  const s = await resolveHubModel(repo, revision, { hubUrl });
+  const s = await resolveHubModel(repo, revision, { hubUrl, ...net });
   const sharded = s.index !== null;
   return {
     repo: s.repo,
@@ -24,6 +27,8 @@ export async function probeHub(
     commit: s.commit,
     url: s.url,
     weights: s.weights,
+    configBytes: s.configFile.size,
+    tokenizerBytes: s.tokenizer?.size ?? null,
     sharded,
     sha256: sharded ? manifestSha256(new Map(s.weights.map((w) => [w.path, w.sha256]))) : s.weights[0].sha256,
     totalBytes: s.totalBytes,

@@ -9,8 +9,19 @@ import { parseConfigText } from '../model/config';
 import { ModelLoadError } from '../model/errors';
 import { modelSummary } from '../model/weights';
 import type { NeoXConfig } from '../numeric/types';
+import { type NetLimits, netLimits } from '../run/hub-fetch';
 import type { UrlProbe, WorkerError } from './api';
-import { contentLength, decodeText, fail, folderUrl, MODEL_FILES, openFile, why } from './url-fetch';
+import {
+  contentLength,
+  decodeText,
+  fail,
+  fetchFile,
+  folderUrl,
+  MODEL_FILES,
+  openFile,
+  readBody,
+  why,
+} from './url-fetch';
 import { probeWeights } from './url-shards';
 
 /** The least GPU memory the model's weights can take: matrices in fp16 (what the engine picks when lossless). */
@@ -40,24 +51,35 @@ function parseConfigOrFail(text: string): NeoXConfig {
 }
 
 /**
- * What a URL model costs before it is downloaded: each file's size (HEAD, redirects followed; null where the
- * server does not say), config.json read (it is small) for the parameter count and the GPU memory it needs.
+ * What a URL model costs before it is downloaded (before the viewer consents): each file's size (HEAD, redirects
+ * followed; null where the server does not say), config.json read within its cap (1 MiB) for the parameter count
+ * and the GPU memory it needs, and the shard index within its. Nothing else is read; a missing tokenizer.json is
+ * left out (the model takes token ids).
  */
 export async function probeModelUrl(
   baseUrl: string,
   budgetBytes: number | null,
   refusalFor: (cfg: NeoXConfig) => Promise<string | null> = async (cfg) =>
     budgetBytes === null ? null : budgetRefusal(cfg, budgetBytes),
+  limits?: Partial<NetLimits>,
 ): Promise<UrlProbe> {
   const base = folderUrl(baseUrl);
-  const names = [MODEL_FILES.config, MODEL_FILES.tokenizer];
-  const heads = await Promise.all(names.map((f) => openFile(base, f, { method: 'HEAD' })));
+  const net = { limits };
+  const head = { method: 'HEAD' as const, limits };
+  const [cfgHead, tokHead] = await Promise.all([
+    openFile(base, MODEL_FILES.config, head),
+    fetchFile(base, MODEL_FILES.tokenizer, head),
+  ]);
   const files = [
-    ...names.map((file, i) => ({ file, bytes: contentLength(heads[i]) })),
-    ...(await probeWeights(base)),
+    { file: MODEL_FILES.config, bytes: contentLength(cfgHead) },
+    ...('res' in tokHead ? [{ file: MODEL_FILES.tokenizer, bytes: contentLength(tokHead.res) }] : []),
+    ...(await probeWeights(base, net)),
   ];
-  const cfgRes = await openFile(base, MODEL_FILES.config);
-  const cfg = parseConfigOrFail(decodeText(MODEL_FILES.config, new Uint8Array(await cfgRes.arrayBuffer())));
+  const cfgRes = await openFile(base, MODEL_FILES.config, net);
+  const max = netLimits(limits).configBytes;
+  const cfg = parseConfigOrFail(
+    decodeText(MODEL_FILES.config, await readBody(cfgRes, MODEL_FILES.config, max, () => undefined)),
+  );
   const total = files.every((f) => f.bytes !== null) ? files.reduce((a, f) => a + (f.bytes ?? 0), 0) : null;
   return {
     files,
