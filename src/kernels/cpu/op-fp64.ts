@@ -1,0 +1,136 @@
+// The CPU fp64 form of every op kind of the registry (src/ops/), filled into its slots: one table typed on OpKind,
+// so an op kind without its fp64 form does not compile. Each form composes the single-op oracles of this folder;
+// family differences (GPT-NeoX's fused QKV head split, the Llama family's GQA and sliding window) come from the
+// config and the step, never from a switch over op kinds.
+
+import type { LinearWeights, LlamaConfig, NormWeights, Tensor } from '../../numeric/types';
+import { fillSlots } from '../../ops/slots';
+import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
+import { attentionScoresF64, attentionValuesF64, type ScoresVariant, softmaxCausalF64 } from './attention';
+import { embeddingF64 } from './embedding';
+import { geluF64 } from './gelu';
+import { layerNormF64 } from './layernorm';
+import { linearF64 } from './linear';
+import { rmsNormF64 } from './rmsnorm';
+import { ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from './rotary';
+import { swigluF64 } from './swiglu';
+
+function one(a: Fp64Args): Float64Array {
+  if (a.inputs.length !== 1)
+    throw new Error(`${a.step.slot}: '${a.step.op}' reads one input, got ${a.inputs.length}`);
+  return a.inputs[0];
+}
+
+/** x [T, K] · W^T + b for the step's LinearWeights (W [N, K]). */
+const linear: Fp64Form = (a) => {
+  const w = a.weights as LinearWeights;
+  const [N, K] = w.weight.shape;
+  const x = one(a);
+  if (x.length !== a.T * K)
+    throw new Error(`${a.step.slot}: input has ${x.length} values, [${a.T}, ${K}] needs ${a.T * K}`);
+  return linearF64(x, a.T, K, w.weight.data, w.bias ? w.bias.data : null, N);
+};
+
+function llama(a: Fp64Args): LlamaConfig {
+  if (a.cfg.family !== 'llama')
+    throw new Error(`${a.step.slot}: '${a.step.op}' here needs a Llama-family config`);
+  return a.cfg;
+}
+
+/** An RMSNorm (HF's cast order is the identity in fp64) or a LayerNorm, by the weights the step reads. */
+function norm(a: Fp64Args, x: Float64Array): Float64Array {
+  const d = a.cfg.hiddenSize;
+  const w = a.weights as Tensor | NormWeights;
+  if ('bias' in w) {
+    if (a.cfg.family === 'llama') throw new Error(`${a.step.slot}: a LayerNorm in a Llama-family model`);
+    return layerNormF64(x, a.T, d, w.weight.data, w.bias.data, a.cfg.layerNormEps);
+  }
+  return rmsNormF64(x, a.T, d, w.data, llama(a).rmsNormEps);
+}
+
+/** The inverse frequencies of a Llama-family config (theta, rope_scaling; fp32 steps under 'hf-fp32'). */
+export function llamaInvFreq(cfg: LlamaConfig, angles: Fp64Args['angles'] = 'exact'): Float64Array {
+  const scaling = cfg.ropeScaling.type === 'default' ? null : cfg.ropeScaling;
+  return rotaryInvFreq(cfg.rotaryDim, cfg.ropeTheta, angles, scaling);
+}
+
+/** GPT-NeoX: the fused QKV [T, H, 3, hd] split and rotated, packed as q, k, v each [H, T, hd]. */
+function neoxRotary(a: Fp64Args): Float64Array {
+  if (a.cfg.family === 'llama') throw new Error('unreachable');
+  const { numHeads: H, headDim: hd } = a.cfg;
+  const { q, k, v } = splitHeadsRotaryF64(one(a), a.T, H, hd, a.cfg.rotaryNdims, a.cfg.rotaryBase, a.angles);
+  const out = new Float64Array(3 * q.length);
+  out.set(q, 0);
+  out.set(k, q.length);
+  out.set(v, 2 * q.length);
+  return out;
+}
+
+/** Llama family: q or k [T, heads·hd] -> [heads, T, hd], rotate-half over the whole head. */
+function llamaRotary(a: Fp64Args): Float64Array {
+  const cfg = llama(a);
+  const x = one(a);
+  const heads = x.length / (a.T * cfg.headDim);
+  return ropeHeadsF64(x, a.T, heads, cfg.headDim, llamaInvFreq(cfg, a.angles), a.angles);
+}
+
+const attention: Fp64Form = (a) => {
+  const T = a.T;
+  if (a.cfg.family !== 'llama') {
+    const { numHeads: H, headDim: hd } = a.cfg;
+    const packed = one(a);
+    const n = H * T * hd;
+    const [q, k, v] = [packed.subarray(0, n), packed.subarray(n, 2 * n), packed.subarray(2 * n)];
+    return attentionValuesF64(softmaxCausalF64(attentionScoresF64(q, k, H, T, hd), H, T), v, H, T, hd);
+  }
+  const cfg = a.cfg;
+  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
+  const [q, k, vRows] = a.inputs;
+  const v = ropeHeadsF64(vRows, T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
+  const variant: ScoresVariant = { kvHeads: KV, window: cfg.slidingWindow[a.layer] ?? null };
+  const probs = softmaxCausalF64(attentionScoresF64(q, k, H, T, hd, variant), H, T, variant);
+  return attentionValuesF64(probs, v, H, T, hd, variant); // [T, H·hd]
+};
+
+/** Inputs summed left to right, in the step's order (HF's operand order). */
+const residual: Fp64Form = (a) => {
+  const out = new Float64Array(a.inputs[0]);
+  for (const x of a.inputs.slice(1)) {
+    if (x.length !== out.length)
+      throw new Error(`${a.step.slot}: residual terms of ${out.length} and ${x.length} values`);
+    for (let i = 0; i < out.length; i++) out[i] += x[i];
+  }
+  return out;
+};
+
+export const FP64_FORMS: Readonly<Record<OpKind, Fp64Form>> = {
+  embedding: (a) => embeddingF64((a.weights as Tensor).data, a.cfg.hiddenSize, [...a.tokens]),
+  layernorm: (a) => norm(a, one(a)),
+  rmsnorm: (a) => norm(a, one(a)),
+  qkv: linear,
+  q_proj: linear,
+  k_proj: linear,
+  v_proj: linear,
+  qk_norm: (a) => {
+    const cfg = llama(a);
+    const x = one(a);
+    const rows = x.length / cfg.headDim; // T · heads: each head's hd values normalised alone
+    return rmsNormF64(x, rows, cfg.headDim, (a.weights as Tensor).data, cfg.rmsNormEps);
+  },
+  rotary: (a) => (a.cfg.family === 'llama' ? llamaRotary(a) : neoxRotary(a)),
+  attention,
+  out_proj: linear,
+  residual,
+  gate_up: linear,
+  swiglu: (a) => swigluF64(a.inputs[0], a.inputs[1]),
+  mlp_up: linear,
+  gelu: (a) => geluF64(one(a)),
+  mlp_down: linear,
+  final_norm: (a) => norm(a, one(a)),
+  lm_head: (a) => {
+    const w = a.weights as Tensor;
+    return linearF64(one(a), a.T, a.cfg.hiddenSize, w.data, null, a.cfg.vocabSize);
+  },
+};
+
+fillSlots('fp64', FP64_FORMS);

@@ -1,0 +1,149 @@
+// Each family as its ordered list of op steps (docs/FAMILIES.md): the layer's steps in HF's order of computation,
+// their inputs (the residual wiring), their weights and their HF module names; the embedding, the final norm and
+// the LM head around them. The fp64 forward (kernels/cpu/op-forward.ts) and the names of runs (model/run-names.ts)
+// iterate these lists.
+
+import type { ModelConfig } from '../numeric/types';
+import type { FamilySpec, OpStep } from './types';
+
+const s = (
+  slot: string,
+  op: OpStep['op'],
+  inputs: readonly string[],
+  width: OpStep['width'],
+  more: Partial<OpStep> = {},
+): OpStep => ({ slot, op, inputs, width, ...more });
+
+/** Llama, Qwen2, Qwen3, Mistral: pre-norm, sequential residual, SwiGLU MLP, GQA with RoPE per head. */
+export const LLAMA_FAMILY: FamilySpec = {
+  family: 'llama',
+  residual: 'pre-norm-sequential',
+  layerPrefix: 'model.layers',
+  embed: s('embed', 'embedding', [], 'hidden', { weight: 'embedTokens', module: 'model.embed_tokens' }),
+  layer: [
+    s('ln1', 'rmsnorm', ['in'], 'hidden', { weight: 'inputLayernorm', module: 'input_layernorm' }),
+    s('q', 'q_proj', ['ln1'], 'q', { weight: 'q', module: 'self_attn.q_proj' }),
+    s('k', 'k_proj', ['ln1'], 'kv', { weight: 'k', module: 'self_attn.k_proj' }),
+    s('v', 'v_proj', ['ln1'], 'kv', { weight: 'v', module: 'self_attn.v_proj' }),
+    s('q_norm', 'qk_norm', ['q'], 'q', { weight: 'qNorm', module: 'self_attn.q_norm', only: 'qkNorm' }),
+    s('k_norm', 'qk_norm', ['k'], 'kv', { weight: 'kNorm', module: 'self_attn.k_norm', only: 'qkNorm' }),
+    s('q_rot', 'rotary', ['q_norm'], 'q_heads'),
+    s('k_rot', 'rotary', ['k_norm'], 'kv_heads'),
+    s('ctx', 'attention', ['q_rot', 'k_rot', 'v'], 'q'),
+    s('attn_out', 'out_proj', ['ctx'], 'hidden', { weight: 'o', module: 'self_attn.o_proj' }),
+    // HF: `hidden_states = residual + hidden_states` (the mid-residual is post_attention_layernorm's input).
+    s('ln2_in', 'residual', ['in', 'attn_out'], 'hidden'),
+    s('ln2', 'rmsnorm', ['ln2_in'], 'hidden', {
+      weight: 'postAttentionLayernorm',
+      module: 'post_attention_layernorm',
+    }),
+    s('gate', 'gate_up', ['ln2'], 'ff', { weight: 'gate', module: 'mlp.gate_proj' }),
+    s('up', 'gate_up', ['ln2'], 'ff', { weight: 'up', module: 'mlp.up_proj' }),
+    s('swiglu', 'swiglu', ['gate', 'up'], 'ff'),
+    s('mlp_out', 'mlp_down', ['swiglu'], 'hidden', { weight: 'down', module: 'mlp.down_proj' }),
+    s('out', 'residual', ['ln2_in', 'mlp_out'], 'hidden', { module: '' }),
+  ],
+  finalNorm: s('final_norm', 'final_norm', [], 'hidden', { weight: 'norm', module: 'model.norm' }),
+  lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
+  topNames: {
+    'model.embed_tokens:out': 'embed',
+    'model.norm:out': 'final_norm',
+    'model:out': 'final_norm',
+    'lm_head:in': 'final_norm',
+    'lm_head:out': 'logits',
+    ':out': 'logits',
+    logits: 'logits',
+  },
+};
+
+/** GPT-NeoX's layer; `parallel` (use_parallel_residual) decides the residual wiring. */
+function neoxFamily(parallel: boolean): FamilySpec {
+  const attn: OpStep[] = [
+    s('ln1', 'layernorm', ['in'], 'hidden', { weight: 'inputLayernorm', module: 'input_layernorm' }),
+    s('qkv', 'qkv', ['ln1'], 'qkv', { weight: 'qkv', module: 'attention.query_key_value' }),
+    s('qkv_rot', 'rotary', ['qkv'], 'qkv_heads'),
+    s('ctx', 'attention', ['qkv_rot'], 'hidden'),
+    s('attn_out', 'out_proj', ['ctx'], 'hidden', { weight: 'dense', module: 'attention.dense' }),
+  ];
+  const ln2 = (from: string) =>
+    s('ln2', 'layernorm', [from], 'hidden', {
+      weight: 'postAttentionLayernorm',
+      module: 'post_attention_layernorm',
+    });
+  const mlp: OpStep[] = [
+    s('fc1', 'mlp_up', ['ln2'], 'ff', { weight: 'fc1', module: 'mlp.dense_h_to_4h' }),
+    s('gelu', 'gelu', ['fc1'], 'ff', { module: 'mlp.act' }),
+    s('mlp_out', 'mlp_down', ['gelu'], 'hidden', { weight: 'fc2', module: 'mlp.dense_4h_to_h' }),
+  ];
+  // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `attn_output = attn + x`, then `mlp + that`.
+  const layer = parallel
+    ? [
+        ...attn,
+        ln2('in'),
+        ...mlp,
+        s('out', 'residual', ['mlp_out', 'attn_out', 'in'], 'hidden', { module: '' }),
+      ]
+    : [
+        ...attn,
+        s('ln2_in', 'residual', ['attn_out', 'in'], 'hidden'),
+        ln2('ln2_in'),
+        ...mlp,
+        s('out', 'residual', ['mlp_out', 'ln2_in'], 'hidden', { module: '' }),
+      ];
+  return {
+    family: 'gpt_neox',
+    residual: parallel ? 'neox-parallel' : 'neox-sequential',
+    layerPrefix: 'gpt_neox.layers',
+    embed: s('embed', 'embedding', [], 'hidden', { weight: 'embedIn', module: 'gpt_neox.embed_in' }),
+    layer,
+    finalNorm: s('final_norm', 'final_norm', [], 'hidden', {
+      weight: 'finalLayerNorm',
+      module: 'gpt_neox.final_layer_norm',
+    }),
+    lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
+    topNames: {
+      'gpt_neox.embed_in:out': 'embed',
+      'gpt_neox.final_layer_norm:out': 'final_norm',
+      'gpt_neox:out': 'final_norm',
+      'embed_out:in': 'final_norm',
+      'lm_head:in': 'final_norm',
+      'embed_out:out': 'logits',
+      'lm_head:out': 'logits',
+      ':out': 'logits',
+      logits: 'logits',
+    },
+  };
+}
+
+export const NEOX_PARALLEL = neoxFamily(true);
+export const NEOX_SEQUENTIAL = neoxFamily(false);
+
+/** The family spec of a config. */
+export function familyOf(cfg: ModelConfig): FamilySpec {
+  if (cfg.family === 'llama') return LLAMA_FAMILY;
+  return cfg.useParallelResidual ? NEOX_PARALLEL : NEOX_SEQUENTIAL;
+}
+
+/** Whether the config has a step's optional feature. */
+function present(step: OpStep, cfg: ModelConfig): boolean {
+  if (step.only === 'qkNorm') return cfg.family === 'llama' && cfg.qkNorm;
+  return true;
+}
+
+/**
+ * The layer steps a config runs: optional steps it lacks left out, and a slot read from a left-out step read from
+ * that step's own input instead (a left-out op is the identity: without q/k norms the rotary reads q and k).
+ */
+export function layerSteps(spec: FamilySpec, cfg: ModelConfig): OpStep[] {
+  const alias = new Map<string, string>();
+  const out: OpStep[] = [];
+  for (const step of spec.layer) {
+    const inputs = step.inputs.map((i) => alias.get(i) ?? i);
+    if (!present(step, cfg)) {
+      alias.set(step.slot, inputs[0]);
+      continue;
+    }
+    out.push({ ...step, inputs });
+  }
+  return out;
+}

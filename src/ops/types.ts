@@ -1,0 +1,109 @@
+// The op registry's types: what an op kind is (its descriptor), one use of it in a family's forward (a step), a
+// family (its steps wired by a residual style), and the forms other parts fill for each op kind (docs/ARCHITECTURE.md,
+// "The op registry"). Pure data and function types: nothing here computes.
+
+import type { ModelConfig } from '../numeric/types';
+
+/** Every op kind the explorer knows, across families. */
+export const OP_KINDS = [
+  'embedding',
+  'layernorm',
+  'rmsnorm',
+  'qkv',
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'qk_norm',
+  'rotary',
+  'attention',
+  'out_proj',
+  'residual',
+  'gate_up',
+  'swiglu',
+  'mlp_up',
+  'gelu',
+  'mlp_down',
+  'final_norm',
+  'lm_head',
+] as const;
+export type OpKind = (typeof OP_KINDS)[number];
+
+/** The forms an op has, each filled by the part that owns it (ops/slots.ts). */
+export const FORM_KINDS = ['fp64', 'wgsl', 'fused', 'df', 'causes'] as const;
+export type FormKind = (typeof FORM_KINDS)[number];
+
+/** The width of a slot's rows ([T, width]), or its head layout ([heads, T, hd]). */
+export type SlotWidth = 'hidden' | 'qkv' | 'q' | 'kv' | 'ff' | 'vocab' | 'q_heads' | 'kv_heads' | 'qkv_heads';
+
+export interface OpDescriptor {
+  kind: OpKind;
+  /** Words for reports and the why ("the RMSNorm", "the q projection"). */
+  title: string;
+  /** A matrix product against a weight (the oracle's products, an accumulation order, a K). */
+  linear: boolean;
+  /** The weight roles it reads (`weight`, `bias`), in the layer's weights. */
+  weights: readonly ('weight' | 'bias')[];
+  /** The forms it must have: a test fails on one missing (ops/registry.test.ts). */
+  needs: readonly FormKind[];
+}
+
+/** One use of an op in a family's layer (or at the top): its output slot, the slots it reads, its weights. */
+export interface OpStep {
+  /** The output slot: the tap's name and the join key with the engine and runs (`ln1`, `q`, `attn_out`). */
+  slot: string;
+  op: OpKind;
+  /** Slots read, in the op's argument order; `in` is the layer's input. */
+  inputs: readonly string[];
+  /** The field of the layer's (or the model's) weights it reads, when it reads any. */
+  weight?: string;
+  /** The HF module (layer-relative, or model-level at the top) whose forward output is this slot. */
+  module?: string;
+  width: SlotWidth;
+  /** Present only where the config has the feature (Qwen3's q/k norms); a step left out passes its input through. */
+  only?: 'qkNorm';
+}
+
+/** How a family's layer wires its residual stream (for words; the steps' inputs are the wiring). */
+export type ResidualStyle = 'neox-parallel' | 'neox-sequential' | 'pre-norm-sequential';
+
+export interface FamilySpec {
+  family: 'gpt_neox' | 'llama';
+  residual: ResidualStyle;
+  /** The HF module path of layer i's prefix, e.g. `model.layers` (then `.{i}.`). */
+  layerPrefix: string;
+  /** embed, then (after the layers) the final norm and the LM head. */
+  embed: OpStep;
+  layer: readonly OpStep[];
+  finalNorm: OpStep;
+  lmHead: OpStep;
+  /** Model-level module names (`:in`/`:out` of a run) that are top slots: name -> slot. */
+  topNames: Readonly<Record<string, string>>;
+}
+
+/** What an fp64 form is given: the config, the rows, the layer, its inputs (fp64) and its weights. */
+export interface Fp64Args {
+  cfg: ModelConfig;
+  T: number;
+  /** The layer index (-1 at the top). */
+  layer: number;
+  step: OpStep;
+  inputs: readonly Float64Array[];
+  /** The step's weights (a Tensor, NormWeights or LinearWeights as the op kind reads them), or null. */
+  weights: unknown;
+  /** Tokens (the embedding reads them). */
+  tokens: readonly number[];
+  /** Rotary angles as the model writes them ('exact') or as HF computes them in fp32 ('hf-fp32'). */
+  angles: 'exact' | 'hf-fp32';
+}
+
+/** An op's CPU fp64 form: its output, row-major, in the step's width. */
+export type Fp64Form = (a: Fp64Args) => Float64Array;
+
+/** The type each form kind's slot holds. Only fp64 is typed here; the other parts type theirs where they fill them. */
+export interface FormTypes {
+  fp64: Fp64Form;
+  wgsl: unknown;
+  fused: unknown;
+  df: unknown;
+  causes: unknown;
+}
