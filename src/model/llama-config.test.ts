@@ -305,6 +305,11 @@ describe('parseModelConfig: the Llama family, each flavour', () => {
       tieWordEmbeddings: false,
       maxPositionEmbeddings: 2048,
     });
+    // num_key_value_heads: null is H in every flavour; absent is the class default (Mistral 8, Qwen 32).
+    expect(llama({ ...MISTRAL_7B, num_key_value_heads: null }).numKvHeads).toBe(32);
+    const { num_key_value_heads: _kv, ...noKv } = MISTRAL_7B;
+    expect(llama(noKv).numKvHeads).toBe(8);
+    expect(llama({ ...QWEN3_06B, num_attention_heads: 64, num_key_value_heads: undefined }).numKvHeads).toBe(32);
     const b = llama({ ...SMOLLM2_135M, attention_bias: true, mlp_bias: true });
     expect([b.attentionBias, b.oProjBias, b.mlpBias]).toEqual([true, true, true]);
   });
@@ -381,11 +386,11 @@ describe('parseModelConfig: the Llama family refuses by name, in one line', () =
     ],
     ['KV heads of 0', SMOLLM2_135M, { num_key_value_heads: 0 }, 'num_key_value_heads', 'positive integer'],
     [
-      'missing KV heads (qwen2)',
+      'missing KV heads (qwen2: the class default 32)',
       QWEN25_05B,
       { num_key_value_heads: undefined },
       'num_key_value_heads',
-      "missing required key 'num_key_value_heads'",
+      'num_attention_heads 14 is not a multiple of num_key_value_heads 32',
     ],
     ['odd head_dim', LLAMA32_1B, { head_dim: 63 }, 'head_dim', 'head_dim 63 must be even'],
     ['head_dim as a string', LLAMA32_1B, { head_dim: '64' }, 'head_dim', 'positive integer'],

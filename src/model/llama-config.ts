@@ -14,19 +14,19 @@ const FLAVOUR_DEFAULTS: Record<
   LlamaFlavour,
   {
     maxPositionEmbeddings: number;
-    /** null: HF's own default is not H for this flavour (and has changed): the key is required. */
-    kvHeadsDefaultsToHeads: boolean;
+    /** The KV heads when config.json leaves the key out (null: H); `null` in the file is H in every flavour. */
+    kvHeads: number | null;
     /** Qwen3's class default head_dim is 128, not d / H. */
     headDim: number | null;
     slidingWindow: number | null;
   }
 > = {
-  llama: { maxPositionEmbeddings: 2048, kvHeadsDefaultsToHeads: true, headDim: null, slidingWindow: null },
-  qwen2: { maxPositionEmbeddings: 32768, kvHeadsDefaultsToHeads: false, headDim: null, slidingWindow: 4096 },
-  qwen3: { maxPositionEmbeddings: 32768, kvHeadsDefaultsToHeads: false, headDim: 128, slidingWindow: 4096 },
+  llama: { maxPositionEmbeddings: 2048, kvHeads: null, headDim: null, slidingWindow: null },
+  qwen2: { maxPositionEmbeddings: 32768, kvHeads: 32, headDim: null, slidingWindow: 4096 },
+  qwen3: { maxPositionEmbeddings: 32768, kvHeads: 32, headDim: 128, slidingWindow: 4096 },
   mistral: {
     maxPositionEmbeddings: 131072,
-    kvHeadsDefaultsToHeads: false,
+    kvHeads: 8,
     headDim: null,
     slidingWindow: 4096,
   },
@@ -237,14 +237,14 @@ export function parseLlamaConfig(json: Json, flavour: LlamaFlavour, file = 'conf
     LIMITS.max_position_embeddings,
     fd.maxPositionEmbeddings,
   );
+  // HF: absent -> the class default (Llama: H; Qwen2/Qwen3: 32; Mistral: 8); null -> H.
   const kvRaw = own(json, 'num_key_value_heads');
-  if ((kvRaw === undefined || kvRaw === null) && !fd.kvHeadsDefaultsToHeads) {
-    r.fail('num_key_value_heads', `missing required key 'num_key_value_heads' (model_type '${flavour}')`);
-  }
   const numKvHeads =
-    kvRaw === undefined || kvRaw === null
-      ? numHeads
-      : r.int('num_key_value_heads', LIMITS.num_attention_heads);
+    kvRaw === undefined
+      ? (fd.kvHeads ?? numHeads)
+      : kvRaw === null
+        ? numHeads
+        : r.int('num_key_value_heads', LIMITS.num_attention_heads);
   if (numHeads % numKvHeads !== 0) {
     r.fail(
       'num_key_value_heads',
@@ -257,6 +257,13 @@ export function parseLlamaConfig(json: Json, flavour: LlamaFlavour, file = 'conf
   if (hdRaw === undefined) headDim = fd.headDim ?? 0;
   else if (hdRaw === null) headDim = 0;
   else headDim = r.int('head_dim', LIMITS.hidden_size);
+  // LlamaConfig.validate_architecture: d must split over the heads even where head_dim is given.
+  if (flavour === 'llama' && hiddenSize % numHeads !== 0) {
+    r.fail(
+      'num_attention_heads',
+      `hidden_size ${hiddenSize} is not divisible by num_attention_heads ${numHeads}`,
+    );
+  }
   if (headDim === 0) {
     if (hiddenSize % numHeads !== 0) {
       r.fail(
