@@ -149,6 +149,13 @@ export async function startHubServer(): Promise<StandIn> {
     const lie = f.lfs && !range ? cdnHostile.get(f.sha256) : undefined;
     if (lie === 'longer-body') body = Buffer.concat([f.body, Buffer.alloc(1 << 20, 0x41)]);
     if (lie === 'shorter-body') body = f.body.subarray(0, f.body.length >> 1);
+    // More or fewer bytes than listed, sent without a Content-Length (chunked): only counting the bytes tells.
+    if ((lie === 'longer-body' || lie === 'shorter-body') && req.method !== 'HEAD') {
+      res.writeHead(200, { ...CORS, 'Content-Type': f.type });
+      sent += body.length;
+      cdnSent += body.length;
+      return res.end(body);
+    }
     if (lie === 'stalled-body' && req.method !== 'HEAD') {
       res.writeHead(200, { ...CORS, 'Content-Type': f.type, 'Content-Length': body.length });
       const half = body.subarray(0, body.length >> 1);

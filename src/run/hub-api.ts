@@ -8,7 +8,7 @@
 import { parseConfigText } from '../model/config';
 import { INDEX_FILE, parseShardIndex, type ShardIndex } from '../model/shard-index';
 import type { NeoXConfig } from '../numeric/types';
-import { HUB_ORIGIN, resolveUrl } from './hub';
+import { checkRepoId, checkRevision, HUB_ORIGIN, resolveUrl } from './hub';
 import {
   apiJson,
   fetchWithin,
@@ -22,6 +22,7 @@ import {
   utf8,
 } from './hub-fetch';
 
+export { checkRepoId, checkRevision } from './hub';
 export { HubError, type HubErrorKind } from './hub-fetch';
 
 /** One file of the snapshot, as the tree listing gives it. */
@@ -57,27 +58,9 @@ export interface HubSnapshot {
   totalBytes: number;
 }
 
-const REPO = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
 const COMMIT = /^[0-9a-f]{40}$/;
 const SHA256 = /^[0-9a-f]{64}$/;
 const GIT_OID = /^[0-9a-f]{40}$/;
-
-/** A repository id as the Hub allows it (org/name), or a HubError of kind 'input' before any request. */
-export function checkRepoId(repo: string): string {
-  if (!REPO.test(repo) || /\.\.|^[.-]|\/[.-]|[.-]$|[.-]\//.test(repo))
-    throw new HubError(
-      'input',
-      `${JSON.stringify(repo.slice(0, 100))} is not a Hub repository id (org/name: letters, digits, - _ .)`,
-    );
-  return repo;
-}
-
-/** A revision: a branch, tag or commit (refs/pr/2 holds slashes), or a HubError of kind 'input'. */
-export function checkRevision(revision: string): string {
-  if (revision === '' || revision.length > 200 || !/^[\w./+=~^:@-]+$/.test(revision) || /\.\./.test(revision))
-    throw new HubError('input', `${JSON.stringify(revision.slice(0, 100))} is not a revision`);
-  return revision;
-}
 
 /** `org/name` or `org/name@revision` (the revision may hold slashes: refs/pr/2). */
 export function parseHubRef(text: string): { repo: string; revision: string } {

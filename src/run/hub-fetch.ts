@@ -10,11 +10,22 @@
 /** What went wrong: the request ('input'), the repository or its files ('model'), the network ('network'). */
 export type HubErrorKind = 'input' | 'model' | 'network';
 
+/** Why a read failed, for code that adds advice (never parse the message). */
+export type HubErrorReason =
+  | 'unreachable'
+  | 'timeout'
+  | 'stalled'
+  | 'broken'
+  | 'too-large'
+  | 'short'
+  | 'answer';
+
 export class HubError extends Error {
   override name = 'HubError';
   constructor(
     readonly kind: HubErrorKind,
     message: string,
+    readonly reason: HubErrorReason = 'answer',
   ) {
     super(message.replace(/\s+/g, ' '));
   }
@@ -141,8 +152,12 @@ export async function fetchWithin(
   } catch (e) {
     if (o.signal?.aborted) throw e;
     if (timedOut)
-      throw new HubError('network', `${what}: ${originOf(url)} did not answer in ${secs(limits.connectMs)}`);
-    throw new HubError('network', `${what}: could not reach ${originOf(url)} (${why(e)})`);
+      throw new HubError(
+        'network',
+        `${what}: ${originOf(url)} did not answer in ${secs(limits.connectMs)}`,
+        'timeout',
+      );
+    throw new HubError('network', `${what}: could not reach ${originOf(url)} (${why(e)})`, 'unreachable');
   } finally {
     clearTimeout(timer);
   }
@@ -163,15 +178,27 @@ export async function* bodyWithin(
 ): AsyncGenerator<Uint8Array, void> {
   const body = r.res.body;
   let bytes = 0;
+  // A listed file whose server announces another size is refused before a byte is read.
+  const announced = contentLength(r.res);
+  if ('listed' in bound && announced !== null && announced !== bound.listed && r.res.status === 200) {
+    discard(r);
+    throw new HubError(
+      'network',
+      `${what}: the server announces ${bytesText(announced)}, not the ${bytesText(bound.listed)} ${bound.from ?? 'listed'}: refused before the download`,
+      announced > bound.listed ? 'too-large' : 'short',
+    );
+  }
   const over = (n: number): HubError =>
     'max' in bound
       ? new HubError(
           'network',
           `${what}: the server sent more than ${bytesText(bound.max)}, the most read of it: cut there (not a ${what} this app reads)`,
+          'too-large',
         )
       : new HubError(
           'network',
           `${what}: the server sent more than the ${bytesText(bound.listed)} ${bound.from ?? 'listed'} (${bytesText(n)} by the time it was stopped): refused, nothing was kept`,
+          'too-large',
         );
   if (!body) {
     const b = new Uint8Array(await r.res.arrayBuffer());
@@ -198,10 +225,12 @@ export async function* bodyWithin(
           throw new HubError(
             'network',
             `${what}: the download stalled (no byte for ${secs(r.limits.idleMs)} after ${bytesText(bytes)}): stopped, nothing was kept`,
+            'stalled',
           );
         throw new HubError(
           'network',
           `${what}: the download broke off after ${bytes} bytes (${why(e)}); nothing was kept`,
+          'broken',
         );
       } finally {
         clearTimeout(timer);
@@ -229,6 +258,7 @@ function short(what: string, got: number, listed: number): HubError {
   return new HubError(
     'network',
     `${what}: cut short: the server sent ${bytesText(got)} of the ${bytesText(listed)} listed; nothing was kept`,
+    'short',
   );
 }
 
@@ -249,7 +279,15 @@ export async function readWithin(r: NetResponse, what: string, max: number, sign
   return out;
 }
 
-/** UTF-8 text, strictly (a leading BOM dropped). */
+/** The body's size from Content-Length (null when absent, malformed, or the body is encoded). */
+export function contentLength(res: Response): number | null {
+  const v = res.headers.get('content-length');
+  if (v === null || res.headers.get('content-encoding')) return null;
+  const n = Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+/** UTF-8 text, strictly. */
 export function utf8(what: string, bytes: Uint8Array): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);

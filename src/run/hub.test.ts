@@ -84,3 +84,69 @@ describe('Hub presets', () => {
     ).toBeNull();
   });
 });
+
+describe('the Hub mirror, the override limits, ids checked before any request', () => {
+  it('takes an http(s) origin as a mirror and refuses anything else in one line', async () => {
+    const { parseHubMirror, readHubMirror, HUB_MIRROR_KEY } = await import('./hub');
+    expect(parseHubMirror(' https://hf-mirror.example.org/ ')).toBe('https://hf-mirror.example.org');
+    expect(parseHubMirror('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
+    for (const [bad, why] of [
+      ['hf-mirror.example.org', /is not a URL/],
+      ['ftp://x.org', /http\(s\) address, not ftp:/],
+      ['https://u:p@x.org', /user name or password/],
+      ['https://x.org/hub', /an origin \(scheme, host and port\)/],
+      ['https://x.org/?a=1', /an origin/],
+    ] as const) {
+      expect(() => parseHubMirror(bad), bad).toThrow(why);
+    }
+    const store = (v: string | null) => ({ getItem: (k: string) => (k === HUB_MIRROR_KEY ? v : null) });
+    expect(readHubMirror(store('https://m.example'))).toBe('https://m.example');
+    expect(readHubMirror(store('https://m.example/path'))).toBeNull(); // not valid: not half-applied
+    expect(readHubMirror(store(null))).toBeNull();
+    expect(hubOrigin(null, 'https://m.example')).toBe('https://m.example');
+    expect(hubOrigin({ origin: 'http://127.0.0.1:1' }, 'https://m.example')).toBe('http://127.0.0.1:1');
+  });
+
+  it("keeps an override's positive timeouts only", () => {
+    const o = (v: unknown) => parseHubOverride(JSON.stringify({ origin: 'http://127.0.0.1:5', limits: v }));
+    expect(o({ connectMs: 1500, idleMs: 2000 })?.limits).toEqual({ connectMs: 1500, idleMs: 2000 });
+    expect(o({ connectMs: -1, idleMs: 'x' })?.limits).toBeUndefined();
+    expect(o({ idleMs: 10 })?.limits).toEqual({ idleMs: 10 });
+  });
+
+  it('checks repository ids and revisions as the Hub allows them', async () => {
+    const { checkRepoId, checkRevision } = await import('./hub');
+    for (const ok of ['EleutherAI/pythia-1.4b-deduped', 'a/b', 'Org_1/model.v2'])
+      expect(checkRepoId(ok)).toBe(ok);
+    for (const bad of [
+      'a',
+      'a/b/c',
+      '../a/b',
+      'a/..b',
+      'a/b--c',
+      'a/b.',
+      'a/-b',
+      'a/b?c',
+      'a b/c',
+      'a/b#c',
+      '',
+    ])
+      expect(() => checkRepoId(bad), bad).toThrow(/is not a Hub repository id/);
+    for (const ok of ['main', 'refs/pr/1', 'step143000', 'v1.0', '0'.repeat(40)])
+      expect(checkRevision(ok)).toBe(ok);
+    for (const bad of ['', 'a b', '../x', 'x?y', 'x#y', 'a%2f', 'x'.repeat(201)])
+      expect(() => checkRevision(bad), bad).toThrow(/is not a revision/);
+  });
+
+  it('refuses a link whose model URL holds a user name or password', async () => {
+    const { parseRunSpec, defaultRunSpec } = await import('./runspec');
+    const spec = {
+      ...defaultRunSpec(),
+      model: { kind: 'url', url: 'https://u:p@x.org/m/', sha256: 'a'.repeat(64) },
+    };
+    expect(() => parseRunSpec(spec)).toThrow(/user name or password/);
+    expect(parseRunSpec({ ...spec, model: { ...spec.model, url: 'https://x.org/m/' } }).model.kind).toBe(
+      'url',
+    );
+  });
+});

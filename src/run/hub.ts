@@ -13,6 +13,8 @@
 // config.json, the weights and tokenizer.json under one base URL), so a Hub model's permalink is an ordinary
 // URL model pinned to a commit, with the sha256 of each weights file.
 
+import { HubError } from './hub-fetch';
+
 /** One Pythia checkpoint (EleutherAI, Apache-2.0; trained on the Pile, or the deduplicated Pile). */
 export interface HubPreset {
   /** `pythia-1b`, `pythia-1b-deduped`. */
@@ -58,6 +60,23 @@ export const HUB_PRESETS: readonly HubPreset[] = [false, true].flatMap((deduped)
 );
 
 const REPO = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
+
+/** A repository id as the Hub allows it (org/name), or a HubError of kind 'input' before any request. */
+export function checkRepoId(repo: string): string {
+  if (!REPO.test(repo) || /\.\.|--|[.-]$|[.-]\//.test(repo))
+    throw new HubError(
+      'input',
+      `${JSON.stringify(repo.slice(0, 100))} is not a Hub repository id (org/name: letters, digits, - _ .)`,
+    );
+  return repo;
+}
+
+/** A revision: a branch, tag or commit (refs/pr/2 holds slashes), or a HubError of kind 'input'. */
+export function checkRevision(revision: string): string {
+  if (revision === '' || revision.length > 200 || !/^[\w./+=~^:@-]+$/.test(revision) || /\.\./.test(revision))
+    throw new HubError('input', `${JSON.stringify(revision.slice(0, 100))} is not a revision`);
+  return revision;
+}
 
 /** `<origin>/<repo>/resolve/<revision>/` (+ file): the Hub's download URL of a file at a revision. */
 export function resolveUrl(origin: string, repo: string, revision: string, file = ''): string {
@@ -113,6 +132,8 @@ export const HUB_OVERRIDE_KEY = 'divergence-explorer.hub-test-server';
 export interface HubOverride {
   /** An http(s) origin (no path) that answers as the Hub does (API and files). */
   origin: string;
+  /** Shorter network timeouts, ms (tests of a stalled or silent stand-in); only positive numbers are taken. */
+  limits?: { connectMs?: number; idleMs?: number };
 }
 
 /** Parses the override's JSON; anything malformed is ignored (null), never half-applied. */
@@ -135,12 +156,20 @@ export function parseHubOverride(raw: string | null): HubOverride | null {
   }
   if (origin.protocol !== 'http:' && origin.protocol !== 'https:') return null;
   if (origin.origin !== r.origin.replace(/\/+$/, '')) return null; // an origin, not a path
-  return { origin: origin.origin };
+  const out: HubOverride = { origin: origin.origin };
+  const l = r.limits as Record<string, unknown> | undefined;
+  if (typeof l === 'object' && l !== null) {
+    const ms = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+    const limits = { connectMs: ms(l.connectMs), idleMs: ms(l.idleMs) };
+    if (limits.connectMs !== undefined || limits.idleMs !== undefined)
+      out.limits = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+  }
+  return out;
 }
 
-/** The Hub this page talks to: huggingface.co, or (override) a stand-in. */
-export function hubOrigin(override: HubOverride | null = null): string {
-  return override?.origin ?? HUB_ORIGIN;
+/** The Hub this page talks to: the test override's stand-in, else the viewer's mirror, else huggingface.co. */
+export function hubOrigin(override: HubOverride | null = null, mirror: string | null = null): string {
+  return override?.origin ?? mirror ?? HUB_ORIGIN;
 }
 
 /** Reads the override from a Storage (null when storage is unavailable or holds nothing valid). */
@@ -149,5 +178,46 @@ export function readHubOverride(storage: Pick<Storage, 'getItem'> | null | undef
     return parseHubOverride(storage?.getItem(HUB_OVERRIDE_KEY) ?? null);
   } catch {
     return null; // storage switched off (private mode, sandboxed frame)
+  }
+}
+
+// --------------------------------------------------------------------------------- the viewer's Hub mirror
+
+/**
+ * localStorage key of the Hub mirror the viewer chose (like the CLI's HF_ENDPOINT): an origin that serves the
+ * Hub's API and files (and CORS). Only the viewer sets it, in the page; a link never does: a link's Hub model
+ * carries its host in its URL, which the page shows before the viewer agrees to download (docs/PERMALINKS.md).
+ */
+export const HUB_MIRROR_KEY = 'divergence-explorer.hub-mirror';
+
+/**
+ * A mirror's address as typed: an http(s) origin (a trailing slash allowed; no path, query, user name or
+ * password). Returns the origin, or throws one line saying what is wrong.
+ */
+export function parseHubMirror(text: string): string {
+  const t = text.trim();
+  let u: URL;
+  try {
+    u = new URL(t);
+  } catch {
+    throw new Error(`${JSON.stringify(t.slice(0, 100))} is not a URL (e.g. https://hf-mirror.example.org)`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw new Error(`a Hub mirror is an http(s) address, not ${u.protocol}`);
+  if (u.username || u.password) throw new Error('a Hub mirror address may not hold a user name or password');
+  if (u.pathname !== '/' || u.search || u.hash)
+    throw new Error(
+      `a Hub mirror is an origin (scheme, host and port), not ${JSON.stringify(t.slice(0, 100))}`,
+    );
+  return u.origin;
+}
+
+/** The mirror kept in this browser, or null (none, unreadable, or not valid: never half-applied). */
+export function readHubMirror(storage: Pick<Storage, 'getItem'> | null | undefined): string | null {
+  try {
+    const v = storage?.getItem(HUB_MIRROR_KEY) ?? null;
+    return v === null ? null : parseHubMirror(v);
+  } catch {
+    return null;
   }
 }

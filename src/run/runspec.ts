@@ -172,6 +172,8 @@ export function parseModel(v: unknown): ModelRef {
       if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
         throw new RunSpecError('model.url', `only http(s) URLs, got ${parsed.protocol}`);
       }
+      if (parsed.username || parsed.password)
+        throw new RunSpecError('model.url', 'a URL holding a user name or password');
       const ref: ModelRef = { kind: 'url', url, sha256: str(v.sha256, 'model.sha256', 64, SHA256) };
       if (v.files !== undefined) ref.files = parseShardShas(v.files, ref.sha256);
       return ref;

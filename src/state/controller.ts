@@ -31,7 +31,12 @@ export interface Controller {
   /** Files picked or dropped: config.json + model.safetensors (+ tokenizer.json). */
   loadFromFiles(files: File[], options?: FileLoadOptions): Promise<void>;
   /** A URL model with a pinned sha256 (a Hub preset): from this browser's cache if kept there, else downloaded. */
-  loadPinned(ref: { url: string; sha256: string; files?: Record<string, string> }): Promise<LoadOutcome>;
+  loadPinned(ref: {
+    url: string;
+    sha256: string;
+    files?: Record<string, string>;
+    bytes?: Record<string, number>;
+  }): Promise<LoadOutcome>;
   /** A Hub repository at a revision through the Hub's API (null when the worker cannot ask). */
   resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe | null>;
   /** Sizes and memory need of a URL model before downloading it (null when the worker cannot tell). */

@@ -53,7 +53,13 @@ export function HubDetail({
     setNotice(null);
     const before = store.getState().model?.name ?? null;
     const files = p.sharded ? Object.fromEntries(p.weights.map((w) => [w.path, w.sha256])) : undefined;
-    const outcome = await controller.loadPinned({ url: p.url, sha256: p.sha256, files });
+    // The sizes the button shows are the sizes the download is held to: a file sent longer or shorter is refused.
+    const bytes: Record<string, number> = {
+      'config.json': p.configBytes,
+      ...(p.tokenizerBytes === null ? {} : { 'tokenizer.json': p.tokenizerBytes }),
+      ...Object.fromEntries(p.weights.map((w) => [w.path, w.size])),
+    };
+    const outcome = await controller.loadPinned({ url: p.url, sha256: p.sha256, files, bytes });
     if (outcome === 'cancelled')
       setNotice(`Download cancelled${before ? `: ${before} is still loaded` : ''}.`);
   };
@@ -83,6 +89,12 @@ export function HubDetail({
           {isCached
             ? `kept in this browser: loads without downloading (${formatBytes(p.totalBytes)})`
             : `${formatBytes(p.totalBytes)} to download, as the Hub lists it`}
+        </dd>
+        <dt>Tokenizer</dt>
+        <dd data-testid="hub-tokenizer">
+          {p.tokenizerBytes === null
+            ? 'none (no tokenizer.json): the prompt is token ids'
+            : `tokenizer.json, ${formatBytes(p.tokenizerBytes)}`}
         </dd>
         <dt>Parameters</dt>
         <dd>{formatCount(p.params)}</dd>

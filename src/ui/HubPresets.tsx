@@ -6,7 +6,18 @@
 // sha256 and pins the commit in the model's link.
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
-import { DEFAULT_REVISION, HUB_PRESETS, hubOrigin, readHubOverride } from '../run/hub';
+import {
+  checkRepoId,
+  checkRevision,
+  DEFAULT_REVISION,
+  HUB_MIRROR_KEY,
+  HUB_ORIGIN,
+  HUB_PRESETS,
+  hubOrigin,
+  parseHubMirror,
+  readHubMirror,
+  readHubOverride,
+} from '../run/hub';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
 import { formatCount } from './format';
@@ -28,7 +39,8 @@ function errorText(e: unknown): string {
 
 export function HubPresets({ store, controller }: { store: AppStore; controller: Controller }) {
   const override = useMemo(() => readHubOverride(storage()), []);
-  const origin = hubOrigin(override);
+  const [mirror, setMirror] = useState<string | null>(() => readHubMirror(storage()));
+  const origin = hubOrigin(override, mirror);
   const loadedSha = useStore(store, (s) => s.model?.sha256 ?? null);
   const [cached, setCached] = useState<ReadonlySet<string>>(new Set());
   const [repo, setRepo] = useState('');
@@ -53,6 +65,14 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
     const revId = rev.trim() || DEFAULT_REVISION;
     const key = `${repoId}@${revId}`;
     if (repoId === '') return;
+    // A repository id or revision the Hub cannot hold is refused here, before any request.
+    try {
+      checkRepoId(repoId);
+      checkRevision(revId);
+    } catch (e) {
+      setLookup({ key, state: 'error', message: errorText(e) });
+      return;
+    }
     setLookup({ key, state: 'pending' });
     controller.resolveHub(repoId, revId, origin).then(
       (probe) =>
@@ -64,7 +84,12 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
               : { key, state: 'error', message: 'this engine cannot ask the Hub' },
         ),
       (e: unknown) =>
-        setLookup((cur) => (cur?.key === key ? { key, state: 'error', message: errorText(e) } : cur)),
+        setLookup((cur) =>
+          // A lookup stopped because another was asked says nothing (the newer one answers).
+          cur?.key === key && (e as { kind?: unknown })?.kind !== 'cancelled'
+            ? { key, state: 'error', message: errorText(e) }
+            : cur,
+        ),
     );
   };
 
@@ -141,11 +166,105 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
           Look up
         </button>
       </form>
+      <HubMirror
+        mirror={mirror}
+        locked={override !== null}
+        onChange={(m) => {
+          setMirror(m);
+          setLookup(null);
+        }}
+      />
       <p className="muted small">
         Any GPT-NeoX repository; a revision is a branch (Pythia keeps each training step as one: step1000 …
         step143000), a tag or a commit. Nothing is downloaded until you press Download.
       </p>
       {lookup && <HubDetail store={store} controller={controller} lookup={lookup} cached={cached} />}
     </section>
+  );
+}
+
+/**
+ * The Hub this page asks (like the CLI's HF_ENDPOINT): huggingface.co, or a mirror the viewer names, kept in this
+ * browser. Validated as an http(s) origin before it is kept; a link never sets it.
+ */
+function HubMirror({
+  mirror,
+  locked,
+  onChange,
+}: {
+  mirror: string | null;
+  locked: boolean;
+  onChange: (m: string | null) => void;
+}) {
+  const [text, setText] = useState(mirror ?? '');
+  const [problem, setProblem] = useState<string | null>(null);
+  const save = (value: string | null) => {
+    const s = storage();
+    try {
+      if (value === null) s?.removeItem(HUB_MIRROR_KEY);
+      else s?.setItem(HUB_MIRROR_KEY, value);
+    } catch {
+      // storage switched off: the mirror holds for this page only
+    }
+    setProblem(null);
+    onChange(value);
+  };
+  return (
+    <details className="hub-mirror" data-testid="hub-mirror">
+      <summary className="small">
+        Hub:{' '}
+        <span className="mono" data-testid="hub-mirror-now">
+          {mirror ?? HUB_ORIGIN}
+        </span>
+      </summary>
+      <form
+        className="hub-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (text.trim() === '') return save(null);
+          try {
+            const origin = parseHubMirror(text);
+            setText(origin);
+            save(origin === HUB_ORIGIN ? null : origin);
+          } catch (err) {
+            setProblem(errorText(err));
+          }
+        }}
+      >
+        <label>
+          <span className="small">A mirror of the Hub (its API, files and CORS)</span>
+          <input
+            type="url"
+            value={text}
+            placeholder={HUB_ORIGIN}
+            spellCheck={false}
+            disabled={locked}
+            data-testid="hub-mirror-input"
+            onChange={(e) => setText(e.target.value)}
+          />
+        </label>
+        <button type="submit" data-testid="hub-mirror-save" disabled={locked}>
+          Use
+        </button>
+        {mirror && (
+          <button
+            type="button"
+            disabled={locked}
+            onClick={() => {
+              setText('');
+              save(null);
+            }}
+          >
+            Back to huggingface.co
+          </button>
+        )}
+      </form>
+      {problem && (
+        <p className="note warn small" role="alert" data-testid="hub-mirror-problem">
+          {problem}
+        </p>
+      )}
+      {locked && <p className="muted small">The test setting above decides the Hub here.</p>}
+    </details>
   );
 }

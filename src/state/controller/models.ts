@@ -4,7 +4,7 @@
 // loss loads it again.
 
 import type { CachedModel } from '../../run/history';
-import { modelNameOfUrl } from '../../run/hub';
+import { modelNameOfUrl, readHubOverride } from '../../run/hub';
 import type { HubProbe, LoadedModel, UrlProbe, WorkerError } from '../../worker/api';
 import { asWorkerError } from '../../worker/client';
 import { classifyModelFiles } from '../model-files';
@@ -17,6 +17,17 @@ export interface FileLoadOptions {
   expectSha256?: string;
   /** Sharded weights: refuse a shard that does not hash to the sha256 named for it (a link, the Hub). */
   expectFiles?: Record<string, string>;
+  /** A URL model: the size of each file the viewer agreed to (refused past it or short of it). */
+  expectBytes?: Record<string, number>;
+}
+
+/** The test-only override's shorter timeouts (src/run/hub.ts), or undefined. */
+function netOverride() {
+  try {
+    return readHubOverride(typeof localStorage === 'undefined' ? null : localStorage)?.limits;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How a load ended ('stale': a newer worker replaced the one that ran it). */
@@ -27,6 +38,7 @@ export type Source = ModelSource & {
   files?: File[];
   expectSha256?: string;
   expectFiles?: Record<string, string>;
+  expectBytes?: Record<string, number>;
 };
 
 export interface ModelLoader {
@@ -39,8 +51,16 @@ export interface ModelLoader {
    * A URL model known by its sha256 (a Hub preset): from the IndexedDB cache when it is there (no network),
    * else downloaded and checked against the sha256.
    */
-  loadPinned(ref: { url: string; sha256: string; files?: Record<string, string> }): Promise<LoadOutcome>;
-  /** Sizes and memory need of a URL model before its download (null when the worker cannot tell). */
+  loadPinned(ref: {
+    url: string;
+    sha256: string;
+    files?: Record<string, string>;
+    bytes?: Record<string, number>;
+  }): Promise<LoadOutcome>;
+  /**
+   * Sizes and memory need of a URL model before its download (null when the worker cannot tell); the sizes shown
+   * are the ones a download of that URL is then held to.
+   */
   probeUrl(url: string): Promise<UrlProbe | null>;
   /** A Hub repository at a revision: commit, files, sizes, sha256, memory need (null when the worker cannot ask). */
   resolveHub(repo: string, revision: string, hubUrl: string): Promise<HubProbe | null>;
@@ -79,6 +99,8 @@ function filesOf(m: Omit<CachedModel, 'weights'> & { weights: ArrayBuffer | Blob
 export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
   const { s, store } = ctx;
   let source: Source | null = null;
+  /** The sizes the viewer was last shown for a URL (its probe): the download is held to them. */
+  let shown: { url: string; bytes: Record<string, number> } | null = null;
 
   async function load(src: Source, doLoad: () => Promise<LoadedModel>): Promise<LoadOutcome> {
     const g = ctx.generation();
@@ -135,12 +157,18 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       s().modelFailed({ kind: 'input', message: `not a URL: ${baseUrl.slice(0, 200)}` });
       return Promise.resolve<LoadOutcome>('failed');
     }
-    return load({ kind: 'url', url, expectSha256: o.expectSha256, expectFiles: o.expectFiles }, () =>
-      ctx.client().loadModelFromUrl(url, (p) => s().setModelProgress(p), {
-        expectSha256: o.expectSha256,
-        ...(o.expectFiles ? { expectFiles: o.expectFiles } : {}),
-        cache: true,
-      }),
+    const expectBytes = o.expectBytes ?? (shown?.url === url ? shown.bytes : undefined);
+    const net = netOverride();
+    return load(
+      { kind: 'url', url, expectSha256: o.expectSha256, expectFiles: o.expectFiles, expectBytes },
+      () =>
+        ctx.client().loadModelFromUrl(url, (p) => s().setModelProgress(p), {
+          expectSha256: o.expectSha256,
+          ...(o.expectFiles ? { expectFiles: o.expectFiles } : {}),
+          ...(expectBytes ? { expectBytes } : {}),
+          ...(net ? { net } : {}),
+          cache: true,
+        }),
     );
   };
 
@@ -229,7 +257,12 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       loadFileSet(filesOf(m), { expectSha256, as, cache: false }).then(done),
     async loadPinned(ref) {
       // Sharded models are not kept in this browser (they are the large ones): always downloaded.
-      if (ref.files) return loadFromUrl(ref.url, { expectSha256: ref.sha256, expectFiles: ref.files });
+      if (ref.files)
+        return loadFromUrl(ref.url, {
+          expectSha256: ref.sha256,
+          expectFiles: ref.files,
+          expectBytes: ref.bytes,
+        });
       let cached: Awaited<ReturnType<typeof ctx.hist.getCachedModelBlob>>;
       try {
         cached = await ctx.hist.getCachedModelBlob(ref.sha256);
@@ -238,15 +271,21 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       }
       if (cached)
         return loadFileSet(filesOf(cached), { expectSha256: ref.sha256, as: { url: ref.url }, cache: false });
-      return loadFromUrl(ref.url, { expectSha256: ref.sha256 });
+      return loadFromUrl(ref.url, { expectSha256: ref.sha256, expectBytes: ref.bytes });
     },
     async probeUrl(url) {
       const client = ctx.client();
-      return client.probeModelUrl ? client.probeModelUrl(url) : null;
+      if (!client.probeModelUrl) return null;
+      const probe = await client.probeModelUrl(url, netOverride());
+      const folder = url.endsWith('/') ? url : `${url}/`;
+      const bytes: Record<string, number> = {};
+      for (const f of probe.files) if (f.bytes !== null) bytes[f.file] = f.bytes;
+      shown = { url: folder, bytes };
+      return probe;
     },
     async resolveHub(repo, revision, hubUrl) {
       const client = ctx.client();
-      return client.resolveHub ? client.resolveHub(repo, revision, hubUrl) : null;
+      return client.resolveHub ? client.resolveHub(repo, revision, hubUrl, netOverride()) : null;
     },
     cancelLoad() {
       if (s().modelStatus === 'loading') void ctx.client().cancel();
@@ -267,7 +306,11 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
           cache: false,
         });
       else if (src.kind === 'url')
-        await loadFromUrl(src.url, { expectSha256: src.expectSha256, expectFiles: src.expectFiles });
+        await loadFromUrl(src.url, {
+          expectSha256: src.expectSha256,
+          expectFiles: src.expectFiles,
+          expectBytes: src.expectBytes,
+        });
       else await loadEmbedded();
     },
   };
