@@ -121,6 +121,7 @@ export async function runLinked(page: Page): Promise<number> {
  * (scenarios.spec.ts runs the rest).
  */
 export async function expectScenarioOutcome(page: Page, sc: Scenario): Promise<void> {
+  await expect(page.getByTestId('verdict')).toHaveAttribute('data-verdict', sc.expect.verdict);
   await expect(page.getByTestId('verdict')).toHaveAttribute(
     'data-layer',
     String(sc.expect.firstDivergentLayer ?? ''),

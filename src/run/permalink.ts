@@ -45,7 +45,15 @@ export interface SharerSummary {
   firstDivergentLayer: number | null;
   /** The cause the sharer's run found where the error is born (id and words, short); absent in older links. */
   cause?: { id: string; words: string } | null;
+  /**
+   * The sharer's headline, the generated text included ('generation-diverged': the prompt agrees, the text does
+   * not); absent in older links.
+   */
+  verdict?: SharerVerdict;
 }
+
+export type SharerVerdict = 'agree' | 'diverged' | 'generation-diverged';
+const VERDICTS: readonly SharerVerdict[] = ['agree', 'diverged', 'generation-diverged'];
 
 export interface Sharer {
   /** A one-line description of the sharer's GPU adapter (plain text, ≤ 200 characters). */
@@ -105,7 +113,7 @@ function parseSharer(v: unknown): Sharer {
     throw sharerError('adapter', `is longer than ${LINK_LIMITS.adapterChars} characters`);
   const s = v.summary;
   if (!isObj(s)) throw sharerError('summary', 'is not an object');
-  onlyKeys(s, ['metric', 'ratios', 'firstDivergentLayer', 'cause'], 'sharer.summary', 'sharer');
+  onlyKeys(s, ['metric', 'ratios', 'firstDivergentLayer', 'cause', 'verdict'], 'sharer.summary', 'sharer');
   const metric = s.metric;
   if (typeof metric !== 'string' || !(METRICS as readonly string[]).includes(metric))
     throw sharerError('summary.metric', `is not one of ${METRICS.join(', ')}`);
@@ -129,6 +137,11 @@ function parseSharer(v: unknown): Sharer {
   }
   const summary: SharerSummary = { metric: metric as Metric, ratios: outRatios, firstDivergentLayer: first };
   if (s.cause !== undefined) summary.cause = parseSharerCause(s.cause);
+  if (s.verdict !== undefined) {
+    if (typeof s.verdict !== 'string' || !(VERDICTS as readonly string[]).includes(s.verdict))
+      throw sharerError('summary.verdict', `is not one of ${VERDICTS.join(', ')}`);
+    summary.verdict = s.verdict as SharerVerdict;
+  }
   return { adapter, summary };
 }
 
@@ -297,12 +310,16 @@ function round4(x: number): number {
   return Number(x.toPrecision(4));
 }
 
-/** The sharer's summary of a report: per-layer ratios (rounded; non-finite → null), first divergent layer. */
+/**
+ * The sharer's summary of a report: per-layer ratios (rounded; non-finite → null), first divergent layer, and the
+ * headline verdict (the generated text included) where the report has one.
+ */
 export function sharerSummary(
   report: {
     metric: Metric;
     layers: readonly { ratio: number }[];
     firstDivergentLayer: number | null;
+    verdict?: SharerVerdict;
   },
   /** The cause found where the error is born (the page's shortCause), carried when given. */
   cause?: { id: string; words: string } | null,
@@ -317,6 +334,7 @@ export function sharerSummary(
       report.firstDivergentLayer !== null && report.firstDivergentLayer < LINK_LIMITS.ratios
         ? report.firstDivergentLayer
         : null,
+    ...(report.verdict !== undefined ? { verdict: report.verdict } : {}),
   };
 }
 

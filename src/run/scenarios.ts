@@ -6,13 +6,21 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import { DEFAULT_K, type RunSpec } from './runspec';
 
 export interface ScenarioExpectation {
+  /**
+   * The headline (Report.verdict): 'diverged' (the prompt), 'generation-diverged' (the prompt agrees, the generated
+   * text does not) or 'agree'.
+   */
+  verdict: 'agree' | 'diverged' | 'generation-diverged';
   /** What the analysis reports as the first divergent layer (null: every layer agrees). */
   firstDivergentLayer: number | null;
   /** The fused kernel bisection blames, where there is one. */
   kernel?: FusedKernelId;
   /** false: the determinism check is expected to find bits that change between runs (a race). */
   deterministic?: boolean;
-  /** With RunSpec.checkDecode: the path whose decode check finds the error, at this decode step and layer. */
+  /**
+   * The path whose decode check finds the error (it starts by itself where the generation diverges), at this decode
+   * step and layer.
+   */
   decode?: { path: 'reference' | 'fused'; step: number; layer: number };
   /** One or two sentences for the viewer: what the result should look like and why. */
   note: string;
@@ -89,6 +97,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     spec: spec(GENESIS, [{ id: 'residual_wiring', fromLayer: 1 }]),
     expect: {
+      verdict: 'diverged',
       firstDivergentLayer: 1,
       kernel: 'residual_epilogue',
       note: 'Clean before layer 1, born at layer 1, carried and amplified after it.',
@@ -98,6 +107,7 @@ export const SCENARIOS: readonly Scenario[] = [
         label: 'The suspect the report named: aliasing',
         spec: spec(GENESIS, [{ id: 'alias_residual', fromLayer: 1 }]),
         expect: {
+          verdict: 'diverged',
           firstDivergentLayer: 1,
           kernel: 'gemm',
           note: 'attention.dense writes over the residual buffer: the same picture, another integration bug.',
@@ -121,6 +131,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     spec: spec(LIGHT, [{ id: 'reordered_sum', fromLayer: 0 }]),
     expect: {
+      verdict: 'agree',
       firstDivergentLayer: null,
       note: 'Every ratio stays below k = 10: different bits, same accuracy.',
     },
@@ -129,6 +140,7 @@ export const SCENARIOS: readonly Scenario[] = [
         label: 'fp16 accumulation instead',
         spec: spec(LIGHT, [{ id: 'fp16_accumulation', fromLayer: 1 }]),
         expect: {
+          verdict: 'diverged',
           firstDivergentLayer: 1,
           kernel: 'linear_gelu',
           note: 'The MLP up-projection sums in fp16 from layer 1: the ratio there is well above the floor.',
@@ -153,6 +165,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     spec: spec(GENESIS, [{ id: 'tile_offset', fromLayer: 2 }]),
     expect: {
+      verdict: 'diverged',
       firstDivergentLayer: 2,
       kernel: 'gemm',
       note: 'Wrong from layer 2 on, with every value still finite.',
@@ -162,6 +175,7 @@ export const SCENARIOS: readonly Scenario[] = [
         label: 'The intermittent race',
         spec: spec(LIGHT, [{ id: 'missing_barrier', fromLayer: 1 }]),
         expect: {
+          verdict: 'diverged',
           firstDivergentLayer: 1,
           kernel: 'flash_attention',
           deterministic: false,
@@ -188,6 +202,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     spec: spec(ONE_TILE, [{ id: 'no_rescale', fromLayer: 0 }], 0),
     expect: {
+      verdict: 'agree',
       firstDivergentLayer: null,
       note: 'One key tile: the missing rescale never matters, the run agrees.',
     },
@@ -196,6 +211,7 @@ export const SCENARIOS: readonly Scenario[] = [
         label: 'A longer prompt',
         spec: spec(GENESIS, [{ id: 'no_rescale', fromLayer: 0 }], 0),
         expect: {
+          verdict: 'diverged',
           firstDivergentLayer: 0,
           kernel: 'flash_attention',
           note: 'Five key tiles: wrong from layer 0.',
@@ -220,6 +236,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     spec: spec(LIGHT, [{ id: 'gelu_relu', fromLayer: 0 }]),
     expect: {
+      verdict: 'diverged',
       firstDivergentLayer: 0,
       kernel: 'linear_gelu',
       note: 'Diverged from layer 0; read the timing panel for the speed the wrong answer was bought with.',
@@ -229,6 +246,7 @@ export const SCENARIOS: readonly Scenario[] = [
         label: 'Fixed: fused and right',
         spec: spec(LIGHT, []),
         expect: {
+          verdict: 'agree',
           firstDivergentLayer: null,
           note: 'Every layer agrees: look at the timing panel for what fusion buys when it is right.',
         },
@@ -244,14 +262,15 @@ export const SCENARIOS: readonly Scenario[] = [
       'looked fine. Generation runs a decode path the prompt never takes: one new row per step, reading a KV ' +
       'cache, with kernels of its own.',
     steps: [
-      'Run it: every layer of the prompt agrees, the verdict is green.',
+      'Run it: every layer of the prompt agrees, yet the verdict is not green: the generated text diverges.',
       'Look at the generated texts: the fused path parts from the reference at the second token.',
       'Read why beside them: the fused path’s cached decode chose a token its own full forward over the same tokens would not, so the error is in the decode path.',
-      'The planted bug: the single-row decode step rotates its query and key as position 0 (layer 1 on).',
-      'Under the texts, every decode step checked op by op names where: the fused path’s decode step 1, layer 1 (cli compare --check-decode says the same).',
+      'The decode check started by itself and names where it is born: the fused path’s decode step 1, layer 1, the attention core (rotary, scores, softmax, values).',
+      'The planted bug: the single-row decode step rotates its query and key as position 0 (layer 1 on). cli check exits 1 on it.',
     ],
-    spec: { ...spec(GENESIS, [{ id: 'decode_rotary', fromLayer: 1 }], 4), checkDecode: true },
+    spec: spec(GENESIS, [{ id: 'decode_rotary', fromLayer: 1 }], 4),
     expect: {
+      verdict: 'generation-diverged',
       firstDivergentLayer: null,
       decode: { path: 'fused', step: 1, layer: 1 },
       note: 'The prompt agrees at every layer; the texts part at the second generated token, in the decode path.',
@@ -272,6 +291,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ],
     spec: spec(GENESIS, [{ id: 'gptj_rotary', fromLayer: 0 }]),
     expect: {
+      verdict: 'diverged',
       firstDivergentLayer: 0,
       kernel: 'qkv_rotary',
       note: 'Wrong from the first layer, although every parameter matches.',

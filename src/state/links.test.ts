@@ -5,7 +5,7 @@ import 'fake-indexeddb/auto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Report } from '../compare/analyze';
 import { cacheModelFiles, clearModelCache, clearRuns, listRuns, sha256Hex } from '../run/history';
-import { encodeLink, scenarioLink, sharerSummary } from '../run/permalink';
+import { decodeLink, encodeLink, scenarioLink, sharerSummary } from '../run/permalink';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { SCENARIOS } from '../run/scenarios';
 import { fixtureReport } from '../ui/report-fixture';
@@ -280,6 +280,31 @@ describe('the sharer against the viewer', () => {
     const r = fixtureReport();
     expect(compareWithSharer(sharerSummary(r), r).agree).toBe(true);
   });
+
+  it('the headline covers the text: a sharer whose generation diverged differs from a viewer whose text agrees', () => {
+    const r = fixtureReport();
+    const agree = { ...r, verdict: 'agree' as const };
+    const gen = { ...r, verdict: 'generation-diverged' as const };
+    const summary = sharerSummary(gen);
+    expect(summary.verdict).toBe('generation-diverged');
+    // The summary survives the link's codec, and a bad verdict in a link is refused with its field named.
+    const link = encodeLink({ v: 1, spec: r.spec, sharer: { adapter: 'x', summary } });
+    expect(decodeLink(link).sharer?.summary.verdict).toBe('generation-diverged');
+    const bad = { ...summary, verdict: 'green' as 'agree' };
+    expect(() => encodeLink({ v: 1, spec: r.spec, sharer: { adapter: 'x', summary: bad } })).toThrow(
+      /summary\.verdict is not one of agree, diverged, generation-diverged/,
+    );
+    const off = compareWithSharer(summary, agree);
+    expect(off.sameVerdict).toBe(false);
+    expect(off.agree).toBe(false);
+    expect(agreementSentence(off)).toContain("the sharer's verdict is generation diverged, yours agree");
+    const same = compareWithSharer(summary, gen);
+    expect(same.agree).toBe(true);
+    expect(agreementSentence(same)).toContain('the generated text diverges on both machines');
+    // An older link without a verdict: compared as before, by the first divergent layer.
+    const { verdict: _, ...old } = summary;
+    expect(compareWithSharer(old, agree).agree).toBe(true);
+  });
 });
 
 describe('scenario expectations', () => {
@@ -292,6 +317,7 @@ describe('scenario expectations', () => {
         if (!sr) continue;
         const e = sr.expect;
         const ok = checkExpectation(e, {
+          verdict: e.verdict,
           firstDivergentLayer: e.firstDivergentLayer,
           bisection: e.kernel
             ? [{ kernel: e.kernel, reproduces: true, firstLayer: 0, value: 1, ratio: 1 }]
@@ -314,8 +340,10 @@ describe('scenario expectations', () => {
     const sr = scenarioRun('decode-only', null);
     const d = sr?.expect.decode;
     if (!sr || !d) throw new Error('decode-only names no decode finding');
-    expect(sr.spec.checkDecode).toBe(true);
+    // The decode check starts by itself where the generation diverges: the scenario needs no checkbox.
+    expect(sr.spec.checkDecode).toBeUndefined();
     const base = {
+      verdict: 'generation-diverged' as const,
       firstDivergentLayer: null,
       bisection: null,
       determinism: { identical: true, differences: [], runs: [] },
@@ -334,12 +362,17 @@ describe('scenario expectations', () => {
       );
     }
     expect(checkExpectation(sr.expect, base)).toMatchObject({ ok: false, decode: false });
+    // A green headline over the wrong text fails the scenario even with the decode finding.
+    expect(
+      checkExpectation(sr.expect, { ...base, verdict: 'agree', generation: generationWithDecode(d) }),
+    ).toMatchObject({ ok: false, verdict: false });
   });
 
   it('a report with another first layer or another kernel fails the check', () => {
     const sr = scenarioRun('fused-add', null);
     if (!sr) throw new Error('no fused-add');
     const base = {
+      verdict: 'diverged' as const,
       bisection: [
         { kernel: 'residual_epilogue' as const, reproduces: true, firstLayer: 1, value: 1, ratio: 1 },
       ],

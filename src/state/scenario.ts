@@ -24,6 +24,8 @@ export function scenarioRun(id: string, variant: number | null): ScenarioRun | n
 }
 
 export interface ExpectationCheck {
+  /** The headline verdict is the one expected (agree, diverged, generation diverged). */
+  verdict: boolean;
   firstLayer: boolean;
   /** null: the scenario names no kernel. */
   kernel: boolean | null;
@@ -34,10 +36,11 @@ export interface ExpectationCheck {
   ok: boolean;
 }
 
-type CheckedReport = Pick<Report, 'firstDivergentLayer' | 'bisection' | 'determinism'> &
+type CheckedReport = Pick<Report, 'verdict' | 'firstDivergentLayer' | 'bisection' | 'determinism'> &
   Partial<Pick<Report, 'generation'>>;
 
 export function checkExpectation(e: ScenarioExpectation, report: CheckedReport): ExpectationCheck {
+  const verdict = report.verdict === e.verdict;
   const firstLayer = report.firstDivergentLayer === e.firstDivergentLayer;
   const kernel =
     e.kernel === undefined
@@ -55,11 +58,12 @@ export function checkExpectation(e: ScenarioExpectation, report: CheckedReport):
           (c) => c.path === d.path && c.born?.step === d.step && c.born?.layer === d.layer,
         );
   return {
+    verdict,
     firstLayer,
     kernel,
     deterministic,
     decode,
-    ok: firstLayer && kernel !== false && deterministic !== false && decode !== false,
+    ok: verdict && firstLayer && kernel !== false && deterministic !== false && decode !== false,
   };
 }
 

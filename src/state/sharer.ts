@@ -26,8 +26,14 @@ export interface SharerAgreement {
   viewerFirst: number | null;
   /** The same first divergent layer (both null counts as the same). */
   sameFirst: boolean;
-  /** Both runs diverge somewhere, or neither does. */
+  /**
+   * The same headline: where both give one, the same verdict (agree, diverged, generation diverged); in older links,
+   * both runs diverge somewhere, or neither does.
+   */
   sameVerdict: boolean;
+  /** The sharer's headline and the viewer's, where both have one (null in older links). */
+  sharerVerdict: string | null;
+  viewerVerdict: string | null;
   /** The ratios are in the same metric (else only the first layer is compared). */
   sameMetric: boolean;
   sameLayerCount: boolean;
@@ -44,6 +50,8 @@ export interface ViewerReport {
   k: number;
   layers: readonly { ratio: number }[];
   firstDivergentLayer: number | null;
+  /** The viewer's headline (the generated text included). */
+  verdict?: string;
 }
 
 function finiteRatio(r: number | null | undefined): number | null {
@@ -76,7 +84,12 @@ export function compareWithSharer(summary: SharerSummary, report: ViewerReport):
   const sharerFirst = summary.firstDivergentLayer;
   const viewerFirst = report.firstDivergentLayer;
   const sameFirst = sharerFirst === viewerFirst;
-  const sameVerdict = (sharerFirst === null) === (viewerFirst === null);
+  const sharerVerdict = summary.verdict ?? null;
+  const viewerVerdict = sharerVerdict !== null ? (report.verdict ?? null) : null;
+  const sameVerdict =
+    sharerVerdict !== null && viewerVerdict !== null
+      ? sharerVerdict === viewerVerdict
+      : (sharerFirst === null) === (viewerFirst === null);
   const sameLayerCount = summary.ratios.length === report.layers.length;
   const ratiosAgree = sameMetric && sameLayerCount && layers.every((l) => l.agree);
   return {
@@ -85,6 +98,8 @@ export function compareWithSharer(summary: SharerSummary, report: ViewerReport):
     viewerFirst,
     sameFirst,
     sameVerdict,
+    sharerVerdict,
+    viewerVerdict,
     sameMetric,
     sameLayerCount,
     sharerLayers: summary.ratios.length,
@@ -97,10 +112,14 @@ export function compareWithSharer(summary: SharerSummary, report: ViewerReport):
 /** One sentence for the viewer. */
 export function agreementSentence(a: SharerAgreement): string {
   const where = (l: number | null) => (l === null ? 'no layer diverges' : `first divergent layer ${l}`);
+  const text = a.viewerVerdict === 'generation-diverged' ? ', the generated text diverges' : '';
   if (a.agree)
-    return `Your run agrees with the sharer's: ${where(a.viewerFirst)} on both machines, and every layer's ratio to the noise floor is within a factor of ${AGREE_FACTOR} (or under the threshold on both).`;
+    return `Your run agrees with the sharer's: ${where(a.viewerFirst)}${text} on both machines, and every layer's ratio to the noise floor is within a factor of ${AGREE_FACTOR} (or under the threshold on both).`;
   const parts: string[] = [];
+  const headline = (v: string | null) => (v === 'generation-diverged' ? 'generation diverged' : v);
   if (!a.sameFirst) parts.push(`the sharer saw ${where(a.sharerFirst)}, you see ${where(a.viewerFirst)}`);
+  else if (!a.sameVerdict && a.sharerVerdict && a.viewerVerdict)
+    parts.push(`the sharer's verdict is ${headline(a.sharerVerdict)}, yours ${headline(a.viewerVerdict)}`);
   if (!a.sameMetric) parts.push('the ratios are in different metrics');
   else if (!a.sameLayerCount)
     parts.push(`the sharer's summary has ${a.sharerLayers} layers, your report ${a.viewerLayers}`);

@@ -8,22 +8,42 @@ import type { TextSegments, TokenStream } from '../state/store';
 import { formatRatio, ordinal } from './format';
 import { Term } from './Glossary';
 
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
 function kernelTitle(id: string): string {
   return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
 }
 
-export function Verdict({ report }: { report: Report }) {
+/** The headline's badge: agree, diverged, or generation diverged (the prompt agrees, the generated text does not). */
+const BADGE: Record<Report['verdict'], string> = {
+  agree: 'agree',
+  diverged: 'diverged',
+  'generation-diverged': 'generation diverged',
+};
+
+export function Verdict({ report, generating = false }: { report: Report; generating?: boolean }) {
   const fdl = report.firstDivergentLayer;
   const layer = fdl === null ? null : report.layers[fdl];
   const worst = report.layers.reduce((m, l) => Math.max(m, l.ratio), 0);
   const floor = <Term id="floor" />;
   const k = <Term id="threshold">k = {report.k}</Term>;
+  const g = report.generation;
+  // While the text is still being generated, a prompt that agrees is not yet a green verdict.
+  const waiting = report.verdict === 'agree' && generating && report.spec.generate > 0;
   let text: React.ReactNode;
-  if (report.verdict === 'agree')
+  if (report.verdict === 'agree' || report.verdict === 'generation-diverged')
     text = (
       <>
-        The paths agree: every layer stays within {report.k} × the {floor} (the{' '}
-        <Term id="ratio">worst layer</Term> is at {formatRatio(worst)} its floor; {k}).
+        {report.verdict === 'agree' && !waiting ? 'The paths agree' : 'The prompt agrees'}: every layer stays
+        within {report.k} × the {floor} (the <Term id="ratio">worst layer</Term> is at {formatRatio(worst)}{' '}
+        its floor; {k}).
+        {report.verdict === 'generation-diverged' && g ? (
+          <strong data-testid="verdict-generation"> The generated text does not: {g.words}.</strong>
+        ) : waiting ? (
+          <span className="muted"> Checking the generated text…</span>
+        ) : g?.verdict === 'near-tie' && g.words ? (
+          <span data-testid="verdict-generation"> In the generated text, {g.words}.</span>
+        ) : null}
       </>
     );
   else if (layer)
@@ -46,14 +66,16 @@ export function Verdict({ report }: { report: Report }) {
       </>
     );
   const nonFinite = firstNonFinite(report);
+  // 'generation-diverged' wears the diverged colours (styles.css) and says which in its badge.
+  const tone = waiting ? 'pending' : report.verdict === 'agree' ? 'agree' : 'diverged';
   return (
     <p
-      className={`verdict ${report.verdict}`}
+      className={`verdict ${tone}`}
       data-testid="verdict"
-      data-verdict={report.verdict}
+      data-verdict={waiting ? 'pending' : report.verdict}
       data-layer={fdl ?? ''}
     >
-      <span className="verdict-badge">{report.verdict === 'agree' ? 'agree' : 'diverged'}</span> {text}
+      <span className="verdict-badge">{waiting ? 'prompt agrees' : BADGE[report.verdict]}</span> {text}
       {nonFinite && (
         <strong className="nonfinite" data-testid="nonfinite">
           {' '}
@@ -61,6 +83,27 @@ export function Verdict({ report }: { report: Report }) {
         </strong>
       )}
     </p>
+  );
+}
+
+/**
+ * The generated text's answer beside the verdict, in view with every other answer: the decode finding (the op where
+ * the decode's error is born, on each path) and, while it runs, that the decode check has started by itself.
+ */
+export function GenerationLine({ report, checking }: { report: Report; checking: boolean }) {
+  const g = report.generation;
+  if (checking)
+    return (
+      <p className="muted pending" data-testid="decode-pending">
+        <span className="pill">checking…</span> The generated text diverges: every decode step is being
+        checked op by op on both paths, to name the op where the error is born.
+      </p>
+    );
+  if (!g?.decode) return null;
+  return (
+    <div data-testid="generation-verdict" data-verdict={g.verdict ?? ''} data-started={g.decodeStarted ?? ''}>
+      <DecodeChecks checks={g.decode} started={g.decodeStarted} />
+    </div>
   );
 }
 
@@ -220,8 +263,17 @@ export function Generation({
           ? `Both paths generate the same ${g.reference.ids.length} tokens.`
           : `The continuations part at the ${ordinal(g.firstDifference + 1)} generated token of ${g.reference.ids.length} (highlighted).`}
       </p>
+      {g.verdict === 'diverged' && g.words ? (
+        <p data-testid="generation-story">
+          <span className="pill bad">text diverges</span> {capital(g.words)}.
+        </p>
+      ) : null}
       {g.parting ? <Parting parting={g.parting} /> : null}
-      {g.decode ? <DecodeChecks checks={g.decode} /> : null}
+      {g.decode ? (
+        <p className="muted small">
+          Each decode step checked op by op: under the verdict, at the top of the report.
+        </p>
+      ) : null}
       <div className="side-by-side">
         {(
           [
@@ -275,11 +327,16 @@ function Parting({ parting: p }: { parting: GenerationParting }) {
 }
 
 /** Each path's decode steps checked op by op as a run, and its cached decode against its uncached forward. */
-function DecodeChecks({ checks }: { checks: DecodeCheck[] }) {
+function DecodeChecks({ checks, started }: { checks: DecodeCheck[]; started?: 'asked' | 'auto' }) {
   const name = (path: string) => (path === 'reference' ? 'Reference path' : 'Fused path');
   return (
     <div data-testid="decode-checks">
-      <h4 className="sub">Decode steps, checked op by op</h4>
+      <h4 className="sub">
+        Decode steps, checked op by op
+        {started === 'auto' ? (
+          <span className="muted small"> (started by itself: the text diverges)</span>
+        ) : null}
+      </h4>
       <ul className="plain">
         {checks.map((d) => (
           <li key={d.path} data-testid="decode-check" data-path={d.path} data-verdict={d.verdict}>

@@ -17,7 +17,15 @@ import { download, exportName, layersToCsv, reportToJson, runDetails } from './e
 import { formatMetric, formatMs, METRIC_LABELS } from './format';
 import { Term } from './Glossary';
 import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
-import { Bisection, Determinism, Generation, OracleNote, Streaming, Verdict } from './ReportParts';
+import {
+  Bisection,
+  Determinism,
+  Generation,
+  GenerationLine,
+  OracleNote,
+  Streaming,
+  Verdict,
+} from './ReportParts';
 import { WhyDrill, WhyLine } from './WhyParts';
 
 function Exports({ report }: { report: Report }) {
@@ -193,7 +201,11 @@ export function Results({ store }: { store: AppStore }) {
           </div>
           {changed && <StaleBanner changed={changed} />}
           <StoredBanner store={store} />
-          <Verdict report={report} />
+          <Verdict report={report} generating={run.pending.includes('generation')} />
+          <GenerationLine
+            report={report}
+            checking={run.progress?.phase === 'decode check' && run.status === 'running'}
+          />
           <WhyLine
             report={report}
             running={run.status === 'running'}
