@@ -3,7 +3,9 @@
 // each mapped onto one slot of the forward. A slot is the join key with the oracle and the engine's taps: `embed`,
 // `layers.{i}.{ln1|qkv|ctx|attn_out|ln2_in|ln2|fc1|gelu|mlp_out|out}`, `final_norm`, `logits`. A layer's input is
 // the previous layer's `out` (or `embed`), so `gpt_neox.layers.3:in` is the slot `layers.2.out`.
-import type { NeoXConfig } from '../numeric/types';
+import type { ModelConfig, NeoXConfig } from '../numeric/types';
+import { LLAMA_FAMILY } from '../ops/families';
+import type { FamilySpec, SlotWidth } from '../ops/types';
 
 /** What a slot holds: its width per token (shape [T, width]). */
 export type SlotKind = 'hidden' | 'qkv' | 'ff' | 'vocab';
@@ -137,4 +139,82 @@ export function slotOfName(name: string, numLayers: number): SlotRef | null {
 export function layerIndexIn(name: string): number | null {
   const m = /^(?:gpt_neox\.layers|blocks|hidden_states)\.(\d+)/.exec(name);
   return m ? Number(m[1]) : null;
+}
+
+// The Llama family's names (docs/FAMILIES.md), read off the op registry's steps (src/ops/families.ts): each step's
+// HF module `model.layers.{i}.<module>` gives its slot at `:out` and its first input's at `:in`; the wrapping modules
+// (`self_attn`, `mlp`) and the model-level names come from the family's spec. `hidden_states.{L}` is the final norm's
+// output, as for GPT-NeoX. Slots are `layers.{i}.{slot}` with the registry's slot names (`q`, `k_norm`, `gate`, …).
+
+/** Where a name of a Llama-family run file lands: its slot, its layer (null at the top) and its row width. */
+export interface FamilySlotRef {
+  slot: string;
+  layer: number | null;
+  width: SlotWidth;
+}
+
+function familyLayerRef(spec: FamilySpec, layer: number, s: string): FamilySlotRef {
+  if (s === 'in') return { slot: inputSlot(layer), layer: layer === 0 ? null : layer - 1, width: 'hidden' };
+  const step = spec.layer.find((x) => x.slot === s);
+  return { slot: `layers.${layer}.${s}`, layer, width: step?.width ?? 'hidden' };
+}
+
+/** `:in` / `:out` slot of each layer module of a family: the steps' modules and the wrapping ones. */
+function layerModules(spec: FamilySpec): Map<string, readonly [string | null, string | null]> {
+  const m = new Map<string, readonly [string | null, string | null]>();
+  for (const step of spec.layer)
+    if (step.module !== undefined) m.set(step.module, [step.inputs[0] ?? null, step.slot]);
+  for (const [name, io] of Object.entries(spec.containers)) m.set(name, io);
+  m.set('', ['in', 'out']); // the layer itself: its input and output
+  return m;
+}
+
+const LLAMA_MODULES = layerModules(LLAMA_FAMILY);
+
+/**
+ * The slot a Llama-family run file's tensor name lands in, or null for names the contract does not use (the
+ * rotary embedding module, `mlp.act_fn:out`): those are skipped and listed by the caller. A layer index past
+ * `numLayers` is returned as it is (a run of another model, reported by the caller).
+ */
+export function slotOfLlamaName(name: string, numLayers: number): FamilySlotRef | null {
+  const spec = LLAMA_FAMILY;
+  const top = spec.topNames[name];
+  if (top !== undefined) return { slot: top, layer: null, width: top === 'logits' ? 'vocab' : 'hidden' };
+  if (name === `${spec.finalNorm.module}:in`) return familyLayerRef(spec, numLayers, 'in');
+  let m = /^hidden_states\.(\d+)$/.exec(name);
+  if (m) {
+    const i = Number(m[1]);
+    if (i === numLayers) return { slot: 'final_norm', layer: null, width: 'hidden' };
+    return familyLayerRef(spec, i, 'in');
+  }
+  m = /^model\.layers\.(\d+)(?:\.([a-z0-9_.]+))?:(in|out)$/.exec(name);
+  if (!m) return null;
+  const io = LLAMA_MODULES.get(m[2] ?? '');
+  const s = io?.[m[3] === 'in' ? 0 : 1];
+  return s === undefined || s === null ? null : familyLayerRef(spec, Number(m[1]), s);
+}
+
+/** The width of a slot's rows for a config of either family ([heads, T, hd] slots: their T · hd per head row). */
+export function familySlotWidth(width: SlotWidth, cfg: ModelConfig): number {
+  const H = cfg.numHeads;
+  const hd = cfg.headDim;
+  const kv = cfg.family === 'llama' ? cfg.numKvHeads : H;
+  switch (width) {
+    case 'hidden':
+      return cfg.hiddenSize;
+    case 'vocab':
+      return cfg.vocabSize;
+    case 'ff':
+      return cfg.intermediateSize;
+    case 'qkv':
+      return 3 * H * hd;
+    case 'q':
+    case 'q_heads':
+      return H * hd;
+    case 'kv':
+    case 'kv_heads':
+      return kv * hd;
+    case 'qkv_heads':
+      return 3 * H * hd;
+  }
 }

@@ -44,6 +44,8 @@ export const LLAMA_FAMILY: FamilySpec = {
     s('out', 'residual', ['ln2_in', 'mlp_out'], 'hidden', { module: '' }),
   ],
   finalNorm: s('final_norm', 'final_norm', [], 'hidden', { weight: 'norm', module: 'model.norm' }),
+  // mlp.act_fn's output is silu(gate) alone, which no step keeps (the swiglu step is its product with up).
+  containers: { self_attn: ['ln1', 'attn_out'], mlp: ['ln2', 'mlp_out'], 'mlp.act_fn': ['gate', null] },
   lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
   topNames: {
     'model.embed_tokens:out': 'embed',
@@ -101,6 +103,12 @@ function neoxFamily(parallel: boolean): FamilySpec {
       module: 'gpt_neox.final_layer_norm',
     }),
     lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
+    containers: {
+      attention: ['ln1', 'attn_out'],
+      mlp: ['ln2', 'mlp_out'],
+      post_attention_dropout: ['attn_out', 'attn_out'],
+      post_mlp_dropout: ['mlp_out', 'mlp_out'],
+    },
     topNames: {
       'gpt_neox.embed_in:out': 'embed',
       'gpt_neox.final_layer_norm:out': 'final_norm',

@@ -76,6 +76,8 @@ export interface FamilySpec {
   layer: readonly OpStep[];
   finalNorm: OpStep;
   lmHead: OpStep;
+  /** Layer modules that wrap several steps (`self_attn`, `mlp`): their `:in` and `:out` slots (null: none). */
+  containers: Readonly<Record<string, readonly [string | null, string | null]>>;
   /** Model-level module names (`:in`/`:out` of a run) that are top slots: name -> slot. */
   topNames: Readonly<Record<string, string>>;
 }
