@@ -1,6 +1,7 @@
 // Runs of Hugging Face `generate` (src/model/testdata/gen/, tools/gen_fixtures.py with dump_generation; transformers
 // 5.17 on an H200 and on the CPU): every decode-path fault planted in PyTorch is found at its decode step, layer and
-// op; the clean pairs (with and without the KV cache, GPU and CPU) agree, and so does the fp16 run.
+// op, its cause named on the rows from that step on; the clean pairs (with and without the KV cache, GPU and CPU)
+// agree, and so does the fp16 run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
@@ -23,6 +24,13 @@ interface Entry {
   fault: { id: string; layer: number; op: string; check: string; step: number; position: number } | null;
 }
 const manifest = JSON.parse(readFileSync(join(ROOT, 'manifest.json'), 'utf8')) as { runs: Entry[] };
+/** The cause each planted fault must be named by (docs/CAUSES.md), scored on the rows from its step on. */
+const CAUSE_OF: Record<string, string> = {
+  'cache-off-by-one': 'kv-positions-moved',
+  'rotary-restart': 'rotary-offset',
+  'stale-cache': 'kv-positions-dropped',
+  'decode-fp16': 'autocast-fp16',
+};
 const models = [...new Set(manifest.runs.map((r) => r.model))];
 const engines: Engine[] = [];
 afterAll(() => {
@@ -103,6 +111,7 @@ describe.each(models)('runs of generate made in PyTorch: %s', (model) => {
       expect(finding.sentence, ctx).toContain(
         `decode step ${f.step} (position ${f.position}), layer ${f.layer}: `,
       );
+      expect(finding.cause?.named[0]?.id, ctx).toBe(CAUSE_OF[f.id]);
       // Every check sees the prefill clean: no op's error appears before the planted step.
       for (const c of report.checks.filter(
         (x) => x.run === 'A' && x.firstRow !== null && x.firstRow !== undefined,

@@ -53,6 +53,7 @@ export function attention(
   }
   if (v.keysMoved) [k, vals] = [moveKeys(k, H, T, hd, v.keysMoved), moveKeys(vals, H, T, hd, v.keysMoved)];
   if (v.kvFormat) [k, vals] = [roundAll(v.kvFormat, k), roundAll(v.kvFormat, vals)];
+  if (v.keysZeroed) [k, vals] = [zeroRows(k, H, T, hd, v.keysZeroed), zeroRows(vals, H, T, hd, v.keysZeroed)];
   const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))].sort((a, b) => a - b) : null;
   const pick = (a: Float64Array) => {
     if (!heads) return a;
@@ -110,7 +111,7 @@ function mixRows(
           a.set(exact[i].subarray((h * T + t) * hd, (h * T + t + 1) * hd), (h * T + t) * hd);
 }
 
-/** Key (or value) row j read from row j − shift from row `from` on ([H, T, hd]; zeros outside). */
+/** Key (or value) row j read from row j − shift from row `from` on ([H, T, hd]; the first or last row past the ends). */
 function moveKeys(
   a: Float64Array,
   H: number,
@@ -121,11 +122,16 @@ function moveKeys(
   const out = Float64Array.from(a);
   for (let h = 0; h < H; h++)
     for (let t = m.from; t < T; t++) {
-      const src = t - m.shift;
-      const o = (h * T + t) * hd;
-      if (src < 0 || src >= T) out.fill(0, o, o + hd);
-      else out.set(a.subarray((h * T + src) * hd, (h * T + src + 1) * hd), o);
+      const src = Math.min(T - 1, Math.max(0, t - m.shift));
+      out.set(a.subarray((h * T + src) * hd, (h * T + src + 1) * hd), (h * T + t) * hd);
     }
+  return out;
+}
+
+/** The listed rows of a [H, T, hd] tensor read as zeros. */
+function zeroRows(a: Float64Array, H: number, T: number, hd: number, rows: number[]): Float64Array {
+  const out = Float64Array.from(a);
+  for (let h = 0; h < H; h++) for (const t of rows) out.fill(0, (h * T + t) * hd, (h * T + t + 1) * hd);
   return out;
 }
 

@@ -38,6 +38,7 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'kvFrom',
   'keysDropped',
   'keysMoved',
+  'keysZeroed',
   'rotaryOff',
 ];
 
@@ -77,13 +78,15 @@ function accumulateF16(
   K: number,
   chunk: number,
   fused: boolean,
+  half = false,
 ) {
   const f = Math.fround;
   let total = 0;
   for (let k0 = 0; k0 < K; k0 += chunk) {
     let s = 0;
     const k1 = Math.min(K, k0 + chunk);
-    if (fused) for (let k = k0; k < k1; k++) s = roundF32ToF16(s + x[xo + k] * w[k]);
+    if (half) for (let k = k0; k < k1; k++) s = roundTo('fp16', s + x[xo + k] * w[k]);
+    else if (fused) for (let k = k0; k < k1; k++) s = roundF32ToF16(s + x[xo + k] * w[k]);
     else for (let k = k0; k < k1; k++) s = roundF32ToF16(s + f(x[xo + k] * w[k]));
     total = k0 === 0 ? s : roundF32ToF16(total + s);
   }
@@ -187,7 +190,7 @@ function linear(
     for (let t = 0; t < T; t++) {
       const xo = t * K;
       out[t * picked.length + j] = acc
-        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused) + bn)
+        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused, acc.half) + bn)
         : dot(x, xo, w, K) + bn;
     }
   }

@@ -10,7 +10,7 @@ import { fullMetrics } from '../metrics';
 import { gather } from './arrays';
 import { CAUSES } from './catalog';
 import { evalVariant, innerOf, isOperandProduct, type ProductCache, widthOf, withRows } from './exact-op';
-import { errorSpan, type RowSpan, spanWords } from './rows';
+import { errorSpans, type RowSpan, spanWords } from './rows';
 import type { Candidate, Cause, CauseVerdict, OpData, TestedCause, Variant } from './types';
 
 /**
@@ -280,13 +280,14 @@ function* search(
   };
   // Each cause is scored over every row and, where the error lives in some rows only (a decode step on, a tile on,
   // one position), on those rows: its variant there, the exact op elsewhere.
-  const span = errorSpan(d);
+  const spans = errorSpans(d);
   const listed = causes
     .filter((cause) => cause.ops.includes(d.op))
     .map((cause) => {
       const sc = screenFor(cause.screenShare);
       const candidates = cause.candidates({ data: d, residual: sc.f });
-      if (span && cause.rows !== 'whole') candidates.push(...onRows(d, cause, span, sc.f, candidates));
+      if (cause.rows !== 'whole')
+        for (const span of spans) candidates.push(...onRows(d, cause, span, sc.f, candidates));
       return { cause, sc, candidates };
     });
   const asked = new Set<Variant>();

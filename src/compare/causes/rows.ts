@@ -31,21 +31,23 @@ export function badRows(d: OpData): number[] {
 }
 
 /**
- * The span of rows the error lives in, or null where it is every row (or none): from the first bad row (a
- * generation's first decode row where the prefill is clean) to the last bad one, or to the end when the bad rows
- * reach the last row or are scattered past the first.
+ * The spans of rows the error lives in (none where it is every row, or no row): from the first bad row to the last
+ * bad one, or to the end when the bad rows reach the last row or are scattered past the first; in a generation whose
+ * prefill is clean and whose first bad row comes later, from its first decode step too (a decode kernel's fault whose
+ * first steps stay under the bar).
  */
-export function errorSpan(d: OpData): RowSpan | null {
+export function errorSpans(d: OpData): RowSpan[] {
   const T = d.tokens.length;
   const bad = badRows(d);
-  if (bad.length === 0) return null;
+  if (bad.length === 0) return [];
   const first = bad[0];
   const last = bad[bad.length - 1];
   const contiguous = last - first + 1 === bad.length;
   const to = contiguous ? last + 1 : T;
-  const from = d.prefill !== undefined && d.prefill > 0 && d.prefill <= first ? d.prefill : first;
-  if (from === 0 && to === T) return null;
-  return { from, to };
+  const spans = first === 0 && to === T ? [] : [{ from: first, to }];
+  if (d.prefill !== undefined && d.prefill > 0 && d.prefill < first && to === T)
+    spans.push({ from: d.prefill, to });
+  return spans;
 }
 
 /** A row in words: "decode step 1 (position 12)" in a generation's decode, else "row 12". */

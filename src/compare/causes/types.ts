@@ -82,9 +82,10 @@ export interface Variant {
   /**
    * A narrower accumulator: the running sums rounded to fp16 after every step, in order along K — in chunks of
    * `chunk` (a split-K partition: each chunk from zero, the partials then added in order, each step rounded), the
-   * step s + a·b fused (one rounding) or not.
+   * step s + a·b fused (one rounding) or not; `half`: the fused step rounded to fp16 once from its exact value (a
+   * half-precision FMA), not through f32 first (an emulation on f32 arithmetic).
    */
-  acc?: { chunk: number; fused: boolean };
+  acc?: { chunk: number; fused: boolean; half?: boolean };
   // LayerNorm
   eps?: number;
   norm?: LayerNormVariant;
@@ -136,8 +137,10 @@ export interface Variant {
    * kept by an eviction policy), or the listed positions (a cache entry lost or never written).
    */
   keysDropped?: { window?: number; sink?: number; positions?: number[] };
-  /** Key row j read from row j − shift from row `from` on (zeros before 0): a cache slot or page off. */
+  /** Key row j read from row j − shift from row `from` on (the first or last row past the ends): a slot or page off. */
   keysMoved?: { shift: number; from: number };
+  /** The keys and values of these positions read as zeros: a cache write lost. */
+  keysZeroed?: number[];
   /** Rotary left off one operand: q or k kept unrotated. */
   rotaryOff?: 'q' | 'k';
 }

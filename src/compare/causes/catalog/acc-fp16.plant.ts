@@ -13,6 +13,12 @@ export const PLANTS: Plant[] = [
     op: 'mlp_up',
     variant: (d) => ({ acc: { chunk: d.inputs[0].length / d.tokens.length, fused: false } }),
   },
+  // a half FMA's accumulator, each step rounded once (on small ops mostly the same as through f32)
+  {
+    cause: 'acc-fp16',
+    op: 'dense',
+    variant: (d) => ({ acc: { chunk: d.inputs[0].length / d.tokens.length, fused: true, half: true } }),
+  },
   // a decode GEMV's fp16 accumulator (the last 3 rows)
   {
     cause: 'acc-fp16',

@@ -1,5 +1,5 @@
 // A product whose running sums are kept in fp16: every power-of-two K chunk tried, the step fused into one rounding
-// or not.
+// (from f32, as an emulation on f32 arithmetic rounds, or from the exact value, as a half-precision FMA does) or not.
 import { type Cause, PRODUCT_OPS } from '../types';
 
 export const accFp16: Cause = {
@@ -14,12 +14,12 @@ export const accFp16: Cause = {
     const K = s.data.inputs[0].length / s.data.tokens.length;
     const chunks = [K];
     for (let c = 16; c < K; c *= 2) chunks.push(c);
-    return chunks.flatMap((chunk) =>
-      [true, false].map((fused) => ({
-        params: { chunk, fused: fused ? 'fma' : 'mul+add' },
-        variant: { acc: { chunk, fused } },
-      })),
-    );
+    // (fma: the step through f32, then fp16, as an f32 emulation rounds; fma16: once, as a half FMA does)
+    return chunks.flatMap((chunk) => [
+      { params: { chunk, fused: 'fma' }, variant: { acc: { chunk, fused: true } } },
+      { params: { chunk, fused: 'mul+add' }, variant: { acc: { chunk, fused: false } } },
+      { params: { chunk, fused: 'fma16' }, variant: { acc: { chunk, fused: true, half: true } } },
+    ]);
   },
   words: (p, d) => {
     const K = d.inputs[0].length / d.tokens.length;

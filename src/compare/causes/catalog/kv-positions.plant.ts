@@ -30,6 +30,24 @@ export const PLANTS: Plant[] = [
     params: { position: 2 },
     rowsFrom: (d) => d.tokens.length - 4,
   },
+  // one cache slot lost (reads zeros) from the third-last row on
+  {
+    cause: 'kv-positions-dropped',
+    op: 'attention',
+    variant: (d) => ({ keysZeroed: [d.tokens.length - 3] }),
+    params: { reads: 'zeros' },
+  },
+  // the decode steps read every cache slot one off (slot j holds position j − 1)
+  {
+    cause: 'kv-positions-moved',
+    op: 'attention',
+    variant: (d) => ({
+      keysMoved: { shift: 1, from: 0 },
+      rows: { from: d.tokens.length - 3, to: d.tokens.length },
+    }),
+    params: { shift: 1, from: 0 },
+    rowsFrom: (d) => d.tokens.length - 3,
+  },
   {
     cause: 'kv-positions-moved',
     op: 'attention',

@@ -1,6 +1,6 @@
 // Cache positions lost or read from the wrong place: a window that evicts all but the last W keys (with the first S
-// kept as an attention sink, or not), one position dropped (a cache entry never written), or key rows read s slots
-// off from some row on (a slot or a page/block mapped wrong). The window and the position from the first row the
+// kept as an attention sink, or not), one position dropped (a cache entry never written) or read as zeros (its write
+// lost), or key rows read s slots off from some row on (a slot or a page/block mapped wrong). The window and the position from the first row the
 // error shows in; on a decode's rows (explain.ts) every window and prompt position up to its first row tried.
 import { badRows } from '../rows';
 import { ATTENTION_OPS, type Candidate, type Cause } from '../types';
@@ -37,29 +37,39 @@ export const kvPositionsDropped: Cause = {
       }
     }
     const positions = new Set([r - 1, r, ...(s.rows ? spread(from) : [])]);
-    for (const j of positions)
-      if (j >= 0 && j < T)
-        out.push({ params: { position: j }, variant: { keysDropped: { positions: [j] } } });
+    for (const j of positions) {
+      if (!(j >= 0 && j < T)) continue;
+      out.push({ params: { position: j }, variant: { keysDropped: { positions: [j] } } });
+      out.push({ params: { position: j, reads: 'zeros' }, variant: { keysZeroed: [j] } });
+    }
     return out;
   },
   words: (p) =>
     p.window !== undefined
       ? `the KV cache keeps only the last ${p.window} positions${Number(p.sink) > 0 ? ` and the first ${p.sink}` : ''} (a window evicts the rest)`
-      : `cache position ${p.position} is dropped (never written or evicted)`,
+      : p.reads === 'zeros'
+        ? `cache position ${p.position} reads zeros (its write was lost)`
+        : `cache position ${p.position} is dropped (never written or evicted)`,
 };
 
 export const kvPositionsMoved: Cause = {
   id: 'kv-positions-moved',
   family: 'layout',
-  rows: 'whole',
   ops: ATTENTION_OPS,
   candidates: (s) => {
     const d = s.data;
-    const r = s.rows?.from ?? badRows(d)[0] ?? 0;
-    return [1, 2, 4, 8, 16, -1, -2, -4, -8, -16]
-      .filter((shift) => Math.abs(shift) < d.tokens.length)
-      .map((shift) => ({ params: { shift, from: r }, variant: { keysMoved: { shift, from: r } } }));
+    // From the first wrong row's own key on; on a decode's rows, every key as well (a cache read one slot off).
+    const froms = s.rows ? [0, s.rows.from] : [badRows(d)[0] ?? 0];
+    return froms.flatMap((from) =>
+      [1, 2, 4, 8, 16, -1, -2, -4, -8, -16]
+        .filter((shift) => Math.abs(shift) < d.tokens.length)
+        .map((shift) => ({ params: { shift, from }, variant: { keysMoved: { shift, from } } })),
+    );
   },
-  words: (p) =>
-    `the cached keys and values from position ${p.from} on are read ${Math.abs(Number(p.shift))} slot${Math.abs(Number(p.shift)) === 1 ? '' : 's'} ${Number(p.shift) > 0 ? 'back' : 'ahead'} (position j read from j ${Number(p.shift) > 0 ? '−' : '+'} ${Math.abs(Number(p.shift))}: a slot or page mapped wrong)`,
+  words: (p) => {
+    const n = Math.abs(Number(p.shift));
+    const back = Number(p.shift) > 0;
+    const which = Number(p.from) > 0 ? `from position ${p.from} on` : '';
+    return `the cached keys and values ${which ? `${which} ` : ''}are read ${n} slot${n === 1 ? '' : 's'} ${back ? 'back' : 'ahead'} (position j read from j ${back ? '−' : '+'} ${n}: a slot or page mapped wrong)`;
+  },
 };

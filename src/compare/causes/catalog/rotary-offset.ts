@@ -34,7 +34,9 @@ export const rotaryOffset: Cause = {
     const r0 = firstBadRow(d);
     const out: Candidate[] = [];
     for (const from of [r0 - 1, r0].filter((r) => r >= 1 && r < T)) {
-      const offsets = [-from, 1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4, -5, -6, -7, -8].filter(
+      // (a generation's decode rotated from 0 again: position p as p − prompt length)
+      const restart = d.prefill !== undefined ? [-d.prefill] : [];
+      const offsets = [-from, ...restart, 1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4, -5, -6, -7, -8].filter(
         (o, i, all) => all.indexOf(o) === i && o !== 0 && from + o >= 0,
       );
       const at = (f: (t: number) => number) => Array.from({ length: T }, (_, t) => (t < from ? t : f(t)));
@@ -54,6 +56,8 @@ export const rotaryOffset: Cause = {
         ? `rotary positions stop advancing at ${at} (every later row rotated as position ${Number(p.from) - 1})`
         : Number(p.offset) === -Number(p.from)
           ? `rotary positions restart at 0 from ${at} on`
-          : `rotary positions are off by ${Number(p.offset) > 0 ? '+' : ''}${p.offset} from ${at} on`;
+          : d.prefill !== undefined && Number(p.offset) === -d.prefill
+            ? `rotary positions from ${at} on counted from the end of the prompt (position p rotated as p − ${d.prefill})`
+            : `rotary positions are off by ${Number(p.offset) > 0 ? '+' : ''}${p.offset} from ${at} on`;
   },
 };
