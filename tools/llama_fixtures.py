@@ -14,6 +14,7 @@ forward is from fp64 (HF computes RMSNorm, the softmax and the RoPE tables in fp
 Models (see MODELS below): llama-gqa-llama3, llama-mqa-linear-tied, qwen2-bias, qwen3-qknorm, mistral-window.
 
 Usage: python3 tools/llama_fixtures.py [--only name[,name]] [--sources DIR (copy HF's modeling files there)]
+       [--runs (also a dump_run of qwen3-qknorm, fp32: run.safetensors beside it)]
 """
 
 import argparse
@@ -112,13 +113,16 @@ def config_class(model_type):
 @torch.no_grad()
 def init_every_op(model, seed):
     """Seeded init where every op matters: linear weights N(0, 1/fan_in), biases N(0, 0.1), RMSNorm weights
-    1 + N(0, 0.1) (the q/k norms too), embeddings N(0, 1)."""
+    1 + N(0, 0.1) (the q/k norms too), embeddings N(0, 1) (a tied LM head with them)."""
     g = torch.Generator().manual_seed(seed)
 
     def normal_(t, std, mean=0.0):
         t.copy_(torch.randn(t.shape, generator=g, dtype=torch.float64) * std + mean)
 
+    tied = model.get_input_embeddings().weight
     for _, mod in model.named_modules():
+        if isinstance(mod, torch.nn.Linear) and mod.weight is tied:
+            continue  # a tied LM head is the embedding: initialised as one (N(0, 1)), not as a linear
         if isinstance(mod, torch.nn.Linear):
             normal_(mod.weight, 1.0 / math.sqrt(mod.in_features))
             if mod.bias is not None:
@@ -418,6 +422,28 @@ def make(name, spec, env):
     return res
 
 
+RUN_MODELS = ("qwen3-qknorm",)
+
+
+def dump_runs():
+    """A dump_run (tools/dump_run.py) of each RUN_MODELS fixture, loaded in fp32, on its fixture tokens: layer 1's
+    modules and the model-level ones (run.safetensors beside the fixture): HF's own module names and values, for the
+    Llama family's run names (src/model/run-names.ts) and taps."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from dump_run import dump_run
+
+    for name in RUN_MODELS:
+        d = os.path.join(OUT_ROOT, name)
+        with open(os.path.join(d, "hf_outputs.json")) as f:
+            ids = json.load(f)["tokens"]
+        m = load(d, torch.float32)
+        names = [n for n, _ in m.named_modules() if n and (n.startswith("model.layers.1") or "." not in n
+                 or n in ("model.embed_tokens", "model.norm", "model.rotary_emb"))]
+        path = os.path.join(d, "run.safetensors")
+        out = dump_run(m, torch.tensor(ids), path, label="hf fp32", modules=names)
+        print(f"  {path}: {os.path.getsize(path)} bytes, {len(out)} tensors: {sorted(out)}")
+
+
 def copy_sources(dest):
     """HF's own modeling files of the family, for reading (docs/FAMILIES.md was checked against them)."""
     import transformers.masking_utils as mu
@@ -442,6 +468,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     ap.add_argument("--sources", default="")
+    ap.add_argument("--runs", action="store_true", help="also dump_run the RUN_MODELS fixtures (run.safetensors)")
     args = ap.parse_args()
     torch.set_num_threads(min(8, os.cpu_count() or 1))
     env = {"gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
@@ -461,6 +488,14 @@ def main():
 
             traceback.print_exc()
             PROBLEMS.append(f"{name}: {e!r}")
+    if args.runs:
+        try:
+            dump_runs()
+        except Exception as e:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            PROBLEMS.append(f"runs: {e!r}")
     print("summary:", json.dumps(summary))
     for p in PROBLEMS:
         print("PROBLEM:", p)

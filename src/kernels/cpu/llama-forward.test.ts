@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadLlamaWeights } from '../../model/llama-weights';
 import { parseModelConfigText } from '../../model/model-config';
+import { familySlotWidth, slotOfLlamaName } from '../../model/run-names';
+import { parseSafetensorsHeader } from '../../model/safetensors';
+import { readTensorF32 } from '../../model/safetensors-read';
 import type { LlamaConfig } from '../../numeric/types';
 import { llamaForward, llamaGreedy } from './llama-forward';
 
@@ -93,5 +96,58 @@ describe('the Llama family fp64 forward against Hugging Face (fixtures)', () => 
     const w = loadLlamaWeights(cfg, new Uint8Array(readFileSync(join(dir, 'model.safetensors'))));
     const got = llamaForward(strip(cfg), w, hf.tokens);
     expect(relL2(got.logits, hf.fp64.logits.flat())).toBeGreaterThan(1e-3);
+  });
+
+  // HF's own hooks (tools/dump_run.py on qwen3-qknorm in fp32: layer 1's modules and the model-level ones): every
+  // name lands on a slot of the registry with HF's value there, to HF fp32's distance from fp64 (3.7e-7 measured
+  // on this model, so < 1e-5 holds with room and a wrong slot, O(1) off, cannot pass).
+  it('maps every name of an HF dump_run of qwen3-qknorm to the slot holding its value', () => {
+    const dir = join(FIXTURES, 'qwen3-qknorm');
+    const hf = JSON.parse(readFileSync(join(dir, 'hf_outputs.json'), 'utf8')) as HfOutputs;
+    const cfg = parseModelConfigText(readFileSync(join(dir, 'config.json'), 'utf8'));
+    if (cfg.family !== 'llama') throw new Error('not the Llama family');
+    const w = loadLlamaWeights(cfg, new Uint8Array(readFileSync(join(dir, 'model.safetensors'))));
+    const taps = new Map<string, Float64Array>();
+    llamaForward(cfg, w, hf.tokens, taps);
+    const run = new Uint8Array(readFileSync(join(dir, 'run.safetensors')));
+    const h = parseSafetensorsHeader(run, 'run.safetensors');
+    const skipped: string[] = [];
+    const checked = new Set<string>();
+    for (const [name, e] of h.entries) {
+      const ref = slotOfLlamaName(name, cfg.numLayers);
+      if (ref === null) {
+        skipped.push(name);
+        continue;
+      }
+      const mine = taps.get(ref.slot);
+      if (mine === undefined) throw new Error(`${name} -> ${ref.slot}: no such tap`);
+      const theirs = readTensorF32(run, h.dataOffset, e, 'run.safetensors');
+      expect(theirs.length, name).toBe(hf.tokens.length * familySlotWidth(ref.width, cfg));
+      expect(relL2(mine, theirs), `${name} -> ${ref.slot}`).toBeLessThan(1e-5);
+      checked.add(ref.slot);
+    }
+    expect(skipped.sort()).toEqual([
+      'model.layers.1.mlp.act_fn:out',
+      'model.rotary_emb:in',
+      'model.rotary_emb:out',
+    ]);
+    for (const slot of [
+      'ln1',
+      'q',
+      'k',
+      'v',
+      'q_norm',
+      'k_norm',
+      'ctx',
+      'attn_out',
+      'ln2_in',
+      'ln2',
+      'gate',
+      'up',
+    ])
+      expect(checked.has(`layers.1.${slot}`), slot).toBe(true);
+    for (const slot of ['swiglu', 'mlp_out', 'out']) expect(checked.has(`layers.1.${slot}`), slot).toBe(true);
+    for (const slot of ['embed', 'layers.0.out', 'final_norm', 'logits'])
+      expect(checked.has(slot), slot).toBe(true);
   });
 });
