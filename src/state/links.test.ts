@@ -12,6 +12,7 @@ import { fixtureReport } from '../ui/report-fixture';
 import type { InitResult, LoadedModel, LoadOptions, ModelFilesInput, WorkerError } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import { createController } from './controller';
+import { settingsMatchLink } from './link-settings';
 import { checkExpectation, scenarioRun } from './scenario';
 import { settingsOf } from './settings';
 import { AGREE_FACTOR, agreementSentence, compareWithSharer } from './sharer';
@@ -587,3 +588,62 @@ function generationWithDecode(d: {
     })),
   };
 }
+
+describe("the banner's 'your settings differ' is about what the viewer changed", () => {
+  const spec: RunSpec = {
+    ...defaultRunSpec(),
+    model: { kind: 'url', url: 'https://example.invalid/m/', sha256: 'a'.repeat(64) },
+    prompt: { text: 'And God said' },
+    generate: 3,
+    k: 12,
+    faults: [{ id: 'gelu_relu', fromLayer: 2 }],
+  };
+
+  it('a link opened in a fresh profile: another model loaded first is not a changed setting', async () => {
+    const { store, ctl } = await started();
+    await ctl.openLink(encodeLink({ v: 1, spec }));
+    const s = st(store);
+    expect(s.linked?.origin).toBe('link');
+    // The embedded model is loaded, not the link's: the spec built now differs, the settings do not.
+    expect(s.model?.name).toBe('neox-kjv-bytes');
+    expect(settingsMatchLink(s.settings, spec, s.customPending, false)).toBe(true);
+    // The viewer changes one setting: now they differ; put back, they match again.
+    s.setSettings({ k: 13 });
+    expect(settingsMatchLink(st(store).settings, spec, null, false)).toBe(false);
+    st(store).setSettings({ k: 12 });
+    expect(settingsMatchLink(st(store).settings, spec, null, false)).toBe(true);
+    st(store).setSettings({ prompt: 'And God saw' });
+    expect(settingsMatchLink(st(store).settings, spec, null, false)).toBe(false);
+  });
+
+  it('the fused kernels as a set; the prompt mode a tokenizer-less model forced is not a change', () => {
+    const settings = settingsOf({ ...spec, fused: [...spec.fused].reverse() });
+    expect(settingsMatchLink(settings, spec, null, false)).toBe(true);
+    const forced = { ...settingsOf(spec), promptMode: 'ids' as const };
+    expect(settingsMatchLink(forced, spec, null, true)).toBe(true);
+    expect(settingsMatchLink(forced, spec, null, false)).toBe(false);
+    for (const patch of [
+      { seed: 7 },
+      { fault: null },
+      { faultLayer: 3 },
+      { checkDecode: true },
+      { generate: 4 },
+    ])
+      expect(
+        settingsMatchLink({ ...settingsOf(spec), ...patch }, spec, null, false),
+        JSON.stringify(patch),
+      ).toBe(false);
+  });
+
+  it("a custom kernel waiting for consent is the link's; another kernel is a change", () => {
+    const custom = { slot: 'layernorm2' as const, source: 'fn main() {}' };
+    const withKernel = { ...spec, custom };
+    const s = settingsOf(withKernel);
+    expect(settingsMatchLink(s, withKernel, custom, false)).toBe(true);
+    expect(settingsMatchLink({ ...s, custom }, withKernel, null, false)).toBe(true);
+    expect(
+      settingsMatchLink({ ...s, custom: { ...custom, source: 'fn other() {}' } }, withKernel, null, false),
+    ).toBe(false);
+    expect(settingsMatchLink(s, withKernel, null, false)).toBe(false);
+  });
+});

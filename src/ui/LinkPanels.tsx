@@ -8,9 +8,10 @@ import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { adapterLine, type Sharer } from '../run/permalink';
 import type { Controller } from '../state/controller';
+import { settingsMatchLink } from '../state/link-settings';
 import { settingsOf } from '../state/settings';
 import { AGREE_FACTOR, agreementSentence, compareWithSharer, sameCause } from '../state/sharer';
-import { buildSpec, modelMatches, sameRun } from '../state/spec';
+import { modelMatches, sameRun } from '../state/spec';
 import { type AppStore, canRun } from '../state/store';
 import { shortCause } from './cause-words';
 import { ErrorAlert } from './ErrorAlert';
@@ -51,13 +52,16 @@ function useLinkedRunnable(store: AppStore): boolean {
 }
 
 /** Whether the settings shown still describe the linked run (null: cannot tell, no model loaded). */
+/** Whether the settings are still the link's (null without a link): the model is not a setting (see link-settings.ts). */
 function useSettingsMatchLink(store: AppStore): boolean | null {
   return useStore(store, (s) => {
-    if (!s.linked || !s.model || !s.modelSource) return null;
-    // A custom kernel waiting for the viewer's consent is still the link's (it is not a changed setting).
-    const settings = { ...s.settings, custom: s.settings.custom ?? s.customPending };
-    const built = buildSpec(settings, s.modelSource, s.model);
-    return built.ok && sameRun(built.spec, s.linked.spec);
+    if (!s.linked) return null;
+    return settingsMatchLink(
+      s.settings,
+      s.linked.spec,
+      s.customPending,
+      s.model?.tokenizer === 'token ids only',
+    );
   });
 }
 
