@@ -9,6 +9,7 @@ import type { GenerateOptions } from '../engine/types';
 import { storageUnitRoundoff } from '../numeric/precision';
 import { faultHooks, faultInfo, type PlantedFault } from '../run/faults';
 import { type AnalysisContext, dumpName, type EngineRuns, f32, type Measured } from './analysis-phases';
+import { decodeOpsOf } from './decode-ops';
 import { type DecodeCheck, decodeCheckOf, decodeRows, decodeRunInput, vsFullOf } from './decode-run-file';
 import { nonFiniteIn, ratioOf } from './floor';
 import { cachedVsFull, generationVerdictOf, generationWords } from './generation-verdict';
@@ -276,11 +277,41 @@ async function checkDecodes(
     const mine = (await recorded[i].read(from, ['logits'])).get('logits') ?? new Float32Array(0);
     const vsFull = vsFullOf(mine, logits[i], floor, spec.k);
     const run = same && i === 1 ? 'B' : 'A';
-    out.push({ ...decodeCheckOf(path, report, tokens.length, run), vsFull });
+    const check = { ...decodeCheckOf(path, report, tokens.length, run), vsFull };
+    // Born in a layer checked only whole (the fused path's kernels join ops without a tap between them): its ops
+    // one by one on the decode rows, against the reference path's decode (decode-ops.ts).
+    const b = check.born;
+    if (i === 1 && b && b.layer !== null && /\.layer$/.test(b.check) && rows) {
+      const t2 = performance.now();
+      const ops = await decodeOpsOf(
+        c.engine,
+        recorded[1],
+        runs[1].file.tokens,
+        recorded[0],
+        runs[0].file.tokens,
+        b.layer,
+        rows.from,
+        spec,
+      );
+      c.durations['decode.ops'] = performance.now() - t2;
+      check.ops = { layer: ops.layer, checks: ops.checks };
+      if (ops.born) {
+        const where = b.step !== null && b.row !== null ? `decode step ${b.step} (position ${b.row}), ` : '';
+        check.born = { ...b, check: ops.born.id, what: ops.born.what, ratio: ops.born.ratio };
+        check.sentence =
+          `${where}layer ${b.layer}: the error is born at ${ops.born.what} (${ops.born.id}), ` +
+          `${fmtRatio(ops.born.ratio)} its floor on this path's own recorded inputs ` +
+          `(the layer's ops checked one by one on the decode rows, fused kernels' ops in groups)`;
+      }
+    }
+    out.push(check);
   }
   c.durations['decode.vsFull'] = performance.now() - t1;
   return out;
 }
+
+const fmtRatio = (x: number) =>
+  Number.isFinite(x) ? (x < 100 ? `${x.toPrecision(2)}×` : `${x.toExponential(1)}×`) : `${x}×`;
 
 /** Each path's whole forward (no cache) over its tokens, in one submit: the logits' rows from..T−1 of each. */
 async function uncachedLogits(

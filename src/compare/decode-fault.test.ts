@@ -56,6 +56,15 @@ describe('a decode-only fault', () => {
     expect(fused.born?.layer, `${ctx}: ${fused.sentence}`).toBe(fromLayer);
     expect(fused.born?.step, `${ctx}: ${fused.sentence}`).toBe(1);
     expect(fused.born?.row, ctx).toBe(prompt.length);
+    // The op, not the layer: the fused path's decode names the fused QKV projection and attention core, where the
+    // decode step's rotary lives, with the layer's ops checked one by one (none left out for lack of taps).
+    expect(fused.born?.check, `${ctx}: ${fused.sentence}`).toBe(`layers.${fromLayer}.attn_block`);
+    expect(fused.sentence, ctx).toContain('the QKV projection and the attention core (fused)');
+    expect(fused.sentence, ctx).not.toContain('could not run');
+    expect(fused.ops?.checks.find((x) => x.op === 'ln1')?.ratio, ctx).toBeLessThan(spec.k);
+    expect(r.generation?.words, ctx).toContain(
+      `born at decode step 1 (position ${prompt.length}), layer ${fromLayer}, the QKV projection and the attention core (fused), on the fused path`,
+    );
     // The path is said beside the sentence: it starts at the step, not with the runs analysis's "run A (…)".
     expect(
       fused.sentence.startsWith(`decode step 1 (position ${prompt.length}), layer ${fromLayer}: `),

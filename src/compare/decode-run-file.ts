@@ -126,6 +126,15 @@ export interface DecodeCheck {
    * one to within the floor (ours: bit for bit, ratio 0).
    */
   vsFull?: { relL2: number; ratio: number; within: boolean };
+  /**
+   * Where the runs analysis could check the born layer only whole (a fused path writes no tap between the ops its
+   * kernels join): that layer's ops checked one by one on the decode rows, fused groups whole (decode-ops.ts), and
+   * `born` names the op found there. Absent otherwise and in older reports.
+   */
+  ops?: {
+    layer: number;
+    checks: { id: string; op: string; what: string; ratio: number; nonFinite: number }[];
+  };
 }
 
 /** The two-path report's summary of a decode run's analysis (of its run `run`: 'A', or 'B' of a pair). */

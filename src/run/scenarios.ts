@@ -265,7 +265,7 @@ export const SCENARIOS: readonly Scenario[] = [
       'Run it: every layer of the prompt agrees, yet the verdict is not green: the generated text diverges.',
       'Look at the generated texts: the fused path parts from the reference at the second token.',
       'Read why beside them: the fused path’s cached decode chose a token its own full forward over the same tokens would not, so the error is in the decode path.',
-      'The decode check started by itself and names where it is born: the fused path’s decode step 1, layer 1, the attention core (rotary, scores, softmax, values).',
+      'The decode check started by itself and names where it is born: the fused path’s decode step 1, layer 1, the QKV projection and attention core (the fused kernel that rotates).',
       'The planted bug: the single-row decode step rotates its query and key as position 0 (layer 1 on). cli check exits 1 on it.',
     ],
     spec: spec(GENESIS, [{ id: 'decode_rotary', fromLayer: 1 }], 4),

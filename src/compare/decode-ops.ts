@@ -1,0 +1,131 @@
+// The op, not the layer, in the decode (issue 37 item 3). A fused path's recorded decode has no tap between the ops a
+// fused kernel joins (the QKV projection and rotary, the MLP up-projection and its GELU, the down-projection and the
+// residual add), so the runs analysis can check its layer only whole. Here the layer where the decode check finds the
+// error is checked op by op as the two-path "why" checks the prompt (why-paths.ts layerChecks): each op re-run exactly
+// (fp64) from the path's own recorded inputs, fused groups whole, on the decode steps' rows only (the attention still
+// reads every position's keys and values), against the reference path's decode measured the same way (the floor).
+import type { RecordedDecode } from '../engine/decode-record';
+import type { Engine } from '../engine/engine';
+import { inputSlot } from '../model/run-names';
+import type { Precision } from '../numeric/precision';
+import type { Metric } from '../run/runspec';
+import { gather } from './causes/arrays';
+import { core } from './causes/exact-op';
+import { FINAL, scoredColumns } from './causes/explain';
+import type { OpData } from './causes/types';
+import { nonFiniteIn, ratioOf } from './floor';
+import { fullMetrics } from './metrics';
+import { opWeights } from './why';
+import { layerChecks } from './why-paths';
+
+/** One op of the layer checked on the decode steps' rows. */
+export interface DecodeOpCheck {
+  id: string;
+  op: string;
+  what: string;
+  /** The path's error on the decode rows over the reference path's (its floor), in the spec's metric. */
+  ratio: number;
+  nonFinite: number;
+}
+
+export interface DecodeOps {
+  layer: number;
+  checks: DecodeOpCheck[];
+  /** The first op past k × its floor (or with NaN/Inf), or null: the layer's error comes from how its ops combine. */
+  born: DecodeOpCheck | null;
+}
+
+/** A recorded decode's tensors of layer `i` (and the layer's input) under the run-check slot names, on the CPU. */
+async function layerSlots(rec: RecordedDecode, i: number): Promise<Map<string, Float32Array>> {
+  const input = i === 0 ? 'embed' : `layers.${i - 1}.out`;
+  const names = [...rec.taps.keys()].filter((n) => n.startsWith(`layers.${i}.`) || n === input);
+  const got = await rec.read(0, names);
+  const out = new Map<string, Float32Array>();
+  for (const [name, data] of got) {
+    if (name === input) out.set(inputSlot(i), data);
+    else out.set(name.replace(/\.resid_mid$/, '.ln2_in'), data);
+  }
+  return out;
+}
+
+/** Rows from..T−1 of a [T, width] array. */
+const rowsFrom = (a: ArrayLike<number>, T: number, from: number) => {
+  const width = a.length / T;
+  return Float64Array.from({ length: (T - from) * width }, (_, j) => a[from * width + j]);
+};
+
+/**
+ * Layer `layer` of a path's recorded decode (`path`, over `tokens`) checked op by op on rows from..T−1 against the
+ * reference path's recorded decode (`floorPath`, over `floorTokens`), fused groups whole where the path has no tap.
+ */
+export async function decodeOpsOf(
+  engine: Engine,
+  path: RecordedDecode,
+  tokens: number[],
+  floorPath: RecordedDecode,
+  floorTokens: number[],
+  layer: number,
+  from: number,
+  o: { metric: Metric; k: number; precision: Precision },
+): Promise<DecodeOps> {
+  const cfg = engine.modelInfo!.config;
+  const T = tokens.length;
+  const mine = await layerSlots(path, layer);
+  const ref = await layerSlots(floorPath, layer);
+  const checks = layerChecks(cfg, layer, (slot) => mine.has(slot) && ref.has(slot));
+  const out: DecodeOpCheck[] = [];
+  let born: DecodeOpCheck | null = null;
+  for (const pc of checks) {
+    const weights = await opWeights(engine, pc.op, layer);
+    const data = (slots: Map<string, Float32Array>, toks: number[]): OpData => {
+      const recorded = slots.get(pc.output)!;
+      return {
+        op: pc.op,
+        layer,
+        cfg,
+        tokens: toks,
+        inputs: pc.inputs.map((s) => slots.get(s)!),
+        inputSlots: pc.inputs,
+        recorded,
+        exact: new Float64Array(0),
+        weights,
+        angles: 'exact',
+        others: [],
+        floor: fullMetrics([0], [1], 'fp32'),
+        metric: o.metric,
+        k: o.k,
+        precision: o.precision,
+        scale: recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
+        prefill: from,
+      };
+    };
+    const f = data(mine, tokens);
+    const r = data(ref, floorTokens);
+    const width = f.recorded.length / T;
+    // Each op on the same sample of its output columns on both paths (a large op's where the paths differ most and
+    // an even spread), every row computed (attention reads all positions), the decode rows compared.
+    const cols = scoredColumns({ ...f, exact: Float64Array.from(r.recorded) }, FINAL);
+    const errOf = (d: OpData) =>
+      fullMetrics(
+        rowsFrom(gather(d.recorded, T, width, cols), T, from),
+        rowsFrom(core(d, {}, cols), T, from),
+        o.precision,
+      );
+    const err = errOf(f);
+    const floor = errOf(r);
+    const scale = rowsFrom(gather(f.recorded, T, width, cols), T, from).reduce(
+      (m, x) => Math.max(m, Math.abs(x)),
+      0,
+    );
+    const check: DecodeOpCheck = {
+      id: pc.id,
+      op: pc.op,
+      what: pc.what,
+      ratio: ratioOf(err, floor, o.metric, o.precision, scale),
+      nonFinite: nonFiniteIn(err),
+    };
+    out.push(check);
+    if (!born && (check.ratio > o.k || check.nonFinite > 0)) born = check;
+  }
+  return { layer, checks: out, born };
+}
