@@ -1,12 +1,21 @@
 // Models from the Hugging Face Hub against a local stand-in (e2e/hub-server.ts: the API's revision and tree
 // endpoints, 302 redirects to a CDN on another origin, Range, CORS, branches and tags, a branch that moves,
-// sharded and bin-only revisions, 401/404, a download cut off). The page is pointed at it by the test-only
-// override in localStorage. Timings are printed, not asserted.
+// sharded and bin-only revisions, 401/404, a download cut off, and the hostile answers of e2e/hub-repos.ts
+// HOSTILE). The page is pointed at it by the test-only override in localStorage (with shorter timeouts for the
+// hostile answers). Timings are printed, not asserted.
 import { expect, type Page, test } from '@playwright/test';
+import type { HubOverride } from '../src/run/hub';
 import { HUB_OVERRIDE_KEY } from '../src/run/hub';
 import { defaultRunSpec } from '../src/run/runspec';
 import { fragmentOf, runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
-import { BIN_ONLY_BRANCH, NOT_NEOX_REPO, SHARDED_REPO, type StandIn, startHubServer } from './hub-server';
+import {
+  BIN_ONLY_BRANCH,
+  type Hostile,
+  NOT_NEOX_REPO,
+  SHARDED_REPO,
+  type StandIn,
+  startHubServer,
+} from './hub-server';
 
 let hub: StandIn;
 test.beforeAll(async () => {
@@ -26,10 +35,10 @@ async function openLoader(page: Page): Promise<void> {
   if ((await loader.getAttribute('open')) === null) await loader.locator('summary').click();
 }
 
-async function start(page: Page) {
+async function start(page: Page, override: HubOverride = hub.override) {
   await page.addInitScript(([k, v]) => localStorage.setItem(k, v), [
     HUB_OVERRIDE_KEY,
-    JSON.stringify(hub.override),
+    JSON.stringify(override),
   ] as const);
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto('./');
@@ -43,6 +52,7 @@ async function lookUp(page: Page, repo: string, revision: string) {
   await presets.getByTestId('hub-revision').fill(revision);
   await presets.getByTestId('hub-lookup').click();
   const detail = presets.getByTestId('hub-detail');
+  await expect(detail).toHaveAttribute('data-key', `${repo.trim()}@${revision.trim() || 'main'}`);
   await expect(detail).toHaveAttribute('data-state', /done|error/, { timeout: 30_000 });
   return detail;
 }
@@ -128,7 +138,7 @@ test('the Pythia suite from the Hub: API sizes before download, cancel, pinned c
   for (const [repo, rev, words] of [
     ['EleutherAI/pythia-410m', BIN_ONLY_BRANCH, /has only pytorch_model\.bin .*reads safetensors/],
     [NOT_NEOX_REPO, 'main', /model_type 'gpt2' is not supported/],
-    ['nobody/nothing', 'main', /nobody\/nothing: no such repository on the Hub, or it is private or gated/],
+    ['nobody/nothing', 'main', /nobody\/nothing: no such repository on the Hub, or it is private$/],
     ['test/private', 'main', /no such repository on the Hub, or it is private/],
     [P160, 'step999999', /has no revision "step999999"/],
   ] as const) {
@@ -252,5 +262,131 @@ test('sharded weights from the Hub: shard by shard, pinned in the link after the
   await expect(page.getByTestId('error')).toHaveAttribute('data-kind', 'model-mismatch', { timeout: 60_000 });
   await expect(page.getByTestId('error').locator('p').first()).toContainText('the shards make sha256');
   await expect(sha).toHaveText(good);
+  expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
+});
+
+test('hostile answers from the Hub: one line each, in bounded bytes and time, the page usable after', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await start(page, { ...hub.override, limits: { connectMs: 1500, idleMs: 1500 } });
+  const presets = page.getByTestId('hub-presets');
+  const lines: Record<string, string> = {};
+
+  // Ids the Hub cannot hold: refused in the page, no request made.
+  let mark = hub.requests.length;
+  for (const bad of ['a/b?x=1', '../etc/passwd', 'a/b#frag']) {
+    const d = await lookUp(page, bad, 'main');
+    await expect(d).toHaveAttribute('data-state', 'error');
+    await expect(d).toContainText('is not a Hub repository id');
+  }
+  expect(hub.requests.length).toBe(mark);
+
+  // Before consent: each lookup refused in one line, at most the caps read, within the timeouts.
+  const before: [Hostile, RegExp][] = [
+    ['endless-config', /^config\.json: the server sent more than 1\.0 MiB, the most read of it: cut there/],
+    ['endless-index', /^model\.safetensors\.index\.json: the server sent more than 4\.0 MiB/],
+    ['endless-pages', /file listing goes on past 50 pages: stopped there$/],
+    ['foreign-next', /sends its next page to another host \(http:\/\/127\.0\.0\.1:\d+\): not followed$/],
+    ['silent-api', /^the Hub's API: http:\/\/127\.0\.0\.1:\d+ did not answer in 1\.5 s$/],
+    [
+      'gated-401',
+      /^hostile\/gated-401 is a gated repository \(HTTP 401\): the Hub says "Access to model hostile\/gated-401 is restricted\./,
+    ],
+    ['gated-403', /^hostile\/gated-403 is a gated repository \(HTTP 403\): .*not in the authorized list/],
+    ['rate-limited', /^the Hub is limiting requests \(HTTP 429(, retry after 30 s)?\): try again later$/],
+    ['entry-missing', /config\.json is not there \(HTTP 404 EntryNotFound\)$/],
+    ['garbage-json', /^the Hub's API answered hostile\/garbage-json with something that is not JSON/],
+    ['garbage-tree', /with something that is not JSON/],
+    ['bad-oid', /LFS oid "ZZZ-not-a-sha256", not a sha256 \(64 hex digits\): refused$/],
+  ];
+  for (const [name, words] of before) {
+    const sent0 = hub.bytesSent();
+    const t0 = Date.now();
+    const d = await lookUp(page, `hostile/${name}`, 'main');
+    await expect(d, name).toHaveAttribute('data-state', 'error');
+    const text = await d.innerText();
+    expect(text, name).toMatch(words);
+    expect(text).not.toContain('\n');
+    expect(hub.bytesSent() - sent0, name).toBeLessThan(12 << 20);
+    expect(Date.now() - t0, name).toBeLessThan(20_000);
+    lines[name] = text;
+  }
+  const none = await lookUp(page, 'nobody/nothing', 'main');
+  await expect(none).toHaveText('nobody/nothing: no such repository on the Hub, or it is private');
+
+  // A lookup left for another stops paginating (the stand-in answers each page 100 ms late here).
+  hub.setSlow({ chunk: 1 << 16, ms: 100 });
+  try {
+    mark = hub.requests.length;
+    const pages = () =>
+      hub.requests.slice(mark).filter((r) => r.path.startsWith('/api/models/hostile/endless-pages/tree/'))
+        .length;
+    await presets.getByTestId('hub-repo').fill('hostile/endless-pages');
+    await presets.getByTestId('hub-lookup').click();
+    await expect.poll(pages, { timeout: 10_000 }).toBeGreaterThan(3);
+    const other = await lookUp(page, 'hostile/no-tokenizer', 'main');
+    await expect(other).toHaveAttribute('data-state', 'done');
+    const n = pages();
+    await page.waitForTimeout(1000);
+    expect(pages()).toBeLessThanOrEqual(n + 1); // at most the page already asked for
+    expect(pages()).toBeLessThan(50);
+  } finally {
+    hub.setSlow(null);
+  }
+
+  // After consent: the download is held to the sizes the button showed; each refusal leaves the model before.
+  const after: [Hostile, RegExp][] = [
+    [
+      'tree-lies',
+      /^model\.safetensors: the server announces [\d.]+ (KiB|MiB), not the 2\.0 KiB listed: refused before the download$/,
+    ],
+    ['longer-body', /^model\.safetensors: the server sent more than the [\d.]+ KiB listed/],
+    ['shorter-body', /^model\.safetensors: cut short: the server sent [\d.]+ KiB of the [\d.]+ KiB listed/],
+    ['stalled-body', /^model\.safetensors: the download stalled \(no byte for 1\.5 s after [\d.]+ KiB\)/],
+    ['endless-tokenizer', /^tokenizer\.json: the server sent more than the \d+ bytes listed/],
+  ];
+  const alert = page.getByTestId('error');
+  for (const [name, words] of after) {
+    const d = await lookUp(page, `hostile/${name}`, 'main');
+    await expect(d, name).toHaveAttribute('data-state', 'done');
+    if (name === 'tree-lies') {
+      // The button says what the listing says: 2 KiB of weights (with config and tokenizer, under 8 KiB).
+      expect(Number(await d.getByTestId('preset-size').getAttribute('data-bytes'))).toBeLessThan(8 << 10);
+      await d.scrollIntoViewIfNeeded();
+      await shoot(page, testInfo, 'hub-tree-lies-listed-1280x800', false);
+    }
+    const sent0 = hub.bytesSent();
+    await d.getByTestId('preset-load').click();
+    await expect(alert, name).toBeVisible({ timeout: 30_000 });
+    const text = await alert.locator('p').first().innerText();
+    expect(text, name).toMatch(words);
+    expect(text).not.toContain('\n');
+    expect(hub.bytesSent() - sent0, name).toBeLessThan(12 << 20);
+    lines[name] = text;
+    await expect(page.getByTestId('model-name')).toHaveText('neox-kjv-bytes');
+    await page.getByRole('button', { name: 'Dismiss the error' }).click();
+  }
+
+  // A link to an endless config.json: its size probe is refused in one line, with no click and bounded bytes.
+  const commit = hub.commit('hostile/endless-config', 'main');
+  const sent0 = hub.bytesSent();
+  await page.goto(
+    `./${fragmentOf({ v: 1, spec: { ...defaultRunSpec(), generate: 0, model: { kind: 'url', url: `${hub.origin}/hostile/endless-config/resolve/${commit}/`, sha256: 'a'.repeat(64) } } })}`,
+  );
+  const need = page.getByTestId('need-size');
+  await expect(need).toHaveAttribute('data-state', 'error', { timeout: 30_000 });
+  await expect(need).toContainText('config.json: the server sent more than 1.0 MiB');
+  expect(hub.bytesSent() - sent0).toBeLessThan(12 << 20);
+  lines['link: endless-config'] = await need.innerText();
+
+  // The page is usable after all of it: a Hub model without tokenizer.json loads and runs on token ids.
+  const nt = await lookUp(page, 'hostile/no-tokenizer', 'main');
+  await expect(nt.getByTestId('hub-tokenizer')).toContainText('none (no tokenizer.json)');
+  await nt.getByTestId('preset-load').click();
+  await expect(page.getByTestId('model-name')).toHaveText('no-tokenizer', { timeout: 60_000 });
+  await setInputs(page, '1, 2, 3', 0);
+  await runToEnd(page);
+  console.log(`hostile lines: ${JSON.stringify(lines, null, 1)}`);
   expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
 });

@@ -34,13 +34,13 @@ export function HubDetail({
   const [notice, setNotice] = useState<string | null>(null);
   if (lookup.state === 'pending')
     return (
-      <p className="small" data-testid="hub-detail" data-state="pending" role="status">
+      <p className="small" data-testid="hub-detail" data-state="pending" data-key={lookup.key} role="status">
         Asking the Hub about {lookup.key}…
       </p>
     );
   if (lookup.state === 'error')
     return (
-      <p className="note warn" data-testid="hub-detail" data-state="error" role="alert">
+      <p className="note warn" data-testid="hub-detail" data-state="error" data-key={lookup.key} role="alert">
         {lookup.message}
       </p>
     );
@@ -64,7 +64,13 @@ export function HubDetail({
       setNotice(`Download cancelled${before ? `: ${before} is still loaded` : ''}.`);
   };
   return (
-    <div className="hub-detail" data-testid="hub-detail" data-state="done" data-repo={p.repo}>
+    <div
+      className="hub-detail"
+      data-testid="hub-detail"
+      data-state="done"
+      data-repo={p.repo}
+      data-key={lookup.key}
+    >
       <dl className="facts">
         <dt>Repository</dt>
         <dd>

@@ -167,6 +167,7 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
         </button>
       </form>
       <HubMirror
+        origin={origin}
         mirror={mirror}
         locked={override !== null}
         onChange={(m) => {
@@ -188,10 +189,12 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
  * browser. Validated as an http(s) origin before it is kept; a link never sets it.
  */
 function HubMirror({
+  origin,
   mirror,
   locked,
   onChange,
 }: {
+  origin: string;
   mirror: string | null;
   locked: boolean;
   onChange: (m: string | null) => void;
@@ -214,7 +217,7 @@ function HubMirror({
       <summary className="small">
         Hub:{' '}
         <span className="mono" data-testid="hub-mirror-now">
-          {mirror ?? HUB_ORIGIN}
+          {origin}
         </span>
       </summary>
       <form
