@@ -96,6 +96,11 @@ export interface Fp64Args {
   tokens: readonly number[];
   /** Rotary angles as the model writes them ('exact') or as HF computes them in fp32 ('hf-fp32'). */
   angles: 'exact' | 'hf-fp32';
+  /**
+   * A precision mode's storage rounding, for the intermediates an op stores between its own kernels (the attention
+   * core's scores and probabilities); the forward applies it to every step's output itself. Identity: exact.
+   */
+  round: (v: Float64Array) => Float64Array;
 }
 
 /** An op's CPU fp64 form: its output, row-major, in the step's width. */

@@ -12,6 +12,8 @@ import './op-fp64';
 export interface OpForwardOptions {
   /** Rotary angles: 'exact' (default) or HF's fp32 ones (rotary-angles.ts). */
   angles?: Fp64Args['angles'];
+  /** Applied to every step's output: the storage rounding of a precision mode (absent: exact fp64). */
+  round?: (v: Float64Array) => Float64Array;
 }
 
 /** Weights of any family: model-level fields by the steps' `weight` names, and `layers`. */
@@ -47,8 +49,9 @@ function run(
     weights,
     tokens,
     angles: opts.angles ?? 'exact',
+    round: opts.round ?? ((v) => v),
   });
-  return out;
+  return opts.round ? opts.round(out) : out;
 }
 
 /**

@@ -81,14 +81,16 @@ const attention: Fp64Form = (a) => {
     const packed = one(a);
     const n = H * T * hd;
     const [q, k, v] = [packed.subarray(0, n), packed.subarray(n, 2 * n), packed.subarray(2 * n)];
-    return attentionValuesF64(softmaxCausalF64(attentionScoresF64(q, k, H, T, hd), H, T), v, H, T, hd);
+    const probs = a.round(softmaxCausalF64(a.round(attentionScoresF64(q, k, H, T, hd)), H, T));
+    return attentionValuesF64(probs, v, H, T, hd);
   }
   const cfg = a.cfg;
   const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
   const [q, k, vRows] = a.inputs;
   const v = ropeHeadsF64(vRows, T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
   const variant: ScoresVariant = { kvHeads: KV, window: cfg.slidingWindow[a.layer] ?? null };
-  const probs = softmaxCausalF64(attentionScoresF64(q, k, H, T, hd, variant), H, T, variant);
+  const scores = a.round(attentionScoresF64(q, k, H, T, hd, variant));
+  const probs = a.round(softmaxCausalF64(scores, H, T, variant));
   return attentionValuesF64(probs, v, H, T, hd, variant); // [T, H·hd]
 };
 
