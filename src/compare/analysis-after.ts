@@ -24,6 +24,7 @@ import type {
   OracleInfo,
   Report,
 } from './report';
+import { checkedRowsWords } from './run-rows';
 import type { AnalyzeRunsOptions } from './runs-input';
 
 export async function bisect(
@@ -301,7 +302,8 @@ async function checkDecodes(
         check.sentence =
           `${where}layer ${b.layer}: the error is born at ${ops.born.what} (${ops.born.id}), ` +
           `${fmtRatio(ops.born.ratio)} its floor on this path's own recorded inputs ` +
-          `(the layer's ops checked one by one on the decode rows, fused kernels' ops in groups)`;
+          `(the layer's ops checked one by one, fused kernels' ops in groups; ` +
+          `${checkedRowsWords(rows, runs[1].file.tokens.length, runs[1].file.generation)})`;
       }
     }
     out.push(check);
