@@ -34,6 +34,8 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'noRescale',
   'coefs',
   'replace',
+  'termFormat',
+  'sumFormat',
   'kvFormat',
   'kvFrom',
   'keysDropped',
@@ -259,10 +261,16 @@ function residual(
   );
   const coefs = v.coefs ?? terms.map(() => 1);
   const out = new Float64Array(first.length);
+  const tf = v.termFormat;
+  const sf = v.sumFormat;
   // HF's order, as the oracle sums (run-checks-cpu.ts): the sum is exact in fp64 far below any f32 floor.
   for (let i = 0; i < out.length; i++) {
     let s = 0;
-    for (let j = terms.length - 1; j >= 0; j--) s += coefs[j] * terms[j][i];
+    for (let j = terms.length - 1; j >= 0; j--) {
+      const x = tf?.term === j ? roundTo(tf.format, terms[j][i]) : terms[j][i];
+      s += coefs[j] * x;
+      if (sf && j < terms.length - 1) s = roundTo(sf, s);
+    }
     out[i] = s;
   }
   return out;

@@ -108,6 +108,10 @@ export interface Variant {
   coefs?: number[];
   /** Term `term` read from another recorded tensor. */
   replace?: { term: number; data: ArrayLike<number> };
+  /** Term `term` rounded to a narrower format before the sum (a term kept in half). */
+  termFormat?: { term: number; format: NumFormat };
+  /** Every partial sum rounded to this format (the additions themselves in half), in HF's order. */
+  sumFormat?: NumFormat;
   // output transforms (applied to the exact output)
   outFormat?: NumFormat;
   /** out[t] = exact[t - shift] for t >= from (rows before `from` untouched; zeros where t - shift < 0). */

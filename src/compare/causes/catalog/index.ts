@@ -25,8 +25,10 @@ import { lnEps } from './ln-eps';
 import { lnEpsOutside } from './ln-eps-outside';
 import { lnBiasDropped, lnWeightDropped } from './ln-param-dropped';
 import { lnUnbiasedVar } from './ln-unbiased-var';
+import { partsBf16, partsFp16 } from './narrower-parts';
 import { outputBf16, outputFp16 } from './output-rounded';
 import { qkvLayout } from './qkv-layout';
+import { residualSumHalf, residualTermRounded } from './residual-narrower';
 import { residualTermDoubled, residualTermDropped } from './residual-term';
 import { residualWrongTensor } from './residual-wrong-tensor';
 import { rotaryBase } from './rotary-base';
@@ -55,6 +57,10 @@ export const CAUSES: readonly Cause[] = [
   autocastBf16,
   autocastFp16,
   accFp16,
+  partsBf16,
+  partsFp16,
+  residualTermRounded,
+  residualSumHalf,
   kvCacheFp16,
   kvCacheBf16,
   // operands
