@@ -15,6 +15,7 @@ Models (see MODELS below): llama-gqa-llama3, llama-mqa-linear-tied, qwen2-bias, 
 
 Usage: python3 tools/llama_fixtures.py [--only name[,name]] [--sources DIR (copy HF's modeling files there)]
        [--runs (also a dump_run of qwen3-qknorm, fp32: run.safetensors beside it)]
+       [--rope (also HF's fp32 RoPE tables of each fixture: hf_rope.json beside it)]
 """
 
 import argparse
@@ -444,6 +445,33 @@ def dump_runs():
         print(f"  {path}: {os.path.getsize(path)} bytes, {len(out)} tensors: {sorted(out)}")
 
 
+@torch.no_grad()
+def dump_rope():
+    """HF's own RoPE tables of each fixture, loaded in fp32 (hf_rope.json beside it): the inv_freq buffer (after
+    the linear or llama3 scaling) and cos/sin at positions 0..T-1, all fp32 values written exactly."""
+    for name in MODELS:
+        d = os.path.join(OUT_ROOT, name)
+        if not os.path.exists(os.path.join(d, "hf_outputs.json")):
+            continue
+        with open(os.path.join(d, "hf_outputs.json")) as f:
+            T = len(json.load(f)["tokens"])
+        m = load(d, torch.float32)
+        rot = m.model.rotary_emb
+        inv = rot.inv_freq.detach().float().cpu()
+        x = torch.zeros(1, T, m.config.hidden_size, dtype=torch.float32)
+        cos, sin = rot(x, torch.arange(T)[None, :])
+        res = {"model": name, "transformers": transformers.__version__, "torch": torch.__version__,
+               "rope_type": rot.rope_type, "attention_scaling": float(rot.attention_scaling),
+               "inv_freq": [float(v) for v in inv.tolist()],
+               "cos": [[float(v) for v in row] for row in cos[0].float().tolist()],
+               "sin": [[float(v) for v in row] for row in sin[0].float().tolist()]}
+        path = os.path.join(d, "hf_rope.json")
+        with open(path, "w") as f:
+            json.dump(res, f, separators=(",", ":"))
+            f.write("\n")
+        print(f"  {path}: {os.path.getsize(path)} bytes; {rot.rope_type}, inv_freq {inv.tolist()[:3]}…")
+
+
 def copy_sources(dest):
     """HF's own modeling files of the family, for reading (docs/FAMILIES.md was checked against them)."""
     import transformers.masking_utils as mu
@@ -469,6 +497,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--sources", default="")
     ap.add_argument("--runs", action="store_true", help="also dump_run the RUN_MODELS fixtures (run.safetensors)")
+    ap.add_argument("--rope", action="store_true", help="also write each fixture's HF RoPE tables (hf_rope.json)")
     args = ap.parse_args()
     torch.set_num_threads(min(8, os.cpu_count() or 1))
     env = {"gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
@@ -488,6 +517,14 @@ def main():
 
             traceback.print_exc()
             PROBLEMS.append(f"{name}: {e!r}")
+    if args.rope:
+        try:
+            dump_rope()
+        except Exception as e:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            PROBLEMS.append(f"rope: {e!r}")
     if args.runs:
         try:
             dump_runs()

@@ -15,6 +15,7 @@ import { parseSafetensorsHeader } from '../../model/safetensors';
 import { readTensorF32 } from '../../model/safetensors-read';
 import type { LlamaConfig } from '../../numeric/types';
 import { llamaForward, llamaGreedy } from './llama-forward';
+import { llamaInvFreq } from './op-fp64';
 
 interface HfOutputs {
   model: string;
@@ -150,4 +151,53 @@ describe('the Llama family fp64 forward against Hugging Face (fixtures)', () => 
     for (const slot of ['embed', 'layers.0.out', 'final_norm', 'logits'])
       expect(checked.has(slot), slot).toBe(true);
   });
+});
+
+interface HfRope {
+  inv_freq: number[];
+  cos: number[][];
+  sin: number[][];
+}
+
+/** How many fp32 steps (ULPs) apart two fp32 values are. */
+function ulps(a: number, b: number): number {
+  const buf = new DataView(new ArrayBuffer(8));
+  buf.setFloat32(0, a);
+  buf.setFloat32(4, b);
+  const ia = buf.getInt32(0);
+  const ib = buf.getInt32(4);
+  return Math.abs(ia - ib);
+}
+
+// HF's own RoPE tables (hf_rope.json: the model's inv_freq buffer after scaling, cos/sin at 0..T-1, fp32):
+// the config read here and rotary-angles.ts's 'hf-fp32' emulation give the same inv_freq, each step rounded as torch
+// rounds it; cos/sin of the fp32 angle within 1 ULP (torch's fp32 cos and sin are not correctly rounded).
+describe("HF's fp32 RoPE tables", () => {
+  it.each(cases)('%s', (name, dir) => {
+    const hf = JSON.parse(readFileSync(join(dir, 'hf_rope.json'), 'utf8')) as HfRope;
+    const cfg = parseModelConfigText(readFileSync(join(dir, 'config.json'), 'utf8'));
+    if (cfg.family !== 'llama') throw new Error(`${name}: not the Llama family`);
+    const inv = llamaInvFreq(cfg, 'hf-fp32');
+    expect(inv.length).toBe(hf.inv_freq.length);
+    const worstInv = Math.max(...hf.inv_freq.map((v, i) => ulps(v, inv[i])));
+    const exact = llamaInvFreq(cfg, 'exact');
+    expect(relL2(exact, hf.inv_freq), `${name} exact inv_freq`).toBeLessThan(1e-6);
+    const half = inv.length;
+    let worstTrig = 0;
+    hf.cos.forEach((row, t) => {
+      for (let i = 0; i < 2 * half; i++) {
+        const angle = Math.fround(t * inv[i % half]);
+        worstTrig = Math.max(worstTrig, ulps(row[i], Math.fround(Math.cos(angle))));
+        worstTrig = Math.max(worstTrig, ulps(hf.sin[t][i], Math.fround(Math.sin(angle))));
+      }
+    });
+    ropeSummary.push(`  ${name}: inv_freq ${worstInv} ULP, cos/sin ${worstTrig} ULP`);
+    expect(worstInv, `${name} inv_freq ULPs`).toBe(0);
+    expect(worstTrig, `${name} cos/sin ULPs`).toBeLessThanOrEqual(1);
+  });
+});
+
+const ropeSummary: string[] = [];
+afterAll(() => {
+  if (ropeSummary.length) console.log(`HF fp32 RoPE tables vs 'hf-fp32':\n${ropeSummary.join('\n')}`);
 });
