@@ -390,3 +390,47 @@ test('hostile answers from the Hub: one line each, in bounded bytes and time, th
   console.log(`hostile lines: ${JSON.stringify(lines, null, 1)}`);
   expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
 });
+
+test('a Hub mirror set in the page: validated, used for lookups; a link from another host says so before consent', async ({
+  page,
+}) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./'); // no test override: the page's Hub is huggingface.co until a mirror is set
+  await waitForModel(page);
+  const presets = page.getByTestId('hub-presets');
+  const mirror = presets.getByTestId('hub-mirror');
+  await expect(mirror.getByTestId('hub-mirror-now')).toHaveText('https://huggingface.co');
+
+  // A link whose Hub model is on another host (the stand-in): said beside its size, before any download.
+  const commit = hub.commit(P160, 'main');
+  const link = `./${fragmentOf({ v: 1, spec: { ...defaultRunSpec(), generate: 0, model: { kind: 'url', url: `${hub.origin}/${P160}/resolve/${commit}/`, sha256: hub.file(P160, 'model.safetensors').sha256 } } })}`;
+  await page.goto(link);
+  const need = page.getByTestId('need-size');
+  await expect(need).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  await expect(need.getByTestId('need-host')).toHaveText(
+    `from ${hub.origin}, not from the Hub this page uses`,
+  );
+
+  // A mirror that is not an origin is refused in one line; the stand-in's origin is kept and asked.
+  await mirror.locator('summary').click();
+  await mirror.getByTestId('hub-mirror-input').fill(`${hub.origin}/some/path`);
+  await mirror.getByTestId('hub-mirror-save').click();
+  await expect(mirror.getByTestId('hub-mirror-problem')).toContainText('a Hub mirror is an origin');
+  await expect(mirror.getByTestId('hub-mirror-now')).toHaveText('https://huggingface.co');
+  await mirror.getByTestId('hub-mirror-input').fill(`${hub.origin}/`);
+  await mirror.getByTestId('hub-mirror-save').click();
+  await expect(mirror.getByTestId('hub-mirror-now')).toHaveText(hub.origin);
+  const mark = hub.requests.length;
+  const d = await lookUp(page, P160, 'main');
+  await expect(d).toHaveAttribute('data-state', 'done');
+  await expect(d.getByTestId('hub-commit')).toHaveAttribute('data-commit', commit);
+  expect(hub.requests.slice(mark).some((r) => r.path === `/api/models/${P160}/revision/main`)).toBe(true);
+
+  // Kept in this browser: after a reload the same link names no other host.
+  await page.goto(link);
+  await page.reload();
+  await expect(page.getByTestId('need-size')).toHaveAttribute('data-state', 'done', { timeout: 30_000 });
+  await expect(page.getByTestId('need-host')).toHaveCount(0);
+  expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
+});
