@@ -28,7 +28,12 @@ export type GenFault =
   | { kind: 'acc-fp16'; layer: number }
   // faults of the prompt, on some rows only
   | { kind: 'rows-input-fp16'; layer: number; from: number; to: number }
-  | { kind: 'rows-output-fp16'; layer: number; from: number; to: number };
+  | { kind: 'rows-output-fp16'; layer: number; from: number; to: number }
+  | { kind: 'rows-gelu-tanh'; layer: number; from: number; to: number }
+  /** dense_4h_to_h's output added to the residual from a bf16 copy (its module's output stays f32). */
+  | { kind: 'rows-term-bf16'; layer: number; from: number; to: number }
+  /** post_attention_layernorm reading its input through fp16 and writing fp16, in fp32 between. */
+  | { kind: 'rows-ln2-fp16'; layer: number; from: number; to: number };
 
 export interface GenSynthOptions {
   fault?: GenFault;
@@ -189,9 +194,13 @@ export function synthGeneration(
       }
       const ctx32 = f32(ctx);
       const attn = f32(lin(ctx32, d, lw.dense, d, fi?.kind !== 'bias-dropped'));
-      const ln2 = f32(
+      const lnIn =
+        fi?.kind === 'rows-ln2-fp16'
+          ? x.map((v, j) => (inRows(Math.floor(j / d)) ? roundTo('fp16', v) : v))
+          : x;
+      let ln2 = f32(
         layerNormF64(
-          x,
+          lnIn,
           R,
           d,
           lw.postAttentionLayernorm.weight.data,
@@ -199,6 +208,8 @@ export function synthGeneration(
           cfg.layerNormEps,
         ),
       );
+      if (fi?.kind === 'rows-ln2-fp16')
+        ln2 = ln2.map((v, j) => (inRows(Math.floor(j / d)) ? roundTo('fp16', v) : v));
       // dense_h_to_4h: its input read through fp16 on some rows; a decode GEMV with an fp16 accumulator.
       const fc1In =
         fi?.kind === 'rows-input-fp16'
@@ -210,8 +221,8 @@ export function synthGeneration(
           : lin(fc1In, d, lw.fc1, ff),
       );
       const act = f32(
-        fc1.map((v) =>
-          fi?.kind === 'gelu-tanh'
+        fc1.map((v, j) =>
+          fi?.kind === 'gelu-tanh' || (fi?.kind === 'rows-gelu-tanh' && inRows(Math.floor(j / ff)))
             ? 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v * v * v)))
             : gelu(v),
         ),
@@ -219,7 +230,9 @@ export function synthGeneration(
       let mlp = f32(lin(act, ff, lw.fc2, d));
       if (fi?.kind === 'rows-output-fp16')
         mlp = mlp.map((v, j) => (inRows(Math.floor(j / d)) ? roundTo('fp16', v) : v));
-      const out = f32(x.map((v, j) => sum(sum(mlp[j] + (fi?.kind === 'residual-term' ? 0 : attn[j])) + v)));
+      const term = (j: number) =>
+        fi?.kind === 'rows-term-bf16' && inRows(Math.floor(j / d)) ? roundTo('bf16', mlp[j]) : mlp[j];
+      const out = f32(x.map((v, j) => sum(sum(term(j) + (fi?.kind === 'residual-term' ? 0 : attn[j])) + v)));
       const pre = `gpt_neox.layers.${i}`;
       rec(`${pre}.input_layernorm:out`, d, a, ln1);
       rec(`${pre}.attention.query_key_value:out`, 3 * d, a, qkv);

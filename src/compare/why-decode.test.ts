@@ -79,11 +79,16 @@ describe('decode faults of a generation', () => {
 });
 
 describe('prompt faults on some rows', () => {
-  it("a tile of dense_h_to_4h's input rows read through fp16; one row of dense_4h_to_h's output stored in fp16", async () => {
+  it('a tile of rows read through fp16, one row stored in fp16, a tanh GELU from a tile on, a term and a LayerNorm in half', async () => {
     const from = 1 + Math.floor(rng() * (P - 4));
     const cases: [GenFault, string, string, number, number][] = [
       [{ kind: 'rows-input-fp16', layer, from, to: from + 3 }, 'fc1', 'input-fp16', from, from + 3],
       [{ kind: 'rows-output-fp16', layer, from, to: from + 1 }, 'fc2', 'output-fp16', from, from + 1],
+      // from a tile on
+      [{ kind: 'rows-gelu-tanh', layer, from, to: P }, 'act', 'gelu-tanh', from, P],
+      // every row: no rows said
+      [{ kind: 'rows-term-bf16', layer, from: 0, to: P + N }, 'residual', 'residual-term-rounded', -1, -1],
+      [{ kind: 'rows-ln2-fp16', layer, from: 0, to: P + N }, 'ln2', 'parts-fp16', -1, -1],
     ];
     for (const [fault, op, cause, a, b] of cases) {
       const report = await analyzeRuns(engine, await run({ fault }, `${fault.kind}.safetensors`), null);
@@ -91,8 +96,8 @@ describe('prompt faults on some rows', () => {
       const ctx = `seed ${seed}, P ${P}, ${JSON.stringify(fault)}: ${f.sentence}`;
       expect(f.check, ctx).toBe(`layers.${layer}.${op}`);
       expect(f.cause?.named[0]?.id, ctx).toBe(cause);
-      expect(f.cause?.named[0]?.params.rowsFrom, ctx).toBe(a);
-      expect(f.cause?.named[0]?.params.rowsTo, ctx).toBe(b);
+      expect(f.cause?.named[0]?.params.rowsFrom, ctx).toBe(a < 0 ? undefined : a);
+      expect(f.cause?.named[0]?.params.rowsTo, ctx).toBe(b < 0 ? undefined : b);
     }
   });
 });
