@@ -33,10 +33,60 @@ test('your runs: dump_run.py from the site and the four lines to paste, with a c
   expect(res.status()).toBe(200);
   expect(Buffer.compare(await res.body(), readFileSync('tools/dump_run.py'))).toBe(0);
 
-  await dumper.getByTestId('dumper-copy').click();
-  await expect(dumper.getByTestId('dumper-copied')).toHaveText('Copied.');
+  // No AutoTokenizer where the prompt goes in as ids.
+  expect(lines[0]).toBe('import torch; from transformers import AutoModelForCausalLM');
+
+  // Copying says so: on the button (its words and colours) and in a status line read to screen readers.
+  const copyButton = dumper.getByTestId('dumper-copy');
+  await expect(copyButton).toHaveText('Copy the four lines');
+  await copyButton.click();
+  await expect(copyButton).toHaveText('Copied ✓');
+  await expect(copyButton).toHaveAttribute('data-copied', 'yes');
+  await expect(dumper.getByTestId('dumper-copied')).toHaveAttribute('role', 'status');
+  await expect(dumper.getByTestId('dumper-copied')).toHaveText('Copied the four lines to the clipboard.');
+  await shoot(page, testInfo, 'runs-dumper-copied-1280x800', false);
+  await copyButton.click();
+  await expect(dumper.getByTestId('dumper-copied')).toHaveText(
+    'Copied the four lines to the clipboard (2 times).',
+  );
+  // The state does not stay: the button reads as before a few seconds later.
+  await expect(copyButton).toHaveText('Copy the four lines', { timeout: 10_000 });
   const clip = await page.evaluate(() => navigator.clipboard.readText());
   expect(clip).toBe(`${lines.join('\n')}\n`);
   await shoot(page, testInfo, 'runs-dumper-1280x800', false);
+  expect(errors).toEqual([]);
+});
+
+test('a model without a tokenizer: the four lines take token ids, never an empty tensor', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  // The runs' fixture model has config.json and weights only: token ids, no tokenizer.
+  const DIR = 'src/model/testdata/runs/parallel-classic';
+  await page.getByText('Load another model').click();
+  await page.getByTestId('model-files').setInputFiles([`${DIR}/config.json`, `${DIR}/model.safetensors`]);
+  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready', { timeout: 60_000 });
+  await expect(page.getByTestId('model-name')).not.toHaveText('neox-kjv-bytes');
+  await page.getByTestId('mode-runs').click();
+  const dumper = page.getByTestId('dumper');
+  const lines = async () => (await dumper.getByTestId('dumper-lines').innerText()).trimEnd().split('\n');
+  // The page's prompt is still text: no ids yet, so the last line names the blank and the page says what to do.
+  let now = await lines();
+  expect(now).toHaveLength(4);
+  expect(now.join('\n')).not.toContain('tensor([])');
+  expect(now.join('\n')).not.toContain('AutoTokenizer');
+  expect(now[3]).toBe('dump_run(model, torch.tensor(YOUR_TOKEN_IDS), "run.safetensors", label="mine")');
+  await expect(dumper.getByTestId('dumper-no-ids')).toBeVisible();
+  await shoot(page, testInfo, 'runs-dumper-no-tokenizer-1280x800', false);
+  // Ids typed in the Run panel are the lines' ids.
+  await page.getByTestId('mode-explore').click();
+  await page.getByLabel('Prompt', { exact: true }).fill('3, 14, 15');
+  await page.getByTestId('mode-runs').click();
+  now = await lines();
+  expect(now[3]).toBe('dump_run(model, torch.tensor([3, 14, 15]), "run.safetensors", label="mine")');
+  await expect(dumper.getByTestId('dumper-no-ids')).toHaveCount(0);
   expect(errors).toEqual([]);
 });

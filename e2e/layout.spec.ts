@@ -33,6 +33,17 @@ async function sidewaysScroll(page: Page): Promise<number> {
   });
 }
 
+/** The headings axe's heading-order rule flags (a level skipped after the one before), as their outline. */
+async function headingOrder(page: Page): Promise<string[]> {
+  await axeViolations(page); // loads axe into the page
+  return page.evaluate(async () => {
+    type Result = { violations: { nodes: { html: string }[] }[] };
+    const axe = (window as unknown as { axe: { run(c: Document, o: unknown): Promise<Result> } }).axe;
+    const r = await axe.run(document, { runOnly: ['heading-order'] });
+    return r.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 120)));
+  });
+}
+
 /** Whether the element lies wholly inside the viewport as it is scrolled now. */
 async function onScreen(page: Page, testId: string): Promise<boolean> {
   return page.getByTestId(testId).evaluate((el) => {
@@ -227,6 +238,9 @@ test('a run brings its verdict into view, points at the culprit; changed setting
   await expect(timing.locator('[data-testid="timing-row"][data-kernel="linear_gelu"]')).toHaveCount(3);
   await drill.scrollIntoViewIfNeeded();
   await shoot(page, testInfo, 'culprit-drilldown-1280', false);
+  // The drill-down's headings (its chart, the born layer's op table, the anatomy) keep the page's outline: axe's
+  // heading-order (a moderate rule, not in axeViolations' serious and critical) finds no level skipped.
+  expect(await headingOrder(page), 'heading levels with the drill-down open').toEqual([]);
   await timing.scrollIntoViewIfNeeded();
   await shoot(page, testInfo, 'timing-groups-1280', false);
   expect(await sidewaysScroll(page)).toBeLessThanOrEqual(0);
@@ -291,3 +305,39 @@ test('the mode is kept in the address: a reload or a bookmark opens the same wor
   await expect(page.getByTestId('mode-explore')).toHaveAttribute('aria-pressed', 'true');
   expect(errors).toEqual([]);
 });
+
+for (const size of SIZES) {
+  test(`at ${size.width}×${size.height}: a mode tab clicked keeps the tab bar on screen`, async ({
+    page,
+  }, testInfo) => {
+    const errors = watchErrors(page);
+    await page.setViewportSize(size);
+    await page.goto('./');
+    await waitForModel(page);
+    // Every tab from every other, and again after the page was scrolled a little (the tabs still on screen).
+    const order = [
+      'classroom',
+      'kernel',
+      'runs',
+      'explore',
+      'runs',
+      'classroom',
+      'explore',
+      'kernel',
+      'explore',
+    ];
+    for (const start of [0, 40]) {
+      await page.evaluate((y) => window.scrollTo(0, y), start);
+      for (const id of order) {
+        await page.getByTestId(`mode-${id}`).click();
+        await expect(page.getByTestId(`mode-${id}`)).toHaveAttribute('aria-pressed', 'true');
+        // Two frames: the tab's scroll of the rail runs in the next one.
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        for (const tab of ['mode-explore', 'mode-classroom', 'mode-kernel', 'mode-runs'])
+          expect(await onScreen(page, tab), `${tab} on screen after clicking ${id}`).toBe(true);
+      }
+    }
+    await shoot(page, testInfo, `tabs-after-clicks-${size.width}`, false);
+    expect(errors).toEqual([]);
+  });
+}

@@ -389,3 +389,38 @@ test('hostile links: each gives one clear message and leaves the page as it was;
   await expect(page.getByRole('alert')).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('a link to another model opened in a fresh profile: no "your settings differ" until the viewer changes one', async ({
+  browser,
+  baseURL,
+}, testInfo) => {
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  const errors = watchErrors(page);
+  const sha = createHash('sha256')
+    .update(readFileSync(`${MODEL_DIR}/model.safetensors`))
+    .digest('hex');
+  // A link to a URL model (the embedded model's files under another address): the page loads the embedded model
+  // first and asks before downloading the link's.
+  const link = `${baseURL}${fragmentOf({
+    v: 1,
+    spec: spec({ model: { kind: 'url', url: `${baseURL}no-such-model/`, sha256: sha }, k: 17, generate: 2 }),
+  })}`;
+  await page.goto(link);
+  await waitForModel(page);
+  const banner = page.getByTestId('link-banner');
+  await expect(banner).toBeVisible();
+  await expect(page.getByTestId('model-need')).toBeVisible();
+  await expect(page.getByTestId('k')).toHaveValue('17');
+  await page.waitForTimeout(500);
+  await expect(page.getByTestId('link-settings-changed')).toHaveCount(0);
+  await shoot(page, testInfo, 'fresh-profile-link', false);
+  // The viewer changes a setting: now it says so, and Restore puts the link's back.
+  await page.getByTestId('k').fill('18');
+  await expect(page.getByTestId('link-settings-changed')).toBeVisible();
+  await page.getByTestId('link-settings-changed').getByRole('button').click();
+  await expect(page.getByTestId('k')).toHaveValue('17');
+  await expect(page.getByTestId('link-settings-changed')).toHaveCount(0);
+  expect(errors).toEqual([]);
+  await ctx.close();
+});

@@ -4,7 +4,7 @@
 // names the files by sha256, asks for them, and shows the sharer's finding beside the viewer's own.
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { axeViolations, shoot, waitForModel, watchErrors } from './helpers';
+import { axeViolations, downloadOf, shoot, waitForModel, watchErrors } from './helpers';
 
 const DIR = 'src/model/testdata/runs/parallel-classic';
 const MODEL = [join(DIR, 'config.json'), join(DIR, 'model.safetensors')];
@@ -73,6 +73,17 @@ for (const [width, height] of [
     await expect(detail).toContainText('gpt_neox.layers.1:out');
     await expect(detail).toBeInViewport();
     await shoot(page, testInfo, `runs-${width}`);
+    expect(await axeViolations(page), 'axe with the check open').toEqual([]);
+    // With the check's drill-down open, no heading level is skipped (axe's heading-order is a moderate rule).
+    expect(
+      await page.evaluate(async () => {
+        type Result = { violations: { nodes: { html: string }[] }[] };
+        const axe = (window as unknown as { axe?: { run(c: Document, o: unknown): Promise<Result> } }).axe;
+        if (!axe) return ['axe not loaded'];
+        const r = await axe.run(document, { runOnly: ['heading-order'] });
+        return r.violations.flatMap((v) => v.nodes.map((n) => n.html.slice(0, 120)));
+      }),
+    ).toEqual([]);
     await page.keyboard.press('Escape');
     await expect(detail).toHaveCount(0);
     expect(await axeViolations(page)).toEqual([]);
@@ -123,3 +134,111 @@ test('a runs link opens in a fresh context: the files asked for by sha256, the s
   expect(errors).toEqual([]);
   await fresh.close();
 });
+
+test('runs dropped while another model is loaded: both named in one line, gone once theirs is loaded; a pair on A is A and B', async ({
+  page,
+}, testInfo) => {
+  test.setTimeout(300_000);
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  await page.getByTestId('mode-runs').click();
+  // The empty view's dump_run.py link downloads the file and leaves the page (and the files picked) where they are.
+  const url = page.url();
+  const { name, bytes } = await downloadOf(page, page.getByTestId('results-empty-dumper-link'));
+  expect(name).toBe('dump_run.py');
+  expect(bytes.toString('utf8')).toContain('def dump_run');
+  expect(page.url()).toBe(url);
+  // A model's weights picked as a run: said so, beside its picker.
+  await page.getByTestId('run-input-A').setInputFiles(MODEL[1]);
+  await page.getByTestId('analyze-runs').click();
+  await expect(page.getByTestId('run-error-A')).toContainText("model.safetensors: a model's weights");
+  await expect(page.getByTestId('run-error-A')).toContainText('not a run');
+  // Two files picked together on A: runs A and B, in their order, said in a note (not an error).
+  await page.getByTestId('run-input-A').setInputFiles([CLEAN, FAULT]);
+  await expect(page.getByTestId('run-note-A')).toContainText(
+    'clean-cuda.run.safetensors is run A, residual-bf16.run.safetensors is run B',
+  );
+  await expect(page.getByTestId('run-error-A')).toHaveCount(0);
+  await expect(page.getByTestId('run-drop-B')).toContainText('residual-bf16.run.safetensors');
+  // The embedded model is loaded, not theirs: one line for both runs, before any analysis.
+  await page.getByTestId('analyze-runs').click();
+  const refused = page.getByTestId('run-error-analyze');
+  await expect(refused).toHaveText(
+    'these runs come from another model (vocabulary 260, this one has 256; hidden size 32, this one has 256): load theirs',
+  );
+  await expect(page.getByTestId('run-error-A')).toHaveCount(0);
+  await expect(page.getByTestId('run-error-B')).toHaveCount(0);
+  await shoot(page, testInfo, 'runs-other-model-1280', false);
+  // Theirs loaded: the line goes, and the same two files analyze.
+  await loadFixtureModel(page);
+  await page.getByTestId('mode-runs').click();
+  await expect(refused).toHaveCount(0);
+  await expect(page.getByTestId('run-drop-A')).toContainText('clean-cuda.run.safetensors');
+  await page.getByTestId('analyze-runs').click();
+  await expect(page.getByTestId('runs-verdict')).toHaveText('DIVERGED', { timeout: 120_000 });
+  expect(errors).toEqual([]);
+});
+
+for (const [width, height] of [
+  [1280, 800],
+  [1920, 1080],
+] as const) {
+  test(`the runs chart at ${width}×${height}: every legend entry whole and inside the chart; run B's line not hidden by B vs A`, async ({
+    page,
+  }, testInfo) => {
+    test.setTimeout(300_000);
+    await page.setViewportSize({ width, height });
+    await page.goto('./');
+    await waitForModel(page);
+    await loadFixtureModel(page);
+    await page.getByTestId('mode-runs').click();
+    await page.getByTestId('run-input-A').setInputFiles(CLEAN);
+    await page.getByTestId('run-input-B').setInputFiles(join(DIR, 'clean-cuda-bf16.run.safetensors'));
+    await page.getByTestId('analyze-runs').click();
+    await expect(page.getByTestId('runs-verdict')).toBeVisible({ timeout: 120_000 });
+    const chart = page.locator('svg:has([data-testid="legend-run-a"])');
+    await expect(chart).toHaveCount(1);
+    const seen = await chart.evaluate((svg) => {
+      const box = svg.getBoundingClientRect();
+      return [...svg.querySelectorAll('[data-testid^="legend-"]')].map((g) => {
+        const t = g.querySelector('text')!;
+        const r = t.getBoundingClientRect();
+        return {
+          id: g.getAttribute('data-testid'),
+          text: t.textContent,
+          inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5,
+        };
+      });
+    });
+    expect(seen.map((s) => s.id).sort()).toEqual(['legend-run-a', 'legend-run-b', 'legend-run-ba']);
+    for (const s of seen) {
+      expect(s.inside, `${s.text} inside the chart`).toBe(true);
+      expect(s.text).not.toContain('…');
+    }
+    expect(seen.find((s) => s.id === 'legend-run-a')?.text).toBe(
+      'run A (parallel-classic clean-cuda) vs exact',
+    );
+    // B against A is drawn first (under run B), dashed, with hollow marks; run B's are filled and on top.
+    const order = await chart.evaluate((svg) =>
+      [...svg.querySelectorAll('[data-testid^="curve-"]')].map((g) => g.getAttribute('data-testid')),
+    );
+    expect(order.indexOf('curve-run-ba')).toBeLessThan(order.indexOf('curve-run-b'));
+    const style = (id: string) =>
+      chart.locator(`[data-testid="${id}"] .run-line`).evaluate((p) => {
+        const s = getComputedStyle(p);
+        return { dash: s.strokeDasharray, stroke: s.stroke, fill: s.fill };
+      });
+    const ba = await style('curve-run-ba');
+    const b = await style('curve-run-b');
+    expect(ba.dash).not.toBe('none');
+    expect(b.dash).toBe('none');
+    expect(ba.stroke).not.toBe(b.stroke);
+    // Lines, not areas.
+    expect(ba.fill).toBe('none');
+    expect(b.fill).toBe('none');
+    await chart.scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, `runs-chart-${width}`, false);
+  });
+}

@@ -1,7 +1,9 @@
 // Per-layer curves of runs from elsewhere on a log axis, as ratios to the noise floor: run A and run B against the
 // exact forward, B against A, and the divergence threshold k. Points are keyboard-operable (arrows move, Enter opens
-// that layer's checks).
-import { axisBottom, axisLeft, line, scaleLog, scalePoint } from 'd3';
+// that layer's checks). The legend wraps its entries in rows that fit the chart (its height sets the plot's top);
+// B against A is drawn first, dashed with hollow squares, so that run B's line (where A is clean the two coincide)
+// stays visible on top of it.
+import { axisBottom, axisLeft, line, type Selection, scaleLog, scalePoint } from 'd3';
 import { useMemo, useRef } from 'react';
 import type { RunsReport } from '../../compare/runs-report';
 import { ChartCard, centerOf } from '../charts/ChartCard';
@@ -20,6 +22,60 @@ interface Series {
   name: string;
   cls: string;
   points: { slot: string; ratio: number }[];
+}
+
+type Svg = Selection<SVGSVGElement, unknown, null, undefined>;
+type G = Selection<SVGGElement, unknown, null, undefined>;
+
+/** A series' point in the legend: a filled circle for a run, a hollow square for B against A. */
+function legendMark(g: G, cls: string, cx: number, cy: number): void {
+  if (cls === 'run-ba')
+    g.append('rect')
+      .attr('class', 'run-mark')
+      .attr('x', cx - 5)
+      .attr('y', cy - 5)
+      .attr('width', 10)
+      .attr('height', 10);
+  else g.append('circle').attr('class', 'run-mark').attr('cx', cx).attr('cy', cy).attr('r', 4.5);
+}
+
+/**
+ * The legend in rows that fit `width` (an entry wider than the chart alone is cut with "…" and keeps its whole name
+ * in a title); returns the y below its last row.
+ */
+function drawRunsLegend(svg: Svg, series: Series[], width: number, em: number): number {
+  const step = Math.max(20, Math.round(em * 1.5));
+  const top = 8 + Math.max(0, Math.round(em * 0.6 - 8));
+  const legend = svg
+    .append('g')
+    .attr('class', 'legend runs-legend')
+    .attr('transform', `translate(8, ${top})`);
+  const room = width - 16;
+  let lx = 0;
+  let ly = 0;
+  // The runs first, then B against A (drawn first, under them, but read after them).
+  const ordered = [...series.filter((s) => s.cls !== 'run-ba'), ...series.filter((s) => s.cls === 'run-ba')];
+  for (const s of ordered) {
+    const g = legend.append('g').attr('class', `series ${s.cls}`).attr('data-testid', `legend-${s.cls}`);
+    g.append('line').attr('class', 'run-line').attr('x1', 0).attr('x2', 24).attr('y1', 9).attr('y2', 9);
+    legendMark(g, s.cls, 12, 9);
+    const text = g.append('text').attr('x', 30).attr('y', 9).attr('dy', '0.35em').text(s.name);
+    const node = text.node();
+    const len = () => node?.getComputedTextLength() ?? s.name.length * em * 0.55;
+    if (30 + len() > room) {
+      g.append('title').text(s.name);
+      let cut = s.name.length;
+      while (cut > 1 && 30 + len() > room) text.text(`${s.name.slice(0, --cut)}…`);
+    }
+    const w = 30 + len() + 20;
+    if (lx > 0 && lx + w > room) {
+      lx = 0;
+      ly += step;
+    }
+    g.attr('transform', `translate(${lx}, ${ly})`);
+    lx += w;
+  }
+  return top + ly + step;
 }
 
 export function RunCurves(p: {
@@ -51,7 +107,8 @@ export function RunCurves(p: {
         (c) => c.runs[r.id]?.ratio ?? null,
       ),
     );
-    if (report.runs.length === 2) out.push(of('BA', 'B vs A', 'run-ba', (c) => c.bVsA?.ratio ?? null));
+    // B against A first: drawn under the runs, so that run B's line is not hidden where the two coincide.
+    if (report.runs.length === 2) out.unshift(of('BA', 'B vs A', 'run-ba', (c) => c.bVsA?.ratio ?? null));
     return out.filter((s) => s.points.length > 0);
   }, [report]);
   const onSelectRef = useRef(p.onSelect);
@@ -59,7 +116,8 @@ export function RunCurves(p: {
   const { bodyRef, svgRef, tipRef } = useChart(
     HEIGHT,
     ({ svg, width, tip, body }) => {
-      const m = { top: 16 + 22 * Math.ceil(series.length / 2), right: 16, bottom: 44, left: 64 };
+      const em = Number.parseFloat(getComputedStyle(svg.node() as Element).fontSize) || 13;
+      const m = { top: drawRunsLegend(svg, series, width, em) + 8, right: 16, bottom: 44, left: 64 };
       const x = scalePoint<string>()
         .domain(report.curves.map((c) => c.slot))
         .range([m.left, width - m.right])
@@ -102,8 +160,8 @@ export function RunCurves(p: {
         .attr('x2', width - m.right)
         .attr('y1', y(report.k))
         .attr('y2', y(report.k));
-      series.forEach((s, i) => {
-        const g = svg.append('g').attr('class', `series ${s.cls}`);
+      for (const s of series) {
+        const g = svg.append('g').attr('class', `series ${s.cls}`).attr('data-testid', `curve-${s.cls}`);
         const pts = s.points.map((q) => ({ ...q, y: y(Math.max(q.ratio, lo)) }));
         g.append('path')
           .attr('class', 'run-line')
@@ -114,12 +172,24 @@ export function RunCurves(p: {
               .x((q) => x(q.slot)!)
               .y((q) => q.y)(pts),
           );
-        g.selectAll('circle')
+        const square = s.cls === 'run-ba';
+        const marks = g
+          .selectAll<SVGElement, (typeof pts)[number]>('.run-mark')
           .data(pts)
-          .join('circle')
-          .attr('cx', (q) => x(q.slot)!)
-          .attr('cy', (q) => q.y)
-          .attr('r', 5)
+          .join(square ? 'rect' : 'circle')
+          .attr('class', 'run-mark');
+        if (square)
+          marks
+            .attr('x', (q) => x(q.slot)! - 5)
+            .attr('y', (q) => q.y - 5)
+            .attr('width', 10)
+            .attr('height', 10);
+        else
+          marks
+            .attr('cx', (q) => x(q.slot)!)
+            .attr('cy', (q) => q.y)
+            .attr('r', 4.5);
+        marks
           .attr('tabindex', 0)
           .attr('role', 'button')
           .attr('aria-label', (q) => `${s.name}, ${q.slot}: ${q.ratio.toPrecision(3)} times the floor`)
@@ -142,21 +212,7 @@ export function RunCurves(p: {
               (sib as HTMLElement | null)?.focus();
             }
           });
-        const lx = m.left + (i % 2) * Math.max(260, (width - m.left) / 2);
-        const ly = 14 + 22 * Math.floor(i / 2);
-        svg
-          .append('circle')
-          .attr('class', `legend-dot ${s.cls}`)
-          .attr('cx', lx)
-          .attr('cy', ly - 4)
-          .attr('r', 5);
-        svg
-          .append('text')
-          .attr('class', 'legend')
-          .attr('x', lx + 10)
-          .attr('y', ly)
-          .text(s.name);
-      });
+      }
     },
     [series, report],
   );
