@@ -5,7 +5,13 @@ import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../num
 import type { DType, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { ModelLoadError } from './errors';
 import { randomLlamaTensors, smallLlamaConfig } from './llama-random';
-import { llamaModelSummary, loadLlamaWeights, readLlamaWeights } from './llama-weights';
+import {
+  emptyLlamaWeights,
+  llamaModelSummary,
+  loadLlamaWeights,
+  readLlamaWeights,
+  streamLlamaWeights,
+} from './llama-weights';
 import { parseModelConfigText } from './model-config';
 import { type TensorToWrite, writeSafetensors } from './safetensors-write';
 import { bytesShard, shardedSource } from './shard-stream';
@@ -119,6 +125,60 @@ describe('Llama-family weights', () => {
     const w = loadLlamaWeights(cfg, bytes);
     expect(w.lmHead).toBe(w.embedTokens);
     expect((await readLlamaWeights(cfg, bytesSource(bytes, 100))).lmHead.data).toEqual(embed.data);
+  });
+});
+
+describe('Llama-family weights: streamed', () => {
+  it('plans first, then hands out every tensor of the skeleton once (a stored tied head only compared), whole or sharded', async () => {
+    for (const [f, cfg] of [
+      ...FLAVOURS,
+      smallLlamaConfig({ tieWordEmbeddings: true, numLayers: 3 }),
+    ].entries()) {
+      const tensors = randomLlamaTensors(cfg, 300 + f, 'BF16');
+      if (cfg.tieWordEmbeddings) {
+        const e = tensors.find((t) => t.name === 'model.embed_tokens.weight')!;
+        tensors.push({ ...e, name: 'lm_head.weight' });
+      }
+      const bytes = writeSafetensors(tensors);
+      const files = writeSharded(tensors, 4000);
+      for (const source of [
+        bytesSource(bytes, 999),
+        shardedSource(
+          files.index,
+          [...files.shards].map(([n, b]) => bytesShard(n, b, 611)),
+        ),
+      ]) {
+        const events: string[] = [];
+        let skeletonShapes = '';
+        let planned: Map<string, unknown> | null = null;
+        const progress: number[] = [];
+        const plan = await streamLlamaWeights(cfg, source, {
+          onPlan: (p) => {
+            events.push('plan');
+            planned = p.byName;
+            skeletonShapes = JSON.stringify(p.skeleton, (k, v) => (k === 'data' ? undefined : v));
+          },
+          onTensor: (t, name, data) => {
+            expect(planned?.get(name)).toBe(t);
+            expect(data.length).toBe(t.shape.reduce((a, b) => a * b, 1));
+            events.push(name);
+          },
+          onProgress: (loaded) => progress.push(loaded),
+        });
+        expect(events[0]).toBe('plan');
+        const handed = events.slice(1);
+        expect(new Set(handed).size).toBe(handed.length);
+        expect(handed.sort()).toEqual(
+          tensors
+            .map((t) => t.name)
+            .filter((n) => n !== plan.tiedHead)
+            .sort(),
+        );
+        expect(progress).toEqual([...progress].sort((a, b) => a - b));
+        const empty = JSON.stringify(emptyLlamaWeights(cfg), (k, v) => (k === 'data' ? undefined : v));
+        expect(empty, cfg.flavour).toBe(skeletonShapes);
+      }
+    }
   });
 });
 

@@ -144,64 +144,137 @@ export function planLlamaWeights(
   return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
 }
 
+export interface StreamLlamaWeightsOptions {
+  /** The header (every shard's) checked against the config, before any tensor: the place to refuse or allocate. */
+  onPlan?(plan: LlamaWeightsPlan): void | Promise<void>;
+  /**
+   * Each tensor of plan.skeleton (the same object) with its fp32 values, finite, in file order; awaited. A tied
+   * head the file stores is compared with the embedding and not handed out. The data is not stored in the tensor.
+   */
+  onTensor(t: Tensor, name: string, data: Float32Array): void | Promise<void>;
+  onProgress?(loaded: number, total: number | null): void;
+  signal?: AbortSignal;
+  file?: string;
+}
+
 /**
- * The whole model in fp32 on the CPU from a source (one file, or an index and its shards), tensor by tensor: the
- * header (every shard's) checked against the config first, each tensor checked finite, a stored tied head compared
- * with model.embed_tokens. A refused value is reported once the files have been read to their end.
+ * Streams Llama-family weights from a source (one file, or an index and its shards) as weight-stream.ts's
+ * streamWeights does GPT-NeoX's: the header checked against the config first, each tensor checked finite and handed
+ * out as soon as its bytes are complete, a stored tied head compared with model.embed_tokens. A refused value is
+ * reported once the files have been read to their end (a malformed file is refused for that first); no tensor is
+ * handed out after a refused one. Resolves to the plan.
  */
-export async function readLlamaWeights(
+export async function streamLlamaWeights(
   cfg: LlamaConfig,
   source: Weights,
-  opts: { signal?: AbortSignal; file?: string } = {},
-): Promise<LlamaWeights> {
+  opts: StreamLlamaWeightsOptions,
+): Promise<LlamaWeightsPlan> {
   let plan: LlamaWeightsPlan | null = null;
   let refused: unknown = null;
-  const got = new Map<string, Float32Array>();
+  // A tied head stored in the file: held until the embedding is there too (whichever comes first), then compared.
+  const tied: { head: Float32Array | null; embed: Float32Array | null } = { head: null, embed: null };
   const ignore = (name: string) => LLAMA_IGNORED_BUFFER.test(name);
-  const onTensor = (name: string, data: Float32Array, file: string) => {
-    const t = plan?.byName.get(name);
-    if (!plan || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
+  const setPlan = async (p: LlamaWeightsPlan) => {
+    plan = p;
+    await opts.onPlan?.(p);
+  };
+  const onTensor = async (name: string, data: Float32Array, file: string) => {
+    const p = plan as LlamaWeightsPlan | null;
+    const t = p?.byName.get(name);
+    if (!p || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
     if (refused) return;
     try {
       checkFinite(data, name, file);
+      if (p.tiedHead !== null) {
+        if (name === p.tiedHead) tied.head = data;
+        else if (name === EMBED) tied.embed = data;
+        if (tied.head && tied.embed) checkTiedHead(tied.head, tied.embed, p.tiedHead, file, EMBED);
+        if (name === p.tiedHead) return; // compared only: the model uses the embedding
+      }
     } catch (e) {
       refused = e;
       return;
     }
-    got.set(name, data);
-    if (name !== plan.tiedHead) t.data = data;
+    await opts.onTensor(t, name, data);
   };
   let file = opts.file ?? 'model.safetensors';
   if (isShardedSource(source)) {
     file = INDEX_FILE;
     const { heads, shards } = await planShards(source, opts.signal);
-    plan = planLlamaWeights(cfg, mergeHeaders(heads), INDEX_FILE);
+    await setPlan(planLlamaWeights(cfg, mergeHeaders(heads), INDEX_FILE));
+    const total = heads.reduce((a, h) => a + h.bytes, 0);
+    let before = 0;
     for (let i = 0; i < shards.length; i++) {
       const s = shards[i];
       await streamSafetensors(s.open(), heads[i].bytes, {
         file: s.file,
         signal: opts.signal,
+        onProgress: (loaded) => opts.onProgress?.(before + loaded, total),
         ignore,
         onHeader: (header) => sameHeader(heads[i], header),
         onTensor: (name, _e, data) => onTensor(name, data, s.file),
       });
+      before += heads[i].bytes;
     }
   } else {
     await streamSafetensors(source.open(), source.bytes, {
       file,
       signal: opts.signal,
+      onProgress: opts.onProgress,
       ignore,
-      onHeader: (header) => {
-        plan = planLlamaWeights(cfg, header, file);
-      },
+      onHeader: (header) => setPlan(planLlamaWeights(cfg, header, file)),
       onTensor: (name, _e, data) => onTensor(name, data, file),
     });
   }
   if (refused !== null) throw refused;
   const p = plan as LlamaWeightsPlan | null;
   if (p === null) throw new ModelLoadError(file, 'the file ended before its header');
-  if (p.tiedHead !== null) checkTiedHead(got.get(p.tiedHead)!, got.get(EMBED)!, p.tiedHead, file, EMBED);
-  return p.skeleton;
+  return p;
+}
+
+/** The whole model in fp32 on the CPU from a source, tensor by tensor (the CPU oracle's copy). */
+export async function readLlamaWeights(
+  cfg: LlamaConfig,
+  source: Weights,
+  opts: Omit<StreamLlamaWeightsOptions, 'onTensor' | 'onPlan'> = {},
+): Promise<LlamaWeights> {
+  const plan = await streamLlamaWeights(cfg, source, {
+    ...opts,
+    onTensor: (t, _name, data) => {
+      t.data = data;
+    },
+  });
+  return plan.skeleton;
+}
+
+/** A model's weights with every shape the config gives and empty data (to lay out buffers before any data). */
+export function emptyLlamaWeights(cfg: LlamaConfig): LlamaWeights {
+  const t = (shape: readonly number[]): Tensor => ({ shape: [...shape], data: new Float32Array(0) });
+  const lin = (shape: readonly number[], bias: boolean): LinearWeights => ({
+    weight: t(shape),
+    bias: bias ? t([shape[0]]) : null,
+  });
+  const s = llamaShapes(cfg);
+  const { vocabSize: V, hiddenSize: d, headDim: hd } = cfg;
+  const embedTokens = t([V, d]);
+  return {
+    embedTokens,
+    layers: Array.from({ length: cfg.numLayers }, () => ({
+      inputLayernorm: t([d]),
+      q: lin(s.q, cfg.attentionBias),
+      k: lin(s.kv, cfg.attentionBias),
+      v: lin(s.kv, cfg.attentionBias),
+      o: lin(s.o, cfg.oProjBias),
+      qNorm: cfg.qkNorm ? t([hd]) : null,
+      kNorm: cfg.qkNorm ? t([hd]) : null,
+      postAttentionLayernorm: t([d]),
+      gate: lin(s.gateUp, cfg.mlpBias),
+      up: lin(s.gateUp, cfg.mlpBias),
+      down: lin(s.down, cfg.mlpBias),
+    })),
+    norm: t([d]),
+    lmHead: cfg.tieWordEmbeddings ? embedTokens : t([V, d]),
+  };
 }
 
 /** Parameter count and fp32 footprint (a tied head counted once). */
