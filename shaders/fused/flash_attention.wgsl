@@ -40,6 +40,13 @@
 // Q_REGS = HD4 <= 32: hd <= 128 is one pass with q in registers (the arithmetic and the bits of before), hd
 // 129..256 two passes with q read from memory, BK = 8 (G = 1: K + V tiles of 8·(64 + 32) vec4s = 12 KiB).
 //
+// The Llama family: KV_GROUP > 1 is grouped-query attention (k and v are [H / KV_GROUP, KT, hd]; query head h
+// reads KV head h / KV_GROUP, HF's repeat_kv); WINDOW > 0 a sliding window (key j visible to the row at position
+// i iff j <= i and i - j < WINDOW: a chunk wholly before the window adds p = 0 and leaves the state as it was).
+// The defaults (1, 0) are GPT-NeoX's kernel, bit for bit. Teaching fault: FAULT_KV_INTERLEAVED maps query head h
+// to KV head h % (H / KV_GROUP) — repeat_interleave's order instead of repeat_kv's — which is right for MHA and
+// MQA and wrong for every other grouping.
+//
 // Limits: hd <= MAX_HD <= 256 (the launcher sets MAX_HD = hd; HD4 = ceil(MAX_HD / 4) vec4s per row, OC4 <= 32 in
 // registers). Workgroup storage: 16·max(BK·(HD4 + OC4), G > 1 ? BQ·(OC4 + 1) : 0) bytes (16 KiB with BQ = BK =
 // 32, hd = 64; default limit 16 KiB); BQ·G invocations (limit 256). The launcher checks both.
@@ -55,8 +62,8 @@ struct Params { T: u32, hd: u32, H: u32, scale: f32, p0: u32, KT: u32, _pad0: u3
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;         // [H, T, hd]
-@group(0) @binding(2) var<storage, read> k: array<f32>;         // [H, KT, hd]
-@group(0) @binding(3) var<storage, read> v: array<f32>;         // [H, KT, hd]
+@group(0) @binding(2) var<storage, read> k: array<f32>;         // [H / KV_GROUP, KT, hd]
+@group(0) @binding(3) var<storage, read> v: array<f32>;         // [H / KV_GROUP, KT, hd]
 @group(0) @binding(4) var<storage, read_write> ctx: array<f32>; // [T, H*hd]
 
 override BQ: u32 = 32u; // query rows per workgroup (workgroup_size x), one per thread column
@@ -66,6 +73,9 @@ override PREFETCH: bool = true;
 // Fault switches (for the divergence explorer's demos; both off in normal runs).
 override FAULT_NO_RESCALE: bool = false; // skip rescaling l and the accumulators when the max grows
 override FAULT_NO_BARRIER: bool = false; // drop the barrier between staging a K/V tile and reading it
+override FAULT_KV_INTERLEAVED: bool = false; // query head h reads KV head h % KV heads instead of h / KV_GROUP
+override KV_GROUP: u32 = 1u; // query heads per KV head (grouped-query attention)
+override WINDOW: u32 = 0u;   // sliding window (0: none)
 
 override MAX_HD: u32 = 128u; // widest row: the launcher sets head_dim (<= 256)
 override NPASS: u32 = 1u;     // passes over the output dims (ceil(HD4 / NPASS) <= HD4_CAP each)
@@ -96,6 +106,11 @@ fn q4(off: u32, e: u32, hd: u32) -> vec4f {
   var x = vec4f(0.0);
   for (var c = 0u; c < 4u; c++) { if (e + c < hd) { x[c] = q[off + e + c]; } }
   return x;
+}
+
+/** Whether key j is visible to the row at position i (causal, and inside the window when there is one). */
+fn visible(j: u32, i: u32) -> bool {
+  return j <= i && (WINDOW == 0u || i - j < WINDOW);
 }
 
 /** Keys this dispatch may read: 0 .. p0 + T − 1. */
@@ -144,7 +159,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
   let q0 = params.p0 + (tiles - 1u - wid.y) * BQ; // longest tiles first
   let i = q0 + r; // this thread's query row: its position
   let live = i < Tk;
-  let base = h * params.KT * hd; // head h in k, v
+  let kvh = select(h / KV_GROUP, h % (H / KV_GROUP), FAULT_KV_INTERLEAVED); // its KV head
+  let base = kvh * params.KT * hd; // KV head kvh in k, v
   let qrow = (h * params.T + i - params.p0) * hd; // q[h, i - p0, :]
 
   var qr: array<vec4f, HD4_CAP>; // q[h, i - p0, :] (Q_REGS; zeros past hd and for rows past the last)
@@ -222,7 +238,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         var mTile = NEG;
         for (var c = 0u; c < KC; c++) {
           s[c] = s[c] * params.scale;
-          if (jc + c <= i) { mTile = max(mTile, s[c]); }
+          if (visible(jc + c, i)) { mTile = max(mTile, s[c]); }
         }
         let mNew = max(m, mTile);
         // l > 0 once this thread has seen a key: nothing to rescale before.
@@ -234,7 +250,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         m = mNew;
         for (var c = 0u; c < KC; c++) {
           var p = 0.0;
-          if (jc + c <= i) { p = exp(s[c] - mNew); }
+          if (visible(jc + c, i)) { p = exp(s[c] - mNew); }
           s[c] = p;
           l = acc(l + p);
         }

@@ -102,13 +102,14 @@ export interface AttnShape {
 
 /**
  * The override constants that give the three reference attention kernels a GQA / sliding-window shape
- * (KV_GROUP = H / kvHeads, WINDOW; softmax reads only WINDOW): merge them into each launch's opts.constants. MHA
+ * (KV_GROUP = H / kvHeads, WINDOW; softmax reads only WINDOW), and the same for the fused flash attention
+ * (shaders/fused/flash_attention.wgsl): merge them into each launch's opts.constants. MHA
  * without a window gives {}, GPT-NeoX's kernels unchanged.
  */
 export function attnShapeConstants(
   label: string,
   s: AttnShape,
-): { scores: KernelConsts; softmax: KernelConsts; values: KernelConsts } {
+): { scores: KernelConsts; softmax: KernelConsts; values: KernelConsts; flash: KernelConsts } {
   if (!(s.kvHeads >= 1) || s.H % s.kvHeads !== 0)
     throw new Error(`${label}: ${s.H} query heads cannot be grouped over ${s.kvHeads} KV heads`);
   const w = s.window ?? 0;
@@ -117,7 +118,7 @@ export function attnShapeConstants(
   const group = s.H / s.kvHeads;
   const kv: KernelConsts = group === 1 ? {} : { KV_GROUP: group };
   const win: KernelConsts = w === 0 ? {} : { WINDOW: w };
-  return { scores: { ...kv, ...win }, softmax: win, values: kv };
+  return { scores: { ...kv, ...win }, softmax: win, values: kv, flash: { ...kv, ...win } };
 }
 
 type KernelConsts = Record<string, number>;
