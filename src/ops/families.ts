@@ -155,3 +155,24 @@ export function layerSteps(spec: FamilySpec, cfg: ModelConfig): OpStep[] {
   }
   return out;
 }
+
+/** Where an op kind is used: each family's slots and HF modules for it (words for reports, the why, a dump's names). */
+export function usesOf(op: OpStep['op']): { family: string; slot: string; module: string | null }[] {
+  const out: { family: string; slot: string; module: string | null }[] = [];
+  for (const spec of [LLAMA_FAMILY, NEOX_PARALLEL, NEOX_SEQUENTIAL]) {
+    const name = spec.family === 'llama' ? 'llama' : spec.residual;
+    const top = [spec.embed, spec.finalNorm, spec.lmHead];
+    for (const step of [...top, ...spec.layer]) {
+      if (step.op !== op) continue;
+      const layerLevel = !top.includes(step);
+      const module =
+        step.module === undefined
+          ? null
+          : layerLevel
+            ? `${spec.layerPrefix}.{i}${step.module ? `.${step.module}` : ''}`
+            : step.module;
+      out.push({ family: name, slot: layerLevel ? `layers.{i}.${step.slot}` : step.slot, module });
+    }
+  }
+  return out;
+}

@@ -9,7 +9,7 @@ import { LAYER_SLOTS } from '../model/run-names';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import { OPS } from './descriptors';
-import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL } from './families';
+import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL, usesOf } from './families';
 import { missingForms } from './slots';
 import { type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
 
@@ -67,6 +67,21 @@ describe('the op registry', () => {
     for (const slot of LAYER_SLOTS.filter((s) => s !== 'ln2_in'))
       expect(withModule(NEOX_PARALLEL)).toContain(slot);
     for (const slot of LAYER_SLOTS) expect(withModule(NEOX_SEQUENTIAL)).toContain(slot);
+  });
+
+  it('says where each op kind is used, with its slots and HF modules per family', () => {
+    expect(usesOf('rmsnorm')).toEqual([
+      { family: 'llama', slot: 'layers.{i}.ln1', module: 'model.layers.{i}.input_layernorm' },
+      { family: 'llama', slot: 'layers.{i}.ln2', module: 'model.layers.{i}.post_attention_layernorm' },
+    ]);
+    expect(usesOf('final_norm').map((u) => u.module)).toEqual([
+      'model.norm',
+      'gpt_neox.final_layer_norm',
+      'gpt_neox.final_layer_norm',
+    ]);
+    expect(usesOf('attention').every((u) => u.module === null)).toBe(true);
+    // Every op kind is used by some family: no descriptor is dead.
+    for (const k of OP_KINDS) expect(usesOf(k).length, k).toBeGreaterThan(0);
   });
 
   it('leaves out Qwen3 q/k norms elsewhere, the rotary then reading q and k', () => {
