@@ -309,7 +309,9 @@ describe('parseModelConfig: the Llama family, each flavour', () => {
     expect(llama({ ...MISTRAL_7B, num_key_value_heads: null }).numKvHeads).toBe(32);
     const { num_key_value_heads: _kv, ...noKv } = MISTRAL_7B;
     expect(llama(noKv).numKvHeads).toBe(8);
-    expect(llama({ ...QWEN3_06B, num_attention_heads: 64, num_key_value_heads: undefined }).numKvHeads).toBe(32);
+    expect(llama({ ...QWEN3_06B, num_attention_heads: 64, num_key_value_heads: undefined }).numKvHeads).toBe(
+      32,
+    );
     const b = llama({ ...SMOLLM2_135M, attention_bias: true, mlp_bias: true });
     expect([b.attentionBias, b.oProjBias, b.mlpBias]).toEqual([true, true, true]);
   });
