@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { NEOX_PARALLEL, NEOX_SEQUENTIAL } from '../ops/families';
 import { smallLlamaConfig } from './llama-random';
-import { familySlotWidth, slotOfLlamaName } from './run-names';
+import { familySlotWidth, slotOfFamilyName, slotOfLlamaName, slotOfName } from './run-names';
 
 // What `dump_run` records of a Qwen3ForCausalLM (transformers 5.17 `named_modules()`, `:in` / `:out`), and where
 // each lands. L = 2.
@@ -72,5 +73,53 @@ describe('the Llama family run names (from the op registry)', () => {
       layer: 7,
       width: 'hidden',
     });
+  });
+});
+
+// GPT-NeoX's names as the registry gives them are today's names (slotOfName): one set of names. A parallel model has
+// no mid-residual, so its post_attention_layernorm reads the layer's input, which today's table calls `ln2_in`.
+describe("GPT-NeoX run names from the registry agree with today's table", () => {
+  const modules = [
+    '',
+    'input_layernorm',
+    'attention',
+    'attention.query_key_value',
+    'attention.dense',
+    'post_attention_dropout',
+    'post_attention_layernorm',
+    'mlp',
+    'mlp.dense_h_to_4h',
+    'mlp.act',
+    'mlp.dense_4h_to_h',
+    'post_mlp_dropout',
+  ];
+  const names = [
+    ...modules.flatMap((m) =>
+      [0, 2].flatMap((i) => ['in', 'out'].map((io) => `gpt_neox.layers.${i}${m ? `.${m}` : ''}:${io}`)),
+    ),
+    'gpt_neox.embed_in:out',
+    'gpt_neox.emb_dropout:in',
+    'gpt_neox.emb_dropout:out',
+    'gpt_neox.final_layer_norm:in',
+    'gpt_neox.final_layer_norm:out',
+    'gpt_neox:out',
+    'embed_out:in',
+    'embed_out:out',
+    'lm_head:in',
+    'lm_head:out',
+    ':out',
+    'logits',
+    'hidden_states.0',
+    'hidden_states.2',
+    'hidden_states.3',
+    'gpt_neox.rotary_emb:out',
+  ];
+  it.each(names)('%s', (name) => {
+    const today = slotOfName(name, 3)?.slot ?? null;
+    expect(slotOfFamilyName(NEOX_SEQUENTIAL, name, 3)?.slot ?? null).toBe(today);
+    const parallel = slotOfFamilyName(NEOX_PARALLEL, name, 3)?.slot ?? null;
+    if (/post_attention_layernorm:in$/.test(name))
+      expect(parallel).toBe(name.includes('layers.0') ? 'embed' : 'layers.1.out');
+    else expect(parallel).toBe(today);
   });
 });

@@ -169,15 +169,14 @@ function layerModules(spec: FamilySpec): Map<string, readonly [string | null, st
   return m;
 }
 
-const LLAMA_MODULES = layerModules(LLAMA_FAMILY);
+const MODULES = new Map<FamilySpec, Map<string, readonly [string | null, string | null]>>();
 
 /**
- * The slot a Llama-family run file's tensor name lands in, or null for names the contract does not use (the
- * rotary embedding module, `mlp.act_fn:out`): those are skipped and listed by the caller. A layer index past
- * `numLayers` is returned as it is (a run of another model, reported by the caller).
+ * The slot a run file's tensor name lands in for a family of the registry, or null for names the contract does not
+ * use (the rotary embedding module, the Llama family's `mlp.act_fn:out`): those are skipped and listed by the caller.
+ * A layer index past `numLayers` is returned as it is (a run of another model, reported by the caller).
  */
-export function slotOfLlamaName(name: string, numLayers: number): FamilySlotRef | null {
-  const spec = LLAMA_FAMILY;
+export function slotOfFamilyName(spec: FamilySpec, name: string, numLayers: number): FamilySlotRef | null {
   const top = spec.topNames[name];
   if (top !== undefined) return { slot: top, layer: null, width: top === 'logits' ? 'vocab' : 'hidden' };
   if (name === `${spec.finalNorm.module}:in`) return familyLayerRef(spec, numLayers, 'in');
@@ -187,11 +186,19 @@ export function slotOfLlamaName(name: string, numLayers: number): FamilySlotRef 
     if (i === numLayers) return { slot: 'final_norm', layer: null, width: 'hidden' };
     return familyLayerRef(spec, i, 'in');
   }
-  m = /^model\.layers\.(\d+)(?:\.([a-z0-9_.]+))?:(in|out)$/.exec(name);
+  const prefix = spec.layerPrefix.replace(/\./g, '\\.');
+  m = new RegExp(`^${prefix}\\.(\\d+)(?:\\.([a-z0-9_.]+))?:(in|out)$`).exec(name);
   if (!m) return null;
-  const io = LLAMA_MODULES.get(m[2] ?? '');
+  let modules = MODULES.get(spec);
+  if (!modules) MODULES.set(spec, (modules = layerModules(spec)));
+  const io = modules.get(m[2] ?? '');
   const s = io?.[m[3] === 'in' ? 0 : 1];
   return s === undefined || s === null ? null : familyLayerRef(spec, Number(m[1]), s);
+}
+
+/** The slot a Llama-family run file's tensor name lands in (slotOfFamilyName of LLAMA_FAMILY). */
+export function slotOfLlamaName(name: string, numLayers: number): FamilySlotRef | null {
+  return slotOfFamilyName(LLAMA_FAMILY, name, numLayers);
 }
 
 /** The width of a slot's rows for a config of either family ([heads, T, hd] slots: their T · hd per head row). */

@@ -111,6 +111,8 @@ function neoxFamily(parallel: boolean): FamilySpec {
     },
     topNames: {
       'gpt_neox.embed_in:out': 'embed',
+      'gpt_neox.emb_dropout:in': 'embed',
+      'gpt_neox.emb_dropout:out': 'embed',
       'gpt_neox.final_layer_norm:out': 'final_norm',
       'gpt_neox:out': 'final_norm',
       'embed_out:in': 'final_norm',
