@@ -262,9 +262,9 @@ export const SCENARIOS: readonly Scenario[] = [
       'looked fine. Generation runs a decode path the prompt never takes: one new row per step, reading a KV ' +
       'cache, with kernels of its own.',
     steps: [
-      'Run it: every layer of the prompt agrees, yet the verdict is not green: the generated text diverges.',
+      'Run it: the layer chart shows every layer of the prompt under the floor, yet the verdict is not green.',
       'Look at the generated texts: the fused path parts from the reference at the second token.',
-      'Read why beside them: the fused path’s cached decode chose a token its own full forward over the same tokens would not, so the error is in the decode path.',
+      'Read why beside the texts: the fused path’s cached decode chose a token its own full forward over the same tokens would not, so the error is in the decode path.',
       'The decode check started by itself and names where it is born: the fused path’s decode step 1, layer 1, the QKV projection and attention core (the fused kernel that rotates).',
       'The planted bug: the single-row decode step rotates its query and key as position 0 (layer 1 on). cli check exits 1 on it.',
     ],

@@ -12,11 +12,14 @@ describe('what a scenario step shows', () => {
     expect(stepView('Look at the layer chart: layer 0 sits under the noise floor')).toEqual({
       kind: 'curve',
     });
+    expect(stepView('Look at the generated texts: they part at the second token')).toEqual({ kind: 'text' });
+    expect(stepView('The decode check started by itself')).toEqual({ kind: 'decode' });
+    expect(stepView('the single-row decode step rotates its query')).toEqual({ kind: 'decode' });
   });
 
   it('the scenarios’ steps reach every view, and no step names a layer the model lacks', () => {
     const views = SCENARIOS.flatMap((sc) => sc.steps.map(stepView));
-    for (const kind of ['ops', 'bisection', 'determinism', 'timing', 'heatmap', 'curve'])
+    for (const kind of ['ops', 'bisection', 'determinism', 'timing', 'heatmap', 'curve', 'text', 'decode'])
       expect(
         views.some((v) => v.kind === kind),
         `no step shows ${kind}`,

@@ -74,17 +74,24 @@ export type StepView =
   | { kind: 'determinism' }
   | { kind: 'heatmap' }
   | { kind: 'timing' }
-  | { kind: 'curve' };
+  | { kind: 'curve' }
+  /** Both paths' generated texts, where they part and why. */
+  | { kind: 'text' }
+  /** The decode check's finding (the op where the decode's error is born) and the generation's story. */
+  | { kind: 'decode' };
 
 const OPEN_LAYER = /\bOpen layer (\d+)\b/i;
 
 /**
  * The view a step's words point at: "Open layer 1…" the layer's ops; bisection, determinism, timing by
- * name; a story about key tiles or a longer prompt the per-token heatmap; otherwise the layer chart.
+ * name; a story about key tiles or a longer prompt the per-token heatmap; the decode check or a decode step its
+ * finding; the generated texts the texts and their parting; otherwise the layer chart.
  */
 export function stepView(text: string): StepView {
   const open = OPEN_LAYER.exec(text);
   if (open) return { kind: 'ops', layer: Number(open[1]) };
+  if (/\bdecode (check|step)\b/i.test(text)) return { kind: 'decode' };
+  if (/\bgenerated texts?\b|\bthe texts\b/i.test(text)) return { kind: 'text' };
   if (/\bbisection\b/i.test(text)) return { kind: 'bisection' };
   if (/\bdeterminism\b/i.test(text)) return { kind: 'determinism' };
   if (/\btiming\b/i.test(text)) return { kind: 'timing' };

@@ -9,13 +9,14 @@ import type { Controller } from '../state/controller';
 import { checkExpectation, type StepView, scenarioRun, stepView } from '../state/scenario';
 import { phaseLabel } from '../state/spec';
 import type { AppStore } from '../state/store';
+import { foundCauseSentence } from './cause-words';
 import { Drilldown } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
 import { Heatmap } from './charts/Heatmap';
 import { TimingPanel } from './charts/Timing';
 import { exportName } from './export';
 import { RunLinkedButton } from './LinkPanels';
-import { Bisection, Determinism } from './ReportParts';
+import { BADGE, Bisection, capital, Determinism, Generation, GenerationLine } from './ReportParts';
 import { isRunOf, reportWords } from './Scenarios';
 import { firstLayerWords } from './spec-words';
 
@@ -66,6 +67,7 @@ function StepFigure({
   const selectedTap = useStore(store, (s) => s.selectedTap);
   const selectLayer = useStore(store, (s) => s.selectLayer);
   const selectTap = useStore(store, (s) => s.selectTap);
+  const segments = useStore(store, (s) => s.run.segments);
   const fileBase = (what: string, ext: string) => exportName(report, what, ext);
   const curve = (
     <ErrorCurve
@@ -124,7 +126,41 @@ function StepFigure({
       return <TimingPanel report={report} fileBase={fileBase} />;
     case 'curve':
       return curve;
+    case 'text':
+      // Both texts, where they part and why (the parting's words beside them).
+      return (
+        <div className="presenter-words" data-testid="presenter-text">
+          <Generation report={report} segments={segments} />
+        </div>
+      );
+    case 'decode': {
+      // The decode finding: the op where the decode's error is born on each path, and the story.
+      const g = report.generation;
+      return (
+        <div className="presenter-words" data-testid="presenter-decode">
+          {g?.words ? <p data-testid="presenter-story">{capital(g.words)}.</p> : null}
+          <GenerationLine report={report} checking={false} />
+          {!g?.decode && <p className="muted">No decode check ran for this run.</p>}
+        </div>
+      );
+    }
   }
+}
+
+/** The presenter's verdict in words: the prompt's first divergent layer, or that its generated text diverges. */
+function verdictWords(report: Report): string {
+  if (report.verdict === 'generation-diverged')
+    return 'the prompt agrees at every layer; the generated text diverges';
+  const near = report.generation?.verdict === 'near-tie' ? ' (the texts part on a near tie: benign)' : '';
+  return `${firstLayerWords(report.firstDivergentLayer)}${near}`;
+}
+
+/** The cause line: the cause found where the prompt's error is born, or the decode's finding. */
+function causeLine(report: Report): string | null {
+  const found = foundCauseSentence(report.why);
+  if (found) return found;
+  const g = report.generation;
+  return g?.verdict === 'diverged' && g.words ? `The explorer found: ${g.words}.` : null;
 }
 
 export function Presenter({ store, controller }: { store: AppStore; controller: Controller }) {
@@ -184,7 +220,8 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
       tabIndex={-1}
       ref={ref}
     >
-      <header className="presenter-head">
+      {/* A div, not a header: inside the dialog a header would be a second banner landmark (axe). */}
+      <div className="presenter-head">
         <div>
           <p className="kicker">
             {reportWords(sr.scenario)}
@@ -195,7 +232,7 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
         <button type="button" data-testid="presenter-exit" onClick={() => setPresenter(false)}>
           Leave (Esc)
         </button>
-      </header>
+      </div>
       <p className="presenter-count" data-testid="presenter-count">
         Step {step + 1} of {steps.length}
       </p>
@@ -231,14 +268,19 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
           data-view={stepView(steps[step]).kind}
         >
           <p
-            className={`verdict ${report.verdict}`}
+            className={`verdict ${report.verdict === 'agree' ? 'agree' : 'diverged'}`}
             data-testid="presenter-verdict"
+            data-verdict={report.verdict}
             data-layer={report.firstDivergentLayer ?? ''}
           >
-            <span className="verdict-badge">{report.verdict}</span>{' '}
-            {firstLayerWords(report.firstDivergentLayer)} —{' '}
+            <span className="verdict-badge">{BADGE[report.verdict]}</span> {verdictWords(report)} —{' '}
             {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}
           </p>
+          {causeLine(report) && (
+            <p className="presenter-cause" data-testid="presenter-cause">
+              {causeLine(report)}
+            </p>
+          )}
           <div ref={figureRef}>
             <StepFigure store={store} report={report} view={stepView(steps[step])} height={figureHeight} />
           </div>

@@ -8,14 +8,14 @@ import type { TextSegments, TokenStream } from '../state/store';
 import { formatRatio, ordinal } from './format';
 import { Term } from './Glossary';
 
-const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+export const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 function kernelTitle(id: string): string {
   return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
 }
 
 /** The headline's badge: agree, diverged, or generation diverged (the prompt agrees, the generated text does not). */
-const BADGE: Record<Report['verdict'], string> = {
+export const BADGE: Record<Report['verdict'], string> = {
   agree: 'agree',
   diverged: 'diverged',
   'generation-diverged': 'generation diverged',

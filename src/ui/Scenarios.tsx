@@ -25,7 +25,7 @@ import { linkBase, openFragment } from './nav';
 import { describeSpec, firstLayerWords } from './spec-words';
 
 /**
- * Which scenario of the six and which field report it retells: two scenarios retell report 000, so the
+ * Which scenario and which field report it retells: two scenarios retell report 000, so the
  * scenario's own number tells them apart.
  */
 export function reportWords(sc: (typeof SCENARIOS)[number]): string {
@@ -86,6 +86,7 @@ function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
     <div className="expect" data-testid="scenario-expect">
       <p>
         <strong>Expected:</strong> {firstLayerWords(e.firstDivergentLayer)}
+        {e.verdict === 'generation-diverged' ? ', yet the generated text diverges' : ''}
         {e.kernel ? `; bisection blames ${e.kernel}` : ''}
         {e.deterministic === false ? '; the determinism check finds bits that change' : ''}
         {e.decode
@@ -102,6 +103,10 @@ function ExpectationLine({ store, sr }: { store: AppStore; sr: ScenarioRun }) {
         >
           <span className="verdict-badge">{check.ok ? 'as expected' : 'not as expected'}</span> This run:{' '}
           {firstLayerWords(report.firstDivergentLayer)}
+          {report.verdict === 'generation-diverged' ? ', yet the generated text diverges' : ''}
+          {check.verdict === false && report.verdict !== 'generation-diverged'
+            ? `; the verdict is ${report.verdict}, not ${e.verdict}`
+            : ''}
           {check.kernel === false ? `; bisection does not blame ${e.kernel}` : ''}
           {check.deterministic === false
             ? `; the fused path was ${report.determinism.identical ? 'deterministic this time' : 'nondeterministic'}`
@@ -143,6 +148,8 @@ const VIEW_TARGET: Record<StepView['kind'], string> = {
   heatmap: '[data-testid="heatmap"]',
   timing: '[data-testid="timing"]',
   curve: '[data-testid="error-curve"]',
+  text: '[data-testid="generation"]',
+  decode: '[data-testid="generation-verdict"]',
 };
 
 /** Shows a step's view in the page: opens the layer it names, then brings the view into view. */
