@@ -1,0 +1,360 @@
+// The GPU reference forward of the Llama family (Llama, Qwen2, Qwen3, Mistral): the family's op steps read off the
+// op registry (ops/families.ts layerSteps, as the fp64 forward kernels/cpu/op-forward.ts reads them), each run by
+// its op's reference WGSL kernels (the table WGSL_FORMS below: one launcher list per op kind), every slot its own
+// buffer, one submit per forward. Same dump contract as the GPT-NeoX engine: embeddings [T, d], layers[i] = the
+// residual after layer i, finalNorm [T, d], logits [T, V]; every step's slot can be read back as a tap
+// (`embed`, `layers.{i}.{slot}`, `final_norm`, `logits`), the join key with the fp64 forward's taps.
+// Weights are uploaded once (LlamaReference.create) and reused by every forward.
+
+import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
+import { type DispatchSpec, Program } from '../gpu/program';
+import { readBuffer, uploadBuffer } from '../gpu/readback';
+import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
+import { llamaInvFreq } from '../kernels/cpu/op-fp64';
+import { embedding } from '../kernels/embedding';
+import { linear } from '../kernels/linear';
+import { residualAdd } from '../kernels/residual';
+import { rmsNorm } from '../kernels/rmsnorm';
+import { ropeHeads, ropeTables } from '../kernels/rope';
+import { swiglu } from '../kernels/swiglu';
+import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+import { familyOf, layerSteps } from '../ops/families';
+import type { OpKind, OpStep, SlotWidth } from '../ops/types';
+
+/** What a WGSL form is given: the config, the rows, the layer, its input and output buffers and its weights. */
+interface WgslArgs {
+  cfg: LlamaConfig;
+  T: number;
+  layer: number;
+  step: OpStep;
+  label: string;
+  inputs: readonly GPUBuffer[];
+  out: GPUBuffer;
+  /** The step's weights on the GPU: `weight` and `bias` (null: none). */
+  weight: GPUBuffer | null;
+  bias: GPUBuffer | null;
+  ids: GPUBuffer;
+  rope: { cos: GPUBuffer; sin: GPUBuffer };
+  /** A scratch buffer of at least `floats` f32 (per slot name; reused across layers). */
+  scratch: (name: string, floats: number) => GPUBuffer;
+  dummy: GPUBuffer;
+  cpu: boolean;
+  constants: OverrideConstants;
+}
+
+type WgslForm = (a: WgslArgs) => DispatchSpec[];
+
+function need(b: GPUBuffer | null, a: WgslArgs): GPUBuffer {
+  if (!b) throw new Error(`${a.label}: '${a.step.op}' reads a weight the model has none of`);
+  return b;
+}
+
+const opts = (a: WgslArgs, more: OverrideConstants = {}) => ({ constants: { ...a.constants, ...more } });
+
+/** x [T, K] · W^T + b with W [N, K]: N from the output slot's width, K from the input's. */
+function linearForm(K: (cfg: LlamaConfig) => number, N: (cfg: LlamaConfig) => number): WgslForm {
+  return (a) => [
+    linear(
+      a.label,
+      { x: a.inputs[0], w: need(a.weight, a), b: a.bias, y: a.out, dummy: a.dummy },
+      a.T,
+      N(a.cfg),
+      K(a.cfg),
+      opts(a),
+      a.cpu,
+    ),
+  ];
+}
+
+const d = (c: LlamaConfig) => c.hiddenSize;
+const qWidth = (c: LlamaConfig) => c.numHeads * c.headDim;
+const kvWidth = (c: LlamaConfig) => c.numKvHeads * c.headDim;
+
+const rms: WgslForm = (a) => [
+  rmsNorm(
+    a.label,
+    { x: a.inputs[0], weight: need(a.weight, a), y: a.out },
+    a.T,
+    a.cfg.hiddenSize,
+    a.cfg.rmsNormEps,
+    opts(a),
+  ),
+];
+
+/** The Llama family's op kinds, each as its reference kernels (GPT-NeoX's plan is engine/plan.ts). */
+const WGSL_FORMS: Partial<Record<OpKind, WgslForm>> = {
+  embedding: (a) => [
+    embedding(
+      a.label,
+      { ids: a.ids, table: need(a.weight, a), out: a.out },
+      a.T,
+      a.cfg.hiddenSize,
+      { row0: 0, rows: a.cfg.vocabSize },
+      opts(a),
+    ),
+  ],
+  rmsnorm: rms,
+  final_norm: rms,
+  q_proj: linearForm(d, qWidth),
+  k_proj: linearForm(d, kvWidth),
+  v_proj: linearForm(d, kvWidth),
+  // Qwen3: each head's hd values normalised alone (rows = T · heads).
+  qk_norm: (a) => {
+    const heads = a.step.width === 'q' ? a.cfg.numHeads : a.cfg.numKvHeads;
+    const { headDim: hd, rmsNormEps: eps } = a.cfg;
+    return [
+      rmsNorm(
+        a.label,
+        { x: a.inputs[0], weight: need(a.weight, a), y: a.out },
+        a.T * heads,
+        hd,
+        eps,
+        opts(a),
+      ),
+    ];
+  },
+  rotary: (a) => {
+    const heads = a.step.width === 'q_heads' ? a.cfg.numHeads : a.cfg.numKvHeads;
+    const b = { x: a.inputs[0], ...a.rope, out: a.out };
+    return [ropeHeads(a.label, b, a.T, heads, a.cfg.headDim, a.cfg.rotaryDim, opts(a))];
+  },
+  // inputs: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split here, unrotated).
+  attention: (a) => {
+    const { numHeads: H, numKvHeads: KV, headDim: hd } = a.cfg;
+    const T = a.T;
+    const shape = attnShapeConstants(a.label, {
+      H,
+      kvHeads: KV,
+      window: a.cfg.slidingWindow[a.layer] ?? null,
+    });
+    const plain: OverrideConstants = a.cpu ? { PLAIN: true } : {};
+    const v = a.scratch('v_heads', KV * T * hd);
+    const s = a.scratch('scores', H * T * T);
+    const p = a.scratch('probs', H * T * T);
+    const [q, k, vRows] = a.inputs;
+    return [
+      ropeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, opts(a)),
+      attnScores(`${a.label}/scores`, { q, k, s }, H, T, hd, opts(a, { ...shape.scores, ...plain })),
+      softmaxCausal(`${a.label}/probs`, { s, p }, H, T, opts(a, { ...shape.softmax, ...plain })),
+      attnValues(a.label, { p, v, ctx: a.out }, H, T, hd, opts(a, { ...shape.values, ...plain })),
+    ];
+  },
+  out_proj: linearForm(qWidth, d),
+  // HF `residual + hidden_states`: the kernel's b + a is the same f32 sum (an add commutes bit for bit).
+  residual: (a) => {
+    if (a.inputs.length !== 2) throw new Error(`${a.label}: the Llama residual adds two terms`);
+    const [x, y] = a.inputs;
+    return [residualAdd(a.label, { a: x, b: y, c: null, out: a.out }, a.T * a.cfg.hiddenSize, opts(a))];
+  },
+  gate_up: linearForm(d, (c) => c.intermediateSize),
+  swiglu: (a) => [
+    swiglu(a.label, { gate: a.inputs[0], up: a.inputs[1], y: a.out }, a.T * a.cfg.intermediateSize, opts(a)),
+  ],
+  mlp_down: linearForm((c) => c.intermediateSize, d),
+  lm_head: linearForm(d, (c) => c.vocabSize),
+};
+
+/** Floats of a slot of `width` at T rows. */
+function slotFloats(cfg: LlamaConfig, width: SlotWidth, T: number): number {
+  const per: Partial<Record<SlotWidth, number>> = {
+    hidden: cfg.hiddenSize,
+    q: qWidth(cfg),
+    kv: kvWidth(cfg),
+    q_heads: qWidth(cfg),
+    kv_heads: kvWidth(cfg),
+    ff: cfg.intermediateSize,
+    vocab: cfg.vocabSize,
+  };
+  const n = per[width];
+  if (n === undefined) throw new Error(`Llama reference: no slot width '${width}' in the Llama family`);
+  return T * n;
+}
+
+export interface LlamaGpu {
+  device: GPUDevice;
+  pipelines: PipelineCache;
+}
+
+export interface LlamaForwardOptions {
+  /** A CPU adapter (SwiftShader): the barrier-free linear and attention kernels (the same bits). */
+  cpu?: boolean;
+  /** Pipeline constants for every kernel: a precision mode's STORAGE_PREC / ACC_F16. */
+  constants?: OverrideConstants;
+  /** Read back every step's slot as a tap (else only the dump's). */
+  taps?: boolean;
+}
+
+export interface LlamaForwardResult {
+  dump: HiddenDump<Float32Array>;
+  /** `embed`, `layers.{i}.{slot}`, `final_norm`, `logits` (every step with `taps`, else the dump's). */
+  taps: Map<string, Float32Array>;
+}
+
+/** A Llama-family model's weights on the GPU and its reference forward. */
+export class LlamaReference {
+  private readonly weightBufs = new Map<Tensor, GPUBuffer>();
+
+  private constructor(
+    private readonly gpu: LlamaGpu,
+    readonly cfg: LlamaConfig,
+    private readonly w: LlamaWeights,
+  ) {}
+
+  /** Uploads the weights once (a tied LM head shares the embedding's buffer); checks them against the limits. */
+  static create(gpu: LlamaGpu, cfg: LlamaConfig, w: LlamaWeights): LlamaReference {
+    if (w.layers.length !== cfg.numLayers)
+      throw new Error(`Llama reference: ${w.layers.length} layer weights for numLayers ${cfg.numLayers}`);
+    const spec = familyOf(cfg);
+    for (const step of [spec.embed, ...spec.layer, spec.finalNorm, spec.lmHead])
+      if (!WGSL_FORMS[step.op])
+        throw new Error(`Llama reference: op '${step.op}' (${step.slot}) has no WGSL form`);
+    const r = new LlamaReference(gpu, cfg, w);
+    const tensors: Tensor[] = [w.embedTokens, w.norm, w.lmHead];
+    for (const l of w.layers) {
+      tensors.push(l.inputLayernorm, l.postAttentionLayernorm);
+      for (const lin of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down])
+        tensors.push(lin.weight, ...(lin.bias ? [lin.bias] : []));
+      if (l.qNorm) tensors.push(l.qNorm);
+      if (l.kNorm) tensors.push(l.kNorm);
+    }
+    const limit = gpu.device.limits.maxStorageBufferBindingSize;
+    for (const t of tensors) {
+      if (t.data.byteLength > limit)
+        throw new Error(
+          `Llama reference: a weight of shape [${t.shape}] (${t.data.byteLength} B) exceeds the device's ${limit} B binding limit`,
+        );
+      if (!r.weightBufs.has(t)) r.weightBufs.set(t, uploadBuffer(gpu.device, t.data, 'llama weight'));
+    }
+    return r;
+  }
+
+  private buf(t: Tensor | null | undefined): GPUBuffer | null {
+    return t ? (this.weightBufs.get(t) ?? null) : null;
+  }
+
+  /** The step's weight and bias buffers, from the layer's (or the model's) weight field the step names. */
+  private weightsOf(owner: object, step: OpStep): { weight: GPUBuffer | null; bias: GPUBuffer | null } {
+    if (!step.weight) return { weight: null, bias: null };
+    const v = (owner as Record<string, unknown>)[step.weight] as Tensor | LinearWeights | null | undefined;
+    if (!v) throw new Error(`${step.slot}: the weights have no '${step.weight}'`);
+    if ('weight' in v) return { weight: this.buf(v.weight), bias: this.buf(v.bias) };
+    return { weight: this.buf(v), bias: null };
+  }
+
+  /** The reference forward on `tokens` (positions 0..T-1): one submit, the dump and the taps read back. */
+  async forward(tokens: readonly number[], o: LlamaForwardOptions = {}): Promise<LlamaForwardResult> {
+    const { cfg } = this;
+    const { device, pipelines } = this.gpu;
+    const T = tokens.length;
+    if (T === 0) throw new Error('Llama reference: empty token list');
+    for (const t of tokens)
+      if (!Number.isInteger(t) || t < 0 || t >= cfg.vocabSize)
+        throw new Error(`Llama reference: token id ${t} is outside the vocabulary (0..${cfg.vocabSize - 1})`);
+    const limit = device.limits.maxStorageBufferBindingSize;
+    const made: GPUBuffer[] = [];
+    const alloc = (floats: number, label: string) => {
+      if (floats * 4 > limit)
+        throw new Error(`${label}: ${floats * 4} B exceed the device's ${limit} B binding limit`);
+      const b = device.createBuffer({
+        size: Math.max(16, Math.ceil((floats * 4) / 16) * 16),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        label,
+      });
+      made.push(b);
+      return b;
+    };
+    const scratchBufs = new Map<string, GPUBuffer>();
+    const scratch = (name: string, floats: number) => {
+      let b = scratchBufs.get(name);
+      if (!b || b.size < floats * 4) {
+        b = alloc(floats, name);
+        scratchBufs.set(name, b);
+      }
+      return b;
+    };
+    const ids = uploadBuffer(device, new Uint32Array(tokens), 'ids');
+    made.push(ids);
+    const { cos, sin } = ropeTables(T, llamaInvFreq(cfg));
+    const rope = { cos: uploadBuffer(device, cos, 'rope cos'), sin: uploadBuffer(device, sin, 'rope sin') };
+    const dummy = uploadBuffer(device, new Float32Array(4), 'dummy');
+    made.push(rope.cos, rope.sin, dummy);
+
+    const specs: DispatchSpec[] = [];
+    const slots = new Map<string, { buf: GPUBuffer; floats: number }>(); // tap name -> its buffer
+    const step = (s: OpStep, layer: number, owner: object, inputs: GPUBuffer[], name: string) => {
+      const floats = slotFloats(cfg, s.width, T);
+      const out = alloc(floats, name);
+      const form = WGSL_FORMS[s.op] as WgslForm;
+      const args = { cfg, T, layer, step: s, label: name, inputs, out, ...this.weightsOf(owner, s) };
+      const cpu = o.cpu ?? false;
+      specs.push(...form({ ...args, ids, rope, scratch, dummy, cpu, constants: o.constants ?? {} }));
+      slots.set(name, { buf: out, floats });
+      return out;
+    };
+
+    const spec = familyOf(cfg);
+    const steps = layerSteps(spec, cfg);
+    let x = step(spec.embed, -1, this.w, [], 'embed');
+    const layerOut: string[] = [];
+    for (let i = 0; i < cfg.numLayers; i++) {
+      const env = new Map<string, GPUBuffer>([['in', x]]);
+      for (const s of steps) {
+        const inputs = s.inputs.map((n) => {
+          const b = env.get(n);
+          if (!b) throw new Error(`layer ${i} ${s.slot}: reads '${n}' before it is computed`);
+          return b;
+        });
+        env.set(s.slot, step(s, i, this.w.layers[i], inputs, `layers.${i}.${s.slot}`));
+      }
+      const out = env.get('out');
+      if (!out) throw new Error(`layer ${i}: the family's steps compute no 'out'`);
+      x = out;
+      layerOut.push(`layers.${i}.out`);
+    }
+    const fn = step(spec.finalNorm, -1, this.w, [x], 'final_norm');
+    step(spec.lmHead, -1, this.w, [fn], 'logits');
+
+    const program = new Program(device, pipelines);
+    try {
+      device.pushErrorScope('validation');
+      let thrown: unknown = null;
+      try {
+        for (const s of specs) program.add(s);
+        const enc = device.createCommandEncoder();
+        program.encode(enc);
+        device.queue.submit([enc.finish()]);
+        await device.queue.onSubmittedWorkDone();
+      } catch (e) {
+        thrown = e;
+      }
+      const err = await device.popErrorScope();
+      if (thrown) throw thrown;
+      if (err) throw new Error(`Llama reference: WebGPU validation error: ${err.message}`);
+      const want = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
+      const taps = new Map<string, Float32Array>();
+      for (const name of want) {
+        const { buf, floats } = slots.get(name) as { buf: GPUBuffer; floats: number };
+        taps.set(name, await readBuffer(device, buf, floats * 4));
+      }
+      const get = (n: string) => taps.get(n) as Float32Array;
+      const dump = {
+        T,
+        d: cfg.hiddenSize,
+        V: cfg.vocabSize,
+        embeddings: get('embed'),
+        layers: layerOut.map(get),
+        finalNorm: get('final_norm'),
+        logits: get('logits'),
+      };
+      return { dump, taps };
+    } finally {
+      program.dispose();
+      for (const b of made) b.destroy();
+    }
+  }
+
+  destroy(): void {
+    for (const b of this.weightBufs.values()) b.destroy();
+    this.weightBufs.clear();
+  }
+}
