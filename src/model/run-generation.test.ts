@@ -1,13 +1,14 @@
 // Runs of a generation: the prefill and the generated ids read from __metadata__, refused in one line when they
-// cannot describe the run's tokens; rows named by decode step; the first row past the floor.
+// cannot describe the run's tokens; rows named by decode step; the first row past the floor; two generations whose
+// texts part, paired on the rows they share.
 import { describe, expect, it } from 'vitest';
-import { firstRowPast } from '../compare/run-rows';
+import { firstRowPast, runRows } from '../compare/run-rows';
 import { freshSeed } from '../kernels/testing';
 import { mulberry32 } from '../numeric/random';
 import { parseConfigText } from './config';
 import { randomConfigJson } from './random-model';
-import { readRunFile } from './run-file';
-import { parseRunGeneration, rowStep, rowWords } from './run-generation';
+import { checkSameTokens, readRunFile } from './run-file';
+import { parseRunGeneration, partedPair, rowStep, rowWords } from './run-generation';
 import { writeSafetensors } from './safetensors-write';
 
 const cfg = parseConfigText(
@@ -82,5 +83,71 @@ describe('firstRowPast', () => {
     // Never below one rounding of the storage: an fp16 run's rows at fp32's floor are fine.
     expect(firstRowPast([2 ** -12], [0], 1e-9, 'fp16', 10)).toBeNull();
     expect(firstRowPast(null, null, floor, 'fp32', 10)).toBeNull();
+  });
+});
+
+describe('parted generations as a pair', () => {
+  const P = 4;
+  const run = (ids: number[], generated: number[] | null) => ({
+    tokens: ids,
+    generation: { prefill: P, generated },
+  });
+  it('part where their streams (the tokens, then the last generated id) first differ, from the prompt on', () => {
+    const prompt = [5, 6, 7, 8];
+    // texts part at the choice of decode step 2 (row P + 1): tokens differ at index P + 2
+    const a = run([...prompt, 10, 11, 12], [10, 11, 12, 13]);
+    const b = run([...prompt, 10, 11, 20], [10, 11, 20, 21]);
+    expect(partedPair(a, b)).toEqual({ rows: P + 2, row: P + 1, chose: { a: 12, b: 20 } });
+    // the first generated id differs: the prefill's last row chose
+    const c = run([...prompt, 30], [30, 31]);
+    expect(partedPair(a, c)).toEqual({ rows: P, row: P - 1, chose: { a: 10, b: 30 } });
+    // the same tokens, only the last generated id (which no row reads) differs
+    const d = run([...prompt, 10, 11, 12], [10, 11, 12, 40]);
+    expect(partedPair(a, d)).toEqual({ rows: P + 3, row: P + 2, chose: { a: 13, b: 40 } });
+    // one generation shorter, the same up to its end: compared on its rows
+    const e = run([...prompt, 10], [10, 11]);
+    expect(partedPair(a, e)).toEqual({ rows: P + 1, row: P, chose: { a: 11, b: 11 } });
+  });
+
+  it('are no pair: the same tokens and ids, other prompts, other prefills, a run of one forward', () => {
+    const prompt = [5, 6, 7, 8];
+    const a = run([...prompt, 10, 11], [10, 11, 12]);
+    expect(partedPair(a, run([...prompt, 10, 11], [10, 11, 12]))).toBeNull();
+    expect(partedPair(a, run([5, 6, 9, 8, 10, 11], [10, 11, 12]))).toBeNull();
+    expect(
+      partedPair(a, { tokens: [...prompt, 10, 11], generation: { prefill: 3, generated: null } }),
+    ).toBeNull();
+    expect(partedPair(a, { tokens: [...prompt, 10, 11], generation: null })).toBeNull();
+  });
+
+  it('the run file check lets a parted pair through and still refuses other prompts in one line', async () => {
+    const make = async (ids: number[], generated: number[], file: string) => {
+      const bytes = writeSafetensors(
+        [
+          {
+            name: 'logits',
+            dtype: 'F32',
+            shape: [ids.length, cfg.vocabSize],
+            data: new Float32Array(ids.length * cfg.vocabSize),
+          },
+        ],
+        { tokens: JSON.stringify(ids), prefill: String(P), generated: JSON.stringify(generated) },
+      );
+      async function* one() {
+        yield bytes;
+      }
+      return readRunFile(one(), bytes.length, cfg, { file });
+    };
+    const a = await make([1, 2, 3, 4, 10, 11], [10, 11, 12], 'a.safetensors');
+    const b = await make([1, 2, 3, 4, 10, 20], [10, 20, 21], 'b.safetensors');
+    expect(() => checkSameTokens(a, b)).not.toThrow();
+    const cut = runRows(b, 5);
+    expect(cut.tokens).toEqual([1, 2, 3, 4, 10]);
+    expect(cut.generation).toEqual({ prefill: P, generated: [10, 20] });
+    expect(cut.slots.get('logits')!.data.length).toBe(5 * cfg.vocabSize);
+    const c = await make([1, 2, 9, 4, 10, 11], [10, 11, 12], 'c.safetensors');
+    expect(() => checkSameTokens(a, c)).toThrow(
+      /run B is of other tokens than run A \(a\.safetensors\): they differ first at position 2/,
+    );
   });
 });
