@@ -15,8 +15,9 @@ import { ErrorCurve } from './charts/ErrorCurve';
 import { Heatmap } from './charts/Heatmap';
 import { TimingPanel } from './charts/Timing';
 import { exportName } from './export';
+import { Generation, GenerationLine } from './GenerationParts';
 import { RunLinkedButton } from './LinkPanels';
-import { BADGE, Bisection, capital, Determinism, Generation, GenerationLine } from './ReportParts';
+import { BADGE, Bisection, capital, Determinism } from './ReportParts';
 import { isRunOf, reportWords } from './Scenarios';
 import { firstLayerWords } from './spec-words';
 

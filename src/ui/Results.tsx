@@ -15,17 +15,10 @@ import { Histogram } from './charts/Histogram';
 import { TimingPanel } from './charts/Timing';
 import { download, exportName, layersToCsv, reportToJson, runDetails } from './export';
 import { formatMetric, formatMs, METRIC_LABELS } from './format';
+import { Generation, GenerationLine, Streaming } from './GenerationParts';
 import { Term } from './Glossary';
 import { SharerComparison, StoredBanner, useSharerFor } from './LinkPanels';
-import {
-  Bisection,
-  Determinism,
-  Generation,
-  GenerationLine,
-  OracleNote,
-  Streaming,
-  Verdict,
-} from './ReportParts';
+import { Bisection, Determinism, OracleNote, Verdict } from './ReportParts';
 import { WhyDrill, WhyLine } from './WhyParts';
 
 function Exports({ report }: { report: Report }) {
