@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { oracleForward } from '../kernels/cpu/forward';
 import { opForward } from '../kernels/cpu/op-forward';
-import { FP64_FORMS } from '../kernels/cpu/op-fp64';
+import { FP64_FORMS, llamaInvFreq } from '../kernels/cpu/op-fp64';
+import { rmsNormF64 } from '../kernels/cpu/rmsnorm';
+import { ropeHeadsF64 } from '../kernels/cpu/rotary';
 import { parseConfigText } from '../model/config';
-import { smallLlamaConfig } from '../model/llama-random';
+import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+import { loadLlamaWeights } from '../model/llama-weights';
 import { randomModelFiles } from '../model/random-model';
 import { LAYER_SLOTS } from '../model/run-names';
+import { writeSafetensors } from '../model/safetensors-write';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import { OPS } from './descriptors';
@@ -122,5 +126,39 @@ describe('the op registry', () => {
       expect(got.finalNorm, msg).toEqual(want.finalNorm);
       expect(got.logits, msg).toEqual(want.logits);
     }
+  });
+
+  it("passes a cause's variant to the one step it names, as that op's oracle takes it", () => {
+    const cfg = smallLlamaConfig({ numKvHeads: 1, numHeads: 5 });
+    const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 9)));
+    const tokens = [3, 1, 4, 1, 5, 9, 2];
+    const T = tokens.length;
+    const base = new Map<string, Float64Array>();
+    opForward(cfg, w, tokens, base);
+    const taps = new Map<string, Float64Array>();
+    const variants = new Map([
+      ['layers.1.ln2', { epsOutside: true }],
+      ['layers.0.q_rot', { gptj: true }],
+    ]);
+    opForward(cfg, w, tokens, taps, { variants });
+    const l1 = w.layers[1];
+    expect(taps.get('layers.1.ln2')).toEqual(
+      rmsNormF64(
+        taps.get('layers.1.ln2_in')!,
+        T,
+        cfg.hiddenSize,
+        l1.postAttentionLayernorm.data,
+        cfg.rmsNormEps,
+        {
+          epsOutside: true,
+        },
+      ),
+    );
+    expect(taps.get('layers.0.q_rot')).toEqual(
+      ropeHeadsF64(taps.get('layers.0.q')!, T, 5, cfg.headDim, llamaInvFreq(cfg), 'exact', { gptj: true }),
+    );
+    // Steps before the first variant are untouched; the ones it names differ from the model's.
+    expect(taps.get('layers.0.k_rot')).toEqual(base.get('layers.0.k_rot'));
+    expect(taps.get('layers.0.q_rot')).not.toEqual(base.get('layers.0.q_rot'));
   });
 });

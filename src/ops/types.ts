@@ -101,6 +101,11 @@ export interface Fp64Args {
    * core's scores and probabilities); the forward applies it to every step's output itself. Identity: exact.
    */
   round: (v: Float64Array) => Float64Array;
+  /**
+   * A cause's variant of the op, as the op's single-op oracle takes it (kernels/cpu: RmsNormVariant,
+   * LayerNormVariant, RotaryVariant, ScoresVariant): the way it is miswritten, as parameters. Absent: the model.
+   */
+  variant?: Readonly<Record<string, unknown>>;
 }
 
 /** An op's CPU fp64 form: its output, row-major, in the step's width. */

@@ -14,6 +14,8 @@ export interface OpForwardOptions {
   angles?: Fp64Args['angles'];
   /** Applied to every step's output: the storage rounding of a precision mode (absent: exact fp64). */
   round?: (v: Float64Array) => Float64Array;
+  /** A cause's variant of the steps it names (`layers.{i}.{slot}` or a top slot), passed to their fp64 forms. */
+  variants?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
 }
 
 /** Weights of any family: model-level fields by the steps' `weight` names, and `layers`. */
@@ -50,6 +52,7 @@ function run(
     tokens,
     angles: opts.angles ?? 'exact',
     round: opts.round ?? ((v) => v),
+    variant: opts.variants?.get(layer < 0 ? step.slot : `layers.${layer}.${step.slot}`),
   });
   return opts.round ? opts.round(out) : out;
 }

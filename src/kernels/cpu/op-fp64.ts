@@ -9,10 +9,10 @@ import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
 import { attentionScoresF64, attentionValuesF64, type ScoresVariant, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
 import { geluF64 } from './gelu';
-import { layerNormF64 } from './layernorm';
+import { type LayerNormVariant, layerNormF64 } from './layernorm';
 import { linearF64 } from './linear';
-import { rmsNormF64 } from './rmsnorm';
-import { ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from './rotary';
+import { type RmsNormVariant, rmsNormF64 } from './rmsnorm';
+import { type RotaryVariant, ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from './rotary';
 import { swigluF64 } from './swiglu';
 
 function one(a: Fp64Args): Float64Array {
@@ -43,9 +43,17 @@ function norm(a: Fp64Args, x: Float64Array): Float64Array {
   const w = a.weights as Tensor | NormWeights;
   if ('bias' in w) {
     if (a.cfg.family === 'llama') throw new Error(`${a.step.slot}: a LayerNorm in a Llama-family model`);
-    return layerNormF64(x, a.T, d, w.weight.data, w.bias.data, a.cfg.layerNormEps);
+    return layerNormF64(
+      x,
+      a.T,
+      d,
+      w.weight.data,
+      w.bias.data,
+      a.cfg.layerNormEps,
+      a.variant as LayerNormVariant,
+    );
   }
-  return rmsNormF64(x, a.T, d, w.data, llama(a).rmsNormEps);
+  return rmsNormF64(x, a.T, d, w.data, llama(a).rmsNormEps, a.variant as RmsNormVariant);
 }
 
 /** The inverse frequencies of a Llama-family config (theta, rope_scaling; fp32 steps under 'hf-fp32'). */
@@ -58,7 +66,16 @@ export function llamaInvFreq(cfg: LlamaConfig, angles: Fp64Args['angles'] = 'exa
 function neoxRotary(a: Fp64Args): Float64Array {
   if (a.cfg.family === 'llama') throw new Error('unreachable');
   const { numHeads: H, headDim: hd } = a.cfg;
-  const { q, k, v } = splitHeadsRotaryF64(one(a), a.T, H, hd, a.cfg.rotaryNdims, a.cfg.rotaryBase, a.angles);
+  const { q, k, v } = splitHeadsRotaryF64(
+    one(a),
+    a.T,
+    H,
+    hd,
+    a.cfg.rotaryNdims,
+    a.cfg.rotaryBase,
+    a.angles,
+    a.variant as RotaryVariant,
+  );
   const out = new Float64Array(3 * q.length);
   out.set(q, 0);
   out.set(k, q.length);
@@ -71,7 +88,15 @@ function llamaRotary(a: Fp64Args): Float64Array {
   const cfg = llama(a);
   const x = one(a);
   const heads = x.length / (a.T * cfg.headDim);
-  return ropeHeadsF64(x, a.T, heads, cfg.headDim, llamaInvFreq(cfg, a.angles), a.angles);
+  return ropeHeadsF64(
+    x,
+    a.T,
+    heads,
+    cfg.headDim,
+    llamaInvFreq(cfg, a.angles),
+    a.angles,
+    a.variant as RotaryVariant,
+  );
 }
 
 const attention: Fp64Form = (a) => {
@@ -81,14 +106,19 @@ const attention: Fp64Form = (a) => {
     const packed = one(a);
     const n = H * T * hd;
     const [q, k, v] = [packed.subarray(0, n), packed.subarray(n, 2 * n), packed.subarray(2 * n)];
-    const probs = a.round(softmaxCausalF64(a.round(attentionScoresF64(q, k, H, T, hd)), H, T));
-    return attentionValuesF64(probs, v, H, T, hd);
+    const sv = (a.variant ?? {}) as ScoresVariant;
+    const probs = a.round(softmaxCausalF64(a.round(attentionScoresF64(q, k, H, T, hd, sv)), H, T, sv));
+    return attentionValuesF64(probs, v, H, T, hd, sv);
   }
   const cfg = a.cfg;
   const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
   const [q, k, vRows] = a.inputs;
   const v = ropeHeadsF64(vRows, T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
-  const variant: ScoresVariant = { kvHeads: KV, window: cfg.slidingWindow[a.layer] ?? null };
+  const variant: ScoresVariant = {
+    kvHeads: KV,
+    window: cfg.slidingWindow[a.layer] ?? null,
+    ...(a.variant as ScoresVariant | undefined),
+  };
   const scores = a.round(attentionScoresF64(q, k, H, T, hd, variant));
   const probs = a.round(softmaxCausalF64(scores, H, T, variant));
   return attentionValuesF64(probs, v, H, T, hd, variant); // [T, H·hd]
@@ -117,7 +147,14 @@ export const FP64_FORMS: Readonly<Record<OpKind, Fp64Form>> = {
     const cfg = llama(a);
     const x = one(a);
     const rows = x.length / cfg.headDim; // T · heads: each head's hd values normalised alone
-    return rmsNormF64(x, rows, cfg.headDim, (a.weights as Tensor).data, cfg.rmsNormEps);
+    return rmsNormF64(
+      x,
+      rows,
+      cfg.headDim,
+      (a.weights as Tensor).data,
+      cfg.rmsNormEps,
+      a.variant as RmsNormVariant,
+    );
   },
   rotary: (a) => (a.cfg.family === 'llama' ? llamaRotary(a) : neoxRotary(a)),
   attention,
