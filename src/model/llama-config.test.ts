@@ -1,3 +1,5 @@
+// Over 400 lines: the real config.json of five models (SmolLM2, Llama 3.2, Qwen2.5, Qwen3, Mistral) and one table
+// of refusals beside the properties they test; split, the fixtures would be copied or scattered.
 import { describe, expect, it } from 'vitest';
 import type { LlamaConfig, ModelConfig } from '../numeric/types';
 import { ModelLoadError } from './errors';
