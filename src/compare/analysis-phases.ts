@@ -167,15 +167,24 @@ export async function comparisons(
             refVsOracle: o.taps.has(name) ? jobs.compare(f32(ref, name), df(name), `${name} vs oracle`) : -1,
           };
         });
+  // Its parts timed apart (recording the reductions, the wait for the batch's GPU work, the readback).
+  const t0 = performance.now();
   const pending = jobs.record(c.metrics, batch.encoder);
   batch.onRelease(() => pending.release());
+  const t1 = performance.now();
   const submitted = batch.submit();
   try {
     afterSubmit?.();
   } finally {
     await submitted;
   }
+  const t2 = performance.now();
   const { compare: out } = await pending.read();
+  Object.assign(c.durations, {
+    'comparisons.record': t1 - t0,
+    'comparisons.gpu': t2 - t1,
+    'comparisons.read': performance.now() - t2,
+  });
   const got = (j: number): FullMetrics => out[j].metrics;
   return {
     perLayer,

@@ -11,6 +11,7 @@
 // Values are decoded from their bits, so adapters that flush subnormals give the same answers.
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
+import type { GpuTimer } from '../gpu/timestamps';
 import { bitDiffTiles, compareTiles, HIST_BINS, RANGE_WORDS, reduceRecords } from '../kernels/metrics';
 import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
 import { edgeWords, histogramEdges } from './gpu-metrics-edges';
@@ -26,6 +27,17 @@ export type {
   Operand,
   PendingMetrics,
 } from './gpu-metrics-types';
+
+/** Where one record()'s CPU time went and what it asks of the GPU (bench/comparisons.ts reads it). */
+export interface RecordStats {
+  planMs: number;
+  packMs: number;
+  encodeMs: number;
+  tiles: number;
+  dispatches: number;
+  /** Bytes the dispatches read of the operands (each job's a and b, every time a job reads them). */
+  operandBytes: number;
+}
 
 const ALIGN_WORDS = 64; // 256 bytes: a table region's start, for a binding offset
 
@@ -62,10 +74,17 @@ export class GpuMetrics {
   ) {}
 
   /** Records all jobs' reductions into `encoder` (no submit); summaries land in one small buffer. */
-  record(encoder: GPUCommandEncoder, jobs: CompareJob[], bitDiffs: BitDiffJob[] = []): PendingMetrics {
+  record(
+    encoder: GPUCommandEncoder,
+    jobs: CompareJob[],
+    bitDiffs: BitDiffJob[] = [],
+    profile?: { timer?: GpuTimer; stats?: RecordStats },
+  ): PendingMetrics {
     const device = this.device;
     const limits = device.limits;
+    const tStart = performance.now();
     const plan = planRecord(jobs, bitDiffs);
+    const tPlan = performance.now();
     const maxBinding = limits.maxStorageBufferBindingSize;
     const recBytes = plan.totalWords * 4;
     if (recBytes > maxBinding || recBytes > limits.maxBufferSize)
@@ -77,6 +96,7 @@ export class GpuMetrics {
     const compare = packTiles(plan.compareTiles, maxBinding, align, maxGroups);
     const bits = packTiles(plan.bitTiles, maxBinding, align, maxGroups);
     const rangeParts = plan.levels.map((l) => splitRanges(l, maxGroups));
+    const tPack = performance.now();
 
     // One table buffer: every dispatch's descriptors from a 256-byte aligned start.
     const parts = [...compare.map((c) => c.table), ...bits.map((c) => c.table), ...rangeParts.flat()];
@@ -137,7 +157,21 @@ export class GpuMetrics {
         );
       }
     }
-    program.encode(encoder);
+    program.encode(encoder, profile?.timer);
+    if (profile?.stats) {
+      let operandBytes = 0;
+      for (const j of jobs)
+        for (const sg of j.segments ?? [j]) operandBytes += sg.n * (4 + (sg.b.kind === 'df' ? 8 : 4));
+      for (const b of bitDiffs) operandBytes += b.n * 8;
+      Object.assign(profile.stats, {
+        planMs: tPlan - tStart,
+        packMs: tPack - tPlan,
+        encodeMs: performance.now() - tPack,
+        tiles: plan.compareTiles.length + plan.bitTiles.length,
+        dispatches: program.dispatchCount,
+        operandBytes,
+      });
+    }
     program.dispose();
     if (plan.summaryWords > 0) encoder.copyBufferToBuffer(rec, 0, readback, 0, plan.summaryWords * 4);
 
