@@ -53,6 +53,9 @@ export function attention(
   }
   if (v.keysMoved) [k, vals] = [moveKeys(k, H, T, hd, v.keysMoved), moveKeys(vals, H, T, hd, v.keysMoved)];
   if (v.kvFormat) [k, vals] = [roundAll(v.kvFormat, k), roundAll(v.kvFormat, vals)];
+  // An attention kernel on half inputs: q, k (after rotary) and v rounded.
+  if (v.qkvFormat)
+    [q, k, vals] = [roundAll(v.qkvFormat, q), roundAll(v.qkvFormat, k), roundAll(v.qkvFormat, vals)];
   if (v.keysZeroed) [k, vals] = [zeroRows(k, H, T, hd, v.keysZeroed), zeroRows(vals, H, T, hd, v.keysZeroed)];
   const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))].sort((a, b) => a - b) : null;
   const pick = (a: Float64Array) => {
@@ -70,6 +73,8 @@ export function attention(
   else if ((v.rows || v.keysDropped) && !v.probsFormat) ctx = attendRows(qs, ks, vs, Hs, T, hd, v);
   else {
     const scores = attentionScoresF64(qs, ks, Hs, T, hd, v.scores);
+    if (v.scoresFormat)
+      for (let i = 0; i < scores.length; i++) scores[i] = roundTo(v.scoresFormat, scores[i]);
     const probs = softmaxCausalF64(scores, Hs, T, v.scores);
     const p = v.probsFormat
       ? roundedToFit(
@@ -177,7 +182,7 @@ function attendRows(
         }
         let dot = 0;
         for (let e = 0; e < hd; e++) dot += q[(h * T + i) * hd + e] * k[(h * T + j) * hd + e];
-        s[j] = dot * scale;
+        s[j] = v.scoresFormat ? roundTo(v.scoresFormat, dot * scale) : dot * scale;
         if (s[j] > max) max = s[j];
       }
       if (max === Number.NEGATIVE_INFINITY) continue;

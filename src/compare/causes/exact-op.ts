@@ -41,6 +41,8 @@ const CORE_KEYS: readonly (keyof Variant)[] = [
   'keysDropped',
   'keysMoved',
   'keysZeroed',
+  'qkvFormat',
+  'scoresFormat',
   'rotaryOff',
 ];
 

@@ -145,6 +145,10 @@ export interface Variant {
   keysMoved?: { shift: number; from: number };
   /** The keys and values of these positions read as zeros: a cache write lost. */
   keysZeroed?: number[];
+  /** q, k (after rotary) and v rounded to this format: an attention kernel on half inputs. */
+  qkvFormat?: NumFormat;
+  /** The scaled scores q·k rounded to this format before the softmax. */
+  scoresFormat?: NumFormat;
   /** Rotary left off one operand: q or k kept unrotated. */
   rotaryOff?: 'q' | 'k';
 }

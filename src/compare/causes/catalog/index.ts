@@ -7,6 +7,7 @@
 // explain equally well.
 import type { Cause } from '../types';
 import { accFp16 } from './acc-fp16';
+import { attentionBf16, attentionFp16 } from './attention-half';
 import { autocastBf16, autocastFp16 } from './autocast';
 import { biasDoubled, biasDropped } from './bias';
 import { causalMissing } from './causal-missing';
@@ -61,6 +62,8 @@ export const CAUSES: readonly Cause[] = [
   partsFp16,
   residualTermRounded,
   residualSumHalf,
+  attentionFp16,
+  attentionBf16,
   kvCacheFp16,
   kvCacheBf16,
   // operands
