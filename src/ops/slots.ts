@@ -15,9 +15,13 @@ export function fillSlot<K extends FormKind>(form: K, op: OpKind, impl: FormType
   m.set(op, impl);
 }
 
-/** Every form of one kind at once (a table typed on OpKind: a missing op does not compile). */
+/**
+ * Every form of one kind at once, by the one part that owns them (a table typed on OpKind: a missing op does not
+ * compile). The table replaces the form's slots whole, so a module evaluated again (a dev server's hot reload) does
+ * not fill them twice.
+ */
 export function fillSlots<K extends FormKind>(form: K, impls: Readonly<Record<OpKind, FormTypes[K]>>): void {
-  for (const [op, impl] of Object.entries(impls) as [OpKind, FormTypes[K]][]) fillSlot(form, op, impl);
+  filled.set(form, new Map(Object.entries(impls) as [OpKind, FormTypes[K]][]));
 }
 
 /** The `form` of op `op`; throws naming both when nobody filled it. */
