@@ -1,0 +1,259 @@
+// The fused forward of the Llama family: the kernels people write for these models, in one submit — RMSNorm fused
+// with the residual add (shaders/fused/add_rmsnorm.wgsl: the layer's first norm takes the previous layer's MLP add,
+// the second the attention add, the final norm the last MLP add), the q/k/v, o, down and LM-head projections on the
+// shared GEMM cores (fused-linear.ts), the SwiGLU epilogue on one GEMM over the concatenated [gate; up] weight
+// (linear_swiglu.wgsl), and grouped-query attention (with a sliding window) in the flash attention. Qwen3's q/k
+// norms and the head split + rotary are the reference kernels (rmsnorm.wgsl, rope.wgsl). Same dump contract as the
+// reference forward (llama-reference.ts); teaching faults through `faults` (one kernel's constants, every layer).
+
+import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
+import { type DispatchSpec, Program } from '../gpu/program';
+import { readBuffer, uploadBuffer } from '../gpu/readback';
+import { attnShapeConstants } from '../kernels/attention';
+import { llamaInvFreq } from '../kernels/cpu/op-fp64';
+import { embedding } from '../kernels/embedding';
+import { flashAttention } from '../kernels/flash-attention';
+import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
+import { addRmsNorm, linearSwigluOps } from '../kernels/fused-llama';
+import { CPU_ADAPTER, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
+import { rmsNorm } from '../kernels/rmsnorm';
+import { ropeHeads, ropeTables } from '../kernels/rope';
+import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+
+export interface LlamaFusedOptions {
+  /** A CPU adapter (SwiftShader): the barrier-free GEMM core (the same bits as the tiled one). */
+  cpu?: boolean;
+  /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
+  faults?: { addRmsNorm?: OverrideConstants; swiglu?: OverrideConstants; flash?: OverrideConstants };
+}
+
+interface LayerBufs {
+  inNorm: GPUBuffer;
+  postNorm: GPUBuffer;
+  q: LinearBufs;
+  k: LinearBufs;
+  v: LinearBufs;
+  o: LinearBufs;
+  gateUp: LinearBufs; // [2F, d] and [2F]
+  down: LinearBufs;
+  qNorm: GPUBuffer | null;
+  kNorm: GPUBuffer | null;
+}
+
+interface LinearBufs {
+  w: GPUBuffer;
+  b: GPUBuffer | null;
+}
+
+/** A Llama-family model's weights on the GPU as the fused kernels read them, and its fused forward. */
+export class LlamaFused {
+  private readonly made: GPUBuffer[] = [];
+  private layers: LayerBufs[] = [];
+  private embed!: GPUBuffer;
+  private norm!: GPUBuffer;
+  private head!: GPUBuffer;
+
+  private constructor(
+    private readonly gpu: { device: GPUDevice; pipelines: PipelineCache },
+    readonly cfg: LlamaConfig,
+  ) {}
+
+  private up(data: Float32Array, label: string): GPUBuffer {
+    const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
+    if (data.byteLength > limit)
+      throw new Error(
+        `Llama fused: ${label} (${data.byteLength} B) exceeds the device's ${limit} B binding limit`,
+      );
+    const b = uploadBuffer(this.gpu.device, data, label);
+    this.made.push(b);
+    return b;
+  }
+
+  private lin(l: LinearWeights, label: string): LinearBufs {
+    return { w: this.up(l.weight.data, label), b: l.bias ? this.up(l.bias.data, `${label}.bias`) : null };
+  }
+
+  /** Uploads the weights once: gate and up concatenated ([gate; up] rows, and biases), a tied head shared. */
+  static create(
+    gpu: { device: GPUDevice; pipelines: PipelineCache },
+    cfg: LlamaConfig,
+    w: LlamaWeights,
+  ): LlamaFused {
+    if (w.layers.length !== cfg.numLayers)
+      throw new Error(`Llama fused: ${w.layers.length} layer weights for numLayers ${cfg.numLayers}`);
+    const f = new LlamaFused(gpu, cfg);
+    const cat = (a: Tensor, b: Tensor) => {
+      const out = new Float32Array(a.data.length + b.data.length);
+      out.set(a.data);
+      out.set(b.data, a.data.length);
+      return out;
+    };
+    f.embed = f.up(w.embedTokens.data, 'embed_tokens');
+    f.norm = f.up(w.norm.data, 'norm');
+    f.head = w.lmHead === w.embedTokens ? f.embed : f.up(w.lmHead.data, 'lm_head');
+    f.layers = w.layers.map((l, i) => ({
+      inNorm: f.up(l.inputLayernorm.data, `layers.${i}.input_layernorm`),
+      postNorm: f.up(l.postAttentionLayernorm.data, `layers.${i}.post_attention_layernorm`),
+      q: f.lin(l.q, `layers.${i}.q_proj`),
+      k: f.lin(l.k, `layers.${i}.k_proj`),
+      v: f.lin(l.v, `layers.${i}.v_proj`),
+      o: f.lin(l.o, `layers.${i}.o_proj`),
+      gateUp: {
+        w: f.up(cat(l.gate.weight, l.up.weight), `layers.${i}.gate_up`),
+        b: l.gate.bias && l.up.bias ? f.up(cat(l.gate.bias, l.up.bias), `layers.${i}.gate_up.bias`) : null,
+      },
+      down: f.lin(l.down, `layers.${i}.down_proj`),
+      qNorm: l.qNorm ? f.up(l.qNorm.data, `layers.${i}.q_norm`) : null,
+      kNorm: l.kNorm ? f.up(l.kNorm.data, `layers.${i}.k_norm`) : null,
+    }));
+    return f;
+  }
+
+  /** The fused forward on `tokens` (positions 0..T-1): one submit, the dump read back. */
+  async forward(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<HiddenDump<Float32Array>> {
+    const { cfg } = this;
+    const { device, pipelines } = this.gpu;
+    const T = tokens.length;
+    if (T === 0) throw new Error('Llama fused: empty token list');
+    for (const t of tokens)
+      if (!Number.isInteger(t) || t < 0 || t >= cfg.vocabSize)
+        throw new Error(`Llama fused: token id ${t} is outside the vocabulary (0..${cfg.vocabSize - 1})`);
+    const {
+      hiddenSize: d,
+      numHeads: H,
+      numKvHeads: KV,
+      headDim: hd,
+      intermediateSize: F,
+      vocabSize: V,
+    } = cfg;
+    const temp: GPUBuffer[] = [];
+    const limit = device.limits.maxStorageBufferBindingSize;
+    const alloc = (floats: number, label: string) => {
+      if (floats * 4 > limit)
+        throw new Error(`${label}: ${floats * 4} B exceed the device's ${limit} B binding limit`);
+      const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+      const b = device.createBuffer({ size: Math.max(16, Math.ceil((floats * 4) / 16) * 16), usage, label });
+      temp.push(b);
+      return b;
+    };
+    const keep = (b: GPUBuffer) => {
+      temp.push(b);
+      return b;
+    };
+    const ids = keep(uploadBuffer(device, new Uint32Array(tokens), 'ids'));
+    const tables = ropeTables(T, llamaInvFreq(cfg));
+    const cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));
+    const sin = keep(uploadBuffer(device, tables.sin, 'rope sin'));
+    const dummy = keep(uploadBuffer(device, new Float32Array(4), 'dummy'));
+    const gemm: GemmOpts = { policy: o.cpu ? CPU_ADAPTER : UNKNOWN_ADAPTER };
+    const faults = o.faults ?? {};
+
+    const specs: DispatchSpec[] = [];
+    const proj = (label: string, x: GPUBuffer, l: LinearBufs, y: GPUBuffer, N: number, K: number) =>
+      specs.push(...linearBiasOps(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, gemm));
+    const embedOut = alloc(T * d, 'embed');
+    specs.push(embedding('embed', { ids, table: this.embed, out: embedOut }, T, d, { row0: 0, rows: V }));
+    const q = alloc(T * H * hd, 'q');
+    const k = alloc(T * KV * hd, 'k');
+    const v = alloc(T * KV * hd, 'v');
+    const qn = alloc(T * H * hd, 'q_norm');
+    const kn = alloc(T * KV * hd, 'k_norm');
+    const qh = alloc(H * T * hd, 'q_rot');
+    const kh = alloc(KV * T * hd, 'k_rot');
+    const vh = alloc(KV * T * hd, 'v_heads');
+    const ctx = alloc(T * H * hd, 'ctx');
+    const attnOut = alloc(T * d, 'attn_out');
+    const ln = alloc(T * d, 'ln');
+    const act = alloc(T * F, 'swiglu');
+    const mlpOut = alloc(T * d, 'mlp_out');
+    const mids = this.layers.map((_, i) => alloc(T * d, `layers.${i}.ln2_in`));
+    const outs = this.layers.map((_, i) => alloc(T * d, `layers.${i}.out`));
+    const finalNorm = alloc(T * d, 'final_norm');
+    const logits = alloc(T * V, 'logits');
+    const norm = (
+      label: string,
+      a: GPUBuffer,
+      b: GPUBuffer | null,
+      w: GPUBuffer,
+      r: GPUBuffer | null,
+      y: GPUBuffer,
+    ) =>
+      specs.push(
+        addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants: faults.addRmsNorm }),
+      );
+
+    // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
+    norm('layers.0.ln1', embedOut, null, this.layers[0].inNorm, null, ln);
+    this.layers.forEach((L, i) => {
+      const p = `layers.${i}`;
+      const x = i === 0 ? embedOut : outs[i - 1];
+      proj(`${p}.q`, ln, L.q, q, H * hd, d);
+      proj(`${p}.k`, ln, L.k, k, KV * hd, d);
+      proj(`${p}.v`, ln, L.v, v, KV * hd, d);
+      let [qIn, kIn] = [q, k];
+      if (L.qNorm && L.kNorm) {
+        specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
+        specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
+        [qIn, kIn] = [qn, kn];
+      }
+      const r = cfg.rotaryDim;
+      specs.push(ropeHeads(`${p}.q_rot`, { x: qIn, cos, sin, out: qh }, T, H, hd, r));
+      specs.push(ropeHeads(`${p}.k_rot`, { x: kIn, cos, sin, out: kh }, T, KV, hd, r));
+      specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0));
+      const shape = attnShapeConstants(p, { H, kvHeads: KV, window: cfg.slidingWindow[i] ?? null });
+      const flash = { ...shape.flash, ...faults.flash };
+      specs.push(flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }));
+      proj(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
+      norm(`${p}.ln2`, x, attnOut, L.postNorm, mids[i], ln);
+      specs.push(
+        ...linearSwigluOps(`${p}.swiglu`, { x: ln, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy }, T, F, d, {
+          ...gemm,
+          constants: faults.swiglu,
+        }),
+      );
+      proj(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
+      const last = i === cfg.numLayers - 1;
+      const w = last ? this.norm : this.layers[i + 1].inNorm;
+      norm(last ? 'final_norm' : `layers.${i + 1}.ln1`, mids[i], mlpOut, w, outs[i], last ? finalNorm : ln);
+    });
+    proj('logits', finalNorm, { w: this.head, b: null }, logits, V, d);
+
+    const program = new Program(device, pipelines);
+    try {
+      device.pushErrorScope('validation');
+      let thrown: unknown = null;
+      try {
+        for (const s of specs) program.add(s);
+        const enc = device.createCommandEncoder();
+        program.encode(enc);
+        device.queue.submit([enc.finish()]);
+        await device.queue.onSubmittedWorkDone();
+      } catch (e) {
+        thrown = e;
+      }
+      const err = await device.popErrorScope();
+      if (thrown) throw thrown;
+      if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
+      const read = (b: GPUBuffer, n: number) => readBuffer(device, b, n * 4);
+      const layers: Float32Array[] = [];
+      for (const b of outs) layers.push(await read(b, T * d));
+      return {
+        T,
+        d,
+        V,
+        embeddings: await read(embedOut, T * d),
+        layers,
+        finalNorm: await read(finalNorm, T * d),
+        logits: await read(logits, T * V),
+      };
+    } finally {
+      program.dispose();
+      for (const b of temp) b.destroy();
+    }
+  }
+
+  destroy(): void {
+    for (const b of this.made) b.destroy();
+    this.made.length = 0;
+  }
+}
