@@ -3,9 +3,13 @@
 // text is at least 24 px (chart ticks 20 px), the step's key element is on screen without scrolling and no
 // two texts overlap; nothing overlaps with Large type on either; and outside presenter mode the highlighted
 // step follows what the viewer opens. Generation is set to 0 (no step depends on it; SwiftShader is slow).
+// The decode-only scenario ("fine on the prompt, wrong in the generated text"): the page's verdict says the generation
+// diverged and the decode check, started by itself, names the op in view of Run; its presenter steps show the texts,
+// where they part and the decode finding, with the cause line, readable at 1920×1080; the dialog has one banner.
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import { SCENARIOS } from '../src/run/scenarios';
 import {
+  axeViolations,
   expectScenarioOutcome,
   insideViewport,
   runToEnd,
@@ -26,6 +30,8 @@ const KEY_OF_VIEW: Record<string, string> = {
   determinism: '[data-testid="determinism"]',
   heatmap: '[data-testid="heatmap"] svg',
   timing: '[data-testid="timing-summary"]',
+  text: '[data-testid="first-diff"]',
+  decode: '[data-testid="decode-check"][data-path="fused"]',
 };
 
 /** Smallest font size (px) of the SVG text inside a locator. */
@@ -142,5 +148,83 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   await page.setViewportSize({ width: 1280, height: 800 });
   expect(await overlaps(page)).toEqual([]);
   await shoot(page, testInfo, 'presenter-large-type-1280', false);
+  expect(errors).toEqual([]);
+});
+
+/** axe's landmark rules (moderate, so not in axeViolations' serious and critical) as they stand in the page now. */
+async function landmarkViolations(page: Page): Promise<string[]> {
+  await axeViolations(page); // loads axe into the page
+  return page.evaluate(async () => {
+    type Result = { violations: { id: string; nodes: { target: unknown[] }[] }[] };
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<Result> } }).axe;
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['best-practice'] } });
+    return r.violations
+      .filter((v) => v.id.startsWith('landmark'))
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
+
+test('fine on the prompt, wrong in the generated text: the verdict, the decode finding in view, the presenter steps', async ({
+  page,
+}, testInfo) => {
+  const dec = SCENARIOS.find((s) => s.id === 'decode-only');
+  if (!dec) throw new Error('no decode-only scenario');
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./#s=decode-only');
+  await waitForModel(page);
+  // No checkbox: the decode check starts by itself because the text diverges.
+  await expect(page.getByTestId('check-decode')).not.toBeChecked();
+  await runToEnd(page);
+  const verdict = page.getByTestId('verdict');
+  await expect(verdict).toHaveAttribute('data-verdict', 'generation-diverged');
+  await expect(verdict).toContainText('generation diverged');
+  await expect(verdict).toContainText('The prompt agrees');
+  await expect(page.getByTestId('verdict-generation')).toContainText(
+    'born at decode step 1 (position 39), layer 1, the QKV projection and the attention core (fused), on the fused path',
+  );
+  await expect(page.getByTestId('verdict-generation')).toContainText(
+    'the texts part at generated token 2 (decode step 1)',
+  );
+  // The decode finding sits under the verdict, in view with it, started by itself.
+  const found = page.getByTestId('generation-verdict');
+  await expect(found).toHaveAttribute('data-started', 'auto');
+  await expect(found).toBeInViewport();
+  await expect(found.locator('[data-testid="decode-check"][data-path="fused"]')).toHaveAttribute(
+    'data-verdict',
+    'diverged',
+  );
+  await expectScenarioOutcome(page, dec); // scenarios.spec.ts leaves this scenario to this spec
+  await shoot(page, testInfo, 'decode-only-verdict-1280', false);
+
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await shoot(page, testInfo, 'decode-only-verdict-1920', false);
+  await page.getByTestId('present').click();
+  const presenter = page.getByTestId('presenter');
+  const stepEl = page.getByTestId('presenter-step');
+  const result = page.getByTestId('presenter-result');
+  while ((await stepEl.getAttribute('data-step')) !== '0') await page.keyboard.press('ArrowLeft');
+  await expect(page.getByTestId('presenter-verdict')).toHaveAttribute('data-verdict', 'generation-diverged');
+  // The cause line: here the decode's finding.
+  await expect(page.getByTestId('presenter-cause')).toContainText('born at decode step 1');
+  expect(await landmarkViolations(page), 'axe landmarks with the presenter open').toEqual([]);
+  const views: string[] = [];
+  for (let i = 0; i < dec.steps.length; i++) {
+    if (i > 0) await page.keyboard.press('ArrowRight');
+    await expect(stepEl).toHaveAttribute('data-step', String(i));
+    const view = (await result.getAttribute('data-view')) ?? '';
+    views.push(view);
+    const key = result.locator(KEY_OF_VIEW[view] ?? '[data-testid="error-curve"] svg').first();
+    await expect(key, `step ${i + 1} (${view}) has its key element`).toBeVisible();
+    expect(await insideViewport(key), `step ${i + 1} (${view}): key element inside the viewport`).toBe(true);
+    const t = await textSizes(presenter);
+    expect(t.html, `step ${i + 1}: HTML text (smallest: ${t.smallest})`).toBeGreaterThanOrEqual(24);
+    expect(await textOverlaps(presenter), `step ${i + 1}: overlapping text`).toEqual([]);
+    await shoot(page, testInfo, `decode-only-presenter-step-${i + 1}-1920`, false);
+  }
+  // The steps drive the views: the layer chart, the texts and their parting, the decode finding.
+  expect(views).toEqual(['curve', 'text', 'text', 'decode', 'decode']);
+  await expect(page.getByTestId('presenter-cause')).toContainText('generation diverges at decode step 1');
+  await page.keyboard.press('Escape');
   expect(errors).toEqual([]);
 });

@@ -13,6 +13,7 @@ import { downloadOf, expectScenarioOutcome, runLinked, shoot, waitForModel, watc
  */
 const RUN_ELSEWHERE: Record<string, string> = {
   'fused-add': 'classroom.spec.ts (presenter mode)',
+  'decode-only': 'classroom.spec.ts (the verdict and the presenter on the generated text)',
   'fast-but-wrong': 'layout-progress.spec.ts (results as they come)',
 };
 

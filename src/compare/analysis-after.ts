@@ -303,7 +303,7 @@ async function checkDecodes(
           `${where}layer ${b.layer}: the error is born at ${ops.born.what} (${ops.born.id}), ` +
           `${fmtRatio(ops.born.ratio)} its floor on this path's own recorded inputs ` +
           `(the layer's ops checked one by one, fused kernels' ops in groups; ` +
-          `${checkedRowsWords(rows, runs[1].file.tokens.length, runs[1].file.generation)})`;
+          `${checkedRowsWords(rows, runs[1].file.tokens.length, runs[1].file.generation)}).`;
       }
     }
     out.push(check);

@@ -84,6 +84,49 @@ function Continuation({
   );
 }
 
+/**
+ * The presenter's view of the generated text: both texts side by side, the first difference marked, and why they
+ * part in one line (the room reads the story in the cause line above).
+ */
+export function TextsAndParting({
+  report,
+  segments,
+}: {
+  report: Report;
+  segments: { reference: TextSegments; fused: TextSegments } | null;
+}) {
+  const g = report.generation;
+  if (!g) return <p className="muted">No tokens were generated (generation length 0).</p>;
+  const p = g.parting;
+  return (
+    <div data-testid="generation" data-first-difference={g.firstDifference ?? ''}>
+      <div className="side-by-side">
+        <Continuation
+          label="Reference path"
+          text={g.reference.text}
+          ids={g.reference.ids}
+          segments={segments?.reference ?? null}
+          first={g.firstDifference}
+        />
+        <Continuation
+          label="Fused path"
+          text={g.fused.text}
+          ids={g.fused.ids}
+          segments={segments?.fused ?? null}
+          first={g.firstDifference}
+        />
+      </div>
+      {p ? (
+        <p data-testid="generation-parting" data-kind={p.kind} data-step={p.step}>
+          <span className={`pill ${PARTING_PILL[p.kind][0]}`}>{PARTING_PILL[p.kind][1]}</span> {p.words}
+        </p>
+      ) : (
+        <p>Both paths generate the same {g.reference.ids.length} tokens.</p>
+      )}
+    </div>
+  );
+}
+
 export function Generation({
   report,
   segments,

@@ -15,9 +15,9 @@ import { ErrorCurve } from './charts/ErrorCurve';
 import { Heatmap } from './charts/Heatmap';
 import { TimingPanel } from './charts/Timing';
 import { exportName } from './export';
-import { Generation, GenerationLine } from './GenerationParts';
+import { GenerationLine, TextsAndParting } from './GenerationParts';
 import { RunLinkedButton } from './LinkPanels';
-import { BADGE, Bisection, capital, Determinism } from './ReportParts';
+import { BADGE, Bisection, Determinism } from './ReportParts';
 import { isRunOf, reportWords } from './Scenarios';
 import { firstLayerWords } from './spec-words';
 
@@ -131,7 +131,7 @@ function StepFigure({
       // Both texts, where they part and why (the parting's words beside them).
       return (
         <div className="presenter-words" data-testid="presenter-text">
-          <Generation report={report} segments={segments} />
+          <TextsAndParting report={report} segments={segments} />
         </div>
       );
     case 'decode': {
@@ -139,7 +139,6 @@ function StepFigure({
       const g = report.generation;
       return (
         <div className="presenter-words" data-testid="presenter-decode">
-          {g?.words ? <p data-testid="presenter-story">{capital(g.words)}.</p> : null}
           <GenerationLine report={report} checking={false} />
           {!g?.decode && <p className="muted">No decode check ran for this run.</p>}
         </div>
