@@ -14,7 +14,7 @@ import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import { OPS } from './descriptors';
 import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL, usesOf } from './families';
-import { missingForms } from './slots';
+import { fillSlot, formOf, hasForm, missingForms } from './slots';
 import { type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
 
 const FAMILIES: [string, FamilySpec][] = [
@@ -44,6 +44,13 @@ describe('the op registry', () => {
     expect(Object.keys(FP64_FORMS).sort()).toEqual([...OP_KINDS].sort());
     expect(missingForms().sort()).toEqual([...NOT_YET_FILLED].sort());
     expect(missingForms().filter((m) => m.endsWith(':fp64'))).toEqual([]);
+  });
+
+  it('refuses a slot filled twice, and names the op and form nobody filled', () => {
+    expect(() => formOf('causes', 'swiglu')).toThrow("op registry: 'swiglu' has no causes form");
+    fillSlot('causes', 'swiglu', ['gate-up-swapped']);
+    expect(hasForm('causes', 'swiglu')).toBe(true);
+    expect(() => fillSlot('causes', 'swiglu', [])).toThrow("the causes form of 'swiglu' is filled twice");
   });
 
   it.each(FAMILIES)(
