@@ -117,6 +117,17 @@ describe('progress', () => {
     expect(l0).toBe(progressFraction({ phase: 'local', done: 3, total: 6 }));
     expect(l3).toBeGreaterThan(l0);
     expect(l3).toBeLessThan(progressFraction({ phase: 'bisection', done: 4, total: 6 }));
+    // Every token generated, then the decode check that starts by itself: still forward, still under 1.
+    const ids = [1, 2];
+    const tokens = progressFraction(
+      { phase: 'generation', done: 7, total: 9 },
+      { reference: { ids }, fused: { ids }, total: 2 },
+    );
+    const check = progressFraction({ phase: 'decode check', done: 7, total: 9 });
+    expect(tokens).toBeGreaterThan(fr.at(-1)!);
+    expect(check).toBeGreaterThan(tokens);
+    expect(check).toBeLessThan(1);
+    expect(phaseLabel({ phase: 'decode check', done: 7, total: 9 })).toMatch(/checking every decode step/);
   });
 });
 

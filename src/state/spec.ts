@@ -143,8 +143,12 @@ const PHASE_WORDS: Record<(typeof PHASES)[number], string> = {
 
 const LOCAL_LAYER = /^local layer (\d+)$/;
 
+/** The decode check that starts by itself within the generation phase (analysis-after.ts). */
+const DECODE_CHECK = 'decode check';
+
 /** Words for a progress event, e.g. "Local error: layer 3 of 4". */
 export function phaseLabel(p: CompareProgress): string {
+  if (p.phase === DECODE_CHECK) return 'The text diverges: checking every decode step op by op';
   const m = LOCAL_LAYER.exec(p.phase);
   if (m) return `Local error: layer ${Number(m[1]) + 1} of ${p.total}`;
   return (PHASE_WORDS as Record<string, string>)[p.phase] ?? p.phase;
@@ -160,10 +164,12 @@ export function progressFraction(
 ): number {
   const m = LOCAL_LAYER.exec(p.phase);
   const n = PHASES.length;
+  // The tokens fill most of the generation phase; a decode check that starts by itself takes the rest.
   if (p.phase === 'generation' && stream && stream.total > 0) {
     const done = (stream.reference.ids.length + stream.fused.ids.length) / (2 * stream.total);
-    return (PHASES.indexOf('generation') + Math.min(1, done)) / n;
+    return (PHASES.indexOf('generation') + 0.8 * Math.min(1, done)) / n;
   }
+  if (p.phase === DECODE_CHECK) return (PHASES.indexOf('generation') + 0.9) / n;
   if (m) {
     const i = PHASES.indexOf('local');
     const sub = p.total > 0 ? Math.min(1, Math.max(0, Number(m[1]) / p.total)) : 0;
