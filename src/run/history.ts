@@ -23,7 +23,7 @@ let modelsStore: UseStore | null = null;
 const runs = () => (runsStore ??= createStore('divergence-explorer', 'runs'));
 const models = () => (modelsStore ??= createStore('divergence-explorer-models', 'models'));
 
-export type RunVerdict = 'agree' | 'diverged' | 'unknown';
+export type RunVerdict = 'agree' | 'diverged' | 'generation-diverged' | 'unknown';
 
 export interface RunSummary {
   id: string;
@@ -157,7 +157,10 @@ export async function saveRun(run: NewRun): Promise<string> {
     createdAt,
     model: modelName(run.spec, run.report),
     prompt: promptExcerpt(run.spec),
-    verdict: r.verdict === 'agree' || r.verdict === 'diverged' ? r.verdict : 'unknown',
+    verdict:
+      r.verdict === 'agree' || r.verdict === 'diverged' || r.verdict === 'generation-diverged'
+        ? r.verdict
+        : 'unknown',
     firstDivergentLayer:
       typeof r.firstDivergentLayer === 'number' && Number.isInteger(r.firstDivergentLayer)
         ? r.firstDivergentLayer

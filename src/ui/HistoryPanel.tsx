@@ -14,6 +14,7 @@ function verdictWords(r: RunSummary): string {
     return r.firstDivergentLayer === null
       ? 'diverged (logits)'
       : `diverged at layer ${r.firstDivergentLayer}`;
+  if (r.verdict === 'generation-diverged') return 'generation diverged (the prompt agrees)';
   return 'unknown';
 }
 
@@ -57,7 +58,7 @@ export function HistoryPanel({ store, controller }: { store: AppStore; controlle
                 <div className="history-head">
                   <time dateTime={r.createdAt}>{when}</time>
                   <span
-                    className={`pill ${r.verdict === 'agree' ? 'good' : r.verdict === 'diverged' ? 'bad' : ''}`}
+                    className={`pill ${r.verdict === 'agree' ? 'good' : r.verdict === 'unknown' ? '' : 'bad'}`}
                     data-testid="history-verdict"
                   >
                     {verdictWords(r)}
