@@ -1,15 +1,19 @@
 // The Llama family's fused forward (engine/llama-fused.ts) in Node on SwiftShader against Hugging Face's fp64
 // hidden states of the committed fixtures (every flavour; the target is relative L2 < 1e-5 per tensor), with the
-// barrier-free and the tiled GEMM cores (the same bits), and its teaching faults seen end to end: each moves the
+// barrier-free and the tiled GEMM cores (the same bits), on random models of every feature against the fp64 forward
+// and the reference GPU forward (seed printed; KERNEL_SEED replays, KERNEL_SWEEP=n draws n), and its teaching faults seen end to end: each moves the
 // logits far past the floor where it applies, and the KV-head fault changes nothing where there is one KV head.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from '../kernels/testing';
+import { llamaForward } from '../kernels/cpu/llama-forward';
+import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
 import type { LlamaConfig, LlamaWeights } from '../numeric/types';
 import { LlamaFused } from './llama-fused';
+import { randomLlamaModel } from './llama-models.testdata';
+import { LlamaReference } from './llama-reference';
 
 let h: Harness;
 beforeAll(async () => {
@@ -122,4 +126,39 @@ describe('Llama GPU fused forward vs Hugging Face fp64 (fixtures)', () => {
       fused.destroy();
     }
   });
+});
+
+const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 3);
+
+describe('Llama GPU fused forward on random models', () => {
+  it.each(Array.from({ length: ROUNDS }, (_, i) => i))(
+    'random model %i: vs the fp64 forward and the reference GPU forward',
+    async () => {
+      const seed = freshSeed();
+      const { cfg, w, tokens } = randomLlamaModel(seed);
+      const tag = `seed ${seed} (${cfg.flavour}, H ${cfg.numHeads}/${cfg.numKvHeads}, hd ${cfg.headDim}, T ${tokens.length}, window ${cfg.slidingWindow}, ${cfg.ropeScaling.type})`;
+      const exact = llamaForward(cfg, w, tokens);
+      const fused = LlamaFused.create(h, cfg, w);
+      const ref = LlamaReference.create(h, cfg, w);
+      try {
+        const got = await fused.forward(tokens, { cpu: true });
+        const { dump } = await ref.forward(tokens, { cpu: true });
+        const pairs = [
+          ['embeddings', got.embeddings, exact.embeddings, dump.embeddings],
+          ...exact.layers.map((l, i) => [`layers[${i}]`, got.layers[i], l, dump.layers[i]] as const),
+          ['final_norm', got.finalNorm, exact.finalNorm, dump.finalNorm],
+          ['logits', got.logits, exact.logits, dump.logits],
+        ] as const;
+        // Both GPU paths round in fp32 through at most two layers (~1e-7 .. 1e-6 from exact); 1e-5 is the target, and
+        // so at most 2e-5 from each other.
+        for (const [what, mine, want, refGot] of pairs) {
+          expect(relL2(mine, want), `${tag} ${what} vs fp64`).toBeLessThan(1e-5);
+          expect(relL2(mine, refGot), `${tag} ${what} vs the reference GPU forward`).toBeLessThan(2e-5);
+        }
+      } finally {
+        fused.destroy();
+        ref.destroy();
+      }
+    },
+  );
 });

@@ -1,0 +1,49 @@
+// Random Llama-family models for the GPU forwards' tests: every feature of the family drawn at random (GQA and MQA
+// ratios, head dims that are multiples of no tile, 1 or 2 layers, a sliding window per layer, rope scaling, biases,
+// q/k norms, tied embeddings), as kernels/cpu/llama-forward-props.test.ts draws them for the fp64 forward.
+import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+import { loadLlamaWeights } from '../model/llama-weights';
+import { writeSafetensors } from '../model/safetensors-write';
+import { mulberry32 } from '../numeric/random';
+import type { LlamaConfig, LlamaWeights, RopeScaling } from '../numeric/types';
+
+/** A random model drawing every feature of the family (as kernels/cpu/llama-forward-props.test.ts does). */
+export function randomLlamaModel(seed: number): { cfg: LlamaConfig; w: LlamaWeights; tokens: number[] } {
+  const r = mulberry32(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+  const numKvHeads = pick([1, 2, 3]);
+  const numHeads = numKvHeads * pick([1, 2, 3]);
+  const headDim = pick([4, 6, 10, 18]);
+  const numLayers = pick([1, 2]);
+  const T = 1 + Math.floor(r() * 19);
+  const flavour = pick(['llama', 'qwen2', 'qwen3', 'mistral'] as const);
+  const scaling: RopeScaling = pick([
+    { type: 'default' },
+    { type: 'linear', factor: 2.5 },
+    { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 16 },
+  ] as RopeScaling[]);
+  const cfg = smallLlamaConfig({
+    flavour,
+    vocabSize: 11 + Math.floor(r() * 90),
+    hiddenSize: pick([6, 22, 37]),
+    numLayers,
+    numHeads,
+    numKvHeads,
+    headDim,
+    rotaryDim: headDim,
+    intermediateSize: pick([5, 19, 41]),
+    ropeTheta: pick([100, 10000, 1e6]),
+    ropeScaling: scaling,
+    attentionBias: flavour === 'qwen2' || r() < 0.3,
+    oProjBias: flavour !== 'qwen2' && flavour !== 'mistral' && r() < 0.3,
+    mlpBias: flavour === 'llama' && r() < 0.3,
+    qkNorm: flavour === 'qwen3',
+    slidingWindow: Array.from({ length: numLayers }, () =>
+      r() < 0.5 ? null : 1 + Math.floor(r() * (T + 2)),
+    ),
+    tieWordEmbeddings: r() < 0.3,
+  });
+  const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, seed)));
+  const tokens = Array.from({ length: T }, () => Math.floor(r() * cfg.vocabSize));
+  return { cfg, w, tokens };
+}
