@@ -19,7 +19,14 @@ export const BADGE: Record<Report['verdict'], string> = {
   'generation-diverged': 'generation diverged',
 };
 
-export function Verdict({ report, generating = false }: { report: Report; generating?: boolean }) {
+export function Verdict({
+  report,
+  generating = null,
+}: {
+  report: Report;
+  /** The generated text not known yet: still generating, or the run stopped (cancelled, failed) before it. */
+  generating?: 'running' | 'cancelled' | null;
+}) {
   const fdl = report.firstDivergentLayer;
   const layer = fdl === null ? null : report.layers[fdl];
   const worst = report.layers.reduce((m, l) => Math.max(m, l.ratio), 0);
@@ -27,7 +34,7 @@ export function Verdict({ report, generating = false }: { report: Report; genera
   const k = <Term id="threshold">k = {report.k}</Term>;
   const g = report.generation;
   // While the text is still being generated, a prompt that agrees is not yet a green verdict.
-  const waiting = report.verdict === 'agree' && generating && report.spec.generate > 0;
+  const waiting = report.verdict === 'agree' && generating !== null && report.spec.generate > 0;
   let text: React.ReactNode;
   if (report.verdict === 'agree' || report.verdict === 'generation-diverged')
     text = (
@@ -38,7 +45,11 @@ export function Verdict({ report, generating = false }: { report: Report; genera
         {report.verdict === 'generation-diverged' && g ? (
           <strong data-testid="verdict-generation"> The generated text does not: {g.words}.</strong>
         ) : waiting ? (
-          <span className="muted"> Checking the generated text…</span>
+          <span className="muted">
+            {generating === 'running'
+              ? ' Checking the generated text…'
+              : ' The generated text was not checked: the run stopped before it.'}
+          </span>
         ) : g?.verdict === 'near-tie' && g.words ? (
           <span data-testid="verdict-generation"> In the generated text, {g.words}.</span>
         ) : null}

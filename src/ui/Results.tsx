@@ -194,7 +194,12 @@ export function Results({ store }: { store: AppStore }) {
           </div>
           {changed && <StaleBanner changed={changed} />}
           <StoredBanner store={store} />
-          <Verdict report={report} generating={run.pending.includes('generation')} />
+          <Verdict
+            report={report}
+            generating={
+              !run.pending.includes('generation') ? null : run.status === 'running' ? 'running' : 'cancelled'
+            }
+          />
           <GenerationLine
             report={report}
             checking={run.progress?.phase === 'decode check' && run.status === 'running'}
