@@ -2,11 +2,14 @@
 // hidden-state dump (and any per-op taps), greedy-generate. Nothing here touches the DOM. The engine is a facade
 // over two parts — the device and what lives on it (gpu-session.ts: pools, pipelines, recorded plans, renewed
 // after a device loss) and the loaded model (model-slot.ts) — and the modules that do the work: forward.ts
-// (record and read back), generate.ts, time-forward.ts, install.ts (checked upload), batch.ts.
+// (record and read back), generate.ts, time-forward.ts, install.ts (checked upload), batch.ts. A Llama-family
+// model (the config's family) is held by family-llama.ts instead, and what it does not have yet gets one line.
+// Past 400 lines because it is the one facade: each method is a short dispatch to the module doing the work.
 import { type AdapterSummary, acquireGpu, type GpuContext, type GpuFeatures } from '../gpu/device';
 import type { PipelineCache, ShaderSource } from '../gpu/pipelines';
 import type { BufferPool, PoolStats } from '../gpu/pool';
 import type { GemmPolicy } from '../kernels/gemm-configs';
+import { parseModelConfigText } from '../model/model-config';
 import type { RandomModelSpec } from '../model/random-model';
 import { isShardedSource } from '../model/shard-stream';
 import type { Tokenizer } from '../model/tokenizer';
@@ -14,12 +17,19 @@ import { bytesSource, isWeightsSource } from '../model/weight-stream';
 import type { ModelWeights, NeoXConfig } from '../numeric/types';
 import type { GpuBatch } from './batch';
 import type { RecordedDecode } from './decode-record';
+import { LlamaModel, type LlamaSource, notForLlama } from './family-llama';
 import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
 import { GpuSession } from './gpu-session';
 import { checkGenerate, checkGeneratePaths, checkTokens } from './inputs';
-import { deferredWeights, keepCpuByDefault, type MemoryBudget, type ModelSource } from './install';
+import {
+  deferredWeights,
+  isCpuAdapterSummary,
+  keepCpuByDefault,
+  type MemoryBudget,
+  type ModelSource,
+} from './install';
 import { ModelSlot, streamedWeights } from './model-slot';
 import type { PlanCacheStats } from './plan-cache';
 import { timePlan } from './time-forward';
@@ -45,6 +55,8 @@ export class Engine {
   private gpuSession: GpuSession;
   /** The loaded model. */
   private readonly slot = new ModelSlot();
+  /** The loaded Llama-family model, when the loaded model is one (the slot is then empty). */
+  private llama: LlamaModel | null = null;
   private budgetBytes: number | null;
 
   private constructor(
@@ -86,7 +98,8 @@ export class Engine {
    * also refused when its buffers fail to allocate (src/engine/install.ts).
    */
   get memoryBudget(): MemoryBudget {
-    return this.gpuSession.budget(this.budgetBytes, this.slot.model?.bytes ?? 0);
+    const held = this.slot.model?.bytes ?? this.llama?.info.gpuBytes ?? 0;
+    return this.gpuSession.budget(this.budgetBytes, held);
   }
 
   /**
@@ -116,7 +129,10 @@ export class Engine {
     const source = this.slot.source;
     const keepCpu = this.slot.cpu !== null;
     this.slot.forget(); // its buffers died with the device
+    const llama = this.llama?.source ?? null;
+    this.llama = null;
     if (source) await this.installFrom(source, { keepCpu });
+    if (llama) await this.installLlama(llama);
   }
 
   /** How the fused GEMMs pick tiles and split-K on this adapter (src/kernels/gemm-configs.ts). */
@@ -133,11 +149,17 @@ export class Engine {
   }
 
   get tokenizer(): Tokenizer | null {
-    return this.slot.tok;
+    return this.llama ? this.llama.tok : this.slot.tok;
   }
 
   get modelInfo(): ModelInfo | null {
-    return this.slot.info;
+    return this.llama?.info ?? this.slot.info;
+  }
+
+  /** The loaded Llama-family model's config and fp32 CPU weights (the fp64 oracle's input), or null. */
+  get llamaModel(): LlamaModel | null {
+    this.checkAlive();
+    return this.llama;
   }
 
   /**
@@ -146,18 +168,19 @@ export class Engine {
    * 'keep'); otherwise this is a placeholder that throws on use until loadCpuWeights() has made it.
    */
   get weights(): ModelWeights | null {
+    if (this.llama) throw notForLlama("the GPT-NeoX weights view (use llamaModel's)");
     if (!this.slot.model) return null;
     return this.slot.cpu ?? deferredWeights();
   }
 
   /** True when the fp32 CPU copy of the weights exists. */
   get hasCpuWeights(): boolean {
-    return this.slot.cpu !== null;
+    return this.llama !== null || this.slot.cpu !== null;
   }
 
   /** The fp32 CPU copy of the weights, made now if it was not (read back from the GPU, exact). */
   async loadCpuWeights(): Promise<ModelWeights> {
-    const m = this.requireModel();
+    const m = this.requireModel('the GPT-NeoX weights view');
     const w = this.slot.cpu ?? (await readModelWeights(this.ctx.device, m));
     if (this.slot.model === m) this.slot.cpu = w;
     return w;
@@ -185,6 +208,11 @@ export class Engine {
   async loadModel(files: ModelFiles): Promise<ModelInfo> {
     this.checkAlive();
     const weights = isWeightsSource(files.weights) ? files.weights : bytesSource(files.weights);
+    const cfg = parseModelConfigText(files.config);
+    if (cfg.family === 'llama') {
+      const { config, tokenizer, name } = files;
+      return this.installLlama({ cfg, config, weights, tokenizer, name });
+    }
     return this.installFrom({
       kind: 'file',
       config: files.config,
@@ -220,7 +248,26 @@ export class Engine {
       tokenizer: files.tokenizer,
       name: files.name,
     };
-    return this.installFrom(source, { onProgress: files.onProgress, signal: files.signal });
+    const cfg = parseModelConfigText(files.config);
+    const o = { onProgress: files.onProgress, signal: files.signal };
+    if (cfg.family === 'llama') return this.installLlama({ ...source, cfg }, o);
+    return this.installFrom(source, o);
+  }
+
+  /** Installs a Llama-family model (family-llama.ts): the previous model stays loaded until it is complete. */
+  private async installLlama(
+    source: LlamaSource,
+    o: { onProgress?: (loaded: number, total: number | null) => void; signal?: AbortSignal } = {},
+  ): Promise<ModelInfo> {
+    const { device, pipelines } = this.gpuSession;
+    const cpu = isCpuAdapterSummary(this.adapter);
+    const m = await LlamaModel.install({ device, pipelines }, cpu, source, {
+      ...o,
+      budget: this.memoryBudget,
+    });
+    this.unloadModel();
+    this.llama = m;
+    return m.info;
   }
 
   /** Installs a model from a source: the previous model stays loaded until the new one is complete. */
@@ -239,6 +286,11 @@ export class Engine {
       weights: this.acquireOpts.weights,
       budget: this.memoryBudget,
     });
+    info.family = 'gpt_neox';
+    info.flavour = null;
+    info.modelConfig = { family: 'gpt_neox', ...info.config };
+    this.llama?.destroy();
+    this.llama = null;
     // The old model's buffers are gone (the slot destroyed them): so are the recordings that used them.
     this.gpuSession.trim();
     return info;
@@ -259,12 +311,21 @@ export class Engine {
   }
 
   unloadModel(): void {
+    this.llama?.destroy();
+    this.llama = null;
     this.slot.clear();
     this.gpuSession.trim();
   }
 
   /** One forward pass over `tokens`, recorded into one command encoder and submitted once (forward.ts). */
   async forward(tokens: number[], opts: ForwardOptions = {}): Promise<ForwardResult> {
+    if (this.llama) {
+      this.checkAlive();
+      checkTokens(this.llama.info.config, tokens);
+      if (opts.hooks) throw notForLlama("GPT-NeoX's fault hooks");
+      return this.llama.forward(tokens, opts);
+    }
+    if (opts.llamaFaults) throw new EngineError('Llama-family faults on a GPT-NeoX model', 'input');
     const m = this.requireModel();
     checkTokens(m.cfg, tokens);
     const t0 = performance.now();
@@ -293,7 +354,7 @@ export class Engine {
     opts: ForwardOptions,
     reps: number,
   ): Promise<{ ms: number[]; dispatches: number }> {
-    const m = this.requireModel();
+    const m = this.requireModel('timing a forward');
     checkTokens(m.cfg, tokens);
     const plan = this.gpuSession.plan(m, tokens, opts);
     return timePlan(this.gpuSession.forwardContext(), plan, reps);
@@ -341,6 +402,14 @@ export class Engine {
     signal?: AbortSignal,
     opts: { chunk?: number; recorded?: RecordedDecode[]; logits?: Float32Array[] } = {},
   ): Promise<number[][]> {
+    if (this.llama) {
+      this.checkAlive();
+      if (opts.recorded) throw notForLlama('recording the decode steps as runs');
+      if (opts.logits) throw notForLlama("reading the decode steps' logits");
+      checkGeneratePaths(this.llama.info.config, prompt, n, paths.length, opts.chunk ?? 4);
+      if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
+      return this.llama.generate(prompt, n, paths, onStep, signal);
+    }
     const m = this.requireModel();
     const chunk = opts.chunk ?? 4;
     checkGeneratePaths(m.cfg, prompt, n, paths.length, chunk);
@@ -361,6 +430,11 @@ export class Engine {
     signal?: AbortSignal,
     opts: GenerateOptions = {},
   ): Promise<number[]> {
+    if (this.llama) {
+      checkGenerate(this.llama.info.config, prompt, n);
+      const [ids] = await this.llama.generate(prompt, n, [opts], (s, ids) => onToken?.(ids[0], s), signal);
+      return ids;
+    }
     const m = this.requireModel();
     checkGenerate(m.cfg, prompt, n);
     return generateNoCache((ids, o) => this.forward(ids, o), prompt, n, onToken, signal, opts);
@@ -371,7 +445,7 @@ export class Engine {
    * submit, every tap kept on the GPU (src/engine/batch.ts).
    */
   batch(): GpuBatch {
-    return this.gpuSession.batch(this.requireModel(), () => this.checkAlive());
+    return this.gpuSession.batch(this.requireModel('a batch of GPT-NeoX plans'), () => this.checkAlive());
   }
 
   /** The device and its pipeline cache, with or without a model (benchmarks of single kernels). */
@@ -382,7 +456,12 @@ export class Engine {
   /** The loaded model on the GPU with the device, pipeline cache and pool it lives in (for the GPU oracle). */
   gpuParts(): { device: GPUDevice; pipelines: PipelineCache; pool: BufferPool; model: GpuModel } {
     const s = this.gpuSession;
-    return { device: s.device, pipelines: s.pipelines, pool: s.pool, model: this.requireModel() };
+    return {
+      device: s.device,
+      pipelines: s.pipelines,
+      pool: s.pool,
+      model: this.requireModel('the GPU oracle'),
+    };
   }
 
   dispose(): void {
@@ -390,8 +469,10 @@ export class Engine {
     this.gpuSession.destroy();
   }
 
-  private requireModel(): GpuModel {
+  /** The GPT-NeoX model on the GPU; a Llama-family model gets one line naming `what` it has not yet. */
+  private requireModel(what = 'this'): GpuModel {
     this.checkAlive();
+    if (this.llama) throw notForLlama(what);
     if (!this.slot.model) throw new EngineError('no model is loaded', 'model');
     return this.slot.model;
   }

@@ -2,12 +2,13 @@
 // shared by engine.ts and the modules it runs on (batch, forward, generate), so that imports run one way,
 // from the engine down. engine.ts re-exports all of it; callers import from there.
 import type { AcquireOptions } from '../gpu/device';
+import type { OverrideConstants } from '../gpu/pipelines';
 import type { PassTiming } from '../gpu/timestamps';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { ShardedSource } from '../model/shard-stream';
 import type { Weights } from '../model/weight-stream';
 import type { Precision } from '../numeric/precision';
-import type { HiddenDump, NeoXConfig } from '../numeric/types';
+import type { HiddenDump, LlamaFlavour, ModelConfig, NeoXConfig } from '../numeric/types';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
 
@@ -62,12 +63,32 @@ export interface ModelStreamFiles {
 
 export interface ModelInfo {
   name: string;
+  /**
+   * GPT-NeoX: its config. A Llama-family model: the dimensions every family shares in this shape
+   * (family-llama.ts sharedDims); its own config is `modelConfig`.
+   */
   config: NeoXConfig;
+  /** The model family ('gpt_neox' or 'llama'); absent in infos made before there were two. */
+  family?: 'gpt_neox' | 'llama';
+  /** The Llama family's flavour (llama, qwen2, qwen3, mistral); null or absent for GPT-NeoX. */
+  flavour?: LlamaFlavour | null;
+  /** The config as read, of either family. */
+  modelConfig?: ModelConfig;
   params: number;
   gpuBytes: number;
   tokenizer: string;
   /** How the large weight matrices are stored on the GPU. */
   weightsOnGpu: 'fp32' | 'fp16';
+}
+
+/**
+ * A Llama-family model's teaching faults (src/run/faults.ts LLAMA_FAULTS): pipeline constants of one fused kernel
+ * of engine/llama-fused.ts, in every layer.
+ */
+export interface LlamaFaults {
+  addRmsNorm?: OverrideConstants;
+  swiglu?: OverrideConstants;
+  flash?: OverrideConstants;
 }
 
 export type PathSpec = 'reference' | 'fused' | ReadonlySet<FusedKernelId>;
@@ -92,10 +113,12 @@ export interface ForwardOptions {
   logits?: 'all' | 'last';
   /** Force the timestamp step (ns) instead of detecting it (tests exercise repetition on SwiftShader). */
   timingQuantumNs?: number;
+  /** A Llama-family model's teaching faults in its fused kernels (engine/family-llama.ts; every layer). */
+  llamaFaults?: LlamaFaults;
 }
 
 /** The options a generation takes (a forward's path, precision and fault hooks). */
-export type GenerateOptions = Pick<ForwardOptions, 'path' | 'precision' | 'hooks'>;
+export type GenerateOptions = Pick<ForwardOptions, 'path' | 'precision' | 'hooks' | 'llamaFaults'>;
 
 export interface ForwardResult {
   dump: HiddenDump;

@@ -1,0 +1,201 @@
+// A Llama-family model (Llama, Qwen2, Qwen3, Mistral) held by the Engine: its config, its fp32 weights on the CPU
+// (the fp64 oracle reads them), the GPU reference forward (llama-reference.ts) made at load and the fused forward
+// (llama-fused.ts) made at its first use, and what the page shows of it. The Engine dispatches here on the
+// config's family (engine.ts); GPT-NeoX keeps its own slot (model-slot.ts).
+//
+// First form, said where it matters: fp32 only (the precision modes are GPT-NeoX's), the fused path whole (no
+// bisection by fused kernel), teaching faults in every layer, and generation without a KV cache (every new token
+// re-runs the whole forward over prompt + generated tokens).
+
+import type { PipelineCache } from '../gpu/pipelines';
+import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
+import type { Tokenizer } from '../model/tokenizer';
+import type { Weights } from '../model/weight-stream';
+import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
+import { argmax } from './generate';
+import { checkTokenizer, type MemoryBudget } from './install';
+import { LlamaFused } from './llama-fused';
+import { LlamaReference } from './llama-reference';
+import { EngineError, type ForwardOptions, type ForwardResult, type ModelInfo, type PathSpec } from './types';
+
+/** What a Llama-family model is read from (kept to reload it after a device loss). */
+export interface LlamaSource {
+  cfg: LlamaConfig;
+  config: string;
+  weights: Weights;
+  tokenizer?: string;
+  name?: string;
+}
+
+/**
+ * The dimensions every family shares, in the NeoX-shaped `ModelInfo.config` that GPT-NeoX's analyses read:
+ * vocabulary, hidden size, layers, heads, head width, MLP width and positions are the Llama model's own; the
+ * rotary width, base and the norm's eps are its rotaryDim, ropeTheta and rmsNormEps. What only GPT-NeoX has
+ * (the parallel residual) is false. Code that needs the family's own config reads `ModelInfo.modelConfig`.
+ */
+export function sharedDims(c: LlamaConfig): NeoXConfig {
+  return {
+    vocabSize: c.vocabSize,
+    hiddenSize: c.hiddenSize,
+    numLayers: c.numLayers,
+    numHeads: c.numHeads,
+    headDim: c.headDim,
+    intermediateSize: c.intermediateSize,
+    rotaryNdims: c.rotaryDim,
+    rotaryBase: c.ropeTheta,
+    layerNormEps: c.rmsNormEps,
+    useParallelResidual: false,
+    maxPositionEmbeddings: c.maxPositionEmbeddings,
+    attentionBias: c.attentionBias,
+    tieWordEmbeddings: c.tieWordEmbeddings,
+  };
+}
+
+/** One line for what the Llama family does not have yet (an EngineError of kind 'input'). */
+export function notForLlama(what: string): EngineError {
+  return new EngineError(`${what} is not yet supported for the Llama family`, 'input');
+}
+
+/** Which of the two Llama paths a PathSpec asks for; a partial set of GPT-NeoX's fused kernels is refused. */
+export function llamaPath(path: PathSpec | undefined): 'reference' | 'fused' {
+  if (path === undefined || path === 'reference') return 'reference';
+  if (path === 'fused') return 'fused';
+  if (path.size === 0) return 'reference';
+  if (path.size < 6) throw notForLlama('switching fused kernels on one at a time (bisection)');
+  return 'fused';
+}
+
+export class LlamaModel {
+  private fusedFwd: LlamaFused | null = null;
+
+  private constructor(
+    private readonly gpu: { device: GPUDevice; pipelines: PipelineCache },
+    readonly cfg: LlamaConfig,
+    readonly weights: LlamaWeights,
+    readonly ref: LlamaReference,
+    readonly tok: Tokenizer | null,
+    readonly info: ModelInfo,
+    readonly source: LlamaSource,
+    private readonly cpuAdapter: boolean,
+  ) {}
+
+  /**
+   * Reads the weights (one file or an index and its shards; F32, F16, BF16 as fp32) after the tokenizer and the
+   * budget are checked, then uploads them for the reference forward. A failure leaves nothing on the GPU.
+   */
+  static async install(
+    gpu: { device: GPUDevice; pipelines: PipelineCache },
+    cpuAdapter: boolean,
+    source: LlamaSource,
+    o: {
+      budget: MemoryBudget;
+      onProgress?: (loaded: number, total: number | null) => void;
+      signal?: AbortSignal;
+    },
+  ): Promise<LlamaModel> {
+    const { cfg } = source;
+    const tok = checkTokenizer(sharedDims(cfg), source.tokenizer);
+    const { params, bytesF32 } = llamaModelSummary(cfg);
+    // Both paths hold their own fp32 copy (the fused one concatenates gate and up): twice the weights.
+    const gpuBytes = 2 * bytesF32;
+    const cap = o.budget.bytes;
+    if (cap !== null && gpuBytes + (o.budget.heldBytes ?? 0) > cap)
+      throw new EngineError(
+        `the model needs ${(gpuBytes / 2 ** 30).toFixed(2)} GiB of GPU memory (fp32 weights for both paths), over the ${(cap / 2 ** 30).toFixed(2)} GiB budget`,
+        'model',
+      );
+    const weights = await readLlamaWeights(cfg, source.weights, {
+      onProgress: o.onProgress,
+      signal: o.signal,
+    });
+    if (o.signal?.aborted) throw new EngineError('loading cancelled', 'cancelled');
+    let ref: LlamaReference;
+    try {
+      ref = LlamaReference.create(gpu, cfg, weights);
+    } catch (e) {
+      throw new EngineError((e as Error).message, 'model');
+    }
+    const info: ModelInfo = {
+      name: source.name ?? 'model',
+      config: sharedDims(cfg),
+      family: 'llama',
+      flavour: cfg.flavour,
+      modelConfig: cfg,
+      params,
+      gpuBytes,
+      tokenizer: tok?.kind ?? 'token ids only',
+      weightsOnGpu: 'fp32',
+    };
+    return new LlamaModel(gpu, cfg, weights, ref, tok, info, source, cpuAdapter);
+  }
+
+  /** The fused forward's weights, uploaded at its first use. */
+  private fused(): LlamaFused {
+    if (!this.fusedFwd) {
+      try {
+        this.fusedFwd = LlamaFused.create(this.gpu, this.cfg, this.weights);
+      } catch (e) {
+        throw new EngineError((e as Error).message, 'model');
+      }
+    }
+    return this.fusedFwd;
+  }
+
+  /** One forward of either path: the dump, and with `taps` every step's slot of the reference path. */
+  async forward(tokens: readonly number[], opts: ForwardOptions = {}): Promise<ForwardResult> {
+    if (opts.precision !== undefined && opts.precision !== 'fp32')
+      throw notForLlama(`precision '${opts.precision}' (fp32 only)`);
+    if (opts.layers) throw notForLlama('a forward over some layers (local re-runs)');
+    if (opts.timing) throw notForLlama('per-op timing');
+    const path = llamaPath(opts.path);
+    if (path === 'reference' && opts.llamaFaults && Object.keys(opts.llamaFaults).length > 0)
+      throw new EngineError('teaching faults live in the fused path: the reference path has none', 'input');
+    const t0 = performance.now();
+    let result: ForwardResult;
+    if (path === 'reference') {
+      const r = await this.ref.forward(tokens, { cpu: this.cpuAdapter, taps: opts.taps !== undefined });
+      result = { dump: r.dump, taps: r.taps, timings: null, dispatches: 0 };
+    } else {
+      const dump = await this.fused().forward(tokens, { cpu: this.cpuAdapter, faults: opts.llamaFaults });
+      result = { dump, taps: new Map(), timings: null, dispatches: 0 };
+    }
+    if (opts.logits === 'last') {
+      const { T, V } = result.dump;
+      result.dump = { ...result.dump, logits: result.dump.logits.slice((T - 1) * V) };
+    }
+    result.wall = { gpu: performance.now() - t0 };
+    return result;
+  }
+
+  /**
+   * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties, NaN never wins), without a KV cache:
+   * step s re-runs each path's whole forward over its prompt + s tokens and takes its last logits row.
+   */
+  async generate(
+    prompt: readonly number[],
+    n: number,
+    paths: readonly ForwardOptions[],
+    onStep?: (step: number, ids: number[]) => void,
+    signal?: AbortSignal,
+  ): Promise<number[][]> {
+    const out = paths.map(() => [] as number[]);
+    for (let s = 0; s < n; s++) {
+      const step: number[] = [];
+      for (let p = 0; p < paths.length; p++) {
+        if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
+        const { dump } = await this.forward([...prompt, ...out[p]], { ...paths[p], logits: 'last' });
+        const id = argmax(dump.logits, 0, dump.V);
+        out[p].push(id);
+        step.push(id);
+      }
+      onStep?.(s, step);
+    }
+    return out;
+  }
+
+  destroy(): void {
+    this.ref.destroy();
+    this.fusedFwd?.destroy();
+    this.fusedFwd = null;
+  }
+}
