@@ -40,6 +40,8 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
   // analysis starts on the first header's tokens and takes each slot as it is read (streamRuns). Bad input in a run
   // is still what is said.
   const m = prepareModel(values.model);
+  if (m.modelConfig.family === 'llama')
+    throw new CliInputError('runs of a Llama-family model are not yet supported by compare-runs');
   const ready = (async () => {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource());
     try {

@@ -1,0 +1,102 @@
+// The CLI on Llama-family model folders (the committed HF fixtures, src/model/testdata/llama): `forward` writes the
+// dump contract from either path within 1e-5 (relative L2) of HF's fp64 hidden states, `generate --json` gives
+// HF's greedy ids on both paths, and what the family does not have yet exits 2 with one line.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { basicMetrics } from '../compare/metrics';
+import type { DumpJson } from './dump-json';
+import { cliArgs, cliEnv } from './testing';
+
+function cli(args: string[]) {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: cliEnv(),
+  });
+  return {
+    code: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')),
+  };
+}
+
+interface HfOutputs {
+  tokens: number[];
+  fp64: { embeddings: number[][]; layers: number[][][]; final_norm: number[][]; logits: number[][] };
+  greedy: { prompt: number[]; new_ids: number[] };
+}
+
+const FIXTURES = 'src/model/testdata/llama';
+const hfOf = (name: string) =>
+  JSON.parse(readFileSync(join(FIXTURES, name, 'hf_outputs.json'), 'utf8')) as HfOutputs;
+
+describe('cli on a Llama-family model folder', () => {
+  // Two fixtures of different flavours and dtypes (the engine test covers all five): the CLI's own path is the
+  // same whatever the flavour. HF's fp64 is fp32 in places (docs/FAMILIES.md): 1e-5 is the family's target.
+  it.each([
+    ['qwen3-qknorm', 'reference'],
+    ['llama-gqa-llama3', 'fused'],
+  ])('forward %s --path %s: the dump contract within 1e-5 of HF fp64', (name, path) => {
+    const hf = hfOf(name);
+    const out = join(mkdtempSync(join(tmpdir(), 'llama-cli-')), 'dump.json');
+    const dir = join(FIXTURES, name);
+    const r = cli(['forward', '--model', dir, '--tokens', hf.tokens.join(','), '--path', path, '--out', out]);
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    const dump = JSON.parse(readFileSync(out, 'utf8')) as DumpJson;
+    expect(Object.keys(dump).sort()).toEqual(['embeddings', 'final_norm', 'layers', 'logits']);
+    expect(dump.layers).toHaveLength(hf.fp64.layers.length);
+    const pairs = [
+      ['embeddings', dump.embeddings, hf.fp64.embeddings],
+      ...hf.fp64.layers.map((l, i) => [`layers[${i}]`, dump.layers[i], l] as const),
+      ['final_norm', dump.final_norm, hf.fp64.final_norm],
+      ['logits', dump.logits, hf.fp64.logits],
+    ] as const;
+    for (const [what, got, want] of pairs)
+      expect(basicMetrics(got.flat(), want.flat()).relL2, `${name} ${what}`).toBeLessThan(1e-5);
+  });
+
+  it.each(['reference', 'fused'])('generate --path %s --json: HF greedy ids', (path) => {
+    const hf = hfOf('qwen2-bias');
+    const n = hf.greedy.new_ids.length;
+    const dir = join(FIXTURES, 'qwen2-bias');
+    const r = cli([
+      'generate',
+      '--model',
+      dir,
+      '--tokens',
+      hf.greedy.prompt.join(','),
+      '--n',
+      `${n}`,
+      '--path',
+      path,
+      '--json',
+    ]);
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    const got = JSON.parse(r.stdout) as { promptIds: number[]; newIds: number[] };
+    expect(got.promptIds).toEqual(hf.greedy.prompt);
+    expect(got.newIds).toEqual(hf.greedy.new_ids);
+  });
+
+  it('a precision mode and compare-runs exit 2 with one line naming what the family has not yet', () => {
+    const dir = join(FIXTURES, 'mistral-window');
+    const out = join(mkdtempSync(join(tmpdir(), 'llama-cli-')), 'dump.json');
+    const r = cli(['forward', '--model', dir, '--tokens', '1,2,3', '--precision', 'fp16', '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toEqual([
+      "error: precision 'fp16' (fp32 only) is not yet supported for the Llama family",
+    ]);
+    const runs = cli([
+      'compare-runs',
+      '--model',
+      dir,
+      '--a',
+      join(FIXTURES, 'qwen3-qknorm', 'run.safetensors'),
+    ]);
+    expect(runs.code).toBe(2);
+    expect(runs.stderr).toHaveLength(1);
+    expect(runs.stderr[0]).toMatch(/Llama-family model are not yet supported/);
+  });
+});
