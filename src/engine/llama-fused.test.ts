@@ -82,10 +82,11 @@ describe('Llama GPU fused forward vs Hugging Face fp64 (fixtures)', () => {
   );
 
   // [fixture, the fault's kernel and switch]: each far from HF (the logits' relative L2 > 1e-2, a thousand floors).
-  const faults: Array<[string, 'addRmsNorm' | 'swiglu' | 'flash', string]> = [
+  const faults: Array<[string, 'addRmsNorm' | 'swiglu' | 'flash' | 'qkvRope', string]> = [
     ['llama-gqa-llama3', 'swiglu', 'FAULT_SWAP_GATE_UP'],
     ['qwen2-bias', 'flash', 'FAULT_KV_INTERLEAVED'],
     ['mistral-window', 'addRmsNorm', 'FAULT_EPS_OUTSIDE'],
+    ['llama-mqa-linear-tied', 'qkvRope', 'FAULT_GPTJ_ROTARY'],
   ];
   it.each(faults)('%s with %s %s: the logits leave HF by more than 1e-2', async (name, kernel, fault) => {
     const { cfg, w, hf } = load(join(FIXTURES, name));

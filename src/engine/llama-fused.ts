@@ -1,9 +1,11 @@
 // The fused forward of the Llama family: the kernels people write for these models, in one submit — RMSNorm fused
 // with the residual add (shaders/fused/add_rmsnorm.wgsl: the layer's first norm takes the previous layer's MLP add,
 // the second the attention add, the final norm the last MLP add), the q/k/v, o, down and LM-head projections on the
-// shared GEMM cores (fused-linear.ts), the SwiGLU epilogue on one GEMM over the concatenated [gate; up] weight
-// (linear_swiglu.wgsl), and grouped-query attention (with a sliding window) in the flash attention. Qwen3's q/k
-// norms and the head split + rotary are the reference kernels (rmsnorm.wgsl, rope.wgsl). Same dump contract as the
+// shared GEMM cores (fused-linear.ts), the q/k/v projection with the head split and the rotary in one GEMM over the
+// concatenated [q; k; v] weight (qkv_rope.wgsl), the SwiGLU epilogue on one GEMM over the concatenated [gate; up]
+// weight (linear_swiglu.wgsl), and grouped-query attention (with a sliding window) in the flash attention. Qwen3's
+// q/k norms sit between the projection and the rotary: there the projections stay three GEMMs and the norms and the
+// head split + rotary are the reference kernels (rmsnorm.wgsl, rope.wgsl). Same dump contract as the
 // reference forward (llama-reference.ts); teaching faults through `faults` (one kernel's constants, every layer).
 
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
@@ -14,7 +16,7 @@ import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
-import { addRmsNorm, linearSwigluOps } from '../kernels/fused-llama';
+import { addRmsNorm, linearSwigluOps, qkvRopeOps } from '../kernels/fused-llama';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
 import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
@@ -24,17 +26,23 @@ export interface LlamaFusedOptions {
   /** A CPU adapter (SwiftShader): the barrier-free GEMM core (the same bits as the tiled one). */
   cpu?: boolean;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
-  faults?: { addRmsNorm?: OverrideConstants; swiglu?: OverrideConstants; flash?: OverrideConstants };
+  faults?: {
+    addRmsNorm?: OverrideConstants;
+    swiglu?: OverrideConstants;
+    flash?: OverrideConstants;
+    qkvRope?: OverrideConstants;
+  };
 }
 
 interface LayerBufs {
   inNorm: GPUBuffer;
   postNorm: GPUBuffer;
-  q: LinearBufs;
-  k: LinearBufs;
-  v: LinearBufs;
+  /** q_proj, k_proj, v_proj apart (Qwen3: the q/k norms come between projection and rotary), else null. */
+  qkvApart: { q: LinearBufs; k: LinearBufs; v: LinearBufs } | null;
   o: LinearBufs;
   gateUp: LinearBufs; // [2F, d] and [2F]
+  /** [q; k; v] concatenated, [(H + 2KV)·hd, d] and its biases, for qkv_rope (null where they are apart). */
+  qkv: LinearBufs | null;
   down: LinearBufs;
   qNorm: GPUBuffer | null;
   kNorm: GPUBuffer | null;
@@ -82,10 +90,13 @@ export class LlamaFused {
     if (w.layers.length !== cfg.numLayers)
       throw new Error(`Llama fused: ${w.layers.length} layer weights for numLayers ${cfg.numLayers}`);
     const f = new LlamaFused(gpu, cfg);
-    const cat = (a: Tensor, b: Tensor) => {
-      const out = new Float32Array(a.data.length + b.data.length);
-      out.set(a.data);
-      out.set(b.data, a.data.length);
+    const cat = (...ts: Tensor[]) => {
+      const out = new Float32Array(ts.reduce((n, t) => n + t.data.length, 0));
+      let at = 0;
+      for (const t of ts) {
+        out.set(t.data, at);
+        at += t.data.length;
+      }
       return out;
     };
     f.embed = f.up(w.embedTokens.data, 'embed_tokens');
@@ -94,14 +105,27 @@ export class LlamaFused {
     f.layers = w.layers.map((l, i) => ({
       inNorm: f.up(l.inputLayernorm.data, `layers.${i}.input_layernorm`),
       postNorm: f.up(l.postAttentionLayernorm.data, `layers.${i}.post_attention_layernorm`),
-      q: f.lin(l.q, `layers.${i}.q_proj`),
-      k: f.lin(l.k, `layers.${i}.k_proj`),
-      v: f.lin(l.v, `layers.${i}.v_proj`),
+      qkvApart: cfg.qkNorm
+        ? {
+            q: f.lin(l.q, `layers.${i}.q_proj`),
+            k: f.lin(l.k, `layers.${i}.k_proj`),
+            v: f.lin(l.v, `layers.${i}.v_proj`),
+          }
+        : null,
       o: f.lin(l.o, `layers.${i}.o_proj`),
       gateUp: {
         w: f.up(cat(l.gate.weight, l.up.weight), `layers.${i}.gate_up`),
         b: l.gate.bias && l.up.bias ? f.up(cat(l.gate.bias, l.up.bias), `layers.${i}.gate_up.bias`) : null,
       },
+      qkv: cfg.qkNorm
+        ? null
+        : {
+            w: f.up(cat(l.q.weight, l.k.weight, l.v.weight), `layers.${i}.qkv`),
+            b:
+              l.q.bias && l.k.bias && l.v.bias
+                ? f.up(cat(l.q.bias, l.k.bias, l.v.bias), `layers.${i}.qkv.bias`)
+                : null,
+          },
       down: f.lin(l.down, `layers.${i}.down_proj`),
       qNorm: l.qNorm ? f.up(l.qNorm.data, `layers.${i}.q_norm`) : null,
       kNorm: l.kNorm ? f.up(l.kNorm.data, `layers.${i}.k_norm`) : null,
@@ -187,19 +211,21 @@ export class LlamaFused {
     this.layers.forEach((L, i) => {
       const p = `layers.${i}`;
       const x = i === 0 ? embedOut : outs[i - 1];
-      proj(`${p}.q`, ln, L.q, q, H * hd, d);
-      proj(`${p}.k`, ln, L.k, k, KV * hd, d);
-      proj(`${p}.v`, ln, L.v, v, KV * hd, d);
-      let [qIn, kIn] = [q, k];
-      if (L.qNorm && L.kNorm) {
+      const r = cfg.rotaryDim;
+      if (L.qkvApart && L.qNorm && L.kNorm) {
+        proj(`${p}.q`, ln, L.qkvApart.q, q, H * hd, d);
+        proj(`${p}.k`, ln, L.qkvApart.k, k, KV * hd, d);
+        proj(`${p}.v`, ln, L.qkvApart.v, v, KV * hd, d);
         specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
         specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
-        [qIn, kIn] = [qn, kn];
-      }
-      const r = cfg.rotaryDim;
-      specs.push(ropeHeads(`${p}.q_rot`, { x: qIn, cos, sin, out: qh }, T, H, hd, r));
-      specs.push(ropeHeads(`${p}.k_rot`, { x: kIn, cos, sin, out: kh }, T, KV, hd, r));
-      specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0));
+        specs.push(ropeHeads(`${p}.q_rot`, { x: qn, cos, sin, out: qh }, T, H, hd, r));
+        specs.push(ropeHeads(`${p}.k_rot`, { x: kn, cos, sin, out: kh }, T, KV, hd, r));
+        specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0));
+      } else if (L.qkv) {
+        const buf = { x: ln, w: L.qkv.w, b: L.qkv.b, cos, sin, q: qh, k: kh, v: vh, dummy };
+        const shape = { T, K: d, H, KV, hd, r };
+        specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants: faults.qkvRope }));
+      } else throw new Error(`${p}: q/k norms in the config but not in the weights`);
       const shape = attnShapeConstants(p, { H, kvHeads: KV, window: cfg.slidingWindow[i] ?? null });
       const flash = { ...shape.flash, ...faults.flash };
       specs.push(flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }));
