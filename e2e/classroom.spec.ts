@@ -92,6 +92,8 @@ test('presenter mode for a room: each step shows its view, big chart text, no ov
   for (let i = 0; i < bisect; i++) await page.keyboard.press('ArrowLeft');
   await expect(stepEl).toHaveAttribute('data-step', '0');
   await expect(result).toHaveAttribute('data-view', 'curve');
+  // The cause line (issue 38): the cause the explorer found where the error is born.
+  await expect(page.getByTestId('presenter-cause')).toContainText('Cause at layers.1.');
   const curve = result.getByTestId('error-curve');
   const box = await curve.locator('svg').boundingBox();
   // As tall as the screen leaves under the step's words (the whole chart stays on screen).

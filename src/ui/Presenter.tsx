@@ -9,7 +9,7 @@ import type { Controller } from '../state/controller';
 import { checkExpectation, type StepView, scenarioRun, stepView } from '../state/scenario';
 import { phaseLabel } from '../state/spec';
 import type { AppStore } from '../state/store';
-import { foundCauseSentence } from './cause-words';
+import { pathCauseView } from './cause-words';
 import { Drilldown } from './charts/Drilldown';
 import { ErrorCurve } from './charts/ErrorCurve';
 import { Heatmap } from './charts/Heatmap';
@@ -155,12 +155,22 @@ function verdictWords(report: Report): string {
   return `${firstLayerWords(report.firstDivergentLayer)}${near}`;
 }
 
-/** The cause line: the cause found where the prompt's error is born, or the decode's finding. */
-function causeLine(report: Report): string | null {
-  const found = foundCauseSentence(report.why);
-  if (found) return found;
+/**
+ * The cause line, short enough for the room: the cause found where the prompt's error is born (its headline; the
+ * page's report has the detail), or the decode's finding; on a step about a layer's ops, only the op.
+ */
+function causeLine(report: Report, view: StepView['kind']): string | null {
+  const why = report.why;
+  const v = pathCauseView(why, false);
+  const at = why?.born ? ` at ${why.born}` : why ? ` in layer ${why.layer}` : '';
+  // A layer's ops fill the screen to its last row: there the line stays one line, the op where the error is born.
+  if (view === 'ops' && why) return why.born ? `Born at ${why.born}.` : null;
+  if (v.state === 'named') return `Cause${at}: ${v.headline}.`;
+  if (v.state === 'unexplained') return `Cause${at}: no known cause explains it.`;
+  if (v.state === 'race' || v.state === 'nonfinite' || v.state === 'combined')
+    return `Found${at}: ${v.headline}.`;
   const g = report.generation;
-  return g?.verdict === 'diverged' && g.words ? `The explorer found: ${g.words}.` : null;
+  return g?.verdict === 'diverged' && g.words ? `Found: ${g.words}.` : null;
 }
 
 export function Presenter({ store, controller }: { store: AppStore; controller: Controller }) {
@@ -274,13 +284,11 @@ export function Presenter({ store, controller }: { store: AppStore; controller: 
             data-layer={report.firstDivergentLayer ?? ''}
           >
             <span className="verdict-badge">{BADGE[report.verdict]}</span> {verdictWords(report)} —{' '}
-            {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}
+            {check.ok ? 'as the scenario expects.' : 'not what the scenario expects.'}{' '}
+            {causeLine(report, stepView(steps[step]).kind) && (
+              <span data-testid="presenter-cause">{causeLine(report, stepView(steps[step]).kind)}</span>
+            )}
           </p>
-          {causeLine(report) && (
-            <p className="presenter-cause" data-testid="presenter-cause">
-              {causeLine(report)}
-            </p>
-          )}
           <div ref={figureRef}>
             <StepFigure store={store} report={report} view={stepView(steps[step])} height={figureHeight} />
           </div>
