@@ -14,7 +14,7 @@ const theirs = parseConfigText(readFileSync(join(DIR, 'config.json'), 'utf8'));
 const embedded = parseConfigText(readFileSync('public/models/neox-kjv-bytes/config.json', 'utf8'));
 const file = (name: string, bytes: Uint8Array = readFileSync(join(DIR, name))): RunFileInput => ({
   name,
-  blob: new Blob([bytes]),
+  blob: new Blob([Uint8Array.from(bytes)]),
 });
 const CLEAN = 'clean-cuda.run.safetensors';
 const FAULT = 'residual-bf16.run.safetensors';
