@@ -2,7 +2,8 @@
 // curve point per layer and agrees; a planted fault puts the divergence marker where the analysis says;
 // the drill-down and histogram open by keyboard; every export downloads (the JSON validates against
 // docs/report.schema.json); Cancel stops a run and the GPU memory comes back; a lost device is restarted
-// with the settings kept; models load from files (picker and drag-and-drop) and from a URL.
+// with the settings kept; models load from files (picker and drag-and-drop) and from a URL; the decode-only teaching
+// fault gives the verdict 'generation diverged' with the decode's op named in view, no checkbox ticked.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
@@ -292,6 +293,39 @@ test('a planted fault (GPT-J rotary from layer 2) puts the divergence marker whe
   await shoot(page.getByTestId('error-curve'), testInfo, 'fault-curve');
   await shoot(page.getByTestId('drilldown'), testInfo, 'fault-drilldown');
   console.log(`timing: fault run in the page ${runMs} ms`);
+});
+
+test('the decode-only teaching fault in Explore: the prompt agrees, the verdict is not AGREE, the op is named', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  await setInputs(page, 'In the beginning', 3);
+  await chooseFault(page, 'decode_rotary', 2);
+  // No checkbox ticked: the decode check starts by itself where the text diverges.
+  await expect(page.getByTestId('check-decode')).not.toBeChecked();
+  await runToEnd(page);
+  const verdict = page.getByTestId('verdict');
+  await expect(verdict).toHaveAttribute('data-verdict', 'generation-diverged');
+  await expect(verdict).toHaveAttribute('data-layer', '');
+  await expect(verdict).toBeInViewport();
+  await expect(page.getByTestId('verdict-generation')).toContainText(
+    'born at decode step 1 (position 16), layer 2, ',
+  );
+  // The decode finding under the verdict, in view with it, naming the op on the fused path.
+  const fused = page.locator(
+    '[data-testid="generation-verdict"] [data-testid="decode-check"][data-path="fused"]',
+  );
+  await expect(fused).toHaveAttribute('data-verdict', 'diverged');
+  await expect(fused).toContainText('decode step 1 (position 16), layer 2: the error is born at ');
+  await expect(page.getByTestId('generation-verdict')).toBeInViewport();
+  const { report } = await exportReport(page);
+  expect(report.verdict).toBe('generation-diverged');
+  expect(report.firstDivergentLayer).toBeNull();
+  expect(errors).toEqual([]);
+  await shoot(page, testInfo, 'decode-fault-verdict-1280', false);
 });
 
 test('Cancel stops a run mid-way and the GPU memory in use goes back to 0', async ({ page }, testInfo) => {

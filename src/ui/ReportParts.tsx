@@ -100,7 +100,7 @@ export function Bisection({ report }: { report: Report }) {
   if (!rows)
     return (
       <p className="muted" data-testid="bisection">
-        Bisection not run: the paths agree.
+        Bisection not run: the {report.verdict === 'generation-diverged' ? "prompt's layers" : 'paths'} agree.
       </p>
     );
   const hits = rows.filter((r) => r.reproduces);
