@@ -42,12 +42,46 @@ function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
 interface HfOutputs {
   tokens: number[];
   fp64: { embeddings: number[][]; layers: number[][][]; final_norm: number[][]; logits: number[][] };
+  greedy: { prompt: number[]; new_ids: number[] };
+}
+
+/** Each generated step's logits row against the same row of one whole forward over the prompt and the ids fed back. */
+async function expectDecodeRowsEqual(ref: LlamaReference, prompt: readonly number[], n: number, tag: string) {
+  const gen = await ref.generate(prompt, n, { cpu: true });
+  const seq = [...prompt, ...gen.ids.slice(0, -1)];
+  const { dump } = await ref.forward(seq, { cpu: true });
+  const V = dump.V;
+  gen.logits.forEach((row, s) => {
+    const t = prompt.length - 1 + s;
+    const whole = dump.logits.slice(t * V, (t + 1) * V);
+    expect(Buffer.from(row.buffer).equals(Buffer.from(whole.buffer)), `${tag}: step ${s} (row ${t})`).toBe(
+      true,
+    );
+  });
+  return gen;
 }
 
 const FIXTURES = 'src/model/testdata/llama';
 const fixtures = readdirSync(FIXTURES).map((name) => [name, join(FIXTURES, name)] as const);
 
 describe('Llama GPU reference forward vs Hugging Face fp64 (fixtures)', () => {
+  it.each(fixtures)(
+    '%s: greedy generation with the KV cache gives HF greedy ids; each step is the whole forward row, bit for bit',
+    async (name, dir) => {
+      const hf = JSON.parse(readFileSync(join(dir, 'hf_outputs.json'), 'utf8')) as HfOutputs;
+      const cfg = parseModelConfigText(readFileSync(join(dir, 'config.json'), 'utf8'));
+      if (cfg.family !== 'llama') throw new Error(`${name}: not the Llama family`);
+      const w = loadLlamaWeights(cfg, new Uint8Array(readFileSync(join(dir, 'model.safetensors'))));
+      const ref = LlamaReference.create(h, cfg, w);
+      try {
+        const gen = await expectDecodeRowsEqual(ref, hf.greedy.prompt, hf.greedy.new_ids.length, name);
+        expect(gen.ids, `${name} greedy`).toEqual(hf.greedy.new_ids);
+      } finally {
+        ref.destroy();
+      }
+    },
+  );
+
   // HF's "fp64" computes RMSNorm, softmax and the RoPE tables in fp32 (about 1e-7 from exact fp64, measured by the
   // fixture script); our fp32 forward adds its own fp32 rounding through 2-3 layers, about 1e-7 .. 1e-6. The
   // target is 1e-5.
@@ -103,6 +137,20 @@ describe('Llama GPU reference forward vs the registry fp64 forward, step by step
       ref.destroy();
     }
   });
+
+  it.each(Array.from({ length: ROUNDS }, (_, i) => i))(
+    'random model %i: cached decode rows equal the whole forward rows',
+    async () => {
+      const seed = freshSeed();
+      const { cfg, w, tokens } = randomModel(seed);
+      const ref = LlamaReference.create(h, cfg, w);
+      try {
+        await expectDecodeRowsEqual(ref, tokens.slice(0, Math.max(1, tokens.length - 4)), 5, `seed ${seed}`);
+      } finally {
+        ref.destroy();
+      }
+    },
+  );
 
   it('says what is wrong with a token outside the vocabulary, before any work', async () => {
     const cfg = smallLlamaConfig();

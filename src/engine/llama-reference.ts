@@ -13,6 +13,7 @@ import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../ke
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
 import { linear } from '../kernels/linear';
+import type { KvPositions } from '../kernels/positions';
 import { residualAdd } from '../kernels/residual';
 import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
@@ -40,6 +41,15 @@ interface WgslArgs {
   dummy: GPUBuffer;
   cpu: boolean;
   constants: OverrideConstants;
+  /** KV-cache decoding: the rows are positions at.p0.., keys and values live in this layer's cache. */
+  kv: LayerCache | null;
+}
+
+/** One layer's KV cache: k and v [KV, at.rows, hd]; the dispatch's rows sit at positions at.p0... */
+interface LayerCache {
+  at: KvPositions;
+  k: GPUBuffer;
+  v: GPUBuffer;
 }
 
 type WgslForm = (a: WgslArgs) => DispatchSpec[];
@@ -113,30 +123,36 @@ const WGSL_FORMS: Partial<Record<OpKind, WgslForm>> = {
       ),
     ];
   },
+  // q at its rows [H, T, hd]; k [KV, T, hd], or into the cache at its positions (a.out is then the cache's k).
   rotary: (a) => {
-    const heads = a.step.width === 'q_heads' ? a.cfg.numHeads : a.cfg.numKvHeads;
+    const query = a.step.width === 'q_heads';
+    const heads = query ? a.cfg.numHeads : a.cfg.numKvHeads;
     const b = { x: a.inputs[0], ...a.rope, out: a.out };
-    return [ropeHeads(a.label, b, a.T, heads, a.cfg.headDim, a.cfg.rotaryDim, opts(a))];
+    const { headDim: hd, rotaryDim: r } = a.cfg;
+    return [ropeHeads(a.label, b, a.T, heads, hd, r, opts(a), undefined, a.kv?.at, query)];
   },
-  // inputs: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split here, unrotated).
+  // inputs: q [H, T, hd] and k [KV, T, hd] rotated (or the cache's k), v [T, KV·hd] as projected (split here,
+  // unrotated, into the cache's v when there is one).
   attention: (a) => {
     const { numHeads: H, numKvHeads: KV, headDim: hd } = a.cfg;
     const T = a.T;
+    const at = a.kv?.at;
+    const Tk = (at?.p0 ?? 0) + T; // keys the rows see
     const shape = attnShapeConstants(a.label, {
       H,
       kvHeads: KV,
       window: a.cfg.slidingWindow[a.layer] ?? null,
     });
     const plain: OverrideConstants = a.cpu ? { PLAIN: true } : {};
-    const v = a.scratch('v_heads', KV * T * hd);
-    const s = a.scratch('scores', H * T * T);
-    const p = a.scratch('probs', H * T * T);
+    const v = a.kv?.v ?? a.scratch('v_heads', KV * T * hd);
+    const s = a.scratch('scores', H * T * Tk);
+    const p = a.scratch('probs', H * T * Tk);
     const [q, k, vRows] = a.inputs;
     return [
-      ropeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, opts(a)),
-      attnScores(`${a.label}/scores`, { q, k, s }, H, T, hd, opts(a, { ...shape.scores, ...plain })),
-      softmaxCausal(`${a.label}/probs`, { s, p }, H, T, opts(a, { ...shape.softmax, ...plain })),
-      attnValues(a.label, { p, v, ctx: a.out }, H, T, hd, opts(a, { ...shape.values, ...plain })),
+      ropeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, opts(a), undefined, at),
+      attnScores(`${a.label}/scores`, { q, k, s }, H, T, hd, opts(a, { ...shape.scores, ...plain }), at),
+      softmaxCausal(`${a.label}/probs`, { s, p }, H, T, opts(a, { ...shape.softmax, ...plain }), at),
+      attnValues(a.label, { p, v, ctx: a.out }, H, T, hd, opts(a, { ...shape.values, ...plain }), at),
     ];
   },
   out_proj: linearForm(qWidth, d),
@@ -242,7 +258,67 @@ export class LlamaReference {
   }
 
   /** The reference forward on `tokens` (positions 0..T-1): one submit, the dump and the taps read back. */
-  async forward(tokens: readonly number[], o: LlamaForwardOptions = {}): Promise<LlamaForwardResult> {
+  forward(tokens: readonly number[], o: LlamaForwardOptions = {}): Promise<LlamaForwardResult> {
+    return this.run(tokens, o, null);
+  }
+
+  /**
+   * Greedy generation with a KV cache: the prompt in one forward (its keys and values written to each layer's
+   * cache), then one row per new token at its position, reading the cache. Returns the `n` new ids and each step's
+   * logits row (the prompt's last row first). The kernels do a decoded row's arithmetic as they do that row of a
+   * whole forward, so the rows are the whole forward's bit for bit.
+   */
+  async generate(
+    prompt: readonly number[],
+    n: number,
+    o: Omit<LlamaForwardOptions, 'taps'> = {},
+  ): Promise<{ ids: number[]; logits: Float32Array[] }> {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`Llama reference: ${n} new tokens (need at least 1)`);
+    const { numKvHeads: KV, headDim: hd, numLayers: L, vocabSize: V } = this.cfg;
+    const rows = prompt.length + n - 1; // the last new token is never fed back
+    const made: GPUBuffer[] = [];
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
+    if (KV * rows * hd * 4 > limit)
+      throw new Error(
+        `Llama reference: a KV cache of ${rows} rows exceeds the device's ${limit} B binding limit`,
+      );
+    const cache = (label: string) => {
+      const b = this.gpu.device.createBuffer({ size: Math.max(16, KV * rows * hd * 4), usage, label });
+      made.push(b);
+      return b;
+    };
+    const caches = Array.from({ length: L }, (_, i) => ({
+      k: cache(`layers.${i}.k`),
+      v: cache(`layers.${i}.v`),
+    }));
+    try {
+      const ids: number[] = [];
+      const logits: Float32Array[] = [];
+      let feed = [...prompt];
+      let p0 = 0;
+      for (let s = 0; s < n; s++) {
+        const { dump } = await this.run(feed, o, { p0, rows, caches });
+        const last = dump.logits.slice((dump.T - 1) * V, dump.T * V);
+        let best = 0;
+        for (let j = 1; j < V; j++) if (last[j] > last[best]) best = j;
+        if (!Number.isFinite(last[best])) throw new Error(`Llama reference: non-finite logits at step ${s}`);
+        ids.push(best);
+        logits.push(last);
+        p0 += feed.length;
+        feed = [best];
+      }
+      return { ids, logits };
+    } finally {
+      for (const b of made) b.destroy();
+    }
+  }
+
+  private async run(
+    tokens: readonly number[],
+    o: LlamaForwardOptions,
+    kv: { p0: number; rows: number; caches: { k: GPUBuffer; v: GPUBuffer }[] } | null,
+  ): Promise<LlamaForwardResult> {
     const { cfg } = this;
     const { device, pipelines } = this.gpu;
     const T = tokens.length;
@@ -274,7 +350,7 @@ export class LlamaReference {
     };
     const ids = uploadBuffer(device, new Uint32Array(tokens), 'ids');
     made.push(ids);
-    const { cos, sin } = ropeTables(T, llamaInvFreq(cfg));
+    const { cos, sin } = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
     const rope = { cos: uploadBuffer(device, cos, 'rope cos'), sin: uploadBuffer(device, sin, 'rope sin') };
     const dummy = uploadBuffer(device, new Float32Array(4), 'dummy');
     made.push(rope.cos, rope.sin, dummy);
@@ -282,12 +358,15 @@ export class LlamaReference {
     const specs: DispatchSpec[] = [];
     const slots = new Map<string, { buf: GPUBuffer; floats: number }>(); // tap name -> its buffer
     const step = (s: OpStep, layer: number, owner: object, inputs: GPUBuffer[], name: string) => {
-      const floats = slotFloats(cfg, s.width, T);
-      const out = alloc(floats, name);
+      const lc = kv && layer >= 0 ? { at: { p0: kv.p0, rows: kv.rows }, ...kv.caches[layer] } : null;
+      // With a cache the rotated keys go straight into it (and are read from it): that slot is the cache.
+      const cacheK = lc && s.width === 'kv_heads' ? lc.k : null;
+      const floats = cacheK ? cfg.numKvHeads * (kv?.rows ?? 0) * cfg.headDim : slotFloats(cfg, s.width, T);
+      const out = cacheK ?? alloc(floats, name);
       const form = WGSL_FORMS[s.op] as WgslForm;
       const args = { cfg, T, layer, step: s, label: name, inputs, out, ...this.weightsOf(owner, s) };
       const cpu = o.cpu ?? false;
-      specs.push(...form({ ...args, ids, rope, scratch, dummy, cpu, constants: o.constants ?? {} }));
+      specs.push(...form({ ...args, ids, rope, scratch, dummy, cpu, constants: o.constants ?? {}, kv: lc }));
       slots.set(name, { buf: out, floats });
       return out;
     };

@@ -41,7 +41,8 @@ export interface RopeSource {
 /**
  * out [heads, rows, hd] ← x's part (row t at x[t · src.stride + src.off], [heads, hd]), the first r dims of each
  * head rotated (rotate-half; r = 0: copied). Without `src` x is that part alone ([T, heads · hd]); with `at`
- * (KV-cache decoding) row t is position at.p0 + t and is written there.
+ * (KV-cache decoding) row t is position at.p0 + t and is written there (a key or value into the cache), or with
+ * `query` at row t of out [heads, T, hd].
  */
 export function ropeHeads(
   label: string,
@@ -53,6 +54,7 @@ export function ropeHeads(
   opts: KernelOpts = {},
   src?: RopeSource,
   at?: KvPositions,
+  query = false,
 ): DispatchSpec {
   if (r < 0 || r > hd || r % 2 !== 0)
     throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
@@ -60,5 +62,6 @@ export function ropeHeads(
   if (off + heads * hd > stride)
     throw new Error(`${label}: ${heads} heads of ${hd} at column ${off} do not fit rows of ${stride}`);
   const { p0, rows } = kvPositions(label, T, at);
-  return dispatch1d(label, ropeKernel, WG, heads * T * hd, opts, b, [T, heads, hd, r, p0, rows, stride, off]);
+  const [o0, KT] = query ? [0, T] : [p0, rows];
+  return dispatch1d(label, ropeKernel, WG, heads * T * hd, opts, b, [T, heads, hd, r, p0, KT, stride, off, o0]);
 }
