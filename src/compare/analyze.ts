@@ -25,6 +25,7 @@ import {
 } from './analysis-phases';
 import { CpuMetrics } from './cpu-metrics';
 import type { DecodeChecker } from './decode-run-file';
+import { analyzeFamily, checkNeoXFaults } from './family-compare';
 import { overallVerdict } from './generation-verdict';
 import { GpuMetrics } from './gpu-metrics';
 import type { MetricsEngine } from './jobs';
@@ -108,6 +109,9 @@ export async function analyze(
 ): Promise<Report> {
   const info = engine.modelInfo;
   if (!info) throw new Error('no model is loaded');
+  // A Llama-family model: its own first-form analysis (family-compare.ts); GPT-NeoX refuses the family's faults.
+  if (info.family === 'llama') return analyzeFamily(engine, spec, tokens, opts);
+  checkNeoXFaults(spec);
   const planted = placeFaults(spec.faults, spec.seed, info.config.numLayers);
   const skip = opts.skip ?? {};
   const { on: metricsOn, m: metrics } = metricsEngine(engine, opts.metrics ?? 'auto');

@@ -3,7 +3,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary } from '../gpu/device';
 import type { IsolatedResult } from '../kernels/custom/isolated';
-import type { NeoXConfig } from '../numeric/types';
+import type { LlamaFlavour, NeoXConfig } from '../numeric/types';
 import type { PlantedFault } from '../run/faults';
 import type { Metric, RunSpec } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
@@ -126,7 +126,11 @@ export interface Report {
   schema: typeof REPORT_SCHEMA;
   createdAt: string;
   spec: RunSpec;
-  model: { name: string; config: NeoXConfig };
+  /**
+   * The model; `family` and `flavour` (absent in older reports: GPT-NeoX) name a Llama-family model, whose `config`
+   * holds the dimensions it shares with GPT-NeoX (engine/family-llama.ts sharedDims).
+   */
+  model: { name: string; config: NeoXConfig; family?: 'gpt_neox' | 'llama'; flavour?: LlamaFlavour | null };
   adapter: AdapterSummary;
   tokens: number[];
   plantedFaults: PlantedFault[];

@@ -14,10 +14,10 @@ import type { RandomModelSpec } from '../model/random-model';
 import { isShardedSource } from '../model/shard-stream';
 import type { Tokenizer } from '../model/tokenizer';
 import { bytesSource, isWeightsSource } from '../model/weight-stream';
-import type { ModelWeights, NeoXConfig } from '../numeric/types';
+import type { ModelConfig, ModelWeights } from '../numeric/types';
 import type { GpuBatch } from './batch';
 import type { RecordedDecode } from './decode-record';
-import { LlamaModel, type LlamaSource, notForLlama } from './family-llama';
+import { LlamaModel, type LlamaSource, llamaRefusal, notForLlama } from './family-llama';
 import { runForward } from './forward';
 import { generateNoCache, generatePaths, type OnStep, type OnToken } from './generate';
 import { type GpuModel, readModelWeights } from './gpu-model';
@@ -106,7 +106,11 @@ export class Engine {
    * One line refusing a model from its config alone, before any file is read or downloaded, or null: the
    * user's cap, then its buffers (matrices in fp16, the least it can take) made on this device and freed.
    */
-  async refusalFor(cfg: NeoXConfig): Promise<string | null> {
+  async refusalFor(cfg: ModelConfig): Promise<string | null> {
+    if (cfg.family === 'llama') {
+      this.checkAlive();
+      return llamaRefusal(cfg, this.memoryBudget, this.gpuSession.device.limits.maxStorageBufferBindingSize);
+    }
     return this.gpuSession.refusalFor(cfg, this.memoryBudget);
   }
 

@@ -51,6 +51,27 @@ export function sharedDims(c: LlamaConfig): NeoXConfig {
   };
 }
 
+/** GPU bytes a Llama-family model takes: fp32 weights for each path (the fused one's gate and up concatenated). */
+export function llamaGpuBytes(cfg: LlamaConfig): number {
+  return 2 * llamaModelSummary(cfg).bytesF32;
+}
+
+/**
+ * One line refusing a Llama-family model from its config alone (before any download), or null: the budget
+ * (`heldBytes`, the model loaded now, counts), then the largest weight against one storage binding.
+ */
+export function llamaRefusal(cfg: LlamaConfig, budget: MemoryBudget, maxBindingBytes: number): string | null {
+  const need = llamaGpuBytes(cfg);
+  const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+  if (budget.bytes !== null && need + (budget.heldBytes ?? 0) > budget.bytes)
+    return `the model needs ${gib(need)} of GPU memory (fp32 weights for both paths), over the ${gib(budget.bytes)} budget`;
+  const { vocabSize: V, hiddenSize: d, intermediateSize: F, numHeads: H, headDim: hd } = cfg;
+  const largest = 4 * Math.max(V * d, 2 * F * d, H * hd * d);
+  if (largest > maxBindingBytes)
+    return `a weight of the model takes ${largest} B, over this adapter's ${maxBindingBytes} B storage binding`;
+  return null;
+}
+
 /** One line for what the Llama family does not have yet (an EngineError of kind 'input'). */
 export function notForLlama(what: string): EngineError {
   return new EngineError(`${what} is not yet supported for the Llama family`, 'input');
@@ -95,15 +116,10 @@ export class LlamaModel {
   ): Promise<LlamaModel> {
     const { cfg } = source;
     const tok = checkTokenizer(sharedDims(cfg), source.tokenizer);
-    const { params, bytesF32 } = llamaModelSummary(cfg);
-    // Both paths hold their own fp32 copy (the fused one concatenates gate and up): twice the weights.
-    const gpuBytes = 2 * bytesF32;
-    const cap = o.budget.bytes;
-    if (cap !== null && gpuBytes + (o.budget.heldBytes ?? 0) > cap)
-      throw new EngineError(
-        `the model needs ${(gpuBytes / 2 ** 30).toFixed(2)} GiB of GPU memory (fp32 weights for both paths), over the ${(cap / 2 ** 30).toFixed(2)} GiB budget`,
-        'model',
-      );
+    const { params } = llamaModelSummary(cfg);
+    const gpuBytes = llamaGpuBytes(cfg);
+    const refusal = llamaRefusal(cfg, o.budget, gpu.device.limits.maxStorageBufferBindingSize);
+    if (refusal) throw new EngineError(refusal, 'model');
     const weights = await readLlamaWeights(cfg, source.weights, {
       onProgress: o.onProgress,
       signal: o.signal,

@@ -19,7 +19,11 @@ export type FaultId =
   | 'gelu_relu'
   | 'dropped_bias'
   | 'residual_wiring'
-  | 'decode_rotary';
+  | 'decode_rotary'
+  // The Llama family's (LLAMA_FAULTS)
+  | 'rms_eps_outside'
+  | 'swap_gate_up'
+  | 'kv_interleaved';
 
 /** What the analysis should report when the fault is planted. */
 export type FaultExpectation = 'diverges' | 'benign' | 'race' | 'long-prompt' | 'decode';
@@ -35,6 +39,11 @@ export interface FaultInfo {
   description: string;
   /** The field report (../shared/field-reports) the fault comes from. */
   story: string;
+  /**
+   * A Llama-family fault (LLAMA_FAULTS): the kernel of engine/llama-fused.ts its constants go to, in every layer
+   * (`kernel` is the GPT-NeoX slot a RunSpec switches on for it). Absent: a GPT-NeoX fault.
+   */
+  llama?: { kernel: 'addRmsNorm' | 'swiglu' | 'flash' };
 }
 
 export const FAULTS: readonly FaultInfo[] = [
@@ -184,14 +193,67 @@ export const FAULTS: readonly FaultInfo[] = [
   },
 ];
 
+/**
+ * The Llama family's teaching faults, each a switch in one of its fused kernels (shaders/fused/add_rmsnorm.wgsl,
+ * linear_swiglu.wgsl, flash_attention.wgsl), on in every layer. A GPT-NeoX model does not offer them, nor a
+ * Llama-family model FAULTS (faultsFor).
+ */
+export const LLAMA_FAULTS: readonly FaultInfo[] = [
+  {
+    id: 'rms_eps_outside',
+    title: 'RMSNorm eps outside the root (Llama family)',
+    kernel: 'layernorm',
+    // The eps scaled up as a kernel with a wrong constant would have it: HF's 1e-6 outside the root moves y by
+    // about eps / rms, under the floor (the override is the kernel's own, FAULT_EPS_SCALE).
+    constants: { FAULT_EPS_OUTSIDE: true, FAULT_EPS_SCALE: 1e4 },
+    llama: { kernel: 'addRmsNorm' },
+    expect: 'diverges',
+    description:
+      'The fused residual add + RMSNorm divides by sqrt(mean(x²)) + eps instead of sqrt(mean(x²) + eps), with ' +
+      'an eps too large: every row is scaled a little wrong, most where its rms is small.',
+    story:
+      'A fused add that passed every isolated test, then diverged from layer 1 in the model: the norm fused with ' +
+      'the add is where such a constant hides.',
+  },
+  {
+    id: 'swap_gate_up',
+    title: 'Gate and up swapped in the SwiGLU epilogue (Llama family)',
+    kernel: 'linear_gelu',
+    constants: { FAULT_SWAP_GATE_UP: true },
+    llama: { kernel: 'swiglu' },
+    expect: 'diverges',
+    description:
+      'The gate/up GEMM with the SwiGLU epilogue takes silu of the up projection times the gate: the two halves ' +
+      'of the concatenated weight read the wrong way round.',
+    story: 'A fused Linear+ReLU rebuilt as the wrong module: the shapes fit, the numbers do not.',
+  },
+  {
+    id: 'kv_interleaved',
+    title: 'KV heads interleaved in grouped-query attention (Llama family)',
+    kernel: 'flash_attention',
+    constants: { FAULT_KV_INTERLEAVED: true },
+    llama: { kernel: 'flash' },
+    expect: 'diverges',
+    description:
+      'Flash attention gives query head h the KV head h mod kvHeads instead of h / group (HF repeat_kv): with one ' +
+      'KV head (MQA) or none shared (MHA) every mapping is right and nothing changes.',
+    story: 'FlashAttention builds that differ: the layout of the heads is a choice each build makes.',
+  },
+];
+
+/** The faults a model of `family` offers ('llama': LLAMA_FAULTS; GPT-NeoX: FAULTS). */
+export function faultsFor(family: 'gpt_neox' | 'llama' | undefined): readonly FaultInfo[] {
+  return family === 'llama' ? LLAMA_FAULTS : FAULTS;
+}
+
 export function faultInfo(id: FaultId): FaultInfo {
-  const f = FAULTS.find((x) => x.id === id);
+  const f = FAULTS.find((x) => x.id === id) ?? LLAMA_FAULTS.find((x) => x.id === id);
   if (!f) throw new Error(`unknown fault '${id}'`);
   return f;
 }
 
 export function isFaultId(s: string): s is FaultId {
-  return FAULTS.some((f) => f.id === s);
+  return FAULTS.some((f) => f.id === s) || LLAMA_FAULTS.some((f) => f.id === s);
 }
 
 export interface PlantedFault {
@@ -224,6 +286,7 @@ export function faultHooks(faults: readonly PlantedFault[]): PlanHooks {
       const out: Record<string, number | boolean> = {};
       for (const f of faults) {
         const info = faultInfo(f.id);
+        if (info.llama) continue; // a Llama-family fault: never a GPT-NeoX kernel's constant
         if (info.kernel === kernel && info.constants && active(f, layer)) Object.assign(out, info.constants);
       }
       return out;

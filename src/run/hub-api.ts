@@ -5,9 +5,9 @@
 // (src/run/hub-fetch.ts) and a lookup stops its requests when its signal aborts. Everything that can go wrong is
 // one HubError line of a kind the worker and the CLI map to theirs. Used by the engine worker and the CLI;
 // `fetch`, the Hub's origin and the limits are parameters (the e2e stand-in, tests).
-import { parseConfigText } from '../model/config';
+import { parseModelConfigText } from '../model/model-config';
 import { INDEX_FILE, parseShardIndex, type ShardIndex } from '../model/shard-index';
-import type { NeoXConfig } from '../numeric/types';
+import type { ModelConfig } from '../numeric/types';
 import { checkRepoId, checkRevision, HUB_ORIGIN, resolveUrl } from './hub';
 import {
   apiJson,
@@ -46,7 +46,8 @@ export interface HubSnapshot {
   /** `<origin>/<repo>/resolve/<commit>/`: the folder the files download from. */
   url: string;
   config: string;
-  cfg: NeoXConfig;
+  /** config.json read, of either family. */
+  cfg: ModelConfig;
   /** config.json as listed (its git oid checks what was read). */
   configFile: HubFile;
   /** The weights files, each with its size and sha256: model.safetensors, or the shards of the index. */
@@ -208,9 +209,9 @@ export async function resolveHubModel(
   }
   const asked = { repo, revision: commit };
   const config = await smallHubFile(url, 'config.json', limits.configBytes, asked, o);
-  let cfg: NeoXConfig;
+  let cfg: ModelConfig;
   try {
-    cfg = parseConfigText(config);
+    cfg = parseModelConfigText(config);
   } catch (e) {
     throw new HubError('model', `${at}: ${e instanceof Error ? e.message : String(e)}`);
   }

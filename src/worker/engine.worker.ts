@@ -250,6 +250,9 @@ class WorkerEngine implements WorkerApi {
       const engine = await this.requireEngine();
       const spec = parseRunSpec(specIn);
       const tokens = runTokens(engine, spec, this.loaded);
+      // A Llama-family model's analysis (compare/family-compare.ts) refuses a page kernel before it is installed.
+      if (engine.modelInfo?.family === 'llama' && spec.custom)
+        throw workerError('input', 'a kernel written in the page is not yet supported for the Llama family');
       // A cancelled run returns its cached buffers too.
       const cancel = { cancelled: 'run cancelled', onCancel: () => engine.trimPool() };
       return await this.exclusive('comparing', cancel, async (signal) => {
@@ -289,6 +292,8 @@ class WorkerEngine implements WorkerApi {
   ): Promise<RunsReport> {
     try {
       const engine = await this.requireEngine();
+      if (engine.modelInfo?.family === 'llama')
+        throw workerError('input', 'runs of a Llama-family model are not yet supported');
       const cancel = { cancelled: 'run analysis cancelled', onCancel: () => engine.trimPool() };
       return await this.exclusive('comparing', cancel, (signal) =>
         compareRunFiles(

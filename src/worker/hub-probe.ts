@@ -4,19 +4,18 @@
 // user moved on from).
 
 import { manifestSha256 } from '../model/shard-index';
-import { modelSummary } from '../model/weights';
-import type { NeoXConfig } from '../numeric/types';
+import type { ModelConfig } from '../numeric/types';
 import { resolveHubModel } from '../run/hub-api';
 import type { NetOptions } from '../run/hub-fetch';
 import type { HubProbe } from './api';
-import { minWeightBytes } from './url-model';
+import { minWeightBytes, paramsOf } from './url-model';
 
 export async function probeHub(
   repo: string,
   revision: string,
   hubUrl: string,
   budgetBytes: number | null,
-  refusalFor: (cfg: NeoXConfig) => Promise<string | null>,
+  refusalFor: (cfg: ModelConfig) => Promise<string | null>,
   net: NetOptions = {},
 ): Promise<HubProbe> {
   const s = await resolveHubModel(repo, revision, { hubUrl, ...net });
@@ -32,7 +31,7 @@ export async function probeHub(
     sharded,
     sha256: sharded ? manifestSha256(new Map(s.weights.map((w) => [w.path, w.sha256]))) : s.weights[0].sha256,
     totalBytes: s.totalBytes,
-    params: modelSummary(s.cfg).params,
+    params: paramsOf(s.cfg),
     minGpuBytes: minWeightBytes(s.cfg),
     budgetBytes,
     refusal: await refusalFor(s.cfg),

@@ -6,7 +6,7 @@
 // announced, within the connect and idle timeouts (src/run/hub-fetch.ts); and a way to download the weights
 // again after a device loss.
 import type { Engine } from '../engine/engine';
-import { parseConfigText } from '../model/config';
+import { parseModelConfigText } from '../model/model-config';
 import { modelNameOfUrl } from '../run/hub';
 import { netLimits } from '../run/hub-fetch';
 import type { LoadedModel, LoadOptions, LoadProgress } from './api';
@@ -100,7 +100,7 @@ export async function downloadModel(
         ),
       )
     : undefined;
-  const refusal = await engine.refusalFor(parseConfigText(config));
+  const refusal = await engine.refusalFor(parseModelConfigText(config));
   if (refusal) throw workerError('model', `${refusal}; nothing was downloaded`);
   const w = await openWeights(base, net, options?.expectFiles !== undefined, listed);
   if (w.kind === 'sharded') {

@@ -5,10 +5,12 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { estimateWeightBytes } from '../engine/engine';
-import { parseConfigText } from '../model/config';
+import { llamaGpuBytes } from '../engine/family-llama';
 import { ModelLoadError } from '../model/errors';
+import { llamaModelSummary } from '../model/llama-weights';
+import { parseModelConfigText } from '../model/model-config';
 import { modelSummary } from '../model/weights';
-import type { NeoXConfig } from '../numeric/types';
+import type { ModelConfig } from '../numeric/types';
 import { type NetLimits, netLimits } from '../run/hub-fetch';
 import type { UrlProbe, WorkerError } from './api';
 import {
@@ -25,25 +27,31 @@ import {
 import { probeWeights } from './url-shards';
 
 /** The least GPU memory the model's weights can take: matrices in fp16 (what the engine picks when lossless). */
-export function minWeightBytes(cfg: NeoXConfig): number {
-  return estimateWeightBytes(cfg, true);
+export function minWeightBytes(cfg: ModelConfig): number {
+  return cfg.family === 'llama' ? llamaGpuBytes(cfg) : estimateWeightBytes(cfg, true);
+}
+
+/** The parameter count of either family (a tied head counted once). */
+export function paramsOf(cfg: ModelConfig): number {
+  return cfg.family === 'llama' ? llamaModelSummary(cfg).params : modelSummary(cfg).params;
 }
 
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 
-/** One line refusing a model that cannot fit the budget even with fp16 weights, or null when it may fit. */
-export function budgetRefusal(cfg: NeoXConfig, budgetBytes: number): string | null {
+/** One line refusing a model that cannot fit the budget even with fp16 weights (a Llama-family model: fp32 for
+ * both paths), or null when it may fit. */
+export function budgetRefusal(cfg: ModelConfig, budgetBytes: number): string | null {
   const need = minWeightBytes(cfg);
   if (need <= budgetBytes) return null;
   return (
-    `the model needs at least ${gib(need)} of GPU memory for its weights (in fp16), more than the ` +
+    `the model needs at least ${gib(need)} of GPU memory for its weights (${cfg.family === 'llama' ? 'fp32, both paths' : 'in fp16'}), more than the ` +
     `${gib(budgetBytes)} budget for this adapter; nothing was downloaded`
   );
 }
 
-function parseConfigOrFail(text: string): NeoXConfig {
+function parseConfigOrFail(text: string): ModelConfig {
   try {
-    return parseConfigText(text);
+    return parseModelConfigText(text);
   } catch (e) {
     if (e instanceof ModelLoadError) throw fail('model', e.message);
     throw fail('model', `config.json: ${why(e)}`);
@@ -59,7 +67,7 @@ function parseConfigOrFail(text: string): NeoXConfig {
 export async function probeModelUrl(
   baseUrl: string,
   budgetBytes: number | null,
-  refusalFor: (cfg: NeoXConfig) => Promise<string | null> = async (cfg) =>
+  refusalFor: (cfg: ModelConfig) => Promise<string | null> = async (cfg) =>
     budgetBytes === null ? null : budgetRefusal(cfg, budgetBytes),
   limits?: Partial<NetLimits>,
 ): Promise<UrlProbe> {
@@ -84,7 +92,7 @@ export async function probeModelUrl(
   return {
     files,
     totalBytes: total,
-    params: modelSummary(cfg).params,
+    params: paramsOf(cfg),
     minGpuBytes: minWeightBytes(cfg),
     budgetBytes,
     refusal: await refusalFor(cfg),

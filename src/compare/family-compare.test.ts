@@ -1,0 +1,147 @@
+// The two-path analysis of a Llama-family model (family-compare.ts, reached through analyze()) on the committed HF
+// fixtures in Node on SwiftShader: a clean compare agrees on every flavour, with the floor (reference vs the fp64
+// oracle) at fp32 rounding and greedy ids equal to HF's; each teaching fault of the family's fused kernels diverges
+// at its first layer (the faults act in every layer); what the family cannot run, and the family's faults on a
+// GPT-NeoX model, are refused in one line before any work.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import schema from '../../docs/report.schema.json';
+import { Engine } from '../engine/engine';
+import { ALL_FUSED } from '../engine/fused-kernels';
+import { nodeGpu } from '../gpu/node';
+import { nodeShaderSource } from '../kernels/shaders-node';
+import { randomModelFiles } from '../model/random-model';
+import type { FaultId } from '../run/faults';
+import { defaultRunSpec, type RunSpec } from '../run/runspec';
+import { analyze } from './analyze';
+
+const FIXTURES = 'src/model/testdata/llama';
+
+/** The report as the CLI writes it (non-finite numbers as strings, cli/compare.ts writeJson). */
+const asJson = (r: object) =>
+  JSON.parse(JSON.stringify(r, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)));
+const fixtures = readdirSync(FIXTURES);
+
+interface HfOutputs {
+  tokens: number[];
+  greedy: { prompt: number[]; new_ids: number[] };
+}
+const hfOf = (name: string) =>
+  JSON.parse(readFileSync(join(FIXTURES, name, 'hf_outputs.json'), 'utf8')) as HfOutputs;
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+});
+afterAll(() => engine?.dispose());
+
+async function load(name: string) {
+  const dir = join(FIXTURES, name);
+  return engine.loadModel({
+    config: readFileSync(join(dir, 'config.json'), 'utf8'),
+    weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
+    name,
+  });
+}
+
+function spec(tokens: number[], faults: RunSpec['faults'] = [], generate = 0): RunSpec {
+  return {
+    ...defaultRunSpec(),
+    model: { kind: 'embedded', id: 'test' },
+    prompt: { tokens },
+    fused: [...ALL_FUSED],
+    faults,
+    seed: 1,
+    generate,
+  };
+}
+
+describe('compare on a Llama-family model', () => {
+  it.each(fixtures)(
+    '%s: a clean compare agrees, the floor at fp32 rounding, greedy ids equal HF',
+    async (name) => {
+      const hf = hfOf(name);
+      await load(name);
+      const n = hf.greedy.new_ids.length;
+      const r = await analyze(engine, spec(hf.greedy.prompt, [], n), hf.greedy.prompt);
+      const line = r.layers.map((l) => `L${l.layer} ×${l.ratio.toPrecision(3)}`).join(', ');
+      expect(r.verdict, `${name}: ${line}`).toBe('agree');
+      expect(r.firstDivergentLayer).toBeNull();
+      expect(r.model.family).toBe('llama');
+      expect(r.oracle.kind).toBe('cpu');
+      expect(r.oracle.reason).toMatch(/CPU fp64 forward of the op registry/);
+      expect(r.layers).toHaveLength(r.model.config.numLayers);
+      // fp32 through two small layers: the reference path within 1e-5 of exact (the family's target), never 0
+      // (an oracle that returned the reference itself would).
+      for (const l of r.layers) {
+        expect(l.floor.relL2, `${name} layer ${l.layer}`).toBeLessThan(1e-5);
+        expect(l.floor.relL2).toBeGreaterThan(0);
+      }
+      // every reference step compared with the exact forward's
+      expect(r.taps.length).toBeGreaterThan(4 * r.layers.length);
+      for (const t of r.taps) expect(t.refVsOracle?.relL2 ?? 1, t.name).toBeLessThan(1e-5);
+      expect(r.determinism.identical).toBe(true);
+      expect(r.generation?.reference.ids).toEqual(hf.greedy.new_ids);
+      expect(r.generation?.fused.ids).toEqual(hf.greedy.new_ids);
+      expect(r.generation?.verdict).toBe('agree');
+    },
+  );
+
+  // [fault, a fixture where it acts (grouped-query heads for the KV mapping)]
+  const faults: [FaultId, string][] = [
+    ['rms_eps_outside', 'mistral-window'],
+    ['swap_gate_up', 'llama-gqa-llama3'],
+    ['kv_interleaved', 'qwen2-bias'],
+  ];
+  it.each(faults)('%s on %s diverges at layer 0, where it first acts', async (id, name) => {
+    const hf = hfOf(name);
+    await load(name);
+    const r = await analyze(engine, spec(hf.tokens, [{ id }]), hf.tokens);
+    expect(r.verdict).toBe('diverged');
+    expect(r.firstDivergentLayer).toBe(0);
+    expect(r.plantedFaults).toEqual([{ id, fromLayer: 0 }]);
+    expect(r.layers[0].ratio).toBeGreaterThan(100 * r.k);
+    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+    expect(validate(asJson(r)), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+  });
+
+  it('kv_interleaved changes nothing with one KV head (MQA): the compare agrees', async () => {
+    const hf = hfOf('llama-mqa-linear-tied');
+    await load('llama-mqa-linear-tied');
+    const r = await analyze(engine, spec(hf.tokens, [{ id: 'kv_interleaved' }]), hf.tokens);
+    const clean = await analyze(engine, spec(hf.tokens), hf.tokens);
+    expect(r.verdict).toBe('agree');
+    // the faulty mapping is the right one here: the fused path's error is the clean one's, to the bit
+    expect(r.layers.map((l) => l.propagated)).toEqual(clean.layers.map((l) => l.propagated));
+  });
+
+  it('refuses in one line what the family cannot run, and GPT-NeoX refuses its faults', async () => {
+    const hf = hfOf('qwen3-qknorm');
+    await load('qwen3-qknorm');
+    const t = hf.tokens;
+    const cases: [RunSpec, RegExp][] = [
+      [{ ...spec(t), precision: 'fp16' }, /precision 'fp16' \(fp32 only\) is not yet supported/],
+      [
+        spec(t, [{ id: 'gelu_relu' }]),
+        /fault 'gelu_relu' \(a GPT-NeoX kernel's; this family has rms_eps_outside/,
+      ],
+      [spec(t, [{ id: 'swap_gate_up', fromLayer: 1 }]), /a fault from layer 1 .* is not yet supported/],
+      [{ ...spec(t), fused: ['gemm'] }, /one at a time/],
+    ];
+    for (const [s, want] of cases) {
+      const e = await analyze(engine, s, t).catch((x: Error) => x);
+      expect(e).toBeInstanceOf(Error);
+      expect((e as Error).message).toMatch(want);
+      expect((e as Error).message).not.toContain('\n');
+    }
+    await engine.loadModel(
+      randomModelFiles({ vocab: 61, d: 16, layers: 1, heads: 2, ff: 24, rotaryPct: 0.5, parallel: true }, 2),
+    );
+    const e = await analyze(engine, spec([1, 2, 3], [{ id: 'kv_interleaved' }]), [1, 2, 3]).catch((x) => x);
+    expect((e as Error).message).toMatch(
+      /^fault 'kv_interleaved' lives in a Llama-family kernel; this GPT-NeoX/,
+    );
+  });
+});

@@ -1,0 +1,322 @@
+// The two-path analysis of a Llama-family model (Llama, Qwen2, Qwen3, Mistral), first form: the same Report as
+// GPT-NeoX's (report.ts), so the page's charts and the CLI's line read it unchanged. Its phases:
+//   sources  — the reference forward with every step's tap and the fused forward (faults planted), on the GPU
+//   oracle   — the exact forward: the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts); the GPU
+//              double-float forms of the family's ops do not exist yet
+//   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact;
+//              every reference tap vs exact; metrics.ts on the CPU
+//   verdict  — the first divergent layer against k × the floor, as GPT-NeoX's
+//   determinism — the fused forward run again, bit for bit
+//   generation — greedy on both paths (no KV cache: each token re-runs the whole forward)
+// Not measured yet for the family, and said so in the report: the local re-runs (a fused layer on the reference
+// input: `local` is not measured, so no layer is marked born), bisection by fused kernel, the why, the decode
+// check. What the family cannot run (precision modes, a kernel written in the page, GPT-NeoX's faults, a fault from
+// a later layer) is refused in one line before any work.
+import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
+import { notForLlama } from '../engine/family-llama';
+import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { llamaForward } from '../kernels/cpu/llama-forward';
+import type { HiddenDump } from '../numeric/types';
+import { familyOf, layerSteps } from '../ops/families';
+import { type FaultInfo, faultInfo, faultsFor, type PlantedFault } from '../run/faults';
+import type { RunSpec } from '../run/runspec';
+import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
+import { generationVerdictOf, overallVerdict } from './generation-verdict';
+import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
+import {
+  type AnalysisPartial,
+  type DeterminismResult,
+  type GenerationResult,
+  type LayerResult,
+  REPORT_SCHEMA,
+  type Report,
+  type TapResult,
+} from './report';
+
+/** The oracle of a Llama-family report, in the report's words. */
+export const LLAMA_ORACLE = {
+  kind: 'cpu' as const,
+  reason:
+    'the Llama family has no GPU double-float forward yet: the CPU fp64 forward of the op registry ' +
+    '(kernels/cpu/llama-forward.ts) is the oracle',
+  selfTest: null,
+};
+
+export interface FamilyAnalyzeOptions {
+  onProgress?: (phase: string, done: number, total: number) => void;
+  onPartial?: (p: AnalysisPartial) => void;
+  signal?: AbortSignal;
+}
+
+class Cancelled extends Error {
+  override name = 'AnalysisCancelled';
+}
+
+/** The spec's faults placed for a Llama-family model (every layer), or one line saying why not. */
+export function placeLlamaFaults(spec: RunSpec): { planted: PlantedFault[]; faults: LlamaFaults } {
+  const offered = faultsFor('llama').map((f) => f.id);
+  const faults: LlamaFaults = {};
+  const planted: PlantedFault[] = [];
+  for (const f of spec.faults) {
+    const info: FaultInfo = faultInfo(f.id);
+    if (!info.llama || !info.constants)
+      throw notForLlama(`fault '${f.id}' (a GPT-NeoX kernel's; this family has ${offered.join(', ')})`);
+    if (f.fromLayer !== undefined && f.fromLayer !== 0)
+      throw notForLlama(`a fault from layer ${f.fromLayer} (the family's faults act in every layer: from 0)`);
+    faults[info.llama.kernel] = { ...faults[info.llama.kernel], ...info.constants };
+    planted.push({ id: f.id, fromLayer: 0 });
+  }
+  return { planted, faults };
+}
+
+/** Refuses what a Llama-family model cannot run yet, before any work. */
+function checkSpec(spec: RunSpec): void {
+  if (spec.precision !== 'fp32') throw notForLlama(`precision '${spec.precision}' (fp32 only)`);
+  if (spec.custom) throw notForLlama('a kernel written in the page');
+  if (spec.fused.length > 0 && spec.fused.length < FUSED_KERNELS.length)
+    throw notForLlama('switching the fused kernels on one at a time (all or none)');
+}
+
+/** The Report of one RunSpec on the engine's loaded Llama-family model. */
+export async function analyzeFamily(
+  engine: Engine,
+  spec: RunSpec,
+  tokens: number[],
+  opts: FamilyAnalyzeOptions = {},
+): Promise<Report> {
+  const info = engine.modelInfo;
+  const model = engine.llamaModel;
+  if (!info || !model) throw new Error('no Llama-family model is loaded');
+  checkSpec(spec);
+  const { planted, faults } = placeLlamaFaults(spec);
+  const fusedPath = spec.fused.length === 0 ? 'reference' : 'fused';
+  if (fusedPath === 'reference' && planted.length > 0)
+    throw new EngineError('a fault lives in a fused kernel: switch the fused kernels on', 'input');
+  const durations: Record<string, number> = {};
+  const phases = 6;
+  let done = 0;
+  const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
+    if (opts.signal?.aborted) throw new Cancelled('analysis cancelled');
+    opts.onProgress?.(name, done, phases);
+    const t0 = performance.now();
+    const r = await f();
+    durations[name] = (durations[name] ?? 0) + performance.now() - t0;
+    done++;
+    return r;
+  };
+  const fusedOpts = { path: fusedPath, llamaFaults: faults } as const;
+
+  const runs = await step('sources', async () => ({
+    ref: await engine.forward(tokens, { path: 'reference', taps: 'all' }),
+    fused: await engine.forward(tokens, fusedOpts),
+  }));
+  const exactTaps = new Map<string, Float64Array>();
+  const exact = await step('oracle', () => llamaForward(model.cfg, model.weights, tokens, exactTaps));
+  const { precision, metric, k } = spec;
+  const T = tokens.length;
+  const d = info.config.hiddenSize;
+  const m = (a: ArrayLike<number>, b: ArrayLike<number>) => fullMetrics(a, b, precision);
+
+  const { layers, taps, logits } = await step('comparisons', () => {
+    const ref = runs.ref.dump;
+    const fused = runs.fused.dump;
+    const layers: LayerResult[] = ref.layers.map((r, i) => {
+      const f = fused.layers[i];
+      const floor = m(r, exact.layers[i]);
+      const propagated = m(f, r);
+      const scale = maxAbs(exact.layers[i]);
+      const ratio = ratioOf(propagated, floor, metric, precision, scale);
+      const floorValue = effectiveFloor(floor, metric, precision, scale);
+      return {
+        layer: i,
+        floorValue,
+        threshold: k * floorValue,
+        floor,
+        propagated,
+        fusedVsOracle: m(f, exact.layers[i]),
+        // Not measured for the family yet (no fused layer re-run on the reference input): the propagated error
+        // and the floor stand in, and no layer is marked born.
+        local: propagated,
+        localFloor: floor,
+        ratio,
+        localRatio: ratio,
+        diverged: ratio > k || nonFiniteIn(propagated) > 0,
+        born: false,
+        perToken: Array.from(perTokenRelL2(f, r, T, d)),
+      };
+    });
+    const logits = { propagated: m(fused.logits, ref.logits), floor: m(ref.logits, exact.logits) };
+    return { layers, taps: tapResults(runs.ref.taps, fused, exactTaps, model.cfg, precision), logits };
+  });
+
+  const firstDivergentLayer = layers.find((l) => l.diverged)?.layer ?? null;
+  const logitsScale = maxAbs(exact.logits);
+  const logitsDiverged =
+    ratioOf(logits.propagated, logits.floor, metric, precision, logitsScale) > k ||
+    nonFiniteIn(logits.propagated) > 0;
+  const prompt = firstDivergentLayer !== null || logitsDiverged ? 'diverged' : 'agree';
+  let report: Report = {
+    schema: REPORT_SCHEMA,
+    createdAt: new Date().toISOString(),
+    spec,
+    model: { name: info.name, config: info.config, family: 'llama', flavour: model.cfg.flavour },
+    adapter: engine.adapter,
+    tokens,
+    plantedFaults: planted,
+    metric,
+    k,
+    layers,
+    firstDivergentLayer,
+    firstBornLayer: null,
+    verdict: prompt,
+    logits,
+    taps,
+    bisection: null,
+    determinism: { identical: true, differences: [], runs: [] },
+    generation: null,
+    timing: { reference: null, fused: null, speedup: null },
+    oracle: LLAMA_ORACLE,
+    metricsOn: 'cpu',
+    durations,
+    why: null,
+    runs: [
+      { id: 'reference', source: 'engine', precision, kernels: [] },
+      { id: 'fused', source: 'engine', precision, kernels: [...spec.fused] },
+    ],
+  };
+  opts.onPartial?.({ kind: 'analysis', report });
+  const determinism = await step('determinism', async () =>
+    sameBits(runs.fused.dump, (await engine.forward(tokens, fusedOpts)).dump),
+  );
+  opts.onPartial?.({ kind: 'determinism', determinism });
+  report = { ...report, determinism };
+  const generation = await step('generation', () =>
+    spec.generate === 0 ? null : generate(engine, tokens, spec.generate, fusedOpts, opts),
+  );
+  return { ...report, verdict: overallVerdict(prompt, generation), generation, durations };
+}
+
+/** max |x|. */
+function maxAbs(x: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]));
+  return m;
+}
+
+/**
+ * Every reference tap against the exact forward's (the step's op kind from the op registry); the fused path
+ * writes only the dump's tensors out, so its intermediates are 'fused-away' and the dump's are compared.
+ */
+function tapResults(
+  refTaps: Map<string, Float32Array>,
+  fused: HiddenDump,
+  exactTaps: Map<string, Float64Array>,
+  cfg: Parameters<typeof familyOf>[0],
+  precision: RunSpec['precision'],
+): TapResult[] {
+  const opOf = new Map(layerSteps(familyOf(cfg), cfg).map((s) => [s.slot, s.op as string]));
+  const fusedOf = (name: string): Float32Array | null => {
+    if (name === 'embed') return fused.embeddings;
+    if (name === 'final_norm') return fused.finalNorm;
+    if (name === 'logits') return fused.logits;
+    const out = /^layers\.(\d+)\.out$/.exec(name);
+    return out ? fused.layers[Number(out[1])] : null;
+  };
+  const out: TapResult[] = [];
+  for (const [name, ref] of refTaps) {
+    const want = exactTaps.get(name);
+    const parts = /^layers\.(\d+)\.(.+)$/.exec(name);
+    const layer = parts ? Number(parts[1]) : null;
+    const op = parts ? (opOf.get(parts[2]) ?? parts[2]) : name === 'embed' ? 'embedding' : name;
+    const f = fusedOf(name);
+    out.push({
+      name,
+      layer,
+      op,
+      status: f ? 'compared' : 'fused-away',
+      shape: ref.length,
+      vsReference: f ? fullMetrics(f, ref, precision) : null,
+      refVsOracle: want ? fullMetrics(ref, want, precision) : null,
+      histogram: f ? errorHistogram(f, ref) : null,
+    });
+  }
+  return out;
+}
+
+/** Two fused runs bit for bit, tensor by tensor. */
+function sameBits(a: HiddenDump, b: HiddenDump): DeterminismResult {
+  const pairs: [string, Float32Array, Float32Array][] = [
+    ['embeddings', a.embeddings, b.embeddings],
+    ...a.layers.map((l, i) => [`layers.${i}`, l, b.layers[i]] as [string, Float32Array, Float32Array]),
+    ['final_norm', a.finalNorm, b.finalNorm],
+    ['logits', a.logits, b.logits],
+  ];
+  const differences: DeterminismResult['differences'] = [];
+  for (const [tensor, x, y] of pairs) {
+    const xb = new Uint32Array(x.buffer, x.byteOffset, x.length);
+    const yb = new Uint32Array(y.buffer, y.byteOffset, y.length);
+    let count = 0;
+    let firstIndex = -1;
+    for (let i = 0; i < xb.length; i++)
+      if (xb[i] !== yb[i]) {
+        count++;
+        if (firstIndex < 0) firstIndex = i;
+      }
+    if (count > 0) differences.push({ tensor, count, firstIndex, schedule: 'the same, run again' });
+  }
+  const identical = differences.length === 0;
+  return { identical, differences, runs: [{ schedule: 'the same, run again', identical }] };
+}
+
+/** Greedy decoding on both paths (no KV cache), each token handed out as it is chosen. */
+async function generate(
+  engine: Engine,
+  tokens: number[],
+  n: number,
+  fusedOpts: { path: 'reference' | 'fused'; llamaFaults: LlamaFaults },
+  opts: FamilyAnalyzeOptions,
+): Promise<GenerationResult> {
+  const tok = engine.tokenizer;
+  const text = (ids: number[]) => (tok ? tok.decode(ids) : null);
+  const sofar: number[][] = [[], []];
+  const [ref, fused] = await engine.generatePaths(
+    tokens,
+    n,
+    [{ path: 'reference' }, fusedOpts],
+    (_step, ids) => {
+      (['reference', 'fused'] as const).forEach((path, p) => {
+        sofar[p].push(ids[p]);
+        opts.onPartial?.({ kind: 'token', path, ids: [...sofar[p]], text: text(sofar[p]), total: n });
+      });
+    },
+    opts.signal,
+  );
+  const first = ref.findIndex((id, i) => id !== fused[i]);
+  const g: GenerationResult = {
+    reference: { ids: ref, text: text(ref) },
+    fused: { ids: fused, text: text(fused) },
+    firstDifference: first < 0 ? null : first,
+    parting: null,
+  };
+  // Where the texts part, the parting's exact logit gap is not computed for the family yet: any parting counts.
+  const verdict = first < 0 ? generationVerdictOf(g) : 'diverged';
+  const words =
+    first < 0
+      ? `the generated texts agree (${n} tokens, greedy on both paths)`
+      : `the generated texts part at generated token ${first + 1}`;
+  return { ...g, verdict, words };
+}
+
+/** A GPT-NeoX model refuses the Llama family's faults in one line (their constants are not its kernels'). */
+export function checkNeoXFaults(spec: RunSpec): void {
+  const llama = spec.faults.filter((f) => faultInfo(f.id).llama);
+  if (llama.length > 0)
+    throw new EngineError(
+      `fault '${llama[0].id}' lives in a Llama-family kernel; this GPT-NeoX model offers ${faultsFor(
+        'gpt_neox',
+      )
+        .map((f) => f.id)
+        .join(', ')}`,
+      'input',
+    );
+}
