@@ -62,6 +62,10 @@ describe('every teaching fault: the headline matches the text', () => {
         const g = r.generation!;
         expect(r.verdict, `${ctx}: ${g.words}`).toBe('generation-diverged');
         expect(g.decodeStarted, ctx).toBe('auto');
+        // The cached decode leaves its uncached forward from the first decode step on; the reference's does not.
+        const cached = Object.fromEntries((g.cached ?? []).map((c) => [c.path, c]));
+        expect(cached.fused?.firstStep, ctx).toBe(1);
+        expect(cached.reference?.relL2, ctx).toBe(0);
         const fused = g.decode?.find((d) => d.path === 'fused');
         expect(fused?.born?.step, `${ctx}: ${fused?.sentence}`).toBe(1);
         expect(fused?.born?.layer, `${ctx}: ${fused?.sentence}`).toBe(fromLayer);
