@@ -40,6 +40,21 @@ function relL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
 interface HfOutputs {
   tokens: number[];
   fp64: { embeddings: number[][]; layers: number[][][]; final_norm: number[][]; logits: number[][] };
+  greedy: { prompt: number[]; new_ids: number[] };
+}
+
+/** Each generated step's logits row against that row of one fused whole forward over the prompt and the fed ids. */
+async function expectDecodeRowsEqual(f: LlamaFused, prompt: readonly number[], n: number, tag: string) {
+  const gen = await f.generate(prompt, n, { cpu: true });
+  const dump = await f.forward([...prompt, ...gen.ids.slice(0, -1)], { cpu: true });
+  gen.logits.forEach((row, s) => {
+    const t = prompt.length - 1 + s;
+    const whole = dump.logits.slice(t * dump.V, (t + 1) * dump.V);
+    expect(Buffer.from(row.buffer).equals(Buffer.from(whole.buffer)), `${tag}: step ${s} (row ${t})`).toBe(
+      true,
+    );
+  });
+  return gen;
 }
 
 const FIXTURES = 'src/model/testdata/llama';
@@ -75,6 +90,20 @@ describe('Llama GPU fused forward vs Hugging Face fp64 (fixtures)', () => {
           Buffer.from(tiled.logits.buffer).equals(Buffer.from(dump.logits.buffer)),
           `${name}: tiled core`,
         ).toBe(true);
+      } finally {
+        fused.destroy();
+      }
+    },
+  );
+
+  it.each(fixtures)(
+    '%s: greedy generation with the KV cache gives HF greedy ids, each step the whole forward row',
+    async (name, dir) => {
+      const { cfg, w, hf } = load(dir);
+      const fused = LlamaFused.create(h, cfg, w);
+      try {
+        const gen = await expectDecodeRowsEqual(fused, hf.greedy.prompt, hf.greedy.new_ids.length, name);
+        expect(gen.ids, `${name} greedy`).toEqual(hf.greedy.new_ids);
       } finally {
         fused.destroy();
       }
@@ -133,7 +162,7 @@ const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 3);
 
 describe('Llama GPU fused forward on random models', () => {
   it.each(Array.from({ length: ROUNDS }, (_, i) => i))(
-    'random model %i: vs the fp64 forward and the reference GPU forward',
+    'random model %i: vs the fp64 forward and the reference GPU forward; cached decode rows bit for bit',
     async () => {
       const seed = freshSeed();
       const { cfg, w, tokens } = randomLlamaModel(seed);

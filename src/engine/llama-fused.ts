@@ -134,7 +134,64 @@ export class LlamaFused {
   }
 
   /** The fused forward on `tokens` (positions 0..T-1): one submit, the dump read back. */
-  async forward(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<HiddenDump<Float32Array>> {
+  forward(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<HiddenDump<Float32Array>> {
+    return this.run(tokens, o, null);
+  }
+
+  /**
+   * Greedy generation with a KV cache on the fused kernels: the prompt in one forward writing each layer's cache
+   * (the q/k/v + rotary GEMM writes keys and values at their positions), then a row per new token reading it.
+   * Returns the `n` new ids and each step's logits row; a row's arithmetic does not depend on the rows beside it, so
+   * each is the fused whole forward's row bit for bit.
+   */
+  async generate(
+    prompt: readonly number[],
+    n: number,
+    o: LlamaFusedOptions = {},
+  ): Promise<{ ids: number[]; logits: Float32Array[] }> {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`Llama fused: ${n} new tokens (need at least 1)`);
+    const { numKvHeads: KV, headDim: hd, vocabSize: V } = this.cfg;
+    const rows = prompt.length + n - 1;
+    const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
+    if (KV * rows * hd * 4 > limit)
+      throw new Error(
+        `Llama fused: a KV cache of ${rows} rows exceeds the device's ${limit} B binding limit`,
+      );
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    const made: GPUBuffer[] = [];
+    const cache = (label: string) => {
+      const b = this.gpu.device.createBuffer({ size: Math.max(16, KV * rows * hd * 4), usage, label });
+      made.push(b);
+      return b;
+    };
+    const caches = this.layers.map((_, i) => ({ k: cache(`layers.${i}.k`), v: cache(`layers.${i}.v`) }));
+    try {
+      const ids: number[] = [];
+      const logits: Float32Array[] = [];
+      let feed = [...prompt];
+      let p0 = 0;
+      for (let s = 0; s < n; s++) {
+        const dump = await this.run(feed, o, { p0, rows, caches });
+        const last = dump.logits.slice((dump.T - 1) * V, dump.T * V);
+        let best = 0;
+        for (let j = 1; j < V; j++) if (last[j] > last[best]) best = j;
+        if (!Number.isFinite(last[best])) throw new Error(`Llama fused: non-finite logits at step ${s}`);
+        ids.push(best);
+        logits.push(last);
+        p0 += feed.length;
+        feed = [best];
+      }
+      return { ids, logits };
+    } finally {
+      for (const b of made) b.destroy();
+    }
+  }
+
+  private async run(
+    tokens: readonly number[],
+    o: LlamaFusedOptions,
+    kv: { p0: number; rows: number; caches: { k: GPUBuffer; v: GPUBuffer }[] } | null,
+  ): Promise<HiddenDump<Float32Array>> {
     const { cfg } = this;
     const { device, pipelines } = this.gpu;
     const T = tokens.length;
@@ -165,7 +222,8 @@ export class LlamaFused {
       return b;
     };
     const ids = keep(uploadBuffer(device, new Uint32Array(tokens), 'ids'));
-    const tables = ropeTables(T, llamaInvFreq(cfg));
+    const at = kv ? { p0: kv.p0, rows: kv.rows } : undefined;
+    const tables = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
     const cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));
     const sin = keep(uploadBuffer(device, tables.sin, 'rope sin'));
     const dummy = keep(uploadBuffer(device, new Float32Array(4), 'dummy'));
@@ -183,8 +241,9 @@ export class LlamaFused {
     const qn = alloc(T * H * hd, 'q_norm');
     const kn = alloc(T * KV * hd, 'k_norm');
     const qh = alloc(H * T * hd, 'q_rot');
-    const kh = alloc(KV * T * hd, 'k_rot');
-    const vh = alloc(KV * T * hd, 'v_heads');
+    // Keys and values [KV, rows, hd]: this forward's own, or each layer's cache (written at the rows' positions).
+    const kvOwn = kv ? null : { k: alloc(KV * T * hd, 'k_rot'), v: alloc(KV * T * hd, 'v_heads') };
+    const kvOf = (i: number) => (kv ? kv.caches[i] : (kvOwn as { k: GPUBuffer; v: GPUBuffer }));
     const ctx = alloc(T * H * hd, 'ctx');
     const attnOut = alloc(T * d, 'attn_out');
     const ln = alloc(T * d, 'ln');
@@ -212,23 +271,28 @@ export class LlamaFused {
       const p = `layers.${i}`;
       const x = i === 0 ? embedOut : outs[i - 1];
       const r = cfg.rotaryDim;
+      const { k: kh, v: vh } = kvOf(i);
       if (L.qkvApart && L.qNorm && L.kNorm) {
         proj(`${p}.q`, ln, L.qkvApart.q, q, H * hd, d);
         proj(`${p}.k`, ln, L.qkvApart.k, k, KV * hd, d);
         proj(`${p}.v`, ln, L.qkvApart.v, v, KV * hd, d);
         specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
         specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
-        specs.push(ropeHeads(`${p}.q_rot`, { x: qn, cos, sin, out: qh }, T, H, hd, r));
-        specs.push(ropeHeads(`${p}.k_rot`, { x: kn, cos, sin, out: kh }, T, KV, hd, r));
-        specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0));
+        specs.push(
+          ropeHeads(`${p}.q_rot`, { x: qn, cos, sin, out: qh }, T, H, hd, r, {}, undefined, at, true),
+        );
+        specs.push(ropeHeads(`${p}.k_rot`, { x: kn, cos, sin, out: kh }, T, KV, hd, r, {}, undefined, at));
+        specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0, {}, undefined, at));
       } else if (L.qkv) {
         const buf = { x: ln, w: L.qkv.w, b: L.qkv.b, cos, sin, q: qh, k: kh, v: vh, dummy };
         const shape = { T, K: d, H, KV, hd, r };
-        specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants: faults.qkvRope }));
+        specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants: faults.qkvRope }, at));
       } else throw new Error(`${p}: q/k norms in the config but not in the weights`);
       const shape = attnShapeConstants(p, { H, kvHeads: KV, window: cfg.slidingWindow[i] ?? null });
       const flash = { ...shape.flash, ...faults.flash };
-      specs.push(flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }));
+      specs.push(
+        flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }, at),
+      );
       proj(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
       norm(`${p}.ln2`, x, attnOut, L.postNorm, mids[i], ln);
       specs.push(
