@@ -4,8 +4,8 @@
 // config's family (engine.ts); GPT-NeoX keeps its own slot (model-slot.ts).
 //
 // First form, said where it matters: fp32 only (the precision modes are GPT-NeoX's), the fused path whole (no
-// bisection by fused kernel), teaching faults in every layer, and generation without a KV cache (every new token
-// re-runs the whole forward over prompt + generated tokens).
+// bisection by fused kernel), teaching faults in every layer; the reference path generates with a KV cache, the
+// fused path without one (every new token re-runs the whole fused forward over prompt + generated tokens).
 
 import type { PipelineCache } from '../gpu/pipelines';
 import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
@@ -184,8 +184,10 @@ export class LlamaModel {
   }
 
   /**
-   * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties, NaN never wins), without a KV cache:
-   * step s re-runs each path's whole forward over its prompt + s tokens and takes its last logits row.
+   * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties). The reference path decodes with a
+   * KV cache (LlamaReference.generate: a decoded row is the whole forward's row bit for bit); the fused path has no
+   * cached decode yet: its step s re-runs the whole fused forward over prompt + s tokens (NaN never wins there).
+   * `onStep` sees each step's ids of every path, in the order of `paths`.
    */
   async generate(
     prompt: readonly number[],
@@ -195,16 +197,29 @@ export class LlamaModel {
     signal?: AbortSignal,
   ): Promise<number[][]> {
     const out = paths.map(() => [] as number[]);
+    if (n === 0) return out;
+    for (let p = 0; p < paths.length; p++) {
+      if (llamaPath(paths[p].path) !== 'reference') continue;
+      if (paths[p].precision !== undefined && paths[p].precision !== 'fp32')
+        throw notForLlama(`precision '${paths[p].precision}' (fp32 only)`);
+      if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
+      try {
+        out[p] = (await this.ref.generate(prompt, n, { cpu: this.cpuAdapter })).ids;
+      } catch (e) {
+        throw new EngineError((e as Error).message, 'internal');
+      }
+    }
     for (let s = 0; s < n; s++) {
-      const step: number[] = [];
       for (let p = 0; p < paths.length; p++) {
+        if (llamaPath(paths[p].path) === 'reference') continue;
         if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
         const { dump } = await this.forward([...prompt, ...out[p]], { ...paths[p], logits: 'last' });
-        const id = argmax(dump.logits, 0, dump.V);
-        out[p].push(id);
-        step.push(id);
+        out[p].push(argmax(dump.logits, 0, dump.V));
       }
-      onStep?.(s, step);
+      onStep?.(
+        s,
+        out.map((ids) => ids[s]),
+      );
     }
     return out;
   }
