@@ -404,15 +404,80 @@ export function evalVariant(
   if (!v.rows) return evalWhole(d, v, cols, cache);
   const T = d.tokens.length;
   const width = widthOf(d);
-  // The attention core reads `rows` itself (the keys of the other rows are the exact ones); every other op is its
-  // variant on every row, the other rows then put back.
-  const out = evalWhole(d, ATTENTION_OPS.includes(d.op) ? v : innerOf(v), cols, cache);
   const n = cols ? cols.length : width;
+  const { from, to } = v.rows;
+  const inner = innerOf(v);
+  if (!ATTENTION_OPS.includes(d.op) && !hasTransform(inner) && !cache?.has(inner, cols)) {
+    // A row-wise op: the variant on its rows alone, the exact output on the others.
+    const out = gather(d.exact, T, width, cols);
+    out.set(evalWhole(rowsView(d, from, to), sliceRows(inner, T, from, to), cols, null), from * n);
+    return out;
+  }
+  // The attention core reads `rows` itself (the keys of the other rows are the exact ones); a product the GPU oracle
+  // multiplied is its variant on every row: the other rows then put back.
+  const out = evalWhole(d, ATTENTION_OPS.includes(d.op) ? v : inner, cols, cache);
   for (let t = 0; t < T; t++) {
-    if (t >= v.rows.from && t < v.rows.to) continue;
+    if (t >= from && t < to) continue;
     for (let j = 0; j < n; j++) out[t * n + j] = d.exact[t * width + (cols ? cols[j] : j)];
   }
   return out;
+}
+
+/** Rows [from, to) of a [T, width] tensor (a view). */
+function rowsOfArray(a: ArrayLike<number>, T: number, from: number, to: number): ArrayLike<number> {
+  const w = a.length / T;
+  return a instanceof Float32Array || a instanceof Float64Array
+    ? a.subarray(from * w, to * w)
+    : Array.prototype.slice.call(a, from * w, to * w);
+}
+
+/** The op's rows [from, to) as an op of their own (row-wise ops only), one per op and span. */
+const views = new WeakMap<OpData, Map<string, OpData>>();
+function rowsView(d: OpData, from: number, to: number): OpData {
+  let m = views.get(d);
+  if (!m) {
+    m = new Map();
+    views.set(d, m);
+  }
+  const key = `${from}:${to}`;
+  let view = m.get(key);
+  if (!view) {
+    const T = d.tokens.length;
+    view = {
+      ...d,
+      tokens: d.tokens.slice(from, to),
+      inputs: d.inputs.map((x) => x.subarray((from * x.length) / T, (to * x.length) / T)),
+      recorded: d.recorded.subarray((from * d.recorded.length) / T, (to * d.recorded.length) / T),
+      exact: d.exact.subarray((from * d.exact.length) / T, (to * d.exact.length) / T),
+    };
+    m.set(key, view);
+  }
+  return view;
+}
+
+/** A variant's own tensors (another input, a replaced term) cut to rows [from, to), one cut per tensor and span. */
+const cuts = new WeakMap<object, Map<string, ArrayLike<number>>>();
+function sliceRows(v: Variant, T: number, from: number, to: number): Variant {
+  if (!v.input && !v.replace) return v;
+  const cut = (a: ArrayLike<number>) => {
+    let m = cuts.get(a);
+    if (!m) {
+      m = new Map();
+      cuts.set(a, m);
+    }
+    const key = `${T}:${from}:${to}`;
+    let c = m.get(key);
+    if (!c) {
+      c = rowsOfArray(a, T, from, to);
+      m.set(key, c);
+    }
+    return c;
+  };
+  return {
+    ...v,
+    ...(v.input ? { input: cut(v.input) } : {}),
+    ...(v.replace ? { replace: { term: v.replace.term, data: cut(v.replace.data) } } : {}),
+  };
 }
 
 const inners = new WeakMap<Variant, Variant>();

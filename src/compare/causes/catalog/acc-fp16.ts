@@ -18,7 +18,10 @@ export const accFp16: Cause = {
     return chunks.flatMap((chunk) => [
       { params: { chunk, fused: 'fma' }, variant: { acc: { chunk, fused: true } } },
       { params: { chunk, fused: 'mul+add' }, variant: { acc: { chunk, fused: false } } },
-      { params: { chunk, fused: 'fma16' }, variant: { acc: { chunk, fused: true, half: true } } },
+      // (a half FMA's sums: the GEMV of a decode step, no split)
+      ...(chunk === K
+        ? [{ params: { chunk, fused: 'fma16' }, variant: { acc: { chunk, fused: true, half: true } } }]
+        : []),
     ]);
   },
   words: (p, d) => {
