@@ -1,4 +1,5 @@
-// Real checkpoints from the Hugging Face Hub: the Pythia suite by repo id (every size, standard and deduped), the
+// Real checkpoints from the Hugging Face Hub: the Pythia suite by repo id (every size, standard and deduped), a few
+// Llama-family models (LLAMA_HUB_PRESETS), the
 // Hub's URL layout, and a test-only override that points the page at a local stand-in server. Pure: nothing
 // here fetches (src/run/hub-api.ts asks the Hub's API for a revision's commit, files, sizes and sha256).
 //
@@ -58,6 +59,24 @@ export const HUB_PRESETS: readonly HubPreset[] = [false, true].flatMap((deduped)
     return { id, repo: `EleutherAI/${id}`, size, deduped, params, layers, d, heads };
   }),
 );
+
+/** A Llama-family repository offered by id (its sizes come from the Hub's API when it is looked up). */
+export interface LlamaHubPreset {
+  /** `SmolLM2-135M`: shown on the button. */
+  id: string;
+  /** `<org>/<name>` on the Hub. */
+  repo: string;
+  /** The config's model_type (docs/FAMILIES.md): llama, qwen2, qwen3. */
+  flavour: 'llama' | 'qwen2' | 'qwen3' | 'mistral';
+}
+
+/** A few Llama-family checkpoints with model.safetensors on main, smallest first. */
+export const LLAMA_HUB_PRESETS: readonly LlamaHubPreset[] = [
+  { id: 'SmolLM2-135M', repo: 'HuggingFaceTB/SmolLM2-135M', flavour: 'llama' },
+  { id: 'Qwen2.5-0.5B', repo: 'Qwen/Qwen2.5-0.5B', flavour: 'qwen2' },
+  { id: 'Qwen3-0.6B', repo: 'Qwen/Qwen3-0.6B', flavour: 'qwen3' },
+  { id: 'TinyLlama-1.1B-Chat', repo: 'TinyLlama/TinyLlama-1.1B-Chat-v1.0', flavour: 'llama' },
+];
 
 const REPO = /^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
 

@@ -1,9 +1,9 @@
-// Any GPT-NeoX checkpoint on the Hugging Face Hub by repository and revision, and the whole Pythia suite one
-// click away (src/run/hub.ts). Picking a preset or looking up a repository asks the Hub's API — nothing large
-// is downloaded — for the commit the revision names, the weights' sizes and sha256 and config.json; the detail
-// (HubDetail.tsx) shows them with the GPU memory needed, or the one line refusing a model this adapter cannot
-// hold. Download streams it with progress and Cancel (in the model panel above), checks every file against its
-// sha256 and pins the commit in the model's link.
+// Any GPT-NeoX or Llama-family checkpoint on the Hugging Face Hub by repository and revision, the whole Pythia
+// suite and a few Llama-family models one click away (src/run/hub.ts). Picking a preset or looking up a
+// repository asks the Hub's API — nothing large is downloaded — for the commit the revision names, the weights'
+// sizes and sha256 and config.json; the detail (HubDetail.tsx) shows them with the GPU memory needed, or the one
+// line refusing a model this adapter cannot hold. Download streams it with progress and Cancel (in the model
+// panel above), checks every file against its sha256 and pins the commit in the model's link.
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useStore } from 'zustand';
 import {
@@ -14,6 +14,7 @@ import {
   HUB_ORIGIN,
   HUB_PRESETS,
   hubOrigin,
+  LLAMA_HUB_PRESETS,
   parseHubMirror,
   readHubMirror,
   readHubOverride,
@@ -133,6 +134,27 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
           </div>
         </div>
       ))}
+      <div className="hub-row">
+        <span className="small muted hub-row-label">Llama family</span>
+        <div className="hub-list" role="radiogroup" aria-label="Llama family">
+          {LLAMA_HUB_PRESETS.map((p) => (
+            // biome-ignore lint/a11y/useSemanticElements: a row of buttons that act as radio choices
+            <button
+              key={p.id}
+              type="button"
+              role="radio"
+              aria-checked={selectedRepo === p.repo}
+              aria-label={`${p.repo} (${p.flavour})`}
+              title={`${p.repo} (model_type ${p.flavour}): its sizes come from the Hub when you pick it`}
+              className="hub-preset"
+              data-testid={`preset-${p.id}`}
+              onClick={() => pick(p.repo)}
+            >
+              <strong className="hub-name">{p.id}</strong>
+            </button>
+          ))}
+        </div>
+      </div>
       <form
         className="hub-form"
         onSubmit={(e) => {
@@ -176,8 +198,9 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
         }}
       />
       <p className="muted small">
-        Any GPT-NeoX repository; a revision is a branch (Pythia keeps each training step as one: step1000 …
-        step143000), a tag or a commit. Nothing is downloaded until you press Download.
+        Any GPT-NeoX or Llama-family (Llama, Qwen2, Qwen3, Mistral) repository; a revision is a branch (Pythia
+        keeps each training step as one: step1000 … step143000), a tag or a commit. Nothing is downloaded
+        until you press Download.
       </p>
       {lookup && <HubDetail store={store} controller={controller} lookup={lookup} cached={cached} />}
     </section>

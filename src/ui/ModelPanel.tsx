@@ -1,4 +1,5 @@
-// The loaded model and where to load another from: the Pythia presets on the Hugging Face Hub, the embedded
+// The loaded model (its family shown) and where to load another from: the Pythia and Llama-family presets on the
+// Hugging Face Hub, the embedded
 // default, files from disk (picker or drag-and-drop of config.json + model.safetensors or its index and shards
 // [+ tokenizer.json]) or
 // a URL of a folder holding them. A download shows its progress and can be cancelled (the model before stays).
@@ -89,6 +90,10 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
                 : source?.kind === 'files'
                   ? 'files from your disk'
                   : '—'}
+          </dd>
+          <dt>Family</dt>
+          <dd data-testid="model-family" data-family={model.family ?? 'gpt_neox'}>
+            {model.family === 'llama' ? `Llama family (${model.flavour})` : 'GPT-NeoX'}
           </dd>
           <dt>Layers</dt>
           <dd data-testid="model-layers">{cfg.numLayers}</dd>

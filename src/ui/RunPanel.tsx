@@ -3,7 +3,7 @@
 // layer, tolerance k and the metric; Run / Cancel with per-phase progress. All text is rendered as text.
 import { type FormEvent, useEffect, useId, useState } from 'react';
 import { useStore } from 'zustand';
-import { FAULTS, type FaultId, faultInfo } from '../run/faults';
+import { type FaultId, faultInfo, faultsFor } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
 import type { Controller } from '../state/controller';
 import { FUSED_KERNELS, PRECISION_MODES, type Precision } from '../state/kernel-catalog';
@@ -246,7 +246,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
               }
             >
               <option value="">None — compare the kernels as they are</option>
-              {FAULTS.map((f) => {
+              {faultsFor(model?.family).map((f) => {
                 const off = !settings.fused.includes(f.kernel);
                 return (
                   <option key={f.id} value={f.id} disabled={off && settings.fault !== f.id}>
