@@ -12,7 +12,7 @@ import { freshSeed } from '../kernels/testing';
 import { randomModelFiles } from '../model/random-model';
 import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
-import { analyzeRuns } from './analyze-runs';
+import { analyzeRuns, streamRuns } from './analyze-runs';
 import { type GenFault, type GenSynthOptions, synthGeneration } from './run-synth-gen';
 import type { RunInput } from './runs-input';
 
@@ -146,6 +146,24 @@ describe('parted generations as a pair', () => {
       `The texts part at decode step 1 (position ${P}): run A chose ${a.generated[1]}, run B ${other}; `,
     );
     expect(report.sentence, ctx).toContain('run B chose against the exact forward');
+    // Streamed as the page and the CLI read (the analysis starts on A's header): the same report.
+    const stream = streamRuns(engine, 2);
+    const streamed = async (bytes: Uint8Array, j: number, file: string): Promise<RunInput> => {
+      async function* chunks() {
+        for (let i = 0; i < bytes.length; i += 4093) yield bytes.subarray(i, i + 4093);
+      }
+      return {
+        file: await readRunFile(chunks(), bytes.length, cfg, { file, ...stream.reader(j) }),
+        sha256: null,
+      };
+    };
+    const [sa, sb] = await Promise.all([
+      streamed(a.bytes, 0, 'a.safetensors'),
+      streamed(b.bytes, 1, 'b.safetensors'),
+    ]);
+    const again = await stream.report(sa, sb);
+    expect([again.verdict, again.parting?.row, again.parting?.chose], ctx).toEqual(['agree', P, p.chose]);
+    expect(again.sentence, ctx).toBe(report.sentence);
   });
 
   it('generations of other prompts are still refused in one line', async () => {
