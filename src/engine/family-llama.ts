@@ -4,15 +4,14 @@
 // config's family (engine.ts); GPT-NeoX keeps its own slot (model-slot.ts).
 //
 // First form, said where it matters: fp32 only (the precision modes are GPT-NeoX's), the fused path whole (no
-// bisection by fused kernel), teaching faults in every layer; the reference path generates with a KV cache, the
-// fused path without one (every new token re-runs the whole fused forward over prompt + generated tokens).
+// bisection by fused kernel), teaching faults in every layer; both paths generate with their KV cache, the paths
+// one after the other.
 
 import type { PipelineCache } from '../gpu/pipelines';
 import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Weights } from '../model/weight-stream';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
-import { argmax } from './generate';
 import { checkTokenizer, type MemoryBudget } from './install';
 import { LlamaFused } from './llama-fused';
 import { LlamaReference } from './llama-reference';
@@ -184,10 +183,10 @@ export class LlamaModel {
   }
 
   /**
-   * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties). The reference path decodes with a
-   * KV cache (LlamaReference.generate: a decoded row is the whole forward's row bit for bit); the fused path has no
-   * cached decode yet: its step s re-runs the whole fused forward over prompt + s tokens (NaN never wins there).
-   * `onStep` sees each step's ids of every path, in the order of `paths`.
+   * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties), each with its KV cache
+   * (LlamaReference.generate, LlamaFused.generate: a decoded row is that path's whole-forward row bit for bit). The
+   * paths run one after the other; `onStep` sees each step's ids of every path, in the order of `paths`, once all
+   * have finished (not streamed yet).
    */
   async generate(
     prompt: readonly number[],
@@ -196,31 +195,29 @@ export class LlamaModel {
     onStep?: (step: number, ids: number[]) => void,
     signal?: AbortSignal,
   ): Promise<number[][]> {
-    const out = paths.map(() => [] as number[]);
-    if (n === 0) return out;
-    for (let p = 0; p < paths.length; p++) {
-      if (llamaPath(paths[p].path) !== 'reference') continue;
-      if (paths[p].precision !== undefined && paths[p].precision !== 'fp32')
-        throw notForLlama(`precision '${paths[p].precision}' (fp32 only)`);
+    if (n === 0) return paths.map(() => []);
+    const out: number[][] = [];
+    for (const p of paths) {
+      if (p.precision !== undefined && p.precision !== 'fp32')
+        throw notForLlama(`precision '${p.precision}' (fp32 only)`);
       if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
+      const cpu = this.cpuAdapter;
       try {
-        out[p] = (await this.ref.generate(prompt, n, { cpu: this.cpuAdapter })).ids;
+        const r =
+          llamaPath(p.path) === 'reference'
+            ? await this.ref.generate(prompt, n, { cpu })
+            : await this.fused().generate(prompt, n, { cpu, faults: p.llamaFaults });
+        out.push(r.ids);
       } catch (e) {
+        if (e instanceof EngineError) throw e;
         throw new EngineError((e as Error).message, 'internal');
       }
     }
-    for (let s = 0; s < n; s++) {
-      for (let p = 0; p < paths.length; p++) {
-        if (llamaPath(paths[p].path) === 'reference') continue;
-        if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
-        const { dump } = await this.forward([...prompt, ...out[p]], { ...paths[p], logits: 'last' });
-        out[p].push(argmax(dump.logits, 0, dump.V));
-      }
+    for (let s = 0; s < n; s++)
       onStep?.(
         s,
         out.map((ids) => ids[s]),
       );
-    }
     return out;
   }
 
