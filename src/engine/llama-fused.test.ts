@@ -11,7 +11,7 @@ import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
 import type { LlamaConfig, LlamaWeights } from '../numeric/types';
-import { LlamaFused } from './llama-fused';
+import { LlamaFused, type LlamaFusedKernel } from './llama-fused';
 import { randomLlamaModel } from './llama-models.testdata';
 import { LlamaReference } from './llama-reference';
 
@@ -191,4 +191,50 @@ describe('Llama GPU fused forward on random models', () => {
       }
     },
   );
+});
+
+const KERNELS: LlamaFusedKernel[] = ['addRmsNorm', 'qkvRope', 'swiglu', 'flash', 'gemm'];
+const allOff = Object.fromEntries(KERNELS.map((k) => [k, false]));
+
+describe('Llama fused kernels switched one at a time (bisection)', () => {
+  it.each(fixtures)(
+    '%s: all off is the reference forward bit for bit; each alone on keeps HF parity',
+    async (name, dir) => {
+      const { cfg, w, hf } = load(dir);
+      const fused = LlamaFused.create(h, cfg, w);
+      const ref = LlamaReference.create(h, cfg, w);
+      try {
+        const off = await fused.forward(hf.tokens, { cpu: true, kernels: allOff });
+        const { dump } = await ref.forward(hf.tokens, { cpu: true });
+        const same = (a: Float32Array, b: Float32Array) =>
+          Buffer.from(a.buffer).equals(Buffer.from(b.buffer));
+        for (const [i, l] of off.layers.entries())
+          expect(same(l, dump.layers[i]), `${name} layers[${i}]`).toBe(true);
+        expect(same(off.logits, dump.logits), `${name} logits`).toBe(true);
+        for (const k of KERNELS) {
+          const one = await fused.forward(hf.tokens, { cpu: true, kernels: { ...allOff, [k]: true } });
+          expect(relL2(one.logits, hf.fp64.logits.flat()), `${name}: ${k} alone`).toBeLessThan(1e-5);
+        }
+      } finally {
+        fused.destroy();
+        ref.destroy();
+      }
+    },
+  );
+
+  it('a fault planted in layer 1 leaves layer 0 as it was and moves layer 1; switched off, its kernel carries none', async () => {
+    const { cfg, w, hf } = load(join(FIXTURES, 'llama-gqa-llama3'));
+    const fused = LlamaFused.create(h, cfg, w);
+    try {
+      const clean = await fused.forward(hf.tokens, { cpu: true });
+      const faults = { swiglu: { FAULT_SWAP_GATE_UP: true } };
+      const at1 = await fused.forward(hf.tokens, { cpu: true, faults, faultLayers: [1] });
+      expect(Buffer.from(at1.layers[0].buffer).equals(Buffer.from(clean.layers[0].buffer))).toBe(true);
+      expect(relL2(at1.layers[1], clean.layers[1])).toBeGreaterThan(1e-2);
+      const offK = await fused.forward(hf.tokens, { cpu: true, faults, kernels: { swiglu: false } });
+      expect(relL2(offK.logits, hf.fp64.logits.flat())).toBeLessThan(1e-5);
+    } finally {
+      fused.destroy();
+    }
+  });
 });

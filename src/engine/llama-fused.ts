@@ -11,18 +11,34 @@
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { readBuffer, uploadBuffer } from '../gpu/readback';
-import { attnShapeConstants } from '../kernels/attention';
+import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
 import { addRmsNorm, linearSwigluOps, qkvRopeOps } from '../kernels/fused-llama';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
+import { linear } from '../kernels/linear';
+import { residualAdd } from '../kernels/residual';
 import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
+import { swiglu } from '../kernels/swiglu';
 import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+import { greedyWithCache, type KvRun } from './llama-generate';
+
+/** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
+export type LlamaFusedKernel = 'addRmsNorm' | 'qkvRope' | 'swiglu' | 'flash' | 'gemm';
 
 export interface LlamaFusedOptions {
+  /**
+   * Which fused kernels run (absent: all). Off: `addRmsNorm` → the residual add and RMSNorm kernels; `qkvRope` → the
+   * three projections and the rotary kernel; `swiglu` → the gate and up projections and the SwiGLU kernel; `flash`
+   * → the three attention kernels; `gemm` → the reference linear kernel for every other projection. All off is the
+   * reference forward, bit for bit.
+   */
+  kernels?: Partial<Record<LlamaFusedKernel, boolean>>;
+  /** The layers a teaching fault is planted in (absent: every layer). */
+  faultLayers?: readonly number[];
   /** A CPU adapter (SwiftShader): the barrier-free GEMM core (the same bits as the tiled one). */
   cpu?: boolean;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
@@ -61,10 +77,34 @@ export class LlamaFused {
   private norm!: GPUBuffer;
   private head!: GPUBuffer;
 
+  /** q/k/v and gate/up as separate buffers, made on first use by a forward with those fused kernels off. */
+  private apartBufs = new Map<
+    number,
+    { q: LinearBufs; k: LinearBufs; v: LinearBufs; gate: LinearBufs; up: LinearBufs }
+  >();
+
   private constructor(
     private readonly gpu: { device: GPUDevice; pipelines: PipelineCache },
     readonly cfg: LlamaConfig,
+    private readonly w: LlamaWeights,
   ) {}
+
+  private apart(i: number) {
+    let a = this.apartBufs.get(i);
+    if (!a) {
+      const l = this.w.layers[i];
+      const q = this.layers[i].qkvApart;
+      a = {
+        q: q?.q ?? this.lin(l.q, `layers.${i}.q_proj`),
+        k: q?.k ?? this.lin(l.k, `layers.${i}.k_proj`),
+        v: q?.v ?? this.lin(l.v, `layers.${i}.v_proj`),
+        gate: this.lin(l.gate, `layers.${i}.gate_proj`),
+        up: this.lin(l.up, `layers.${i}.up_proj`),
+      };
+      this.apartBufs.set(i, a);
+    }
+    return a;
+  }
 
   private up(data: Float32Array, label: string): GPUBuffer {
     const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
@@ -89,7 +129,7 @@ export class LlamaFused {
   ): LlamaFused {
     if (w.layers.length !== cfg.numLayers)
       throw new Error(`Llama fused: ${w.layers.length} layer weights for numLayers ${cfg.numLayers}`);
-    const f = new LlamaFused(gpu, cfg);
+    const f = new LlamaFused(gpu, cfg, w);
     const cat = (...ts: Tensor[]) => {
       const out = new Float32Array(ts.reduce((n, t) => n + t.data.length, 0));
       let at = 0;
@@ -144,53 +184,20 @@ export class LlamaFused {
    * Returns the `n` new ids and each step's logits row; a row's arithmetic does not depend on the rows beside it, so
    * each is the fused whole forward's row bit for bit.
    */
-  async generate(
+  generate(
     prompt: readonly number[],
     n: number,
     o: LlamaFusedOptions = {},
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
-    if (!Number.isInteger(n) || n < 1) throw new Error(`Llama fused: ${n} new tokens (need at least 1)`);
-    const { numKvHeads: KV, headDim: hd, vocabSize: V } = this.cfg;
-    const rows = prompt.length + n - 1;
-    const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
-    if (KV * rows * hd * 4 > limit)
-      throw new Error(
-        `Llama fused: a KV cache of ${rows} rows exceeds the device's ${limit} B binding limit`,
-      );
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    const made: GPUBuffer[] = [];
-    const cache = (label: string) => {
-      const b = this.gpu.device.createBuffer({ size: Math.max(16, KV * rows * hd * 4), usage, label });
-      made.push(b);
-      return b;
-    };
-    const caches = this.layers.map((_, i) => ({ k: cache(`layers.${i}.k`), v: cache(`layers.${i}.v`) }));
-    try {
-      const ids: number[] = [];
-      const logits: Float32Array[] = [];
-      let feed = [...prompt];
-      let p0 = 0;
-      for (let s = 0; s < n; s++) {
-        const dump = await this.run(feed, o, { p0, rows, caches });
-        const last = dump.logits.slice((dump.T - 1) * V, dump.T * V);
-        let best = 0;
-        for (let j = 1; j < V; j++) if (last[j] > last[best]) best = j;
-        if (!Number.isFinite(last[best])) throw new Error(`Llama fused: non-finite logits at step ${s}`);
-        ids.push(best);
-        logits.push(last);
-        p0 += feed.length;
-        feed = [best];
-      }
-      return { ids, logits };
-    } finally {
-      for (const b of made) b.destroy();
-    }
+    return greedyWithCache(this.gpu.device, this.cfg, 'Llama fused', prompt, n, (t, kv) =>
+      this.run(t, o, kv),
+    );
   }
 
   private async run(
     tokens: readonly number[],
     o: LlamaFusedOptions,
-    kv: { p0: number; rows: number; caches: { k: GPUBuffer; v: GPUBuffer }[] } | null,
+    kv: KvRun | null,
   ): Promise<HiddenDump<Float32Array>> {
     const { cfg } = this;
     const { device, pipelines } = this.gpu;
@@ -231,8 +238,13 @@ export class LlamaFused {
     const faults = o.faults ?? {};
 
     const specs: DispatchSpec[] = [];
-    const proj = (label: string, x: GPUBuffer, l: LinearBufs, y: GPUBuffer, N: number, K: number) =>
-      specs.push(...linearBiasOps(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, gemm));
+    const on = (k: LlamaFusedKernel) => o.kernels?.[k] ?? true;
+    const faultAt = (i: number) => o.faultLayers === undefined || o.faultLayers.includes(i);
+    const cpu = o.cpu ?? false;
+    const proj = (label: string, x: GPUBuffer, l: LinearBufs, y: GPUBuffer, N: number, K: number) => {
+      if (on('gemm')) specs.push(...linearBiasOps(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, gemm));
+      else specs.push(linear(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, {}, cpu));
+    };
     const embedOut = alloc(T * d, 'embed');
     specs.push(embedding('embed', { ids, table: this.embed, out: embedOut }, T, d, { row0: 0, rows: V }));
     const q = alloc(T * H * hd, 'q');
@@ -248,63 +260,101 @@ export class LlamaFused {
     const attnOut = alloc(T * d, 'attn_out');
     const ln = alloc(T * d, 'ln');
     const act = alloc(T * F, 'swiglu');
+    const gateOut = on('swiglu') ? null : alloc(T * F, 'gate');
+    const upOut = on('swiglu') ? null : alloc(T * F, 'up');
+    const scores = on('flash') ? null : alloc(H * T * ((kv?.p0 ?? 0) + T), 'scores');
+    const probs = on('flash') ? null : alloc(H * T * ((kv?.p0 ?? 0) + T), 'probs');
     const mlpOut = alloc(T * d, 'mlp_out');
     const mids = this.layers.map((_, i) => alloc(T * d, `layers.${i}.ln2_in`));
     const outs = this.layers.map((_, i) => alloc(T * d, `layers.${i}.out`));
     const finalNorm = alloc(T * d, 'final_norm');
     const logits = alloc(T * V, 'logits');
+    // r = a + b and y = RMSNorm(r) (b null: y = RMSNorm(a)); layer i's faults.
     const norm = (
       label: string,
+      i: number,
       a: GPUBuffer,
       b: GPUBuffer | null,
       w: GPUBuffer,
       r: GPUBuffer | null,
       y: GPUBuffer,
-    ) =>
-      specs.push(
-        addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants: faults.addRmsNorm }),
-      );
+    ) => {
+      if (on('addRmsNorm')) {
+        const constants = faultAt(i) ? faults.addRmsNorm : undefined;
+        specs.push(addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants }));
+        return;
+      }
+      if (b && r) specs.push(residualAdd(`${label}/add`, { a, b, c: null, out: r }, T * d));
+      specs.push(rmsNorm(label, { x: b && r ? r : a, weight: w, y }, T, d, cfg.rmsNormEps));
+    };
 
     // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
-    norm('layers.0.ln1', embedOut, null, this.layers[0].inNorm, null, ln);
+    norm('layers.0.ln1', 0, embedOut, null, this.layers[0].inNorm, null, ln);
     this.layers.forEach((L, i) => {
       const p = `layers.${i}`;
       const x = i === 0 ? embedOut : outs[i - 1];
       const r = cfg.rotaryDim;
       const { k: kh, v: vh } = kvOf(i);
-      if (L.qkvApart && L.qNorm && L.kNorm) {
-        proj(`${p}.q`, ln, L.qkvApart.q, q, H * hd, d);
-        proj(`${p}.k`, ln, L.qkvApart.k, k, KV * hd, d);
-        proj(`${p}.v`, ln, L.qkvApart.v, v, KV * hd, d);
-        specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
-        specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
-        specs.push(
-          ropeHeads(`${p}.q_rot`, { x: qn, cos, sin, out: qh }, T, H, hd, r, {}, undefined, at, true),
-        );
-        specs.push(ropeHeads(`${p}.k_rot`, { x: kn, cos, sin, out: kh }, T, KV, hd, r, {}, undefined, at));
-        specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0, {}, undefined, at));
-      } else if (L.qkv) {
+      if (L.qkv && on('qkvRope')) {
         const buf = { x: ln, w: L.qkv.w, b: L.qkv.b, cos, sin, q: qh, k: kh, v: vh, dummy };
         const shape = { T, K: d, H, KV, hd, r };
-        specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants: faults.qkvRope }, at));
-      } else throw new Error(`${p}: q/k norms in the config but not in the weights`);
+        const constants = faultAt(i) ? faults.qkvRope : undefined;
+        specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants }, at));
+      } else {
+        const A = L.qkvApart ?? this.apart(i);
+        proj(`${p}.q`, ln, A.q, q, H * hd, d);
+        proj(`${p}.k`, ln, A.k, k, KV * hd, d);
+        proj(`${p}.v`, ln, A.v, v, KV * hd, d);
+        let [qIn, kIn] = [q, k];
+        if (L.qNorm && L.kNorm) {
+          specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
+          specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
+          [qIn, kIn] = [qn, kn];
+        }
+        specs.push(
+          ropeHeads(`${p}.q_rot`, { x: qIn, cos, sin, out: qh }, T, H, hd, r, {}, undefined, at, true),
+        );
+        specs.push(ropeHeads(`${p}.k_rot`, { x: kIn, cos, sin, out: kh }, T, KV, hd, r, {}, undefined, at));
+        specs.push(ropeHeads(`${p}.v_heads`, { x: v, cos, sin, out: vh }, T, KV, hd, 0, {}, undefined, at));
+      }
       const shape = attnShapeConstants(p, { H, kvHeads: KV, window: cfg.slidingWindow[i] ?? null });
-      const flash = { ...shape.flash, ...faults.flash };
-      specs.push(
-        flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }, at),
-      );
+      if (on('flash')) {
+        const flash = { ...shape.flash, ...(faultAt(i) ? faults.flash : {}) };
+        specs.push(
+          flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }, at),
+        );
+      } else if (scores && probs) {
+        const plain: OverrideConstants = cpu ? { PLAIN: true } : {};
+        const c = (x: OverrideConstants) => ({ constants: { ...x, ...plain } });
+        const [s_, p_] = [scores, probs];
+        specs.push(attnScores(`${p}.ctx/scores`, { q: qh, k: kh, s: s_ }, H, T, hd, c(shape.scores), at));
+        specs.push(softmaxCausal(`${p}.ctx/probs`, { s: s_, p: p_ }, H, T, c(shape.softmax), at));
+        specs.push(attnValues(`${p}.ctx`, { p: p_, v: vh, ctx }, H, T, hd, c(shape.values), at));
+      }
       proj(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
-      norm(`${p}.ln2`, x, attnOut, L.postNorm, mids[i], ln);
-      specs.push(
-        ...linearSwigluOps(`${p}.swiglu`, { x: ln, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy }, T, F, d, {
-          ...gemm,
-          constants: faults.swiglu,
-        }),
-      );
+      norm(`${p}.ln2`, i, x, attnOut, L.postNorm, mids[i], ln);
+      if (on('swiglu') || !gateOut || !upOut) {
+        const buf = { x: ln, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy };
+        const constants = faultAt(i) ? faults.swiglu : undefined;
+        specs.push(...linearSwigluOps(`${p}.swiglu`, buf, T, F, d, { ...gemm, constants }));
+      } else {
+        const A = this.apart(i);
+        proj(`${p}.gate`, ln, A.gate, gateOut, F, d);
+        proj(`${p}.up`, ln, A.up, upOut, F, d);
+        specs.push(swiglu(`${p}.swiglu`, { gate: gateOut, up: upOut, y: act }, T * F));
+      }
       proj(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
       const last = i === cfg.numLayers - 1;
       const w = last ? this.norm : this.layers[i + 1].inNorm;
-      norm(last ? 'final_norm' : `layers.${i + 1}.ln1`, mids[i], mlpOut, w, outs[i], last ? finalNorm : ln);
+      norm(
+        last ? 'final_norm' : `layers.${i + 1}.ln1`,
+        i,
+        mids[i],
+        mlpOut,
+        w,
+        outs[i],
+        last ? finalNorm : ln,
+      );
     });
     proj('logits', finalNorm, { w: this.head, b: null }, logits, V, d);
 

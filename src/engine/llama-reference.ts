@@ -14,6 +14,7 @@ import { ropeTables } from '../kernels/rope';
 import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
+import { greedyWithCache, type KvRun } from './llama-generate';
 import { slotFloats, WGSL_FORMS, type WgslForm } from './llama-wgsl-forms';
 
 export interface LlamaGpu {
@@ -98,56 +99,25 @@ export class LlamaReference {
    * logits row (the prompt's last row first). The kernels do a decoded row's arithmetic as they do that row of a
    * whole forward, so the rows are the whole forward's bit for bit.
    */
-  async generate(
+  generate(
     prompt: readonly number[],
     n: number,
     o: Omit<LlamaForwardOptions, 'taps'> = {},
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
-    if (!Number.isInteger(n) || n < 1) throw new Error(`Llama reference: ${n} new tokens (need at least 1)`);
-    const { numKvHeads: KV, headDim: hd, numLayers: L, vocabSize: V } = this.cfg;
-    const rows = prompt.length + n - 1; // the last new token is never fed back
-    const made: GPUBuffer[] = [];
-    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-    const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
-    if (KV * rows * hd * 4 > limit)
-      throw new Error(
-        `Llama reference: a KV cache of ${rows} rows exceeds the device's ${limit} B binding limit`,
-      );
-    const cache = (label: string) => {
-      const b = this.gpu.device.createBuffer({ size: Math.max(16, KV * rows * hd * 4), usage, label });
-      made.push(b);
-      return b;
-    };
-    const caches = Array.from({ length: L }, (_, i) => ({
-      k: cache(`layers.${i}.k`),
-      v: cache(`layers.${i}.v`),
-    }));
-    try {
-      const ids: number[] = [];
-      const logits: Float32Array[] = [];
-      let feed = [...prompt];
-      let p0 = 0;
-      for (let s = 0; s < n; s++) {
-        const { dump } = await this.run(feed, o, { p0, rows, caches });
-        const last = dump.logits.slice((dump.T - 1) * V, dump.T * V);
-        let best = 0;
-        for (let j = 1; j < V; j++) if (last[j] > last[best]) best = j;
-        if (!Number.isFinite(last[best])) throw new Error(`Llama reference: non-finite logits at step ${s}`);
-        ids.push(best);
-        logits.push(last);
-        p0 += feed.length;
-        feed = [best];
-      }
-      return { ids, logits };
-    } finally {
-      for (const b of made) b.destroy();
-    }
+    return greedyWithCache(
+      this.gpu.device,
+      this.cfg,
+      'Llama reference',
+      prompt,
+      n,
+      async (t, kv) => (await this.run(t, o, kv)).dump,
+    );
   }
 
   private async run(
     tokens: readonly number[],
     o: LlamaForwardOptions,
-    kv: { p0: number; rows: number; caches: { k: GPUBuffer; v: GPUBuffer }[] } | null,
+    kv: KvRun | null,
   ): Promise<LlamaForwardResult> {
     const { cfg } = this;
     const { device, pipelines } = this.gpu;
