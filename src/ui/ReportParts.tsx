@@ -63,6 +63,8 @@ export function Verdict({
           <>
             The error is <Term id="born">born</Term> in layer {report.firstBornLayer}.
           </>
+        ) : report.model.family === 'llama' ? (
+          'Where it is born is not measured for the Llama family yet (no local re-runs).'
         ) : (
           'No layer creates it alone: it builds up across layers.'
         )}
@@ -97,6 +99,12 @@ export function Verdict({
 
 export function Bisection({ report }: { report: Report }) {
   const rows = report.bisection;
+  if (!rows && report.model.family === 'llama' && report.verdict !== 'agree')
+    return (
+      <p className="muted" data-testid="bisection">
+        Bisection not run: not yet supported for the Llama family.
+      </p>
+    );
   if (!rows)
     return (
       <p className="muted" data-testid="bisection">
