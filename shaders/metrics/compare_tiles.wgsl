@@ -1,16 +1,18 @@
-// Comparison metrics, pass 1: one workgroup per tile (a stretch of at most a few thousand elements of one
-// job, never across a row), summarising `a` (f32, under test) against `b` (the baseline: f32, or a
+// Comparison metrics, pass 1: one workgroup per tile (at most a few thousand elements of one job, never across a
+// row), summarising `a` (f32, under test) against `b` (the baseline: f32, or a
 // double-float pair hi + lo read as the f64 value hi + lo) into one record (part.wgsl). Pass 2
 // (reduce.wgsl) folds the tiles' records into rows and jobs. Conventions: src/compare/metrics.ts.
 
 @group(0) @binding(0) var<storage, read> a: array<u32>;          // f32 bits [*] (the group's range)
 @group(0) @binding(1) var<storage, read> b: array<u32>;          // f32 bits [*], or df [*][2] (hi, lo)
-@group(0) @binding(2) var<storage, read> tiles: array<u32>;      // [tiles][TILE_WORDS], see below
+@group(0) @binding(2) var<storage, read> tiles: array<u32>;      // [stretches][TILE_WORDS], see below
 @group(0) @binding(3) var<storage, read> edges: array<u32>;      // [HIST_BINS − 1][4]: Diff (e, h, l), 0
 @group(0) @binding(4) var<storage, read_write> rec: array<u32>;  // records (part.wgsl)
 
-// Tile: 0 a word offset, 1 b word offset, 2 elements, 3 flags (bit 0 df baseline, bits 1–2 storage
-// precision 0 fp32 / 1 fp16 / 2 bf16, bit 3 histogram), 4 record word offset, 5 histogram word offset.
+// Stretch (consecutive tiles of one job, row and segment): 0 a word offset, 1 b word offset, 2 elements, 3 flags
+// (bit 0 df baseline, bits 1–2 storage precision 0 fp32 / 1 fp16 / 2 bf16, bit 3 histogram), 4 record word offset
+// of its first tile, 5 histogram word offset of its first tile, 6 its first tile's index in the dispatch (ascending),
+// 7 elements per tile. Workgroup w runs tile w − word 6 of the last stretch whose word 6 is at most w.
 const TILE_WORDS: u32 = 8u;
 
 // The edges, copied to workgroup memory once per tile.
@@ -41,16 +43,25 @@ var<workgroup> hist: array<atomic<u32>, HIST_BINS * HIST_COPIES>;
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u) {
   let lid = lid3.x;
-  let t = wid.x * TILE_WORDS;
-  let a0 = tiles[t];
-  let b0 = tiles[t + 1u];
-  let count = tiles[t + 2u];
+  var s_lo = 0u;
+  var s_hi = arrayLength(&tiles) / TILE_WORDS - 1u;
+  while (s_lo < s_hi) {
+    let mid = (s_lo + s_hi + 1u) / 2u;
+    if (tiles[mid * TILE_WORDS + 6u] <= wid.x) { s_lo = mid; } else { s_hi = mid - 1u; }
+  }
+  let t = s_lo * TILE_WORDS;
+  let k = wid.x - tiles[t + 6u];
+  let per = tiles[t + 7u];
+  let start = k * per;
+  let count = min(per, tiles[t + 2u] - start);
   let flags = tiles[t + 3u];
-  let dst = tiles[t + 4u];
-  let hdst = tiles[t + 5u];
   let is_df = (flags & 1u) != 0u;
+  let a0 = tiles[t] + start;
+  let b0 = tiles[t + 1u] + select(start, 2u * start, is_df);
+  let dst = tiles[t + 4u] + k * REC;
   let prec = (flags >> 1u) & 3u;
   let want_hist = (flags & 8u) != 0u;
+  let hdst = select(NO_HIST, tiles[t + 5u] + k * HIST_BINS, want_hist);
 
   for (var k = lid; k < HIST_BINS - 1u; k += WG) {
     wedges[k] = vec4<u32>(edges[4u * k], edges[4u * k + 1u], edges[4u * k + 2u], 0u);

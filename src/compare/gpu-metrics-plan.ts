@@ -6,8 +6,24 @@ import { PRECISIONS, type Precision } from '../numeric/precision';
 import { TILE_EXTRA, TileList, WordList } from './gpu-metrics-tiles';
 import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 
-/** Elements per tile (WG 128 × 32). */
+/** Elements per tile at most (WG 128 × 32) and at least (WG × 2). */
 export const TILE = 4096;
+export const MIN_TILE = 256;
+/** Tiles a job is cut into, about (more where its largest tile is reached). */
+const TARGET_TILES = 512;
+/** Tiles of one stretch at most (WebGPU's least maxComputeWorkgroupsPerDimension). */
+const MAX_STRETCH_TILES = 65535;
+
+/**
+ * A job's tile: the power of two from MIN_TILE to TILE that cuts its n elements into about TARGET_TILES tiles. Each
+ * tile is a workgroup: a dispatch of a small tensor then fills the GPU with short tiles, rather than leaving most of
+ * it idle while a few long ones run (on an H200 a dispatch of 64 tiles of 4096 took ~115 µs whatever its size).
+ */
+export function tileOf(n: number, least = MIN_TILE): number {
+  let t = least;
+  while (t < TILE && t * TARGET_TILES < n) t *= 2;
+  return t;
+}
 /** Records folded by one pass-2 workgroup at most (one per thread). */
 export const FAN = 128;
 
@@ -64,8 +80,36 @@ function checkOperand(what: string, op: Operand, n: number, allowDf: boolean): v
   checkBuffer(what, op.buffer, op.offset ?? 0, n, op.kind === 'df' ? 8 : 4);
 }
 
-/** Lays out the records buffer and cuts every job into tiles; throws one line naming the bad input. */
-export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPlan {
+/**
+ * The least tile of a record: MIN_TILE, or larger (doubled up to TILE) until the tiles' records and histograms fit
+ * `maxTileWords` words (the records buffer must fit a binding: many small tiles of many jobs could pass it).
+ */
+function leastTile(jobs: CompareJob[], maxTileWords: number): number {
+  const words = (least: number) => {
+    let w = 0;
+    for (const job of jobs) {
+      const per = tileOf(job.n, least);
+      const rows = job.rows ?? 1;
+      let tiles = 0;
+      for (const s of job.segments ?? [job]) tiles += rows * Math.ceil(s.n / rows / per);
+      w += tiles * (REC_WORDS + (job.histogram ? HIST_BINS : 0));
+    }
+    return w;
+  };
+  let least = MIN_TILE;
+  while (least < TILE && words(least) > maxTileWords) least *= 2;
+  return least;
+}
+
+/**
+ * Lays out the records buffer and cuts every job into tiles (no smaller than needed to keep the tiles' records
+ * within `maxTileWords`); throws one line naming the bad input.
+ */
+export function planRecord(
+  jobs: CompareJob[],
+  bitDiffs: BitDiffJob[],
+  maxTileWords = Number.POSITIVE_INFINITY,
+): RecordPlan {
   const layouts: JobLayout[] = [];
   let words = jobs.length * REC_WORDS;
   // Row summaries, then job histograms, then bit-diff slots: together the part that is read back.
@@ -110,36 +154,38 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
   });
   const summaryWords = words;
 
-  // Tiles: job by job, row by row, segment by segment, so each row's and each job's tiles are consecutive.
-  let tileCount = 0;
-  for (const job of jobs)
-    for (const sg of job.segments ?? [job])
-      tileCount += (job.rows ?? 1) * Math.ceil(sg.n / (job.rows ?? 1) / TILE);
-  const compareTiles = new TileList(tileCount);
+  // Tiles: job by job, row by row, segment by segment, so each row's and each job's tiles are consecutive. The CPU
+  // lists stretches (a row's tiles of one segment), not tiles: the shader finds its tile in its stretch.
+  const compareTiles = new TileList(jobs.length);
+  const least = leastTile(jobs, maxTileWords);
   const tileRec = (i: number) => summaryWords + i * REC_WORDS;
   const tileRanges: Array<[number, number]> = []; // per job: [first tile, tile count]
   const rowRanges: Array<Array<[number, number]>> = [];
+  let tiles = 0;
   let histTiles = 0;
   for (const job of jobs) {
     const segs = job.segments ?? [{ a: job.a, b: job.b, n: job.n }];
     const rows = job.rows ?? 1;
-    const first = compareTiles.length;
+    const per = tileOf(job.n, least);
+    const first = tiles;
     const perRow: Array<[number, number]> = [];
     for (let r = 0; r < rows; r++) {
-      const rowFirst = compareTiles.length;
+      const rowFirst = tiles;
       for (const s of segs) {
         const len = s.n / rows;
         const df = s.b.kind === 'df';
         const flags = (df ? 1 : 0) | (PREC_CODE[job.precision] << 1) | (job.histogram ? 8 : 0);
         const pair = compareTiles.pair(s.a.buffer, s.b.buffer);
         const bw = df ? 8 : 4;
-        for (let c = 0; c < len; c += TILE) {
-          const count = Math.min(TILE, len - c);
+        const chunk = per * MAX_STRETCH_TILES;
+        for (let c = 0; c < len; c += chunk) {
+          const count = Math.min(chunk, len - c);
+          const groups = Math.ceil(count / per);
           const ae = (s.a.offset ?? 0) + r * len + c;
           const be = (s.b.offset ?? 0) + r * len + c;
-          // The histogram word holds the tile's histogram index until the histograms' base is known (below).
-          const hist = job.histogram ? histTiles++ : NO_HIST;
-          const rec = tileRec(compareTiles.length);
+          // The histogram word holds the first tile's histogram index until the histograms' base is known (below).
+          const hist = job.histogram ? histTiles : NO_HIST;
+          if (job.histogram) histTiles += groups;
           compareTiles.push(
             pair,
             ae * 4,
@@ -148,17 +194,20 @@ export function planRecord(jobs: CompareJob[], bitDiffs: BitDiffJob[]): RecordPl
             (be + count) * bw,
             count,
             flags,
-            rec,
+            tileRec(tiles),
             hist,
+            per,
+            groups,
           );
+          tiles += groups;
         }
       }
-      perRow.push([rowFirst, compareTiles.length - rowFirst]);
+      perRow.push([rowFirst, tiles - rowFirst]);
     }
-    tileRanges.push([first, compareTiles.length - first]);
+    tileRanges.push([first, tiles - first]);
     rowRanges.push(job.rows ? perRow : []);
   }
-  words = tileRec(compareTiles.length);
+  words = tileRec(tiles);
   const histBase = words;
   words += histTiles * HIST_BINS;
   for (let i = 0; i < compareTiles.length; i++) {

@@ -1,6 +1,8 @@
-// The tiles of one GpuMetrics.record (gpu-metrics-plan.ts cuts the jobs into them) held as parallel typed arrays
-// rather than an object each — a runs analysis at 410m cuts ~10^5 of them — and packed into dispatches whose
-// buffer ranges fit the binding limits.
+// The stretches of one GpuMetrics.record (gpu-metrics-plan.ts cuts the jobs into them: a run of consecutive tiles of
+// one job, one row, one segment) held as parallel typed arrays rather than an object each, and packed into
+// dispatches whose buffer ranges fit the binding limits. A stretch is one table entry however many tiles it holds:
+// the shader finds a workgroup's stretch and tile from its id, so the CPU's work grows with the stretches, not the
+// tiles. Bit-difference tiles are stretches of one tile.
 import { RANGE_WORDS, TILE_WORDS } from '../kernels/metrics';
 
 /** Descriptor words a tile carries after its two operand offsets (TILE_WORDS in all). */
@@ -18,8 +20,11 @@ export class TileList {
   aEnd: Float64Array;
   bByte: Float64Array;
   bEnd: Float64Array;
-  /** TILE_EXTRA words per tile (count, flags, record, histogram / count, base, slot; the rest 0). */
+  /** TILE_EXTRA words per entry (count, flags, record, histogram, first tile (set when packed), tile elements /
+   * count, base, slot; the rest 0). */
   words: Uint32Array;
+  /** Workgroups (tiles) per entry. */
+  groups: Uint32Array;
 
   /** `capacity`: the tiles expected (it grows past them if need be). */
   constructor(capacity = 64) {
@@ -30,6 +35,7 @@ export class TileList {
     this.bByte = new Float64Array(n);
     this.bEnd = new Float64Array(n);
     this.words = new Uint32Array(n * TILE_EXTRA);
+    this.groups = new Uint32Array(n);
   }
 
   /** The id of the operand pair (a, b). */
@@ -45,7 +51,10 @@ export class TileList {
     return id;
   }
 
-  /** Appends a tile with its first descriptor words (w0 … w3; the rest 0); returns its index. */
+  /**
+   * Appends an entry with its first descriptor words (w0 … w3, w5; w4 is set when packed) and its workgroup count;
+   * returns its index.
+   */
   push(
     pair: number,
     aByte: number,
@@ -56,6 +65,8 @@ export class TileList {
     w1: number,
     w2: number,
     w3 = 0,
+    w5 = 0,
+    groups = 1,
   ): number {
     const i = this.length++;
     if (i === this.pairOf.length) this.grow();
@@ -69,6 +80,8 @@ export class TileList {
     this.words[o + 1] = w1;
     this.words[o + 2] = w2;
     this.words[o + 3] = w3;
+    this.words[o + 5] = w5;
+    this.groups[i] = groups;
     return i;
   }
 
@@ -85,6 +98,7 @@ export class TileList {
     this.bByte = more(this.bByte);
     this.bEnd = more(this.bEnd);
     this.words = more(this.words, TILE_EXTRA);
+    this.groups = more(this.groups);
   }
 }
 
@@ -93,12 +107,16 @@ export interface PackedDispatch {
   b: GPUBufferBinding;
   /** Descriptors (TILE_WORDS each) with word offsets relative to the bindings. */
   table: Uint32Array;
+  /** Entries in the table. */
   tiles: number;
+  /** Workgroups: the entries' tiles together (word 6 of an entry: its first tile's index in the dispatch). */
+  groups: number;
 }
 
 /**
- * Groups tiles by their buffer pair and packs each group, in order of aByte, into dispatches whose a and b ranges
- * (bound from an aligned start) stay within `maxBinding` bytes and whose tile count stays within `maxGroups`.
+ * Groups entries by their buffer pair and packs each group, in order of aByte, into dispatches whose a and b ranges
+ * (bound from an aligned start) stay within `maxBinding` bytes and whose workgroups stay within `maxGroups` (an
+ * entry alone must fit it).
  */
 export function packTiles(
   t: TileList,
@@ -126,12 +144,15 @@ export function packTiles(
     aStart = Math.floor(aStart / align) * align;
     bStart = Math.floor(bStart / align) * align;
     const table = new Uint32Array((to - from) * TILE_WORDS);
+    let groups = 0;
     for (let k = from; k < to; k++) {
       const i = order[k];
       const o = (k - from) * TILE_WORDS;
       table[o] = (t.aByte[i] - aStart) / 4;
       table[o + 1] = (t.bByte[i] - bStart) / 4;
       for (let w = 0; w < TILE_EXTRA; w++) table[o + 2 + w] = t.words[i * TILE_EXTRA + w];
+      table[o + 6] = groups;
+      groups += t.groups[i];
     }
     const { a, b } = t.pairs[p];
     out.push({
@@ -139,6 +160,7 @@ export function packTiles(
       b: { buffer: b, offset: bStart, size: Math.max(4, bEnd - bStart) },
       table,
       tiles: to - from,
+      groups,
     });
   };
   for (let p = 0; p < t.pairs.length; p++) {
@@ -148,20 +170,25 @@ export function packTiles(
     if (!sorted) group.sort((x, y) => t.aByte[x] - t.aByte[y] || x - y);
     let first = start[p];
     let [aMin, bMin, aMax, bMax] = [0, 0, 0, 0];
+    let groups = 0;
     for (let k = start[p]; k < start[p + 1]; k++) {
       const i = order[k];
       const n = k - first;
+      if (t.groups[i] > maxGroups)
+        throw new Error(`GpuMetrics: an entry of ${t.groups[i]} tiles, over ${maxGroups}`);
       const na = Math.min(aMin, t.aByte[i]);
       const nb = Math.min(bMin, t.bByte[i]);
       const fits =
         n > 0 &&
-        n < maxGroups &&
+        groups + t.groups[i] <= maxGroups &&
         Math.max(aMax, t.aEnd[i]) - Math.floor(na / align) * align <= maxBinding &&
         Math.max(bMax, t.bEnd[i]) - Math.floor(nb / align) * align <= maxBinding;
       if (n > 0 && !fits) {
         emit(p, first, k);
         first = k;
+        groups = 0;
       }
+      groups += t.groups[i];
       if (k === first) {
         [aMin, bMin, aMax, bMax] = [t.aByte[i], t.bByte[i], t.aEnd[i], t.bEnd[i]];
       } else {

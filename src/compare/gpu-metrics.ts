@@ -2,9 +2,12 @@
 // src/compare/metrics.ts (the CPU oracle these are tested against, whose conventions they follow), and bitwise
 // differences, with only small summaries read back — one map of one buffer per record().
 //
-// How (shaders/metrics/): pass 1 summarises tiles of at most TILE elements (never across a row), one
-// workgroup each, one dispatch per pair of operand buffers (a tile table, so hundreds of jobs on shared
-// buffers cost one dispatch); pass 2 folds each job's and each row's tiles in one dispatch. Counts, maxUlp
+// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 512 per job, never across a row),
+// one workgroup each, one dispatch per pair of operand buffers (a table of stretches, each a run of one job's
+// tiles found by the shader from its workgroup id, so the CPU's work grows with jobs and rows, not tiles, and
+// hundreds of jobs on shared buffers cost one dispatch; the tiles' records are written and read by the GPU alone);
+// pass 2 folds each job's and each row's tiles. Dispatches on separate buffers run one after another (each writes
+// the records), so a dispatch's time is its slowest tile's: small tiles keep it short. Counts, maxUlp
 // and the histogram are exact integers. Sums are extended double-floats (an i32 exponent beside an f32 pair),
 // so squares of any f32 neither overflow nor underflow, and 6.4 M terms stay within ~1e-13 relative. maxAbs
 // is exact: the GPU keeps the operands of the largest difference and the f64 difference is taken here.
@@ -83,9 +86,11 @@ export class GpuMetrics {
     const device = this.device;
     const limits = device.limits;
     const tStart = performance.now();
-    const plan = planRecord(jobs, bitDiffs);
-    const tPlan = performance.now();
     const maxBinding = limits.maxStorageBufferBindingSize;
+    // Tiles no smaller than keeps their records within half the records' binding (and 128 MiB).
+    const tileBytes = Math.min(maxBinding, limits.maxBufferSize, 2 ** 28) / 2;
+    const plan = planRecord(jobs, bitDiffs, Math.floor(tileBytes / 4));
+    const tPlan = performance.now();
     const recBytes = plan.totalWords * 4;
     if (recBytes > maxBinding || recBytes > limits.maxBufferSize)
       throw new Error(
@@ -124,11 +129,18 @@ export class GpuMetrics {
 
     // Records: the summary part starts poisoned (0xffffffff) so that anything unwritten fails decoding; the
     // bit-diff slots and tile records start at 0 (a fresh buffer).
-    const recData = new Uint32Array(plan.totalWords);
+    // Only the summary part is written from here: the tile and level records after it are written by the GPU
+    // before they are read (the CPU neither fills nor copies them: at 410m they are ~10^5 records).
+    const recData = new Uint32Array(plan.summaryWords);
     recData.fill(0xffffffff, 0, plan.bitDiffs.length ? plan.bitDiffs[0].slot : plan.summaryWords);
     const rec = keep(
-      mappedBuffer(device, recData, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, 'metrics.records'),
+      device.createBuffer({
+        size: Math.max(16, plan.totalWords * 4),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        label: 'metrics.records',
+      }),
     );
+    if (recData.length > 0) device.queue.writeBuffer(rec, 0, recData);
     this.edges ??= mappedBuffer(device, histogramEdgeWords(), GPUBufferUsage.STORAGE, 'metrics.edges');
     const readBytes = Math.max(4, plan.summaryWords * 4);
     const readback = keep(
@@ -143,7 +155,7 @@ export class GpuMetrics {
     let part = 0;
     for (const c of compare) {
       const buffers = { a: c.a, b: c.b, tiles: tableRange(part++), edges: this.edges, rec };
-      program.add(compareTiles('metrics.tiles', buffers, c.tiles));
+      program.add(compareTiles('metrics.tiles', buffers, c.groups));
     }
     for (const c of bits) {
       program.add(
