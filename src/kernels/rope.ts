@@ -63,5 +63,6 @@ export function ropeHeads(
     throw new Error(`${label}: ${heads} heads of ${hd} at column ${off} do not fit rows of ${stride}`);
   const { p0, rows } = kvPositions(label, T, at);
   const [o0, KT] = query ? [0, T] : [p0, rows];
-  return dispatch1d(label, ropeKernel, WG, heads * T * hd, opts, b, [T, heads, hd, r, p0, KT, stride, off, o0]);
+  const params = [T, heads, hd, r, p0, KT, stride, off, o0];
+  return dispatch1d(label, ropeKernel, WG, heads * T * hd, opts, b, params);
 }
