@@ -27,7 +27,8 @@ const EXPECT_WORDS: Record<string, string> = {
   benign: 'expected: stays under the noise floor',
   race: 'expected: nondeterministic (a race)',
   'long-prompt': 'expected: wrong only on prompts longer than one key tile (8 tokens)',
-  decode: 'expected: the prompt agrees; the decode steps (the generated text) go wrong',
+  decode:
+    'expected: the prompt agrees; the decode steps (the generated text) go wrong: the verdict says generation diverged',
 };
 
 function kernelTitle(id: string): string {
