@@ -2,7 +2,7 @@
 // dump contract from either path within 1e-5 (relative L2) of HF's fp64 hidden states, `generate --json` gives
 // HF's greedy ids on both paths, and what the family does not have yet exits 2 with one line.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -78,6 +78,51 @@ describe('cli on a Llama-family model folder', () => {
     const got = JSON.parse(r.stdout) as { promptIds: number[]; newIds: number[] };
     expect(got.promptIds).toEqual(hf.greedy.prompt);
     expect(got.newIds).toEqual(hf.greedy.new_ids);
+  });
+
+  it('check: a clean spec exits 0, the KV-mapping fault exits 1 diverged at layer 0', () => {
+    const hf = hfOf('qwen2-bias');
+    const dir = join(FIXTURES, 'qwen2-bias');
+    const tmp = mkdtempSync(join(tmpdir(), 'llama-cli-'));
+    const spec = (faults: { id: string }[]) => {
+      const file = join(tmp, `spec-${faults.length}.json`);
+      const fused = [
+        'layernorm',
+        'qkv_rotary',
+        'flash_attention',
+        'gemm',
+        'linear_gelu',
+        'residual_epilogue',
+      ];
+      const s = {
+        version: 1,
+        model: { kind: 'embedded', id: 'neox-kjv-bytes' },
+        prompt: { tokens: hf.greedy.prompt },
+      };
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...s,
+          generate: 3,
+          precision: 'fp32',
+          fused,
+          faults,
+          seed: 1,
+          k: 10,
+          metric: 'relL2',
+        }),
+      );
+      return file;
+    };
+    const ok = cli(['check', '--spec', spec([]), '--model', dir]);
+    expect(ok.code, ok.stderr.join('\n')).toBe(0);
+    expect(ok.stdout).toMatch(/^agree: /m);
+    const bad = cli(['check', '--spec', spec([{ id: 'kv_interleaved' }]), '--model', dir]);
+    expect(bad.code, bad.stderr.join('\n')).toBe(1);
+    expect(bad.stdout).toMatch(/^layer 0: relL2 .* DIVERGED$/m);
+    expect(bad.stdout).toMatch(
+      /^diverged: first divergent layer 0; reproduced by no kernel named \(bisection is not yet supported for the Llama family\)$/m,
+    );
   });
 
   it('a precision mode and compare-runs exit 2 with one line naming what the family has not yet', () => {

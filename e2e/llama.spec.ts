@@ -1,0 +1,61 @@
+// A Llama-family model in the page: a committed HF fixture folder (src/model/testdata/llama/qwen2-bias: Qwen2,
+// grouped-query attention, q/k/v biases, a sliding window, F16 weights, no tokenizer) picked from disk loads, the
+// model panel names its family, Run compares both paths (agree, both paths generating the same tokens), and the family's
+// teaching fault of the KV mapping diverges at layer 0; the family's faults are the ones offered. Screenshots at
+// 1280x800 and 1920x1080.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+
+const DIR = join('src', 'model', 'testdata', 'llama', 'qwen2-bias');
+const hf = JSON.parse(readFileSync(join(DIR, 'hf_outputs.json'), 'utf8')) as {
+  greedy: { prompt: number[]; new_ids: number[] };
+};
+
+test('a Llama-family folder loads, shows its family, compares both paths, and its fault diverges', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  await expect(page.getByTestId('model-family')).toHaveAttribute('data-family', 'gpt_neox');
+  await page.getByText('Load another model').click();
+  await page
+    .getByTestId('model-files')
+    .setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
+  await expect(page.getByTestId('model-family')).toHaveAttribute('data-family', 'llama', { timeout: 60_000 });
+  await expect(page.getByTestId('model-family')).toHaveText('Llama family (qwen2)');
+  await expect(page.getByTestId('model-layers')).toHaveText('2');
+  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
+
+  // The fault picker offers the family's faults, not GPT-NeoX's.
+  const fault = page.getByTestId('fault');
+  await expect(fault.locator('option[value="kv_interleaved"]')).toHaveCount(1);
+  await expect(fault.locator('option[value="gelu_relu"]')).toHaveCount(0);
+
+  const n = 4;
+  await setInputs(page, hf.greedy.prompt.join(','), n);
+  await runToEnd(page);
+  const verdict = page.locator('.results [data-testid="verdict"]');
+  await expect(verdict).toHaveAttribute('data-verdict', 'agree');
+  await expect(page.getByTestId('generation')).toHaveAttribute('data-first-difference', '');
+  await expect(page.getByTestId('generation-summary')).toHaveText(
+    `Both paths generate the same ${n} tokens.`,
+  );
+  await shoot(page, testInfo, 'llama-agree-1280', false);
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await shoot(page, testInfo, 'llama-agree-1920', false);
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  await fault.selectOption('kv_interleaved');
+  await expect(page.getByTestId('fault-info')).toBeVisible();
+  await setInputs(page, hf.greedy.prompt.join(','), 0);
+  await runToEnd(page);
+  await expect(verdict).toHaveAttribute('data-verdict', 'diverged');
+  await expect(verdict).toHaveAttribute('data-layer', '0');
+  await shoot(page, testInfo, 'llama-fault-1280', false);
+  await shoot(page, testInfo, 'llama-fault-1280-full', true);
+  expect(errors).toEqual([]);
+});
