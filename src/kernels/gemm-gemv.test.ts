@@ -117,14 +117,23 @@ describe('the GEMV core gives the tiled core’s bits', () => {
     expect(gemvFor(1, 50304, 1, cpu)).toBeNull();
   });
 
-  // Every epilogue in f32; the precision modes with bias (and without) and the parallel residual.
-  it.each(MODES.map((m, i) => [m.name, m, i === 0] as const))(
+  // Every epilogue in f32, on every shape; whole and split-K apart (a test each: the shapes share their pipelines,
+  // whole and split do not, and compiling both in one test took minutes on a busy 2-core machine).
+  it.each(SPLITS.map((k) => [k ? `K per split ${k}` : 'whole', k] as const))(
+    'linear epilogues, f32, %s',
+    async (_name, kChunk) => {
+      for (const seed of seeds()) await linearEpilogues(seed, MODES[0], SHAPES, [kChunk], true);
+    },
+    TIMEOUT,
+  );
+
+  // The precision modes with bias (and without) and the parallel residual, on one shape a seed (each seed draws
+  // another: all of them over runs; SwiftShader compiles a pipeline per shape and epilogue, the suite's largest cost).
+  it.each(MODES.slice(1).map((m) => [m.name, m] as const))(
     'linear epilogues, %s',
-    async (_name, mode, all) => {
-      // f32 on every shape; the other modes on one shape a seed (each seed draws another: all of them over runs;
-      // SwiftShader compiles a pipeline per shape and epilogue, the suite's largest cost).
+    async (_name, mode) => {
       for (const seed of seeds())
-        await linearEpilogues(seed, mode, all ? SHAPES : [SHAPES[seed % SHAPES.length]], SPLITS, all);
+        await linearEpilogues(seed, mode, [SHAPES[seed % SHAPES.length]], SPLITS, false);
     },
     TIMEOUT,
   );
@@ -157,48 +166,61 @@ describe('the GEMV core gives the tiled core’s bits', () => {
   }
 
   // (T, H, hd, r, K per split, p0): an odd head dim (a padding column per segment), a wide head; whole and
-  // split; decode rows at a position past the prompt.
-  it.each([
+  // split; decode rows at a position past the prompt. Whole: every precision mode; split: f32 and fp16
+  // accumulation. A test per case and mode (each compiles its own pipelines).
+  const QKV_CASES = [
     [1, 3, 15, 6, undefined, 0],
     [3, 2, 40, 10, 32, 5],
     [1, 4, 24, 24, 32, 9],
-  ] as const)(
-    'QKV + rotary T=%i H=%i hd=%i r=%i, K per split %s, p0 %i',
-    async (T, H, hd, r, kChunk, p0) => {
-      for (const seed of seeds()) await qkv(seed, T, H, hd, r, kChunk, p0);
+  ] as const;
+  it.each(
+    QKV_CASES.flatMap((c) =>
+      (c[4] === undefined ? MODES : MODES.slice(0, 2)).map((m) => [...c, m.name, m] as const),
+    ),
+  )(
+    'QKV + rotary T=%i H=%i hd=%i r=%i, K per split %s, p0 %i, %s',
+    async (T, H, hd, r, kChunk, p0, _name, mode) => {
+      for (const seed of seeds()) await qkv(seed, mode, T, H, hd, r, kChunk, p0);
     },
     TIMEOUT,
   );
 
-  async function qkv(seed: number, T: number, H: number, hd: number, r: number, kChunk?: number, p0 = 0) {
+  async function qkv(
+    seed: number,
+    mode: GemmMode,
+    T: number,
+    H: number,
+    hd: number,
+    r: number,
+    kChunk?: number,
+    p0 = 0,
+  ) {
     const rng = mulberry32(seed);
     const d = H * hd;
     const rows = p0 + T;
     const { cos, sin } = rotaryTables(rows, r, 10000);
-    for (const mode of kChunk === undefined ? MODES : MODES.slice(0, 2)) {
-      const wf = randn(rng, 3 * d * d, 1 / Math.sqrt(d));
-      const io = {
-        x: h.upload(randn(rng, T * d)),
-        w: h.upload(mode.f16w ? packF16(wf) : wf),
-        b: h.upload(randn(rng, 3 * d, 0.1)),
-        cos: h.upload(cos),
-        sin: h.upload(sin),
-        dummy: h.upload(new Float32Array(4)),
-      };
-      const opts: GemmOpts = {
-        constants: { ...mode.tiles, ...mode.constants },
-        ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
-      };
-      const nq = H * T * hd;
-      const nkv = H * rows * hd;
-      await sameBits(
-        seed,
-        `qkv ${mode.name}`,
-        [nq, nkv, nkv],
-        ([q, k, v], o) => qkvRotaryOps('qkv', { ...io, q, k, v }, T, H, hd, r, o, { p0, rows }),
-        opts,
-        p0 > 0, // k and v: the cache rows before p0 are neither kernel's (checked through the bits only)
-      );
-    }
+    const wf = randn(rng, 3 * d * d, 1 / Math.sqrt(d));
+    const io = {
+      x: h.upload(randn(rng, T * d)),
+      w: h.upload(mode.f16w ? packF16(wf) : wf),
+      b: h.upload(randn(rng, 3 * d, 0.1)),
+      cos: h.upload(cos),
+      sin: h.upload(sin),
+      dummy: h.upload(new Float32Array(4)),
+    };
+    const opts: GemmOpts = {
+      constants: { ...mode.tiles, ...mode.constants },
+      ...(kChunk !== undefined ? { kChunk, workspace: (n: number) => h.poisoned(n) } : {}),
+    };
+    const nq = H * T * hd;
+    const nkv = H * rows * hd;
+    await sameBits(
+      seed,
+      `qkv ${mode.name}`,
+      [nq, nkv, nkv],
+      ([q, k, v], o) => qkvRotaryOps('qkv', { ...io, q, k, v }, T, H, hd, r, o, { p0, rows }),
+      opts,
+      p0 > 0, // k and v: the cache rows before p0 are neither kernel's (checked through the bits only)
+    );
   }
 });
