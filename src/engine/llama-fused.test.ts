@@ -238,3 +238,28 @@ describe('Llama fused kernels switched one at a time (bisection)', () => {
     }
   });
 });
+
+describe('Llama fused path in a precision mode (bf16 storage)', () => {
+  it('with every fused kernel off it is the reference path in the same mode bit for bit; it rounds, and stays near HF', async () => {
+    const { cfg, w, hf } = load(join(FIXTURES, 'qwen2-bias'));
+    const fused = LlamaFused.create(h, cfg, w);
+    const ref = LlamaReference.create(h, cfg, w);
+    const bf16 = { STORAGE_PREC: 2 };
+    try {
+      const off = await fused.forward(hf.tokens, { cpu: true, kernels: allOff, constants: bf16 });
+      const { dump } = await ref.forward(hf.tokens, { cpu: true, constants: bf16 });
+      expect(Buffer.from(off.logits.buffer).equals(Buffer.from(dump.logits.buffer))).toBe(true);
+      // bf16 keeps 8 significant bits (u = 2^-9 ≈ 2e-3): every stored activation moves by up to u, so the logits
+      // leave HF's fp64 by far more than fp32's 1e-6 and by no more than a few hundred u through two layers.
+      const on = await fused.forward(hf.tokens, { cpu: true, constants: bf16 });
+      const e = relL2(on.logits, hf.fp64.logits.flat());
+      table.push(`  qwen2-bias, bf16 storage: logits ${e.toExponential(2)}`);
+      expect(e).toBeGreaterThan(1e-4);
+      expect(e).toBeLessThan(0.2);
+      for (const x of on.logits) expect(Number.isFinite(x)).toBe(true);
+    } finally {
+      fused.destroy();
+      ref.destroy();
+    }
+  });
+});

@@ -37,6 +37,8 @@ export interface LlamaFusedOptions {
    * reference forward, bit for bit.
    */
   kernels?: Partial<Record<LlamaFusedKernel, boolean>>;
+  /** Pipeline constants of every kernel: a precision mode's STORAGE_PREC / ACC_F16 (common/precision.wgsl). */
+  constants?: OverrideConstants;
   /** The layers a teaching fault is planted in (absent: every layer). */
   faultLayers?: readonly number[];
   /** A CPU adapter (SwiftShader): the barrier-free GEMM core (the same bits as the tiled one). */
@@ -363,7 +365,7 @@ export class LlamaFused {
       device.pushErrorScope('validation');
       let thrown: unknown = null;
       try {
-        for (const s of specs) program.add(s);
+        for (const s of specs) program.add({ ...s, constants: { ...o.constants, ...s.constants } });
         const enc = device.createCommandEncoder();
         program.encode(enc);
         device.queue.submit([enc.finish()]);
