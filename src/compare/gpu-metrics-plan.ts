@@ -9,19 +9,19 @@ import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 /** Elements per tile at most (WG 128 × 32) and at least (WG × 2). */
 export const TILE = 4096;
 export const MIN_TILE = 256;
-/** Tiles a job is cut into, about (more where its largest tile is reached). */
-const TARGET_TILES = 512;
+/** Tiles a job is cut into, about (more where its largest tile is reached): GpuMetrics' default. */
+export const TARGET_TILES = 2048;
 /** Tiles of one stretch at most (WebGPU's least maxComputeWorkgroupsPerDimension). */
 const MAX_STRETCH_TILES = 65535;
 
 /**
- * A job's tile: the power of two from MIN_TILE to TILE that cuts its n elements into about TARGET_TILES tiles. Each
+ * A job's tile: the power of two from MIN_TILE to TILE that cuts its n elements into about `target` tiles. Each
  * tile is a workgroup: a dispatch of a small tensor then fills the GPU with short tiles, rather than leaving most of
  * it idle while a few long ones run (on an H200 a dispatch of 64 tiles of 4096 took ~115 µs whatever its size).
  */
-export function tileOf(n: number, least = MIN_TILE): number {
+export function tileOf(n: number, least = MIN_TILE, target = TARGET_TILES): number {
   let t = least;
-  while (t < TILE && t * TARGET_TILES < n) t *= 2;
+  while (t < TILE && t * target < n) t *= 2;
   return t;
 }
 /** Records folded by one pass-2 workgroup at most (one per thread). */
@@ -84,11 +84,11 @@ function checkOperand(what: string, op: Operand, n: number, allowDf: boolean): v
  * The least tile of a record: MIN_TILE, or larger (doubled up to TILE) until the tiles' records and histograms fit
  * `maxTileWords` words (the records buffer must fit a binding: many small tiles of many jobs could pass it).
  */
-function leastTile(jobs: CompareJob[], maxTileWords: number): number {
+function leastTile(jobs: CompareJob[], maxTileWords: number, target: number): number {
   const words = (least: number) => {
     let w = 0;
     for (const job of jobs) {
-      const per = tileOf(job.n, least);
+      const per = tileOf(job.n, least, target);
       const rows = job.rows ?? 1;
       let tiles = 0;
       for (const s of job.segments ?? [job]) tiles += rows * Math.ceil(s.n / rows / per);
@@ -109,6 +109,7 @@ export function planRecord(
   jobs: CompareJob[],
   bitDiffs: BitDiffJob[],
   maxTileWords = Number.POSITIVE_INFINITY,
+  target = TARGET_TILES,
 ): RecordPlan {
   const layouts: JobLayout[] = [];
   let words = jobs.length * REC_WORDS;
@@ -157,7 +158,7 @@ export function planRecord(
   // Tiles: job by job, row by row, segment by segment, so each row's and each job's tiles are consecutive. The CPU
   // lists stretches (a row's tiles of one segment), not tiles: the shader finds its tile in its stretch.
   const compareTiles = new TileList(jobs.length);
-  const least = leastTile(jobs, maxTileWords);
+  const least = leastTile(jobs, maxTileWords, target);
   const tileRec = (i: number) => summaryWords + i * REC_WORDS;
   const tileRanges: Array<[number, number]> = []; // per job: [first tile, tile count]
   const rowRanges: Array<Array<[number, number]>> = [];
@@ -166,7 +167,7 @@ export function planRecord(
   for (const job of jobs) {
     const segs = job.segments ?? [{ a: job.a, b: job.b, n: job.n }];
     const rows = job.rows ?? 1;
-    const per = tileOf(job.n, least);
+    const per = tileOf(job.n, least, target);
     const first = tiles;
     const perRow: Array<[number, number]> = [];
     for (let r = 0; r < rows; r++) {

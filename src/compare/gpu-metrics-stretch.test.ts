@@ -13,7 +13,7 @@ import { PRECISIONS } from '../numeric/precision';
 import { mulberry32 } from '../numeric/random';
 import { type CompareJob, GpuMetrics } from './gpu-metrics';
 import { dfPairs, randomCase } from './gpu-metrics.testdata';
-import { MIN_TILE, planRecord, TILE, tileOf } from './gpu-metrics-plan';
+import { MIN_TILE, planRecord, TARGET_TILES, TILE, tileOf } from './gpu-metrics-plan';
 import { packTiles, TILE_EXTRA, TileList } from './gpu-metrics-tiles';
 import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
 
@@ -21,7 +21,7 @@ let h: Harness;
 let gm: GpuMetrics;
 beforeAll(async () => {
   h = await createHarness();
-  gm = new GpuMetrics(h.device, h.pipelines);
+  gm = new GpuMetrics(h.device, h.pipelines, 512); // 512 tiles a job: three tile sizes at the sizes below
 });
 afterAll(() => {
   gm?.destroy();
@@ -32,16 +32,17 @@ afterAll(() => {
 const fake = (label: string) => ({ label, size: 2 ** 40, usage: GPUBufferUsage.STORAGE }) as GPUBuffer;
 
 describe('stretches: planning and packing (CPU)', () => {
-  it('a job tile is the least power of two from 256 to 4096 giving at most 512 tiles', () => {
+  it('a job tile is the least power of two from 256 to 4096 giving at most the target tiles', () => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
     for (let i = 0; i < 100_000; i++) {
       const n = Math.floor(2 ** (rng() * 31));
-      const t = tileOf(n);
-      const what = `seed ${seed} n ${n} tile ${t}`;
+      const target = i % 2 ? TARGET_TILES : 1 + Math.floor(rng() * 4096);
+      const t = tileOf(n, MIN_TILE, target);
+      const what = `seed ${seed} n ${n} target ${target} tile ${t}`;
       expect(t >= MIN_TILE && t <= TILE && (t & (t - 1)) === 0, what).toBe(true);
-      if (t < TILE) expect(Math.ceil(n / t) <= 512, what).toBe(true);
-      if (t > MIN_TILE) expect(Math.ceil(n / (t / 2)) > 512, what).toBe(true);
+      if (t < TILE) expect(Math.ceil(n / t) <= target, what).toBe(true);
+      if (t > MIN_TILE) expect(Math.ceil(n / (t / 2)) > target, what).toBe(true);
     }
   });
 
@@ -268,7 +269,7 @@ async function oneDispatch() {
   const got = (await pending.read()).compare;
   pending.release();
   specs.forEach((s, j) => {
-    const what = `seed ${seed} job ${j} (n ${s.c.a.length}, tile ${tileOf(s.c.a.length)}, ${s.df ? 'df' : 'f32'}, ${s.precision})`;
+    const what = `seed ${seed} job ${j} (n ${s.c.a.length}, tile ${tileOf(s.c.a.length, MIN_TILE, 512)}, ${s.df ? 'df' : 'f32'}, ${s.precision})`;
     const cpu = fullMetrics(s.c.a, s.c.b64, s.precision);
     const g = got[j].metrics;
     for (const k of [

@@ -2,7 +2,7 @@
 // src/compare/metrics.ts (the CPU oracle these are tested against, whose conventions they follow), and bitwise
 // differences, with only small summaries read back — one map of one buffer per record().
 //
-// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 512 per job, never across a row),
+// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 2048 per job, never across a row),
 // one workgroup each, one dispatch per pair of operand buffers (a table of stretches, each a run of one job's
 // tiles found by the shader from its workgroup id, so the CPU's work grows with jobs and rows, not tiles, and
 // hundreds of jobs on shared buffers cost one dispatch; the tiles' records are written and read by the GPU alone);
@@ -18,7 +18,7 @@ import type { GpuTimer } from '../gpu/timestamps';
 import { bitDiffTiles, compareTiles, HIST_BINS, RANGE_WORDS, reduceRecords } from '../kernels/metrics';
 import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
 import { edgeWords, histogramEdges } from './gpu-metrics-edges';
-import { planRecord, splitRanges } from './gpu-metrics-plan';
+import { planRecord, splitRanges, TARGET_TILES } from './gpu-metrics-plan';
 import { packTiles } from './gpu-metrics-tiles';
 import type { BitDiffJob, CompareJob, PendingMetrics } from './gpu-metrics-types';
 
@@ -71,9 +71,11 @@ function mappedBuffer(device: GPUDevice, words: Uint32Array, usage: GPUBufferUsa
 export class GpuMetrics {
   private edges: GPUBuffer | null = null;
 
+  /** `targetTiles`: about how many tiles a job is cut into (tileOf; the tests set fewer to mix tile sizes). */
   constructor(
     private readonly device: GPUDevice,
     private readonly pipelines: PipelineCache,
+    private readonly targetTiles = TARGET_TILES,
   ) {}
 
   /** Records all jobs' reductions into `encoder` (no submit); summaries land in one small buffer. */
@@ -89,7 +91,7 @@ export class GpuMetrics {
     const maxBinding = limits.maxStorageBufferBindingSize;
     // Tiles no smaller than keeps their records within half the records' binding (and 128 MiB).
     const tileBytes = Math.min(maxBinding, limits.maxBufferSize, 2 ** 28) / 2;
-    const plan = planRecord(jobs, bitDiffs, Math.floor(tileBytes / 4));
+    const plan = planRecord(jobs, bitDiffs, Math.floor(tileBytes / 4), this.targetTiles);
     const tPlan = performance.now();
     const recBytes = plan.totalWords * 4;
     if (recBytes > maxBinding || recBytes > limits.maxBufferSize)
