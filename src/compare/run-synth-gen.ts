@@ -87,7 +87,8 @@ export function synthGeneration(
   n: number,
   o: GenSynthOptions = {},
 ): GenSynth {
-  if (!cfg.useParallelResidual) throw new Error('synthGeneration: a parallel-residual model only (GPT-NeoX / Pythia)');
+  if (!cfg.useParallelResidual)
+    throw new Error('synthGeneration: a parallel-residual model only (GPT-NeoX / Pythia)');
   const d = cfg.hiddenSize;
   const H = cfg.numHeads;
   const hd = cfg.headDim;

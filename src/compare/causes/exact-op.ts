@@ -1,12 +1,15 @@
 // The exact op with a variant as parameters (types.ts Variant): one descriptor per op kind, built on the fp64 oracle's
 // own functions (src/kernels/cpu/), so the model's form and every miswritten form are the same code. Outputs are
 // [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
-import { gelu } from '../../kernels/cpu/gelu';
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
-import { type NumFormat, roundF32Into, roundF32ToF16, roundTo } from '../../numeric/round';
+import { type NumFormat, roundF32Into, roundTo } from '../../numeric/round';
 import { gather, mapAll, round } from './arrays';
+import { accumulateF16, actOf, dot } from './exact-arith';
 import { attention } from './exact-attention';
-import { type ActFn, ATTENTION_OPS, LINEAR_OPS, type OpData, type Variant } from './types';
+import { ATTENTION_OPS, LINEAR_OPS, type OpData, type Variant } from './types';
+import { innerOf, rowsView, sliceRows } from './variant-rows';
+
+export { innerOf, withRows } from './variant-rows';
 
 /** The variant keys a plain product (a linear op) reads as operands: what the GPU oracle can run (why-gpu.ts). */
 const OPERAND_KEYS: readonly (keyof Variant)[] = [
@@ -59,44 +62,6 @@ export function changesCore(v: Variant): boolean {
   return CORE_KEYS.some((k) => v[k] !== undefined);
 }
 
-function actOf(fn: ActFn): (x: number) => number {
-  switch (fn) {
-    case 'gelu':
-      return gelu;
-    case 'gelu-tanh':
-      return (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x * x * x)));
-    case 'gelu-sigmoid':
-      return (x) => x / (1 + Math.exp(-1.702 * x));
-    case 'relu':
-      return (x) => (x > 0 ? x : 0);
-    case 'silu':
-      return (x) => x / (1 + Math.exp(-x));
-  }
-}
-
-/** One output of a product with an fp16 accumulator, as the GEMM core emulates it (see Variant.acc). */
-function accumulateF16(
-  x: Float64Array,
-  xo: number,
-  w: Float64Array,
-  K: number,
-  chunk: number,
-  fused: boolean,
-  half = false,
-) {
-  const f = Math.fround;
-  let total = 0;
-  for (let k0 = 0; k0 < K; k0 += chunk) {
-    let s = 0;
-    const k1 = Math.min(K, k0 + chunk);
-    if (half) for (let k = k0; k < k1; k++) s = roundTo('fp16', s + x[xo + k] * w[k]);
-    else if (fused) for (let k = k0; k < k1; k++) s = roundF32ToF16(s + x[xo + k] * w[k]);
-    else for (let k = k0; k < k1; k++) s = roundF32ToF16(s + f(x[xo + k] * w[k]));
-    total = k0 === 0 ? s : roundF32ToF16(total + s);
-  }
-  return total;
-}
-
 /** The input of a product as the variant reads it: rounded, then shifted along each row (kept for the op's search,
  * per input, format and shift: every candidate reads one of a few). */
 const inputsRead = new WeakMap<OpData, Map<ArrayLike<number>, Map<string, Float64Array>>>();
@@ -127,23 +92,6 @@ function inputOf(d: OpData, x0: ArrayLike<number>, f: NumFormat | undefined, s: 
   }
   byForm.set(key, x);
   return x;
-}
-
-/** sum_k x[xo + k] w[k] in fp64 (four running sums: exact to a few fp64 roundings, far below any f32 floor). */
-function dot(x: Float64Array, xo: number, w: Float64Array, K: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let k = 0;
-  for (; k + 3 < K; k += 4) {
-    s0 += x[xo + k] * w[k];
-    s1 += x[xo + k + 1] * w[k + 1];
-    s2 += x[xo + k + 2] * w[k + 2];
-    s3 += x[xo + k + 3] * w[k + 3];
-  }
-  for (; k < K; k++) s0 += x[xo + k] * w[k];
-  return s0 + s1 + (s2 + s3);
 }
 
 /**
@@ -421,84 +369,6 @@ export function evalVariant(
     for (let j = 0; j < n; j++) out[t * n + j] = d.exact[t * width + (cols ? cols[j] : j)];
   }
   return out;
-}
-
-/** Rows [from, to) of a [T, width] tensor (a view). */
-function rowsOfArray(a: ArrayLike<number>, T: number, from: number, to: number): ArrayLike<number> {
-  const w = a.length / T;
-  return a instanceof Float32Array || a instanceof Float64Array
-    ? a.subarray(from * w, to * w)
-    : Array.prototype.slice.call(a, from * w, to * w);
-}
-
-/** The op's rows [from, to) as an op of their own (row-wise ops only), one per op and span. */
-const views = new WeakMap<OpData, Map<string, OpData>>();
-function rowsView(d: OpData, from: number, to: number): OpData {
-  let m = views.get(d);
-  if (!m) {
-    m = new Map();
-    views.set(d, m);
-  }
-  const key = `${from}:${to}`;
-  let view = m.get(key);
-  if (!view) {
-    const T = d.tokens.length;
-    view = {
-      ...d,
-      tokens: d.tokens.slice(from, to),
-      inputs: d.inputs.map((x) => x.subarray((from * x.length) / T, (to * x.length) / T)),
-      recorded: d.recorded.subarray((from * d.recorded.length) / T, (to * d.recorded.length) / T),
-      exact: d.exact.subarray((from * d.exact.length) / T, (to * d.exact.length) / T),
-    };
-    m.set(key, view);
-  }
-  return view;
-}
-
-/** A variant's own tensors (another input, a replaced term) cut to rows [from, to), one cut per tensor and span. */
-const cuts = new WeakMap<object, Map<string, ArrayLike<number>>>();
-function sliceRows(v: Variant, T: number, from: number, to: number): Variant {
-  if (!v.input && !v.replace) return v;
-  const cut = (a: ArrayLike<number>) => {
-    let m = cuts.get(a);
-    if (!m) {
-      m = new Map();
-      cuts.set(a, m);
-    }
-    const key = `${T}:${from}:${to}`;
-    let c = m.get(key);
-    if (!c) {
-      c = rowsOfArray(a, T, from, to);
-      m.set(key, c);
-    }
-    return c;
-  };
-  return {
-    ...v,
-    ...(v.input ? { input: cut(v.input) } : {}),
-    ...(v.replace ? { replace: { term: v.replace.term, data: cut(v.replace.data) } } : {}),
-  };
-}
-
-const inners = new WeakMap<Variant, Variant>();
-
-/** The variant on the rows `span` only; its variant without rows is `inner` itself (innerOf). */
-export function withRows(inner: Variant, span: { from: number; to: number }): Variant {
-  const v = { ...inner, rows: span };
-  inners.set(v, inner);
-  return v;
-}
-
-/** The variant without its rows (one object per variant: a product cache knows it by identity). */
-export function innerOf(v: Variant): Variant {
-  if (!v.rows) return v;
-  let inner = inners.get(v);
-  if (!inner) {
-    const { rows: _, ...rest } = v;
-    inner = rest;
-    inners.set(v, inner);
-  }
-  return inner;
 }
 
 function evalWhole(
