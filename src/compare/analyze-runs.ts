@@ -17,7 +17,6 @@ import { type DfBuffer, readDf, uploadDf } from '../engine/oracle-df';
 import { oracleForward } from '../kernels/cpu/forward';
 import { checkSameTokens, type ReadRunOptions } from '../model/run-file';
 import { type PartedPair, partedPair } from '../model/run-generation';
-import type { Precision } from '../numeric/precision';
 import type { NeoXConfig } from '../numeric/types';
 import { DEFAULT_K } from '../run/runspec';
 import { AnalysisCancelled, metricsEngine } from './analyze';
@@ -30,7 +29,7 @@ import { engineSlots, type FeedProgress, RunsFeed } from './runs-feed';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import { RUNS_REPORT_SCHEMA, type RunsReport, verdictOf } from './runs-report';
 import { HF_ANGLES, type RunsStart, startFits, startRunsAnalysis } from './runs-start';
-import { checkResults, curveResults, partingOfRuns } from './runs-verdict';
+import { checkResults, curveResults, heldRows, partingOfReport } from './runs-verdict';
 import { explainRunFindings } from './why-runs';
 
 export type { AnalyzeRunsOptions, RunInput };
@@ -126,15 +125,7 @@ export function streamRuns(
           await Promise.all([a, b].map((r) => r.resident?.load()));
           const cut = (r: RunInput): RunInput => ({ file: runRows(r.file, parted.rows), sha256: r.sha256 });
           const report = await analyzeRuns(e, cut(a), cut(b), opts);
-          if (report.parting) {
-            const held = { A: a.file.tokens.length, B: b.file.tokens.length };
-            report.parting.held = held;
-            report.parting.words = report.parting.words.replace(
-              /\.$/,
-              `, of the ${held.A} and ${held.B} rows runs A and B hold.`,
-            );
-            report.sentence = report.sentence.replace(/ The texts part at .*$/, ` ${report.parting.words}`);
-          }
+          heldRows(report, { A: a.file.tokens.length, B: b.file.tokens.length });
           return report;
         }
         const s = await begin(a.file.tokens);
@@ -360,25 +351,10 @@ async function analyzeStarted(
     return report;
   });
   if (parted && b) {
-    // The exact logits of the row whose choice parts the texts (a row of the checked rows from..T−1).
+    // The exact logits (of the checked rows from..T−1) hold the row whose choice parts the texts.
     const lg = forward.get('logits');
-    const exactRow = lg
-      ? (await readDf(device, lg)).subarray(...rowSpan(parted.row - from, cfg.vocabSize))
-      : null;
-    const logitsOf = (r: RunInput) => {
-      const t = r.file.slots.get('logits');
-      return t && t.data.length > 0 ? t.data.subarray(...rowSpan(parted.row, cfg.vocabSize)) : null;
-    };
-    const lowest = runs.files.reduce<Precision>((p, r) => (r.precision === 'fp32' ? p : r.precision), 'fp32');
-    report.parting = partingOfRuns(
-      parted,
-      a.file.generation!.prefill,
-      { A: logitsOf(a), B: logitsOf(b) },
-      exactRow,
-      report.curves.find((c) => c.slot === 'logits')?.floor ?? null,
-      lowest,
-      k,
-    );
+    const exact = lg ? { data: await readDf(device, lg), from } : null;
+    report.parting = partingOfReport(parted, a.file, b.file, exact, report, runs.files);
   }
   const whyRuns = runs.files.map((run, j) => {
     const file = (j === 0 ? a : b!).file;
@@ -407,9 +383,6 @@ async function analyzeStarted(
   if (report.parting) report.sentence = `${report.sentence} ${report.parting.words}`;
   return report;
 }
-
-/** Row r's [start, end) in a [T, width] tensor. */
-const rowSpan = (r: number, width: number): [number, number] => [r * width, (r + 1) * width];
 
 /** A run's slots on the CPU (the CPU oracle's route). */
 function slotData(r: RunInput): Map<string, Float32Array> {

@@ -1,5 +1,6 @@
 // The runs analysis's verdict on what its comparisons measured (analyze-runs.ts): each run's checks against the
 // floors' run at the same op (ratio, born, the first row past k × floor) and the propagated curves per slot.
+import type { RunFile } from '../model/run-file';
 import { type PartedPair, rowWords } from '../model/run-generation';
 import { type Precision, storageUnitRoundoff } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
@@ -161,4 +162,41 @@ export function partingOfRuns(
     nearTie,
     words: `The texts part at ${at}: ${ids}; ${gapWords}. Compared on the ${parted.rows} rows they share (positions 0–${parted.rows - 1}).`,
   };
+}
+
+/** A parted pair's parting in a report, from the runs' recorded logits and the exact forward's (rows from..T−1). */
+export function partingOfReport(
+  parted: PartedPair,
+  a: RunFile,
+  b: RunFile,
+  exact: { data: Float64Array; from: number } | null,
+  report: RunsReport,
+  files: ScoredRun[],
+): RunsParting {
+  const V = report.model.config.vocabSize;
+  const row = (data: ArrayLike<number> & { subarray(a: number, b: number): ArrayLike<number> }, r: number) =>
+    data.length >= (r + 1) * V ? data.subarray(r * V, (r + 1) * V) : null;
+  const logitsOf = (f: RunFile) => {
+    const t = f.slots.get('logits');
+    return t ? row(t.data, parted.row) : null;
+  };
+  const lowest = files.reduce<Precision>((p, r) => (r.precision === 'fp32' ? p : r.precision), 'fp32');
+  return partingOfRuns(
+    parted,
+    a.generation!.prefill,
+    { A: logitsOf(a), B: logitsOf(b) },
+    exact ? row(exact.data, parted.row - exact.from) : null,
+    report.curves.find((c) => c.slot === 'logits')?.floor ?? null,
+    lowest,
+    report.k,
+  );
+}
+
+/** A parted pair analysed on its shared rows: its parting says how many rows each run held. */
+export function heldRows(report: RunsReport, held: { A: number; B: number }): void {
+  const p = report.parting;
+  if (!p) return;
+  p.held = held;
+  p.words = p.words.replace(/\.$/, `, of the ${held.A} and ${held.B} rows runs A and B hold.`);
+  report.sentence = report.sentence.replace(/ The texts part at .*$/, ` ${p.words}`);
 }
