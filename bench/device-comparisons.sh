@@ -2,7 +2,13 @@
 # Issue 40 item 1 on a lent GPU: bench/comparisons.ts for each tree named as an argument, each bundled with its
 # shaders into .dp-perf/<tree>/ (comparisons.mjs, shaders/); .dp-perf also holds the devpack (node.xz, webgpu with
 # dawn.node.xz) and the Vulkan/glvnd debs in gl/. Carry .dp-perf. Also the card's copy bandwidth (torch, 1 GiB).
-# Results: $OUT/cmp-<tree>.json, log-<tree>.txt, reports.tgz (each tree's report numbers), bw.txt, gpu.txt.
+# Results: $OUT/cmp-<tree>.json, log-<tree>.txt, reports.tgz (each tree's report numbers), bw.txt, gpu.txt — at most
+# eight files come back, so name at most two trees when reports.tgz is wanted (three: it is left out).
+# Making .dp-perf here: ../shared/tools/devpack.sh, mv .devpack .dp-perf (listed in .git/info/exclude), xz its
+# dawn.node, the glvnd debs into .dp-perf/gl (tools/README.md), and per tree, from a worktree of it:
+#   npx esbuild bench/comparisons.ts --bundle --platform=node --format=esm --target=node20 \
+#     --outfile=<main>/.dp-perf/<tree>/comparisons.mjs --external:webgpu; cp -r shaders <main>/.dp-perf/<tree>/
+# Here afterwards: npx tsx bench/compare-reports.ts rep-<tree1> rep-<tree2> (from reports.tgz).
 set -u
 P=.dp-perf
 for f in $P/gl/*.deb; do dpkg -x "$f" /; done

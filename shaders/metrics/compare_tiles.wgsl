@@ -131,15 +131,14 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     if (x.m != 0.0) { p.ssq_a = acc_add_pos(p.ssq_a, sq_exact(x.m), 2 * x.e); }
     if (h.m != 0.0) { p.ssq_b = acc_add_pos(p.ssq_b, sq_df(h.m, ls), 2 * h.e); }
   }
-  // Every thread adds to the same eight words: counts that are 0 (most, most of the time) are not added.
-  if (seen > 0u) { atomicAdd(&counts[0], seen); }
-  if (nan > 0u) { atomicAdd(&counts[1], nan); }
-  if (inf > 0u) { atomicAdd(&counts[2], inf); }
-  if (bnf > 0u) { atomicAdd(&counts[3], bnf); }
-  if (mism > 0u) { atomicAdd(&counts[4], mism); }
-  if (fin > 0u) { atomicAdd(&counts[5], fin); }
-  if (zeros > 0u) { atomicAdd(&counts[6], zeros); }
-  if (max_ulp > 0u) { atomicMax(&counts[7], max_ulp); }
+  atomicAdd(&counts[0], seen);
+  atomicAdd(&counts[1], nan);
+  atomicAdd(&counts[2], inf);
+  atomicAdd(&counts[3], bnf);
+  atomicAdd(&counts[4], mism);
+  atomicAdd(&counts[5], fin);
+  atomicAdd(&counts[6], zeros);
+  atomicMax(&counts[7], max_ulp);
   let total = reduce_parts(lid, p); // (has barriers: the counters and histogram are complete after it)
   if (lid < 8u) { rec[dst + lid] = atomicLoad(&counts[lid]); }
   if (lid == 0u) {

@@ -2,7 +2,7 @@
 // src/compare/metrics.ts (the CPU oracle these are tested against, whose conventions they follow), and bitwise
 // differences, with only small summaries read back — one map of one buffer per record().
 //
-// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 2048 per job, never across a row),
+// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 512 per job, never across a row),
 // one workgroup each, one dispatch per pair of operand buffers (a table of stretches, each a run of one job's
 // tiles found by the shader from its workgroup id, so the CPU's work grows with jobs and rows, not tiles, and
 // hundreds of jobs on shared buffers cost one dispatch; the tiles' records are written and read by the GPU alone);
