@@ -1,7 +1,7 @@
 // A Llama-family model in the page: a committed HF fixture folder (src/model/testdata/llama/qwen2-bias: Qwen2,
 // grouped-query attention, q/k/v biases, a sliding window, F16 weights, no tokenizer) picked from disk loads, the
 // model panel names its family, Run compares both paths (agree, both paths generating the same tokens), and the family's
-// teaching fault of the KV mapping diverges at layer 0; the family's faults are the ones offered. Screenshots at
+// teaching fault of the KV mapping planted from layer 1 diverges there, bisection naming the flash attention; the family's faults are the ones offered. Screenshots at
 // 1280x800 and 1920x1080.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,10 +51,13 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
 
   await fault.selectOption('kv_interleaved');
   await expect(page.getByTestId('fault-info')).toBeVisible();
+  await page.getByTestId('fault-layer-auto').uncheck();
+  await page.getByTestId('fault-layer').fill('1');
   await setInputs(page, hf.greedy.prompt.join(','), 0);
   await runToEnd(page);
   await expect(verdict).toHaveAttribute('data-verdict', 'diverged');
-  await expect(verdict).toHaveAttribute('data-layer', '0');
+  await expect(verdict).toHaveAttribute('data-layer', '1');
+  await expect(page.getByTestId('bisection')).toContainText('flash_attention');
   await shoot(page, testInfo, 'llama-fault-1280', false);
   await shoot(page, testInfo, 'llama-fault-1280-full', true);
   expect(errors).toEqual([]);

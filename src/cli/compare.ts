@@ -129,9 +129,7 @@ export function formatVerdict(r: Report): string {
     const blamed = r.bisection?.filter((b) => b.reproduces) ?? [];
     const who = blamed.length
       ? blamed.map((b) => `${b.kernel} from layer ${b.firstLayer}`).join(', ')
-      : r.bisection === null && r.model.family === 'llama'
-        ? 'no kernel named (bisection is not yet supported for the Llama family)'
-        : 'no single fused kernel';
+      : 'no single fused kernel';
     lines.push(
       `diverged: first divergent layer ${r.firstDivergentLayer ?? '(logits)'}; reproduced by ${who}`,
     );

@@ -80,11 +80,11 @@ describe('cli on a Llama-family model folder', () => {
     expect(got.newIds).toEqual(hf.greedy.new_ids);
   });
 
-  it('check: a clean spec exits 0, the KV-mapping fault exits 1 diverged at layer 0', () => {
+  it('check: a clean spec exits 0, the KV-mapping fault exits 1 at layer 0, the flash attention named', () => {
     const hf = hfOf('qwen2-bias');
     const dir = join(FIXTURES, 'qwen2-bias');
     const tmp = mkdtempSync(join(tmpdir(), 'llama-cli-'));
-    const spec = (faults: { id: string }[]) => {
+    const spec = (faults: { id: string; fromLayer?: number }[]) => {
       const file = join(tmp, `spec-${faults.length}.json`);
       const fused = [
         'layernorm',
@@ -117,11 +117,11 @@ describe('cli on a Llama-family model folder', () => {
     const ok = cli(['check', '--spec', spec([]), '--model', dir]);
     expect(ok.code, ok.stderr.join('\n')).toBe(0);
     expect(ok.stdout).toMatch(/^agree: /m);
-    const bad = cli(['check', '--spec', spec([{ id: 'kv_interleaved' }]), '--model', dir]);
+    const bad = cli(['check', '--spec', spec([{ id: 'kv_interleaved', fromLayer: 0 }]), '--model', dir]);
     expect(bad.code, bad.stderr.join('\n')).toBe(1);
     expect(bad.stdout).toMatch(/^layer 0: relL2 .* DIVERGED$/m);
     expect(bad.stdout).toMatch(
-      /^diverged: first divergent layer 0; reproduced by no kernel named \(bisection is not yet supported for the Llama family\)$/m,
+      /^diverged: first divergent layer 0; reproduced by flash_attention from layer 0$/m,
     );
   });
 

@@ -1,7 +1,7 @@
 // The two-path analysis of a Llama-family model (family-compare.ts, reached through analyze()) on the committed HF
 // fixtures in Node on SwiftShader: a clean compare agrees on every flavour, with the floor (reference vs the fp64
 // oracle) at fp32 rounding and greedy ids equal to HF's; each teaching fault of the family's fused kernels diverges
-// at its first layer (the faults act in every layer); what the family cannot run, and the family's faults on a
+// at the layer it is planted from and bisection names its kernel; what the family cannot run, and the family's faults on a
 // GPT-NeoX model, are refused in one line before any work.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { ALL_FUSED } from '../engine/fused-kernels';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { randomModelFiles } from '../model/random-model';
-import type { FaultId } from '../run/faults';
+import { type FaultId, faultInfo } from '../run/faults';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
 
@@ -95,16 +95,32 @@ describe('compare on a Llama-family model', () => {
     ['swap_gate_up', 'llama-gqa-llama3'],
     ['kv_interleaved', 'qwen2-bias'],
   ];
-  it.each(faults)('%s on %s diverges at layer 0, where it first acts', async (id, name) => {
-    const hf = hfOf(name);
-    await load(name);
-    const r = await analyze(engine, spec(hf.tokens, [{ id }]), hf.tokens);
-    expect(r.verdict).toBe('diverged');
-    expect(r.firstDivergentLayer).toBe(0);
-    expect(r.plantedFaults).toEqual([{ id, fromLayer: 0 }]);
-    expect(r.layers[0].ratio).toBeGreaterThan(100 * r.k);
-    const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
-    expect(validate(asJson(r)), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+  it.each(faults)(
+    '%s on %s from layer 0 diverges at layer 0, bisection names its kernel',
+    async (id, name) => {
+      const hf = hfOf(name);
+      await load(name);
+      const r = await analyze(engine, spec(hf.tokens, [{ id, fromLayer: 0 }]), hf.tokens);
+      expect(r.verdict).toBe('diverged');
+      expect(r.firstDivergentLayer).toBe(0);
+      expect(r.plantedFaults).toEqual([{ id, fromLayer: 0 }]);
+      expect(r.layers[0].ratio).toBeGreaterThan(100 * r.k);
+      // bisection: the fault's own kernel alone reproduces it from layer 0, no other kernel alone does
+      const hits = r.bisection?.filter((b) => b.reproduces) ?? [];
+      expect(hits.map((b) => [b.kernel, b.firstLayer])).toEqual([[faultInfo(id).kernel, 0]]);
+      expect(r.bisection?.map((b) => b.kernel)).not.toContain('residual_epilogue');
+      const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+      expect(validate(asJson(r)), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    },
+  );
+
+  it('a fault from layer 1 leaves layer 0 within the floor and diverges at layer 1', async () => {
+    const hf = hfOf('llama-gqa-llama3');
+    await load('llama-gqa-llama3');
+    const r = await analyze(engine, spec(hf.tokens, [{ id: 'swap_gate_up', fromLayer: 1 }]), hf.tokens);
+    expect(r.firstDivergentLayer).toBe(1);
+    expect(r.layers[0].diverged).toBe(false);
+    expect(r.plantedFaults).toEqual([{ id: 'swap_gate_up', fromLayer: 1 }]);
   });
 
   it('kv_interleaved changes nothing with one KV head (MQA): the compare agrees', async () => {
@@ -127,8 +143,13 @@ describe('compare on a Llama-family model', () => {
         spec(t, [{ id: 'gelu_relu' }]),
         /fault 'gelu_relu' \(a GPT-NeoX kernel's; this family has rms_eps_outside/,
       ],
-      [spec(t, [{ id: 'swap_gate_up', fromLayer: 1 }]), /a fault from layer 1 .* is not yet supported/],
-      [{ ...spec(t), fused: ['gemm'] }, /one at a time/],
+      [
+        spec(t, [
+          { id: 'swap_gate_up', fromLayer: 1 },
+          { id: 'rms_eps_outside', fromLayer: 0 },
+        ]),
+        /faults starting at different layers .* is not yet supported/,
+      ],
     ];
     for (const [s, want] of cases) {
       const e = await analyze(engine, s, t).catch((x: Error) => x);

@@ -6,25 +6,27 @@
 //   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact;
 //              every reference tap vs exact; metrics.ts on the CPU
 //   verdict  — the first divergent layer against k × the floor, as GPT-NeoX's
+//   bisection — where it diverges, each fused kernel alone (GPT-NeoX's kernel ids: engine/family-llama.ts)
 //   determinism — the fused forward run again, bit for bit
 //   generation — greedy on both paths (no KV cache: each token re-runs the whole forward)
 // Not measured yet for the family, and said so in the report: the local re-runs (a fused layer on the reference
-// input: `local` is not measured, so no layer is marked born), bisection by fused kernel, the why, the decode
-// check. What the family cannot run (precision modes, a kernel written in the page, GPT-NeoX's faults, a fault from
-// a later layer) is refused in one line before any work.
+// input: `local` is not measured, so no layer is marked born), the why, the decode check. What the family cannot
+// run (precision modes, a kernel written in the page, GPT-NeoX's faults, faults from different layers) is refused
+// in one line before any work.
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
-import { notForLlama } from '../engine/family-llama';
-import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { LLAMA_KERNEL_OF, notForLlama } from '../engine/family-llama';
+import type { FusedKernelId } from '../engine/fused-kernels';
 import { llamaForward } from '../kernels/cpu/llama-forward';
 import type { HiddenDump } from '../numeric/types';
 import { familyOf, layerSteps } from '../ops/families';
-import { type FaultInfo, faultInfo, faultsFor, type PlantedFault } from '../run/faults';
+import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, overallVerdict } from './generation-verdict';
-import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
+import { errorHistogram, fullMetrics, metricValue, perTokenRelL2 } from './metrics';
 import {
   type AnalysisPartial,
+  type BisectionRow,
   type DeterminismResult,
   type GenerationResult,
   type LayerResult,
@@ -52,29 +54,43 @@ class Cancelled extends Error {
   override name = 'AnalysisCancelled';
 }
 
-/** The spec's faults placed for a Llama-family model (every layer), or one line saying why not. */
-export function placeLlamaFaults(spec: RunSpec): { planted: PlantedFault[]; faults: LlamaFaults } {
+/**
+ * The spec's faults placed for a Llama-family model as GPT-NeoX's are (a layer given, or drawn from the seed; from
+ * there on), as the fused forward's constants and layers; or one line saying why not. Faults planted together act
+ * from one layer (the fused forward takes one set of fault layers).
+ */
+export function placeLlamaFaults(
+  spec: RunSpec,
+  numLayers: number,
+): { planted: PlantedFault[]; faults: LlamaFaults } {
   const offered = faultsFor('llama').map((f) => f.id);
-  const faults: LlamaFaults = {};
-  const planted: PlantedFault[] = [];
-  for (const f of spec.faults) {
-    const info: FaultInfo = faultInfo(f.id);
-    if (!info.llama || !info.constants)
+  for (const f of spec.faults)
+    if (!faultInfo(f.id).llama)
       throw notForLlama(`fault '${f.id}' (a GPT-NeoX kernel's; this family has ${offered.join(', ')})`);
-    if (f.fromLayer !== undefined && f.fromLayer !== 0)
-      throw notForLlama(`a fault from layer ${f.fromLayer} (the family's faults act in every layer: from 0)`);
+  const planted = placeFaults(spec.faults, spec.seed, numLayers);
+  return { planted, faults: llamaFaultsOf(planted, numLayers) };
+}
+
+/** The fused forward's fault options for planted Llama-family faults (from their first layer on). */
+function llamaFaultsOf(planted: readonly PlantedFault[], numLayers: number): LlamaFaults {
+  const faults: LlamaFaults = {};
+  if (planted.length === 0) return faults;
+  const from = planted[0].fromLayer;
+  if (planted.some((p) => p.fromLayer !== from))
+    throw notForLlama('faults starting at different layers (plant them from one layer)');
+  for (const p of planted) {
+    const info: FaultInfo = faultInfo(p.id);
+    if (!info.llama || !info.constants) throw notForLlama(`fault '${p.id}'`);
     faults[info.llama.kernel] = { ...faults[info.llama.kernel], ...info.constants };
-    planted.push({ id: f.id, fromLayer: 0 });
   }
-  return { planted, faults };
+  faults.layers = Array.from({ length: numLayers - from }, (_, i) => from + i);
+  return faults;
 }
 
 /** Refuses what a Llama-family model cannot run yet, before any work. */
 function checkSpec(spec: RunSpec): void {
   if (spec.precision !== 'fp32') throw notForLlama(`precision '${spec.precision}' (fp32 only)`);
   if (spec.custom) throw notForLlama('a kernel written in the page');
-  if (spec.fused.length > 0 && spec.fused.length < FUSED_KERNELS.length)
-    throw notForLlama('switching the fused kernels on one at a time (all or none)');
 }
 
 /** The Report of one RunSpec on the engine's loaded Llama-family model. */
@@ -88,12 +104,11 @@ export async function analyzeFamily(
   const model = engine.llamaModel;
   if (!info || !model) throw new Error('no Llama-family model is loaded');
   checkSpec(spec);
-  const { planted, faults } = placeLlamaFaults(spec);
-  const fusedPath = spec.fused.length === 0 ? 'reference' : 'fused';
-  if (fusedPath === 'reference' && planted.length > 0)
-    throw new EngineError('a fault lives in a fused kernel: switch the fused kernels on', 'input');
+  const L = info.config.numLayers;
+  const { planted, faults } = placeLlamaFaults(spec, L);
+  const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
   const durations: Record<string, number> = {};
-  const phases = 6;
+  const phases = 7;
   let done = 0;
   const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new Cancelled('analysis cancelled');
@@ -185,6 +200,11 @@ export async function analyzeFamily(
     ],
   };
   opts.onPartial?.({ kind: 'analysis', report });
+  const bisection = await step('bisection', () =>
+    prompt === 'agree' ? null : bisect(engine, spec, tokens, planted, runs.ref.dump, layers, exact.layers),
+  );
+  if (bisection) opts.onPartial?.({ kind: 'bisection', bisection });
+  report = { ...report, bisection };
   const determinism = await step('determinism', async () =>
     sameBits(runs.fused.dump, (await engine.forward(tokens, fusedOpts)).dump),
   );
@@ -194,6 +214,44 @@ export async function analyzeFamily(
     spec.generate === 0 ? null : generate(engine, tokens, spec.generate, fusedOpts, opts),
   );
   return { ...report, verdict: overallVerdict(prompt, generation), generation, durations };
+}
+
+/**
+ * Which fused kernel reproduces the divergence: the fused path with each switched-on kernel alone (its own faults
+ * only), each layer against the reference and the floor, as GPT-NeoX's bisection does (analysis-after.ts). GPT-NeoX's
+ * parallel-residual epilogue has no Llama counterpart: it is left out.
+ */
+async function bisect(
+  engine: Engine,
+  spec: RunSpec,
+  tokens: number[],
+  planted: readonly PlantedFault[],
+  ref: HiddenDump,
+  layers: readonly LayerResult[],
+  exactLayers: readonly Float64Array[],
+): Promise<BisectionRow[]> {
+  const { precision, metric, k } = spec;
+  const rows: BisectionRow[] = [];
+  const L = layers.length;
+  for (const kernel of spec.fused) {
+    if (LLAMA_KERNEL_OF[kernel] === null) continue;
+    const own = planted.filter((p) => faultInfo(p.id).kernel === kernel);
+    const llamaFaults = llamaFaultsOf(own, L);
+    const { dump } = await engine.forward(tokens, { path: new Set([kernel]), llamaFaults });
+    let firstLayer: number | null = null;
+    let worst = { value: 0, ratio: 0 };
+    dump.layers.forEach((got, i) => {
+      const m = fullMetrics(got, ref.layers[i], precision);
+      const ratio = ratioOf(m, layers[i].floor, metric, precision, maxAbs(exactLayers[i]));
+      const hit = ratio > k || nonFiniteIn(m) > 0;
+      if (hit && firstLayer === null) {
+        firstLayer = i;
+        worst = { value: metricValue(m, metric), ratio };
+      } else if (firstLayer === null && ratio > worst.ratio) worst = { value: metricValue(m, metric), ratio };
+    });
+    rows.push({ kernel, reproduces: firstLayer !== null, firstLayer, ...worst });
+  }
+  return rows;
 }
 
 /** max |x|. */
@@ -273,7 +331,7 @@ async function generate(
   engine: Engine,
   tokens: number[],
   n: number,
-  fusedOpts: { path: 'reference' | 'fused'; llamaFaults: LlamaFaults },
+  fusedOpts: { path: ReadonlySet<FusedKernelId>; llamaFaults: LlamaFaults },
   opts: FamilyAnalyzeOptions,
 ): Promise<GenerationResult> {
   const tok = engine.tokenizer;

@@ -134,6 +134,24 @@ describe('a Llama-family model in the Engine', () => {
     );
   });
 
+  it("switches the fused kernels by GPT-NeoX's ids: none of the family's on is the reference path bit for bit", async () => {
+    const dir = join(FIXTURES, 'qwen2-bias');
+    const hf = JSON.parse(readFileSync(join(dir, 'hf_outputs.json'), 'utf8')) as HfOutputs;
+    await engine.loadModel(files(dir));
+    const ref = await engine.forward(hf.tokens, { path: 'reference' });
+    // GPT-NeoX's parallel-residual epilogue has no Llama counterpart: on alone, every Llama kernel is off.
+    const none = await engine.forward(hf.tokens, { path: new Set(['residual_epilogue'] as const) });
+    expect(Buffer.from(none.dump.logits.buffer).equals(Buffer.from(ref.dump.logits.buffer))).toBe(true);
+    const flash = await engine.forward(hf.tokens, {
+      path: new Set(['flash_attention'] as const),
+      llamaFaults: { flash: { FAULT_KV_INTERLEAVED: true }, layers: [1] },
+    });
+    // the fault from layer 1 on: layer 0 is the reference's bit for bit (only the flash attention differs, and it
+    // runs faulty in layer 1 alone), layer 1 is far off
+    expect(relL2(flash.dump.layers[1], ref.dump.layers[1])).toBeGreaterThan(1e-2);
+    expect(relL2(flash.dump.layers[0], ref.dump.layers[0])).toBeLessThan(1e-5);
+  });
+
   it('says in one line what the family does not have yet, and the model stays usable', async () => {
     const dir = join(FIXTURES, 'mistral-window');
     await engine.loadModel(files(dir));
@@ -141,7 +159,6 @@ describe('a Llama-family model in the Engine', () => {
       () => engine.batch(),
       () => engine.gpuParts(),
       () => engine.forward([1, 2, 3], { precision: 'fp16' }),
-      () => engine.forward([1, 2, 3], { path: new Set(['gemm'] as const) }),
       () => engine.forward([1, 2, 3], { layers: { from: 0, to: 1 } }),
     ];
     for (const f of lines) {

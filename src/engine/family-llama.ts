@@ -3,19 +3,27 @@
 // (llama-fused.ts) made at its first use, and what the page shows of it. The Engine dispatches here on the
 // config's family (engine.ts); GPT-NeoX keeps its own slot (model-slot.ts).
 //
-// First form, said where it matters: fp32 only (the precision modes are GPT-NeoX's), the fused path whole (no
-// bisection by fused kernel), teaching faults in every layer; both paths generate with their KV cache, the paths
-// one after the other.
+// First form, said where it matters: fp32 only (the precision modes are GPT-NeoX's); the fused kernels switched by
+// GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults from a layer on; both paths generate with their KV cache, the
+// paths one after the other.
 
 import type { PipelineCache } from '../gpu/pipelines';
 import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Weights } from '../model/weight-stream';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
+import type { FusedKernelId } from './fused-kernels';
 import { checkTokenizer, type MemoryBudget } from './install';
-import { LlamaFused } from './llama-fused';
+import { LlamaFused, type LlamaFusedKernel } from './llama-fused';
 import { LlamaReference } from './llama-reference';
-import { EngineError, type ForwardOptions, type ForwardResult, type ModelInfo, type PathSpec } from './types';
+import {
+  EngineError,
+  type ForwardOptions,
+  type ForwardResult,
+  type LlamaFaults,
+  type ModelInfo,
+  type PathSpec,
+} from './types';
 
 /** What a Llama-family model is read from (kept to reload it after a device loss). */
 export interface LlamaSource {
@@ -76,13 +84,43 @@ export function notForLlama(what: string): EngineError {
   return new EngineError(`${what} is not yet supported for the Llama family`, 'input');
 }
 
-/** Which of the two Llama paths a PathSpec asks for; a partial set of GPT-NeoX's fused kernels is refused. */
-export function llamaPath(path: PathSpec | undefined): 'reference' | 'fused' {
-  if (path === undefined || path === 'reference') return 'reference';
-  if (path === 'fused') return 'fused';
-  if (path.size === 0) return 'reference';
-  if (path.size < 6) throw notForLlama('switching fused kernels on one at a time (bisection)');
-  return 'fused';
+/**
+ * The Llama fused kernel each of GPT-NeoX's fused-kernel ids switches (a RunSpec's `fused` and the page's switches
+ * name GPT-NeoX's): the add + norm, the QKV projection + rotary, the flash attention, the other GEMMs, the MLP's up
+ * GEMM with its epilogue (SwiGLU here). GPT-NeoX's parallel-residual epilogue has no counterpart (the family's
+ * residual adds are in add + RMSNorm): switching it changes nothing.
+ */
+export const LLAMA_KERNEL_OF: Record<FusedKernelId, LlamaFusedKernel | null> = {
+  layernorm: 'addRmsNorm',
+  qkv_rotary: 'qkvRope',
+  flash_attention: 'flash',
+  gemm: 'gemm',
+  linear_gelu: 'swiglu',
+  residual_epilogue: null,
+};
+
+/**
+ * The fused kernels a PathSpec switches on in the Llama fused path, or null for the reference path ('reference', or
+ * an empty set). 'fused': all of them.
+ */
+export function llamaKernels(path: PathSpec | undefined): Partial<Record<LlamaFusedKernel, boolean>> | null {
+  if (path === undefined || path === 'reference') return null;
+  if (path !== 'fused' && path.size === 0) return null;
+  const on = (k: LlamaFusedKernel) => path === 'fused' || [...path].some((id) => LLAMA_KERNEL_OF[id] === k);
+  return {
+    addRmsNorm: on('addRmsNorm'),
+    qkvRope: on('qkvRope'),
+    swiglu: on('swiglu'),
+    flash: on('flash'),
+    gemm: on('gemm'),
+  };
+}
+
+/** The fused forward's fault options from the engine's LlamaFaults (constants per kernel, the layers). */
+function faultOptions(f: LlamaFaults | undefined) {
+  if (!f) return {};
+  const { layers, ...faults } = f;
+  return { faults, faultLayers: layers };
 }
 
 export class LlamaModel {
@@ -162,16 +200,17 @@ export class LlamaModel {
       throw notForLlama(`precision '${opts.precision}' (fp32 only)`);
     if (opts.layers) throw notForLlama('a forward over some layers (local re-runs)');
     if (opts.timing) throw notForLlama('per-op timing');
-    const path = llamaPath(opts.path);
-    if (path === 'reference' && opts.llamaFaults && Object.keys(opts.llamaFaults).length > 0)
+    const kernels = llamaKernels(opts.path);
+    if (kernels === null && opts.llamaFaults && Object.keys(opts.llamaFaults).length > 0)
       throw new EngineError('teaching faults live in the fused path: the reference path has none', 'input');
     const t0 = performance.now();
     let result: ForwardResult;
-    if (path === 'reference') {
+    if (kernels === null) {
       const r = await this.ref.forward(tokens, { cpu: this.cpuAdapter, taps: opts.taps !== undefined });
       result = { dump: r.dump, taps: r.taps, timings: null, dispatches: 0 };
     } else {
-      const dump = await this.fused().forward(tokens, { cpu: this.cpuAdapter, faults: opts.llamaFaults });
+      const o = { cpu: this.cpuAdapter, kernels, ...faultOptions(opts.llamaFaults) };
+      const dump = await this.fused().forward(tokens, o);
       result = { dump, taps: new Map(), timings: null, dispatches: 0 };
     }
     if (opts.logits === 'last') {
@@ -203,10 +242,11 @@ export class LlamaModel {
       if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
       const cpu = this.cpuAdapter;
       try {
+        const kernels = llamaKernels(p.path);
         const r =
-          llamaPath(p.path) === 'reference'
+          kernels === null
             ? await this.ref.generate(prompt, n, { cpu })
-            : await this.fused().generate(prompt, n, { cpu, faults: p.llamaFaults });
+            : await this.fused().generate(prompt, n, { cpu, kernels, ...faultOptions(p.llamaFaults) });
         out.push(r.ids);
       } catch (e) {
         if (e instanceof EngineError) throw e;

@@ -82,13 +82,16 @@ export interface ModelInfo {
 }
 
 /**
- * A Llama-family model's teaching faults (src/run/faults.ts LLAMA_FAULTS): pipeline constants of one fused kernel
- * of engine/llama-fused.ts, in every layer.
+ * A Llama-family model's teaching faults (src/run/faults.ts LLAMA_FAULTS): pipeline constants of the fused kernels
+ * of engine/llama-fused.ts, in the layers named (every layer when none are).
  */
 export interface LlamaFaults {
   addRmsNorm?: OverrideConstants;
   swiglu?: OverrideConstants;
   flash?: OverrideConstants;
+  qkvRope?: OverrideConstants;
+  /** The layers the faults act in (absent: every layer). */
+  layers?: readonly number[];
 }
 
 export type PathSpec = 'reference' | 'fused' | ReadonlySet<FusedKernelId>;

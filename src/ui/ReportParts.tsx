@@ -99,12 +99,6 @@ export function Verdict({
 
 export function Bisection({ report }: { report: Report }) {
   const rows = report.bisection;
-  if (!rows && report.model.family === 'llama' && report.verdict !== 'agree')
-    return (
-      <p className="muted" data-testid="bisection">
-        Bisection not run: not yet supported for the Llama family.
-      </p>
-    );
   if (!rows)
     return (
       <p className="muted" data-testid="bisection">
