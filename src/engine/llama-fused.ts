@@ -17,13 +17,15 @@ import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
 import { addRmsNorm, linearSwigluOps, qkvRopeOps } from '../kernels/fused-llama';
+import { fusedNormMaxD } from '../kernels/fused-norm';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
 import { linear } from '../kernels/linear';
 import { residualAdd } from '../kernels/residual';
 import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import { swiglu } from '../kernels/swiglu';
-import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
+import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 
 /** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
@@ -52,78 +54,15 @@ export interface LlamaFusedOptions {
   };
 }
 
-interface LayerBufs {
-  inNorm: GPUBuffer;
-  postNorm: GPUBuffer;
-  /** q_proj, k_proj, v_proj apart (Qwen3: the q/k norms come between projection and rotary), else null. */
-  qkvApart: { q: LinearBufs; k: LinearBufs; v: LinearBufs } | null;
-  o: LinearBufs;
-  gateUp: LinearBufs; // [2F, d] and [2F]
-  /** [q; k; v] concatenated, [(H + 2KV)·hd, d] and its biases, for qkv_rope (null where they are apart). */
-  qkv: LinearBufs | null;
-  down: LinearBufs;
-  qNorm: GPUBuffer | null;
-  kNorm: GPUBuffer | null;
-}
-
-interface LinearBufs {
-  w: GPUBuffer;
-  b: GPUBuffer | null;
-}
-
 /** A Llama-family model's weights on the GPU as the fused kernels read them, and its fused forward. */
 export class LlamaFused {
-  private readonly made: GPUBuffer[] = [];
-  private layers: LayerBufs[] = [];
-  private embed!: GPUBuffer;
-  private norm!: GPUBuffer;
-  private head!: GPUBuffer;
-
-  /** q/k/v and gate/up as separate buffers, made on first use by a forward with those fused kernels off. */
-  private apartBufs = new Map<
-    number,
-    { q: LinearBufs; k: LinearBufs; v: LinearBufs; gate: LinearBufs; up: LinearBufs }
-  >();
-
   private constructor(
     private readonly gpu: { device: GPUDevice; pipelines: PipelineCache },
     readonly cfg: LlamaConfig,
-    private readonly w: LlamaWeights,
+    private readonly wb: LlamaFusedWeights,
   ) {}
 
-  private apart(i: number) {
-    let a = this.apartBufs.get(i);
-    if (!a) {
-      const l = this.w.layers[i];
-      const q = this.layers[i].qkvApart;
-      a = {
-        q: q?.q ?? this.lin(l.q, `layers.${i}.q_proj`),
-        k: q?.k ?? this.lin(l.k, `layers.${i}.k_proj`),
-        v: q?.v ?? this.lin(l.v, `layers.${i}.v_proj`),
-        gate: this.lin(l.gate, `layers.${i}.gate_proj`),
-        up: this.lin(l.up, `layers.${i}.up_proj`),
-      };
-      this.apartBufs.set(i, a);
-    }
-    return a;
-  }
-
-  private up(data: Float32Array, label: string): GPUBuffer {
-    const limit = this.gpu.device.limits.maxStorageBufferBindingSize;
-    if (data.byteLength > limit)
-      throw new Error(
-        `Llama fused: ${label} (${data.byteLength} B) exceeds the device's ${limit} B binding limit`,
-      );
-    const b = uploadBuffer(this.gpu.device, data, label);
-    this.made.push(b);
-    return b;
-  }
-
-  private lin(l: LinearWeights, label: string): LinearBufs {
-    return { w: this.up(l.weight.data, label), b: l.bias ? this.up(l.bias.data, `${label}.bias`) : null };
-  }
-
-  /** Uploads the weights once: gate and up concatenated ([gate; up] rows, and biases), a tied head shared. */
+  /** Uploads the weights once (llama-fused-weights.ts); refuses a hidden size the fused RMSNorm cannot hold. */
   static create(
     gpu: { device: GPUDevice; pipelines: PipelineCache },
     cfg: LlamaConfig,
@@ -131,48 +70,12 @@ export class LlamaFused {
   ): LlamaFused {
     if (w.layers.length !== cfg.numLayers)
       throw new Error(`Llama fused: ${w.layers.length} layer weights for numLayers ${cfg.numLayers}`);
-    const f = new LlamaFused(gpu, cfg, w);
-    const cat = (...ts: Tensor[]) => {
-      const out = new Float32Array(ts.reduce((n, t) => n + t.data.length, 0));
-      let at = 0;
-      for (const t of ts) {
-        out.set(t.data, at);
-        at += t.data.length;
-      }
-      return out;
-    };
-    f.embed = f.up(w.embedTokens.data, 'embed_tokens');
-    f.norm = f.up(w.norm.data, 'norm');
-    f.head = w.lmHead === w.embedTokens ? f.embed : f.up(w.lmHead.data, 'lm_head');
-    f.layers = w.layers.map((l, i) => ({
-      inNorm: f.up(l.inputLayernorm.data, `layers.${i}.input_layernorm`),
-      postNorm: f.up(l.postAttentionLayernorm.data, `layers.${i}.post_attention_layernorm`),
-      qkvApart: cfg.qkNorm
-        ? {
-            q: f.lin(l.q, `layers.${i}.q_proj`),
-            k: f.lin(l.k, `layers.${i}.k_proj`),
-            v: f.lin(l.v, `layers.${i}.v_proj`),
-          }
-        : null,
-      o: f.lin(l.o, `layers.${i}.o_proj`),
-      gateUp: {
-        w: f.up(cat(l.gate.weight, l.up.weight), `layers.${i}.gate_up`),
-        b: l.gate.bias && l.up.bias ? f.up(cat(l.gate.bias, l.up.bias), `layers.${i}.gate_up.bias`) : null,
-      },
-      qkv: cfg.qkNorm
-        ? null
-        : {
-            w: f.up(cat(l.q.weight, l.k.weight, l.v.weight), `layers.${i}.qkv`),
-            b:
-              l.q.bias && l.k.bias && l.v.bias
-                ? f.up(cat(l.q.bias, l.k.bias, l.v.bias), `layers.${i}.qkv.bias`)
-                : null,
-          },
-      down: f.lin(l.down, `layers.${i}.down_proj`),
-      qNorm: l.qNorm ? f.up(l.qNorm.data, `layers.${i}.q_norm`) : null,
-      kNorm: l.kNorm ? f.up(l.kNorm.data, `layers.${i}.k_norm`) : null,
-    }));
-    return f;
+    const maxD = fusedNormMaxD(gpu.device.limits.maxComputeWorkgroupStorageSize);
+    if (cfg.hiddenSize > maxD)
+      throw new Error(
+        `Llama fused: hidden size ${cfg.hiddenSize} exceeds the ${maxD} the fused RMSNorm holds in this device's workgroup memory`,
+      );
+    return new LlamaFused(gpu, cfg, new LlamaFusedWeights(gpu, cfg, w));
   }
 
   /** The fused forward on `tokens` (positions 0..T-1): one submit, the dump read back. */
@@ -248,7 +151,7 @@ export class LlamaFused {
       else specs.push(linear(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, {}, cpu));
     };
     const embedOut = alloc(T * d, 'embed');
-    specs.push(embedding('embed', { ids, table: this.embed, out: embedOut }, T, d, { row0: 0, rows: V }));
+    specs.push(embedding('embed', { ids, table: this.wb.embed, out: embedOut }, T, d, { row0: 0, rows: V }));
     const q = alloc(T * H * hd, 'q');
     const k = alloc(T * KV * hd, 'k');
     const v = alloc(T * KV * hd, 'v');
@@ -267,8 +170,8 @@ export class LlamaFused {
     const scores = on('flash') ? null : alloc(H * T * ((kv?.p0 ?? 0) + T), 'scores');
     const probs = on('flash') ? null : alloc(H * T * ((kv?.p0 ?? 0) + T), 'probs');
     const mlpOut = alloc(T * d, 'mlp_out');
-    const mids = this.layers.map((_, i) => alloc(T * d, `layers.${i}.ln2_in`));
-    const outs = this.layers.map((_, i) => alloc(T * d, `layers.${i}.out`));
+    const mids = this.wb.layers.map((_, i) => alloc(T * d, `layers.${i}.ln2_in`));
+    const outs = this.wb.layers.map((_, i) => alloc(T * d, `layers.${i}.out`));
     const finalNorm = alloc(T * d, 'final_norm');
     const logits = alloc(T * V, 'logits');
     // r = a + b and y = RMSNorm(r) (b null: y = RMSNorm(a)); layer i's faults.
@@ -283,7 +186,10 @@ export class LlamaFused {
     ) => {
       if (on('addRmsNorm')) {
         const constants = faultAt(i) ? faults.addRmsNorm : undefined;
-        specs.push(addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants }));
+        const maxWorkgroupBytes = device.limits.maxComputeWorkgroupStorageSize;
+        specs.push(
+          addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }),
+        );
         return;
       }
       if (b && r) specs.push(residualAdd(`${label}/add`, { a, b, c: null, out: r }, T * d));
@@ -291,8 +197,8 @@ export class LlamaFused {
     };
 
     // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
-    norm('layers.0.ln1', 0, embedOut, null, this.layers[0].inNorm, null, ln);
-    this.layers.forEach((L, i) => {
+    norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, ln);
+    this.wb.layers.forEach((L, i) => {
       const p = `layers.${i}`;
       const x = i === 0 ? embedOut : outs[i - 1];
       const r = cfg.rotaryDim;
@@ -303,7 +209,7 @@ export class LlamaFused {
         const constants = faultAt(i) ? faults.qkvRope : undefined;
         specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants }, at));
       } else {
-        const A = L.qkvApart ?? this.apart(i);
+        const A = L.qkvApart ?? this.wb.apart(i);
         proj(`${p}.q`, ln, A.q, q, H * hd, d);
         proj(`${p}.k`, ln, A.k, k, KV * hd, d);
         proj(`${p}.v`, ln, A.v, v, KV * hd, d);
@@ -340,14 +246,14 @@ export class LlamaFused {
         const constants = faultAt(i) ? faults.swiglu : undefined;
         specs.push(...linearSwigluOps(`${p}.swiglu`, buf, T, F, d, { ...gemm, constants }));
       } else {
-        const A = this.apart(i);
+        const A = this.wb.apart(i);
         proj(`${p}.gate`, ln, A.gate, gateOut, F, d);
         proj(`${p}.up`, ln, A.up, upOut, F, d);
         specs.push(swiglu(`${p}.swiglu`, { gate: gateOut, up: upOut, y: act }, T * F));
       }
       proj(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
       const last = i === cfg.numLayers - 1;
-      const w = last ? this.norm : this.layers[i + 1].inNorm;
+      const w = last ? this.wb.norm : this.wb.layers[i + 1].inNorm;
       norm(
         last ? 'final_norm' : `layers.${i + 1}.ln1`,
         i,
@@ -358,7 +264,7 @@ export class LlamaFused {
         last ? finalNorm : ln,
       );
     });
-    proj('logits', finalNorm, { w: this.head, b: null }, logits, V, d);
+    proj('logits', finalNorm, { w: this.wb.head, b: null }, logits, V, d);
 
     const program = new Program(device, pipelines);
     try {
@@ -395,7 +301,6 @@ export class LlamaFused {
   }
 
   destroy(): void {
-    for (const b of this.made) b.destroy();
-    this.made.length = 0;
+    this.wb.destroy();
   }
 }
