@@ -48,14 +48,18 @@ export function KernelVerdict({ store, controller }: { store: AppStore; controll
   const slot = slotView(custom.slot);
   // The report's own record (a stored run keeps it); the editor's for reports from before it had one.
   const iso = report.isolated !== undefined ? report.isolated : isolatedFor(ed, custom);
-  const diverged = report.verdict === 'diverged';
+  // 'generation-diverged': the prompt agrees but the generated text does not — as much a divergence as any.
+  const textOnly = report.verdict === 'generation-diverged';
+  const diverged = report.verdict !== 'agree';
   const L = report.firstDivergentLayer;
   const born = report.firstBornLayer;
-  const model = diverged
-    ? L !== null
-      ? `the model diverges from layer ${L}${born !== null ? ` (the error is born in layer ${born})` : ''}`
-      : 'the model’s logits diverge'
-    : `the model agrees with the reference path within k = ${report.k} × the noise floor at every layer`;
+  const model = textOnly
+    ? `the prompt agrees but the generated text diverges (${report.generation?.words ?? 'see the generated text'})`
+    : diverged
+      ? L !== null
+        ? `the model diverges from layer ${L}${born !== null ? ` (the error is born in layer ${born})` : ''}`
+        : 'the model’s logits diverge'
+      : `the model agrees with the reference path within k = ${report.k} × the noise floor at every layer`;
   const passedYetDiverged = iso?.pass === true && diverged;
   const where = diverged && (born ?? L) !== null ? firstOpPast(report, (born ?? L) as number) : null;
   const exercise = ed.exercise ? exerciseOf(ed.exercise) : undefined;
