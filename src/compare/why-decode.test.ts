@@ -49,7 +49,7 @@ const DECODE: [GenFault, string, string][] = [
   [{ kind: 'bias-dropped', layer }, 'dense', 'bias-dropped'],
   [{ kind: 'scale', layer, scale: 1 / 12 }, 'attention', 'softmax-scale'],
   [{ kind: 'residual-term', layer }, 'residual', 'residual-term-dropped'],
-  [{ kind: 'other-layer-cache', layer, from: layer - 1 }, 'attention', 'kv-other-layer'],
+  [{ kind: 'other-layer-cache', layer, from: Math.floor(rng() * layer) }, 'attention', 'kv-other-layer'],
   [{ kind: 'window', layer, window: P - 2 - Math.floor(rng() * 3) }, 'attention', 'kv-positions-dropped'],
   [{ kind: 'acc-fp16', layer }, 'fc1', 'acc-fp16'],
 ];

@@ -141,7 +141,10 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
   };
 }
 
-/** The tensors of a layer (and the one before it) other than `own`: what a wrong-tensor cause may have read. */
+/**
+ * The tensors of a layer (and the one before it, and every layer's QKV projection) other than `own`: what a
+ * wrong-tensor cause may have read.
+ */
 export function neighbours(
   slots: Iterable<[string, { name: string; data: Float32Array }]>,
   layer: number | null,
@@ -150,7 +153,12 @@ export function neighbours(
   const near = (slot: string) => {
     if (layer === null) return /^layers\.\d+\.out$/.test(slot) || slot === 'final_norm';
     const m = /^layers\.(\d+)\./.exec(slot);
-    return slot === 'embed' || (m !== null && (Number(m[1]) === layer || Number(m[1]) === layer - 1));
+    // (every layer's QKV projection: another layer's KV cache may be read from any of them)
+    return (
+      slot === 'embed' ||
+      /^layers\.\d+\.qkv$/.test(slot) ||
+      (m !== null && (Number(m[1]) === layer || Number(m[1]) === layer - 1))
+    );
   };
   const out: RecordedTensor[] = [];
   for (const [slot, t] of slots)
