@@ -2,8 +2,11 @@
 // Pythia suite's repo ids, as the Hub keeps them — commits holding files (small ones in git, large ones in
 // LFS with a sha256 oid), branches and tags naming commits, training-step branches, a sharded repository
 // (index + shards), a revision with only pytorch_model.bin, a repository that is not GPT-NeoX, one too large for
-// the budget (real Pythia-12b config, refused from it), and a private one.
+// the budget (real Pythia-12b config, refused from it), a private one, and the Llama-family presets (each a
+// committed HF fixture).
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   type RandomModelSpec,
   randomConfigJson,
@@ -11,7 +14,7 @@ import {
   randomTensors,
 } from '../src/model/random-model';
 import { writeSharded } from '../src/model/shard-write';
-import { HUB_PRESETS } from '../src/run/hub';
+import { HUB_PRESETS, LLAMA_HUB_PRESETS } from '../src/run/hub';
 
 export interface HubFile {
   body: Buffer;
@@ -130,6 +133,13 @@ export const SHARDED_REPO = 'EleutherAI/pythia-6.9b';
 export const NOT_NEOX_REPO = 'test/gpt2-like';
 export const PRIVATE_REPO = 'test/private';
 export const BIN_ONLY_BRANCH = 'step0-bin';
+/** The committed HF fixture (src/model/testdata/llama) each Llama-family preset's stand-in serves. */
+export const LLAMA_FIXTURE_OF: Record<string, string> = {
+  'SmolLM2-135M': 'llama-gqa-llama3',
+  'Qwen2.5-0.5B': 'qwen2-bias',
+  'Qwen3-0.6B': 'qwen3-qknorm',
+  'TinyLlama-1.1B-Chat': 'llama-mqa-linear-tied',
+};
 /** The training-step branches each small repo has (besides main = step143000). */
 export const STEP_BRANCHES = ['step1000', 'step143000'];
 
@@ -192,6 +202,16 @@ export function buildRepos(): Map<string, Repo> {
     if (h === 'no-tokenizer') files.delete('tokenizer.json');
     repos.set(`hostile/${h}`, { commits: new Map([[c, files]]), refs: new Map([['main', c]]), hostile: h });
   }
+  // The Llama-family presets: each a committed HF fixture (src/model/testdata/llama; no tokenizer: token ids).
+  LLAMA_HUB_PRESETS.forEach((p) => {
+    const dir = join('src', 'model', 'testdata', 'llama', LLAMA_FIXTURE_OF[p.id]);
+    const c = commitOf(`${p.repo}@main`);
+    const files = new Map<string, HubFile>([
+      ['config.json', makeFile(readFileSync(join(dir, 'config.json')), false, 'application/json')],
+      ['model.safetensors', makeFile(readFileSync(join(dir, 'model.safetensors')), true)],
+    ]);
+    repos.set(p.repo, { commits: new Map([[c, files]]), refs: new Map([['main', c]]) });
+  });
   repos.set(PRIVATE_REPO, {
     commits: new Map([[commitOf(PRIVATE_REPO), checkpoint(small(32, 2, 4), 6)]]),
     refs: new Map([['main', commitOf(PRIVATE_REPO)]]),

@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StandIn, startHubServer } from '../../e2e/hub-server';
 import { basicMetrics } from '../compare/metrics';
 import type { DumpJson } from './dump-json';
 import { cliArgs, cliEnv } from './testing';
@@ -22,6 +23,29 @@ function cli(args: string[]) {
     stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')),
   };
 }
+
+/** The CLI run asynchronously (the stand-in Hub answers from this process meanwhile). */
+async function cliAsync(args: string[], env: Record<string, string>) {
+  const { spawn } = await import('node:child_process');
+  return new Promise<{ code: number | null; stderr: string[] }>((done) => {
+    const p = spawn(process.execPath, [...cliArgs(), ...args], { env: cliEnv(env) });
+    let err = '';
+    p.stderr.on('data', (d) => {
+      err += d;
+    });
+    p.on('close', (code) =>
+      done({ code, stderr: err.split('\n').filter((l) => l && !l.startsWith('npm warn')) }),
+    );
+  });
+}
+
+let hub: StandIn;
+beforeAll(async () => {
+  hub = await startHubServer();
+});
+afterAll(async () => {
+  await hub?.close();
+});
 
 interface HfOutputs {
   tokens: number[];
@@ -56,6 +80,26 @@ describe('cli on a Llama-family model folder', () => {
     ] as const;
     for (const [what, got, want] of pairs)
       expect(basicMetrics(got.flat(), want.flat()).relL2, `${name} ${what}`).toBeLessThan(1e-5);
+  });
+
+  it('forward --hub: a Llama-family repository downloaded into the cache (the stand-in Hub) gives HF parity', async () => {
+    const hf = hfOf('qwen2-bias'); // the stand-in's Qwen/Qwen2.5-0.5B (e2e/hub-repos.ts LLAMA_FIXTURE_OF)
+    const cache = mkdtempSync(join(tmpdir(), 'llama-hub-'));
+    const out = join(cache, 'dump.json');
+    const env = { HF_ENDPOINT: hub.origin, HF_HUB_CACHE: cache };
+    const args = [
+      'forward',
+      '--hub',
+      'Qwen/Qwen2.5-0.5B',
+      '--tokens',
+      hf.tokens.join(','),
+      '--path',
+      'fused',
+    ];
+    const r = await cliAsync([...args, '--out', out], env);
+    expect(r.code, r.stderr.join('\n')).toBe(0);
+    const dump = JSON.parse(readFileSync(out, 'utf8')) as DumpJson;
+    expect(basicMetrics(dump.logits.flat(), hf.fp64.logits.flat()).relL2).toBeLessThan(1e-5);
   });
 
   it.each(['reference', 'fused'])('generate --path %s --json: HF greedy ids', (path) => {
