@@ -1,6 +1,7 @@
 // The dumper in the "your runs" mode: dump_run.py is served by the site itself (the same bytes as
 // tools/dump_run.py) and the four lines to paste name the loaded model and the page's prompt; the copy button
-// puts exactly those lines on the clipboard.
+// puts exactly those lines on the clipboard and says so (the button and a status line); a model without a tokenizer
+// gets token ids (or a named blank), never an empty tensor.
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { shoot, waitForModel, watchErrors } from './helpers';

@@ -4,7 +4,8 @@
 // violation in any mode. A run brings its verdict into view and focus; the charts answer the keyboard (arrows
 // between points and op rows, Enter opens, Escape closes); chart text is at least 12 px and grows with Large
 // type, and no two chart labels overlap; a report is never shown under settings it does not answer (changed
-// settings mark it as the previous run; opening a scenario, by the picker or by its '#s=' link, clears it).
+// settings mark it as the previous run; opening a scenario, by the picker or by its '#s=' link, clears it); with the
+// drill-down open no heading level is skipped; a mode tab clicked never scrolls the tab bar off screen.
 import { expect, type Page, test } from '@playwright/test';
 import {
   axeViolations,

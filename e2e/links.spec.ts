@@ -2,7 +2,8 @@
 // a link copied in one browser context reproduces the run in another and shows the sharer's result beside the
 // viewer's; URL and disk models are checked against the link's sha256 (and cached, so a reload does not ask
 // again); the history survives a reload; malformed links each give one clear message and leave the page as
-// it was; HTML in a link stays text.
+// it was; HTML in a link stays text; a link to a model not loaded yet (a fresh profile) does not say the settings
+// differ until the viewer changes one.
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';

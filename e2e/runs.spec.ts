@@ -1,7 +1,10 @@
 // Bring your own run, in the page: load the model two PyTorch runs were made with (src/model/testdata/runs/), drop
 // a clean run and one whose layer 1 stores its residual add in bf16, see the verdict name run B's layer 1 add; a
 // file that is no run is refused beside its picker with the loaded model kept; the link opens in a fresh context,
-// names the files by sha256, asks for them, and shows the sharer's finding beside the viewer's own.
+// names the files by sha256, asks for them, and shows the sharer's finding beside the viewer's own. Runs dropped
+// while another model is loaded are named together in one line that goes once theirs is loaded; a weights file is
+// named as weights; two files picked on A are A and B; the empty view's dump_run.py link downloads (the page stays);
+// the chart's legend is whole at 1280 and 1920 and run B's line is not hidden under B vs A.
 import { join } from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { axeViolations, downloadOf, shoot, waitForModel, watchErrors } from './helpers';
