@@ -222,6 +222,56 @@ describe('Llama fused kernels switched one at a time (bisection)', () => {
     },
   );
 
+  it.each(fixtures)(
+    '%s: the taps under the registry names; all off, each equals the reference path tap bit for bit',
+    async (name, dir) => {
+      const { cfg, w, hf } = load(dir);
+      const fused = LlamaFused.create(h, cfg, w);
+      const ref = LlamaReference.create(h, cfg, w);
+      try {
+        const { taps: refTaps } = await ref.forward(hf.tokens, { cpu: true, taps: true });
+        const { taps: onTaps } = await fused.forwardTaps(hf.tokens, { cpu: true });
+        const { taps: offTaps } = await fused.forwardTaps(hf.tokens, { cpu: true, kernels: allOff });
+        // every slot of the registry's Llama layer is a reference tap; all off, the fused path has each of them
+        for (const [key, want] of refTaps) {
+          const off = offTaps.get(key);
+          expect(off, `${name}: ${key} missing with every fused kernel off`).toBeDefined();
+          expect(
+            Buffer.from((off as Float32Array).buffer).equals(Buffer.from(want.buffer)),
+            `${name} ${key}`,
+          ).toBe(true);
+        }
+        // with the fused kernels, the slots they keep are there, each within fp32 noise of the reference path's
+        const kept = [...onTaps.keys()].filter((k) => refTaps.has(k));
+        for (const slot of [
+          'embed',
+          'ln1',
+          'q_rot',
+          'k_rot',
+          'ctx',
+          'attn_out',
+          'ln2_in',
+          'ln2',
+          'swiglu',
+          'mlp_out',
+          'out',
+        ])
+          expect(
+            kept.some((k) => k === slot || k.endsWith(`.${slot}`)),
+            `${name}: ${slot}`,
+          ).toBe(true);
+        for (const k of kept)
+          expect(
+            relL2(onTaps.get(k) as Float32Array, refTaps.get(k) as Float32Array),
+            `${name} ${k}`,
+          ).toBeLessThan(1e-5);
+      } finally {
+        fused.destroy();
+        ref.destroy();
+      }
+    },
+  );
+
   it('a fault planted in layer 1 leaves layer 0 as it was and moves layer 1; switched off, its kernel carries none', async () => {
     const { cfg, w, hf } = load(join(FIXTURES, 'llama-gqa-llama3'));
     const fused = LlamaFused.create(h, cfg, w);

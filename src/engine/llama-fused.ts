@@ -45,6 +45,8 @@ export interface LlamaFusedOptions {
   faultLayers?: readonly number[];
   /** A CPU adapter (SwiftShader): the barrier-free GEMM core (the same bits as the tiled one). */
   cpu?: boolean;
+  /** Keep and read back every slot the path computes, under the registry's names (forwardTaps). */
+  taps?: boolean;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
   faults?: {
     addRmsNorm?: OverrideConstants;
@@ -79,8 +81,20 @@ export class LlamaFused {
   }
 
   /** The fused forward on `tokens` (positions 0..T-1): one submit, the dump read back. */
-  forward(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<HiddenDump<Float32Array>> {
-    return this.run(tokens, o, null);
+  async forward(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<HiddenDump<Float32Array>> {
+    return (await this.run(tokens, { ...o, taps: false }, null)).dump;
+  }
+
+  /**
+   * The fused forward with every slot it computes read back, under the registry's names (`embed`,
+   * `layers.{i}.{slot}`, `final_norm`, `logits`): the slots a fused kernel keeps inside it are not there (with
+   * qkv_rope no `q`, `k`, `v` rows; with the SwiGLU GEMM no `gate`, `up`).
+   */
+  forwardTaps(
+    tokens: readonly number[],
+    o: LlamaFusedOptions = {},
+  ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> }> {
+    return this.run(tokens, { ...o, taps: true }, null);
   }
 
   /**
@@ -94,8 +108,13 @@ export class LlamaFused {
     n: number,
     o: LlamaFusedOptions = {},
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
-    return greedyWithCache(this.gpu.device, this.cfg, 'Llama fused', prompt, n, (t, kv) =>
-      this.run(t, o, kv),
+    return greedyWithCache(
+      this.gpu.device,
+      this.cfg,
+      'Llama fused',
+      prompt,
+      n,
+      async (t, kv) => (await this.run(t, { ...o, taps: false }, kv)).dump,
     );
   }
 
@@ -103,7 +122,7 @@ export class LlamaFused {
     tokens: readonly number[],
     o: LlamaFusedOptions,
     kv: KvRun | null,
-  ): Promise<HiddenDump<Float32Array>> {
+  ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> }> {
     const { cfg } = this;
     const { device, pipelines } = this.gpu;
     const T = tokens.length;
@@ -150,30 +169,29 @@ export class LlamaFused {
       if (on('gemm')) specs.push(...linearBiasOps(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, gemm));
       else specs.push(linear(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, {}, cpu));
     };
-    const embedOut = alloc(T * d, 'embed');
+    // A slot's buffer: one per name, reused by every layer; with taps, one per layer, kept as `layers.{i}.{name}`.
+    const slots = new Map<string, { buf: GPUBuffer; floats: number }>();
+    const slot = (i: number, name: string, floats: number): GPUBuffer => {
+      const key = o.taps || name === 'out' || name === 'ln2_in' ? `layers.${i}.${name}` : name;
+      let s = slots.get(key);
+      if (!s) slots.set(key, (s = { buf: alloc(floats, key), floats }));
+      return s.buf;
+    };
+    const top = (name: string, floats: number) => {
+      const buf = alloc(floats, name);
+      slots.set(name, { buf, floats });
+      return buf;
+    };
+    const embedOut = top('embed', T * d);
     specs.push(embedding('embed', { ids, table: this.wb.embed, out: embedOut }, T, d, { row0: 0, rows: V }));
-    const q = alloc(T * H * hd, 'q');
-    const k = alloc(T * KV * hd, 'k');
-    const v = alloc(T * KV * hd, 'v');
-    const qn = alloc(T * H * hd, 'q_norm');
-    const kn = alloc(T * KV * hd, 'k_norm');
-    const qh = alloc(H * T * hd, 'q_rot');
     // Keys and values [KV, rows, hd]: this forward's own, or each layer's cache (written at the rows' positions).
-    const kvOwn = kv ? null : { k: alloc(KV * T * hd, 'k_rot'), v: alloc(KV * T * hd, 'v_heads') };
-    const kvOf = (i: number) => (kv ? kv.caches[i] : (kvOwn as { k: GPUBuffer; v: GPUBuffer }));
-    const ctx = alloc(T * H * hd, 'ctx');
-    const attnOut = alloc(T * d, 'attn_out');
-    const ln = alloc(T * d, 'ln');
-    const act = alloc(T * F, 'swiglu');
-    const gateOut = on('swiglu') ? null : alloc(T * F, 'gate');
-    const upOut = on('swiglu') ? null : alloc(T * F, 'up');
-    const scores = on('flash') ? null : alloc(H * T * ((kv?.p0 ?? 0) + T), 'scores');
-    const probs = on('flash') ? null : alloc(H * T * ((kv?.p0 ?? 0) + T), 'probs');
-    const mlpOut = alloc(T * d, 'mlp_out');
-    const mids = this.wb.layers.map((_, i) => alloc(T * d, `layers.${i}.ln2_in`));
-    const outs = this.wb.layers.map((_, i) => alloc(T * d, `layers.${i}.out`));
-    const finalNorm = alloc(T * d, 'final_norm');
-    const logits = alloc(T * V, 'logits');
+    const kvOf = (i: number) =>
+      kv ? kv.caches[i] : { k: slot(i, 'k_rot', KV * T * hd), v: slot(i, 'v_heads', KV * T * hd) };
+    const keys = (kv?.p0 ?? 0) + T;
+    const scores = on('flash') ? null : alloc(H * T * keys, 'scores');
+    const probs = on('flash') ? null : alloc(H * T * keys, 'probs');
+    const finalNorm = top('final_norm', T * d);
+    const logits = top('logits', T * V);
     // r = a + b and y = RMSNorm(r) (b null: y = RMSNorm(a)); layer i's faults.
     const norm = (
       label: string,
@@ -197,12 +215,15 @@ export class LlamaFused {
     };
 
     // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
-    norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, ln);
+    norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, slot(0, 'ln1', T * d));
     this.wb.layers.forEach((L, i) => {
       const p = `layers.${i}`;
-      const x = i === 0 ? embedOut : outs[i - 1];
+      const x = i === 0 ? embedOut : slot(i - 1, 'out', T * d);
       const r = cfg.rotaryDim;
       const { k: kh, v: vh } = kvOf(i);
+      const ln = slot(i, 'ln1', T * d);
+      const qh = slot(i, 'q_rot', H * T * hd);
+      const ctx = slot(i, 'ctx', T * H * hd);
       if (L.qkv && on('qkvRope')) {
         const buf = { x: ln, w: L.qkv.w, b: L.qkv.b, cos, sin, q: qh, k: kh, v: vh, dummy };
         const shape = { T, K: d, H, KV, hd, r };
@@ -210,11 +231,13 @@ export class LlamaFused {
         specs.push(...qkvRopeOps(`${p}.qkv_rot`, buf, shape, { ...gemm, constants }, at));
       } else {
         const A = L.qkvApart ?? this.wb.apart(i);
+        const [q, k, v] = [slot(i, 'q', T * H * hd), slot(i, 'k', T * KV * hd), slot(i, 'v', T * KV * hd)];
         proj(`${p}.q`, ln, A.q, q, H * hd, d);
         proj(`${p}.k`, ln, A.k, k, KV * hd, d);
         proj(`${p}.v`, ln, A.v, v, KV * hd, d);
         let [qIn, kIn] = [q, k];
         if (L.qNorm && L.kNorm) {
+          const [qn, kn] = [slot(i, 'q_norm', T * H * hd), slot(i, 'k_norm', T * KV * hd)];
           specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
           specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
           [qIn, kIn] = [qn, kn];
@@ -239,29 +262,35 @@ export class LlamaFused {
         specs.push(softmaxCausal(`${p}.ctx/probs`, { s: s_, p: p_ }, H, T, c(shape.softmax), at));
         specs.push(attnValues(`${p}.ctx`, { p: p_, v: vh, ctx }, H, T, hd, c(shape.values), at));
       }
+      const attnOut = slot(i, 'attn_out', T * d);
       proj(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
-      norm(`${p}.ln2`, i, x, attnOut, L.postNorm, mids[i], ln);
-      if (on('swiglu') || !gateOut || !upOut) {
-        const buf = { x: ln, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy };
+      const ln2 = slot(i, 'ln2', T * d);
+      norm(`${p}.ln2`, i, x, attnOut, L.postNorm, slot(i, 'ln2_in', T * d), ln2);
+      const act = slot(i, 'swiglu', T * F);
+      if (on('swiglu')) {
+        const buf = { x: ln2, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy };
         const constants = faultAt(i) ? faults.swiglu : undefined;
         specs.push(...linearSwigluOps(`${p}.swiglu`, buf, T, F, d, { ...gemm, constants }));
       } else {
         const A = this.wb.apart(i);
-        proj(`${p}.gate`, ln, A.gate, gateOut, F, d);
-        proj(`${p}.up`, ln, A.up, upOut, F, d);
+        const [gateOut, upOut] = [slot(i, 'gate', T * F), slot(i, 'up', T * F)];
+        proj(`${p}.gate`, ln2, A.gate, gateOut, F, d);
+        proj(`${p}.up`, ln2, A.up, upOut, F, d);
         specs.push(swiglu(`${p}.swiglu`, { gate: gateOut, up: upOut, y: act }, T * F));
       }
+      const mlpOut = slot(i, 'mlp_out', T * d);
       proj(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
       const last = i === cfg.numLayers - 1;
       const w = last ? this.wb.norm : this.wb.layers[i + 1].inNorm;
+      const y = last ? finalNorm : slot(i + 1, 'ln1', T * d);
       norm(
         last ? 'final_norm' : `layers.${i + 1}.ln1`,
         i,
-        mids[i],
+        slot(i, 'ln2_in', T * d),
         mlpOut,
         w,
-        outs[i],
-        last ? finalNorm : ln,
+        slot(i, 'out', T * d),
+        y,
       );
     });
     proj('logits', finalNorm, { w: this.wb.head, b: null }, logits, V, d);
@@ -282,18 +311,27 @@ export class LlamaFused {
       const err = await device.popErrorScope();
       if (thrown) throw thrown;
       if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
-      const read = (b: GPUBuffer, n: number) => readBuffer(device, b, n * 4);
+      const taps = new Map<string, Float32Array>();
+      const read = async (key: string) => {
+        const s = slots.get(key) as { buf: GPUBuffer; floats: number };
+        const v = await readBuffer(device, s.buf, s.floats * 4);
+        taps.set(key, v);
+        return v;
+      };
+      if (o.taps) for (const key of slots.keys()) await read(key);
+      const get = (key: string) => taps.get(key) ?? read(key);
       const layers: Float32Array[] = [];
-      for (const b of outs) layers.push(await read(b, T * d));
-      return {
+      for (let i = 0; i < cfg.numLayers; i++) layers.push(await get(`layers.${i}.out`));
+      const dump = {
         T,
         d,
         V,
-        embeddings: await read(embedOut, T * d),
+        embeddings: await get('embed'),
         layers,
-        finalNorm: await read(finalNorm, T * d),
-        logits: await read(logits, T * V),
+        finalNorm: await get('final_norm'),
+        logits: await get('logits'),
       };
+      return { dump, taps };
     } finally {
       program.dispose();
       for (const b of temp) b.destroy();
