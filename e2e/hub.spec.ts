@@ -65,7 +65,7 @@ test('the Pythia suite from the Hub: API sizes before download, cancel, pinned c
   await start(page);
   const presets = page.getByTestId('hub-presets');
   await expect(presets.getByTestId('hub-override')).toContainText(hub.origin);
-  await expect(presets.locator('.hub-preset')).toHaveCount(16);
+  await expect(presets.locator('.hub-preset')).toHaveCount(20); // 16 Pythia, 4 Llama-family
   expect(hub.requests).toEqual([]); // nothing asked of the Hub until a preset is picked
 
   // Pick 160m: the API names main's commit and lists the files; no weights are fetched.

@@ -6,7 +6,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import { HUB_OVERRIDE_KEY } from '../src/run/hub';
 import { runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+import { LLAMA_FIXTURE_OF } from './hub-repos';
+import { type StandIn, startHubServer } from './hub-server';
+
+let hub: StandIn;
+test.beforeAll(async () => {
+  hub = await startHubServer();
+});
+test.afterAll(async () => {
+  await hub?.close();
+});
 
 const DIR = join('src', 'model', 'testdata', 'llama', 'qwen2-bias');
 const hf = JSON.parse(readFileSync(join(DIR, 'hf_outputs.json'), 'utf8')) as {
@@ -60,5 +71,41 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
   await expect(page.getByTestId('bisection')).toContainText('flash_attention');
   await shoot(page, testInfo, 'llama-fault-1280', false);
   await shoot(page, testInfo, 'llama-fault-1280-full', true);
+  expect(errors).toEqual([]);
+});
+
+test('a Llama-family Hub preset: sizes from the API, downloaded, its family shown, Run agrees', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.addInitScript(([k, v]) => localStorage.setItem(k, v), [
+    HUB_OVERRIDE_KEY,
+    JSON.stringify(hub.override),
+  ] as const);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  const repo = 'HuggingFaceTB/SmolLM2-135M';
+  const presets = page.getByTestId('hub-presets');
+  await presets.getByTestId('preset-SmolLM2-135M').click();
+  const detail = presets.getByTestId('hub-detail');
+  await expect(detail).toHaveAttribute('data-state', 'done');
+  const weights = hub.file(repo, 'model.safetensors');
+  const total = weights.body.length + hub.file(repo, 'config.json').body.length;
+  await expect(detail.getByTestId('preset-size')).toHaveAttribute('data-bytes', String(total));
+  await expect(detail.getByTestId('preset-sha256')).toHaveText(weights.sha256);
+  await detail.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'llama-hub-looked-up-1280', false);
+  await detail.getByTestId('preset-load').click();
+  await expect(page.getByTestId('model-family')).toHaveAttribute('data-family', 'llama', { timeout: 60_000 });
+  await expect(page.getByTestId('model-family')).toHaveText('Llama family (llama)');
+  await expect(page.getByTestId('model-sha256')).toHaveText(weights.sha256);
+  const fixture = join('src', 'model', 'testdata', 'llama', LLAMA_FIXTURE_OF['SmolLM2-135M']);
+  const tokens = (JSON.parse(readFileSync(join(fixture, 'hf_outputs.json'), 'utf8')) as { tokens: number[] })
+    .tokens;
+  await setInputs(page, tokens.join(','), 2);
+  await runToEnd(page);
+  await expect(page.locator('.results [data-testid="verdict"]')).toHaveAttribute('data-verdict', 'agree');
+  await shoot(page, testInfo, 'llama-hub-agree-1280', false);
   expect(errors).toEqual([]);
 });

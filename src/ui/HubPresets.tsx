@@ -136,7 +136,7 @@ export function HubPresets({ store, controller }: { store: AppStore; controller:
       ))}
       <div className="hub-row">
         <span className="small muted hub-row-label">Llama family</span>
-        <div className="hub-list" role="radiogroup" aria-label="Llama family">
+        <div className="hub-list hub-list-wide" role="radiogroup" aria-label="Llama family">
           {LLAMA_HUB_PRESETS.map((p) => (
             // biome-ignore lint/a11y/useSemanticElements: a row of buttons that act as radio choices
             <button
