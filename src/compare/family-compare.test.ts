@@ -114,6 +114,21 @@ describe('compare on a Llama-family model', () => {
     },
   );
 
+  it('a generation the fault parts: the parting classified from the three rows, not a near tie', async () => {
+    const hf = hfOf('mistral-window');
+    await load('mistral-window');
+    const p = hf.greedy.prompt;
+    const r = await analyze(engine, spec(p, [{ id: 'swap_gate_up', fromLayer: 0 }], 4), p);
+    const g = r.generation;
+    expect(g?.reference.ids).toEqual(hf.greedy.new_ids.slice(0, 4));
+    expect(g?.firstDifference).not.toBeNull();
+    expect(g?.parting?.step).toBe(g?.firstDifference);
+    expect(g?.parting?.row).toBe(p.length + (g?.firstDifference ?? 0) - 1);
+    expect(g?.parting?.kind).not.toBe('near-tie');
+    expect(g?.verdict).toBe('diverged');
+    expect(g?.words).toBeTruthy();
+  });
+
   it('a fault from layer 1 leaves layer 0 within the floor and diverges at layer 1', async () => {
     const hf = hfOf('llama-gqa-llama3');
     await load('llama-gqa-llama3');

@@ -8,9 +8,9 @@
 //   verdict  — the first divergent layer against k × the floor, as GPT-NeoX's
 //   bisection — where it diverges, each fused kernel alone (GPT-NeoX's kernel ids: engine/family-llama.ts)
 //   determinism — the fused forward run again, bit for bit
-//   generation — greedy on both paths (no KV cache: each token re-runs the whole forward)
+//   generation — greedy on both paths, each with its KV cache; a parting classified as GPT-NeoX's (near tie or not)
 // Not measured yet for the family, and said so in the report: the local re-runs (a fused layer on the reference
-// input: `local` is not measured, so no layer is marked born), the why, the decode check. What the family cannot
+// input: `local` is not measured, so no layer is marked born), the why, the decode check op by op. What the family cannot
 // run (precision modes, a kernel written in the page, GPT-NeoX's faults, faults from different layers) is refused
 // in one line before any work.
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
@@ -22,8 +22,9 @@ import { familyOf, layerSteps } from '../ops/families';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
-import { generationVerdictOf, overallVerdict } from './generation-verdict';
+import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
 import { errorHistogram, fullMetrics, metricValue, perTokenRelL2 } from './metrics';
+import { classifyParting } from './parting';
 import {
   type AnalysisPartial,
   type BisectionRow,
@@ -211,7 +212,7 @@ export async function analyzeFamily(
   opts.onPartial?.({ kind: 'determinism', determinism });
   report = { ...report, determinism };
   const generation = await step('generation', () =>
-    spec.generate === 0 ? null : generate(engine, tokens, spec.generate, fusedOpts, opts),
+    spec.generate === 0 ? null : generate(engine, spec, tokens, fusedOpts, opts),
   );
   return { ...report, verdict: overallVerdict(prompt, generation), generation, durations };
 }
@@ -326,14 +327,20 @@ function sameBits(a: HiddenDump, b: HiddenDump): DeterminismResult {
   return { identical, differences, runs: [{ schedule: 'the same, run again', identical }] };
 }
 
-/** Greedy decoding on both paths (no KV cache), each token handed out as it is chosen. */
+/**
+ * Greedy decoding on both paths (each with its KV cache), the tokens handed out once both paths are done. Where
+ * the texts part, the parting is classified as GPT-NeoX's is (parting.ts classifyParting): at the row that chose
+ * the first differing id, both paths' whole forwards and the exact forward (the CPU fp64 forward) over the shared
+ * tokens — a near tie flipped by rounding is benign, otherwise the text diverges.
+ */
 async function generate(
   engine: Engine,
+  spec: RunSpec,
   tokens: number[],
-  n: number,
   fusedOpts: { path: ReadonlySet<FusedKernelId>; llamaFaults: LlamaFaults },
   opts: FamilyAnalyzeOptions,
 ): Promise<GenerationResult> {
+  const n = spec.generate;
   const tok = engine.tokenizer;
   const text = (ids: number[]) => (tok ? tok.decode(ids) : null);
   const sofar: number[][] = [[], []];
@@ -356,13 +363,29 @@ async function generate(
     firstDifference: first < 0 ? null : first,
     parting: null,
   };
-  // Where the texts part, the parting's exact logit gap is not computed for the family yet: any parting counts.
-  const verdict = first < 0 ? generationVerdictOf(g) : 'diverged';
-  const words =
-    first < 0
-      ? `the generated texts agree (${n} tokens, greedy on both paths)`
-      : `the generated texts part at generated token ${first + 1}`;
-  return { ...g, verdict, words };
+  if (first >= 0) {
+    const model = engine.llamaModel;
+    if (!model) throw new Error('no Llama-family model is loaded');
+    const seq = [...tokens, ...ref.slice(0, first)];
+    const refRow = (await engine.forward(seq, { path: 'reference', logits: 'last' })).dump.logits;
+    const fusedRow = (await engine.forward(seq, { ...fusedOpts, logits: 'last' })).dump.logits;
+    const exact = llamaForward(model.cfg, model.weights, seq);
+    const V = exact.V;
+    g.parting = classifyParting({
+      step: first,
+      promptLength: tokens.length,
+      refChose: ref[first],
+      fusedChose: fused[first],
+      refRow,
+      fusedRow,
+      exactRow: exact.logits.subarray((exact.T - 1) * V),
+      precision: spec.precision,
+      k: spec.k,
+      tokenText: tok ? (id) => tok.decode([id]) : undefined,
+    });
+  }
+  const verdict = generationVerdictOf(g);
+  return { ...g, verdict, words: generationWords({ ...g, verdict }, tokens.length) };
 }
 
 /** A GPT-NeoX model refuses the Llama family's faults in one line (their constants are not its kernels'). */

@@ -125,9 +125,13 @@ describe('a Llama-family model in the Engine', () => {
       { swiglu: { FAULT_SWAP_GATE_UP: true } },
       { flash: { FAULT_KV_INTERLEAVED: true } },
     ];
+    const seen: Float32Array[] = [];
     for (const llamaFaults of faults) {
       const bad = await engine.forward(hf.tokens, { path: 'fused', llamaFaults });
       expect(relL2(bad.dump.logits, clean.dump.logits), JSON.stringify(llamaFaults)).toBeGreaterThan(1e-3);
+      // each fault reaches its own kernel: no two give the same logits
+      for (const other of seen) expect(relL2(bad.dump.logits, other)).toBeGreaterThan(1e-3);
+      seen.push(bad.dump.logits);
     }
     await expect(engine.forward(hf.tokens, { path: 'reference', llamaFaults: faults[0] })).rejects.toThrow(
       /teaching faults live in the fused path/,
