@@ -4,7 +4,8 @@
 // reductions captured: the wait for the batch's GPU work before the reductions, the reductions' CPU time (planning,
 // packing, encoding), their GPU time per kernel (timestamps, one timed pass per dispatch) and submit-to-done alone,
 // the bytes the reductions read against the distinct bytes of the taps they compare (the physical floor: those
-// bytes once at the card's bandwidth). --report DIR writes each model's report numbers (layers, logits, taps) for a
+// bytes once at the card's bandwidth), and the same jobs with every operand copied into three arenas (what one
+// dispatch per pair of arenas costs: the reductions without a dispatch per tap). --report DIR writes each model's report numbers (layers, logits, taps) for a
 // comparison between trees (bench/compare-reports.ts).
 // Flags: --models pythia-410m,pythia-1.4b --T 128 --reps 3 --out FILE --report DIR.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -170,9 +171,98 @@ async function profile(engine: Engine, gm: GpuMetrics, tokens: number[], reps: n
       }
     }
     row.gpuByKernel = Object.fromEntries(Object.entries(byKernel).map(([k, v]) => [k, median(v)]));
+    row.arenas = await arenaRun(device, gm, capture.jobs, reps);
+    log(`arenas: ${JSON.stringify(row.arenas)}`);
     return row;
   } finally {
     for (const b of batches) b.release();
+  }
+}
+
+/**
+ * What one pass over shared buffers would cost: every operand of the jobs copied into three arenas (the results
+ * under test, f32 baselines, double-float baselines), the same jobs on them (the same tiles, so the same results bit
+ * for bit: checked), timed as the taps' jobs are. Null where an arena would pass the adapter's buffer size.
+ */
+async function arenaRun(device: GPUDevice, gm: GpuMetrics, jobs: CompareJob[], reps: number) {
+  const size = { a: 0, f: 0, d: 0 };
+  const place = (kind: 'a' | 'f' | 'd', words: number) => {
+    const at = size[kind];
+    size[kind] = Math.ceil((at + words) / 64) * 64;
+    return at;
+  };
+  type Copy = { src: GPUBuffer; srcByte: number; dst: 'a' | 'f' | 'd'; dstWord: number; words: number };
+  const copies: Copy[] = [];
+  const move = (op: CompareJob['a'], n: number, under: boolean): CompareJob['a'] => {
+    const df = op.kind === 'df';
+    const kind = under ? 'a' : df ? 'd' : 'f';
+    const words = n * (df ? 2 : 1);
+    const at = place(kind, words);
+    copies.push({ src: op.buffer, srcByte: (op.offset ?? 0) * (df ? 8 : 4), dst: kind, dstWord: at, words });
+    return { kind: op.kind, buffer: kind as unknown as GPUBuffer, offset: df ? at / 2 : at };
+  };
+  const moved = jobs.map((j) => ({
+    ...j,
+    a: move(j.a, j.segments ? 0 : j.n, true),
+    b: move(j.b, j.segments ? 0 : j.n, false),
+    segments: j.segments?.map((s) => ({ a: move(s.a, s.n, true), b: move(s.b, s.n, false), n: s.n })),
+  }));
+  const max = device.limits.maxBufferSize;
+  if (Math.max(size.a, size.f, size.d) * 4 > max)
+    return { skipped: `an arena passes maxBufferSize ${max}`, size };
+  const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+  const arenas = {
+    a: device.createBuffer({ size: Math.max(16, size.a * 4), usage, label: 'arena.a' }),
+    f: device.createBuffer({ size: Math.max(16, size.f * 4), usage, label: 'arena.f' }),
+    d: device.createBuffer({ size: Math.max(16, size.d * 4), usage, label: 'arena.d' }),
+  };
+  try {
+    const enc = device.createCommandEncoder();
+    for (const c of copies)
+      if (c.words > 0) enc.copyBufferToBuffer(c.src, c.srcByte, arenas[c.dst], c.dstWord * 4, c.words * 4);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    const fix = (op: CompareJob['a']) => ({ ...op, buffer: arenas[op.buffer as unknown as 'a' | 'f' | 'd'] });
+    const onArenas: CompareJob[] = moved.map((j) => ({
+      ...j,
+      a: fix(j.a),
+      b: fix(j.b),
+      segments: j.segments?.map((s) => ({ a: fix(s.a), b: fix(s.b), n: s.n })),
+    }));
+    const results = async (js: CompareJob[], timer?: GpuTimer) => {
+      const e = device.createCommandEncoder();
+      const stats = {} as RecordStats;
+      const p = gm.record(e, js, [], { timer, stats });
+      timer?.resolve(e);
+      const t0 = performance.now();
+      device.queue.submit([e.finish()]);
+      const r = await p.read();
+      const ms = performance.now() - t0;
+      p.release();
+      return { r, ms, stats };
+    };
+    const taps = await results(jobs);
+    const walls: number[] = [];
+    const gpu: number[] = [];
+    let same = true;
+    let dispatches = 0;
+    for (let i = 0; i < reps; i++) {
+      const timer = new GpuTimer(device, 2048);
+      const x = await results(onArenas, timer);
+      walls.push(x.ms);
+      dispatches = x.stats.dispatches;
+      gpu.push(((await timer.read()) ?? []).reduce((t, q) => t + q.ns / 1e6, 0));
+      same &&= JSON.stringify(x.r.compare) === JSON.stringify(taps.r.compare);
+    }
+    return {
+      arenaBytes: (size.a + size.f + size.d) * 4,
+      dispatches,
+      gpuMs: median(gpu),
+      submitToReadMs: median(walls),
+      sameResultsAsTaps: same,
+    };
+  } finally {
+    for (const b of Object.values(arenas)) b.destroy();
   }
 }
 
