@@ -1,8 +1,8 @@
 // The GPU metrics' stretches (gpu-metrics-plan.ts, -tiles.ts, shaders/metrics/compare_tiles.wgsl): the CPU lists a
 // run of one job's tiles as one table entry and each workgroup finds its stretch and tile from its id. Checked: the
 // plan over 60 random seeds (every element of every job in exactly one tile of its own stretch, tiles and their
-// records and histograms consecutive, a stretch of more tiles than a dispatch may have cut), packing by workgroups,
-// each job's tile size, and on the GPU jobs of three tile sizes in the same buffers (one dispatch holding stretches
+// records and histograms consecutive, a stretch of more tiles than a dispatch may have cut), packing by workgroups
+// (50 seeds), each job's tile size and the larger tiles a records budget asks for (50 seeds), and on the GPU jobs of three tile sizes in the same buffers (one dispatch holding stretches
 // of 256 … 1024-element tiles, rows, odd sizes and offsets) against the CPU metrics. Tolerances as in
 // gpu-metrics.test.ts: counts, maxUlp, maxAbs and the histogram exact; sums 1e-6 relative. Seeds are printed on
 // failure (replay with KERNEL_SEED=<seed>).
