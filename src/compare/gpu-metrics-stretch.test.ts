@@ -2,8 +2,9 @@
 // run of one job's tiles as one table entry and each workgroup finds its stretch and tile from its id. Checked: the
 // plan over 60 random seeds (every element of every job in exactly one tile of its own stretch, tiles and their
 // records and histograms consecutive, a stretch of more tiles than a dispatch may have cut), packing by workgroups
-// (50 seeds), each job's tile size and the larger tiles a records budget asks for (50 seeds), and on the GPU jobs of three tile sizes in the same buffers (one dispatch holding stretches
-// of 256 … 1024-element tiles, rows, odd sizes and offsets) against the CPU metrics. Tolerances as in
+// (50 seeds), each job's tile size and the larger tiles a records budget asks for (50 seeds), and on the GPU jobs of
+// three tile sizes in the same buffers (one dispatch holding stretches of 256 … 1024-element tiles, rows, odd sizes
+// and offsets; KERNEL_SWEEP=50 passed) against the CPU metrics. Tolerances as in
 // gpu-metrics.test.ts: counts, maxUlp, maxAbs and the histogram exact; sums 1e-6 relative. Seeds are printed on
 // failure (replay with KERNEL_SEED=<seed>).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
