@@ -18,7 +18,7 @@ import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
 import { addRmsNorm, linearSwigluOps, qkvRopeOps } from '../kernels/fused-llama';
 import { fusedNormMaxD } from '../kernels/fused-norm';
-import { CPU_ADAPTER, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
+import { CPU_ADAPTER, type GemmPolicy, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
 import { linear } from '../kernels/linear';
 import { residualAdd } from '../kernels/residual';
 import { rmsNorm } from '../kernels/rmsnorm';
@@ -45,6 +45,13 @@ export interface LlamaFusedOptions {
   faultLayers?: readonly number[];
   /** A CPU adapter (SwiftShader): the barrier-free GEMM core (the same bits as the tiled one). */
   cpu?: boolean;
+  /** The adapter's GEMM policy (the engine's `gemmPolicy`); absent: the CPU or the unknown adapter's. */
+  gemmPolicy?: GemmPolicy;
+  /**
+   * Benchmarks: after the forward, the same recorded dispatches are encoded and submitted `reps` more times, each
+   * submit-to-done timed on the wall clock into `ms` (no readback; as engine/time-forward.ts times a plan).
+   */
+  time?: { reps: number; ms: number[] };
   /** Keep and read back every slot the path computes, under the registry's names (forwardTaps). */
   taps?: boolean;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
@@ -158,7 +165,7 @@ export class LlamaFused {
     const cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));
     const sin = keep(uploadBuffer(device, tables.sin, 'rope sin'));
     const dummy = keep(uploadBuffer(device, new Float32Array(4), 'dummy'));
-    const gemm: GemmOpts = { policy: o.cpu ? CPU_ADAPTER : UNKNOWN_ADAPTER };
+    const gemm: GemmOpts = { policy: o.gemmPolicy ?? (o.cpu ? CPU_ADAPTER : UNKNOWN_ADAPTER) };
     const faults = o.faults ?? {};
 
     const specs: DispatchSpec[] = [];
@@ -305,6 +312,14 @@ export class LlamaFused {
         program.encode(enc);
         device.queue.submit([enc.finish()]);
         await device.queue.onSubmittedWorkDone();
+        for (let r = 0; r < (o.time?.reps ?? 0); r++) {
+          const t0 = performance.now();
+          const again = device.createCommandEncoder({ label: 'llama fused (timed)' });
+          program.encode(again);
+          device.queue.submit([again.finish()]);
+          await device.queue.onSubmittedWorkDone();
+          o.time?.ms.push(performance.now() - t0);
+        }
       } catch (e) {
         thrown = e;
       }
