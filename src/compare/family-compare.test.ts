@@ -129,6 +129,33 @@ describe('compare on a Llama-family model', () => {
     expect(g?.words).toBeTruthy();
   });
 
+  // A precision mode is every kernel's constants on both paths: the floor grows to that storage's rounding (the
+  // reference in the mode against exact), a clean fused path stays within k of it.
+  it.each(['bf16', 'fp16', 'fp16acc'] as const)(
+    "a clean compare in %s agrees, its floor that format's",
+    async (p) => {
+      const hf = hfOf('qwen2-bias');
+      await load('qwen2-bias');
+      const r = await analyze(engine, { ...spec(hf.tokens), precision: p }, hf.tokens);
+      const line = r.layers.map(
+        (l) => `L${l.layer} ×${l.ratio.toPrecision(3)} floor ${l.floor.relL2.toExponential(2)}`,
+      );
+      expect(r.verdict, line.join(', ')).toBe('agree');
+      // fp32's floor here is about 3e-7 (the fp32 test above); a 16-bit storage's is far above it
+      for (const l of r.layers) expect(l.floor.relL2, line.join(', ')).toBeGreaterThan(1e-4);
+    },
+  );
+
+  it('compares the fused path op by op where its kernels write a slot out', async () => {
+    const hf = hfOf('qwen3-qknorm');
+    await load('qwen3-qknorm');
+    const r = await analyze(engine, spec(hf.tokens), hf.tokens);
+    const compared = r.taps.filter((t) => t.status === 'compared' && t.layer === 0);
+    // more than the layer's output: the fused path's own slots (its norms, projections, attention) too
+    expect(compared.length, compared.map((t) => t.name).join(' ')).toBeGreaterThan(1);
+    for (const t of compared) expect(t.vsReference?.relL2 ?? 1, t.name).toBeLessThan(1e-5);
+  });
+
   it('a fault from layer 1 leaves layer 0 within the floor and diverges at layer 1', async () => {
     const hf = hfOf('llama-gqa-llama3');
     await load('llama-gqa-llama3');
@@ -153,7 +180,10 @@ describe('compare on a Llama-family model', () => {
     await load('qwen3-qknorm');
     const t = hf.tokens;
     const cases: [RunSpec, RegExp][] = [
-      [{ ...spec(t), precision: 'fp16' }, /precision 'fp16' \(fp32 only\) is not yet supported/],
+      [
+        { ...spec(t), custom: { slot: 'flash_attention', source: '' } },
+        /a kernel written in the page is not yet/,
+      ],
       [
         spec(t, [{ id: 'gelu_relu' }]),
         /fault 'gelu_relu' \(a GPT-NeoX kernel's; this family has rms_eps_outside/,

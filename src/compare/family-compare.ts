@@ -18,22 +18,20 @@ import { LLAMA_KERNEL_OF, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
 import { llamaForward } from '../kernels/cpu/llama-forward';
 import type { HiddenDump } from '../numeric/types';
-import { familyOf, layerSteps } from '../ops/families';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
+import { sameBits, tapResults } from './family-taps';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
-import { errorHistogram, fullMetrics, metricValue, perTokenRelL2 } from './metrics';
+import { fullMetrics, metricValue, perTokenRelL2 } from './metrics';
 import { classifyParting } from './parting';
 import {
   type AnalysisPartial,
   type BisectionRow,
-  type DeterminismResult,
   type GenerationResult,
   type LayerResult,
   REPORT_SCHEMA,
   type Report,
-  type TapResult,
 } from './report';
 
 /** The oracle of a Llama-family report, in the report's words. */
@@ -90,7 +88,6 @@ function llamaFaultsOf(planted: readonly PlantedFault[], numLayers: number): Lla
 
 /** Refuses what a Llama-family model cannot run yet, before any work. */
 function checkSpec(spec: RunSpec): void {
-  if (spec.precision !== 'fp32') throw notForLlama(`precision '${spec.precision}' (fp32 only)`);
   if (spec.custom) throw notForLlama('a kernel written in the page');
 }
 
@@ -120,11 +117,11 @@ export async function analyzeFamily(
     done++;
     return r;
   };
-  const fusedOpts = { path: fusedPath, llamaFaults: faults } as const;
+  const fusedOpts = { path: fusedPath, precision: spec.precision, llamaFaults: faults } as const;
 
   const runs = await step('sources', async () => ({
-    ref: await engine.forward(tokens, { path: 'reference', taps: 'all' }),
-    fused: await engine.forward(tokens, fusedOpts),
+    ref: await engine.forward(tokens, { path: 'reference', precision: spec.precision, taps: 'all' }),
+    fused: await engine.forward(tokens, { ...fusedOpts, taps: 'all' }),
   }));
   const exactTaps = new Map<string, Float64Array>();
   const exact = await step('oracle', () => llamaForward(model.cfg, model.weights, tokens, exactTaps));
@@ -162,7 +159,8 @@ export async function analyzeFamily(
       };
     });
     const logits = { propagated: m(fused.logits, ref.logits), floor: m(ref.logits, exact.logits) };
-    return { layers, taps: tapResults(runs.ref.taps, fused, exactTaps, model.cfg, precision), logits };
+    const taps = tapResults(runs.ref.taps, runs.fused.taps, fused, exactTaps, model.cfg, precision);
+    return { layers, taps, logits };
   });
 
   const firstDivergentLayer = layers.find((l) => l.diverged)?.layer ?? null;
@@ -238,7 +236,7 @@ async function bisect(
     if (LLAMA_KERNEL_OF[kernel] === null) continue;
     const own = planted.filter((p) => faultInfo(p.id).kernel === kernel);
     const llamaFaults = llamaFaultsOf(own, L);
-    const { dump } = await engine.forward(tokens, { path: new Set([kernel]), llamaFaults });
+    const { dump } = await engine.forward(tokens, { path: new Set([kernel]), precision, llamaFaults });
     let firstLayer: number | null = null;
     let worst = { value: 0, ratio: 0 };
     dump.layers.forEach((got, i) => {
@@ -263,71 +261,6 @@ function maxAbs(x: ArrayLike<number>): number {
 }
 
 /**
- * Every reference tap against the exact forward's (the step's op kind from the op registry); the fused path
- * writes only the dump's tensors out, so its intermediates are 'fused-away' and the dump's are compared.
- */
-function tapResults(
-  refTaps: Map<string, Float32Array>,
-  fused: HiddenDump,
-  exactTaps: Map<string, Float64Array>,
-  cfg: Parameters<typeof familyOf>[0],
-  precision: RunSpec['precision'],
-): TapResult[] {
-  const opOf = new Map(layerSteps(familyOf(cfg), cfg).map((s) => [s.slot, s.op as string]));
-  const fusedOf = (name: string): Float32Array | null => {
-    if (name === 'embed') return fused.embeddings;
-    if (name === 'final_norm') return fused.finalNorm;
-    if (name === 'logits') return fused.logits;
-    const out = /^layers\.(\d+)\.out$/.exec(name);
-    return out ? fused.layers[Number(out[1])] : null;
-  };
-  const out: TapResult[] = [];
-  for (const [name, ref] of refTaps) {
-    const want = exactTaps.get(name);
-    const parts = /^layers\.(\d+)\.(.+)$/.exec(name);
-    const layer = parts ? Number(parts[1]) : null;
-    const op = parts ? (opOf.get(parts[2]) ?? parts[2]) : name === 'embed' ? 'embedding' : name;
-    const f = fusedOf(name);
-    out.push({
-      name,
-      layer,
-      op,
-      status: f ? 'compared' : 'fused-away',
-      shape: ref.length,
-      vsReference: f ? fullMetrics(f, ref, precision) : null,
-      refVsOracle: want ? fullMetrics(ref, want, precision) : null,
-      histogram: f ? errorHistogram(f, ref) : null,
-    });
-  }
-  return out;
-}
-
-/** Two fused runs bit for bit, tensor by tensor. */
-function sameBits(a: HiddenDump, b: HiddenDump): DeterminismResult {
-  const pairs: [string, Float32Array, Float32Array][] = [
-    ['embeddings', a.embeddings, b.embeddings],
-    ...a.layers.map((l, i) => [`layers.${i}`, l, b.layers[i]] as [string, Float32Array, Float32Array]),
-    ['final_norm', a.finalNorm, b.finalNorm],
-    ['logits', a.logits, b.logits],
-  ];
-  const differences: DeterminismResult['differences'] = [];
-  for (const [tensor, x, y] of pairs) {
-    const xb = new Uint32Array(x.buffer, x.byteOffset, x.length);
-    const yb = new Uint32Array(y.buffer, y.byteOffset, y.length);
-    let count = 0;
-    let firstIndex = -1;
-    for (let i = 0; i < xb.length; i++)
-      if (xb[i] !== yb[i]) {
-        count++;
-        if (firstIndex < 0) firstIndex = i;
-      }
-    if (count > 0) differences.push({ tensor, count, firstIndex, schedule: 'the same, run again' });
-  }
-  const identical = differences.length === 0;
-  return { identical, differences, runs: [{ schedule: 'the same, run again', identical }] };
-}
-
-/**
  * Greedy decoding on both paths (each with its KV cache), the tokens handed out once both paths are done. Where
  * the texts part, the parting is classified as GPT-NeoX's is (parting.ts classifyParting): at the row that chose
  * the first differing id, both paths' whole forwards and the exact forward (the CPU fp64 forward) over the shared
@@ -337,7 +270,7 @@ async function generate(
   engine: Engine,
   spec: RunSpec,
   tokens: number[],
-  fusedOpts: { path: ReadonlySet<FusedKernelId>; llamaFaults: LlamaFaults },
+  fusedOpts: { path: ReadonlySet<FusedKernelId>; precision: RunSpec['precision']; llamaFaults: LlamaFaults },
   opts: FamilyAnalyzeOptions,
 ): Promise<GenerationResult> {
   const n = spec.generate;
@@ -347,7 +280,7 @@ async function generate(
   const [ref, fused] = await engine.generatePaths(
     tokens,
     n,
-    [{ path: 'reference' }, fusedOpts],
+    [{ path: 'reference', precision: spec.precision }, fusedOpts],
     (_step, ids) => {
       (['reference', 'fused'] as const).forEach((path, p) => {
         sofar[p].push(ids[p]);
@@ -367,7 +300,9 @@ async function generate(
     const model = engine.llamaModel;
     if (!model) throw new Error('no Llama-family model is loaded');
     const seq = [...tokens, ...ref.slice(0, first)];
-    const refRow = (await engine.forward(seq, { path: 'reference', logits: 'last' })).dump.logits;
+    const refRow = (
+      await engine.forward(seq, { path: 'reference', precision: spec.precision, logits: 'last' })
+    ).dump.logits;
     const fusedRow = (await engine.forward(seq, { ...fusedOpts, logits: 'last' })).dump.logits;
     const exact = llamaForward(model.cfg, model.weights, seq);
     const V = exact.V;

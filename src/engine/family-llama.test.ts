@@ -162,7 +162,6 @@ describe('a Llama-family model in the Engine', () => {
     const lines = [
       () => engine.batch(),
       () => engine.gpuParts(),
-      () => engine.forward([1, 2, 3], { precision: 'fp16' }),
       () => engine.forward([1, 2, 3], { layers: { from: 0, to: 1 } }),
     ];
     for (const f of lines) {

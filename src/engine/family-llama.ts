@@ -3,11 +3,12 @@
 // (llama-fused.ts) made at its first use, and what the page shows of it. The Engine dispatches here on the
 // config's family (engine.ts); GPT-NeoX keeps its own slot (model-slot.ts).
 //
-// First form, said where it matters: fp32 only (the precision modes are GPT-NeoX's); the fused kernels switched by
-// GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults from a layer on; both paths generate with their KV cache, the
-// paths one after the other.
+// Said where it matters: the precision modes are pipeline constants of every kernel of both paths; the fused
+// kernels are switched by GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults act from a layer on; both paths generate
+// with their KV cache, the paths one after the other.
 
 import type { PipelineCache } from '../gpu/pipelines';
+import { precisionConstants } from '../kernels/precision';
 import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Weights } from '../model/weight-stream';
@@ -194,24 +195,38 @@ export class LlamaModel {
     return this.fusedFwd;
   }
 
-  /** One forward of either path: the dump, and with `taps` every step's slot of the reference path. */
+  /**
+   * One forward of either path in a precision mode: the dump, and with `taps` every slot the path computes (the
+   * reference path every step's; the fused path those its kernels write out) under the registry's names.
+   */
   async forward(tokens: readonly number[], opts: ForwardOptions = {}): Promise<ForwardResult> {
-    if (opts.precision !== undefined && opts.precision !== 'fp32')
-      throw notForLlama(`precision '${opts.precision}' (fp32 only)`);
     if (opts.layers) throw notForLlama('a forward over some layers (local re-runs)');
     if (opts.timing) throw notForLlama('per-op timing');
     const kernels = llamaKernels(opts.path);
+    const constants = { ...precisionConstants(opts.precision ?? 'fp32') };
     if (kernels === null && opts.llamaFaults && Object.keys(opts.llamaFaults).length > 0)
       throw new EngineError('teaching faults live in the fused path: the reference path has none', 'input');
     const t0 = performance.now();
     let result: ForwardResult;
     if (kernels === null) {
-      const r = await this.ref.forward(tokens, { cpu: this.cpuAdapter, taps: opts.taps !== undefined });
+      const r = await this.ref.forward(tokens, {
+        cpu: this.cpuAdapter,
+        constants,
+        taps: opts.taps !== undefined,
+      });
       result = { dump: r.dump, taps: r.taps, timings: null, dispatches: 0 };
     } else {
-      const o = { cpu: this.cpuAdapter, kernels, ...faultOptions(opts.llamaFaults) };
-      const dump = await this.fused().forward(tokens, o);
-      result = { dump, taps: new Map(), timings: null, dispatches: 0 };
+      const o = { cpu: this.cpuAdapter, kernels, constants, ...faultOptions(opts.llamaFaults) };
+      if (opts.taps !== undefined) {
+        const r = await this.fused().forwardTaps(tokens, o);
+        result = { dump: r.dump, taps: r.taps, timings: null, dispatches: 0 };
+      } else
+        result = {
+          dump: await this.fused().forward(tokens, o),
+          taps: new Map(),
+          timings: null,
+          dispatches: 0,
+        };
     }
     if (opts.logits === 'last') {
       const { T, V } = result.dump;
@@ -237,16 +252,20 @@ export class LlamaModel {
     if (n === 0) return paths.map(() => []);
     const out: number[][] = [];
     for (const p of paths) {
-      if (p.precision !== undefined && p.precision !== 'fp32')
-        throw notForLlama(`precision '${p.precision}' (fp32 only)`);
       if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
       const cpu = this.cpuAdapter;
+      const constants = { ...precisionConstants(p.precision ?? 'fp32') };
       try {
         const kernels = llamaKernels(p.path);
         const r =
           kernels === null
-            ? await this.ref.generate(prompt, n, { cpu })
-            : await this.fused().generate(prompt, n, { cpu, kernels, ...faultOptions(p.llamaFaults) });
+            ? await this.ref.generate(prompt, n, { cpu, constants })
+            : await this.fused().generate(prompt, n, {
+                cpu,
+                kernels,
+                constants,
+                ...faultOptions(p.llamaFaults),
+              });
         out.push(r.ids);
       } catch (e) {
         if (e instanceof EngineError) throw e;
