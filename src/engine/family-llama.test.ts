@@ -195,4 +195,19 @@ describe('a Llama-family model in the Engine', () => {
     ).rejects.toThrow();
     expect(engine.modelInfo?.family).toBe('gpt_neox');
   });
+
+  it('after a device loss, recover() reads the Llama model again from its source: the same bits', async () => {
+    const dir = join(FIXTURES, 'qwen3-qknorm');
+    const hf = JSON.parse(readFileSync(join(dir, 'hf_outputs.json'), 'utf8')) as HfOutputs;
+    await engine.loadModel(files(dir));
+    const before = await engine.forward(hf.tokens, { path: 'fused' });
+    engine.ctx.device.destroy();
+    await engine.ctx.lost;
+    await expect(engine.forward(hf.tokens)).rejects.toThrow(/GPU device lost/);
+    await engine.recover();
+    expect(engine.modelInfo?.family).toBe('llama');
+    expect(engine.modelInfo?.flavour).toBe('qwen3');
+    const after = await engine.forward(hf.tokens, { path: 'fused' });
+    expect(Buffer.from(after.dump.logits.buffer).equals(Buffer.from(before.dump.logits.buffer))).toBe(true);
+  });
 });
