@@ -47,6 +47,8 @@ export interface FamilyAnalyzeOptions {
   onProgress?: (phase: string, done: number, total: number) => void;
   onPartial?: (p: AnalysisPartial) => void;
   signal?: AbortSignal;
+  /** The decode check asked for (analyze.ts AnalyzeOptions.checkDecode): refused for the family, in one line. */
+  checkDecode?: unknown;
 }
 
 class Cancelled extends Error {
@@ -87,7 +89,8 @@ function llamaFaultsOf(planted: readonly PlantedFault[], numLayers: number): Lla
 }
 
 /** Refuses what a Llama-family model cannot run yet, before any work. */
-function checkSpec(spec: RunSpec): void {
+function checkSpec(spec: RunSpec, opts: FamilyAnalyzeOptions): void {
+  if (spec.checkDecode || opts.checkDecode) throw notForLlama('the decode check op by op');
   if (spec.custom) throw notForLlama('a kernel written in the page');
 }
 
@@ -101,7 +104,7 @@ export async function analyzeFamily(
   const info = engine.modelInfo;
   const model = engine.llamaModel;
   if (!info || !model) throw new Error('no Llama-family model is loaded');
-  checkSpec(spec);
+  checkSpec(spec, opts);
   const L = info.config.numLayers;
   const { planted, faults } = placeLlamaFaults(spec, L);
   const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
