@@ -41,6 +41,7 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
   await expect(page.getByTestId('model-layers')).toHaveText('2');
   await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
 
+  await expect(page.getByTestId('llama-kernels')).toContainText('SwiGLU');
   // The fault picker offers the family's faults, not GPT-NeoX's.
   const fault = page.getByTestId('fault');
   await expect(fault.locator('option[value="kv_interleaved"]')).toHaveCount(1);

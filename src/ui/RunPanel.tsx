@@ -219,6 +219,14 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
           <p className="muted small">
             The fused path uses the kernels switched on; the rest run as in the reference.
           </p>
+          {model?.family === 'llama' && (
+            <p className="note small" data-testid="llama-kernels">
+              This Llama-family model runs its own fused kernels under these switches: LayerNorm → residual
+              add + RMSNorm, QKV + rotary → the q/k/v GEMM with RoPE, flash attention with grouped-query
+              heads, the tiled GEMM for the other projections, Linear + GELU → the gate/up GEMM with the
+              SwiGLU epilogue; the parallel-residual epilogue has no counterpart and changes nothing.
+            </p>
+          )}
           <div className="toggles" data-testid="fused-kernels">
             {FUSED_KERNELS.map((k) => (
               <Toggle
