@@ -52,6 +52,9 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
   await runToEnd(page);
   const verdict = page.locator('.results [data-testid="verdict"]');
   await expect(verdict).toHaveAttribute('data-verdict', 'agree');
+  await expect(page.getByTestId('timing-unavailable')).toHaveText(
+    'Per-op GPU times are not yet measured for the Llama family.',
+  );
   await expect(page.getByTestId('generation')).toHaveAttribute('data-first-difference', '');
   await expect(page.getByTestId('generation-summary')).toHaveText(
     `Both paths generate the same ${n} tokens.`,

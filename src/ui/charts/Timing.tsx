@@ -286,6 +286,12 @@ export function TimingResolution({ reference, fused }: { reference: TimingSummar
 
 export function TimingPanel({ report, fileBase }: { report: Report; fileBase: FileBase }) {
   const { reference, fused, speedup } = report.timing;
+  if ((!reference || !fused) && report.model.family === 'llama')
+    return (
+      <p className="muted" data-testid="timing-unavailable">
+        Per-op GPU times are not yet measured for the Llama family.
+      </p>
+    );
   if (!reference || !fused) {
     return (
       <p className="muted" data-testid="timing-unavailable">
