@@ -17,6 +17,7 @@ import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
 import { LLAMA_KERNEL_OF, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
 import { llamaForward } from '../kernels/cpu/llama-forward';
+import { opLayer } from '../kernels/cpu/op-forward';
 import type { HiddenDump } from '../numeric/types';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
@@ -109,7 +110,7 @@ export async function analyzeFamily(
   const { planted, faults } = placeLlamaFaults(spec, L);
   const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
   const durations: Record<string, number> = {};
-  const phases = 7;
+  const phases = 9;
   let done = 0;
   const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new Cancelled('analysis cancelled');
@@ -128,6 +129,20 @@ export async function analyzeFamily(
   }));
   const exactTaps = new Map<string, Float64Array>();
   const exact = await step('oracle', () => llamaForward(model.cfg, model.weights, tokens, exactTaps));
+  // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
+  // input with its exact fp64 layer (the local floor); each path's layers in one submit.
+  const locals = await step('local', async () => {
+    const refIn = runs.ref.dump.layers.map((_, i) =>
+      i === 0 ? runs.ref.dump.embeddings : runs.ref.dump.layers[i - 1],
+    );
+    return {
+      fused: await model.forwardLayers(tokens, refIn, fusedOpts),
+      ref: await model.forwardLayers(tokens, refIn, { path: 'reference', precision: spec.precision }),
+      exact: refIn.map((x, i) =>
+        opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i),
+      ),
+    };
+  });
   const { precision, metric, k } = spec;
   const T = tokens.length;
   const d = info.config.hiddenSize;
@@ -143,6 +158,9 @@ export async function analyzeFamily(
       const scale = maxAbs(exact.layers[i]);
       const ratio = ratioOf(propagated, floor, metric, precision, scale);
       const floorValue = effectiveFloor(floor, metric, precision, scale);
+      const local = m(locals.fused[i], r);
+      const localFloor = m(locals.ref[i], locals.exact[i]);
+      const localRatio = ratioOf(local, localFloor, metric, precision, scale);
       return {
         layer: i,
         floorValue,
@@ -150,14 +168,12 @@ export async function analyzeFamily(
         floor,
         propagated,
         fusedVsOracle: m(f, exact.layers[i]),
-        // Not measured for the family yet (no fused layer re-run on the reference input): the propagated error
-        // and the floor stand in, and no layer is marked born.
-        local: propagated,
-        localFloor: floor,
+        local,
+        localFloor,
         ratio,
-        localRatio: ratio,
+        localRatio,
         diverged: ratio > k || nonFiniteIn(propagated) > 0,
-        born: false,
+        born: localRatio > k || nonFiniteIn(local) > 0,
         perToken: Array.from(perTokenRelL2(f, r, T, d)),
       };
     });
@@ -184,7 +200,7 @@ export async function analyzeFamily(
     k,
     layers,
     firstDivergentLayer,
-    firstBornLayer: null,
+    firstBornLayer: layers.find((l) => l.born)?.layer ?? null,
     verdict: prompt,
     logits,
     taps,

@@ -237,6 +237,25 @@ export class LlamaModel {
   }
 
   /**
+   * The local re-runs of either path, all layers in one submit: layer i on `inputs[i]` ([T, d], positions 0..T-1)
+   * instead of the previous layer's output. Returns each layer's output (the reference path's on the exact forward's
+   * inputs is the local floor's; the fused path's on the reference path's inputs, the local error's).
+   */
+  async forwardLayers(
+    tokens: readonly number[],
+    inputs: readonly Float32Array[],
+    opts: Pick<ForwardOptions, 'path' | 'precision' | 'llamaFaults'> = {},
+  ): Promise<Float32Array[]> {
+    const kernels = llamaKernels(opts.path);
+    const constants = { ...precisionConstants(opts.precision ?? 'fp32') };
+    const cpu = this.cpuAdapter;
+    if (kernels === null)
+      return (await this.ref.forward(tokens, { cpu, constants, layerInputs: inputs })).dump.layers;
+    const o = { cpu, kernels, constants, layerInputs: inputs, ...faultOptions(opts.llamaFaults) };
+    return (await this.fused().forward(tokens, o)).layers;
+  }
+
+  /**
    * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties), each with its KV cache
    * (LlamaReference.generate, LlamaFused.generate: a decoded row is that path's whole-forward row bit for bit). The
    * paths run one after the other; `onStep` sees each step's ids of every path, in the order of `paths`, once all

@@ -27,6 +27,7 @@ import { swiglu } from '../kernels/swiglu';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
+import { givenInputs } from './llama-reference';
 
 /** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
 export type LlamaFusedKernel = 'addRmsNorm' | 'qkvRope' | 'swiglu' | 'flash' | 'gemm';
@@ -54,6 +55,12 @@ export interface LlamaFusedOptions {
   time?: { reps: number; ms: number[] };
   /** Keep and read back every slot the path computes, under the registry's names (forwardTaps). */
   taps?: boolean;
+  /**
+   * The local re-runs (as LlamaForwardOptions.layerInputs): layer i reads `layerInputs[i]` ([T, d]) instead of the
+   * previous layer's output, every layer in this one submit. Layer i's input norm is then the RMSNorm kernel alone on
+   * that input, with the faults of the kernel that computes it in the whole forward (layer i − 1's add + RMSNorm).
+   */
+  layerInputs?: readonly Float32Array[];
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
   faults?: {
     addRmsNorm?: OverrideConstants;
@@ -222,10 +229,17 @@ export class LlamaFused {
     };
 
     // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
-    norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, slot(0, 'ln1', T * d));
+    // Given layer inputs: each layer's input norm alone on its own input (written after the previous layer's add +
+    // RMSNorm wrote that slot, so it is this one's), with the faults of the kernel it stands for.
+    const given = givenInputs(device, cfg, T, o.layerInputs, 'Llama fused');
+    temp.push(...given);
+    if (given.length === 0)
+      norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, slot(0, 'ln1', T * d));
     this.wb.layers.forEach((L, i) => {
       const p = `layers.${i}`;
-      const x = i === 0 ? embedOut : slot(i - 1, 'out', T * d);
+      const x = given[i] ?? (i === 0 ? embedOut : slot(i - 1, 'out', T * d));
+      if (given.length > 0)
+        norm(`${p}.ln1`, Math.max(0, i - 1), x, null, L.inNorm, null, slot(i, 'ln1', T * d));
       const r = cfg.rotaryDim;
       const { k: kh, v: vh } = kvOf(i);
       const ln = slot(i, 'ln1', T * d);

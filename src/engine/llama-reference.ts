@@ -29,6 +29,12 @@ export interface LlamaForwardOptions {
   constants?: OverrideConstants;
   /** Read back every step's slot as a tap (else only the dump's). */
   taps?: boolean;
+  /**
+   * The local re-runs: layer i reads `layerInputs[i]` ([T, d], the residual stream at positions 0..T-1) as its input
+   * instead of the previous layer's output, every layer in this one submit; `dump.layers[i]` is then layer i's output
+   * on its given input (the final norm and the logits follow the last layer's).
+   */
+  layerInputs?: readonly Float32Array[];
 }
 
 export interface LlamaForwardResult {
@@ -173,10 +179,12 @@ export class LlamaReference {
 
     const spec = familyOf(cfg);
     const steps = layerSteps(spec, cfg);
+    const given = givenInputs(device, cfg, T, o.layerInputs, 'Llama reference');
+    made.push(...given);
     let x = step(spec.embed, -1, this.w, [], 'embed');
     const layerOut: string[] = [];
     for (let i = 0; i < cfg.numLayers; i++) {
-      const env = new Map<string, GPUBuffer>([['in', x]]);
+      const env = new Map<string, GPUBuffer>([['in', given[i] ?? x]]);
       for (const s of steps) {
         const inputs = s.inputs.map((n) => {
           const b = env.get(n);
@@ -236,4 +244,28 @@ export class LlamaReference {
     for (const b of this.weightBufs.values()) b.destroy();
     this.weightBufs.clear();
   }
+}
+
+/**
+ * Each layer's given residual input ([T, d]) uploaded (none: an empty list), after checking there is one per layer
+ * and each holds T · d values (the local re-runs; a wrong count or size is one line).
+ */
+export function givenInputs(
+  device: GPUDevice,
+  cfg: LlamaConfig,
+  T: number,
+  inputs: readonly Float32Array[] | undefined,
+  who: string,
+): GPUBuffer[] {
+  if (!inputs) return [];
+  if (inputs.length !== cfg.numLayers)
+    throw new Error(`${who}: ${inputs.length} layer inputs for numLayers ${cfg.numLayers}`);
+  const n = T * cfg.hiddenSize;
+  inputs.forEach((x, i) => {
+    if (x.length !== n)
+      throw new Error(
+        `${who}: layer ${i}'s input has ${x.length} values, [${T}, ${cfg.hiddenSize}] needs ${n}`,
+      );
+  });
+  return inputs.map((x, i) => uploadBuffer(device, x, `layers.${i} given input`));
 }

@@ -63,8 +63,6 @@ export function Verdict({
           <>
             The error is <Term id="born">born</Term> in layer {report.firstBornLayer}.
           </>
-        ) : report.model.family === 'llama' ? (
-          'Where it is born is not measured for the Llama family yet (no local re-runs).'
         ) : (
           'No layer creates it alone: it builds up across layers.'
         )}
