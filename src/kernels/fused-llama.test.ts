@@ -12,6 +12,7 @@ import { silu, swigluF64 } from './cpu/swiglu';
 import type { GemmOpts } from './fused-linear';
 import { addRmsNorm, linearSwigluOps } from './fused-llama';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
+import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
 import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;
@@ -19,40 +20,10 @@ beforeAll(async () => {
   h = await createHarness();
 });
 afterAll(() => h?.destroy());
+const { guarded, readGuarded } = guardedOutputs(() => h, 61, -777.25);
 
-/** KERNEL_SWEEP=n registers every case n times, each drawing a fresh seed (the many-seed check before a commit). */
-const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 1);
-const round = (r: number) => (ROUNDS > 1 ? ` (round ${r})` : '');
-
-const GUARD = 61;
-const SENTINEL = -777.25;
-
-function guarded(n: number): GPUBuffer {
-  const a = new Float32Array(n + GUARD).fill(Number.NaN);
-  a.fill(SENTINEL, n);
-  return h.upload(a);
-}
-
-async function readGuarded(what: string, buf: GPUBuffer, n: number, seed: number): Promise<Float32Array> {
-  const all = await h.read(buf, n + GUARD);
-  const hit = all.subarray(n).findIndex((v) => v !== SENTINEL);
-  expect(hit, `${what} (seed ${seed}): written past its end at +${hit}`).toBe(-1);
-  return all.subarray(0, n);
-}
-
-function check(
-  what: string,
-  got: Float32Array,
-  ref: ArrayLike<number>,
-  tol: number | ((i: number) => number),
-  seed: number,
-) {
-  const r = compare(what, got, ref, tol, seed);
-  expect(r.ok, r.report).toBe(true);
-}
-
-for (let r = 0; r < ROUNDS; r++)
-  describe(`fused residual add + RMSNorm vs addF64 → rmsNormF64${round(r)}`, () => {
+for (let r = 0; r < SWEEP_ROUNDS; r++)
+  describe(`fused residual add + RMSNorm vs addF64 → rmsNormF64${roundLabel(r)}`, () => {
     it.each([
       [1, 90, true],
       [24, 300, true],
@@ -82,12 +53,12 @@ for (let r = 0; r < ROUNDS; r++)
       if (r) {
         // The f32 add HF does (residual + hidden): one rounding, so exactly fround(a + b).
         const got = await readGuarded('r', r, rows * d, seed);
-        check('r', got, Float64Array.from(sum, Math.fround), 0, seed);
+        expectClose('r', got, Float64Array.from(sum, Math.fround), 0, seed);
       }
       const ref = rmsNormF64(sum, rows, d, w, eps);
       // r's own rounding (u relative per element, and so at most u on the rms) plus the RMSNorm's (d/2 + 8)·u
       // (derived in llama-reference.test.ts): (d/2 + 10)·u·|ref|.
-      check(
+      expectClose(
         'y',
         await readGuarded('y', y, rows * d, seed),
         ref,
@@ -111,7 +82,13 @@ for (let r = 0; r < ROUNDS; r++)
       ]);
       const got = await readGuarded('y', y, rows * d, seed);
       const variant = rmsNormF64(a, rows, d, w, eps, { epsOutside: true });
-      check('y (eps outside)', got, variant, (i) => (d / 2 + 10) * U32 * Math.abs(variant[i]) + 1e-30, seed);
+      expectClose(
+        'y (eps outside)',
+        got,
+        variant,
+        (i) => (d / 2 + 10) * U32 * Math.abs(variant[i]) + 1e-30,
+        seed,
+      );
       const model = rmsNormF64(a, rows, d, w, eps);
       const r = compare('y vs the model', got, model, (i) => 0.01 * Math.abs(model[i]) + 1e-30, seed);
       expect(r.bad, 'the fault must move nearly every element by more than 1 %').toBeGreaterThan(
@@ -170,8 +147,8 @@ function swigluTol(c: ReturnType<typeof swigluCase>, K: number, splits = 1): (i:
   };
 }
 
-for (let r = 0; r < ROUNDS; r++)
-  describe(`fused gate/up GEMM + SwiGLU vs linearF64 ×2 → swigluF64${round(r)}`, () => {
+for (let r = 0; r < SWEEP_ROUNDS; r++)
+  describe(`fused gate/up GEMM + SwiGLU vs linearF64 ×2 → swigluF64${roundLabel(r)}`, () => {
     const workspace = (floats: number) => h.poisoned(floats);
     const cores: Array<[string, GemmOpts, number]> = [
       ['tiled', { policy: UNKNOWN_ADAPTER }, 1],
@@ -204,7 +181,7 @@ for (let r = 0; r < ROUNDS; r++)
           ),
         );
         const ref = swigluF64(c.G, c.U);
-        check(
+        expectClose(
           'swiglu',
           await readGuarded('y', y, M * F, seed),
           ref,
@@ -235,7 +212,7 @@ for (let r = 0; r < ROUNDS; r++)
       const got = await readGuarded('y', y, M * F, seed);
       const swapped = swigluF64(c.U, c.G);
       const sc = { ...c, G: c.U, U: c.G, absG: c.absU, absU: c.absG };
-      check('swiglu (swapped)', got, swapped, swigluTol(sc, K), seed);
+      expectClose('swiglu (swapped)', got, swapped, swigluTol(sc, K), seed);
       const model = swigluF64(c.G, c.U);
       const r = compare('swapped vs the model', got, model, swigluTol(c, K), seed);
       expect(r.bad, 'the swap must be seen on most elements').toBeGreaterThan(0.5 * M * F);

@@ -11,49 +11,18 @@ import { rmsNormF64 } from './cpu/rmsnorm';
 import { ropeHeadsF64 } from './cpu/rotary';
 import { type RopeScaling, rotaryInvFreq } from './cpu/rotary-angles';
 import { swigluF64 } from './cpu/swiglu';
+import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
 import { rmsNorm } from './rmsnorm';
 import { ropeHeads, ropeTables } from './rope';
 import { swiglu } from './swiglu';
-import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
+import { createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness();
 });
 afterAll(() => h?.destroy());
-
-/** KERNEL_SWEEP=n registers every case n times, each drawing a fresh seed (the many-seed check before a commit). */
-const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 1);
-const round = (r: number) => (ROUNDS > 1 ? ` (round ${r})` : '');
-
-const GUARD = 67;
-const SENTINEL = 1234.5;
-
-/** An output of n floats poisoned with NaN, followed by GUARD floats of SENTINEL. */
-function guarded(n: number): GPUBuffer {
-  const a = new Float32Array(n + GUARD).fill(Number.NaN);
-  a.fill(SENTINEL, n);
-  return h.upload(a);
-}
-
-/** Reads a guarded output, fails on a write past its end, and returns its n values. */
-async function readGuarded(what: string, buf: GPUBuffer, n: number, seed: number): Promise<Float32Array> {
-  const all = await h.read(buf, n + GUARD);
-  const hit = all.subarray(n).findIndex((v) => v !== SENTINEL);
-  expect(hit, `${what} (seed ${seed}): written past its end at +${hit}`).toBe(-1);
-  return all.subarray(0, n);
-}
-
-function check(
-  what: string,
-  got: Float32Array,
-  ref: ArrayLike<number>,
-  tol: number | ((i: number) => number),
-  seed: number,
-) {
-  const r = compare(what, got, ref, tol, seed);
-  expect(r.ok, r.report).toBe(true);
-}
+const { guarded, readGuarded } = guardedOutputs(() => h, 67, 1234.5);
 
 const llama31: RopeScaling = {
   type: 'llama3',
@@ -63,8 +32,8 @@ const llama31: RopeScaling = {
   originalMaxPositionEmbeddings: 64, // small, so that positions up to 129 cross all three bands
 };
 
-for (let r = 0; r < ROUNDS; r++)
-  describe(`Llama-family reference kernels vs fp64 oracles${round(r)}`, () => {
+for (let r = 0; r < SWEEP_ROUNDS; r++)
+  describe(`Llama-family reference kernels vs fp64 oracles${roundLabel(r)}`, () => {
     // [rows, d]: the hidden size 90 at T in {1, 24, 129}; q/k norms over heads (rows = T · heads, d = head_dim 37).
     it.each([
       [1, 90],
@@ -83,7 +52,7 @@ for (let r = 0; r < ROUNDS; r++)
       const ref = rmsNormF64(x, rows, d, w, eps);
       // The sum of d squares (all >= 0) is within γ_d relative, halved by the root; /d, + eps, sqrt and 1/ add 4u;
       // x · inv and · w one u each: |err| <= (d/2 + 8)·u·|ref| (the tree sum's depth is far below d).
-      check(
+      expectClose(
         'rmsnorm',
         await readGuarded('rmsnorm', y, rows * d, seed),
         ref,
@@ -104,7 +73,7 @@ for (let r = 0; r < ROUNDS; r++)
       const ref = swigluF64(gate, up);
       // e^-x is within (3 + 2|x|) ulp in WGSL; 1 + e, the division, the stored silu and the product one u each:
       // |err| <= (8 + 2|x|)·u·|ref|, and an absolute 1e-30 where the result underflows (x = -100: -0 vs -4e-42).
-      check(
+      expectClose(
         'swiglu',
         await readGuarded('swiglu', y, n, seed),
         ref,
@@ -168,10 +137,10 @@ for (let r = 0; r < ROUNDS; r++)
         // |err| <= 4u·(|a| + |b|) <= 8u·max|x|.
         const tol = 8 * U32 * Math.max(...Array.from(qkv, Math.abs));
         const qGot = await readGuarded('q', q, heads * T * hd, seed);
-        check('q', qGot, qRef, tol, seed);
-        check('k', await readGuarded('k', k, T * hd, seed), kRef, tol, seed);
-        check('v', await readGuarded('v', v, T * hd, seed), vRef, 0, seed);
-        check(
+        expectClose('q', qGot, qRef, tol, seed);
+        expectClose('k', await readGuarded('k', k, T * hd, seed), kRef, tol, seed);
+        expectClose('v', await readGuarded('v', v, T * hd, seed), vRef, 0, seed);
+        expectClose(
           'q alone = q from the concatenated row',
           await readGuarded('q2', q2, heads * T * hd, seed),
           qGot,
@@ -235,7 +204,7 @@ for (let r = 0; r < ROUNDS; r++)
       const sAbs = attentionScoresF64(qa.map(Math.abs), ka.map(Math.abs), H, T, hd, opts);
       const sGot = await readGuarded('scores', s, H * T * T, seed);
       // Masked scores are written 0 (the softmax never reads them); the others as in reference.test.ts: γ_{hd+2}.
-      check(
+      expectClose(
         'scores',
         sGot,
         sRef.map((x) => (Number.isFinite(x) ? x : 0)),
@@ -250,11 +219,11 @@ for (let r = 0; r < ROUNDS; r++)
         opts,
       );
       const pGot = await readGuarded('probs', p, H * T * T, seed);
-      check('probs', pGot, pRef, (i) => (T + 60) * U32 * Math.abs(pRef[i]) + 1e-9, seed);
+      expectClose('probs', pGot, pRef, (i) => (T + 60) * U32 * Math.abs(pRef[i]) + 1e-9, seed);
       // Values from the GPU's probabilities: a T-term dot product per output, over the right KV head.
       const cRef = attentionValuesF64(pGot, va, H, T, hd, opts);
       const cAbs = attentionValuesF64(pGot, va.map(Math.abs), H, T, hd, opts);
-      check(
+      expectClose(
         'ctx',
         await readGuarded('ctx', ctx, T * H * hd, seed),
         cRef,
@@ -289,7 +258,7 @@ for (let r = 0; r < ROUNDS; r++)
       for (let hh = 0; hh < H; hh++)
         qTail.set(qa.subarray((hh * T + p0) * hd, (hh * T + T) * hd), hh * (T - p0) * hd);
       const tail = await run(T - p0, qTail, { p0, rows: T });
-      check('decoded rows', tail, whole.subarray(p0 * H * hd), 0, seed);
+      expectClose('decoded rows', tail, whole.subarray(p0 * H * hd), 0, seed);
     });
 
     it('a head count that does not group, or a negative window, is refused', () => {
@@ -301,6 +270,13 @@ for (let r = 0; r < ROUNDS; r++)
         scores: {},
         softmax: {},
         values: {},
+        flash: {},
+      });
+      expect(attnShapeConstants('attn', { H: 6, kvHeads: 2, window: 5 })).toEqual({
+        scores: { KV_GROUP: 3, WINDOW: 5 },
+        softmax: { WINDOW: 5 },
+        values: { KV_GROUP: 3 },
+        flash: { KV_GROUP: 3, WINDOW: 5 },
       });
     });
   });

@@ -12,6 +12,7 @@ import { rotaryInvFreq } from './cpu/rotary-angles';
 import type { GemmOpts } from './fused-linear';
 import { qkvRopeOps } from './fused-llama';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
+import { guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
 import { ropeTables } from './rope';
 import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
@@ -20,24 +21,7 @@ beforeAll(async () => {
   h = await createHarness();
 });
 afterAll(() => h?.destroy());
-
-const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 1);
-const round = (r: number) => (ROUNDS > 1 ? ` (round ${r})` : '');
-const GUARD = 53;
-const SENTINEL = 99.125;
-
-function guarded(n: number): GPUBuffer {
-  const a = new Float32Array(n + GUARD).fill(Number.NaN);
-  a.fill(SENTINEL, n);
-  return h.upload(a);
-}
-
-async function readGuarded(what: string, buf: GPUBuffer, n: number, seed: number): Promise<Float32Array> {
-  const all = await h.read(buf, n + GUARD);
-  const hit = all.subarray(n).findIndex((v) => v !== SENTINEL);
-  expect(hit, `${what} (seed ${seed}): written past its end at +${hit}`).toBe(-1);
-  return all.slice(0, n);
-}
+const { guarded, readGuarded } = guardedOutputs(() => h, 53, 99.125);
 
 interface Shape {
   T: number;
@@ -106,8 +90,8 @@ function oracle(c: ReturnType<typeof qkvCase>, s: Shape, splits: number, gptj = 
   return { q: one(0, s.H, true), k: one(s.H, s.KV, true), v: one(s.H + s.KV, s.KV, false) };
 }
 
-for (let rr = 0; rr < ROUNDS; rr++)
-  describe(`fused q/k/v + rotary (Llama family) vs linearF64 → ropeHeadsF64${round(rr)}`, () => {
+for (let rr = 0; rr < SWEEP_ROUNDS; rr++)
+  describe(`fused q/k/v + rotary (Llama family) vs linearF64 → ropeHeadsF64${roundLabel(rr)}`, () => {
     const workspace = (floats: number) => h.poisoned(floats);
     const cores: Array<[string, GemmOpts, number]> = [
       ['tiled', { policy: UNKNOWN_ADAPTER }, 1],
