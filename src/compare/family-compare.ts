@@ -3,16 +3,17 @@
 //   sources  — the reference forward with every step's tap and the fused forward (faults planted), on the GPU
 //   oracle   — the exact forward: the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts); the GPU
 //              double-float forms of the family's ops do not exist yet
-//   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact;
-//              every reference tap vs exact; metrics.ts on the CPU
-//   verdict  — the first divergent layer against k × the floor, as GPT-NeoX's
+//   local    — every fused layer on the reference path's input to it, the reference layer on the same input and its
+//              exact fp64 layer (the local floor): each path's layers in one submit (LlamaModel.forwardLayers)
+//   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact,
+//              the local error against the local floor (born); every reference tap vs exact; metrics.ts on the CPU
+//   verdict  — the first divergent and the first born layer against k × the floor, as GPT-NeoX's
 //   bisection — where it diverges, each fused kernel alone (GPT-NeoX's kernel ids: engine/family-llama.ts)
 //   determinism — the fused forward run again, bit for bit
+//   why      — at the first born layer, the op (or fused group) it is born at and its cause (family-why.ts)
 //   generation — greedy on both paths, each with its KV cache; a parting classified as GPT-NeoX's (near tie or not)
-// Not measured yet for the family, and said so in the report: the local re-runs (a fused layer on the reference
-// input: `local` is not measured, so no layer is marked born), the why, the decode check op by op. What the family cannot
-// run (precision modes, a kernel written in the page, GPT-NeoX's faults, faults from different layers) is refused
-// in one line before any work.
+// Not measured yet for the family: the decode check op by op. What the family cannot run (a kernel written in the
+// page, GPT-NeoX's faults, faults from different layers) is refused in one line before any work.
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
 import { LLAMA_KERNEL_OF, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
@@ -22,6 +23,7 @@ import type { HiddenDump } from '../numeric/types';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { sameBits, tapResults } from './family-taps';
+import { familyWhy } from './family-why';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
 import { fullMetrics, metricValue, perTokenRelL2 } from './metrics';
@@ -110,7 +112,7 @@ export async function analyzeFamily(
   const { planted, faults } = placeLlamaFaults(spec, L);
   const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
   const durations: Record<string, number> = {};
-  const phases = 9;
+  const phases = 10;
   let done = 0;
   const step = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
     if (opts.signal?.aborted) throw new Cancelled('analysis cancelled');
@@ -228,6 +230,26 @@ export async function analyzeFamily(
   );
   opts.onPartial?.({ kind: 'determinism', determinism });
   report = { ...report, determinism };
+  const bornAt = report.firstBornLayer;
+  const why = await step('why', () =>
+    bornAt === null
+      ? null
+      : familyWhy({
+          cfg: model.cfg,
+          shared: info.config,
+          weights: model.weights,
+          tokens,
+          layer: bornAt,
+          fusedTaps: runs.fused.taps,
+          refTaps: runs.ref.taps,
+          metric,
+          k,
+          precision,
+          determinism,
+        }),
+  );
+  if (why) opts.onPartial?.({ kind: 'why', why });
+  report = { ...report, why };
   const generation = await step('generation', () =>
     spec.generate === 0 ? null : generate(engine, spec, tokens, fusedOpts, opts),
   );
