@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# One call at a round's end (carry .devpack and .gl; bundle first, from the project root:
-#   for b in llama perf decode-check; do npx esbuild bench/$b.ts --bundle --platform=node --format=esm \
-#     --target=node20 --outfile=.devpack/$b.mjs --external:webgpu; done):
-# the Llama family's fused forward against HF SDPA + CUDA graph (bench/llama.ts, bench/torch_llama_peer.py), the
-# decode check's cost at 410m (bench/decode-check.ts) and the full compare at 410m (bench/perf.ts).
+# One device call (carry .devpack and .gl; bundle first, from the project root:
+#   npx esbuild bench/llama.ts --bundle --platform=node --format=esm --target=node20 --outfile=.devpack/llama.mjs \
+#     --external:webgpu):
+# the PyTorch peer (bench/torch_llama_peer.py: HF eager, SDPA, SDPA + CUDA graph), then the Llama family's fused
+# forward (bench/llama.ts) with the flags given here, e.g.
+#   bash bench/device-llama.sh --policies before,heuristic,swept --sweep --profile --flash-bq 16,8
+# Back in $OUT: gpu.txt, torch-llama.json / .log, llama.json / .log.
 source bench/device-setup.sh
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt"
 timeout 150 python3 bench/torch_llama_peer.py > "$OUT/torch-llama.json" 2> "$OUT/torch-llama.log"
-(cd .devpack && timeout 150 /tmp/node llama.mjs --reps 9 --out "$OUT/llama.json" > "$OUT/llama.log" 2>&1
- timeout 100 /tmp/node decode-check.mjs --model pythia-410m --reps 3 --out "$OUT/decode-check.json" > "$OUT/decode-check.log" 2>&1
- timeout 100 /tmp/node perf.mjs --models pythia-410m --compare pythia-410m --reps 5 --out "$OUT/perf.json" > "$OUT/perf.log" 2>&1)
+(cd .devpack && timeout 400 /tmp/node llama.mjs --reps 9 "$@" --out "$OUT/llama.json" > "$OUT/llama.log" 2>&1)
 ls -la "$OUT"

@@ -1,15 +1,37 @@
 // `npx tsx bench/llama.ts`: the Llama family's fused forward (engine/llama-fused.ts) on seeded models of real
 // shapes (SmolLM2-135M, Qwen2.5-0.5B), T = 128 and 512: the recorded dispatches submitted again and again, each
-// submit-to-done timed on the wall clock, no readback (as bench/forward.ts times GPT-NeoX's plans), with the adapter's
-// GEMM policy. The PyTorch peer for the same shapes is bench/torch_llama_peer.py (HF SDPA under CUDA-graph replay).
-// Flags: --models smollm2-135m,qwen2.5-0.5b --T 128,512 --reps 9 --out FILE. On SwiftShader use `--models tiny`.
+// submit-to-done timed on the wall clock, no readback (as bench/forward.ts times GPT-NeoX's plans). The PyTorch peer
+// for the same shapes is bench/torch_llama_peer.py (HF SDPA under CUDA-graph replay).
+// Each row is timed twice: `cold` as the first bench of 2026-11-27 did (one forward, then --reps submits, right after
+// the weights were made: the GPU's clocks still low), then after --warm-ms of forwards (default 1000), median of
+// --reps. --profile adds one more submit with each dispatch in a timed pass of its own: GPU ms per op (summed over
+// the layers). Policies (--policies, comma-separated): `before` = the adapter's policy with no split-K and no table
+// (the tree before 2026-11-27 13:00: no workspace, the heuristic tiles), `heuristic` = split-K on the heuristic,
+// `policy` = the adapter's policy as committed, `swept` = the adapter's policy with the table of this run's --sweep.
+// --sweep: every GEMM shape of the models at each T (the q/k/v + rotary, o, gate/up, down and LM head as plain
+// linears) over each tile configuration and K partition (bench/gemm-sweep.ts's timing), and the table chosen as
+// gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts).
+// Flags: --models smollm2-135m,qwen2.5-0.5b --T 128,512 --reps 9 --warm-ms 1000 --policies policy [--profile]
+// [--flash-bq 16,8] [--sweep] [--sweep-s 150] --out FILE. On SwiftShader use `--models tiny`.
 
 import { LlamaFused } from '../src/engine/llama-fused';
+import type { PipelineCache } from '../src/gpu/pipelines';
+import type { PassTiming } from '../src/gpu/timestamps';
+import { linearBiasOps } from '../src/kernels/fused-linear';
+import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
+import {
+  CAP_WIDE_N,
+  chunkFor,
+  type GemmConfigTable,
+  type GemmPolicy,
+  shapeKey,
+} from '../src/kernels/gemm-configs';
 import { randomLlamaTensors, smallLlamaConfig } from '../src/model/llama-random';
 import { loadLlamaWeights } from '../src/model/llama-weights';
 import { writeSafetensors } from '../src/model/safetensors-write';
 import type { LlamaConfig } from '../src/numeric/types';
-import { benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
+import { argv, benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
+import { chooseTable, gemmOperands, type SweepRow, type SweepShape, timeLaunch } from './gemm-sweep';
 
 const L = (over: Partial<LlamaConfig>): LlamaConfig => smallLlamaConfig(over);
 
@@ -57,29 +79,198 @@ export const LLAMA_SHAPES: Record<string, LlamaConfig> = {
   }),
 };
 
+/** The GEMM shapes of one forward of `cfg` at T rows (the fused epilogues' GEMMs as plain linears). */
+export function llamaShapes(model: string, cfg: LlamaConfig, T: number): SweepShape[] {
+  const { hiddenSize: d, numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: F, vocabSize: V } = cfg;
+  return [
+    { model, op: 'qkv_rot', M: T, N: (H + 2 * KV) * (hd + (hd % 2)), K: d },
+    { model, op: 'attn_out', M: T, N: d, K: H * hd },
+    { model, op: 'swiglu', M: T, N: 2 * F, K: d },
+    { model, op: 'mlp_out', M: T, N: d, K: F },
+    { model, op: 'logits', M: T, N: V, K: d },
+  ];
+}
+
+/** K partitions to try: none, and 2..16 splits of at least 128, none longer than the policy's cap (below CAP_WIDE_N). */
+function partitions(s: SweepShape, cap: number | undefined): number[] {
+  if (s.M * s.N >= 2 ** 22) return [s.K];
+  const set = new Set<number>();
+  for (const n of [1, 2, 3, 4, 5, 6, 8, 12, 16]) {
+    const c = chunkFor(s.K, n);
+    if ((n === 1 || c >= 128) && (!cap || s.N >= CAP_WIDE_N || c <= cap)) set.add(c);
+  }
+  return [...set];
+}
+
+/** The sweep: every shape × tile configuration × partition, GPU ms; stops starting shapes after `budgetS`. */
+async function sweep(
+  device: GPUDevice,
+  pipelines: PipelineCache,
+  shapes: SweepShape[],
+  cap: number | undefined,
+  budgetS: number,
+): Promise<{ rows: SweepRow[]; skipped: string[] }> {
+  const configs = TUNE_CONFIGS.filter((t) => gemmTilesProblem(t, device.limits) === null);
+  const rows: SweepRow[] = [];
+  const skipped: string[] = [];
+  const t0 = performance.now();
+  for (const s of shapes) {
+    if ((performance.now() - t0) / 1e3 > budgetS) {
+      skipped.push(shapeKey(s.M, s.N, s.K));
+      continue;
+    }
+    const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'sweep');
+    try {
+      let best: SweepRow | null = null;
+      for (const kChunk of partitions(s, cap))
+        for (const tiles of configs) {
+          const label = `sweep ${shapeKey(s.M, s.N, s.K)}`;
+          const opts = { constants: { ...tiles }, workspace, kChunk };
+          const specs = linearBiasOps(label, { x, w, b: null, y, dummy }, s.M, s.N, s.K, opts);
+          const ms = await timeLaunch(device, pipelines, specs, rows.length === 0 ? 50 : 0);
+          const tflops = (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12;
+          const row = { ...s, tiles: tilesName(tiles), kChunk, split: Math.ceil(s.K / kChunk), ms, tflops };
+          rows.push(row);
+          if (!best || ms < best.ms) best = row;
+        }
+      if (best)
+        log(
+          `sweep ${s.model} ${s.op} ${shapeKey(s.M, s.N, s.K)}: best ${best.tiles} kChunk ${best.kChunk} ${best.ms.toFixed(4)} ms ${best.tflops.toFixed(1)} TFLOP/s`,
+        );
+    } finally {
+      destroy();
+    }
+  }
+  return { rows, skipped };
+}
+
+/** The sweep's choice as a table: tiles by name → GemmTiles. */
+function sweptTable(base: GemmConfigTable | null, rows: SweepRow[]): GemmConfigTable {
+  const chosen = chooseTable(rows);
+  const byName = new Map(TUNE_CONFIGS.map((t) => [tilesName(t), t] as const));
+  const tiles: Record<string, GemmTiles> = {};
+  for (const [k, name] of Object.entries(chosen.tiles)) tiles[k] = byName.get(name) as GemmTiles;
+  return {
+    measuredOn: 'this run',
+    date: new Date().toISOString(),
+    tiles: { ...base?.tiles, ...tiles },
+    kChunks: { ...base?.kChunks, ...chosen.kChunks },
+  };
+}
+
+/** Per-op GPU ms summed over the layers (labels without their `layers.N.` prefix), and the dispatch count. */
+function perOp(passes: PassTiming[]): { op: string; ms: number; dispatches: number }[] {
+  const m = new Map<string, { ms: number; dispatches: number }>();
+  for (const p of passes) {
+    const op = p.label.replace(/^layers\.\d+\./, '');
+    const e = m.get(op) ?? { ms: 0, dispatches: 0 };
+    e.ms += p.ns / 1e6;
+    e.dispatches++;
+    m.set(op, e);
+  }
+  return [...m].map(([op, e]) => ({ op, ...e })).sort((a, b) => b.ms - a.ms);
+}
+
 async function main() {
   const engine = await benchEngine();
   const { device, pipelines } = engine.devicePipelines();
   const models = (value('--models') ?? 'smollm2-135m,qwen2.5-0.5b').split(',');
   const Ts = (value('--T') ?? '128,512').split(',').map(Number);
   const reps = Number(value('--reps') ?? 9);
+  const warmMs = Number(value('--warm-ms') ?? 1000);
+  const profile = argv.includes('--profile');
+  const flashBQs = (value('--flash-bq') ?? '').split(',').filter(Boolean).map(Number);
+  const base = engine.gemmPolicy;
+  const policies: Record<string, GemmPolicy> = {
+    before: { ...base, name: `${base.name}, no split-K, no table`, table: null, splitK: false },
+    heuristic: { ...base, name: `${base.name}, split-K, no table`, table: null },
+    policy: base,
+  };
+  const names = (value('--policies') ?? 'policy').split(',');
   const rows: unknown[] = [];
-  const out = { adapter: engine.adapter, policy: engine.gemmPolicy.name, rows };
-  for (const name of models) {
+  const out: Record<string, unknown> = { adapter: engine.adapter, policy: base.name, warmMs, rows };
+  const cfgOf = (name: string) => {
     const cfg = LLAMA_SHAPES[name];
     if (!cfg) throw new Error(`unknown shape ${name}: ${Object.keys(LLAMA_SHAPES).join(', ')}`);
+    return cfg;
+  };
+  if (argv.includes('--sweep')) {
+    const shapes = models.flatMap((m) => Ts.flatMap((T) => llamaShapes(m, cfgOf(m), T)));
+    const t0 = performance.now();
+    const got = await sweep(device, pipelines, shapes, base.maxKChunk, Number(value('--sweep-s') ?? 150));
+    const table = sweptTable(base.table, got.rows);
+    policies.swept = { ...base, name: `${base.name} + this run's sweep`, table };
+    const mine = chooseTable(got.rows);
+    out.sweep = {
+      seconds: (performance.now() - t0) / 1e3,
+      skipped: got.skipped,
+      chosen: mine,
+      rows: got.rows,
+    };
+    log(
+      `sweep: ${got.rows.length} timings in ${((performance.now() - t0) / 1e3).toFixed(1)} s; skipped ${got.skipped.join(' ') || 'none'}`,
+    );
+    log(`chosen: ${JSON.stringify(mine)}`);
+    saveOut(out);
+  }
+  for (const name of models) {
+    const cfg = cfgOf(name);
     const t0 = performance.now();
     const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 4321, 'BF16')));
     const fused = LlamaFused.create({ device, pipelines }, cfg, w);
     log(`${name}: weights made and uploaded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     for (const T of Ts) {
       const tokens = Array.from({ length: T }, (_, i) => (i * 7919 + 104729) % cfg.vocabSize);
-      const time = { reps, ms: [] as number[] };
-      await fused.forward(tokens, { gemmPolicy: engine.gemmPolicy, time });
-      const row = { model: name, T, medianMs: median(time.ms), minMs: Math.min(...time.ms), reps };
-      log(`${name} T=${T}: fused forward ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)})`);
-      rows.push(row);
-      saveOut(out);
+      const variants = names.flatMap((p) => [
+        { p, bq: 0 },
+        ...(p === names[names.length - 1] ? flashBQs.map((bq) => ({ p, bq })) : []),
+      ]);
+      for (const [vi, { p, bq }] of variants.entries()) {
+        const gemmPolicy = policies[p];
+        if (!gemmPolicy) throw new Error(`unknown policy ${p} (${Object.keys(policies).join(', ')})`);
+        const faults = bq ? { flash: { BQ: bq } } : undefined;
+        const run = async (time: { reps: number; ms: number[]; ops?: PassTiming[] | null }) =>
+          fused.forward(tokens, { gemmPolicy, time, faults });
+        // cold: the first variant of a row as the bench of 2026-11-27 12:13 timed it (one forward, then the reps).
+        const cold = { reps, ms: [] as number[] };
+        if (vi === 0) await run(cold);
+        const w0 = performance.now();
+        let warmForwards = 0;
+        while (performance.now() - w0 < warmMs || warmForwards === 0) {
+          await run({ reps: 10, ms: [] });
+          warmForwards++;
+        }
+        const time = { reps, ms: [] as number[], ops: profile ? ([] as PassTiming[]) : undefined };
+        await run(time);
+        const ops = time.ops ? perOp(time.ops) : undefined;
+        const row = {
+          model: name,
+          T,
+          policy: p,
+          flashBQ: bq || undefined,
+          medianMs: median(time.ms),
+          minMs: Math.min(...time.ms),
+          reps,
+          coldMedianMs: cold.ms.length ? median(cold.ms) : undefined,
+          coldMinMs: cold.ms.length ? Math.min(...cold.ms) : undefined,
+          warmForwards,
+          opsMs: ops ? ops.reduce((a, o) => a + o.ms, 0) : undefined,
+          ops,
+        };
+        const c = row.coldMedianMs ? `, cold ${row.coldMedianMs.toFixed(2)}` : '';
+        log(
+          `${name} T=${T} ${p}${bq ? ` BQ ${bq}` : ''}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}${c})${
+            ops
+              ? `; ops ${row.opsMs?.toFixed(2)} ms: ${ops
+                  .slice(0, 8)
+                  .map((o) => `${o.op} ${o.ms.toFixed(2)}`)
+                  .join(', ')}`
+              : ''
+          }`,
+        );
+        rows.push(row);
+        saveOut(out);
+      }
     }
     fused.destroy();
   }

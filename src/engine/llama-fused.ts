@@ -11,6 +11,7 @@
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { readBuffer, uploadBuffer } from '../gpu/readback';
+import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
@@ -50,9 +51,11 @@ export interface LlamaFusedOptions {
   gemmPolicy?: GemmPolicy;
   /**
    * Benchmarks: after the forward, the same recorded dispatches are encoded and submitted `reps` more times, each
-   * submit-to-done timed on the wall clock into `ms` (no readback; as engine/time-forward.ts times a plan).
+   * submit-to-done timed on the wall clock into `ms` (no readback; as engine/time-forward.ts times a plan). With
+   * `ops` (an empty array), one more submit with each dispatch in a timed pass of its own: its GPU time per label
+   * (null where the device has no timestamps).
    */
-  time?: { reps: number; ms: number[] };
+  time?: { reps: number; ms: number[]; ops?: PassTiming[] | null };
   /** Keep and read back every slot the path computes, under the registry's names (forwardTaps). */
   taps?: boolean;
   /**
@@ -172,7 +175,15 @@ export class LlamaFused {
     const cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));
     const sin = keep(uploadBuffer(device, tables.sin, 'rope sin'));
     const dummy = keep(uploadBuffer(device, new Float32Array(4), 'dummy'));
-    const gemm: GemmOpts = { policy: o.gemmPolicy ?? (o.cpu ? CPU_ADAPTER : UNKNOWN_ADAPTER) };
+    // Split-K GEMMs share one workspace (as engine/plan.ts): each is consumed by the reduction right after it.
+    let workspace: GPUBuffer | null = null;
+    const gemm: GemmOpts = {
+      policy: o.gemmPolicy ?? (o.cpu ? CPU_ADAPTER : UNKNOWN_ADAPTER),
+      workspace: (floats: number) => {
+        if (!workspace || workspace.size < floats * 4) workspace = alloc(floats, 'gemm_workspace');
+        return workspace;
+      },
+    };
     const faults = o.faults ?? {};
 
     const specs: DispatchSpec[] = [];
@@ -333,6 +344,17 @@ export class LlamaFused {
           device.queue.submit([again.finish()]);
           await device.queue.onSubmittedWorkDone();
           o.time?.ms.push(performance.now() - t0);
+        }
+        if (o.time?.ops) {
+          const timer = new GpuTimer(device, specs.length);
+          const enc = device.createCommandEncoder({ label: 'llama fused (per op)' });
+          program.encode(enc, timer);
+          timer.resolve(enc);
+          device.queue.submit([enc.finish()]);
+          const passes = await timer.read();
+          timer.destroy();
+          if (passes) o.time.ops.push(...passes);
+          else o.time.ops = null;
         }
       } catch (e) {
         thrown = e;
