@@ -26,6 +26,7 @@ import type {
 } from './report';
 import { checkedRowsWords } from './run-rows';
 import type { AnalyzeRunsOptions } from './runs-input';
+import { causeClause } from './why-runs';
 
 export async function bisect(
   c: AnalysisContext,
@@ -196,7 +197,7 @@ export async function generate(
         });
         ids.splice(0, 2, ...again);
       }
-      g.decode = await checkDecodes(c, recorded, ids, oracle.kind, prefix, full);
+      g.decode = await checkDecodes(c, recorded, ids, oracle, prefix, full);
       g.decodeStarted = asked ? 'asked' : 'auto';
     }
     g.verdict = generationVerdictOf(g);
@@ -220,12 +221,13 @@ async function checkDecodes(
   c: AnalysisContext,
   recorded: RecordedDecode[],
   ids: number[][],
-  oracle: OracleInfo['kind'],
+  o: Pick<OracleInfo, 'kind'> & { dfFma: boolean },
   prefix: DecodePrefix | null,
   /** Each path's uncached logits of the decode steps' rows, where the generation phase has them already. */
   uncached: Float32Array[] | null = null,
 ): Promise<DecodeCheck[]> {
   const { spec, tokens } = c;
+  const oracle = o.kind;
   const names = ['reference', 'fused'] as const;
   const paths = [
     { path: 'reference' as const, precision: spec.precision },
@@ -292,18 +294,33 @@ async function checkDecodes(
         runs[0].file.tokens,
         b.layer,
         rows.from,
-        spec,
+        {
+          ...spec,
+          // The born op's variants multiplied on the GPU oracle where the analysis runs it there.
+          products:
+            oracle === 'gpu'
+              ? { ...c.engine.gpuParts(), dfFma: o.dfFma, maxBindingBytes: c.engine.maxBindingBytes }
+              : null,
+        },
       );
       c.durations['decode.ops'] = performance.now() - t2;
       check.ops = { layer: ops.layer, checks: ops.checks };
+      // (the runs analysis's cause was the whole layer's: here the op's, or none where no single op is born)
+      check.cause = ops.cause;
+      check.anatomy = ops.anatomy;
       if (ops.born) {
         const where = b.step !== null && b.row !== null ? `decode step ${b.step} (position ${b.row}), ` : '';
         check.born = { ...b, check: ops.born.id, what: ops.born.what, ratio: ops.born.ratio };
+        const because = ops.cause
+          ? `; ${causeClause(ops.cause.words)}`
+          : ops.born.nonFinite > 0
+            ? `; it writes ${ops.born.nonFinite} NaN/Inf values`
+            : '';
         check.sentence =
           `${where}layer ${b.layer}: the error is born at ${ops.born.what} (${ops.born.id}), ` +
           `${fmtRatio(ops.born.ratio)} its floor on this path's own recorded inputs ` +
           `(the layer's ops checked one by one, fused kernels' ops in groups; ` +
-          `${checkedRowsWords(rows, runs[1].file.tokens.length, runs[1].file.generation)}).`;
+          `${checkedRowsWords(rows, runs[1].file.tokens.length, runs[1].file.generation)})${because}.`;
       }
     }
     out.push(check);

@@ -4,18 +4,25 @@
 // error is checked op by op as the two-path "why" checks the prompt (why-paths.ts layerChecks): each op re-run exactly
 // (fp64) from the path's own recorded inputs, fused groups whole, on the decode steps' rows only (the attention still
 // reads every position's keys and values), against the reference path's decode measured the same way (the floor).
+// At the op where the error is born, the why (why.ts, as the runs analysis asks it): the anatomy of its error and
+// the cause search on its recorded inputs and outputs, with the prompt's length as the prefill (causes scored on the
+// rows from the first decode step on, the variant there and the exact op elsewhere); a fused group's causes are
+// those of its op kind (attn_block: the attention's, rotary and KV cache included; mlp_up: the linear's and the
+// activation's; mlp_residual: the linear's and the residual's).
 import type { RecordedDecode } from '../engine/decode-record';
 import type { Engine } from '../engine/engine';
+import type { ProductsKit } from '../engine/oracle-products';
 import { inputSlot } from '../model/run-names';
 import type { Precision } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
+import type { Anatomy } from './causes/anatomy';
 import { gather } from './causes/arrays';
 import { core } from './causes/exact-op';
 import { FINAL, scoredColumns } from './causes/explain';
-import type { OpData } from './causes/types';
+import type { CauseVerdict, OpData } from './causes/types';
 import { nonFiniteIn, ratioOf } from './floor';
 import { fullMetrics } from './metrics';
-import { opWeights } from './why';
+import { neighbours, opWeights, whyAt } from './why';
 import { layerChecks } from './why-paths';
 
 /** One op of the layer checked on the decode steps' rows. */
@@ -33,12 +40,26 @@ export interface DecodeOps {
   checks: DecodeOpCheck[];
   /** The first op past k × its floor (or with NaN/Inf), or null: the layer's error comes from how its ops combine. */
   born: DecodeOpCheck | null;
+  /** At the born op: the cause that explains its error on the decode rows, or that none does (null: no op is
+   * born, or it writes NaN/Inf — a finding of its own, no variant's). */
+  cause: CauseVerdict | null;
+  anatomy: Anatomy | null;
 }
 
 /** A recorded decode's tensors of layer `i` (and the layer's input) under the run-check slot names, on the CPU. */
 async function layerSlots(rec: RecordedDecode, i: number): Promise<Map<string, Float32Array>> {
   const input = i === 0 ? 'embed' : `layers.${i - 1}.out`;
   const names = [...rec.taps.keys()].filter((n) => n.startsWith(`layers.${i}.`) || n === input);
+  return namedSlots(rec, names, i, input);
+}
+
+/** The recorded tensors `names` under the run-check slot names (`input`: layer i's input). */
+async function namedSlots(
+  rec: RecordedDecode,
+  names: string[],
+  i: number,
+  input: string,
+): Promise<Map<string, Float32Array>> {
   const got = await rec.read(0, names);
   const out = new Map<string, Float32Array>();
   for (const [name, data] of got) {
@@ -66,7 +87,14 @@ export async function decodeOpsOf(
   floorTokens: number[],
   layer: number,
   from: number,
-  o: { metric: Metric; k: number; precision: Precision },
+  o: {
+    metric: Metric;
+    k: number;
+    precision: Precision;
+    /** The GPU oracle's products, where the analysis runs its oracle there: the born op's variants multiplied on
+     * it (why-gpu.ts); else in fp64 on the CPU. */
+    products?: ProductsKit | null;
+  },
 ): Promise<DecodeOps> {
   const cfg = engine.modelInfo!.config;
   const T = tokens.length;
@@ -75,6 +103,12 @@ export async function decodeOpsOf(
   const checks = layerChecks(cfg, layer, (slot) => mine.has(slot) && ref.has(slot));
   const out: DecodeOpCheck[] = [];
   let born: DecodeOpCheck | null = null;
+  let bornData: {
+    d: OpData;
+    floor: ReturnType<typeof fullMetrics>;
+    inputs: string[];
+    output: string;
+  } | null = null;
   for (const pc of checks) {
     const weights = await opWeights(engine, pc.op, layer);
     const data = (slots: Map<string, Float32Array>, toks: number[]): OpData => {
@@ -125,7 +159,48 @@ export async function decodeOpsOf(
       nonFinite: nonFiniteIn(err),
     };
     out.push(check);
-    if (!born && (check.ratio > o.k || check.nonFinite > 0)) born = check;
+    if (!born && (check.ratio > o.k || check.nonFinite > 0)) {
+      born = check;
+      bornData = { d: f, floor, inputs: pc.inputs, output: pc.output };
+    }
   }
-  return { layer, checks: out, born };
+  if (!born || !bornData || born.nonFinite > 0)
+    return { layer, checks: out, born, cause: null, anatomy: null };
+  const { d, floor, inputs, output } = bornData;
+  // What a wrong-tensor cause may have read: this layer's and the one before's tensors, every layer's QKV
+  // projection (another layer's KV cache), as the runs analysis offers them.
+  const near = [...path.taps.keys()].filter((n) => {
+    const m = /^layers\.(\d+)\./.exec(n);
+    return (
+      n === 'embed' || /^layers\.\d+\.qkv$/.test(n) || (m !== null && Math.abs(Number(m[1]) - layer) <= 1)
+    );
+  });
+  const others = await namedSlots(path, near, layer, layer === 0 ? 'embed' : `layers.${layer - 1}.out`);
+  const why = await whyAt({
+    engine,
+    op: d.op,
+    layer,
+    tokens,
+    inputs: d.inputs,
+    inputSlots: inputs,
+    recorded: d.recorded,
+    // (the born op's exact output over every row: the anatomy and the cause search read every element)
+    exact: core(d, {}, null),
+    others: neighbours(
+      [...others].map(
+        ([slot, data]) => [slot, { name: slot, data }] as [string, { name: string; data: Float32Array }],
+      ),
+      layer,
+      [...inputs, output],
+    ),
+    floor,
+    metric: o.metric,
+    k: o.k,
+    precision: o.precision,
+    scale: d.scale,
+    angles: 'exact',
+    products: o.products ?? null,
+    prefill: from,
+  });
+  return { layer, checks: out, born, cause: why.cause, anatomy: why.anatomy };
 }

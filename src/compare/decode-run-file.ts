@@ -7,6 +7,8 @@ import { rowStep } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import type { DType } from '../numeric/types';
 import type { Metric } from '../run/runspec';
+import type { Anatomy } from './causes/anatomy';
+import type { CauseVerdict } from './causes/types';
 import type { CheckedRows } from './run-rows';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import type { RunsReport } from './runs-report';
@@ -135,6 +137,14 @@ export interface DecodeCheck {
     layer: number;
     checks: { id: string; op: string; what: string; ratio: number; nonFinite: number }[];
   };
+  /**
+   * At the born op (`born`): the cause that explains its error, scored on the rows from the first decode step on
+   * (the variant there, the exact op elsewhere), or that no known cause does; null where the op writes NaN/Inf or
+   * nothing is born. The sentence ends with "probable cause: <words>". Absent in older reports.
+   */
+  cause?: CauseVerdict | null;
+  /** Where in the born op's output its error lives (rows, columns, the largest elements); absent as `cause`. */
+  anatomy?: Anatomy | null;
 }
 
 /** The two-path report's summary of a decode run's analysis (of its run `run`: 'A', or 'B' of a pair). */
@@ -161,6 +171,8 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number,
       : null,
     // The runs analysis names its run ("run A (fused path decode), …"); here the path is said beside it.
     sentence: f.sentence.replace(/^run [AB] \([^)]*\),? /, ''),
+    // (the cause the runs analysis found at its born op: decode-ops.ts replaces it where that op is a whole layer)
+    ...(c && f.cause !== undefined ? { cause: f.cause ?? null, anatomy: f.anatomy ?? null } : {}),
   };
 }
 

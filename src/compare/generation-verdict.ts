@@ -68,7 +68,8 @@ function tokenWords(step: number): string {
 
 /**
  * The generation's finding as one story: where the error is born in the decode (step, position, layer, op, path),
- * where the texts part, and whether the cached decode leaves its uncached forward. `prefill` is the prompt's length.
+ * where the texts part, and whether the cached decode leaves its uncached forward; then the cause the decode check
+ * names at that op ("probable cause: …", or that no known cause explains it). `prefill` is the prompt's length.
  */
 export function generationWords(g: GenerationResult, prefill: number): string {
   const verdict = g.verdict ?? generationVerdictOf(g);
@@ -111,6 +112,8 @@ export function generationWords(g: GenerationResult, prefill: number): string {
           : `with the fused logits ${fmtRatio(p.fused.ratio)} the floor from exact`;
     parts.push(`the texts part at ${tokenWords(p.step)}, ${how}`);
   } else parts.push(`the texts stay the same for all ${n} tokens`);
+  // The cause at the op where the decode's error is born (its decode check's), last: the story, then the why.
+  if (check?.cause) parts.push(`probable cause: ${check.cause.words}`);
   return `generation diverges at ${at}: ${parts.join('; ')}`;
 }
 
