@@ -1,7 +1,7 @@
 // The CLI's exit codes cover the generated text: `check` and `compare` exit 1 on a compare whose prompt agrees but
 // whose generation diverges (the decode-only teaching fault), with the headline "generation diverged: …" in their
-// last line and the report's verdict 'generation-diverged' (the decode check started by itself, no flag); a clean
-// generation exits 0. The test writes a small HF-format model folder itself and runs the CLI bundle in a child.
+// last line, ending with the cause named at the decode's op, and the report's verdict 'generation-diverged' (the
+// decode check started by itself, no flag); a clean generation exits 0. The test writes a small HF-format model folder itself and runs the CLI bundle in a child.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,6 +59,11 @@ describe('cli check and compare on the generated text', () => {
     expect(check.stdout, ctx).toMatch(
       /^generation diverged: the prompt agrees \(no layer exceeds 10 × the noise floor\); generation diverges at decode step 1: born at decode step 1 \(position 9\), layer 1, /m,
     );
+    // The one line ends with the cause at the decode's op: rotated as position 0 from decode step 1 on (rotary on
+    // none of a head's dims is the same arithmetic there, named beside it).
+    expect(check.stdout, ctx).toMatch(
+      /^generation diverged: .*; probable cause: .*every row from decode step 1 \(position 9\) on rotated as position 0 \[rotary-offset\]/m,
+    );
     // Every layer of the prompt agrees: no layer line says DIVERGED.
     expect(check.stdout, ctx).not.toContain('DIVERGED');
 
@@ -73,6 +78,10 @@ describe('cli check and compare on the generated text', () => {
     const fused = report.generation.decode.find((d: { path: string }) => d.path === 'fused');
     expect(fused.born.step, fused.sentence).toBe(1);
     expect(fused.born.layer, fused.sentence).toBe(1);
+    expect(
+      fused.cause.named.map((c: { id: string }) => c.id),
+      fused.sentence,
+    ).toContain('rotary-offset');
     const validate = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
 
