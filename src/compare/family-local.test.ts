@@ -101,6 +101,27 @@ describe('the local error of a Llama-family model', () => {
     },
   );
 
+  it.each(['bf16', 'fp16', 'fp16acc'] as const)(
+    'in %s a clean compare is born nowhere (the local floor that format’s); a fault from layer 1 is born at 1, its why named',
+    async (p) => {
+      const tokens = await load('qwen2-bias');
+      const clean = await analyze(engine, { ...spec(tokens), precision: p }, tokens);
+      const line = clean.layers.map((l) => `L${l.layer} local ×${l.localRatio.toPrecision(3)}`).join(', ');
+      expect(clean.firstBornLayer, line).toBeNull();
+      // fp32's local floor is about 1e-7 here; a 16-bit storage's is far above it
+      for (const l of clean.layers) expect(l.localFloor.relL2, line).toBeGreaterThan(1e-4);
+      const r = await analyze(
+        engine,
+        { ...spec(tokens, [{ id: 'swap_gate_up', fromLayer: 1 }]), precision: p },
+        tokens,
+      );
+      expect(r.firstBornLayer).toBe(1);
+      // and the why finds it in that mode too: the SwiGLU GEMM, its operands swapped
+      expect(r.why?.born).toBe('layers.1.gate+up+swiglu');
+      expect(r.why?.cause?.named.map((c) => c.id)).toEqual(['swiglu-swapped']);
+    },
+  );
+
   // [fault, a fixture where it acts (grouped-query heads for the KV mapping)]
   const faults: [FaultId, string][] = [
     ['rms_eps_outside', 'mistral-window'],
