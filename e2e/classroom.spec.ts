@@ -5,7 +5,8 @@
 // step follows what the viewer opens. Generation is set to 0 (no step depends on it; SwiftShader is slow).
 // The decode-only scenario ("fine on the prompt, wrong in the generated text"): the page's verdict says the generation
 // diverged and the decode check, started by itself, names the op in view of Run; its presenter steps show the texts,
-// where they part and the decode finding, with the cause line, readable at 1920×1080; the dialog has one banner.
+// where they part and the decode finding, with the cause line (ending with the decode's cause), readable at
+// 1920×1080; the dialog has one banner.
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import { SCENARIOS } from '../src/run/scenarios';
 import {
@@ -209,6 +210,7 @@ test('fine on the prompt, wrong in the generated text: the verdict, the decode f
   await expect(page.getByTestId('presenter-verdict')).toHaveAttribute('data-verdict', 'generation-diverged');
   // The cause line: here the decode's finding.
   await expect(page.getByTestId('presenter-cause')).toContainText('born at decode step 1');
+  await expect(page.getByTestId('presenter-cause')).toContainText('rotated as position 0 [rotary-offset]');
   expect(await landmarkViolations(page), 'axe landmarks with the presenter open').toEqual([]);
   const views: string[] = [];
   for (let i = 0; i < dec.steps.length; i++) {

@@ -3,7 +3,7 @@
 // the drill-down and histogram open by keyboard; every export downloads (the JSON validates against
 // docs/report.schema.json); Cancel stops a run and the GPU memory comes back; a lost device is restarted
 // with the settings kept; models load from files (picker and drag-and-drop) and from a URL; the decode-only teaching
-// fault gives the verdict 'generation diverged' with the decode's op named in view, no checkbox ticked.
+// fault gives the verdict 'generation diverged' with the decode's op and its cause named in view, no checkbox ticked.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
@@ -320,6 +320,12 @@ test('the decode-only teaching fault in Explore: the prompt agrees, the verdict 
   );
   await expect(fused).toHaveAttribute('data-verdict', 'diverged');
   await expect(fused).toContainText('decode step 1 (position 16), layer 2: the error is born at ');
+  // Its cause, named at that op on the decode's rows, closes the finding and the one story in the verdict.
+  await expect(fused).toContainText('; probable cause: ');
+  await expect(fused).toContainText(
+    'from decode step 1 (position 16) on rotated as position 0 [rotary-offset]',
+  );
+  await expect(page.getByTestId('verdict-generation')).toContainText('rotated as position 0 [rotary-offset]');
   await expect(page.getByTestId('generation-verdict')).toBeInViewport();
   const { report } = await exportReport(page);
   expect(report.verdict).toBe('generation-diverged');
