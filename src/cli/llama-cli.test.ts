@@ -163,7 +163,10 @@ describe('cli on a Llama-family model folder', () => {
     expect(ok.stdout).toMatch(/^agree: /m);
     const bad = cli(['check', '--spec', spec([{ id: 'kv_interleaved', fromLayer: 0 }]), '--model', dir]);
     expect(bad.code, bad.stderr.join('\n')).toBe(1);
-    expect(bad.stdout).toMatch(/^layer 0: relL2 .* DIVERGED$/m);
+    expect(bad.stdout).toMatch(/^layer 0: relL2 .* DIVERGED \(born here\)$/m);
+    expect(bad.stdout).toMatch(
+      /^why: Layer 0: the error is born at the attention core .* probable cause: KV heads/m,
+    );
     expect(bad.stdout).toMatch(
       /^diverged: first divergent layer 0; reproduced by flash_attention from layer 0$/m,
     );

@@ -130,8 +130,8 @@ export function familyChecks(
     const titles = [...new Set(members.map((x) => OPS[x.op].title))];
     const what =
       members.length === 1
-        ? `${titles[0]} (${s.module || s.slot})`
-        : `${titles.join(' and ')} (one fused kernel: ${members.map((x) => x.slot).join(', ')})`;
+        ? `${titles[0]}${s.module ? `, ${s.module}` : ''}`
+        : `${titles.join(' and ')}, fused in one kernel`;
     out.push({
       id:
         members.length === 1
