@@ -166,6 +166,52 @@ const t = (BM: number, BN: number, BK: number, TM: number, TN: number, GEMM_BUFS
 });
 
 /**
+ * The Llama family's GEMM shapes on Hopper: SmolLM2-135M (d 576, q/k/v + rotary N = 960, gate/up N = 3072, down
+ * K = 1536, LM head N = 49152) and Qwen2.5-0.5B (d 896, q/k/v N = 1152, gate/up N = 9728, down K = 4864, LM head
+ * N = 151936) at T = 128 and 512, measured on an NVIDIA H100 80GB HBM3 (Dawn `webgpu` 0.6.2, driver 580.159.04)
+ * by `bench/llama.ts --sweep` on 2026-11-27: 1494 timings over 17 tile configurations and the K partitions under
+ * HOPPER_POLICY's cap, chosen as gemm-sweep.ts chooses (per (N, K) the partition best summed over both T, per
+ * (M, N, K) the fastest tiles under it). Its whole forwards, before and after: bench/RESULTS.md "Llama fused forward
+ * at GPU speed". Keys of their own: no GPT-NeoX shape shares an (N, K) with them.
+ */
+const HOPPER_LLAMA: Pick<GemmConfigTable, 'tiles' | 'kChunks'> = {
+  tiles: {
+    '128x960x576': t(32, 64, 32, 4, 4, 1),
+    '512x960x576': t(32, 64, 32, 4, 4, 1),
+    '128x576x576': t(64, 64, 16, 4, 4, 1),
+    '512x576x576': t(32, 64, 16, 4, 4, 1),
+    '128x3072x576': t(32, 64, 32, 4, 4, 1),
+    '512x3072x576': t(64, 64, 16, 4, 4, 1),
+    '128x576x1536': t(32, 64, 32, 4, 4, 1),
+    '512x576x1536': t(128, 64, 16, 8, 4, 1),
+    '128x49152x576': t(128, 64, 8, 8, 4, 1),
+    '512x49152x576': t(128, 64, 8, 8, 4, 1),
+    '128x1152x896': t(32, 64, 32, 4, 4, 1),
+    '512x1152x896': t(128, 64, 16, 8, 4, 1),
+    '128x896x896': t(32, 64, 16, 4, 4, 1),
+    '512x896x896': t(128, 64, 8, 8, 4, 1),
+    '128x9728x896': t(32, 64, 16, 4, 4, 1),
+    '512x9728x896': t(128, 64, 8, 8, 4, 2),
+    '128x896x4864': t(32, 64, 16, 4, 4, 1),
+    '512x896x4864': t(128, 64, 8, 8, 4, 1),
+    '128x151936x896': t(128, 64, 8, 8, 4, 1),
+    '512x151936x896': t(128, 64, 8, 8, 4, 1),
+  },
+  kChunks: {
+    '960x576': 576,
+    '576x576': 128,
+    '3072x576': 576,
+    '576x1536': 256,
+    '49152x576': 576,
+    '1152x896': 256,
+    '896x896': 128,
+    '9728x896': 896,
+    '896x4864': 448,
+    '151936x896': 896,
+  },
+};
+
+/**
  * Measured on an NVIDIA H100 80GB HBM3 (Dawn `webgpu` 0.6.2 over Vulkan, driver 580.159.04, timestamp
  * quantization off) by bench/gemm-sweep.ts on 2026-11-25 (the core of that date: grouped workgroup tiles,
  * register tile with constant indices, scalar global loads): 2465 timings over 17 tile configurations and up
@@ -173,7 +219,8 @@ const t = (BM: number, BN: number, BK: number, TM: number, TN: number, GEMM_BUFS
  * K partition whose best time summed over T = 128 and 512 is least; per (M, N, K) the fastest tiles under it
  * (as for the qkv shapes, N = 3d and K = d, which qkv_rotary splits the same way). One entry needs more than
  * WebGPU's default 16 KiB of workgroup memory (512x1024x4096: 18432 B); on a device without it chooseGemm
- * falls back to the heuristic. bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)", has the numbers.
+ * falls back to the heuristic. bench/RESULTS.md, "GEMM core (issue 21, 2026-11-25)", has the numbers. The Llama
+ * family's shapes follow (HOPPER_LLAMA).
  */
 export const HOPPER_TABLE: GemmConfigTable = {
   measuredOn: 'NVIDIA H100 80GB HBM3, Dawn webgpu 0.6.2 (Vulkan), driver 580.159.04',
@@ -210,6 +257,7 @@ export const HOPPER_TABLE: GemmConfigTable = {
     '128x50304x1024': t(128, 64, 8, 8, 4, 1),
     '512x50304x1024': t(128, 64, 8, 8, 4, 1),
     '2048x2048x2048': t(128, 64, 16, 8, 4, 1),
+    ...HOPPER_LLAMA.tiles,
   },
   kChunks: {
     '1536x512': 256,
@@ -228,6 +276,7 @@ export const HOPPER_TABLE: GemmConfigTable = {
     '1024x4096': 512,
     '50304x1024': 1024,
     '2048x2048': 2048,
+    ...HOPPER_LLAMA.kChunks,
   },
 };
 
