@@ -73,6 +73,10 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
   await expect(verdict).toHaveAttribute('data-verdict', 'diverged');
   await expect(verdict).toHaveAttribute('data-layer', '1');
   await expect(page.getByTestId('bisection')).toContainText('flash_attention');
+  // born in layer 1 (the local re-runs), at the attention core, the KV mapping named
+  await expect(verdict).toContainText('The error is born in layer 1.');
+  await expect(page.getByTestId('why')).toHaveAttribute('data-born', 'layers.1.ctx');
+  await expect(page.getByTestId('why')).toContainText('KV heads mapped to the wrong query heads');
   await shoot(page, testInfo, 'llama-fault-1280', false);
   await shoot(page, testInfo, 'llama-fault-1280-full', true);
   expect(errors).toEqual([]);
