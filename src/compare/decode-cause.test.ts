@@ -2,7 +2,9 @@
 // decode step rotated as position 0) planted from a random layer is found at decode step 1, its layer and the fused
 // QKV projection and attention core, and the cause named there is the rotary's: every row from decode step 1 on
 // rotated as position 0 — in the decode check, its sentence and the generation's one story. A clean generation
-// names no cause. Fresh seed per run (KERNEL_SEED=n fixes it; the seed is in every message).
+// names no cause. Where the decode check names an op itself (every op recorded with its taps: here a run of a
+// generation written apart from the library, run-synth-gen.ts, with a tanh GELU in its decode steps), the decode
+// finding carries the cause the runs analysis found there, and the one story ends with it. Fresh seed per run (KERNEL_SEED=n fixes it; the seed is in every message).
 import Ajv2020 from 'ajv/dist/2020';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import schema from '../../docs/report.schema.json';
@@ -12,11 +14,16 @@ import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { randomModelFiles } from '../model/random-model';
+import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { reportToJson } from '../ui/export';
 import { analyze } from './analyze';
+import { analyzeRuns } from './analyze-runs';
+import { decodeCheckOf, decodeRows } from './decode-run-file';
 import { decodeChecker } from './decode-runs';
+import { generationWords } from './generation-verdict';
+import { synthGeneration } from './run-synth-gen';
 
 const seed = freshSeed();
 const rng = mulberry32(seed);
@@ -87,5 +94,33 @@ describe('the two-path decode finding names its cause', () => {
       expect(d.sentence, ctx).not.toContain('probable cause');
     }
     expect(r.generation?.words, ctx).not.toContain('probable cause');
+  });
+
+  it('an op the decode check names itself carries the runs analysis’s cause into the finding and the story', async () => {
+    const cfg = engine.modelInfo!.config;
+    const layer = Math.floor(rng() * shape.layers);
+    const { bytes } = synthGeneration(cfg, engine.weights!, prompt, 4, {
+      fault: { kind: 'gelu-tanh', layer },
+    });
+    async function* one() {
+      yield bytes;
+    }
+    const file = await readRunFile(one(), bytes.length, cfg, { file: 'gelu-tanh.safetensors' });
+    const report = await analyzeRuns(engine, { file, sha256: null }, null, { rows: decodeRows(P) });
+    const d = decodeCheckOf('fused', report, P);
+    const ctx = `seed ${seed}, P ${P}, layer ${layer}: ${d.sentence}`;
+    expect(d.born?.check, ctx).toBe(`layers.${layer}.act`);
+    expect(d.born?.step, ctx).toBe(1);
+    expect(d.cause?.named[0]?.id, ctx).toBe('gelu-tanh');
+    expect(d.cause?.named[0]?.params.rowsFrom, ctx).toBe(P);
+    expect(d.anatomy, ctx).not.toBeNull();
+    expect(d.sentence, ctx).toContain(`; probable cause: ${d.cause!.words}`);
+    const ids = [...(file.generation?.generated ?? [])];
+    const words = generationWords(
+      { reference: { ids, text: null }, fused: { ids, text: null }, firstDifference: null, decode: [d] },
+      P,
+    );
+    expect(words, ctx).toContain(`born at decode step 1 (position ${P}), layer ${layer}, `);
+    expect(words.endsWith(`; probable cause: ${d.cause!.words}`), `${ctx} / ${words}`).toBe(true);
   });
 });

@@ -171,8 +171,11 @@ export function decodeCheckOf(path: string, report: RunsReport, prefill: number,
       : null,
     // The runs analysis names its run ("run A (fused path decode), …"); here the path is said beside it.
     sentence: f.sentence.replace(/^run [AB] \([^)]*\),? /, ''),
-    // (the cause the runs analysis found at its born op: decode-ops.ts replaces it where that op is a whole layer)
-    ...(c && f.cause !== undefined ? { cause: f.cause ?? null, anatomy: f.anatomy ?? null } : {}),
+    // The cause the runs analysis found at its born op; none from a layer checked whole (no op's cause: the two-path
+    // analysis checks that layer's ops one by one and asks at the op it finds, decode-ops.ts).
+    ...(c && c.op !== 'layer' && f.cause !== undefined
+      ? { cause: f.cause ?? null, anatomy: f.anatomy ?? null }
+      : {}),
   };
 }
 
