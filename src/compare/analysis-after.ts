@@ -304,6 +304,8 @@ async function checkDecodes(
         },
       );
       c.durations['decode.ops'] = performance.now() - t2;
+      // (of which the why at the born op: its anatomy and cause search)
+      c.durations['decode.why'] = ops.whyMs;
       check.ops = { layer: ops.layer, checks: ops.checks };
       // (the runs analysis's cause was the whole layer's: here the op's, or none where no single op is born)
       check.cause = ops.cause;

@@ -44,6 +44,8 @@ export interface DecodeOps {
    * born, or it writes NaN/Inf — a finding of its own, no variant's). */
   cause: CauseVerdict | null;
   anatomy: Anatomy | null;
+  /** Wall time of the why at the born op (its weights, anatomy and cause search), ms; 0 where it did not run. */
+  whyMs: number;
 }
 
 /** A recorded decode's tensors of layer `i` (and the layer's input) under the run-check slot names, on the CPU. */
@@ -165,7 +167,7 @@ export async function decodeOpsOf(
     }
   }
   if (!born || !bornData || born.nonFinite > 0)
-    return { layer, checks: out, born, cause: null, anatomy: null };
+    return { layer, checks: out, born, cause: null, anatomy: null, whyMs: 0 };
   const { d, floor, inputs, output } = bornData;
   // What a wrong-tensor cause may have read: this layer's and the one before's tensors, every layer's QKV
   // projection (another layer's KV cache), as the runs analysis offers them.
@@ -175,6 +177,7 @@ export async function decodeOpsOf(
       n === 'embed' || /^layers\.\d+\.qkv$/.test(n) || (m !== null && Math.abs(Number(m[1]) - layer) <= 1)
     );
   });
+  const t0 = performance.now();
   const others = await namedSlots(path, near, layer, layer === 0 ? 'embed' : `layers.${layer - 1}.out`);
   const why = await whyAt({
     engine,
@@ -202,5 +205,5 @@ export async function decodeOpsOf(
     products: o.products ?? null,
     prefill: from,
   });
-  return { layer, checks: out, born, cause: why.cause, anatomy: why.anatomy };
+  return { layer, checks: out, born, cause: why.cause, anatomy: why.anatomy, whyMs: performance.now() - t0 };
 }
