@@ -2,6 +2,7 @@
 // near tie flipped by rounding), or whose cached decode leaves its own uncached forward by more than the floor, or
 // whose decode check finds an op born in the decode steps, does not say AGREE. Pure: the analysis (analysis-after.ts)
 // measures, this decides and words it; the page, the CLI and the permalink's summary read the same words.
+import type { CauseVerdict } from './causes/types';
 import type { CachedCheck, GenerationResult, GenerationVerdict, Report } from './report';
 
 /**
@@ -112,9 +113,17 @@ export function generationWords(g: GenerationResult, prefill: number): string {
           : `with the fused logits ${fmtRatio(p.fused.ratio)} the floor from exact`;
     parts.push(`the texts part at ${tokenWords(p.step)}, ${how}`);
   } else parts.push(`the texts stay the same for all ${n} tokens`);
-  // The cause at the op where the decode's error is born (its decode check's), last: the story, then the why.
-  if (check?.cause) parts.push(`probable cause: ${check.cause.words}`);
+  // The cause at the op where the decode's error is born (its decode check's), last: the story, then the why — the
+  // named causes in their words (the decode check's sentence has what each leaves), or that none explains it.
+  if (check?.cause) parts.push(`probable cause: ${causeShort(check.cause)}`);
   return `generation diverges at ${at}: ${parts.join('; ')}`;
+}
+
+/** A cause verdict in the story's words: each named cause and its id ("…; or … (equally)"), else its own words. */
+function causeShort(c: CauseVerdict): string {
+  if (c.named.length === 0) return c.words;
+  const each = c.named.map((n) => `${n.words} [${n.id}]`);
+  return each.length === 1 ? each[0] : `${each.join('; or ')} (equally)`;
 }
 
 function fmtRatio(x: number): string {
