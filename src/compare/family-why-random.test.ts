@@ -93,6 +93,10 @@ describe('born and why on random Llama-family models', () => {
         why.cause?.named.map((t) => t.id),
         `${tag}: ${tested}`,
       ).toEqual([cause]);
+    } catch (e) {
+      // a throw says its seed too (an assertion's message already does)
+      if (e instanceof Error && !e.message.includes(tag)) e.message = `${tag}: ${e.message}`;
+      throw e;
     } finally {
       ref.destroy();
       fused.destroy();

@@ -146,14 +146,20 @@ export function familyChecks(
   return out;
 }
 
-/** The check's group computed in fp64 from the path's recorded boundary slots, a candidate's way where given. */
+/**
+ * The check's group computed in fp64 from the path's recorded boundary slots, a candidate's way where given. `exact`
+ * keeps the model's own step outputs of this path: a step the candidate leaves alone, on inputs it left alone, is
+ * read from there instead of computed again (the gate and up products under each SwiGLU variant).
+ */
 function computeGroup(
   c: Check,
   x: FamilyWhyInput,
   recorded: (slot: string) => Float32Array | null,
   cand: Candidate | null,
+  exact: Map<string, Float64Array> = new Map(),
 ): Float64Array {
   const values = new Map<string, Float64Array>();
+  const changed = new Set<string>();
   const T = x.tokens.length;
   const get = (slot: string): Float64Array => {
     const v = values.get(slot);
@@ -167,6 +173,12 @@ function computeGroup(
   let out: Float64Array = new Float64Array(0);
   for (const s of c.steps) {
     const v = cand?.applies(s) ? cand : null;
+    const kept = exact.get(s.slot);
+    if (!v && kept && !s.inputs.some((n) => changed.has(n))) {
+      values.set(s.slot, kept);
+      out = kept;
+      continue;
+    }
     let inputs = s.inputs.map(get);
     const halfIn = v?.half?.input ? v.half.format : null;
     if (halfIn) inputs = inputs.map((u) => roundArray(halfIn, u));
@@ -197,6 +209,8 @@ function computeGroup(
       });
     if (v?.half) out = roundArray(v.half.format, out);
     values.set(s.slot, out);
+    if (v || s.inputs.some((n) => changed.has(n))) changed.add(s.slot);
+    else exact.set(s.slot, out);
   }
   return out;
 }
@@ -288,7 +302,7 @@ function candidatesFor(c: Check, cfg: LlamaConfig, layer: number): Candidate[] {
         variant: { kvMap: Array.from({ length: H }, (_, h) => h % KV) },
       });
     const w = cfg.slidingWindow[layer] ?? null;
-    const windows: (number | null)[] = w === null ? [] : [null, w - 1, w + 1];
+    const windows: (number | null)[] = w === null ? [] : [null, ...(w > 1 ? [w - 1] : []), w + 1];
     for (const win of windows)
       out.push({
         id: win === null ? 'window-ignored' : 'window-off',
@@ -357,10 +371,12 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
     exact: Float64Array;
     floor: FullMetrics;
     scale: number;
+    kept: Map<string, Float64Array>;
   } | null = null;
   for (const c of checks) {
     const recorded = fusedRec(c.slot) as Float32Array;
-    const exact = computeGroup(c, x, fusedRec, null);
+    const kept = new Map<string, Float64Array>();
+    const exact = computeGroup(c, x, fusedRec, null, kept);
     const refOut = refRec(c.slot) as Float32Array;
     const floor = fullMetrics(refOut, computeGroup(c, x, refRec, null), precision);
     const err = fullMetrics(recorded, exact, precision);
@@ -368,7 +384,7 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
     const ratio = ratioOf(err, floor, metric, precision, scale);
     const nonFinite = nonFiniteIn(err);
     measured.push({ id: c.id, op: c.op, what: c.what, ratio, nonFinite });
-    if (!born && (ratio > k || nonFinite > 0)) born = { c, recorded, exact, floor, scale };
+    if (!born && (ratio > k || nonFinite > 0)) born = { c, recorded, exact, floor, scale, kept };
   }
   const raced = x.determinism.differences.filter((d) => d.tensor === `layers.${i}`);
   const race = raced.length
@@ -401,7 +417,7 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
   const t0 = performance.now();
   const b = born;
   const residualOf = (cand: Candidate) => {
-    const out = computeGroup(b.c, x, fusedRec, cand);
+    const out = computeGroup(b.c, x, fusedRec, cand, b.kept);
     const m = fullMetrics(b.recorded, out, precision);
     return nonFiniteIn(m) > 0 ? Number.POSITIVE_INFINITY : ratioOf(m, b.floor, metric, precision, b.scale);
   };
