@@ -2,9 +2,9 @@
 // the family drawn, sizes that are multiples of no tile) in Node on SwiftShader, below the Engine: the reference and
 // fused GPU forwards with taps, their local re-runs from the reference path's layer inputs (layerInputs), the local
 // floor from the exact fp64 layer, and family-why.ts at the first born layer. A teaching fault drawn among those that
-// act on the model (the KV mapping only where 1 < KV heads < heads) and planted from a drawn layer is born at that
-// layer and not before, found at its op, and its cause is named alone; the clean fused path is born nowhere. Seed
-// printed on failure; KERNEL_SEED replays one, KERNEL_SWEEP=n draws n (run with 60 before a change here).
+// act on the model (the KV mapping only where 1 < KV heads < heads; GPT-J pairs in the q/k/v + rotary GEMM where
+// there are no q/k norms) and planted from a drawn layer is born at that layer and not before, found at its op, and
+// its cause is named alone; the clean fused path is born nowhere. Seed printed on failure; KERNEL_SEED replays one, KERNEL_SWEEP=n draws n (run with 60 before a change here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedDims } from '../engine/family-llama';
 import { LlamaFused } from '../engine/llama-fused';
@@ -27,11 +27,14 @@ afterAll(() => h?.destroy());
 const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 3);
 const K = 10;
 
-// [fault, the op it is born at when planted from layer 0 / from a later layer, its cause]
+// [fault, the op it is born at when planted from layer 0 / from a later layer, its cause]; `gptj_rotary` is the
+// q/k/v + rotary GEMM's own switch (FAULT_GPTJ_ROTARY, not one of the page's faults), found in the group q + q_rot
+// that kernel keeps (the v check comes first and is clean).
 const FAULTS = [
   ['rms_eps_outside', 'ln1', 'ln2', 'rms-eps-outside'],
   ['swap_gate_up', 'gate+up+swiglu', 'gate+up+swiglu', 'swiglu-swapped'],
   ['kv_interleaved', 'ctx', 'ctx', 'kv-interleaved'],
+  ['gptj_rotary', 'q+q_rot', 'q+q_rot', 'rotary-gptj'],
 ] as const;
 
 describe('born and why on random Llama-family models', () => {
@@ -39,15 +42,21 @@ describe('born and why on random Llama-family models', () => {
     const seed = freshSeed();
     const { cfg, w, tokens } = randomLlamaModel(seed);
     const r = mulberry32(seed ^ 0x5eed);
+    // the KV mapping acts only where 1 < KV heads < heads; the fused q/k/v + rotary GEMM runs only without q/k norms
+    // and a rotary fault moves a layer's output only where a row sees another position (T > 1, no window of 1)
+    const from = Math.floor(r() * cfg.numLayers);
+    const seesOthers = tokens.length > 1 && cfg.slidingWindow[from] !== 1;
     const acts = FAULTS.filter(
-      ([id]) => id !== 'kv_interleaved' || (cfg.numKvHeads > 1 && cfg.numKvHeads < cfg.numHeads),
+      ([id]) =>
+        (id !== 'kv_interleaved' || (cfg.numKvHeads > 1 && cfg.numKvHeads < cfg.numHeads)) &&
+        (id !== 'gptj_rotary' || (!cfg.qkNorm && seesOthers)),
     );
     const [id, op0, opLater, cause] = acts[Math.floor(r() * acts.length)];
-    const from = Math.floor(r() * cfg.numLayers);
     const tag = `seed ${seed} (${cfg.flavour}, L ${cfg.numLayers}, H ${cfg.numHeads}/${cfg.numKvHeads}, hd ${cfg.headDim}, T ${tokens.length}, window ${cfg.slidingWindow}; ${id} from layer ${from})`;
-    const info = faultInfo(id);
-    const kernel = info.llama?.kernel as 'addRmsNorm' | 'swiglu' | 'flash';
-    const faults = { [kernel]: info.constants };
+    const faults =
+      id === 'gptj_rotary'
+        ? { qkvRope: { FAULT_GPTJ_ROTARY: true } }
+        : { [faultInfo(id).llama?.kernel as 'addRmsNorm' | 'swiglu' | 'flash']: faultInfo(id).constants };
     const faultLayers = Array.from({ length: cfg.numLayers - from }, (_, i) => from + i);
     const ref = LlamaReference.create(h, cfg, w);
     const fused = LlamaFused.create(h, cfg, w);
