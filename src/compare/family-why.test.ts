@@ -12,7 +12,7 @@ import { nodeShaderSource } from '../kernels/shaders-node';
 import type { FaultId } from '../run/faults';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
-import { verdictOf } from './family-why';
+import { verdictOf } from './family-causes';
 
 const FIXTURES = 'src/model/testdata/llama';
 const tokensOf = (name: string) =>

@@ -3,8 +3,8 @@
 // the fused path's own recorded inputs (LlamaFused.forwardTaps) and compared with what it recorded, against that
 // op's floor — the reference path's op measured the same way from its own taps. Where the fused path writes no tap
 // between ops (the gate and up products inside the SwiGLU GEMM, q, k and v inside the q/k/v + rotary GEMM), the
-// fused group is checked whole, as GPT-NeoX's why does. At the first op past k × its floor the family's causes are
-// scored as variants of the ops in it (the registry's fp64 forms take them as parameters: Fp64Args.variant, or the
+// fused group is checked whole, as GPT-NeoX's why does. At the first op past k × its floor the family's causes
+// (family-causes.ts) are scored as variants of the ops in it (the registry's fp64 forms take them as parameters: Fp64Args.variant, or the
 // config a cause changes): RMSNorm — eps outside the root, the mean subtracted, no weight, computed in half; SwiGLU —
 // gate and up swapped, another activation; attention — KV heads mapped interleaved, the window; rotary — theta off,
 // the llama3/linear scaling skipped, GPT-J pairs; any op — its output rounded to half. A cause is named as the cause
@@ -13,14 +13,15 @@
 import { geluF64 } from '../kernels/cpu/gelu';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import type { Precision } from '../numeric/precision';
-import { type NumFormat, roundArray } from '../numeric/round';
+import { roundArray } from '../numeric/round';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import type { Metric } from '../run/runspec';
 import { anatomy } from './causes/anatomy';
-import type { CauseFamily, CauseVerdict, OpData, OpKind, TestedCause } from './causes/types';
+import type { OpData, OpKind, TestedCause } from './causes/types';
+import { type Candidate, candidatesFor, verdictOf } from './family-causes';
 import { nonFiniteIn, ratioOf } from './floor';
 import { type FullMetrics, fullMetrics } from './metrics';
 import type { DeterminismResult, PathWhy } from './report';
@@ -39,22 +40,6 @@ export interface FamilyWhyInput {
   k: number;
   precision: Precision;
   determinism: DeterminismResult;
-}
-
-/** One way an op of the group could have been written: a config it reads, a variant its fp64 form takes, or both. */
-interface Candidate {
-  id: string;
-  family: CauseFamily;
-  words: string;
-  params: Record<string, number | string>;
-  /** The steps it changes. */
-  applies: (s: OpStep) => boolean;
-  cfg?: Partial<LlamaConfig>;
-  variant?: Record<string, unknown>;
-  /** SwiGLU's own variants: its operands swapped, or another function in SiLU's place. */
-  swiglu?: { swap?: boolean; act?: 'gelu' | 'relu' };
-  /** The step's output rounded to a narrower format (its input too with `input`). */
-  half?: { format: NumFormat; input: boolean };
 }
 
 interface Check {
@@ -215,138 +200,6 @@ function computeGroup(
   return out;
 }
 
-/** The family's causes for the ops of a group (each a variant of one of its steps), with their parameters. */
-function candidatesFor(c: Check, cfg: LlamaConfig, layer: number): Candidate[] {
-  const has = (op: OpStep['op']) => c.steps.some((s) => s.op === op);
-  const of = (op: OpStep['op']) => (s: OpStep) => s.op === op;
-  const out: Candidate[] = [];
-  const last = c.steps[c.steps.length - 1];
-  for (const format of ['bf16', 'fp16'] as const)
-    out.push({
-      id: `output-${format}`,
-      family: 'narrower',
-      words: `the output is rounded to ${format}`,
-      params: { format },
-      applies: (s) => s === last,
-      half: { format, input: false },
-    });
-  for (const op of ['rmsnorm', 'qk_norm'] as const) {
-    if (!has(op)) continue;
-    const norm = op === 'rmsnorm' ? 'the RMSNorm' : 'the q/k RMSNorm';
-    for (const factor of [1, 10, 100, 1e3, 1e4, 1e5, 1e6]) {
-      const eps = cfg.rmsNormEps * factor;
-      out.push({
-        id: 'rms-eps-outside',
-        family: 'constants',
-        words: `${norm}'s eps is added outside the root, to the RMS (eps ${eps.toPrecision(3)}${factor === 1 ? ', the config’s' : `, ${factor} × the config’s`})`,
-        params: { eps },
-        applies: of(op),
-        cfg: { rmsNormEps: eps },
-        variant: { epsOutside: true },
-      });
-    }
-    out.push({
-      id: 'rms-mean-subtracted',
-      family: 'function',
-      words: `${norm} subtracts the row mean (a LayerNorm without bias)`,
-      params: {},
-      applies: of(op),
-      variant: { centered: true },
-    });
-    out.push({
-      id: 'rms-no-weight',
-      family: 'operands',
-      words: `${norm}'s weight is left out`,
-      params: {},
-      applies: of(op),
-      variant: { noWeight: true },
-    });
-    for (const format of ['bf16', 'fp16'] as const)
-      out.push({
-        id: `rms-${format}`,
-        family: 'narrower',
-        words: `${norm} is computed in ${format} (its input and output rounded)`,
-        params: { format },
-        applies: of(op),
-        half: { format, input: true },
-      });
-  }
-  if (has('swiglu')) {
-    out.push({
-      id: 'swiglu-swapped',
-      family: 'layout',
-      words: 'gate and up are swapped: silu(up) · gate',
-      params: {},
-      applies: of('swiglu'),
-      swiglu: { swap: true },
-    });
-    for (const act of ['gelu', 'relu'] as const)
-      out.push({
-        id: `swiglu-${act}`,
-        family: 'function',
-        words: `another activation on the gate: ${act === 'gelu' ? 'GELU' : 'ReLU'} in SiLU's place`,
-        params: { act },
-        applies: of('swiglu'),
-        swiglu: { act },
-      });
-  }
-  if (has('attention')) {
-    const { numHeads: H, numKvHeads: KV } = cfg;
-    if (KV > 1 && KV < H)
-      out.push({
-        id: 'kv-interleaved',
-        family: 'layout',
-        words: `KV heads mapped to the wrong query heads: query head h reads KV head h mod ${KV} (repeat_interleave's order), not h / ${H / KV}`,
-        params: {},
-        applies: of('attention'),
-        variant: { kvMap: Array.from({ length: H }, (_, h) => h % KV) },
-      });
-    const w = cfg.slidingWindow[layer] ?? null;
-    const windows: (number | null)[] = w === null ? [] : [null, ...(w > 1 ? [w - 1] : []), w + 1];
-    for (const win of windows)
-      out.push({
-        id: win === null ? 'window-ignored' : 'window-off',
-        family: 'layout',
-        words:
-          win === null
-            ? `the sliding window (${w}) is ignored: every earlier key seen`
-            : `the sliding window is ${win}, not ${w}`,
-        params: win === null ? {} : { window: win },
-        applies: of('attention'),
-        cfg: { slidingWindow: cfg.slidingWindow.map((x, j) => (j === layer ? win : x)) },
-      });
-  }
-  if (has('rotary')) {
-    for (const f of [0.01, 0.1, 0.5, 2, 10, 100])
-      out.push({
-        id: 'rotary-theta',
-        family: 'constants',
-        words: `the rope theta is ${cfg.ropeTheta * f}, not ${cfg.ropeTheta}`,
-        params: { theta: cfg.ropeTheta * f },
-        applies: of('rotary'),
-        cfg: { ropeTheta: cfg.ropeTheta * f },
-      });
-    if (cfg.ropeScaling.type !== 'default')
-      out.push({
-        id: 'rotary-scaling-skipped',
-        family: 'constants',
-        words: `the ${cfg.ropeScaling.type} frequency scaling of the rotary is skipped`,
-        params: { type: cfg.ropeScaling.type },
-        applies: of('rotary'),
-        cfg: { ropeScaling: { type: 'default' } as LlamaConfig['ropeScaling'] },
-      });
-    out.push({
-      id: 'rotary-gptj',
-      family: 'layout',
-      words: "the rotary rotates GPT-J's interleaved pairs (2i, 2i + 1) instead of rotate-half",
-      params: {},
-      applies: of('rotary'),
-      variant: { gptj: true },
-    });
-  }
-  return out;
-}
-
 /** The "why" of the first born layer of a Llama-family compare. */
 export function familyWhy(x: FamilyWhyInput): PathWhy {
   const { cfg, layer: i, k, metric, precision } = x;
@@ -476,23 +329,4 @@ function rowsOf(v: Float32Array, c: Check, cfg: LlamaConfig, T: number): Float32
     for (let t = 0; t < T; t++)
       for (let e = 0; e < hd; e++) out[t * heads * hd + h * hd + e] = v[(h * T + t) * hd + e];
   return out;
-}
-
-/**
- * The causes named as the cause library names them (docs/CAUSES.md): those within k × floor that no other explains
- * clearly better (2× its residual, or one floor, whichever is more); none within it: "no known cause explains it".
- */
-export function verdictOf(tested: TestedCause[], error: number, k: number, ms: number): CauseVerdict {
-  const sorted = [...tested].sort((a, b) => a.residual - b.residual);
-  const best = sorted[0];
-  const named =
-    best && best.residual <= k
-      ? sorted.filter((t) => t.residual <= k && t.residual <= Math.max(2 * best.residual, best.residual + 1))
-      : [];
-  const runnerUp = sorted.find((t) => !named.includes(t)) ?? null;
-  const words =
-    named.length > 0
-      ? named.map((t) => `${t.words} (×${t.residual.toPrecision(2)} its floor left)`).join('; or ')
-      : `no known cause explains it${best ? ` (the closest: ${best.words}, ×${best.residual.toPrecision(3)} its floor left)` : ''}`;
-  return { named, runnerUp, error, words, tested: sorted, sampled: null, ms };
 }
