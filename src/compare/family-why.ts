@@ -4,11 +4,10 @@
 // op's floor — the reference path's op measured the same way from its own taps. Where the fused path writes no tap
 // between ops (the gate and up products inside the SwiGLU GEMM, q, k and v inside the q/k/v + rotary GEMM), the
 // fused group is checked whole, as GPT-NeoX's why does. At the first op past k × its floor the family's causes
-// (family-causes.ts) are scored as variants of the ops in it (the registry's fp64 forms take them as parameters: Fp64Args.variant, or the
-// config a cause changes): RMSNorm — eps outside the root, the mean subtracted, no weight, computed in half; SwiGLU —
-// gate and up swapped, another activation; attention — KV heads mapped interleaved, the window; rotary — theta off,
-// the llama3/linear scaling skipped, GPT-J pairs; any op — its output rounded to half. A cause is named as the cause
-// library names one (docs/CAUSES.md): within k × floor and not clearly beaten (2× its residual or one floor).
+// (family-causes.ts: RMSNorm, SwiGLU, attention and rotary variants, any op's output in half) are scored as variants
+// of the ops in it — the registry's fp64 forms take them as parameters (Fp64Args.variant, or the config a cause
+// changes) — and one is named as the cause library names one (docs/CAUSES.md): within k × floor and not clearly
+// beaten (2× its residual or one floor). The anatomy of the born op's error is causes/anatomy.ts's.
 
 import { geluF64 } from '../kernels/cpu/gelu';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
