@@ -89,7 +89,7 @@ describe('cli --hub against hostile answers', () => {
       4,
       /sends its next page to another host \(http:\/\/127\.0\.0\.1:\d+\): not followed$/,
     );
-  }, 60_000);
+  });
 
   it('before the download: a silent API, garbage, a malformed oid', async () => {
     await refused('silent-api', 4, /the Hub's API: http:\/\/127\.0\.0\.1:\d+ did not answer in 1\.5 s$/);
@@ -100,7 +100,7 @@ describe('cli --hub against hostile answers', () => {
     );
     await refused('garbage-tree', 4, /with something that is not JSON/);
     await refused('bad-oid', 4, /with LFS oid "ZZZ-not-a-sha256", not a sha256 \(64 hex digits\): refused$/);
-  }, 60_000);
+  });
 
   it("the Hub's own answers: gated (401, 403), 429, EntryNotFound, no such repository or revision", async () => {
     await refused(
@@ -145,7 +145,7 @@ describe('cli --hub against hostile answers', () => {
     expect(bad.stderr).toEqual([
       'error: "a/b?x=1" is not a Hub repository id (org/name: letters, digits, - _ .)',
     ]);
-  }, 60_000);
+  });
 
   it('after consent: more or fewer bytes than listed, a stalled body, a listing that lies; the next run asks again', async () => {
     await refused(
@@ -183,7 +183,7 @@ describe('cli --hub against hostile answers', () => {
     expect(
       hub.requests.slice(mark).some((r) => r.path.includes('/api/models/hostile/stalled-body/revision/')),
     ).toBe(true);
-  }, 60_000);
+  });
 
   it('a tokenizer-less model runs from token ids; a branch in the cache opens offline, and with HF_HUB_OFFLINE', async () => {
     const cache = tmp('hf-hostile-');
@@ -219,5 +219,5 @@ describe('cli --hub against hostile answers', () => {
     expect(missing.stderr.at(-1)).toMatch(
       /EleutherAI\/pythia-70m@main is not in the Hugging Face cache .*, and HF_HUB_OFFLINE is set$/,
     );
-  }, 60_000);
+  });
 });

@@ -25,25 +25,21 @@ describe('every classroom scenario: the headline is the one it expects and match
     { name: s.id, spec: s.spec, expect: s.expect },
     ...(s.variants ?? []).map((v, i) => ({ name: `${s.id}/${i + 1}`, spec: v.spec, expect: v.expect })),
   ]);
-  it.each(runs.map((x) => [x.name, x] as const))(
-    '%s',
-    async (name, x) => {
-      const text = 'text' in x.spec.prompt ? x.spec.prompt.text : '';
-      const tokens = [...new TextEncoder().encode(text)];
-      // Two generated tokens: enough for the decode-only scenario's parting (the second token), quick on 2 cores. A
-      // scenario whose prompt diverges has the headline 'diverged' whatever its text does (the prompt's verdict comes
-      // first): its text is left out here (the page's scenarios.spec.ts runs it whole).
-      const generate = x.expect.verdict === 'diverged' ? 0 : Math.min(x.spec.generate, 2);
-      const r = await analyze(kjv, { ...x.spec, generate }, tokens, {
-        skip: { ...SKIP, local: true },
-        decodeChecker: decodeChecker(kjv),
-      });
-      expectHeadlineMatchesText(r, name);
-      const check = checkExpectation(x.expect, { ...r, bisection: null });
-      expect(check.verdict, `${name}: ${r.verdict}; ${r.generation?.words}`).toBe(true);
-      expect(check.firstLayer, name).toBe(true);
-      if (check.decode !== null) expect(check.decode, `${name}: ${r.generation?.words}`).toBe(true);
-    },
-    60_000,
-  );
+  it.each(runs.map((x) => [x.name, x] as const))('%s', async (name, x) => {
+    const text = 'text' in x.spec.prompt ? x.spec.prompt.text : '';
+    const tokens = [...new TextEncoder().encode(text)];
+    // Two generated tokens: enough for the decode-only scenario's parting (the second token), quick on 2 cores. A
+    // scenario whose prompt diverges has the headline 'diverged' whatever its text does (the prompt's verdict comes
+    // first): its text is left out here (the page's scenarios.spec.ts runs it whole).
+    const generate = x.expect.verdict === 'diverged' ? 0 : Math.min(x.spec.generate, 2);
+    const r = await analyze(kjv, { ...x.spec, generate }, tokens, {
+      skip: { ...SKIP, local: true },
+      decodeChecker: decodeChecker(kjv),
+    });
+    expectHeadlineMatchesText(r, name);
+    const check = checkExpectation(x.expect, { ...r, bisection: null });
+    expect(check.verdict, `${name}: ${r.verdict}; ${r.generation?.words}`).toBe(true);
+    expect(check.firstLayer, name).toBe(true);
+    if (check.decode !== null) expect(check.decode, `${name}: ${r.generation?.words}`).toBe(true);
+  });
 });
