@@ -7,15 +7,37 @@ import { writeSafetensors } from '../model/safetensors-write';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig, LlamaWeights, RopeScaling } from '../numeric/types';
 
-/** A random model drawing every feature of the family (as kernels/cpu/llama-forward-props.test.ts does). */
-export function randomLlamaModel(seed: number): { cfg: LlamaConfig; w: LlamaWeights; tokens: number[] } {
+/** The ranges a random model is drawn from (smaller ones keep an fp64 test over many seeds quick). */
+export interface LlamaDraw {
+  headDims: readonly number[];
+  /** T is drawn from 1 … maxT. */
+  maxT: number;
+  /** The vocabulary is drawn from 11 … 11 + vocabSpan − 1. */
+  vocabSpan: number;
+  hiddenSizes: readonly number[];
+  intermediateSizes: readonly number[];
+}
+
+export const GPU_DRAW: LlamaDraw = {
+  headDims: [4, 6, 10, 18],
+  maxT: 19,
+  vocabSpan: 90,
+  hiddenSizes: [6, 22, 37],
+  intermediateSizes: [5, 19, 41],
+};
+
+/** A random model drawing every feature of the family within `draw`'s ranges. */
+export function randomLlamaModel(
+  seed: number,
+  draw: LlamaDraw = GPU_DRAW,
+): { cfg: LlamaConfig; w: LlamaWeights; tokens: number[] } {
   const r = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const numKvHeads = pick([1, 2, 3]);
   const numHeads = numKvHeads * pick([1, 2, 3]);
-  const headDim = pick([4, 6, 10, 18]);
+  const headDim = pick(draw.headDims);
   const numLayers = pick([1, 2]);
-  const T = 1 + Math.floor(r() * 19);
+  const T = 1 + Math.floor(r() * draw.maxT);
   const flavour = pick(['llama', 'qwen2', 'qwen3', 'mistral'] as const);
   const scaling: RopeScaling = pick([
     { type: 'default' },
@@ -24,14 +46,14 @@ export function randomLlamaModel(seed: number): { cfg: LlamaConfig; w: LlamaWeig
   ] as RopeScaling[]);
   const cfg = smallLlamaConfig({
     flavour,
-    vocabSize: 11 + Math.floor(r() * 90),
-    hiddenSize: pick([6, 22, 37]),
+    vocabSize: 11 + Math.floor(r() * draw.vocabSpan),
+    hiddenSize: pick(draw.hiddenSizes),
     numLayers,
     numHeads,
     numKvHeads,
     headDim,
     rotaryDim: headDim,
-    intermediateSize: pick([5, 19, 41]),
+    intermediateSize: pick(draw.intermediateSizes),
     ropeTheta: pick([100, 10000, 1e6]),
     ropeScaling: scaling,
     attentionBias: flavour === 'qwen2' || r() < 0.3,

@@ -3,54 +3,22 @@
 // repeat_kv (a GQA model equals the MHA model whose KV heads are repeated in contiguous blocks). Each is exact (the
 // same fp64 operations in the same order), so each is asserted bit for bit. 50 seeds; a failure prints its seed.
 import { describe, expect, it } from 'vitest';
-import { randomLlamaTensors, smallLlamaConfig } from '../../model/llama-random';
-import { loadLlamaWeights } from '../../model/llama-weights';
-import { writeSafetensors } from '../../model/safetensors-write';
+import { randomLlamaModel } from '../../engine/llama-models.testdata';
 import { mulberry32 } from '../../numeric/random';
-import type { LinearWeights, LlamaConfig, LlamaWeights, RopeScaling } from '../../numeric/types';
+import type { LinearWeights, LlamaWeights } from '../../numeric/types';
 import { llamaForward } from './llama-forward';
 
 const SEEDS = 50;
 
-function randomModel(seed: number): { cfg: LlamaConfig; w: LlamaWeights; tokens: number[] } {
-  const r = mulberry32(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
-  const numKvHeads = pick([1, 2, 3]);
-  const numHeads = numKvHeads * pick([1, 2, 3]);
-  const headDim = pick([2, 4, 6, 10]);
-  const numLayers = pick([1, 2]);
-  const T = 1 + Math.floor(r() * 9);
-  const flavour = pick(['llama', 'qwen2', 'qwen3', 'mistral'] as const);
-  const scaling: RopeScaling = pick([
-    { type: 'default' },
-    { type: 'linear', factor: 2.5 },
-    { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 16 },
-  ] as RopeScaling[]);
-  const cfg = smallLlamaConfig({
-    flavour,
-    vocabSize: 11 + Math.floor(r() * 20),
-    hiddenSize: pick([6, 10, 14]),
-    numLayers,
-    numHeads,
-    numKvHeads,
-    headDim,
-    rotaryDim: headDim,
-    intermediateSize: pick([5, 9, 13]),
-    ropeTheta: pick([100, 10000, 1e6]),
-    ropeScaling: scaling,
-    attentionBias: flavour === 'qwen2' || r() < 0.3,
-    oProjBias: flavour !== 'qwen2' && flavour !== 'mistral' && r() < 0.3,
-    mlpBias: flavour === 'llama' && r() < 0.3,
-    qkNorm: flavour === 'qwen3',
-    slidingWindow: Array.from({ length: numLayers }, () =>
-      r() < 0.5 ? null : 1 + Math.floor(r() * (T + 2)),
-    ),
-    tieWordEmbeddings: r() < 0.3,
+/** Smaller than the GPU tests' draw: the fp64 forward runs many times per seed. */
+const randomModel = (seed: number) =>
+  randomLlamaModel(seed, {
+    headDims: [2, 4, 6, 10],
+    maxT: 9,
+    vocabSpan: 20,
+    hiddenSizes: [6, 10, 14],
+    intermediateSizes: [5, 9, 13],
   });
-  const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, seed)));
-  const tokens = Array.from({ length: T }, () => Math.floor(r() * cfg.vocabSize));
-  return { cfg, w, tokens };
-}
 
 const rows = (a: Float64Array, n: number, width: number) => a.subarray(0, n * width);
 
