@@ -399,6 +399,13 @@ describe('parseModelConfig: the Llama family refuses by name, in one line', () =
     ['odd head_dim', LLAMA32_1B, { head_dim: 63 }, 'head_dim', 'head_dim 63 must be even'],
     ['head_dim as a string', LLAMA32_1B, { head_dim: '64' }, 'head_dim', 'positive integer'],
     [
+      'Qwen3 head_dim null',
+      QWEN3_06B,
+      { head_dim: null },
+      'head_dim',
+      'head_dim is null: Qwen3 takes it as given',
+    ],
+    [
       'indivisible d without head_dim',
       SMOLLM2_135M,
       { num_attention_heads: 7, num_key_value_heads: 7 },

@@ -253,8 +253,15 @@ export function parseLlamaConfig(json: Json, flavour: LlamaFlavour, file = 'conf
   }
   // HF: `getattr(config, "head_dim", None) or hidden_size // num_attention_heads` (Qwen3's class default: 128).
   const hdRaw = own(json, 'head_dim');
-  let headDim: number;
+  let headDim = 0;
   if (hdRaw === undefined) headDim = fd.headDim ?? 0;
+  else if (hdRaw === null && flavour === 'qwen3')
+    // Qwen3Attention reads `getattr(config, "head_dim", d // H)`: a null is taken as given and the model cannot be
+    // built there, so the explorer does not guess one either.
+    r.fail(
+      'head_dim',
+      'head_dim is null: Qwen3 takes it as given (transformers cannot build such a model); give a number',
+    );
   else if (hdRaw === null) headDim = 0;
   else headDim = r.int('head_dim', LIMITS.hidden_size);
   // LlamaConfig.validate_architecture: d must split over the heads even where head_dim is given.
