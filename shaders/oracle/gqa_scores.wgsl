@@ -1,0 +1,38 @@
+// Oracle attention scores of the Llama family in double-float: grouped-query heads (HF repeat_kv: query head h reads
+// KV head h / group) and an optional sliding window. s[h, i, j] = (q[h, i] · k[h / group, j]) · scale for the keys
+// row i sees, first(i) <= j <= i with first(i) = max(0, i − window + 1) under a window (window = 0: none, first = 0),
+// and 0 for the others (the softmax reads only the keys a row sees). q: [H, T, hd] df; k: [KV, T, hd] df;
+// s: [H, T, T] df; scale = 1 / sqrt(hd) as a df value in the uniform (the CPU oracle's fp64 value). One thread per
+// score; the dot product is a df sum of exact products in the CPU oracle's order (src/kernels/cpu/attention.ts).
+
+struct Params { H: u32, T: u32, hd: u32, group: u32, scale: vec2<f32>, window: u32, _pad0: u32 }
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> q: array<vec2<f32>>;       // [H, T, hd] df
+@group(0) @binding(2) var<storage, read> k: array<vec2<f32>>;       // [KV, T, hd] df
+@group(0) @binding(3) var<storage, read_write> s: array<vec2<f32>>; // [H, T, T] df
+
+override DF_FMA: bool = true;
+override WG: u32 = 256;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let T = params.T;
+  let hd = params.hd;
+  let idx = gid.x + gid.y * nwg.x * WG; // [h, i, j]
+  if (idx >= params.H * T * T) { return; }
+  let j = idx % T;
+  let i = (idx / T) % T;
+  let h = idx / (T * T);
+  var first = 0u;
+  if (params.window > 0u && i + 1u > params.window) { first = i + 1u - params.window; }
+  if (j > i || j < first) {
+    s[idx] = vec2<f32>(0.0, 0.0);
+    return;
+  }
+  let qo = (h * T + i) * hd;
+  let ko = ((h / params.group) * T + j) * hd;
+  var acc = vec2<f32>(0.0, 0.0);
+  for (var e = 0u; e < hd; e++) { acc = df_add(acc, df_mul(q[qo + e], k[ko + e])); }
+  s[idx] = df_mul(acc, params.scale);
+}

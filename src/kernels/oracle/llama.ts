@@ -1,0 +1,174 @@
+// Launchers for the Llama family's double-float oracle kernels (shaders/oracle/): RMSNorm (and Qwen3's per-head
+// q/k norm), the SwiGLU product, the rotary over heads (rotate-half; the head split alone for v) and the attention
+// core with grouped-query heads and a sliding window. The linears, the embedding and the residual adds are
+// GPT-NeoX's (linear.ts, embedding.ts, residual.ts). The fp64 forms they match: src/kernels/cpu/rmsnorm.ts,
+// swiglu.ts, rotary.ts ropeHeadsF64, attention.ts.
+import type { DispatchSpec } from '../../gpu/program';
+import { angleTableOf, type RotaryAngles } from '../cpu/rotary-angles';
+import { dispatch1d, dispatchOf, kernelOf } from '../define';
+import { type KernelOpts, rowGroups } from '../grid';
+import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from './df-common';
+
+export const dfRmsNormKernel = kernelOf('oracle/rmsnorm', DF_INCLUDES, {
+  x: 'read', // [rows, d] df
+  weight: 'read', // [d] f32
+  y: 'rw', // [rows, d] df
+});
+
+export const dfSwigluKernel = kernelOf('oracle/swiglu', DF_MATH_INCLUDES, {
+  gate: 'read', // [n] df
+  up: 'read', // [n] df
+  y: 'rw', // [n] df
+});
+
+export const dfRopeHeadsKernel = kernelOf('oracle/rope_heads', DF_INCLUDES, {
+  x: 'read', // [T, heads, hd] df
+  cos: 'read', // [T, r/2] df
+  sin: 'read', // [T, r/2] df
+  out: 'rw', // [heads, T, hd] df
+});
+
+export const dfGqaScoresKernel = kernelOf('oracle/gqa_scores', DF_INCLUDES, {
+  q: 'read', // [H, T, hd] df
+  k: 'read', // [KV, T, hd] df
+  s: 'rw', // [H, T, T] df
+});
+
+export const dfGqaSoftmaxKernel = kernelOf('oracle/gqa_softmax', DF_MATH_INCLUDES, {
+  s: 'read', // [H, T, T] df
+  p: 'rw', // [H, T, T] df
+});
+
+export const dfGqaValuesKernel = kernelOf('oracle/gqa_values', DF_INCLUDES, {
+  p: 'read', // [H, T, T] df
+  v: 'read', // [KV, T, hd] df
+  ctx: 'rw', // [T, H·hd] df
+});
+
+const WG = 256;
+const ROW_WG = 64;
+
+/** y = x / sqrt(mean(x²) + eps) · weight over each row of d, in df — x, y: [rows, d]; one workgroup a row. */
+export function dfRmsNorm(
+  label: string,
+  b: { x: GPUBuffer; weight: GPUBuffer; y: GPUBuffer },
+  rows: number,
+  d: number,
+  eps: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  if (!Number.isInteger(rows) || rows < 1 || !Number.isInteger(d) || d < 1)
+    throw new Error(`${label}: RMSNorm over [${rows}, ${d}] needs positive integer sizes`);
+  const params = [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)];
+  return dispatchOf(label, dfRmsNormKernel, { WG: ROW_WG, ...opts.constants }, b, params, rowGroups(rows));
+}
+
+/** y = silu(gate) · up elementwise in df — gate, up, y: [n]. */
+export function dfSwiglu(
+  label: string,
+  b: { gate: GPUBuffer; up: GPUBuffer; y: GPUBuffer },
+  n: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  return dispatch1d(label, dfSwigluKernel, WG, n, opts, b, [n, 0, ...dfParam(1)]);
+}
+
+/**
+ * cos/sin tables [T, half] of the angles t · invFreq[i] in fp64, exactly as the CPU oracle's ropeHeadsF64 computes
+ * them (angleTableOf, then Math.cos / Math.sin), as plain doubles: split into df pairs for upload (toDfPairs). At
+ * least one element long so they can back a buffer when there is no rotation.
+ */
+export function ropeTablesF64(
+  T: number,
+  invFreq: ArrayLike<number>,
+  angles: RotaryAngles = 'exact',
+): { cos: Float64Array; sin: Float64Array } {
+  const half = invFreq.length;
+  const theta = angleTableOf(T, invFreq, angles); // [T, half]
+  const cos = new Float64Array(Math.max(1, T * half));
+  const sin = new Float64Array(Math.max(1, T * half));
+  for (let i = 0; i < T * half; i++) {
+    cos[i] = Math.cos(theta[i]);
+    sin[i] = Math.sin(theta[i]);
+  }
+  return { cos, sin };
+}
+
+/**
+ * x [T, heads, hd] -> out [heads, T, hd] in df, each head's first r dims rotated (rotate-half) with the tables'
+ * cos/sin [T, r/2]; r = 0 is the head split alone.
+ */
+export function dfRopeHeads(
+  label: string,
+  b: { x: GPUBuffer; cos: GPUBuffer; sin: GPUBuffer; out: GPUBuffer },
+  T: number,
+  heads: number,
+  hd: number,
+  r: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  if (r < 0 || r > hd || r % 2 !== 0)
+    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  return dispatch1d(label, dfRopeHeadsKernel, WG, heads * T * hd, opts, b, [T, heads, hd, r]);
+}
+
+/** The attention core's shape: H query heads over KV key/value heads, and the sliding window (null: none). */
+export interface GqaShape {
+  H: number;
+  KV: number;
+  T: number;
+  hd: number;
+  window: number | null;
+}
+
+function checkShape(label: string, s: GqaShape): { group: number; window: number } {
+  if (!(s.KV >= 1) || s.H % s.KV !== 0)
+    throw new Error(`${label}: ${s.H} query heads cannot be grouped over ${s.KV} KV heads`);
+  if (s.window !== null && !(Number.isInteger(s.window) && s.window >= 1))
+    throw new Error(`${label}: sliding window ${s.window} must be a positive integer`);
+  return { group: s.H / s.KV, window: s.window ?? 0 };
+}
+
+/**
+ * The attention core in df, three dispatches: scores [H, T, T] (0 where a row does not see a key), their softmax
+ * over the keys each row sees, the weighted values ctx [T, H·hd] — q [H, T, hd], k and v [KV, T, hd].
+ */
+export function dfGqaAttention(
+  label: string,
+  b: { q: GPUBuffer; k: GPUBuffer; v: GPUBuffer; scores: GPUBuffer; probs: GPUBuffer; ctx: GPUBuffer },
+  s: GqaShape,
+  opts: KernelOpts = {},
+): DispatchSpec[] {
+  const { group, window } = checkShape(label, s);
+  const { H, T, hd } = s;
+  const c = { WG, ...opts.constants };
+  return [
+    dispatch1d(`${label}/scores`, dfGqaScoresKernel, WG, H * T * T, opts, { q: b.q, k: b.k, s: b.scores }, [
+      H,
+      T,
+      hd,
+      group,
+      ...dfParam(1 / Math.sqrt(hd)),
+      window,
+      0,
+    ]),
+    dispatchOf(
+      `${label}/probs`,
+      dfGqaSoftmaxKernel,
+      { ...c, WG: ROW_WG },
+      { s: b.scores, p: b.probs },
+      [T, H * T, window, 0, ...dfParam(1), { f32: 0 }, { f32: 0 }],
+      rowGroups(H * T),
+    ),
+    dispatch1d(label, dfGqaValuesKernel, WG, T * H * hd, opts, { p: b.probs, v: b.v, ctx: b.ctx }, [
+      H,
+      T,
+      hd,
+      group,
+      window,
+      0,
+      0,
+      0,
+    ]),
+  ];
+}
