@@ -4,16 +4,13 @@
 import type { RecordedDecode } from '../engine/decode-record';
 import type { RunFile, RunTensor } from '../model/run-file';
 import { rowStep } from '../model/run-generation';
-import type { Precision } from '../numeric/precision';
-import type { DType } from '../numeric/types';
+import { PRECISION_FORMATS, type Precision } from '../numeric/precision';
 import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict } from './causes/types';
 import type { CheckedRows } from './run-rows';
 import type { AnalyzeRunsOptions, RunInput } from './runs-input';
 import type { RunsReport } from './runs-report';
-
-const STORAGE: Record<Precision, DType> = { fp32: 'F32', fp16: 'F16', fp16acc: 'F16', bf16: 'BF16' };
 
 /** A recorded decode (engine tap name → [positions, width]) as a run file of a generation. */
 export function decodeRunFile(
@@ -24,7 +21,7 @@ export function decodeRunFile(
   precision: Precision = 'fp32',
 ): RunFile {
   // The values are f32 rounded to the path's storage: its floor is never below one rounding of that.
-  const storage = STORAGE[precision];
+  const storage = PRECISION_FORMATS[precision].dtype;
   const tokens = [...prompt, ...generated.slice(0, -1)];
   const slots = new Map<string, RunTensor>();
   let bytes = 0;

@@ -2,7 +2,7 @@
 // buffer laid out, and the tiles packed into dispatches whose buffer ranges fit the binding limits.
 
 import { HIST_BINS, NO_HIST, RANGE_WORDS, REC_WORDS, ROW_WORDS } from '../kernels/metrics';
-import { PRECISIONS, type Precision } from '../numeric/precision';
+import { PRECISION_FORMATS, PRECISIONS } from '../numeric/precision';
 import { TILE_EXTRA, TileList, WordList } from './gpu-metrics-tiles';
 import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 
@@ -53,7 +53,6 @@ export interface RecordPlan {
   levels: Uint32Array[];
 }
 
-const PREC_CODE: Record<Precision, number> = { fp32: 0, fp16: 1, fp16acc: 1, bf16: 2 };
 const MAX_N = 2 ** 31;
 
 function fail(msg: string): never {
@@ -178,7 +177,8 @@ export function planRecord(
       for (const s of segs) {
         const len = s.n / rows;
         const df = s.b.kind === 'df';
-        const flags = (df ? 1 : 0) | (PREC_CODE[job.precision] << 1) | (job.histogram ? 8 : 0);
+        const flags =
+          (df ? 1 : 0) | (PRECISION_FORMATS[job.precision].storageCode << 1) | (job.histogram ? 8 : 0);
         const pair = compareTiles.pair(s.a.buffer, s.b.buffer);
         const bw = df ? 8 : 4;
         const chunk = per * MAX_STRETCH_TILES;

@@ -2,9 +2,10 @@
 // own functions (src/kernels/cpu/), so the model's form and every miswritten form are the same code. Outputs are
 // [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
+import { linearF64 } from '../../kernels/cpu/linear';
 import { type NumFormat, roundF32Into, roundTo } from '../../numeric/round';
 import { gather, mapAll, round } from './arrays';
-import { accumulateF16, actOf, dot } from './exact-arith';
+import { actOf } from './exact-arith';
 import { attention } from './exact-attention';
 import { ATTENTION_OPS, LINEAR_OPS, type OpData, type Variant } from './types';
 import { innerOf, rowsView, sliceRows } from './variant-rows';
@@ -131,22 +132,7 @@ function linear(
 ): Float64Array {
   const T = d.tokens.length;
   const { K, x, row, bias } = productOperands(d, v, x0);
-  const picked = cols ?? Int32Array.from({ length: N }, (_, i) => i);
-  const out = new Float64Array(T * picked.length);
-  const w = new Float64Array(K);
-  const acc = v.acc;
-  for (let j = 0; j < picked.length; j++) {
-    const n = picked[j];
-    row(n, N, w);
-    const bn = bias(n);
-    for (let t = 0; t < T; t++) {
-      const xo = t * K;
-      out[t * picked.length + j] = acc
-        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused, acc.half) + bn)
-        : dot(x, xo, w, K) + bn;
-    }
-  }
-  return out;
+  return linearF64(x, T, K, [], null, N, { cols, row, bias, acc: v.acc });
 }
 
 /**

@@ -3,6 +3,7 @@
 // output over the op's floor. A cause is named only when it brings the error within k × floor and no other cause
 // explains clearly better; two that explain about equally are both named; none: "no known cause explains it".
 
+import { PRECISION_FORMATS } from '../../numeric/precision';
 import type { NumFormat } from '../../numeric/round';
 import { roundTo } from '../../numeric/round';
 import { effectiveFloor, ratioOf } from '../floor';
@@ -35,8 +36,6 @@ const KEPT_PER_CAUSE = 8;
 const FINALISTS_WITHIN = 20;
 /** A named cause must beat every other by this factor (or by one floor, whichever is more) to be named alone. */
 const CLEARLY = 2;
-
-const STORAGE: Record<string, NumFormat | null> = { fp32: null, bf16: 'bf16', fp16: 'fp16', fp16acc: 'fp16' };
 
 /** Each output column's squared error (recorded vs exact; a non-finite one counts as the largest), kept per op for
  * as long as its tensors are the same. */
@@ -98,7 +97,9 @@ export function scorer(d: OpData, cols: Int32Array | null, fast = false, cache: 
   const T = d.tokens.length;
   const width = widthOf(d);
   const rec = gather(d.recorded, T, width, cols);
-  const storage = STORAGE[d.precision];
+  // fp32 storage rounds nothing the variant's f32 arithmetic has not: only a narrower format is applied.
+  const stored = PRECISION_FORMATS[d.precision]?.storage;
+  const storage: NumFormat | null = stored && stored !== 'fp32' ? stored : null;
   // What a correct kernel of the variant may still differ by before its output is rounded: twice the fp32
   // reference kernel's largest error at this op, plus a few fp32 roundings of the value.
   const tolAbs = Number.isFinite(d.floor.maxAbs) ? 2 * d.floor.maxAbs : 0;

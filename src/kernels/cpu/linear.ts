@@ -1,6 +1,26 @@
-// fp64 oracle: nn.Linear, y = x W^T + b.
+// fp64 oracle: nn.Linear, y = x W^T + b — the one fp64 linear. The oracles call it plain; the causes' variants of a
+// product (compare/causes/exact-op.ts) call it with LinearParams: the columns asked for, the weight row and the bias
+// as the variant reads them, an fp16 accumulator as a kernel emulates it.
+import { roundF32ToF16, roundTo } from '../../numeric/round';
 
-/** x [M, K], weight [N, K] (PyTorch layout), bias [N] or null -> y [M, N]. */
+/** A miswritten product, as parameters (compare/causes/types.ts Variant names where each comes from). */
+export interface LinearParams {
+  /** The output columns computed, in this order (all when null): y is then [M, cols.length]. */
+  cols: Int32Array | null;
+  /** Weight row n (of N) into w[0, K), as the variant reads it (rounded, transposed). */
+  row: (n: number, N: number, w: Float64Array) => void;
+  /** Column n's bias as the variant reads it (scaled, rounded; 0 without one). */
+  bias: (n: number) => number;
+  /** An fp16 accumulator (see Variant.acc): the output is then that sum plus the bias, rounded to f32. */
+  acc?: { chunk: number; fused: boolean; half?: boolean };
+}
+
+/**
+ * x [M, K], weight [N, K] (PyTorch layout), bias [N] or null -> y [M, N]. With `p`, weight and bias are read through
+ * p.row and p.bias and y is [M, p.cols.length]. Every output is exact to a few fp64 roundings, far below any f32
+ * floor; the plain product sums each output in one sequential chain (as the oracles always have), a variant's in
+ * four running sums (as the causes always have: their ratios stay what they were).
+ */
 export function linearF64(
   x: ArrayLike<number>,
   M: number,
@@ -8,7 +28,9 @@ export function linearF64(
   weight: ArrayLike<number>,
   bias: ArrayLike<number> | null,
   N: number,
+  p?: LinearParams,
 ): Float64Array {
+  if (p) return linearVariant(x instanceof Float64Array ? x : Float64Array.from(x), M, K, N, p);
   if (x.length < M * K) throw new Error(`linearF64: x has ${x.length} elements, need ${M}x${K}`);
   if (weight.length < N * K)
     throw new Error(`linearF64: weight has ${weight.length} elements, need ${N}x${K}`);
@@ -52,4 +74,63 @@ export function linearF64(
     }
   }
   return y;
+}
+
+function linearVariant(x: Float64Array, M: number, K: number, N: number, p: LinearParams): Float64Array {
+  const picked = p.cols ?? Int32Array.from({ length: N }, (_, i) => i);
+  const out = new Float64Array(M * picked.length);
+  const w = new Float64Array(K);
+  const acc = p.acc;
+  for (let j = 0; j < picked.length; j++) {
+    const n = picked[j];
+    p.row(n, N, w);
+    const bn = p.bias(n);
+    for (let t = 0; t < M; t++) {
+      const xo = t * K;
+      out[t * picked.length + j] = acc
+        ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused, acc.half) + bn)
+        : dot(x, xo, w, K) + bn;
+    }
+  }
+  return out;
+}
+
+/** One output of a product with an fp16 accumulator, as the GEMM core emulates it (see Variant.acc). */
+export function accumulateF16(
+  x: Float64Array,
+  xo: number,
+  w: Float64Array,
+  K: number,
+  chunk: number,
+  fused: boolean,
+  half = false,
+) {
+  const f = Math.fround;
+  let total = 0;
+  for (let k0 = 0; k0 < K; k0 += chunk) {
+    let s = 0;
+    const k1 = Math.min(K, k0 + chunk);
+    if (half) for (let k = k0; k < k1; k++) s = roundTo('fp16', s + x[xo + k] * w[k]);
+    else if (fused) for (let k = k0; k < k1; k++) s = roundF32ToF16(s + x[xo + k] * w[k]);
+    else for (let k = k0; k < k1; k++) s = roundF32ToF16(s + f(x[xo + k] * w[k]));
+    total = k0 === 0 ? s : roundF32ToF16(total + s);
+  }
+  return total;
+}
+
+/** sum_k x[xo + k] w[k] in fp64 (four running sums: exact to a few fp64 roundings, far below any f32 floor). */
+function dot(x: Float64Array, xo: number, w: Float64Array, K: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let k = 0;
+  for (; k + 3 < K; k += 4) {
+    s0 += x[xo + k] * w[k];
+    s1 += x[xo + k + 1] * w[k + 1];
+    s2 += x[xo + k + 2] * w[k + 2];
+    s3 += x[xo + k + 3] * w[k + 3];
+  }
+  for (; k < K; k++) s0 += x[xo + k] * w[k];
+  return s0 + s1 + (s2 + s3);
 }
