@@ -85,6 +85,11 @@ export class LlamaReference {
     return t ? (this.weightBufs.get(t) ?? null) : null;
   }
 
+  /** A weight tensor's f32 buffer (the GPU oracle reads the same upload), or null when it is not one of them. */
+  weightBuffer(t: Tensor): GPUBuffer | null {
+    return this.buf(t);
+  }
+
   /** The step's weight and bias buffers, from the layer's (or the model's) weight field the step names. */
   private weightsOf(owner: object, step: OpStep): { weight: GPUBuffer | null; bias: GPUBuffer | null } {
     if (!step.weight) return { weight: null, bias: null };
