@@ -65,7 +65,11 @@ function oracleOf(
     dfFma: false,
     maxBindingBytes,
   });
-  return { oracle, done: () => (pool.destroyAll(), ref.destroy()) };
+  const done = () => {
+    pool.destroyAll();
+    ref.destroy();
+  };
+  return { oracle, done };
 }
 
 /** The whole forward with every tap, read back in the same submit. */
@@ -135,8 +139,6 @@ describe('Llama GPU double-float oracle vs the CPU fp64 forward', () => {
   it('every layer on a given f32 input is the fp64 layer on that input; the LM head split in pieces', async () => {
     const seed = freshSeed();
     const { cfg, w, tokens } = randomLlamaModel(seed);
-    const T = tokens.length;
-    const d = cfg.hiddenSize;
     const want = llamaForward(cfg, w, tokens);
     // Each layer's input: the exact one rounded to f32 and nudged (a reference path's input is not the exact one).
     const inputs = want.layers.map((_, i) =>
