@@ -3,15 +3,17 @@
 // Face does not expose as modules are checked from the taps around them: the attention core (rotary, scores,
 // softmax, values) from `query_key_value:out` to `attention.dense:in`, and the residual adds from a layer's input,
 // attention and MLP outputs to its output (or to `post_attention_layernorm:in` in the sequential style). A check
-// runs only where the run holds its inputs and output; what is missing narrows the answer, and is listed.
-import type { OracleOp } from '../engine/oracle-gpu';
+// runs only where the run holds its inputs and output; what is missing narrows the answer, and is listed. The checks
+// are the family's steps that carry one (src/ops/families.ts: each step's check op, id, words, module and inputs).
 import { inputSlot } from '../model/run-names';
 import type { NeoXConfig } from '../numeric/types';
+import { familyOf } from '../ops/families';
+import type { CheckOp, OpStep } from '../ops/types';
 
 export interface OpCheck {
   /** Unique within a run: 'layers.2.residual_mlp', 'embed'. */
   id: string;
-  op: OracleOp;
+  op: CheckOp;
   layer: number | null;
   /** The Hugging Face module path the op lives in ('gpt_neox.layers.2.mlp.act', 'gpt_neox.layers.2' for the adds). */
   module: string;
@@ -38,97 +40,46 @@ export function runChecks(
   wholeLayers: ReadonlySet<number> = new Set(),
 ): { checks: OpCheck[]; missing: MissingCheck[] } {
   const all: OpCheck[] = [];
-  const add = (c: OpCheck) => all.push(c);
-  add({
-    id: 'embed',
-    op: 'embed',
-    layer: null,
-    module: 'gpt_neox.embed_in',
-    what: 'the embedding',
-    inputs: [],
-    output: 'embed',
-  });
+  // Every check is a step's of the family (ops/families.ts): its op, id, words and module, its inputs and output.
+  const spec = familyOf(cfg);
+  const top = (step: OpStep, inputs: string[], module = step.module!) => {
+    const c = step.check!;
+    all.push({ id: c.id, op: c.op, layer: null, module, what: c.what, inputs, output: step.slot });
+  };
+  top(spec.embed, []);
   for (let i = 0; i < cfg.numLayers; i++) {
     const p = `layers.${i}`;
-    const m = `gpt_neox.layers.${i}`;
+    const m = `${spec.layerPrefix}.${i}`;
     const x = inputSlot(i);
-    const s = (n: string) => `${p}.${n}`;
-    const one = (id: string, op: OracleOp, module: string, what: string, inputs: string[], output: string) =>
-      add({ id: s(id), op, layer: i, module, what, inputs, output });
-    one('ln1', 'ln1', `${m}.input_layernorm`, 'input_layernorm', [x], s('ln1'));
-    one('qkv', 'qkv', `${m}.attention.query_key_value`, 'the QKV projection', [s('ln1')], s('qkv'));
-    one(
-      'attention',
-      'attention',
-      `${m}.attention`,
-      'the attention core (rotary, scores, softmax, values)',
-      [s('qkv')],
-      s('ctx'),
-    );
-    one(
-      'dense',
-      'dense',
-      `${m}.attention.dense`,
-      'the attention output projection',
-      [s('ctx')],
-      s('attn_out'),
-    );
-    if (cfg.useParallelResidual) {
-      const ln2In = has(s('ln2_in')) ? s('ln2_in') : x;
-      one('ln2', 'ln2', `${m}.post_attention_layernorm`, 'post_attention_layernorm', [ln2In], s('ln2'));
-    } else {
-      one(
-        'residual_attn',
-        'residual',
-        m,
-        "the attention residual add (attention output + the layer's input)",
-        [s('attn_out'), x],
-        s('ln2_in'),
-      );
-      one('ln2', 'ln2', `${m}.post_attention_layernorm`, 'post_attention_layernorm', [s('ln2_in')], s('ln2'));
+    const s = (n: string) => (n === 'in' ? x : `${p}.${n}`);
+    for (const step of spec.layer) {
+      const c = step.check;
+      if (!c) continue;
+      const inputs = (c.inputs ?? step.inputs).map(s);
+      if (c.firstIfHeld && has(s(c.firstIfHeld))) inputs[0] = s(c.firstIfHeld);
+      const module = c.module ?? step.module ?? '';
+      all.push({
+        id: s(c.id),
+        op: c.op,
+        layer: i,
+        module: module ? `${m}.${module}` : m,
+        what: c.what,
+        inputs,
+        output: s(step.slot),
+      });
     }
-    one('fc1', 'fc1', `${m}.mlp.dense_h_to_4h`, 'mlp.dense_h_to_4h', [s('ln2')], s('fc1'));
-    one('act', 'act', `${m}.mlp.act`, 'the GELU (mlp.act)', [s('fc1')], s('gelu'));
-    one('fc2', 'fc2', `${m}.mlp.dense_4h_to_h`, 'mlp.dense_4h_to_h', [s('gelu')], s('mlp_out'));
-    if (cfg.useParallelResidual)
-      one(
-        'residual',
-        'residual',
-        m,
-        "the residual add (MLP output + attention output + the layer's input)",
-        [s('mlp_out'), s('attn_out'), x],
-        s('out'),
-      );
-    else
-      one(
-        'residual_mlp',
-        'residual',
-        m,
-        'the MLP residual add (MLP output + the attention residual)',
-        [s('mlp_out'), s('ln2_in')],
-        s('out'),
-      );
-    one('layer', 'layer', m, 'the whole layer', [x], s('out'));
+    all.push({
+      id: s('layer'),
+      op: 'layer',
+      layer: i,
+      module: m,
+      what: spec.wholeLayer!,
+      inputs: [x],
+      output: s('out'),
+    });
   }
-  const last = inputSlot(cfg.numLayers);
-  add({
-    id: 'final_norm',
-    op: 'final_norm',
-    layer: null,
-    module: 'gpt_neox.final_layer_norm',
-    what: 'final_layer_norm',
-    inputs: [last],
-    output: 'final_norm',
-  });
-  add({
-    id: 'lm_head',
-    op: 'lm_head',
-    layer: null,
-    module: lmHead,
-    what: 'the LM head',
-    inputs: ['final_norm'],
-    output: 'logits',
-  });
+  top(spec.finalNorm, [inputSlot(cfg.numLayers)]);
+  top(spec.lmHead, ['final_norm'], lmHead);
   const checks: OpCheck[] = [];
   const missing: MissingCheck[] = [];
   const lacking = (c: OpCheck) => [...c.inputs, c.output].filter((slot) => !has(slot));

@@ -3,39 +3,28 @@
 // op would run), the taps it never writes out ("fused away"), and for each fusion the WGSL file it runs — a
 // custom-kernel slot (src/kernels/custom/slots.ts: the file, its kernel descriptors, the binding interface read
 // from the WGSL, the isolated test recipe) — and its launcher (src/engine/plan-ops.ts, named arguments).
-// Op names are the reference plan's and the oracle's (src/kernels/cpu/forward.ts): the join key everywhere.
+// Op names are the reference plan's and the oracle's (src/kernels/cpu/forward.ts), read off the op registry's
+// GPT-NeoX steps: the join key everywhere.
 // The table says what replaces what; where a split-K reduction runs (its own dispatch, or folded into the op
 // after it) is the plan's choice (plan-fold.ts), invisible in every tap.
 
 // The ids are declared below the engine (src/kernels/fused-ids.ts), so the kernels' slots can name them.
 import type { CustomSlotId, FusedKernelId } from '../kernels/fused-ids';
+import { NEOX_PARALLEL, NEOX_SEQUENTIAL, planOpsOf } from '../ops/families';
+import type { PlanOp } from '../ops/types';
 
 export type { CustomSlotId, FusedKernelId };
 
 /**
  * The reference ops of one layer in the order they run (HF GPTNeoXLayer; forward.ts taps the same names), then
- * the ops after the last layer. 'rotary' writes the taps q, k, v; 'resid_mid' exists only without the parallel
- * residual (attn + x before the MLP).
+ * the ops after the last layer: the op registry's GPT-NeoX steps under their plan names (src/ops/families.ts).
+ * 'rotary' writes the taps q, k, v; 'resid_mid' exists only without the parallel residual (attn + x before the MLP).
  */
-export const LAYER_OPS = [
-  'ln1',
-  'qkv',
-  'rotary',
-  'scores',
-  'probs',
-  'ctx',
-  'attn_out',
-  'resid_mid',
-  'ln2',
-  'fc1',
-  'gelu',
-  'mlp_out',
-  'out',
-] as const;
-export const HEAD_OPS = ['final_norm', 'logits'] as const;
-export type LayerOp = (typeof LAYER_OPS)[number];
-export type HeadOp = (typeof HEAD_OPS)[number];
-export type PlanOpName = LayerOp | HeadOp;
+export const LAYER_OPS = planOpsOf(NEOX_SEQUENTIAL) as readonly LayerOp[];
+export const HEAD_OPS = [NEOX_SEQUENTIAL.finalNorm.slot, NEOX_SEQUENTIAL.lmHead.slot] as readonly HeadOp[];
+export type HeadOp = Extract<PlanOp, 'final_norm' | 'logits'>;
+export type LayerOp = Exclude<PlanOp, HeadOp>;
+export type PlanOpName = PlanOp;
 
 /** One fused dispatch group: what it replaces, on which models, and the WGSL file (slot) it runs. */
 export interface Fusion {
@@ -143,9 +132,9 @@ export function isFusedKernelId(s: string): s is FusedKernelId {
   return FUSED_KERNELS.some((k) => k.id === s);
 }
 
-/** The reference ops a model has: resid_mid only without the parallel residual. */
+/** The reference ops a model has (resid_mid only without the parallel residual): its registry layer's. */
 export function layerOpsOf(parallelResidual: boolean): readonly LayerOp[] {
-  return LAYER_OPS.filter((op) => op !== 'resid_mid' || !parallelResidual);
+  return parallelResidual ? (planOpsOf(NEOX_PARALLEL) as LayerOp[]) : LAYER_OPS;
 }
 
 /** The fusions of the kernels switched on that apply to this model, with the kernel each belongs to. */

@@ -9,25 +9,13 @@ import { dfLinear } from '../kernels/oracle/linear';
 import { dfPromote } from '../kernels/oracle/promote';
 import { dfResidual } from '../kernels/oracle/residual';
 import { dfRotary } from '../kernels/oracle/rotary';
+import type { CheckOp } from '../ops/types';
 import type { GpuLinear } from './gpu-model';
 import { type DfBuffer, OracleError, type Recording } from './oracle-df';
 import { layerBuffers, type OracleKit, recordLayer, recordLmHead } from './oracle-layer';
 
-/** The ops a run's local checks re-run (src/compare/run-checks.ts). */
-export type OracleOp =
-  | 'embed'
-  | 'ln1'
-  | 'qkv'
-  | 'attention'
-  | 'dense'
-  | 'ln2'
-  | 'fc1'
-  | 'act'
-  | 'fc2'
-  | 'residual'
-  | 'layer'
-  | 'final_norm'
-  | 'lm_head';
+/** The ops a run's local checks re-run (src/compare/run-checks.ts): the registry's check ops (src/ops/types.ts). */
+export type OracleOp = CheckOp;
 
 /** One op on recorded inputs: f32 buffers of n floats each, in the op's argument order. */
 export interface OracleOpCall {

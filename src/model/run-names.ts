@@ -4,26 +4,18 @@
 // `layers.{i}.{ln1|qkv|ctx|attn_out|ln2_in|ln2|fc1|gelu|mlp_out|out}`, `final_norm`, `logits`. A layer's input is
 // the previous layer's `out` (or `embed`), so `gpt_neox.layers.3:in` is the slot `layers.2.out`.
 import type { ModelConfig, NeoXConfig } from '../numeric/types';
-import { LLAMA_FAMILY } from '../ops/families';
+import { LLAMA_FAMILY, NEOX_SEQUENTIAL } from '../ops/families';
 import type { FamilySpec, SlotWidth } from '../ops/types';
 
 /** What a slot holds: its width per token (shape [T, width]). */
 export type SlotKind = 'hidden' | 'qkv' | 'ff' | 'vocab';
 
-/** The per-layer slots in forward order. */
-export const LAYER_SLOTS = [
-  'ln1',
-  'qkv',
-  'ctx',
-  'attn_out',
-  'ln2_in',
-  'ln2',
-  'fc1',
-  'gelu',
-  'mlp_out',
-  'out',
-] as const;
-export type LayerSlot = (typeof LAYER_SLOTS)[number];
+// GPT-NeoX's names are read off the registry's sequential layer (src/ops/families.ts), which has every slot a run of
+// either residual style holds: the parallel layer's post_attention_layernorm input is the slot `ln2_in` too.
+const NEOX = NEOX_SEQUENTIAL;
+
+/** The per-layer slots in forward order (the rotary's output, inside the attention core, is no run's). */
+export const LAYER_SLOTS: readonly string[] = NEOX.layer.filter((s) => s.op !== 'rotary').map((s) => s.slot);
 
 /** Where a name of a run file lands: its slot and layer (null for embed, final_norm, logits). */
 export interface SlotRef {
@@ -34,22 +26,8 @@ export interface SlotRef {
   heads?: boolean;
 }
 
-const LAYER_MODULE: Record<string, { in?: LayerSlot | 'in'; out?: LayerSlot }> = {
-  '': { in: 'in', out: 'out' },
-  input_layernorm: { in: 'in', out: 'ln1' },
-  attention: { in: 'ln1', out: 'attn_out' },
-  'attention.query_key_value': { in: 'ln1', out: 'qkv' },
-  'attention.dense': { in: 'ctx', out: 'attn_out' },
-  post_attention_dropout: { in: 'attn_out', out: 'attn_out' },
-  post_attention_layernorm: { in: 'ln2_in', out: 'ln2' },
-  mlp: { in: 'ln2', out: 'mlp_out' },
-  'mlp.dense_h_to_4h': { in: 'ln2', out: 'fc1' },
-  'mlp.act': { in: 'fc1', out: 'gelu' },
-  'mlp.dense_4h_to_h': { in: 'gelu', out: 'mlp_out' },
-  post_mlp_dropout: { in: 'mlp_out', out: 'mlp_out' },
-};
-
-const TL_LAYER: Record<string, LayerSlot | 'in'> = {
+/** TransformerLens' cache names of a block (another naming scheme: aliases of the registry's slots). */
+const TL_LAYER: Record<string, string> = {
   hook_resid_pre: 'in',
   hook_resid_mid: 'ln2_in',
   hook_resid_post: 'out',
@@ -63,26 +41,17 @@ const TL_LAYER: Record<string, LayerSlot | 'in'> = {
 };
 
 const TOP: Record<string, string> = {
-  'gpt_neox.embed_in:out': 'embed',
-  'gpt_neox.emb_dropout:in': 'embed',
-  'gpt_neox.emb_dropout:out': 'embed',
-  'gpt_neox.final_layer_norm:out': 'final_norm',
-  'gpt_neox:out': 'final_norm',
-  'embed_out:in': 'final_norm',
-  'lm_head:in': 'final_norm',
-  'embed_out:out': 'logits',
-  'lm_head:out': 'logits',
-  ':out': 'logits',
-  logits: 'logits',
+  ...NEOX.topNames,
   hook_embed: 'embed',
   'ln_final.hook_normalized': 'final_norm',
 };
 
+const WIDTH = new Map(NEOX.layer.map((s) => [s.slot, s.width]));
+
 export function slotKind(slot: string): SlotKind {
   if (slot === 'logits') return 'vocab';
-  if (slot.endsWith('.qkv')) return 'qkv';
-  if (slot.endsWith('.fc1') || slot.endsWith('.gelu')) return 'ff';
-  return 'hidden';
+  const w = WIDTH.get(slot.slice(slot.lastIndexOf('.') + 1));
+  return w === 'qkv' ? 'qkv' : w === 'ff' ? 'ff' : 'hidden';
 }
 
 /** The width of a slot's rows for a config. */
@@ -101,7 +70,7 @@ export function inputSlot(layer: number): string {
   return layer === 0 ? 'embed' : `layers.${layer - 1}.out`;
 }
 
-function layerRef(layer: number, s: LayerSlot | 'in', heads = false): SlotRef {
+function layerRef(layer: number, s: string, heads = false): SlotRef {
   const slot = s === 'in' ? inputSlot(layer) : `layers.${layer}.${s}`;
   return { slot, layer: s === 'in' ? (layer === 0 ? null : layer - 1) : layer, kind: slotKind(slot), heads };
 }
@@ -114,18 +83,17 @@ function layerRef(layer: number, s: LayerSlot | 'in', heads = false): SlotRef {
 export function slotOfName(name: string, numLayers: number): SlotRef | null {
   const top = TOP[name];
   if (top !== undefined) return { slot: top, layer: null, kind: slotKind(top) };
-  if (name === 'gpt_neox.final_layer_norm:in') return layerRef(numLayers, 'in');
+  if (name === `${NEOX.finalNorm.module}:in`) return layerRef(numLayers, 'in');
   let m = /^hidden_states\.(\d+)$/.exec(name);
   if (m) {
     const i = Number(m[1]);
     if (i === numLayers) return { slot: 'final_norm', layer: null, kind: 'hidden' };
     return layerRef(i, 'in');
   }
-  m = /^gpt_neox\.layers\.(\d+)(?:\.([a-z0-9_.]+))?:(in|out)$/.exec(name);
+  m = NEOX_MODULE_NAME.exec(name);
   if (m) {
-    const entry = LAYER_MODULE[m[2] ?? ''];
-    const s = entry?.[m[3] as 'in' | 'out'];
-    return s === undefined ? null : layerRef(Number(m[1]), s);
+    const s = neoxModules().get(m[2] ?? '')?.[m[3] === 'in' ? 0 : 1];
+    return s === undefined || s === null ? null : layerRef(Number(m[1]), s);
   }
   m = /^blocks\.(\d+)\.([a-z0-9_.]+)$/.exec(name);
   if (m) {
@@ -137,9 +105,15 @@ export function slotOfName(name: string, numLayers: number): SlotRef | null {
 
 /** The layer index a name mentions (for "a run of another model" messages), or null. */
 export function layerIndexIn(name: string): number | null {
-  const m = /^(?:gpt_neox\.layers|blocks|hidden_states)\.(\d+)/.exec(name);
+  const m = new RegExp(`^(?:${PREFIX}|blocks|hidden_states)\\.(\\d+)`).exec(name);
   return m ? Number(m[1]) : null;
 }
+
+const PREFIX = NEOX.layerPrefix.replace(/\./g, '\\.');
+const NEOX_MODULE_NAME = new RegExp(`^${PREFIX}\\.(\\d+)(?:\\.([a-z0-9_.]+))?:(in|out)$`);
+/** The `:in` / `:out` slots of GPT-NeoX's layer modules: its steps' modules and the wrapping ones (layerModules). */
+let neoxModuleSlots: Map<string, readonly [string | null, string | null]> | undefined;
+const neoxModules = () => (neoxModuleSlots ??= layerModules(NEOX));
 
 // The Llama family's names (docs/FAMILIES.md), read off the op registry's steps (src/ops/families.ts): each step's
 // HF module `model.layers.{i}.<module>` gives its slot at `:out` and its first input's at `:in`; the wrapping modules

@@ -4,7 +4,7 @@
 // iterate these lists.
 
 import type { ModelConfig } from '../numeric/types';
-import type { FamilySpec, OpStep } from './types';
+import type { CheckOp, FamilySpec, OpStep, PlanOp } from './types';
 
 const s = (
   slot: string,
@@ -58,24 +58,67 @@ export const LLAMA_FAMILY: FamilySpec = {
   },
 };
 
-/** GPT-NeoX's layer; `parallel` (use_parallel_residual) decides the residual wiring. */
+/**
+ * GPT-NeoX's layer; `parallel` (use_parallel_residual) decides the residual wiring. Its steps also carry the names
+ * the engine's plan (`plan`) and the run checks (`check`) give them: reports, permalinks and runs links keep these
+ * words and ids (docs/REPORT.md, docs/RUNS.md).
+ */
 function neoxFamily(parallel: boolean): FamilySpec {
   const attn: OpStep[] = [
-    s('ln1', 'layernorm', ['in'], 'hidden', { weight: 'inputLayernorm', module: 'input_layernorm' }),
-    s('qkv', 'qkv', ['ln1'], 'qkv', { weight: 'qkv', module: 'attention.query_key_value' }),
-    s('qkv_rot', 'rotary', ['qkv'], 'qkv_heads'),
-    s('ctx', 'attention', ['qkv_rot'], 'hidden'),
-    s('attn_out', 'out_proj', ['ctx'], 'hidden', { weight: 'dense', module: 'attention.dense' }),
+    s('ln1', 'layernorm', ['in'], 'hidden', {
+      weight: 'inputLayernorm',
+      module: 'input_layernorm',
+      check: { id: 'ln1', op: 'ln1', what: 'input_layernorm' },
+    }),
+    s('qkv', 'qkv', ['ln1'], 'qkv', {
+      weight: 'qkv',
+      module: 'attention.query_key_value',
+      check: { id: 'qkv', op: 'qkv', what: 'the QKV projection' },
+    }),
+    s('qkv_rot', 'rotary', ['qkv'], 'qkv_heads', { plan: ['rotary'] }),
+    // HF exposes no module for the core: it is checked from the QKV output to attention.dense's input.
+    s('ctx', 'attention', ['qkv_rot'], 'hidden', {
+      plan: ['scores', 'probs', 'ctx'],
+      check: {
+        id: 'attention',
+        op: 'attention',
+        what: 'the attention core (rotary, scores, softmax, values)',
+        module: 'attention',
+        inputs: ['qkv'],
+      },
+    }),
+    s('attn_out', 'out_proj', ['ctx'], 'hidden', {
+      weight: 'dense',
+      module: 'attention.dense',
+      check: { id: 'dense', op: 'dense', what: 'the attention output projection' },
+    }),
   ];
   const ln2 = (from: string) =>
     s('ln2', 'layernorm', [from], 'hidden', {
       weight: 'postAttentionLayernorm',
       module: 'post_attention_layernorm',
+      check: {
+        id: 'ln2',
+        op: 'ln2',
+        what: 'post_attention_layernorm',
+        ...(from === 'in' ? { firstIfHeld: 'ln2_in' } : {}),
+      },
     });
   const mlp: OpStep[] = [
-    s('fc1', 'mlp_up', ['ln2'], 'ff', { weight: 'fc1', module: 'mlp.dense_h_to_4h' }),
-    s('gelu', 'gelu', ['fc1'], 'ff', { module: 'mlp.act' }),
-    s('mlp_out', 'mlp_down', ['gelu'], 'hidden', { weight: 'fc2', module: 'mlp.dense_4h_to_h' }),
+    s('fc1', 'mlp_up', ['ln2'], 'ff', {
+      weight: 'fc1',
+      module: 'mlp.dense_h_to_4h',
+      check: { id: 'fc1', op: 'fc1', what: 'mlp.dense_h_to_4h' },
+    }),
+    s('gelu', 'gelu', ['fc1'], 'ff', {
+      module: 'mlp.act',
+      check: { id: 'act', op: 'act', what: 'the GELU (mlp.act)' },
+    }),
+    s('mlp_out', 'mlp_down', ['gelu'], 'hidden', {
+      weight: 'fc2',
+      module: 'mlp.dense_4h_to_h',
+      check: { id: 'fc2', op: 'fc2', what: 'mlp.dense_4h_to_h' },
+    }),
   ];
   // HF: parallel `mlp_output + attn_output + hidden_states`; sequential `attn_output = attn + x`, then `mlp + that`.
   const layer = parallel
@@ -83,26 +126,57 @@ function neoxFamily(parallel: boolean): FamilySpec {
         ...attn,
         ln2('in'),
         ...mlp,
-        s('out', 'residual', ['mlp_out', 'attn_out', 'in'], 'hidden', { module: '' }),
+        s('out', 'residual', ['mlp_out', 'attn_out', 'in'], 'hidden', {
+          module: '',
+          check: {
+            id: 'residual',
+            op: 'residual',
+            what: "the residual add (MLP output + attention output + the layer's input)",
+          },
+        }),
       ]
     : [
         ...attn,
-        s('ln2_in', 'residual', ['attn_out', 'in'], 'hidden'),
+        s('ln2_in', 'residual', ['attn_out', 'in'], 'hidden', {
+          plan: ['resid_mid'],
+          check: {
+            id: 'residual_attn',
+            op: 'residual',
+            what: "the attention residual add (attention output + the layer's input)",
+            module: '',
+          },
+        }),
         ln2('ln2_in'),
         ...mlp,
-        s('out', 'residual', ['mlp_out', 'ln2_in'], 'hidden', { module: '' }),
+        s('out', 'residual', ['mlp_out', 'ln2_in'], 'hidden', {
+          module: '',
+          check: {
+            id: 'residual_mlp',
+            op: 'residual',
+            what: 'the MLP residual add (MLP output + the attention residual)',
+          },
+        }),
       ];
   return {
     family: 'gpt_neox',
     residual: parallel ? 'neox-parallel' : 'neox-sequential',
     layerPrefix: 'gpt_neox.layers',
-    embed: s('embed', 'embedding', [], 'hidden', { weight: 'embedIn', module: 'gpt_neox.embed_in' }),
+    embed: s('embed', 'embedding', [], 'hidden', {
+      weight: 'embedIn',
+      module: 'gpt_neox.embed_in',
+      check: { id: 'embed', op: 'embed', what: 'the embedding' },
+    }),
     layer,
     finalNorm: s('final_norm', 'final_norm', [], 'hidden', {
       weight: 'finalLayerNorm',
       module: 'gpt_neox.final_layer_norm',
+      check: { id: 'final_norm', op: 'final_norm', what: 'final_layer_norm' },
     }),
-    lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
+    lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', {
+      weight: 'lmHead',
+      module: 'lm_head',
+      check: { id: 'lm_head', op: 'lm_head', what: 'the LM head' },
+    }),
     containers: {
       attention: ['ln1', 'attn_out'],
       mlp: ['ln2', 'mlp_out'],
@@ -122,6 +196,7 @@ function neoxFamily(parallel: boolean): FamilySpec {
       ':out': 'logits',
       logits: 'logits',
     },
+    wholeLayer: 'the whole layer',
   };
 }
 
@@ -177,4 +252,18 @@ export function usesOf(op: OpStep['op']): { family: string; slot: string; module
     }
   }
   return out;
+}
+
+/** The engine's plan ops of a family's layer, in order (a step's `plan`, or its slot): GPT-NeoX's tap names. */
+export function planOpsOf(spec: FamilySpec): PlanOp[] {
+  return spec.layer.flatMap((step) => step.plan ?? [step.slot as PlanOp]);
+}
+
+/**
+ * The step a GPT-NeoX check op is at (the sequential layer's, which has every step; `layer` has none): its op kind,
+ * weights and module. The parallel layer's steps differ from it only in the residual wiring.
+ */
+export function neoxStepOfCheck(op: CheckOp): OpStep | null {
+  const spec = NEOX_SEQUENTIAL;
+  return [spec.embed, ...spec.layer, spec.finalNorm, spec.lmHead].find((s) => s.check?.op === op) ?? null;
 }

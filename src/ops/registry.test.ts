@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runChecks } from '../compare/run-checks';
 import { oracleForward } from '../kernels/cpu/forward';
 import { opForward } from '../kernels/cpu/op-forward';
 import { FP64_FORMS, llamaInvFreq } from '../kernels/cpu/op-fp64';
@@ -12,10 +13,11 @@ import { LAYER_SLOTS } from '../model/run-names';
 import { writeSafetensors } from '../model/safetensors-write';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
+import type { NeoXConfig } from '../numeric/types';
 import { OPS } from './descriptors';
-import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL, usesOf } from './families';
+import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL, planOpsOf, usesOf } from './families';
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
-import { type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
+import { CHECK_OPS, type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
 
 const FAMILIES: [string, FamilySpec][] = [
   ['llama', LLAMA_FAMILY],
@@ -78,6 +80,54 @@ describe('the op registry', () => {
     for (const slot of LAYER_SLOTS.filter((s) => s !== 'ln2_in'))
       expect(withModule(NEOX_PARALLEL)).toContain(slot);
     for (const slot of LAYER_SLOTS) expect(withModule(NEOX_SEQUENTIAL)).toContain(slot);
+  });
+
+  it("derives GPT-NeoX's plan ops, checks and names from its steps, as reports and links have them", () => {
+    // The engine's tap names and the run checks' ids, ops and modules are the report's words and JSON values
+    // (docs/REPORT.md, docs/RUNS.md): a change to the steps that renames one fails here.
+    expect(planOpsOf(NEOX_SEQUENTIAL)).toEqual(
+      'ln1 qkv rotary scores probs ctx attn_out resid_mid ln2 fc1 gelu mlp_out out'.split(' '),
+    );
+    expect(planOpsOf(NEOX_PARALLEL)).toEqual(planOpsOf(NEOX_SEQUENTIAL).filter((o) => o !== 'resid_mid'));
+    expect(LAYER_SLOTS).toEqual('ln1 qkv ctx attn_out ln2_in ln2 fc1 gelu mlp_out out'.split(' '));
+    const cfg = (parallel: boolean) => ({ numLayers: 2, useParallelResidual: parallel }) as NeoXConfig;
+    const held = () => true;
+    const seq = runChecks(cfg(false), held).checks.filter((c) => c.layer === 1);
+    expect(seq.map((c) => `${c.id}:${c.op}:${c.module}`)).toEqual([
+      'layers.1.ln1:ln1:gpt_neox.layers.1.input_layernorm',
+      'layers.1.qkv:qkv:gpt_neox.layers.1.attention.query_key_value',
+      'layers.1.attention:attention:gpt_neox.layers.1.attention',
+      'layers.1.dense:dense:gpt_neox.layers.1.attention.dense',
+      'layers.1.residual_attn:residual:gpt_neox.layers.1',
+      'layers.1.ln2:ln2:gpt_neox.layers.1.post_attention_layernorm',
+      'layers.1.fc1:fc1:gpt_neox.layers.1.mlp.dense_h_to_4h',
+      'layers.1.act:act:gpt_neox.layers.1.mlp.act',
+      'layers.1.fc2:fc2:gpt_neox.layers.1.mlp.dense_4h_to_h',
+      'layers.1.residual_mlp:residual:gpt_neox.layers.1',
+    ]);
+    expect(seq.find((c) => c.op === 'attention')?.inputs).toEqual(['layers.1.qkv']);
+    const par = runChecks(cfg(true), held).checks;
+    expect(par.map((c) => c.id).filter((id) => !id.startsWith('layers.'))).toEqual([
+      'embed',
+      'final_norm',
+      'lm_head',
+    ]);
+    expect(par.find((c) => c.id === 'layers.0.residual')?.inputs).toEqual([
+      'layers.0.mlp_out',
+      'layers.0.attn_out',
+      'embed',
+    ]);
+    // The parallel layer's post_attention_layernorm reads its own recorded input where the run holds it.
+    expect(par.find((c) => c.id === 'layers.1.ln2')?.inputs).toEqual(['layers.1.ln2_in']);
+    const noMid = runChecks(cfg(true), (s) => !s.endsWith('ln2_in')).checks;
+    expect(noMid.find((c) => c.id === 'layers.1.ln2')?.inputs).toEqual(['layers.0.out']);
+    // Every check op is a step's, or the whole layer's.
+    const ops = new Set(
+      [NEOX_PARALLEL, NEOX_SEQUENTIAL].flatMap((f) =>
+        [f.embed, ...f.layer, f.finalNorm, f.lmHead].flatMap((st) => (st.check ? [st.check.op] : [])),
+      ),
+    );
+    expect([...ops, 'layer'].sort()).toEqual([...CHECK_OPS].sort());
   });
 
   it('says where each op kind is used, with its slots and HF modules per family', () => {

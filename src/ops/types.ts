@@ -47,6 +47,64 @@ export interface OpDescriptor {
   needs: readonly FormKind[];
 }
 
+/**
+ * The ops a GPT-NeoX run is checked at (docs/RUNS.md): a check's `op` in reports, the double-float oracle's op on
+ * recorded inputs and the causes' op kind. Each is one step's `check.op` (or the whole layer's); registry.test.ts
+ * holds this list to the steps.
+ */
+export const CHECK_OPS = [
+  'embed',
+  'ln1',
+  'qkv',
+  'attention',
+  'dense',
+  'ln2',
+  'fc1',
+  'act',
+  'fc2',
+  'residual',
+  'layer',
+  'final_norm',
+  'lm_head',
+] as const;
+export type CheckOp = (typeof CHECK_OPS)[number];
+
+/**
+ * The GPT-NeoX engine's plan ops (engine/fused-kernels.ts, plan.ts), which are its tap names: one step's `plan` (or its
+ * slot). `rotary` writes the taps q, k, v; the attention core runs as scores, probs and ctx.
+ */
+export type PlanOp =
+  | 'ln1'
+  | 'qkv'
+  | 'rotary'
+  | 'scores'
+  | 'probs'
+  | 'ctx'
+  | 'attn_out'
+  | 'resid_mid'
+  | 'ln2'
+  | 'fc1'
+  | 'gelu'
+  | 'mlp_out'
+  | 'out'
+  | 'final_norm'
+  | 'logits';
+
+/** How a family's run checks a step on its own recorded inputs (compare/run-checks.ts): the words reports carry. */
+export interface StepCheck {
+  /** The check's id (within its layer: `layers.{i}.<id>`). */
+  id: string;
+  op: CheckOp;
+  /** The op in words, for the verdict's sentence. */
+  what: string;
+  /** The HF module the check names, when not the step's own (the attention core: its container). */
+  module?: string;
+  /** The slots it reads, when not the step's inputs (the attention core, checked from the QKV output). */
+  inputs?: readonly string[];
+  /** A slot read in place of the first input where the run holds it (post_attention_layernorm's own recorded input). */
+  firstIfHeld?: string;
+}
+
 /** One use of an op in a family's layer (or at the top): its output slot, the slots it reads, its weights. */
 export interface OpStep {
   /** The output slot: the tap's name and the join key with the engine and runs (`ln1`, `q`, `attn_out`). */
@@ -61,6 +119,10 @@ export interface OpStep {
   width: SlotWidth;
   /** Present only where the config has the feature (Qwen3's q/k norms); a step left out passes its input through. */
   only?: 'qkNorm';
+  /** The engine's plan ops that compute it, when its engine runs the registry's names (GPT-NeoX; default: its slot). */
+  plan?: readonly PlanOp[];
+  /** Its run check, for a family whose runs are checked op by op on recorded inputs (GPT-NeoX). */
+  check?: StepCheck;
 }
 
 /** How a family's layer wires its residual stream (for words; the steps' inputs are the wiring). */
@@ -80,6 +142,8 @@ export interface FamilySpec {
   containers: Readonly<Record<string, readonly [string | null, string | null]>>;
   /** Model-level module names (`:in`/`:out` of a run) that are top slots: name -> slot. */
   topNames: Readonly<Record<string, string>>;
+  /** The words of the whole layer's run check (op `layer`), for a family whose runs are checked op by op. */
+  wholeLayer?: string;
 }
 
 /** What an fp64 form is given: the config, the rows, the layer, its inputs (fp64) and its weights. */

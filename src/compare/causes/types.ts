@@ -10,54 +10,38 @@ import type { RotaryAngles } from '../../kernels/cpu/rotary-angles';
 import type { Precision } from '../../numeric/precision';
 import type { NumFormat } from '../../numeric/round';
 import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
+import { OPS } from '../../ops/descriptors';
+import { neoxStepOfCheck } from '../../ops/families';
+import { CHECK_OPS, type CheckOp } from '../../ops/types';
 import type { Metric } from '../../run/runspec';
 import type { FullMetrics } from '../metrics';
 
-/** The ops a cause can be searched at (the run checks' ops; the whole layer has no single variant). */
-export type OpKind =
-  | 'embed'
-  | 'ln1'
-  | 'ln2'
-  | 'final_norm'
-  | 'qkv'
-  | 'attention'
-  | 'dense'
-  | 'fc1'
-  | 'act'
-  | 'fc2'
-  | 'residual'
-  | 'lm_head'
-  | 'layer'
-  // fused groups, checked whole where a fused path writes no tap between their ops
-  | 'attn_block'
-  | 'mlp_up'
-  | 'mlp_residual';
+/**
+ * The ops a cause can be searched at: the run checks' ops (the registry's check ops, src/ops/types.ts; the whole
+ * layer has no single variant) and the fused groups, checked whole where a fused path writes no tap between their ops
+ * (compare/why-paths.ts).
+ */
+export type OpKind = CheckOp | 'attn_block' | 'mlp_up' | 'mlp_residual';
 
-export const LINEAR_OPS: readonly OpKind[] = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head'];
+/** The check ops whose step is of these registry op kinds, in forward order. */
+const checksOf = (kinds: readonly string[]): CheckOp[] =>
+  CHECK_OPS.filter((c) => {
+    const step = neoxStepOfCheck(c);
+    return step !== null && kinds.includes(step.op);
+  });
+
+/** The products: the check ops whose op kind is a matrix product against a weight (ops/descriptors.ts `linear`). */
+export const LINEAR_OPS: readonly OpKind[] = CHECK_OPS.filter((c) => {
+  const step = neoxStepOfCheck(c);
+  return step !== null && OPS[step.op].linear;
+});
 /** Ops that hold a product (a linear alone, or a fused group that starts or ends with one). */
 export const PRODUCT_OPS: readonly OpKind[] = [...LINEAR_OPS, 'attn_block', 'mlp_up', 'mlp_residual'];
-export const ATTENTION_OPS: readonly OpKind[] = ['attention', 'attn_block'];
-export const ACT_OPS: readonly OpKind[] = ['act', 'mlp_up'];
-export const RESIDUAL_OPS: readonly OpKind[] = ['residual', 'mlp_residual'];
-export const NORM_OPS: readonly OpKind[] = ['ln1', 'ln2', 'final_norm'];
-export const ALL_OPS: readonly OpKind[] = [
-  'embed',
-  'ln1',
-  'ln2',
-  'final_norm',
-  'qkv',
-  'attention',
-  'dense',
-  'fc1',
-  'act',
-  'fc2',
-  'residual',
-  'lm_head',
-  'layer',
-  'attn_block',
-  'mlp_up',
-  'mlp_residual',
-];
+export const ATTENTION_OPS: readonly OpKind[] = [...checksOf(['attention']), 'attn_block'];
+export const ACT_OPS: readonly OpKind[] = [...checksOf(['gelu']), 'mlp_up'];
+export const RESIDUAL_OPS: readonly OpKind[] = [...checksOf(['residual']), 'mlp_residual'];
+export const NORM_OPS: readonly OpKind[] = checksOf(['layernorm', 'final_norm']);
+export const ALL_OPS: readonly OpKind[] = [...CHECK_OPS, 'attn_block', 'mlp_up', 'mlp_residual'];
 
 export type ActFn = 'gelu' | 'gelu-tanh' | 'gelu-sigmoid' | 'relu' | 'silu';
 
