@@ -3,7 +3,7 @@
 import type { AdapterSummary } from '../gpu/device';
 import type { Handoff } from '../model/run-file';
 import type { RunGeneration } from '../model/run-generation';
-import type { DType, NeoXConfig } from '../numeric/types';
+import type { DType, LlamaFlavour, NeoXConfig } from '../numeric/types';
 import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict } from './causes/types';
@@ -112,7 +112,11 @@ export interface RunFinding {
 export interface RunsReport {
   schema: typeof RUNS_REPORT_SCHEMA;
   createdAt: string;
-  model: { name: string; config: NeoXConfig };
+  /**
+   * The model; `family` and `flavour` (absent: GPT-NeoX) name a Llama-family model, whose `config` holds the
+   * dimensions it shares with GPT-NeoX (engine/family-llama.ts sharedDims).
+   */
+  model: { name: string; config: NeoXConfig; family?: 'gpt_neox' | 'llama'; flavour?: LlamaFlavour | null };
   adapter: AdapterSummary;
   tokens: number[];
   metric: Metric;

@@ -3,10 +3,20 @@
 // a stream, tensor by tensor; everything that can be checked against the model's config is checked as soon as the
 // header is in, before any tensor is decoded and before any GPU work: one line naming what is wrong.
 
-import type { DType, NeoXConfig } from '../numeric/types';
+import type { DType, LlamaConfig, ModelConfig, NeoXConfig } from '../numeric/types';
+import { familyOf } from '../ops/families';
+import type { FamilySpec } from '../ops/types';
 import { ModelLoadError, quoteName } from './errors';
 import { parseRunGeneration, partedPair, type RunGeneration } from './run-generation';
-import { layerIndexIn, type SlotRef, slotOfName, slotWidth } from './run-names';
+import {
+  familyLayerIndexIn,
+  familySlotWidth,
+  layerIndexIn,
+  type SlotRef,
+  slotOfFamilyName,
+  slotOfName,
+  slotWidth,
+} from './run-names';
 import type { SafetensorsEntry } from './safetensors';
 import { streamSafetensors } from './stream';
 
@@ -72,7 +82,11 @@ function bad(file: string, detail: string, key?: string): ModelLoadError {
 }
 
 /** `__metadata__.tokens`: a JSON list of token ids inside the vocabulary, within max_position_embeddings. */
-export function parseRunTokens(meta: Record<string, string>, cfg: NeoXConfig, file: string): number[] {
+export function parseRunTokens(
+  meta: Record<string, string>,
+  cfg: Pick<ModelConfig, 'vocabSize' | 'maxPositionEmbeddings'>,
+  file: string,
+): number[] {
   const raw = meta.tokens;
   if (raw === undefined)
     throw bad(file, "__metadata__ has no 'tokens' (the JSON list of token ids the run was made on)");
@@ -111,20 +125,32 @@ export interface RunModelShape {
   minLayers: number | null;
 }
 
-/** The model a run's header shows, from its contract tensors' shapes, its names and its tokens (no data read). */
+/**
+ * The model a run's header shows, from its contract tensors' shapes, its names and its tokens (no data read).
+ * `spec`: a family of the op registry whose names the run uses (the Llama family's); absent: GPT-NeoX's names.
+ */
 export function runModelShape(
   entries: Iterable<{ name: string; shape: readonly number[] }>,
   meta: Record<string, string>,
+  spec?: FamilySpec,
 ): RunModelShape {
   const shape: RunModelShape = { vocab: null, maxTokenId: null, hidden: null, minLayers: null };
+  const family = spec && spec.family !== 'gpt_neox' ? spec : null;
   for (const { name, shape: s } of entries) {
-    const i = layerIndexIn(name);
+    const i = family ? familyLayerIndexIn(family, name) : layerIndexIn(name);
     if (i !== null) {
       const n = name.startsWith('hidden_states.') ? i : i + 1;
       shape.minLayers = Math.max(shape.minLayers ?? 0, n);
     }
-    const ref = slotOfName(name, Number.MAX_SAFE_INTEGER);
     const w = s[s.length - 1];
+    if (family) {
+      const ref = slotOfFamilyName(family, name, Number.MAX_SAFE_INTEGER);
+      if (!ref || s.length !== 2 || !Number.isSafeInteger(w)) continue;
+      if (ref.width === 'vocab') shape.vocab ??= w;
+      else if (ref.width === 'hidden') shape.hidden ??= w;
+      continue;
+    }
+    const ref = slotOfName(name, Number.MAX_SAFE_INTEGER);
     if (!ref || ref.heads || s.length < 2 || !Number.isSafeInteger(w)) continue;
     if (ref.kind === 'vocab') shape.vocab ??= w;
     else if (ref.kind === 'hidden') shape.hidden ??= w;
@@ -145,7 +171,10 @@ export function runModelShape(
  * How a run's model differs from the loaded one, in words ("vocabulary 350, this one has 256"), or null where
  * nothing in its header says it is another model.
  */
-export function otherModelWords(shape: RunModelShape, cfg: NeoXConfig): string | null {
+export function otherModelWords(
+  shape: RunModelShape,
+  cfg: Pick<ModelConfig, 'vocabSize' | 'hiddenSize' | 'numLayers'>,
+): string | null {
   const parts: string[] = [];
   if (shape.vocab !== null && shape.vocab !== cfg.vocabSize)
     parts.push(`vocabulary ${shape.vocab}, this one has ${cfg.vocabSize}`);
@@ -172,12 +201,40 @@ export function weightsNotRunWords(names: readonly string[], meta: Record<string
   return `a model's weights (${params.length} parameters such as ${quoteName(params[0])}), not a run: a run holds the tensors of one forward and its __metadata__.tokens (docs/RUNS.md); weights are loaded in the model panel`;
 }
 
-/** Checks a tensor's shape against its slot: [T, width] (TransformerLens' hook_z: [T, H, head_dim]). */
-function checkShape(e: SafetensorsEntry, ref: SlotRef, T: number, cfg: NeoXConfig, file: string): void {
+/** Where a name of a run lands, in either family's names: its slot and the shapes its tensor may have. */
+interface NameRef {
+  slot: string;
+  /** The shapes a tensor of T rows may have there: [T, width] first (the one said when it has another). */
+  shapes: (T: number) => number[][];
+}
+
+/** GPT-NeoX's: [T, width] (TransformerLens' hook_z: [T, H, head_dim]). */
+function neoxRef(ref: SlotRef, cfg: NeoXConfig): NameRef {
   const width = slotWidth(ref.kind, cfg);
-  const want = ref.heads ? [T, cfg.numHeads, cfg.headDim] : [T, width];
+  return { slot: ref.slot, shapes: (T) => [ref.heads ? [T, cfg.numHeads, cfg.headDim] : [T, width]] };
+}
+
+/**
+ * A family's (the Llama family's): [T, width]; q and k (and their per-head norms) also as [T, heads, head_dim],
+ * which is how Hugging Face hands them to Qwen3's q_norm and k_norm (the same elements in the same order).
+ */
+function familyRef(name: string, spec: FamilySpec, cfg: LlamaConfig): NameRef | null {
+  const ref = slotOfFamilyName(spec, name, cfg.numLayers);
+  if (!ref) return null;
+  const width = familySlotWidth(ref.width, cfg);
+  const heads = ref.width === 'q' ? cfg.numHeads : ref.width === 'kv' ? cfg.numKvHeads : null;
+  return {
+    slot: ref.slot,
+    shapes: (T) => [[T, width], ...(heads === null ? [] : [[T, heads, cfg.headDim]])],
+  };
+}
+
+/** Checks a tensor's shape against its slot's shapes. */
+function checkShape(e: SafetensorsEntry, ref: NameRef, T: number, file: string): void {
+  const options = ref.shapes(T);
+  const want = options[0];
   const s = e.shape;
-  if (s.length === want.length && s.every((n, i) => n === want[i])) return;
+  if (options.some((w) => s.length === w.length && s.every((n, i) => n === w[i]))) return;
   const name = quoteName(e.name);
   const shown = `[${s.join(', ')}]`;
   if (s.length === want.length + 1 && s[0] === 1 && s.slice(1).every((n, i) => n === want[i]))
@@ -247,12 +304,22 @@ export function bitDiff(a: Float32Array, b: Float32Array): number {
 export async function readRunFile(
   source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
   totalBytes: number | null,
-  cfg: NeoXConfig,
+  cfg: ModelConfig,
   opts: ReadRunOptions = {},
 ): Promise<RunFile> {
   const file = opts.file ?? 'run.safetensors';
   const L = cfg.numLayers;
-  const refs = new Map<string, SlotRef>();
+  // A Llama-family model's runs use its names (run-names.ts slotOfFamilyName); GPT-NeoX's keep theirs.
+  const llama = cfg.family === 'llama' ? cfg : null;
+  const neox = cfg.family === 'llama' ? null : cfg;
+  const spec = llama ? familyOf(llama) : null;
+  const refOf = (name: string): NameRef | null => {
+    if (llama && spec) return familyRef(name, spec, llama);
+    const ref = slotOfName(name, L);
+    return ref && neox && neoxRef(ref, neox);
+  };
+  const indexOf = (name: string) => (spec ? familyLayerIndexIn(spec, name) : layerIndexIn(name));
+  const refs = new Map<string, NameRef>();
   const ignored: string[] = [];
   const slots = new Map<string, RunTensor>();
   /** The names whose arrays are kept: each slot's first in the file (tensors come in offset order). */
@@ -262,7 +329,7 @@ export async function readRunFile(
   let generation: RunGeneration | null = null;
   let meta: Record<string, string> = {};
   const used = (name: string) => {
-    const ref = slotOfName(name, L);
+    const ref = refOf(name);
     if (ref) refs.set(name, ref);
     else ignored.push(name);
     return ref !== null;
@@ -279,12 +346,12 @@ export async function readRunFile(
       const names = [...ignored, ...header.entries.keys()];
       const weights = weightsNotRunWords(names, meta);
       if (weights) throw bad(file, weights);
-      const other = otherModelWords(runModelShape(header.entries.values(), meta), cfg);
+      const other = otherModelWords(runModelShape(header.entries.values(), meta, spec ?? undefined), cfg);
       if (other) throw bad(file, `this run comes from another model (${other}): load theirs`);
       tokens = parseRunTokens(meta, cfg, file);
       generation = parseRunGeneration(meta, tokens, cfg, file);
       for (const name of names) {
-        const i = layerIndexIn(name);
+        const i = indexOf(name);
         const last = name.startsWith('hidden_states.') ? L : L - 1;
         if (i !== null && i > last)
           throw bad(
@@ -300,7 +367,7 @@ export async function readRunFile(
         );
       const first = new Map<string, SafetensorsEntry>();
       for (const e of header.entries.values()) {
-        checkShape(e, refs.get(e.name)!, tokens.length, cfg, file);
+        checkShape(e, refs.get(e.name)!, tokens.length, file);
         const slot = refs.get(e.name)!.slot;
         const f = first.get(slot);
         if (!f || e.begin < f.begin || (e.begin === f.begin && e.end < f.end)) first.set(slot, e);

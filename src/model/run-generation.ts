@@ -21,7 +21,7 @@ function bad(file: string, detail: string): ModelLoadError {
 export function parseRunGeneration(
   meta: Record<string, string>,
   tokens: number[],
-  cfg: NeoXConfig,
+  cfg: Pick<NeoXConfig, 'vocabSize'>,
   file: string,
 ): RunGeneration | null {
   const raw = meta.prefill;

@@ -199,3 +199,11 @@ export function familySlotWidth(width: SlotWidth, cfg: ModelConfig): number {
       return 3 * H * hd;
   }
 }
+
+/** The layer index a name of a family's run mentions (`model.layers.3…`, `hidden_states.3`), or null. */
+export function familyLayerIndexIn(spec: FamilySpec, name: string): number | null {
+  const m =
+    /^hidden_states\.(\d+)$/.exec(name) ??
+    new RegExp(`^${spec.layerPrefix.replace(/\./g, '\\.')}\\.(\\d+)`).exec(name);
+  return m ? Number(m[1]) : null;
+}

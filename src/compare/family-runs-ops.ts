@@ -1,0 +1,211 @@
+// The checks of a Llama-family run (docs/RUNS.md, "Runs of the Llama family"), read off the op registry: every step
+// of every layer whose output the run records, checked from the run's own recorded inputs. Where a step's inputs are
+// not recorded (the rotated q and k, which no Hugging Face module returns), the step is checked together with the
+// steps that compute them, as family-why.ts familyChecks groups a fused path's ops: the smallest recorded group.
+// The embedding, the final norm and the LM head are checks of their own. Each check's group is computed in fp64 by
+// the registry's forms (kernels/cpu/op-fp64.ts), a cause's variant of one of its steps where one is given.
+
+import { geluF64 } from '../kernels/cpu/gelu';
+import { FP64_FORMS } from '../kernels/cpu/op-fp64';
+import { inputSlot } from '../model/run-names';
+import { roundArray } from '../numeric/round';
+import type { LlamaConfig, LlamaWeights } from '../numeric/types';
+import { OPS } from '../ops/descriptors';
+import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import type { Fp64Args, OpStep } from '../ops/types';
+import type { Candidate } from './family-causes';
+import { familyChecks } from './family-why';
+import type { MissingCheck, OpCheck } from './run-checks';
+
+/** One check of a Llama-family run: an OpCheck (the report's fields) and the registry steps it computes. */
+export interface FamilyRunCheck extends OpCheck {
+  /** The steps of the group in forward order (the last writes `output`); a top check's one step. */
+  steps: OpStep[];
+}
+
+/** The HF module a step lives in, in the dump's own words (`model.layers.1.mlp.down_proj`). */
+function moduleOf(step: OpStep, layer: number): string {
+  const p = `${LLAMA_FAMILY.layerPrefix}.${layer}`;
+  if (step.module !== undefined) return step.module === '' ? p : `${p}.${step.module}`;
+  if (step.op === 'rotary' || step.op === 'attention') return `${p}.self_attn`;
+  if (step.op === 'swiglu') return `${p}.mlp`;
+  return p; // the residual adds inside the layer
+}
+
+/** The report's op kind (run-checks.ts OracleOp: GPT-NeoX's names, which the page's words read). */
+function oracleOpOf(slot: string, steps: readonly OpStep[], whole: boolean): OpCheck['op'] {
+  if (whole) return 'layer';
+  const kinds: Record<string, OpCheck['op']> = {
+    ln1: 'ln1',
+    ln2: 'ln2',
+    ctx: 'attention',
+    attn_out: 'dense',
+    ln2_in: 'residual',
+    out: 'residual',
+    gate: 'fc1',
+    up: 'fc1',
+    swiglu: steps.some((s) => s.slot === 'gate' || s.slot === 'up') ? 'fc1' : 'act',
+    mlp_out: 'fc2',
+  };
+  return kinds[slot] ?? 'qkv';
+}
+
+/**
+ * Every check a Llama-family run can have, in forward order, from the slots it records (`has`, the registry's slot
+ * names): the embedding, each layer's steps (grouped where their inputs are not recorded), the final norm, the LM
+ * head; and those it cannot have, with the slots they lack.
+ */
+export function familyRunChecks(
+  cfg: LlamaConfig,
+  has: (slot: string) => boolean,
+): { checks: FamilyRunCheck[]; missing: MissingCheck[] } {
+  const checks: FamilyRunCheck[] = [];
+  const missing: MissingCheck[] = [];
+  const spec = LLAMA_FAMILY;
+  const L = cfg.numLayers;
+  const all = layerSteps(spec, cfg);
+  const top = (step: OpStep, id: string, inputs: string[], what: string) => {
+    if (!has(step.slot)) return;
+    const lacks = inputs.filter((s) => !has(s));
+    if (lacks.length > 0) {
+      missing.push({ id, module: step.module ?? id, lacks });
+      return;
+    }
+    const op = id === 'embed' ? 'embed' : id === 'final_norm' ? 'final_norm' : 'lm_head';
+    checks.push({
+      id,
+      op,
+      layer: null,
+      module: step.module ?? id,
+      what,
+      inputs,
+      output: step.slot,
+      steps: [step],
+    });
+  };
+  top(spec.embed, 'embed', [], 'the token embedding');
+  for (let i = 0; i < L; i++) {
+    const x = inputSlot(i);
+    const slot = (s: string) => (s === 'in' ? x : `layers.${i}.${s}`);
+    for (const c of familyChecks(
+      cfg,
+      i,
+      (s) => has(slot(s)),
+      () => true,
+    )) {
+      const members = c.steps;
+      const inGroup = new Set(members.map((s) => s.slot));
+      const inputs = [...new Set(members.flatMap((s) => s.inputs).filter((s) => !inGroup.has(s)))].map(slot);
+      const last = members[members.length - 1];
+      const whole = members.length === all.length;
+      const module = whole ? `${spec.layerPrefix}.${i}` : moduleOf(last, i);
+      const lacks = inputs.filter((s) => !has(s));
+      if (lacks.length > 0) {
+        missing.push({ id: c.id, module, lacks });
+        continue;
+      }
+      const titles = [...new Set(members.map((s) => OPS[s.op].title))];
+      const what = whole
+        ? 'the whole layer'
+        : members.length === 1
+          ? titles[0]
+          : `${titles.slice(0, -1).join(', ')} and ${titles[titles.length - 1]}`;
+      checks.push({
+        id: whole ? `layers.${i}.layer` : c.id,
+        op: oracleOpOf(c.slot, members, whole),
+        layer: i,
+        module,
+        what,
+        inputs,
+        output: slot(c.slot),
+        steps: members,
+      });
+    }
+  }
+  top(spec.finalNorm, 'final_norm', [inputSlot(L)], 'the final norm');
+  top(spec.lmHead, 'lm_head', ['final_norm'], 'the LM head');
+  return { checks, missing };
+}
+
+/** What a check's group is computed from: the model, the tokens, the rotary angles. */
+export interface GroupContext {
+  cfg: LlamaConfig;
+  weights: LlamaWeights;
+  tokens: readonly number[];
+  angles: Fp64Args['angles'];
+}
+
+/**
+ * A check's group in fp64 from the recorded slots (`recorded`, the registry's full slot names), a cause's variant
+ * where given. `exact` keeps the model's own step outputs of this run: a step the candidate leaves alone, on inputs
+ * it left alone, is read from there instead of computed again (family-why.ts does the same).
+ */
+export function computeCheck(
+  c: FamilyRunCheck,
+  x: GroupContext,
+  recorded: (slot: string) => Float32Array | null,
+  cand: Candidate | null = null,
+  exact: Map<string, Float64Array> = new Map(),
+): Float64Array {
+  const { cfg, weights: w, tokens } = x;
+  const T = tokens.length;
+  const layer = c.layer ?? -1;
+  const slotOf = (s: string) =>
+    c.layer === null ? s : s === 'in' ? inputSlot(c.layer) : `layers.${c.layer}.${s}`;
+  const values = new Map<string, Float64Array>();
+  const changed = new Set<string>();
+  const get = (s: string): Float64Array => {
+    const v = values.get(s);
+    if (v) return v;
+    const r = recorded(slotOf(s));
+    if (!r) throw new Error(`${c.id} reads '${slotOf(s)}', which the run did not record`);
+    const f = Float64Array.from(r);
+    values.set(s, f);
+    return f;
+  };
+  let out: Float64Array = new Float64Array(0);
+  for (const s of c.steps) {
+    const v = cand?.applies(s) ? cand : null;
+    const kept = exact.get(s.slot);
+    if (!v && kept && !s.inputs.some((n) => changed.has(n))) {
+      values.set(s.slot, kept);
+      out = kept;
+      continue;
+    }
+    // A top step reads the slots its check names (the final norm's input is the last layer's output).
+    let inputs = (c.layer === null ? c.inputs : s.inputs).map(get);
+    const halfIn = v?.half?.input ? v.half.format : null;
+    if (halfIn) inputs = inputs.map((u) => roundArray(halfIn, u));
+    const stepCfg = v?.cfg ? { ...cfg, ...v.cfg } : cfg;
+    const owner = (c.layer === null ? w : w.layers[c.layer]) as unknown as Record<string, unknown>;
+    const weights = s.weight ? owner[s.weight] : null;
+    if (v?.swiglu) {
+      const [gate, up] = v.swiglu.swap ? [inputs[1], inputs[0]] : [inputs[0], inputs[1]];
+      const act = v.swiglu.act;
+      const a =
+        act === 'gelu'
+          ? geluF64(gate)
+          : act === 'relu'
+            ? gate.map((g) => Math.max(0, g))
+            : gate.map((g) => g / (1 + Math.exp(-g)));
+      out = a.map((u, j) => u * up[j]);
+    } else
+      out = FP64_FORMS[s.op]({
+        cfg: stepCfg,
+        T,
+        layer,
+        step: s,
+        inputs,
+        weights,
+        tokens,
+        angles: x.angles,
+        round: (u) => u,
+        variant: v?.variant,
+      });
+    if (v?.half) out = roundArray(v.half.format, out);
+    values.set(s.slot, out);
+    if (v || s.inputs.some((n) => changed.has(n))) changed.add(s.slot);
+    else exact.set(s.slot, out);
+  }
+  return out;
+}

@@ -1,0 +1,182 @@
+// Test support: run files of a Llama-family model made in TypeScript, as a PyTorch run records them — every step by
+// the op registry's fp64 form (Hugging Face's fp32 rotary angles), its output stored at the run's dtype (F32 or BF16)
+// and read back by the next step at that dtype — with one of the family's causes (family-causes.ts candidatesFor)
+// planted at one layer's op. Also the reference path's own taps written as a run (a benign run of the GPU path).
+import { inputSlot } from '../model/run-names';
+import { type TensorToWrite, writeSafetensors } from '../model/safetensors-write';
+import { roundArray } from '../numeric/round';
+import type { DType, LlamaConfig, LlamaWeights } from '../numeric/types';
+import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import type { OpStep } from '../ops/types';
+import { type Candidate, candidatesFor } from './family-causes';
+import { computeCheck, type FamilyRunCheck, type GroupContext } from './family-runs-ops';
+
+/** A cause planted at one layer: the candidate (its id, and its parameters where it has several) of one step. */
+export interface FamilyPlant {
+  layer: number;
+  /** The step (slot) whose op the cause is a variant of. */
+  slot: string;
+  /** Other steps of the layer it is planted in too (a rotary's theta: both q's and k's). */
+  also?: readonly string[];
+  id: string;
+  params?: Record<string, number | string>;
+}
+
+export interface FamilySynthOptions {
+  dtype?: 'F32' | 'BF16';
+  plant?: FamilyPlant;
+  /** 'modules': HF module paths (every step a module returns, aliases too); 'hidden': hidden_states.* + logits. */
+  names?: 'modules' | 'hidden';
+  /** Layers whose module taps are left out (a run that hooked only some layers). */
+  skipLayers?: readonly number[];
+  label?: string;
+  metadata?: Record<string, string>;
+}
+
+/** The candidate a plant names, or a line saying it is not one of the step's. */
+export function plantedCandidate(cfg: LlamaConfig, plant: FamilyPlant): Candidate {
+  const step = layerSteps(LLAMA_FAMILY, cfg).find((s) => s.slot === plant.slot);
+  if (!step) throw new Error(`no step '${plant.slot}' in this model`);
+  const want = plant.params ?? {};
+  const c = candidatesFor({ steps: [step] }, cfg, plant.layer).find(
+    (x) => x.id === plant.id && Object.entries(want).every(([k, v]) => x.params[k] === v),
+  );
+  if (!c) throw new Error(`no cause '${plant.id}' ${JSON.stringify(want)} of step '${plant.slot}'`);
+  return c;
+}
+
+/** Where a slot of layer i is written in a run made with module paths ([name, shape per T]), its aliases too. */
+function moduleNames(cfg: LlamaConfig, i: number, slot: string): [string, (T: number) => number[]][] {
+  const p = `model.layers.${i}`;
+  const rows = (w: number) => (T: number) => [T, w];
+  const { hiddenSize: d, numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: F } = cfg;
+  const heads = (n: number) => (T: number) => [T, n, hd];
+  const table: Record<string, [string, (T: number) => number[]][]> = {
+    ln1: [
+      [`${p}.input_layernorm:out`, rows(d)],
+      [`${p}.self_attn.q_proj:in`, rows(d)],
+    ],
+    q: cfg.qkNorm
+      ? [
+          [`${p}.self_attn.q_proj:out`, rows(H * hd)],
+          [`${p}.self_attn.q_norm:in`, heads(H)],
+        ]
+      : [[`${p}.self_attn.q_proj:out`, rows(H * hd)]],
+    k: [[`${p}.self_attn.k_proj:out`, rows(KV * hd)]],
+    v: [[`${p}.self_attn.v_proj:out`, rows(KV * hd)]],
+    q_norm: [[`${p}.self_attn.q_norm:out`, heads(H)]],
+    k_norm: [[`${p}.self_attn.k_norm:out`, heads(KV)]],
+    ctx: [[`${p}.self_attn.o_proj:in`, rows(H * hd)]],
+    attn_out: [
+      [`${p}.self_attn.o_proj:out`, rows(d)],
+      [`${p}.self_attn:out`, rows(d)],
+    ],
+    ln2_in: [[`${p}.post_attention_layernorm:in`, rows(d)]],
+    ln2: [[`${p}.post_attention_layernorm:out`, rows(d)]],
+    gate: [
+      [`${p}.mlp.gate_proj:out`, rows(F)],
+      [`${p}.mlp.act_fn:in`, rows(F)],
+    ],
+    up: [[`${p}.mlp.up_proj:out`, rows(F)]],
+    swiglu: [[`${p}.mlp.down_proj:in`, rows(F)]],
+    mlp_out: [[`${p}.mlp.down_proj:out`, rows(d)]],
+    out: [
+      [`${p}:out`, rows(d)],
+      [`model.layers.${i + 1}:in`, rows(d)],
+    ],
+  };
+  const names = table[slot] ?? [];
+  // The last layer's output is the final norm's input, not a next layer's.
+  return names.map(([n, s]) => [n === `model.layers.${cfg.numLayers}:in` ? 'model.norm:in' : n, s]);
+}
+
+/** The fp64 forward of the model on the tokens as a run stores it: every slot (registry names) at `dtype`. */
+export function synthSlots(
+  cfg: LlamaConfig,
+  w: LlamaWeights,
+  tokens: readonly number[],
+  dtype: DType,
+  plant?: FamilyPlant,
+): Map<string, Float32Array> {
+  const ctx: GroupContext = { cfg, weights: w, tokens, angles: 'hf-fp32' };
+  const cand = plant ? plantedCandidate(cfg, plant) : null;
+  const store = (v: Float64Array) => Float32Array.from(dtype === 'BF16' ? roundArray('bf16', v) : v);
+  const slots = new Map<string, Float32Array>();
+  const one = (step: OpStep, layer: number | null, inputs: string[], output: string) => {
+    const c: FamilyRunCheck = {
+      id: output,
+      op: 'layer',
+      layer,
+      module: '',
+      what: '',
+      inputs,
+      output,
+      steps: [step],
+    };
+    const at = plant && layer === plant.layer && [plant.slot, ...(plant.also ?? [])].includes(step.slot);
+    // The candidate as the why builds it for this step (its own `applies` knows the why's step objects).
+    const planted = cand && at ? { ...cand, applies: () => true } : null;
+    slots.set(output, store(computeCheck(c, ctx, (s) => slots.get(s) ?? null, planted)));
+  };
+  one(LLAMA_FAMILY.embed, null, [], 'embed');
+  for (let i = 0; i < cfg.numLayers; i++)
+    for (const s of layerSteps(LLAMA_FAMILY, cfg))
+      one(
+        s,
+        i,
+        s.inputs.map((n) => (n === 'in' ? inputSlot(i) : `layers.${i}.${n}`)),
+        `layers.${i}.${s.slot}`,
+      );
+  one(LLAMA_FAMILY.finalNorm, null, [inputSlot(cfg.numLayers)], 'final_norm');
+  one(LLAMA_FAMILY.lmHead, null, ['final_norm'], 'logits');
+  return slots;
+}
+
+/** Slots (registry names: the synth's, or the reference path's taps) written as a run file's tensors. */
+export function runOfSlots(
+  cfg: LlamaConfig,
+  slots: ReadonlyMap<string, Float32Array>,
+  tokens: readonly number[],
+  o: FamilySynthOptions = {},
+): Uint8Array {
+  const T = tokens.length;
+  const dtype = o.dtype ?? 'F32';
+  const tensors: TensorToWrite[] = [];
+  const put = (name: string, slot: string, shape: number[]) => {
+    const data = slots.get(slot);
+    if (data) tensors.push({ name, dtype, shape, data });
+  };
+  const d = cfg.hiddenSize;
+  if ((o.names ?? 'modules') === 'hidden') {
+    put('hidden_states.0', 'embed', [T, d]);
+    for (let i = 0; i + 1 < cfg.numLayers; i++) put(`hidden_states.${i + 1}`, `layers.${i}.out`, [T, d]);
+    put(`hidden_states.${cfg.numLayers}`, 'final_norm', [T, d]);
+  } else {
+    put('model.embed_tokens:out', 'embed', [T, d]);
+    put('model.layers.0:in', 'embed', [T, d]);
+    for (let i = 0; i < cfg.numLayers; i++) {
+      if (o.skipLayers?.includes(i)) continue;
+      for (const s of layerSteps(LLAMA_FAMILY, cfg))
+        for (const [name, shape] of moduleNames(cfg, i, s.slot)) put(name, `layers.${i}.${s.slot}`, shape(T));
+    }
+    put('model.norm:out', 'final_norm', [T, d]);
+    put('lm_head:in', 'final_norm', [T, d]);
+    // A module the contract does not use: skipped and listed.
+    tensors.push({ name: 'model.rotary_emb:out', dtype, shape: [T, 2], data: new Float32Array(2 * T) });
+  }
+  put('logits', 'logits', [T, cfg.vocabSize]);
+  const meta: Record<string, string> = { tokens: JSON.stringify(tokens), ...o.metadata };
+  if (o.label) meta.label = o.label;
+  return writeSafetensors(tensors, meta);
+}
+
+/** A run file of `tokens` on the model, as the options say (a cause planted where `plant` says). */
+export function synthFamilyRun(
+  cfg: LlamaConfig,
+  w: LlamaWeights,
+  tokens: readonly number[],
+  o: FamilySynthOptions = {},
+): Uint8Array {
+  const dtype = o.dtype ?? 'F32';
+  return runOfSlots(cfg, synthSlots(cfg, w, tokens, dtype, o.plant), tokens, o);
+}

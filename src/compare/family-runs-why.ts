@@ -1,0 +1,97 @@
+// The "why" of a Llama-family runs analysis (family-runs.ts): at each run's first born op, the family's causes
+// (family-causes.ts candidatesFor: each a variant of one step of the check's group, with its parameters) are scored
+// as the two-path why scores them (family-why.ts): the group re-run by the registry's fp64 forms from the run's own
+// recorded inputs under each variant, its residual against the recorded output over the op's floor; a cause is named
+// as docs/CAUSES.md names one (verdictOf). The anatomy of the error is causes/anatomy.ts's. The finding and its check
+// carry both; the finding's sentence ends with "probable cause: <words>".
+import type { NeoXConfig } from '../numeric/types';
+import { anatomy } from './causes/anatomy';
+import type { OpData, OpKind, TestedCause } from './causes/types';
+import { candidatesFor, verdictOf } from './family-causes';
+import type { FamilyRun } from './family-runs';
+import { computeCheck, type GroupContext } from './family-runs-ops';
+import { nonFiniteIn, ratioOf } from './floor';
+import { fullMetrics } from './metrics';
+import type { RunsReport } from './runs-report';
+import { causeClause } from './why-runs';
+
+/** Adds the anatomy and the cause to each run's first born op (in place), and to the sentences. */
+export function explainFamilyFindings(
+  report: RunsReport,
+  runs: FamilyRun[],
+  ctx: GroupContext,
+  shared: NeoXConfig,
+  exactOf: (run: number, check: number) => { exact: Float64Array; kept: Map<string, Float64Array> },
+): void {
+  const t0 = performance.now();
+  for (const f of report.findings) {
+    if (!f.check) continue;
+    const j = runs.findIndex((r) => r.id === f.run);
+    const run = runs[j];
+    const i = run.checks.findIndex((c) => c.id === f.check);
+    const c = run.checks[i];
+    const result = report.checks.find((x) => x.run === f.run && x.id === f.check)!;
+    if (result.nonFinite > 0) {
+      f.cause = null;
+      f.anatomy = null;
+      result.cause = null;
+      result.anatomy = null;
+      continue;
+    }
+    const recorded = run.slot(c.output)!;
+    const { exact, kept } = exactOf(j, i);
+    const scale = recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+    const P = run.precision;
+    const started = performance.now();
+    const bestOf = new Map<string, TestedCause>();
+    for (const cand of candidatesFor(c, ctx.cfg, c.layer ?? 0)) {
+      let residual: number;
+      try {
+        const out = computeCheck(c, ctx, run.slot, cand, kept);
+        const m = fullMetrics(recorded, out, P);
+        residual =
+          nonFiniteIn(m) > 0 ? Number.POSITIVE_INFINITY : ratioOf(m, result.floor, report.metric, P, scale);
+      } catch {
+        // A variant the op's form refuses for this model (a window of 0) explains nothing.
+        residual = Number.POSITIVE_INFINITY;
+      }
+      const prev = bestOf.get(cand.id);
+      if (!prev || residual < prev.residual)
+        bestOf.set(cand.id, {
+          id: cand.id,
+          family: cand.family,
+          words: cand.words,
+          params: cand.params,
+          residual,
+        });
+    }
+    const cause = verdictOf([...bestOf.values()], result.ratio, report.k, performance.now() - started);
+    const data: OpData = {
+      op: (c.op === 'qkv' ? 'layer' : c.op) as OpKind,
+      layer: c.layer,
+      cfg: shared,
+      tokens: [...ctx.tokens],
+      inputs: [],
+      inputSlots: [],
+      recorded,
+      exact,
+      weights: {},
+      angles: ctx.angles,
+      others: [],
+      floor: result.floor,
+      metric: report.metric,
+      k: report.k,
+      precision: P,
+      scale,
+      prefill: run.input.file.generation?.prefill,
+    };
+    const anat = anatomy(data);
+    f.cause = cause;
+    f.anatomy = anat;
+    result.cause = cause;
+    result.anatomy = anat;
+    f.sentence = f.sentence.replace(/\.$/, `; ${causeClause(cause.words)}.`);
+  }
+  report.durations['why.causes'] = performance.now() - t0;
+  report.sentence = report.findings.map((x) => x.sentence).join(' ');
+}

@@ -1,0 +1,178 @@
+// The analysis of Llama-family runs (family-runs.ts) on the committed HF fixture models, in Node on SwiftShader (the
+// floors are the engine's Llama reference path's own taps): runs made in TypeScript (family-runs-synth.ts: the fp64
+// registry forward, each step stored at the run's dtype and read back at it, Hugging Face's fp32 rotary angles) with
+// one of the family's causes planted at one layer's op are found at that layer and op, the cause named; a run with
+// nothing planted — another arithmetic than the reference path's, at F32 or BF16 — agrees, and so does the
+// reference path's own run. Seeds draw the model, the tokens, the layer, the cause and the dtype.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../engine/engine';
+import { nodeGpu } from '../gpu/node';
+import { nodeShaderSource } from '../kernels/shaders-node';
+import { readRunFile } from '../model/run-file';
+import { mulberry32 } from '../numeric/random';
+import type { LlamaConfig } from '../numeric/types';
+import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
+import { type FamilyPlant, runOfSlots, synthFamilyRun } from './family-runs-synth';
+
+const FIXTURES = 'src/model/testdata/llama';
+const MODELS = ['llama-gqa-llama3', 'llama-mqa-linear-tied', 'mistral-window', 'qwen2-bias', 'qwen3-qknorm'];
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+});
+afterAll(() => engine?.dispose());
+
+let loaded = '';
+async function load(name: string): Promise<LlamaConfig> {
+  if (loaded !== name) {
+    const dir = join(FIXTURES, name);
+    await engine.loadModel({
+      config: readFileSync(join(dir, 'config.json'), 'utf8'),
+      weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
+      name,
+    });
+    loaded = name;
+  }
+  const m = engine.llamaModel;
+  if (!m) throw new Error('no Llama-family model');
+  return m.cfg;
+}
+
+async function read(bytes: Uint8Array, cfg: LlamaConfig, file: string) {
+  const chunks = (async function* () {
+    yield bytes;
+  })();
+  return { file: await readRunFile(chunks, bytes.length, cfg, { file }), sha256: null };
+}
+
+/** The causes a seed may plant in a model: [step slot, cause id, its parameters, the check it is born at]. */
+function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPlant, string][] {
+  const at = (
+    slot: string,
+    id: string,
+    check: string,
+    params?: FamilyPlant['params'],
+  ): [FamilyPlant, string] => [
+    { layer, slot, id, params, also: slot === 'q_rot' ? ['k_rot'] : [] },
+    `layers.${layer}.${check}`,
+  ];
+  const attention = 'q_rot+k_rot+ctx';
+  const out: [FamilyPlant, string][] = [
+    at('ln1', 'rms-eps-outside', 'ln1', { eps: cfg.rmsNormEps * 1e6 }),
+    at('ln2', 'rms-mean-subtracted', 'ln2'),
+    at('ln1', 'rms-no-weight', 'ln1'),
+    at('swiglu', 'swiglu-swapped', 'swiglu'),
+    at('swiglu', 'swiglu-gelu', 'swiglu'),
+    at('swiglu', 'swiglu-relu', 'swiglu'),
+    at('q_rot', 'rotary-gptj', attention),
+    at('q_rot', 'rotary-theta', attention, { theta: cfg.ropeTheta * 0.01 }),
+    at('mlp_out', 'output-bf16', 'mlp_out', { format: 'bf16' }),
+    at('attn_out', 'output-fp16', 'attn_out', { format: 'fp16' }),
+  ];
+  if (cfg.numKvHeads > 1 && cfg.numKvHeads < cfg.numHeads) out.push(at('ctx', 'kv-interleaved', attention));
+  if (cfg.ropeScaling.type !== 'default') out.push(at('q_rot', 'rotary-scaling-skipped', attention));
+  // A window ignored changes the rows past it only.
+  const w = cfg.slidingWindow[layer];
+  if (w !== null && T > w) out.push(at('ctx', 'window-ignored', attention));
+  return out;
+}
+
+describe('the analysis of Llama-family runs', () => {
+  it('finds each planted cause at its layer and op, and names it (seeds over every fixture model)', async () => {
+    const wrong: string[] = [];
+    for (let seed = 1; seed <= Number(process.env.SEEDS ?? 60); seed++) {
+      const r = mulberry32(seed * 7919);
+      const name = MODELS[seed % MODELS.length];
+      const cfg = await load(name);
+      const T = 3 + Math.floor(r() * 10);
+      const tokens = Array.from({ length: T }, () => Math.floor(r() * cfg.vocabSize));
+      const layer = Math.floor(r() * cfg.numLayers);
+      const plants = plantsFor(cfg, layer, T);
+      const [plant, check] = plants[Math.floor(r() * plants.length)];
+      // A theta 100× too small or llama3's scaling skipped moves the few positions of a short run by less than a
+      // bf16 rounding, and a half output is no fault in a BF16 run: those in F32 runs only.
+      const dtype = r() < 0.3 && !/^(rotary-theta|rotary-scaling|output-)/.test(plant.id) ? 'BF16' : 'F32';
+      const where = `seed ${seed}: ${name}, T ${T}, ${dtype}, ${plant.id} at layer ${layer} ${plant.slot}`;
+      const a = await read(
+        synthFamilyRun(cfg, engine.llamaModel!.weights, tokens, { dtype, plant }),
+        cfg,
+        'a',
+      );
+      const report = await analyzeFamilyRuns(familyRunsModel(engine), a, null);
+      const f = report.findings[0];
+      const named = f.cause?.named.map((c) => c.id) ?? [];
+      if (f.check !== check || !named.includes(plant.id)) wrong.push(`${where}: ${report.sentence}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('a run with nothing planted agrees, at F32 and BF16, with module names or hidden states only (60 seeds)', async () => {
+    const wrong: string[] = [];
+    for (let seed = 1; seed <= Number(process.env.SEEDS ?? 60); seed++) {
+      const r = mulberry32(seed * 104729);
+      const name = MODELS[seed % MODELS.length];
+      const cfg = await load(name);
+      const T = 1 + Math.floor(r() * 13);
+      const tokens = Array.from({ length: T }, () => Math.floor(r() * cfg.vocabSize));
+      const dtype = seed % 2 === 0 ? 'BF16' : 'F32';
+      const names = r() < 0.25 ? 'hidden' : 'modules';
+      const a = await read(
+        synthFamilyRun(cfg, engine.llamaModel!.weights, tokens, { dtype, names }),
+        cfg,
+        'a',
+      );
+      const report = await analyzeFamilyRuns(familyRunsModel(engine), a, null);
+      const checks = report.checks.length;
+      if (report.verdict !== 'agree' || checks === 0)
+        wrong.push(`seed ${seed}: ${name}, T ${T}, ${dtype}, ${names}, ${checks} checks: ${report.sentence}`);
+      if (names === 'hidden' && report.checks.some((c) => c.layer !== null && !c.id.endsWith('.layer')))
+        wrong.push(`seed ${seed}: a run of hidden states checked by op: ${report.checks.map((c) => c.id)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("the reference path's own run agrees, at fp32 and stored in bf16 from the bf16 mode (every fixture)", async () => {
+    for (const name of MODELS) {
+      const cfg = await load(name);
+      const tokens = Array.from({ length: 11 }, (_, t) => (t * 37 + 5) % cfg.vocabSize);
+      for (const [precision, dtype] of [
+        ['fp32', 'F32'],
+        ['bf16', 'BF16'],
+      ] as const) {
+        const taps = (await engine.forward(tokens, { path: 'reference', taps: 'all', precision })).taps;
+        const a = await read(runOfSlots(cfg, taps, tokens, { dtype }), cfg, 'ref');
+        const report = await analyzeFamilyRuns(familyRunsModel(engine), a, null);
+        expect(report.verdict, `${name} ${precision}: ${report.sentence}`).toBe('agree');
+        expect(report.checks.length).toBeGreaterThan(25);
+        expect(report.model.family).toBe('llama');
+      }
+    }
+  });
+
+  it('two runs of a generation: B against A, the finding named by its decode step (a window ignored)', async () => {
+    const cfg = await load('mistral-window');
+    const w = cfg.slidingWindow[1]!;
+    const tokens = Array.from({ length: w + 4 }, (_, t) => (t * 53 + 11) % cfg.vocabSize);
+    const P = 3;
+    const metadata = { prefill: String(P), generated: JSON.stringify(tokens.slice(P)) };
+    const weights = engine.llamaModel!.weights;
+    const a = await read(synthFamilyRun(cfg, weights, tokens, { metadata, label: 'clean' }), cfg, 'a');
+    const plant = { layer: 1, slot: 'ctx', id: 'window-ignored' };
+    const b = await read(synthFamilyRun(cfg, weights, tokens, { metadata, plant, label: 'mine' }), cfg, 'b');
+    const report = await analyzeFamilyRuns(familyRunsModel(engine), a, b);
+    const [fa, fb] = report.findings;
+    expect(fa.diverged, report.sentence).toBe(false);
+    expect(fb.check).toBe('layers.1.q_rot+k_rot+ctx');
+    expect(fb.module).toBe('model.layers.1.self_attn');
+    const born = report.checks.find((c) => c.run === 'B' && c.id === fb.check)!;
+    // Row p sees keys p − w + 1 … p within the window: the first row that sees one more is w.
+    expect(born.firstRow).toBe(w);
+    expect(fb.sentence).toContain(`run B (mine), decode step ${w - P + 1} (position ${w}), layer 1:`);
+    expect(fb.cause?.named[0].id).toBe('window-ignored');
+    expect(report.curves.find((c) => c.slot === 'logits')?.bVsA).not.toBeNull();
+    expect(report.runs.map((r) => r.generation?.prefill)).toEqual([P, P]);
+  });
+});
