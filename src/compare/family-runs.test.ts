@@ -175,4 +175,15 @@ describe('the analysis of Llama-family runs', () => {
     expect(report.curves.find((c) => c.slot === 'logits')?.bVsA).not.toBeNull();
     expect(report.runs.map((r) => r.generation?.prefill)).toEqual([P, P]);
   });
+
+  it("Hugging Face's own fp32 run of the Qwen3 fixture (layer 1 and the model's modules) agrees", async () => {
+    const cfg = await load('qwen3-qknorm');
+    const bytes = new Uint8Array(readFileSync(join(FIXTURES, 'qwen3-qknorm', 'run.safetensors')));
+    const a = await read(bytes, cfg, 'run.safetensors');
+    const report = await analyzeFamilyRuns(familyRunsModel(engine), a, null);
+    expect(report.verdict, report.sentence).toBe('agree');
+    // Layer 0 is not hooked: its ops are missing, its output (layer 1's input) is there.
+    expect(report.checks.filter((c) => c.layer === 1).length).toBeGreaterThan(10);
+    expect(report.runs[0].ignored).toContain('model.rotary_emb:out');
+  });
 });
