@@ -1,14 +1,19 @@
-// The Llama family's causes for the two-path why (family-why.ts), each a variant of one op of the group where an
-// error is born, as the op registry's fp64 forms take it (Fp64Args.variant, or the config a cause changes): RMSNorm
-// — eps outside the root (the eps searched over 1 … 1e6 × the config's), the mean subtracted, no weight, computed in
-// half; SwiGLU — gate and up swapped, GELU or ReLU in SiLU's place; attention — KV heads interleaved, the window
+// The Llama family's causes for the why (family-why.ts, and the analysis of runs), each a variant of one op of the
+// group where an error is born, as the op registry's fp64 forms take it (Fp64Args.variant, the config a cause
+// changes, or a form of its own: family-causes-forms.ts): RMSNorm — eps outside the root (the eps searched over 1 …
+// 1e6 × the config's), eps inside the root off, the mean subtracted, no weight, computed in half (HF's cast order in
+// a half model) or with the weight before the cast back; q/k norms skipped or over the whole projection; SwiGLU —
+// gate and up swapped, GELU (erf or tanh) or ReLU in SiLU's place; attention — KV heads interleaved, the window
 // ignored or off by one; rotary — theta off, the llama3/linear scaling skipped, GPT-J pairs; any op — its output in
-// half. And the verdict: a cause named as docs/CAUSES.md names one.
+// half; and the cause library's causes where their op exists (family-causes-library.ts). And the verdict: a cause
+// named as docs/CAUSES.md names one.
 
 import type { NumFormat } from '../numeric/round';
 import type { LlamaConfig } from '../numeric/types';
-import type { OpStep } from '../ops/types';
+import type { Fp64Form, OpStep } from '../ops/types';
 import type { CauseFamily, CauseVerdict, TestedCause } from './causes/types';
+import { normSkipped, normWholeRow, rmsHalfForm, swigluGeluTanh } from './family-causes-forms';
+import { libraryCandidates } from './family-causes-library';
 
 /** The steps of one check: a recorded slot and the steps that compute it from recorded slots. */
 export interface CheckSteps {
@@ -29,10 +34,26 @@ export interface Candidate {
   swiglu?: { swap?: boolean; act?: 'gelu' | 'relu' };
   /** The step's output rounded to a narrower format (its input too with `input`). */
   half?: { format: NumFormat; input: boolean };
+  /**
+   * A form of its own for the steps it changes, in place of the registry's fp64 form (given the step's Fp64Args,
+   * the candidate's cfg and variant in them): what a variant cannot say — roundings inside the op, a running sum in
+   * half, a key out of sight from some row on. An evaluator of candidates must call it where it is set.
+   */
+  form?: Fp64Form;
+}
+
+/** What the caller knows of the run beyond the group: in a run of a generation, its first decode row. */
+export interface CandidateOptions {
+  decodeFrom?: number;
 }
 
 /** The family's causes for the ops of a group (each a variant of one of its steps), with their parameters. */
-export function candidatesFor(c: CheckSteps, cfg: LlamaConfig, layer: number): Candidate[] {
+export function candidatesFor(
+  c: CheckSteps,
+  cfg: LlamaConfig,
+  layer: number,
+  opts: CandidateOptions = {},
+): Candidate[] {
   const has = (op: OpStep['op']) => c.steps.some((s) => s.op === op);
   const of = (op: OpStep['op']) => (s: OpStep) => s.op === op;
   const out: Candidate[] = [];
@@ -61,6 +82,17 @@ export function candidatesFor(c: CheckSteps, cfg: LlamaConfig, layer: number): C
         variant: { epsOutside: true },
       });
     }
+    for (const factor of [0.01, 0.1, 10, 100, 1e3, 1e4, 1e5, 1e6]) {
+      const eps = cfg.rmsNormEps * factor;
+      out.push({
+        id: 'rms-eps',
+        family: 'constants',
+        words: `${norm}'s eps (inside the root) is ${eps.toPrecision(3)}, ${factor} × the config’s ${cfg.rmsNormEps}`,
+        params: { eps },
+        applies: of(op),
+        cfg: { rmsNormEps: eps },
+      });
+    }
     out.push({
       id: 'rms-mean-subtracted',
       family: 'function',
@@ -77,15 +109,43 @@ export function candidatesFor(c: CheckSteps, cfg: LlamaConfig, layer: number): C
       applies: of(op),
       variant: { noWeight: true },
     });
-    for (const format of ['bf16', 'fp16'] as const)
+    for (const format of ['bf16', 'fp16'] as const) {
       out.push({
         id: `rms-${format}`,
         family: 'narrower',
-        words: `${norm} is computed in ${format} (its input and output rounded)`,
+        words: `${norm} is computed in ${format} as in a ${format} model: its input and weight in ${format}, the normalised value cast back to ${format}, then the product rounded`,
         params: { format },
         applies: of(op),
-        half: { format, input: true },
+        form: rmsHalfForm(format, false),
       });
+      out.push({
+        id: 'rms-cast-order',
+        family: 'narrower',
+        words: `${norm} in ${format} applies the weight before the cast back to ${format} (one rounding; HF casts, then multiplies)`,
+        params: { format },
+        applies: of(op),
+        form: rmsHalfForm(format, true),
+      });
+    }
+    if (op === 'qk_norm') {
+      out.push({
+        id: 'qk-norm-skipped',
+        family: 'operands',
+        words: 'the q/k norm is left out: the projection goes to the rotary unnormalised',
+        params: {},
+        applies: of(op),
+        form: normSkipped,
+      });
+      out.push({
+        id: 'qk-norm-whole',
+        family: 'layout',
+        words:
+          'the q/k norm is taken over the whole projection of a row (all its heads at once), not per head',
+        params: {},
+        applies: of(op),
+        form: normWholeRow,
+      });
+    }
   }
   if (has('swiglu')) {
     out.push({
@@ -105,6 +165,14 @@ export function candidatesFor(c: CheckSteps, cfg: LlamaConfig, layer: number): C
         applies: of('swiglu'),
         swiglu: { act },
       });
+    out.push({
+      id: 'swiglu-gelu-tanh',
+      family: 'function',
+      words: "another activation on the gate: GELU's tanh approximation in SiLU's place",
+      params: { act: 'gelu-tanh' },
+      applies: of('swiglu'),
+      form: swigluGeluTanh,
+    });
   }
   if (has('attention')) {
     const { numHeads: H, numKvHeads: KV } = cfg;
@@ -160,6 +228,7 @@ export function candidatesFor(c: CheckSteps, cfg: LlamaConfig, layer: number): C
       variant: { gptj: true },
     });
   }
+  out.push(...libraryCandidates(c, cfg, layer, opts));
   return out;
 }
 

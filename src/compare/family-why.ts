@@ -39,6 +39,8 @@ export interface FamilyWhyInput {
   k: number;
   precision: Precision;
   determinism: DeterminismResult;
+  /** In a run of a generation: its first decode row (the decode's causes are tried from there). */
+  decodeFrom?: number;
 }
 
 interface Check {
@@ -179,7 +181,7 @@ function computeGroup(
             : gate.map((g) => g / (1 + Math.exp(-g)));
       out = a.map((u, j) => u * up[j]);
     } else
-      out = FP64_FORMS[s.op]({
+      out = (v?.form ?? FP64_FORMS[s.op])({
         cfg,
         T,
         layer: x.layer,
@@ -274,7 +276,7 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
     return nonFiniteIn(m) > 0 ? Number.POSITIVE_INFINITY : ratioOf(m, b.floor, metric, precision, b.scale);
   };
   const bestOf = new Map<string, TestedCause>();
-  for (const cand of candidatesFor(b.c, cfg, i)) {
+  for (const cand of candidatesFor(b.c, cfg, i, { decodeFrom: x.decodeFrom })) {
     const residual = residualOf(cand);
     const prev = bestOf.get(cand.id);
     if (!prev || residual < prev.residual)

@@ -1,0 +1,167 @@
+// The fp64 forms of the Llama family's causes that the registry's variants cannot say (family-causes.ts's
+// Candidate.form): each takes the step's Fp64Args and computes the op the miswritten way, in fp64, with the roundings
+// the miswritten kernel makes at the places it makes them (so a run of that kernel is reproduced to its last bits
+// but for the rare value an fp32 step puts on the other side of a half rounding boundary).
+// - RMSNorm in half as HF computes it in a half model: input and weight rounded, the normalised value rounded, then
+//   the product rounded (`weight * x.to(input_dtype)`); or the weight applied before the one cast back.
+// - q/k norms over the whole projection (a row's heads at once) instead of per head.
+// - A linear whose running sum is kept in half: products and adds in fp32 within a chunk of K, the sum rounded at
+//   the end of each chunk (chunk 1: after every add), the bias added in fp32 at the end.
+// - The attention core in half: q, k, v rounded, q·k rounded, times the scale rounded, the softmax rounded, the
+//   value product rounded.
+// - The attention core with one cached position out of sight from some row on (a decode kernel's dropped slot).
+
+import {
+  attentionScoresF64,
+  attentionValuesF64,
+  type ScoresVariant,
+  softmaxCausalF64,
+} from '../kernels/cpu/attention';
+import { FP64_FORMS } from '../kernels/cpu/op-fp64';
+import { rmsNormF64 } from '../kernels/cpu/rmsnorm';
+import { ropeHeadsF64 } from '../kernels/cpu/rotary';
+import { type NumFormat, roundArray, roundTo } from '../numeric/round';
+import type { LinearWeights, LlamaConfig, Tensor } from '../numeric/types';
+import type { Fp64Args, Fp64Form } from '../ops/types';
+
+function llama(a: Fp64Args): LlamaConfig {
+  if (a.cfg.family !== 'llama') throw new Error(`${a.step.slot}: a Llama-family cause on another family`);
+  return a.cfg;
+}
+
+/** A norm step's eps: the config's (a cause changing it changes the config it is given). */
+function epsOf(a: Fp64Args): number {
+  return llama(a).rmsNormEps;
+}
+
+/**
+ * RMSNorm (either norm step) in `format` as HF's LlamaRMSNorm computes it in a model of that dtype: x and the weight
+ * in the format, the statistics and the normalisation in fp32 (here fp64), the normalised value cast back to the
+ * format, then the product with the weight rounded (`weightFirst`: the weight applied before the one cast back).
+ */
+export function rmsHalfForm(format: NumFormat, weightFirst: boolean): Fp64Form {
+  return (a) => {
+    const w = roundArray(format, (a.weights as Tensor).data);
+    const d = w.length;
+    const x = roundArray(format, a.inputs[0]);
+    const n = rmsNormF64(x, x.length / d, d, w, epsOf(a), { noWeight: true });
+    const out = new Float64Array(n.length);
+    for (let i = 0; i < n.length; i++) {
+      const wi = w[i % d];
+      out[i] = weightFirst ? roundTo(format, n[i] * wi) : roundTo(format, roundTo(format, n[i]) * wi);
+    }
+    return out;
+  };
+}
+
+/** Qwen3's q/k norm left out: its input passed through. */
+export const normSkipped: Fp64Form = (a) => Float64Array.from(a.inputs[0]);
+
+/** Qwen3's q/k norm over a row's whole projection (heads · hd values) with the [hd] weight on every head. */
+export const normWholeRow: Fp64Form = (a) => {
+  const w = (a.weights as Tensor).data;
+  const hd = w.length;
+  const x = a.inputs[0];
+  const width = x.length / a.T;
+  const tiled = new Float64Array(width);
+  for (let e = 0; e < width; e++) tiled[e] = w[e % hd];
+  return rmsNormF64(x, a.T, width, tiled, epsOf(a));
+};
+
+/** SwiGLU with GELU's tanh approximation in SiLU's place: gelu_tanh(gate) · up. */
+export const swigluGeluTanh: Fp64Form = (a) => {
+  const [g, u] = a.inputs;
+  const c = Math.sqrt(2 / Math.PI);
+  const out = new Float64Array(g.length);
+  for (let i = 0; i < g.length; i++) {
+    const x = g[i];
+    out[i] = 0.5 * x * (1 + Math.tanh(c * (x + 0.044715 * x * x * x))) * u[i];
+  }
+  return out;
+};
+
+/**
+ * x [T, K] · W^T with the running sum in `format`: within each chunk of K the products and adds in fp32 (k in
+ * order), the chunk's sum added to the running sum in fp32 and rounded to the format; the bias added in fp32 last.
+ */
+export function accHalfForm(format: NumFormat, chunk: number): Fp64Form {
+  return (a) => {
+    const { weight, bias } = a.weights as LinearWeights;
+    const [N, K] = weight.shape;
+    const x = a.inputs[0];
+    const T = x.length / K;
+    const W = weight.data;
+    const f = Math.fround;
+    const out = new Float64Array(T * N);
+    for (let t = 0; t < T; t++)
+      for (let n = 0; n < N; n++) {
+        let acc = 0;
+        for (let k0 = 0; k0 < K; k0 += chunk) {
+          let part = 0;
+          const end = Math.min(K, k0 + chunk);
+          for (let k = k0; k < end; k++) part = f(part + f(x[t * K + k] * W[n * K + k]));
+          acc = roundTo(format, f(acc + part));
+        }
+        out[t * N + n] = bias ? f(acc + bias.data[n]) : acc;
+      }
+    return out;
+  };
+}
+
+/** A linear without its bias. */
+export const biasDropped: Fp64Form = (a) => {
+  const w = a.weights as LinearWeights;
+  return FP64_FORMS[a.step.op]({ ...a, weights: { weight: w.weight, bias: null } });
+};
+
+/** The attention step's q [H, T, hd], k [KV, T, hd] and v [KV, T, hd] (v from its rows), and its mask. */
+function attentionParts(a: Fp64Args) {
+  const cfg = llama(a);
+  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
+  const [q, k, vRows] = a.inputs;
+  const v = ropeHeadsF64(vRows, a.T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
+  const variant: ScoresVariant = {
+    kvHeads: KV,
+    window: cfg.slidingWindow[a.layer] ?? null,
+    ...(a.variant as ScoresVariant | undefined),
+  };
+  return { H, hd, q, k, v, variant };
+}
+
+/**
+ * The attention core in `format`: q, k, v rounded; q·k rounded; times the scale (an fp32 constant) rounded; the
+ * softmax (fp32 in a kernel, fp64 here) rounded; the value product rounded.
+ */
+export function attentionHalfForm(format: NumFormat): Fp64Form {
+  return (a) => {
+    const { H, hd, q, k, v, variant } = attentionParts(a);
+    const r = (u: ArrayLike<number>) => roundArray(format, u);
+    const scale = Math.fround(variant.scale ?? 1 / Math.sqrt(hd));
+    const raw = r(attentionScoresF64(r(q), r(k), H, a.T, hd, { ...variant, scale: 1 }));
+    const scores = r(raw.map((s) => s * scale));
+    const probs = r(softmaxCausalF64(scores, H, a.T, variant));
+    return r(attentionValuesF64(probs, r(v), H, a.T, hd, variant));
+  };
+}
+
+/** The attention core with cached position `position` out of sight of every row from `from` on. */
+export function positionDroppedForm(position: number, from: number): Fp64Form {
+  return (a) => {
+    const { H, hd, q, k, v, variant } = attentionParts(a);
+    const T = a.T;
+    const scores = attentionScoresF64(q, k, H, T, hd, variant);
+    if (position < T)
+      for (let h = 0; h < H; h++)
+        for (let i = Math.max(from, position + 1); i < T; i++) scores[(h * T + i) * T + position] = -Infinity;
+    // softmaxCausalF64 reads the keys the mask allows: a -Infinity among them is exp(-Inf) = 0 there.
+    return attentionValuesF64(softmaxCausalF64(scores, H, T, variant), v, H, T, hd, variant);
+  };
+}
+
+/** The rotary of every row from `from` on at position `at(t)` instead of t (the rows before at their own). */
+export function rotaryPositionsForm(from: number, at: (t: number) => number): Fp64Form {
+  return (a) => {
+    const positions = Array.from({ length: a.T }, (_, t) => (t < from ? t : at(t)));
+    return FP64_FORMS.rotary({ ...a, variant: { ...(a.variant ?? {}), positions } });
+  };
+}

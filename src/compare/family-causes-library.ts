@@ -1,0 +1,149 @@
+// The cause library's causes (docs/CAUSES.md) where their op exists in the Llama family, as candidates of
+// family-causes.ts: a linear's running sum in half (any linear), a linear's bias dropped, the softmax scale, the
+// attention core in half, a residual term dropped; and, in a run of a generation (`decodeFrom`, its first decode
+// row), the decode's rotary positions off and a cached position dropped from the decode's rows on.
+
+import type { LlamaConfig } from '../numeric/types';
+import type { OpStep } from '../ops/types';
+import type { Candidate, CandidateOptions, CheckSteps } from './family-causes';
+import {
+  accHalfForm,
+  attentionHalfForm,
+  biasDropped,
+  positionDroppedForm,
+  rotaryPositionsForm,
+} from './family-causes-forms';
+
+const LINEAR: ReadonlySet<OpStep['op']> = new Set([
+  'q_proj',
+  'k_proj',
+  'v_proj',
+  'out_proj',
+  'gate_up',
+  'mlp_down',
+]);
+
+/** The cause library's candidates for the ops of a Llama-family group. */
+export function libraryCandidates(
+  c: CheckSteps,
+  cfg: LlamaConfig,
+  _layer: number,
+  opts: CandidateOptions,
+): Candidate[] {
+  const out: Candidate[] = [];
+  const linears = c.steps.filter((s) => LINEAR.has(s.op));
+  const isLinear = (s: OpStep) => LINEAR.has(s.op);
+  if (linears.length > 0) {
+    // A chunk as long as K is one fp32 sum rounded once: the output in half, not a running sum (not tried).
+    const K = Math.min(...linears.map((s) => reduceLength(cfg, s)));
+    for (const format of ['fp16', 'bf16'] as const)
+      for (const chunk of [1, 16, 64].filter((n) => n < K))
+        out.push({
+          id: `acc-${format}`,
+          family: 'narrower',
+          words: `the running sums of the product kept in ${format}${chunk === 1 ? ', rounded after every add' : `, an fp32 sum over each ${chunk} of K added in ${format}`}`,
+          params: { format, chunk },
+          applies: isLinear,
+          form: accHalfForm(format, chunk),
+        });
+    const withBias = linears.filter((s) => hasBias(cfg, s));
+    if (withBias.length > 0)
+      out.push({
+        id: 'bias-dropped',
+        family: 'operands',
+        words: "the linear's bias is left out",
+        params: {},
+        applies: (s) => isLinear(s) && hasBias(cfg, s),
+        form: biasDropped,
+      });
+  }
+  if (c.steps.some((s) => s.op === 'attention')) {
+    const hd = cfg.headDim;
+    const model = 1 / Math.sqrt(hd);
+    const scales: [number, string][] = [
+      [1, 'unscaled (1)'],
+      [1 / hd, `1/head_dim (${(1 / hd).toPrecision(3)})`],
+      [model * 2, `2 × head_dim^-0.5`],
+      [model / 2, `head_dim^-0.5 / 2`],
+      [Math.SQRT2 * model, `√2 × head_dim^-0.5`],
+      [model / Math.SQRT2, `head_dim^-0.5 / √2`],
+    ];
+    for (const [scale, what] of scales)
+      out.push({
+        id: 'softmax-scale',
+        family: 'constants',
+        words: `the scores are scaled by ${what}, not head_dim^-0.5 (${model.toPrecision(3)})`,
+        params: { scale },
+        applies: (s) => s.op === 'attention',
+        variant: { scale },
+      });
+    for (const format of ['fp16', 'bf16'] as const)
+      out.push({
+        id: `attention-${format}`,
+        family: 'narrower',
+        words: `the attention core runs in ${format}: q, k (after rotary) and v rounded, the scores, the probabilities and the output rounded`,
+        params: { format },
+        applies: (s) => s.op === 'attention',
+        form: attentionHalfForm(format),
+      });
+    const P = opts.decodeFrom;
+    if (P !== undefined && P >= 1) {
+      const shifts: [string, (t: number) => number, Record<string, number>][] = [
+        ...[-4, -3, -2, -1, 1, 2, 3, 4].map(
+          (s) =>
+            [`at position p ${s > 0 ? '+' : '−'} ${Math.abs(s)}`, (t: number) => t + s, { offset: s }] as [
+              string,
+              (t: number) => number,
+              Record<string, number>,
+            ],
+        ),
+        ['as position 0', () => 0, { offset: Number.NaN }],
+        ['counted from 0 at the first decode step', (t) => t - P, { offset: -P }],
+      ];
+      for (const [what, at, params] of shifts)
+        out.push({
+          id: 'rotary-offset',
+          family: 'layout',
+          words: `every row from decode step 1 (position ${P}) on rotated ${what}, the prompt's rows exact`,
+          params: { from: P, ...(Number.isNaN(params.offset) ? { at: 0 } : params) },
+          applies: (s) => s.op === 'rotary',
+          form: rotaryPositionsForm(P, at),
+        });
+      for (let j = 0; j < P; j++)
+        out.push({
+          id: 'kv-positions-dropped',
+          family: 'layout',
+          words: `cached position ${j} is out of sight of every row from decode step 1 (position ${P}) on`,
+          params: { position: j, from: P },
+          applies: (s) => s.op === 'attention',
+          form: positionDroppedForm(j, P),
+        });
+    }
+  }
+  const residual = c.steps.find((s) => s.op === 'residual');
+  if (residual)
+    for (const term of residual.inputs)
+      out.push({
+        id: 'residual-term-dropped',
+        family: 'operands',
+        words: `the residual add leaves out its term ${term === 'in' ? "the layer's input" : `'${term}'`}`,
+        params: { term },
+        applies: (s) => s === residual,
+        form: (a) => Float64Array.from(a.inputs[residual.inputs.indexOf(term) === 0 ? 1 : 0]),
+      });
+  return out;
+}
+
+/** The length of a linear step's sums (its K). */
+function reduceLength(cfg: LlamaConfig, s: OpStep): number {
+  if (s.op === 'out_proj') return cfg.numHeads * cfg.headDim;
+  if (s.op === 'mlp_down') return cfg.intermediateSize;
+  return cfg.hiddenSize;
+}
+
+/** Whether the config gives a linear step a bias (docs/FAMILIES.md, the biases of each flavour). */
+function hasBias(cfg: LlamaConfig, s: OpStep): boolean {
+  if (s.op === 'q_proj' || s.op === 'k_proj' || s.op === 'v_proj') return cfg.attentionBias;
+  if (s.op === 'out_proj') return cfg.oProjBias;
+  return cfg.mlpBias;
+}
