@@ -71,7 +71,7 @@ describe('compare on a Llama-family model', () => {
       expect(r.firstDivergentLayer).toBeNull();
       expect(r.model.family).toBe('llama');
       expect(r.oracle.kind).toBe('cpu');
-      expect(r.oracle.reason).toMatch(/CPU fp64 forward of the op registry/);
+      expect(r.oracle.reason).toMatch(/this adapter is itself a CPU .* the fp64 oracle ran on the CPU/);
       expect(r.layers).toHaveLength(r.model.config.numLayers);
       // fp32 through two small layers: the reference path within 1e-5 of exact (the family's target), never 0
       // (an oracle that returned the reference itself would).
@@ -173,6 +173,52 @@ describe('compare on a Llama-family model', () => {
     expect(r.verdict).toBe('agree');
     // the faulty mapping is the right one here: the fused path's error is the clean one's, to the bit
     expect(r.layers.map((l) => l.propagated)).toEqual(clean.layers.map((l) => l.propagated));
+  });
+
+  // The GPU double-float oracle (asked for: on SwiftShader 'auto' takes the CPU one) against the CPU fp64 oracle: the
+  // same verdicts, and every floor, local floor and tap's distance to exact the same to 1e-6 of itself (the two
+  // oracles differ by ~1e-14 relative, the distances they measure are >= 1e-8).
+  it.each([
+    ['qwen3-qknorm', null],
+    ['mistral-window', 'swap_gate_up'],
+  ] as const)('%s (fault %s): the GPU oracle gives the report of the CPU oracle', async (name, fault) => {
+    const hf = hfOf(name);
+    await load(name);
+    const s = spec(hf.tokens, fault ? [{ id: fault, fromLayer: 1 }] : []);
+    const gpu = await analyze(engine, s, hf.tokens, { oracle: 'gpu' });
+    const cpu = await analyze(engine, s, hf.tokens, { oracle: 'cpu' });
+    expect(gpu.oracle.kind, gpu.oracle.reason).toBe('gpu');
+    expect(gpu.oracle.selfTest?.ok).toBe(true);
+    expect(cpu.oracle).toEqual({ kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null });
+    expect([gpu.verdict, gpu.firstDivergentLayer, gpu.firstBornLayer]).toEqual([
+      cpu.verdict,
+      cpu.firstDivergentLayer,
+      cpu.firstBornLayer,
+    ]);
+    expect(gpu.firstBornLayer).toBe(fault ? 1 : null);
+    const close = (a: number, b: number, what: string) =>
+      expect(Math.abs(a - b), `${name} ${what}: ${a} vs ${b}`).toBeLessThanOrEqual(1e-6 * Math.abs(b));
+    gpu.layers.forEach((l, i) => {
+      close(l.floor.relL2, cpu.layers[i].floor.relL2, `floor ${i}`);
+      close(l.localFloor.relL2, cpu.layers[i].localFloor.relL2, `local floor ${i}`);
+      close(l.fusedVsOracle.relL2, cpu.layers[i].fusedVsOracle.relL2, `fused vs exact ${i}`);
+    });
+    close(gpu.logits.floor.relL2, cpu.logits.floor.relL2, 'logits floor');
+    expect(gpu.taps.map((t) => t.name)).toEqual(cpu.taps.map((t) => t.name));
+    gpu.taps.forEach((t, i) => {
+      const c = cpu.taps[i].refVsOracle;
+      if (c && c.relL2 > 0) close(t.refVsOracle?.relL2 ?? Number.NaN, c.relL2, t.name);
+    });
+  });
+
+  it('falls back to the CPU oracle, saying why, when the double-float self-test fails', async () => {
+    const hf = hfOf('qwen2-bias');
+    await load('qwen2-bias');
+    const r = await analyze(engine, spec(hf.tokens), hf.tokens, { oracle: 'gpu', selfTest: { dfBreak: 2 } });
+    expect(r.oracle.kind).toBe('cpu');
+    expect(r.oracle.selfTest?.ok).toBe(false);
+    expect(r.oracle.reason).toMatch(/failed its self-test on this adapter/);
+    expect(r.verdict).toBe('agree');
   });
 
   it('refuses in one line what the family cannot run, and GPT-NeoX refuses its faults', async () => {

@@ -1,10 +1,12 @@
 // The two-path analysis of a Llama-family model (Llama, Qwen2, Qwen3, Mistral), first form: the same Report as
 // GPT-NeoX's (report.ts), so the page's charts and the CLI's line read it unchanged. Its phases:
 //   sources  — the reference forward with every step's tap and the fused forward (faults planted), on the GPU
-//   oracle   — the exact forward: the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts); the GPU
-//              double-float forms of the family's ops do not exist yet
+//   oracle   — the exact forward: the GPU double-float forward (engine/llama-oracle-gpu.ts) where the adapter passed
+//              the double-float self-test, else the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts),
+//              chosen as GPT-NeoX's is (oracle-source.ts decideFamilyOracle); its taps read back as fp64
 //   local    — every fused layer on the reference path's input to it, the reference layer on the same input and its
-//              exact fp64 layer (the local floor): each path's layers in one submit (LlamaModel.forwardLayers)
+//              exact layer (the local floor; every layer in one submit on the GPU oracle, else fp64 on the CPU): each
+//              path's layers in one submit (LlamaModel.forwardLayers)
 //   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact,
 //              the local error against the local floor (born); every reference tap vs exact; metrics.ts on the CPU
 //   verdict  — the first divergent and the first born layer against k × the floor, as GPT-NeoX's
@@ -15,8 +17,11 @@
 // Not measured yet for the family: the decode check op by op. What the family cannot run (a kernel written in the
 // page, GPT-NeoX's faults, faults from different layers) is refused in one line before any work.
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
-import { LLAMA_KERNEL_OF, notForLlama } from '../engine/family-llama';
+import { LLAMA_KERNEL_OF, type LlamaModel, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
+import { dumpOfTaps, LlamaGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu';
+import { BufferPool } from '../gpu/pool';
+import { uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
 import { opLayer } from '../kernels/cpu/op-forward';
 import type { HiddenDump } from '../numeric/types';
@@ -27,6 +32,8 @@ import { familyWhy } from './family-why';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
 import { fullMetrics, metricValue, perTokenRelL2 } from './metrics';
+import type { OracleInfo } from './oracle-info';
+import { decideFamilyOracle, type OracleChoice, type SelfTestOptions } from './oracle-source';
 import { classifyParting } from './parting';
 import {
   type AnalysisPartial,
@@ -37,12 +44,10 @@ import {
   type Report,
 } from './report';
 
-/** The oracle of a Llama-family report, in the report's words. */
+/** The CPU oracle of the family's runs analysis (family-runs.ts), in the report's words. */
 export const LLAMA_ORACLE = {
   kind: 'cpu' as const,
-  reason:
-    'the Llama family has no GPU double-float forward yet: the CPU fp64 forward of the op registry ' +
-    '(kernels/cpu/llama-forward.ts) is the oracle',
+  reason: 'the fp64 forward of the op registry ran on the CPU (kernels/cpu/llama-forward.ts)',
   selfTest: null,
 };
 
@@ -52,6 +57,10 @@ export interface FamilyAnalyzeOptions {
   signal?: AbortSignal;
   /** The decode check asked for (analyze.ts AnalyzeOptions.checkDecode): refused for the family, in one line. */
   checkDecode?: unknown;
+  /** Which oracle: 'auto' (default) chooses per adapter as for GPT-NeoX (oracle-source.ts). */
+  oracle?: OracleChoice;
+  /** Test hooks of the double-float self-test (a broken library, to see the fallback). */
+  selfTest?: SelfTestOptions;
 }
 
 class Cancelled extends Error {
@@ -129,22 +138,114 @@ export async function analyzeFamily(
     ref: await engine.forward(tokens, { path: 'reference', precision: spec.precision, taps: 'all' }),
     fused: await engine.forward(tokens, { ...fusedOpts, taps: 'all' }),
   }));
-  const exactTaps = new Map<string, Float64Array>();
-  const exact = await step('oracle', () => llamaForward(model.cfg, model.weights, tokens, exactTaps));
-  // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
-  // input with its exact fp64 layer (the local floor); each path's layers in one submit.
-  const locals = await step('local', async () => {
-    const refIn = runs.ref.dump.layers.map((_, i) =>
-      i === 0 ? runs.ref.dump.embeddings : runs.ref.dump.layers[i - 1],
+  const pool = new BufferPool(engine.devicePipelines().device);
+  try {
+    return await analyzeWith(engine, spec, tokens, opts, {
+      model,
+      pool,
+      planted,
+      faults,
+      step,
+      durations,
+      runs,
+    });
+  } finally {
+    pool.destroyAll();
+  }
+}
+
+/** What the phases after the sources share. */
+interface Phases {
+  model: LlamaModel;
+  pool: BufferPool;
+  planted: PlantedFault[];
+  faults: LlamaFaults;
+  step: <R>(name: string, f: () => Promise<R> | R) => Promise<R>;
+  durations: Record<string, number>;
+  runs: {
+    ref: Awaited<ReturnType<Engine['forward']>>;
+    fused: Awaited<ReturnType<Engine['forward']>>;
+  };
+}
+
+/**
+ * The exact forward with every tap and each layer on the reference path's input to it (the local floor's exact
+ * side), on the GPU in double-float (both in one submit, read back as fp64) or on the CPU in fp64.
+ */
+async function exactOf(
+  engine: Engine,
+  p: Phases,
+  info: OracleInfo & { dfFma: boolean },
+  tokens: number[],
+  refIn: readonly Float32Array[],
+): Promise<{ taps: Map<string, Float64Array>; dump: HiddenDump<Float64Array>; local: Float64Array[] }> {
+  const { model } = p;
+  if (info.kind === 'cpu') {
+    const taps = new Map<string, Float64Array>();
+    const dump = llamaForward(model.cfg, model.weights, tokens, taps);
+    const local = refIn.map((x, i) =>
+      opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i),
     );
-    return {
-      fused: await model.forwardLayers(tokens, refIn, fusedOpts),
-      ref: await model.forwardLayers(tokens, refIn, { path: 'reference', precision: spec.precision }),
-      exact: refIn.map((x, i) =>
-        opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i),
-      ),
-    };
+    return { taps, dump, local };
+  }
+  const { device, pipelines } = engine.devicePipelines();
+  const oracle = new LlamaGpuOracle(
+    device,
+    pipelines,
+    p.pool,
+    model.cfg,
+    model.weights,
+    (t) => model.ref.weightBuffer(t),
+    {
+      dfFma: info.dfFma,
+      maxBindingBytes: engine.maxBindingBytes,
+    },
+  );
+  const inputs = refIn.map((x, i) => uploadBuffer(device, x, `oracle input ${i}`));
+  const enc = device.createCommandEncoder({ label: 'llama oracle' });
+  const whole = oracle.forward(enc, tokens, 'all');
+  const layers = oracle.layersOn(enc, tokens, inputs);
+  try {
+    const readWhole = recordTapsReadback(device, enc, whole.taps, [...whole.taps.keys()]);
+    const names = refIn.map((_, i) => `layers.${i}.out`);
+    const readLayers = recordTapsReadback(device, enc, layers.taps, names);
+    device.queue.submit([enc.finish()]);
+    const [taps, local] = await Promise.all([readWhole(), readLayers()]);
+    return { taps, dump: dumpOfTaps(model.cfg, tokens.length, taps), local: names.map((n) => local.get(n)!) };
+  } finally {
+    whole.release();
+    layers.release();
+    for (const b of inputs) b.destroy();
+  }
+}
+
+async function analyzeWith(
+  engine: Engine,
+  spec: RunSpec,
+  tokens: number[],
+  opts: FamilyAnalyzeOptions,
+  p: Phases,
+): Promise<Report> {
+  const { model, planted, step, durations, runs } = p;
+  const info = engine.modelInfo!;
+  const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
+  const fusedOpts = { path: fusedPath, precision: spec.precision, llamaFaults: p.faults } as const;
+  const refIn = runs.ref.dump.layers.map((_, i) =>
+    i === 0 ? runs.ref.dump.embeddings : runs.ref.dump.layers[i - 1],
+  );
+  // The exact forward and each exact layer on the reference path's input to it, in one submit on the GPU oracle.
+  const { oracleInfo, ...x } = await step('oracle', async () => {
+    const oracleInfo = await decideFamilyOracle(engine, opts.oracle ?? 'auto', p.pool, opts.selfTest ?? {});
+    return { oracleInfo, ...(await exactOf(engine, p, oracleInfo, tokens, refIn)) };
   });
+  const { taps: exactTaps, dump: exact, local: exactLocal } = x;
+  // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
+  // input (its exact layer is the oracle's, above: the local floor); each path's layers in one submit.
+  const locals = await step('local', async () => ({
+    fused: await model.forwardLayers(tokens, refIn, fusedOpts),
+    ref: await model.forwardLayers(tokens, refIn, { path: 'reference', precision: spec.precision }),
+    exact: exactLocal,
+  }));
   const { precision, metric, k } = spec;
   const T = tokens.length;
   const d = info.config.hiddenSize;
@@ -210,7 +311,7 @@ export async function analyzeFamily(
     determinism: { identical: true, differences: [], runs: [] },
     generation: null,
     timing: { reference: null, fused: null, speedup: null },
-    oracle: LLAMA_ORACLE,
+    oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
     metricsOn: 'cpu',
     durations,
     why: null,

@@ -10,6 +10,8 @@ import type { Engine } from '../engine/engine';
 import { isCpuAdapterSummary } from '../engine/install';
 import { type DfBuffer, uploadDf } from '../engine/oracle-df';
 import { GpuOracle } from '../engine/oracle-gpu';
+import type { PipelineCache } from '../gpu/pipelines';
+import type { BufferPool } from '../gpu/pool';
 import { Program } from '../gpu/program';
 import { oracleForward, oracleLayer } from '../kernels/cpu/forward';
 import { dfHi } from '../kernels/df-hi';
@@ -33,8 +35,11 @@ export interface SelfTestOptions {
  * error-free transforms and df functions on adversarial inputs (src/engine/df-selftest.ts), then a tiny model
  * through the whole GPU oracle against fp64 on the CPU (src/compare/oracle-selftest.ts).
  */
-function selfTestOf(engine: Engine, o: SelfTestOptions): Promise<SelfTest> {
-  const { device, pipelines, pool } = engine.gpuParts();
+function selfTestOf(
+  gpu: { device: GPUDevice; pipelines: PipelineCache; pool: BufferPool },
+  o: SelfTestOptions,
+): Promise<SelfTest> {
+  const { device, pipelines, pool } = gpu;
   let p = o.dfBreak ? undefined : selfTests.get(device);
   if (!p) {
     const run = async (): Promise<SelfTest> => {
@@ -69,15 +74,28 @@ export async function decideOracle(
   choice: OracleChoice,
   o: SelfTestOptions = {},
 ): Promise<OracleInfo & { dfFma: boolean }> {
-  const info = await chooseOracle(engine, choice, o);
+  const info = await chooseOracle(engine, choice, () => selfTestOf(engine.gpuParts(), o));
   if (info.kind === 'cpu') await engine.loadCpuWeights();
   return info;
+}
+
+/**
+ * The same choice for a Llama-family model (its fp32 CPU weights are always there), the self-test's buffers from
+ * the caller's pool: the engine's pool and GPT-NeoX's model are not the family's.
+ */
+export function decideFamilyOracle(
+  engine: Engine,
+  choice: OracleChoice,
+  pool: BufferPool,
+  o: SelfTestOptions = {},
+): Promise<OracleInfo & { dfFma: boolean }> {
+  return chooseOracle(engine, choice, () => selfTestOf({ ...engine.devicePipelines(), pool }, o));
 }
 
 async function chooseOracle(
   engine: Engine,
   choice: OracleChoice,
-  o: SelfTestOptions,
+  runSelfTest: () => Promise<SelfTest>,
 ): Promise<OracleInfo & { dfFma: boolean }> {
   if (choice === 'cpu')
     return { kind: 'cpu', reason: 'asked for the CPU oracle', selfTest: null, dfFma: false };
@@ -91,7 +109,7 @@ async function chooseOracle(
       dfFma: false,
     };
   }
-  const st = await selfTestOf(engine, o);
+  const st = await runSelfTest();
   const selfTest = { ok: st.ok, worstRelErr: st.worstRelErr, failures: st.failures, ms: st.ms };
   if (!st.ok) {
     const why = st.failures[0] ?? 'unknown failure';
