@@ -4,6 +4,7 @@
 // GPU comes up and said before anything of it), 3 when the GPU fails.
 import { parseArgs } from 'node:util';
 import { streamRuns } from '../compare/analyze-runs';
+import { analyzeFamilyRuns, familyRunsModel } from '../compare/family-runs';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
@@ -41,7 +42,7 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
   // is still what is said.
   const m = prepareModel(values.model);
   if (m.modelConfig.family === 'llama')
-    throw new CliInputError('runs of a Llama-family model are not yet supported by compare-runs');
+    return compareFamilyRuns(m, values.a, values.b, { k, metric }, values.out, log);
   const ready = (async () => {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource());
     try {
@@ -97,5 +98,49 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
     // Bad input said at once; the engine, once up, goes after the analysis's buffers.
     if (up) await settle();
     else void settle();
+  }
+}
+
+/**
+ * The runs of a Llama-family model (compare/family-runs.ts): both files read and checked against the config first
+ * (bad input said before the GPU comes up), then the model loaded for its reference path (the floors) and the
+ * analysis on the CPU.
+ */
+async function compareFamilyRuns(
+  m: ReturnType<typeof prepareModel>,
+  a: string,
+  b: string | undefined,
+  opts: { k?: number; metric?: Metric },
+  out: string | undefined,
+  log: (s: string) => void,
+): Promise<number> {
+  const reads = await readRuns(
+    b
+      ? [
+          [a, '--a'],
+          [b, '--b'],
+        ]
+      : [[a, '--a']],
+    m.modelConfig,
+  );
+  const [ra, rb] = reads;
+  try {
+    if (rb) checkSameTokens(ra.run.file, rb.run.file);
+    const engine = await Engine.create(nodeGpu(), nodeShaderSource());
+    try {
+      await engine.loadModel(m.files);
+      const analysis = await analyzeFamilyRuns(familyRunsModel(engine), ra.run, rb?.run ?? null, {
+        ...opts,
+        onProgress: (p) => log(`${p}…`),
+      });
+      const report = await withSha256(analysis, reads);
+      if (out) writeJson(report, out);
+      process.stdout.write(`${report.sentence}\n`);
+      return report.verdict === 'agree' ? 0 : 1;
+    } finally {
+      engine.dispose();
+    }
+  } finally {
+    for (const r of reads) r.stop();
   }
 }

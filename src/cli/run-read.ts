@@ -8,7 +8,7 @@ import type { RunInput } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
 import { type ReadRunOptions, readRunFile } from '../model/run-file';
 import { nodeFileStream } from '../model/stream-node';
-import type { NeoXConfig } from '../numeric/types';
+import type { ModelConfig } from '../numeric/types';
 import { CliInputError, fsReason, quoteUser } from './files';
 import { hashFile } from './hash-file';
 
@@ -27,7 +27,7 @@ export interface ReadRun {
 export async function readRun(
   path: string,
   flag: string,
-  cfg: NeoXConfig,
+  cfg: ModelConfig,
   handlers?: Reader,
 ): Promise<ReadRun> {
   const what = `${flag} ${quoteUser(path)}`;
@@ -78,7 +78,7 @@ export async function readRun(
  */
 export async function readRuns(
   files: [string, string][],
-  cfg: NeoXConfig,
+  cfg: ModelConfig,
   reader?: (i: number) => Reader,
 ): Promise<ReadRun[]> {
   const settled = await Promise.allSettled(
