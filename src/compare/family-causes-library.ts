@@ -128,7 +128,7 @@ export function libraryCandidates(
         family: 'operands',
         words: `the residual add leaves out its term ${term === 'in' ? "the layer's input" : `'${term}'`}`,
         params: { term },
-        applies: (s) => s === residual,
+        applies: (s) => s.slot === residual.slot,
         form: (a) => Float64Array.from(a.inputs[residual.inputs.indexOf(term) === 0 ? 1 : 0]),
       });
   return out;

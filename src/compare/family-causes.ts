@@ -64,7 +64,7 @@ export function candidatesFor(
       family: 'narrower',
       words: `the output is rounded to ${format}`,
       params: { format },
-      applies: (s) => s === last,
+      applies: (s) => s.slot === last.slot,
       half: { format, input: false },
     });
   for (const op of ['rmsnorm', 'qk_norm'] as const) {

@@ -137,7 +137,7 @@ export function familyChecks(
  * keeps the model's own step outputs of this path: a step the candidate leaves alone, on inputs it left alone, is
  * read from there instead of computed again (the gate and up products under each SwiGLU variant).
  */
-function computeGroup(
+export function computeGroup(
   c: Check,
   x: FamilyWhyInput,
   recorded: (slot: string) => Float32Array | null,
