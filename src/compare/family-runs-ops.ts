@@ -8,6 +8,7 @@
 import { geluF64 } from '../kernels/cpu/gelu';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import { inputSlot } from '../model/run-names';
+import type { Precision } from '../numeric/precision';
 import { roundArray } from '../numeric/round';
 import type { LlamaConfig, LlamaWeights } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
@@ -16,6 +17,7 @@ import type { Fp64Args, OpStep } from '../ops/types';
 import type { Candidate } from './family-causes';
 import { familyChecks } from './family-why';
 import type { MissingCheck, OpCheck } from './run-checks';
+import type { RunInput } from './runs-input';
 
 /** One check of a Llama-family run: an OpCheck (the report's fields) and the registry steps it computes. */
 export interface FamilyRunCheck extends OpCheck {
@@ -125,6 +127,17 @@ export function familyRunChecks(
   top(spec.finalNorm, 'final_norm', [inputSlot(L)], 'the final norm');
   top(spec.lmHead, 'lm_head', ['final_norm'], 'the LM head');
   return { checks, missing };
+}
+
+/** One run as the analysis (family-runs.ts) holds it. */
+export interface FamilyRun {
+  id: string;
+  input: RunInput;
+  precision: Precision;
+  checks: FamilyRunCheck[];
+  missing: MissingCheck[];
+  slot(s: string): Float32Array | null;
+  name(s: string): string;
 }
 
 /** What a check's group is computed from: the model, the tokens, the rotary angles. */

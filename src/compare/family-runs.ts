@@ -21,12 +21,12 @@ import { type PartedPair, partedPair } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import type { DType, LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { DEFAULT_K, type Metric } from '../run/runspec';
+import { AnalysisCancelled } from './analyze';
 import { LLAMA_ORACLE } from './family-compare';
-import { computeCheck, type FamilyRunCheck, familyRunChecks, type GroupContext } from './family-runs-ops';
+import { computeCheck, type FamilyRun, familyRunChecks, type GroupContext } from './family-runs-ops';
 import { explainFamilyFindings } from './family-runs-why';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import { type FullMetrics, fullMetrics, perTokenRelL2 } from './metrics';
-import type { MissingCheck } from './run-checks';
 import { firstRowPast, runRows } from './run-rows';
 import type { RunInput } from './runs-input';
 import {
@@ -58,21 +58,6 @@ export interface FamilyRunsOptions {
   metric?: Metric;
   signal?: AbortSignal;
   onProgress?: (phase: string, done: number, total: number) => void;
-}
-
-class Cancelled extends Error {
-  override name = 'AnalysisCancelled';
-}
-
-/** One run as the analysis holds it. */
-export interface FamilyRun {
-  id: string;
-  input: RunInput;
-  precision: Precision;
-  checks: FamilyRunCheck[];
-  missing: MissingCheck[];
-  slot(s: string): Float32Array | null;
-  name(s: string): string;
 }
 
 const maxAbsOf = (v: ArrayLike<number>) => {
@@ -118,7 +103,7 @@ async function analyzeSame(
   const durations: Record<string, number> = {};
   const phases = ['sources', 'oracle', 'comparisons', 'verdict', 'why'];
   const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
-    if (opts.signal?.aborted) throw new Cancelled('analysis cancelled');
+    if (opts.signal?.aborted) throw new AnalysisCancelled('run analysis cancelled');
     opts.onProgress?.(name, phases.indexOf(name), phases.length);
     // A phase's work is synchronous CPU work: a turn of the event loop first lets a cancel and progress through.
     await new Promise((r) => setTimeout(r, 0));

@@ -292,8 +292,6 @@ class WorkerEngine implements WorkerApi {
   ): Promise<RunsReport> {
     try {
       const engine = await this.requireEngine();
-      if (engine.modelInfo?.family === 'llama')
-        throw workerError('input', 'runs of a Llama-family model are not yet supported');
       const cancel = { cancelled: 'run analysis cancelled', onCancel: () => engine.trimPool() };
       return await this.exclusive('comparing', cancel, (signal) =>
         compareRunFiles(

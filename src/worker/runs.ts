@@ -3,6 +3,7 @@
 // analysis (hash-blob.ts), the sha256 checked against the one a link names as soon as it is known (a mismatch stops
 // the analysis). Nothing of the loaded model changes, whatever a run file holds.
 import { streamRuns } from '../compare/analyze-runs';
+import { analyzeFamilyRuns, familyRunsModel } from '../compare/family-runs';
 import type { RunsReport } from '../compare/runs-report';
 import type { Engine } from '../engine/engine';
 import {
@@ -14,16 +15,17 @@ import {
   runModelShape,
   weightsNotRunWords,
 } from '../model/run-file';
-import { slotOfName } from '../model/run-names';
+import { slotOfFamilyName, slotOfName } from '../model/run-names';
 import { parseHeaderSection, readHeaderLength } from '../model/safetensors';
-import type { NeoXConfig } from '../numeric/types';
+import type { ModelConfig } from '../numeric/types';
+import { familyOf } from '../ops/families';
 import type { RunFileInput, RunLoadProgress } from './api';
 import { workerError } from './boundary';
 import { hashBlobs } from './hash-blob';
 
 /** Reads one run file from the page's Blob, handing its header and slots to `reader` as they come. */
 function readRun(
-  cfg: NeoXConfig,
+  cfg: ModelConfig,
   input: RunFileInput,
   signal: AbortSignal,
   onProgress: (p: RunLoadProgress) => void,
@@ -48,14 +50,17 @@ interface RunHeaderSeen {
 }
 
 /** A run file's header, or null where it cannot be read: reading the file itself then says why, beside it. */
-async function headerOf({ blob, name }: RunFileInput): Promise<RunHeaderSeen | null> {
+async function headerOf({ blob, name }: RunFileInput, cfg: ModelConfig): Promise<RunHeaderSeen | null> {
   try {
     if (blob.size < 8) return null;
     const n = readHeaderLength(new Uint8Array(await blob.slice(0, 8).arrayBuffer()), name);
     if (n > CHECK_HEADER_BYTES || n > blob.size - 8) return null;
     const json = new Uint8Array(await blob.slice(8, 8 + n).arrayBuffer());
     const { header, sorted } = parseHeaderSection(json, blob.size - 8 - n, name, {
-      ignore: (t) => slotOfName(t, Number.MAX_SAFE_INTEGER) === null,
+      ignore: (t) =>
+        (cfg.family === 'llama'
+          ? slotOfFamilyName(familyOf(cfg), t, Number.MAX_SAFE_INTEGER)
+          : slotOfName(t, Number.MAX_SAFE_INTEGER)) === null,
     });
     return { names: sorted.map((e) => e.name), entries: [...header.entries.values()], meta: header.metadata };
   } catch {
@@ -68,14 +73,15 @@ async function headerOf({ blob, name }: RunFileInput): Promise<RunHeaderSeen | n
  * as such; runs of another model (their vocabulary, hidden size or layers) are named together in one line, so that
  * loading theirs is the one thing left to do (not a token id blamed in one file of the two).
  */
-export async function checkRunsModel(cfg: NeoXConfig, runs: RunFileInput[]): Promise<void> {
-  const heads = await Promise.all(runs.map(headerOf));
+export async function checkRunsModel(cfg: ModelConfig, runs: RunFileInput[]): Promise<void> {
+  const heads = await Promise.all(runs.map((r) => headerOf(r, cfg)));
+  const spec = cfg.family === 'llama' ? familyOf(cfg) : undefined;
   heads.forEach((h, i) => {
     const weights = h && weightsNotRunWords(h.names, h.meta);
     if (weights) throw workerError('input', `${runs[i].name}: ${weights}`);
   });
   const other = heads.flatMap((h, i) => {
-    const words = h && otherModelWords(runModelShape(h.entries, h.meta), cfg);
+    const words = h && otherModelWords(runModelShape(h.entries, h.meta, spec), cfg);
     return words ? [{ run: `run ${i === 0 ? 'A' : 'B'} (${runs[i].name})`, words }] : [];
   });
   if (other.length === 0) return;
@@ -122,7 +128,8 @@ export async function compareRunFiles(
     throw workerError('model', 'no model is loaded: load the model the runs were made with');
   if (runs.length < 1 || runs.length > 2)
     throw workerError('input', `give one or two run files, not ${runs.length}`);
-  const cfg = engine.modelInfo.config;
+  // A Llama-family model's runs are read by its own names (its config) and analysed by compare/family-runs.ts.
+  const cfg = engine.modelInfo.modelConfig ?? engine.modelInfo.config;
   await checkRunsModel(cfg, runs);
   // The hashes' failure (a link's mismatch) stops the reading and the analysis, and is what is said.
   const ctl = new AbortController();
@@ -135,6 +142,28 @@ export async function compareRunFiles(
     refused = e;
     stop();
   });
+  if (cfg.family === 'llama') {
+    try {
+      const [a, b] = await Promise.all([
+        readRun(cfg, runs[0], ctl.signal, onLoad, {}),
+        runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad, {}) : null,
+      ]);
+      if (b) checkSameTokens(a, b);
+      const report = await analyzeFamilyRuns(
+        familyRunsModel(engine),
+        { file: a, sha256: null },
+        b && { file: b, sha256: null },
+        { signal: ctl.signal, onProgress: onPhase },
+      );
+      const shas = await hashes;
+      return { ...report, runs: report.runs.map((r, i) => ({ ...r, sha256: shas[i] })) };
+    } catch (e) {
+      stop();
+      throw refused ?? e;
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  }
   // The analysis starts on the first header's tokens and takes each slot as it is read (streamRuns).
   const stream = streamRuns(engine, runs.length, { signal: ctl.signal, onProgress: onPhase });
   try {

@@ -3,6 +3,7 @@
 // the run's own tensors. The cells are a roving grid: arrows move, Enter opens, Escape closes.
 
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { familyColumns, familyColumnWords } from '../../compare/family-runs-words';
 import { rowInWords } from '../../compare/run-rows';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
 import { runsLinkOf } from '../../run/runs-link';
@@ -59,7 +60,8 @@ function CheckGrid(p: {
 }) {
   const checks = p.report.checks.filter((c) => c.run === p.run);
   const L = p.report.model.config.numLayers;
-  const ops = OPS.filter((op) => checks.some((c) => c.id.endsWith(`.${op}`)));
+  const llama = p.report.model.family === 'llama';
+  const ops = llama ? familyColumns(checks) : OPS.filter((op) => checks.some((c) => c.id.endsWith(`.${op}`)));
   const at = (layer: number, op: string) => checks.find((c) => c.id === `layers.${layer}.${op}`) ?? null;
   const move = (e: React.KeyboardEvent<HTMLButtonElement>, layer: number, col: number) => {
     const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
@@ -82,7 +84,7 @@ function CheckGrid(p: {
             <th scope="col">layer</th>
             {ops.map((op) => (
               <th key={op} scope="col">
-                {OP_WORDS[op]}
+                {llama ? familyColumnWords(op) : OP_WORDS[op]}
               </th>
             ))}
           </tr>
