@@ -203,7 +203,7 @@ export function computeCheck(
             : gate.map((g) => g / (1 + Math.exp(-g)));
       out = a.map((u, j) => u * up[j]);
     } else
-      out = FP64_FORMS[s.op]({
+      out = (v?.form ?? FP64_FORMS[s.op])({
         cfg: stepCfg,
         T,
         layer,

@@ -43,7 +43,9 @@ export function explainFamilyFindings(
     const P = run.precision;
     const started = performance.now();
     const bestOf = new Map<string, TestedCause>();
-    for (const cand of candidatesFor(c, ctx.cfg, c.layer ?? 0)) {
+    for (const cand of candidatesFor(c, ctx.cfg, c.layer ?? 0, {
+      decodeFrom: run.input.file.generation?.prefill,
+    })) {
       let residual: number;
       try {
         const out = computeCheck(c, ctx, run.slot, cand, kept);
