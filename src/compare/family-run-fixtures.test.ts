@@ -1,21 +1,27 @@
 // The Llama-family run fixtures (src/model/testdata/llama-runs/, tools/llama_run_faults.py): PyTorch runs of the
 // five fixture models with one fault planted at layer 1 by patching HF's module the way a buggy kernel would, and
-// benign runs. Each faulty run's layer 1 is checked op by op from the run's own recorded inputs (family-why.ts's
-// familyWhy: the registry's fp64 forms, each op's floor the same check on the clean SDPA run of the same model and
-// dtype): the fault must be born at its op, nothing before it past k × its floor, and its cause named alone (within
-// k × floor, not clearly beaten). Each benign run checked the same way must have no op past k × its floor.
+// benign runs. Each run is checked two ways: its layer 1 op by op from the run's own recorded inputs by familyWhy
+// (the registry's fp64 forms; each op's floor the same check on the clean SDPA run of the same model and dtype), and
+// whole by the runs analysis (analyzeFamilyRuns, the floors from the reference GPU path). Each fault must be born at
+// its op with nothing before it past k × its floor, and its cause named alone with the fault's parameters; each
+// benign run must agree. One fault is within its run's floor by construction (WITHIN_FLOOR, below).
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../engine/engine';
 import { sharedDims } from '../engine/family-llama';
+import { nodeGpu } from '../gpu/node';
+import { nodeShaderSource } from '../kernels/shaders-node';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
+import { readRunFile } from '../model/run-file';
 import { slotOfLlamaName } from '../model/run-names';
 import { parseSafetensorsHeader } from '../model/safetensors';
 import { readTensorF32 } from '../model/safetensors-read';
 import type { Precision } from '../numeric/precision';
 import type { LlamaConfig, LlamaWeights } from '../numeric/types';
+import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
 import { familyWhy } from './family-why';
 
 const RUNS = 'src/model/testdata/llama-runs';
@@ -182,5 +188,62 @@ describe('benign Llama-family runs', () => {
     const line = why.checks.map((c) => `${c.id} ×${c.ratio.toPrecision(3)}`).join(', ');
     expect(why.born, line).toBeNull();
     expect(why.cause, line).toBeNull();
+  });
+});
+
+describe('the runs analysis of each fixture run (family-runs.ts, the floors from the reference GPU path)', () => {
+  let engine: Engine;
+  let loaded = '';
+  beforeAll(async () => {
+    engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  });
+  afterAll(() => engine?.dispose());
+
+  async function analyze(r: RunEntry) {
+    if (loaded !== r.model) {
+      const dir = join(MODELS, r.model);
+      await engine.loadModel({
+        config: readFileSync(join(dir, 'config.json'), 'utf8'),
+        weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
+        name: r.model,
+      });
+      loaded = r.model;
+    }
+    const bytes = new Uint8Array(readFileSync(join(RUNS, r.file)));
+    const chunks = (async function* () {
+      yield bytes;
+    })();
+    const file = await readRunFile(chunks, bytes.length, model(r.model).cfg, { file: r.file });
+    return analyzeFamilyRuns(familyRunsModel(engine), { file, sha256: null }, null);
+  }
+
+  const sorted = [...manifest.runs].sort((x, y) => x.model.localeCompare(y.model));
+  it.each(sorted.map((r) => [r.fault?.id ?? r.file, r] as const))('%s', async (_, r) => {
+    const report = await analyze(r);
+    const f = r.fault;
+    if (f === null || WITHIN_FLOOR.has(f.id)) {
+      expect(report.verdict, report.sentence).toBe('agree');
+      return;
+    }
+    const found = report.findings[0];
+    expect(report.verdict, report.sentence).toBe('diverged');
+    expect(found.layer, report.sentence).toBe(1);
+    expect(
+      found.check
+        ?.split('+')
+        .at(-1)
+        ?.replace(/^layers\.1\./, ''),
+      report.sentence,
+    ).toBe(f.slot);
+    const named = found.cause?.named ?? [];
+    expect(
+      named.map((t) => t.id),
+      report.sentence,
+    ).toEqual([f.cause]);
+    const want = expectedParams(f, model(r.model).cfg);
+    for (const [key, value] of Object.entries(want))
+      if (typeof value === 'number') expect(Number(named[0].params[key]), key).toBeCloseTo(value, 10);
+      else expect(named[0].params[key], key).toBe(value);
+    if (r.kind === 'generation') expect(report.sentence).toMatch(/decode step 1 \(position 5\)/);
   });
 });
