@@ -6,19 +6,21 @@ import { weightReader } from '../engine/gpu-model';
 import type { ProductsKit } from '../engine/oracle-products';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { Precision } from '../numeric/precision';
+import type { Tensor } from '../numeric/types';
+import { OPS } from '../ops/descriptors';
 import type { Metric } from '../run/runspec';
 import { type Anatomy, anatomy } from './causes/anatomy';
 import { ProductCache } from './causes/exact-op';
 import { explain, explainWith } from './causes/explain';
 import {
   type CauseVerdict,
-  LINEAR_OPS,
   type OpKind,
   type OpWeights,
   type RecordedTensor,
+  stepOfOp,
 } from './causes/types';
 import type { FullMetrics } from './metrics';
-import { gpuProducts } from './why-gpu';
+import { GPU_SEARCH_OPS, gpuProducts } from './why-gpu';
 
 /** The answer at one op: where in the tensor its error lives, and what would explain it. */
 export interface OpWhy {
@@ -29,37 +31,27 @@ export interface OpWhy {
   ms: { weights: number; anatomy: number; cause: number; products: number; productsGpu: number };
 }
 
-/** The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece. */
+/**
+ * The weights one op reads, from the CPU copy when it exists, else read back from the GPU piece by piece: its
+ * registry step's weight field (a fused group: its product's), as a norm, a linear or the LM head by the descriptor.
+ */
 export async function opWeights(engine: Engine, op: OpKind, layer: number | null): Promise<OpWeights> {
+  const step = stepOfOp(op);
+  const name = step?.weight;
+  if (!step || name === undefined) return {};
+  const desc = OPS[step.op];
+  const isNorm = !desc.linear && desc.weights.includes('bias');
+  if (!desc.linear && !isNorm) return {};
   const cpu = engine.hasCpuWeights ? engine.weights : null;
   const gpu = cpu ? null : weightReader(engine.gpuParts().device, engine.gpuParts().model);
-  const lw = layer === null || !cpu ? null : cpu.layers[layer];
-  const linear = async (which: 'qkv' | 'dense' | 'fc1' | 'fc2') => ({
-    linear: lw ? lw[which] : await gpu!.linear(layer!, which),
-  });
-  switch (op) {
-    case 'ln1':
-      return { norm: lw ? lw.inputLayernorm : await gpu!.layerNorm(layer!, 'input') };
-    case 'ln2':
-      return { norm: lw ? lw.postAttentionLayernorm : await gpu!.layerNorm(layer!, 'post') };
-    case 'qkv':
-    case 'attn_block':
-      return linear('qkv');
-    case 'dense':
-      return linear('dense');
-    case 'fc1':
-    case 'mlp_up':
-      return linear('fc1');
-    case 'fc2':
-    case 'mlp_residual':
-      return linear('fc2');
-    case 'final_norm':
-      return { norm: cpu ? cpu.finalLayerNorm : await gpu!.finalLayerNorm() };
-    case 'lm_head':
-      return { lmHead: cpu ? cpu.lmHead.data : (await gpu!.lmHead()).data };
-    default:
-      return {};
+  const held = cpu ? (layer === null ? cpu : cpu.layers[layer])[name as never] : undefined;
+  if (layer === null) {
+    if (desc.linear) return { lmHead: held ? (held as Tensor).data : (await gpu!.lmHead()).data };
+    return { norm: held ?? (await gpu!.finalLayerNorm()) };
   }
+  if (desc.linear)
+    return { linear: held ?? (await gpu!.linear(layer, name as 'qkv' | 'dense' | 'fc1' | 'fc2')) };
+  return { norm: held ?? (await gpu!.layerNorm(layer, name === 'inputLayernorm' ? 'input' : 'post')) };
 }
 
 export interface WhyInput {
@@ -113,7 +105,7 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
   const cache = new ProductCache();
   let products = 0;
   let gpu = 0;
-  const onGpu = w.products && LINEAR_OPS.includes(w.op) ? gpuProducts(w.products, data, cache) : null;
+  const onGpu = w.products && GPU_SEARCH_OPS.includes(w.op) ? gpuProducts(w.products, data, cache) : null;
   // With the products on the GPU, the search starts first and the anatomy runs while the GPU multiplies.
   const searching = onGpu
     ? explainWith(data, cache, async (requests) => {

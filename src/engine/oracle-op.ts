@@ -9,8 +9,11 @@ import { dfLinear } from '../kernels/oracle/linear';
 import { dfPromote } from '../kernels/oracle/promote';
 import { dfResidual } from '../kernels/oracle/residual';
 import { dfRotary } from '../kernels/oracle/rotary';
-import type { CheckOp } from '../ops/types';
-import type { GpuLinear } from './gpu-model';
+import { familySlotWidth } from '../model/run-names';
+import { OPS } from '../ops/descriptors';
+import { NEOX_SEQUENTIAL, neoxStepOfCheck } from '../ops/families';
+import type { CheckOp, OpKind, OpStep, SlotWidth } from '../ops/types';
+import type { GpuLayer, GpuLinear, GpuNorm } from './gpu-model';
 import { type DfBuffer, OracleError, type Recording } from './oracle-df';
 import { layerBuffers, type OracleKit, recordLayer, recordLmHead } from './oracle-layer';
 
@@ -23,6 +26,159 @@ export interface OracleOpCall {
   layer: number | null;
   inputs: { buffer: GPUBuffer; n: number }[];
   label: string;
+}
+
+/** The GPU model's weights by the registry steps' weight names (src/ops/families.ts, GPT-NeoX). */
+const LAYER_WEIGHT: Readonly<Record<string, (l: GpuLayer) => GpuLinear | GpuNorm>> = {
+  inputLayernorm: (l) => l.inputLayernorm,
+  postAttentionLayernorm: (l) => l.postAttentionLayernorm,
+  qkv: (l) => l.attention.qkv,
+  dense: (l) => l.attention.dense,
+  fc1: (l) => l.mlp.denseHTo4h,
+  fc2: (l) => l.mlp.dense4hToH,
+};
+
+/** What one op's double-float form is given: the kit, the recording, the call, its promoted inputs and rows. */
+interface DfOpArgs {
+  k: OracleKit;
+  rec: Recording;
+  c: OracleOpCall;
+  xs: GPUBuffer[];
+  tokens: number[];
+  from: number;
+  rotary: () => { cos: GPUBuffer; sin: GPUBuffer };
+  step: OpStep;
+}
+type DfOpForm = (a: DfOpArgs) => DfBuffer;
+
+const rowsOut = (a: DfOpArgs) => a.tokens.length - a.from;
+
+const norm: DfOpForm = (a) => {
+  const { cfg } = a.k.model;
+  const d = cfg.hiddenSize;
+  const R = rowsOut(a);
+  const nw = (
+    a.c.layer === null ? a.k.model.finalLayerNorm : LAYER_WEIGHT[a.step.weight!](a.k.model.layers[a.c.layer])
+  ) as GpuNorm;
+  const y = a.rec.df(R * d, a.c.label);
+  a.rec.program.add(
+    dfLayerNorm(a.c.label, { x: a.xs[0], weight: nw.weight, bias: nw.bias, y }, R, d, cfg.layerNormEps, {
+      constants: a.k.df,
+    }),
+  );
+  return { buffer: y, n: R * d };
+};
+
+const linear: DfOpForm = (a) => {
+  const w = LAYER_WEIGHT[a.step.weight!](a.k.model.layers[a.c.layer!]) as GpuLinear;
+  const cfg = a.k.model.cfg;
+  const N = familySlotWidth(a.step.width, cfg);
+  const K = familySlotWidth(inputWidth(a.step), cfg);
+  const R = rowsOut(a);
+  const y = a.rec.df(R * N, a.c.label);
+  a.rec.program.add(
+    dfLinear(a.c.label, { x: a.xs[0], w: w.weight, b: w.bias, y, dummy: a.k.model.dummy }, R, N, K, {
+      constants: a.k.dfW,
+    }),
+  );
+  return { buffer: y, n: R * N };
+};
+
+/**
+ * GPT-NeoX's double-float forms on recorded inputs, by the registry op kind of the check's last step (the attention
+ * check's steps are the rotary and the core: its form records both). The Llama family's df forms are the registry's
+ * `df` slots (kernels/oracle/df-forms.ts).
+ */
+const DF_ON_RECORDED: Readonly<Partial<Record<OpKind, DfOpForm>>> = {
+  embedding: (a) => {
+    const d = a.k.model.cfg.hiddenSize;
+    const R = rowsOut(a);
+    const ids = a.rec.upload(new Uint32Array(a.tokens.slice(a.from)), 'ids');
+    const y = a.rec.df(R * d, a.c.label);
+    a.k.model.embedIn.forEach((chunk, i) => {
+      a.rec.program.add(
+        dfEmbedding(`${a.c.label}[${i}]`, { ids, table: chunk.buffer, out: y }, R, d, chunk, {
+          constants: a.k.dfW,
+        }),
+      );
+    });
+    return { buffer: y, n: R * d };
+  },
+  layernorm: norm,
+  final_norm: norm,
+  qkv: linear,
+  out_proj: linear,
+  mlp_up: linear,
+  mlp_down: linear,
+  gelu: (a) => {
+    const n = rowsOut(a) * a.k.model.cfg.intermediateSize;
+    const y = a.rec.df(n, a.c.label);
+    a.rec.program.add(dfGelu(a.c.label, { x: a.xs[0], y }, n, { constants: a.k.df }));
+    return { buffer: y, n };
+  },
+  attention: (a) => {
+    const { cfg } = a.k.model;
+    const { label } = a.c;
+    const T = a.tokens.length;
+    const d = cfg.hiddenSize;
+    const R = rowsOut(a);
+    const H = cfg.numHeads;
+    const hd = cfg.headDim;
+    const df = { constants: a.k.df };
+    const rope = a.rotary();
+    const rows = { q0: a.from, R }; // the query rows; the keys and values of all T positions
+    const [q, k, v] = ['q', 'k', 'v'].map((n) => a.rec.df(T * d, `${label}.${n}`));
+    const scores = a.rec.df(H * R * T, `${label}.scores`);
+    const probs = a.rec.df(H * R * T, `${label}.probs`);
+    const ctx = a.rec.df(R * d, label);
+    a.rec.program.add(
+      dfRotary(`${label}.rotary`, { qkv: a.xs[0], ...rope, q, k, v }, T, H, hd, cfg.rotaryNdims, df),
+    );
+    a.rec.program.add(dfScores(`${label}.scores`, { q, k, s: scores }, H, T, hd, df, rows));
+    a.rec.program.add(dfSoftmax(`${label}.probs`, { s: scores, p: probs }, H, T, df, rows));
+    a.rec.program.add(dfValues(label, { p: probs, v, ctx }, H, T, hd, df, rows));
+    return { buffer: ctx, n: R * d };
+  },
+  residual: (a) => {
+    const n = rowsOut(a) * a.k.model.cfg.hiddenSize;
+    const y = a.rec.df(n, a.c.label);
+    const [x0, x1, x2] = a.xs;
+    a.rec.program.add(
+      dfResidual(a.c.label, { a: x0, b: x1, c: x2 ?? null, out: y, dummy: a.k.model.dummy }, n, {
+        constants: a.k.df,
+      }),
+    );
+    return { buffer: y, n };
+  },
+  lm_head: (a) => recordLmHead(a.k, a.rec, a.xs[0], rowsOut(a), a.tokens.length),
+};
+
+/** The whole layer on its recorded input: the forward's own layer (oracle-layer.ts). */
+function wholeLayer(a: Omit<DfOpArgs, 'step'>): DfBuffer {
+  const { c, rec, k, from } = a;
+  const d = k.model.cfg.hiddenSize;
+  const T = a.tokens.length;
+  const rope = a.rotary();
+  // Past attention, the layer reads its input's rows from..T−1 only: promoted again from there.
+  let rows: { from: number; x: GPUBuffer } | undefined;
+  if (from > 0) {
+    rows = { from, x: rec.df((T - from) * d, `${c.label}.in0.rows`) };
+    const src = c.inputs[0].buffer;
+    rec.program.add(
+      dfPromote(`${c.label}.promote.rows`, { x: src, out: rows.x }, (T - from) * d, {}, from * d),
+    );
+  }
+  const b = layerBuffers(k.model.cfg, rec, T, c.label);
+  const y = recordLayer(k, rec, c.layer!, a.xs[0], T, rope, b, 'dump', rows);
+  return { buffer: y, n: (T - from) * d };
+}
+
+/** The width of a check's first input slot (its rows are promoted and checked against it): the hidden size at
+ * the layer's input, else the width of the step that writes it. */
+function inputWidth(step: OpStep): SlotWidth {
+  const name = (step.check?.inputs ?? step.inputs)[0];
+  const spec = NEOX_SEQUENTIAL;
+  return [spec.embed, ...spec.layer, spec.finalNorm].find((s) => s.slot === name)?.width ?? 'hidden';
 }
 
 /**
@@ -39,10 +195,11 @@ export function recordOp(
 ): DfBuffer {
   const { cfg } = k.model;
   const T = tokens.length;
-  const d = cfg.hiddenSize;
   const R = T - from;
-  const allRows = c.op === 'attention' || c.op === 'layer';
-  const width = c.op === 'act' || c.op === 'fc2' ? cfg.intermediateSize : c.op === 'attention' ? 3 * d : d;
+  // The check's registry step (GPT-NeoX's, src/ops/families.ts); the whole layer has none.
+  const step = neoxStepOfCheck(c.op);
+  const allRows = !step || OPS[step.op].wholeSequence;
+  const width = familySlotWidth(step ? inputWidth(step) : 'hidden', cfg);
   const xs = c.inputs.map(({ buffer, n }, j) => {
     // Every row (T·width), or only the checked ones ((T − from)·width) where the op is row-wise.
     const rows = n === T * width ? T : !allRows && n === R * width ? R : -1;
@@ -56,107 +213,9 @@ export function recordOp(
     rec.program.add(dfPromote(`${c.label}.promote${j}`, { x: buffer, out: x }, count, {}, skip));
     return x;
   });
-  const df = { constants: k.df };
-  const lw = c.layer === null ? null : k.model.layers[c.layer];
-  const linear = (w: GpuLinear, N: number, K: number) => {
-    const y = rec.df(R * N, c.label);
-    rec.program.add(
-      dfLinear(c.label, { x: xs[0], w: w.weight, b: w.bias, y, dummy: k.model.dummy }, R, N, K, {
-        constants: k.dfW,
-      }),
-    );
-    return { buffer: y, n: R * N };
-  };
-  const norm = (nw: { weight: GPUBuffer; bias: GPUBuffer }) => {
-    const y = rec.df(R * d, c.label);
-    rec.program.add(dfLayerNorm(c.label, { x: xs[0], ...nw, y }, R, d, cfg.layerNormEps, df));
-    return { buffer: y, n: R * d };
-  };
-  let out: DfBuffer;
-  switch (c.op) {
-    case 'embed': {
-      const ids = rec.upload(new Uint32Array(tokens.slice(from)), 'ids');
-      const y = rec.df(R * d, c.label);
-      k.model.embedIn.forEach((chunk, i) => {
-        rec.program.add(
-          dfEmbedding(`${c.label}[${i}]`, { ids, table: chunk.buffer, out: y }, R, d, chunk, {
-            constants: k.dfW,
-          }),
-        );
-      });
-      out = { buffer: y, n: R * d };
-      break;
-    }
-    case 'ln1':
-      out = norm(lw!.inputLayernorm);
-      break;
-    case 'ln2':
-      out = norm(lw!.postAttentionLayernorm);
-      break;
-    case 'final_norm':
-      out = norm(k.model.finalLayerNorm);
-      break;
-    case 'qkv':
-      out = linear(lw!.attention.qkv, 3 * d, d);
-      break;
-    case 'dense':
-      out = linear(lw!.attention.dense, d, d);
-      break;
-    case 'fc1':
-      out = linear(lw!.mlp.denseHTo4h, cfg.intermediateSize, d);
-      break;
-    case 'fc2':
-      out = linear(lw!.mlp.dense4hToH, d, cfg.intermediateSize);
-      break;
-    case 'act': {
-      const n = R * cfg.intermediateSize;
-      const y = rec.df(n, c.label);
-      rec.program.add(dfGelu(c.label, { x: xs[0], y }, n, df));
-      out = { buffer: y, n };
-      break;
-    }
-    case 'attention': {
-      const H = cfg.numHeads;
-      const hd = cfg.headDim;
-      const rope = rotary();
-      const rows = { q0: from, R }; // the query rows; the keys and values of all T positions
-      const [q, k, v] = ['q', 'k', 'v'].map((n) => rec.df(T * d, `${c.label}.${n}`));
-      const scores = rec.df(H * R * T, `${c.label}.scores`);
-      const probs = rec.df(H * R * T, `${c.label}.probs`);
-      const ctx = rec.df(R * d, c.label);
-      rec.program.add(
-        dfRotary(`${c.label}.rotary`, { qkv: xs[0], ...rope, q, k, v }, T, H, hd, cfg.rotaryNdims, df),
-      );
-      rec.program.add(dfScores(`${c.label}.scores`, { q, k, s: scores }, H, T, hd, df, rows));
-      rec.program.add(dfSoftmax(`${c.label}.probs`, { s: scores, p: probs }, H, T, df, rows));
-      rec.program.add(dfValues(c.label, { p: probs, v, ctx }, H, T, hd, df, rows));
-      out = { buffer: ctx, n: R * d };
-      break;
-    }
-    case 'residual': {
-      const y = rec.df(R * d, c.label);
-      const [a, b, cc] = xs;
-      rec.program.add(dfResidual(c.label, { a, b, c: cc ?? null, out: y, dummy: k.model.dummy }, R * d, df));
-      out = { buffer: y, n: R * d };
-      break;
-    }
-    case 'layer': {
-      const rope = rotary();
-      // Past attention, the layer reads its input's rows from..T−1 only: promoted again from there.
-      let rows: { from: number; x: GPUBuffer } | undefined;
-      if (from > 0) {
-        rows = { from, x: rec.df(R * d, `${c.label}.in0.rows`) };
-        const src = c.inputs[0].buffer;
-        rec.program.add(dfPromote(`${c.label}.promote.rows`, { x: src, out: rows.x }, R * d, {}, from * d));
-      }
-      const b = layerBuffers(k.model.cfg, rec, T, c.label);
-      const y = recordLayer(k, rec, c.layer!, xs[0], T, rope, b, 'dump', rows);
-      out = { buffer: y, n: R * d };
-      break;
-    }
-    case 'lm_head':
-      out = recordLmHead(k, rec, xs[0], R, T);
-      break;
-  }
-  return out;
+  if (!step) return wholeLayer({ k, rec, c, xs, tokens, from, rotary });
+  const form = DF_ON_RECORDED[step.op];
+  if (!form)
+    throw new OracleError(`oracle ${c.label}: '${step.op}' has no double-float form on recorded inputs`);
+  return form({ k, rec, c, xs, tokens, from, rotary, step });
 }

@@ -10,8 +10,14 @@ import type { FormKind, OpDescriptor, OpKind } from './types';
  */
 const ALL: readonly FormKind[] = ['fp64', 'wgsl', 'df'];
 
-function op(kind: OpKind, title: string, linear: boolean, weights: OpDescriptor['weights']): OpDescriptor {
-  return { kind, title, linear, weights, needs: ALL };
+function op(
+  kind: OpKind,
+  title: string,
+  linear: boolean,
+  weights: OpDescriptor['weights'],
+  wholeSequence = false,
+): OpDescriptor {
+  return { kind, title, linear, weights, needs: ALL, wholeSequence };
 }
 
 export const OPS: Readonly<Record<OpKind, OpDescriptor>> = {
@@ -23,8 +29,8 @@ export const OPS: Readonly<Record<OpKind, OpDescriptor>> = {
   k_proj: op('k_proj', 'the k projection', true, ['weight', 'bias']),
   v_proj: op('v_proj', 'the v projection', true, ['weight', 'bias']),
   qk_norm: op('qk_norm', 'the per-head q/k RMSNorm', false, ['weight']),
-  rotary: op('rotary', 'the rotary embedding', false, []),
-  attention: op('attention', 'the attention core', false, []),
+  rotary: op('rotary', 'the rotary embedding', false, [], true),
+  attention: op('attention', 'the attention core', false, [], true),
   out_proj: op('out_proj', 'the attention output projection', true, ['weight', 'bias']),
   residual: op('residual', 'the residual add', false, []),
   gate_up: op('gate_up', 'the gate/up projection', true, ['weight', 'bias']),

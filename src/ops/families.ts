@@ -267,3 +267,22 @@ export function neoxStepOfCheck(op: CheckOp): OpStep | null {
   const spec = NEOX_SEQUENTIAL;
   return [spec.embed, ...spec.layer, spec.finalNorm, spec.lmHead].find((s) => s.check?.op === op) ?? null;
 }
+
+/**
+ * The steps a run check re-runs, in order (`id` the check's id within its layer, or at the top): its own step and
+ * the steps before it that no check covers and that it reads (the rotary inside the attention core); for the whole
+ * layer (`layer`), every step of the config's layer. Empty for an id the family has no check of.
+ */
+export function checkSteps(spec: FamilySpec, cfg: ModelConfig, layer: number | null, id: string): OpStep[] {
+  if (layer === null) return [spec.embed, spec.finalNorm, spec.lmHead].filter((s) => s.check?.id === id);
+  const steps = layerSteps(spec, cfg);
+  if (id === 'layer') return steps;
+  const at = steps.findIndex((s) => s.check?.id === id);
+  if (at < 0) return [];
+  const out = [steps[at]];
+  for (let j = at - 1; j >= 0; j--) {
+    const s = steps[j];
+    if (!s.check && out[0].inputs.includes(s.slot)) out.unshift(s);
+  }
+  return out;
+}

@@ -1,4 +1,8 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { GROUP_PRODUCT } from '../compare/causes/types';
 import { runChecks } from '../compare/run-checks';
 import { oracleForward } from '../kernels/cpu/forward';
 import { opForward } from '../kernels/cpu/op-forward';
@@ -32,7 +36,66 @@ const FAMILIES: [string, FamilySpec][] = [
  */
 const NOT_YET_FILLED = OP_KINDS.flatMap((k) => [`${k}:wgsl`, `${k}:df`]);
 
+/** The literals of each `switch` of a module's code (comments removed): its line and its `case '…':` values. */
+function switchCases(text: string): { line: number; cases: string[] }[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  const out: { line: number; cases: string[] }[] = [];
+  for (const m of code.matchAll(/\bswitch\s*\(/g)) {
+    const open = code.indexOf('{', m.index);
+    let depth = 0;
+    let end = open;
+    for (; end < code.length; end++) {
+      if (code[end] === '{') depth++;
+      else if (code[end] === '}' && --depth === 0) break;
+    }
+    const cases = [...code.slice(open, end).matchAll(/\bcase\s+['"]([^'"]+)['"]\s*:/g)].map((c) => c[1]);
+    out.push({ line: code.slice(0, m.index).split('\n').length, cases });
+  }
+  return out;
+}
+
+function* sources(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* sources(path);
+    else if (/\.tsx?$/.test(name)) yield path;
+  }
+}
+
+/** Every name an op kind goes by: the registry's kinds, the run checks' ops, the plan's ops, the fused groups. */
+const OP_NAMES = new Set<string>([
+  ...OP_KINDS,
+  ...CHECK_OPS,
+  ...planOpsOf(NEOX_SEQUENTIAL),
+  NEOX_SEQUENTIAL.finalNorm.slot,
+  NEOX_SEQUENTIAL.lmHead.slot,
+  ...Object.keys(GROUP_PRODUCT),
+]);
+
+/** A switch over op kinds: two or more of its cases are op names. */
+const overOps = (text: string) =>
+  switchCases(text).filter((s) => s.cases.filter((c) => OP_NAMES.has(c)).length >= 2);
+
 describe('the op registry', () => {
+  it('has no switch over op kinds outside src/ops/ (forms in its slots, or a descriptor field, instead)', () => {
+    const src = join(dirname(fileURLToPath(import.meta.url)), '..');
+    const found: string[] = [];
+    for (const path of sources(src)) {
+      const rel = relative(src, path);
+      // Tests and their support modules build one fixture per op on purpose; the registry itself may switch.
+      if (rel.startsWith('ops/') || /\.(test|testdata|bench)\.tsx?$|(^|\/)testing\.ts$/.test(rel)) continue;
+      for (const s of overOps(readFileSync(path, 'utf8')))
+        found.push(`${rel}:${s.line} (${s.cases.join(' ')})`);
+    }
+    expect(found).toEqual([]);
+    // The scan finds a planted one, past a comment and a nested block, and not a switch over something else.
+    const planted =
+      "// switch (x) { case 'qkv': case 'dense': }\nfunction f(k: string) {\n  switch (k) {\n    case 'ln1': {\n" +
+      "      if (k) { return 1; }\n      return 2;\n    }\n    case 'dense':\n      return 3;\n  }\n  switch (k) {\n" +
+      "    case 'two_sum':\n    case 'add':\n      return 4;\n  }\n}\n";
+    expect(overOps(planted).map((s) => s.line)).toEqual([3]);
+  });
+
   it('has one descriptor per op kind, under its own kind', () => {
     expect(Object.keys(OPS).sort()).toEqual([...OP_KINDS].sort());
     for (const k of OP_KINDS) {

@@ -24,6 +24,17 @@ export function fillSlots<K extends FormKind>(form: K, impls: Readonly<Record<Op
   filled.set(form, new Map(Object.entries(impls) as [OpKind, FormTypes[K]][]));
 }
 
+/**
+ * The forms of one kind for the op kinds one part computes (the GPT-NeoX causes' variants): as fillSlots, for a form
+ * no descriptor needs of every op kind.
+ */
+export function fillSlotsOf<K extends FormKind>(
+  form: K,
+  impls: Readonly<Partial<Record<OpKind, FormTypes[K]>>>,
+): void {
+  filled.set(form, new Map(Object.entries(impls) as [OpKind, FormTypes[K]][]));
+}
+
 /** The `form` of op `op`; throws naming both when nobody filled it. */
 export function formOf<K extends FormKind>(form: K, op: OpKind): FormTypes[K] {
   const impl = filled.get(form)?.get(op);

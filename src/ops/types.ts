@@ -45,6 +45,11 @@ export interface OpDescriptor {
   weights: readonly ('weight' | 'bias')[];
   /** The forms it must have: a test fails on one missing (ops/registry.test.ts). */
   needs: readonly FormKind[];
+  /**
+   * Its output row t depends on t's position or on other rows (the rotary, the attention core): computed over
+   * every row of the sequence even where only some rows are asked for.
+   */
+  wholeSequence: boolean;
 }
 
 /**

@@ -1,13 +1,17 @@
-// The exact op with a variant as parameters (types.ts Variant): one descriptor per op kind, built on the fp64 oracle's
-// own functions (src/kernels/cpu/), so the model's form and every miswritten form are the same code. Outputs are
+// The exact op with a variant as parameters (types.ts Variant): one form per registry op kind (its `causes` slot),
+// built on the fp64 oracle's own functions (src/kernels/cpu/), so the model's form and every miswritten form are the
+// same code. Outputs are
 // [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
 import { linearF64 } from '../../kernels/cpu/linear';
 import { type NumFormat, roundF32Into, roundTo } from '../../numeric/round';
+import { fillSlotsOf, formOf } from '../../ops/slots';
+import type { CheckOp, OpKind as RegistryOp } from '../../ops/types';
 import { gather, mapAll, round } from './arrays';
 import { actOf } from './exact-arith';
 import { attention } from './exact-attention';
-import { ATTENTION_OPS, LINEAR_OPS, type OpData, type Variant } from './types';
+import { heldProduct } from './search-products';
+import { ATTENTION_OPS, LINEAR_OPS, type OpData, type OpKind, stepOfOp, type Variant } from './types';
 import { innerOf, rowsView, sliceRows } from './variant-rows';
 
 export { innerOf, withRows } from './variant-rows';
@@ -131,6 +135,8 @@ function linear(
   N: number = widthOf(d),
 ): Float64Array {
   const T = d.tokens.length;
+  const held = heldProduct(d, v, x0, N, cols); // (multiplied on the GPU oracle: search-products.ts)
+  if (held) return held;
   const { K, x, row, bias } = productOperands(d, v, x0);
   return linearF64(x, T, K, [], null, N, { cols, row, bias, acc: v.acc });
 }
@@ -141,7 +147,7 @@ function linear(
  */
 export function isOperandProduct(d: OpData, v: Variant): boolean {
   return (
-    LINEAR_OPS.includes(d.op) &&
+    (LINEAR_OPS.includes(d.op) || d.op === 'mlp_up' || d.op === 'mlp_residual') &&
     changesCore(v) &&
     CORE_KEYS.every((k) => v[k] === undefined || OPERAND_KEYS.includes(k)) &&
     !hasTransform(v) &&
@@ -212,67 +218,82 @@ function residual(
   return out;
 }
 
+/** One op kind's exact form under a variant, [T, cols]: the registry's `causes` form (src/ops/slots.ts). */
+export type CauseForm = (d: OpData, v: Variant, cols: Int32Array | null) => Float64Array;
+
+const exactOf: CauseForm = (d, _v, cols) => gather(d.exact, d.tokens.length, widthOf(d), cols);
+const linearForm: CauseForm = (d, v, cols) => linear(d, v, cols);
+
+// The cause variants of each op kind GPT-NeoX's runs check, as parameters of its exact form (the Llama family's
+// causes are compare/family-causes.ts's): filled into the registry's `causes` slots, read by the step's op kind.
+fillSlotsOf('causes', {
+  embedding: exactOf,
+  layernorm: (d, v, cols) => gather(norm(d, v), d.tokens.length, widthOf(d), cols),
+  final_norm: (d, v, cols) => gather(norm(d, v), d.tokens.length, widthOf(d), cols),
+  qkv: linearForm,
+  out_proj: linearForm,
+  mlp_up: linearForm,
+  mlp_down: linearForm,
+  lm_head: linearForm,
+  gelu: (d, v, cols) => {
+    const f = actOf(v.act ?? 'gelu');
+    return gather(mapAll(round(v.inputFormat, v.input ?? d.inputs[0]), f), d.tokens.length, widthOf(d), cols);
+  },
+  attention: (d, v, cols) => attention(d, v, cols),
+  residual: (d, v, cols) => gather(residual(d.inputs, v), d.tokens.length, widthOf(d), cols),
+} satisfies Partial<Record<RegistryOp, CauseForm>>);
+
+/**
+ * The fused groups, checked whole where the fused path writes no tap between their ops, and the whole layer (no
+ * single variant: its exact output).
+ */
+const GROUP_FORMS: Readonly<Record<Exclude<OpKind, CheckOp> | 'layer', CauseForm>> = {
+  layer: exactOf,
+  attn_block: (d, v, cols) => {
+    // The QKV projection (its product variants) then the attention core (its variants), on the heads asked for.
+    const T = d.tokens.length;
+    const hd = d.cfg.headDim;
+    const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))] : null;
+    const qkvCols = heads
+      ? Int32Array.from(heads.flatMap((h) => Array.from({ length: 3 * hd }, (_, e) => h * 3 * hd + e)))
+      : null;
+    const N = 3 * d.cfg.hiddenSize;
+    const part = linear(d, v, qkvCols, undefined, N);
+    if (v.rows) {
+      // The projection's variant on the rows it applies to; the other rows' keys and values are the exact ones.
+      const ex = linear(d, {}, qkvCols, undefined, N);
+      const n = part.length / T;
+      for (let t = 0; t < T; t++)
+        if (t < v.rows.from || t >= v.rows.to) part.set(ex.subarray(t * n, (t + 1) * n), t * n);
+    }
+    const qkv = qkvCols ? new Float64Array(T * N) : part;
+    if (qkvCols)
+      for (let t = 0; t < T; t++)
+        for (let j = 0; j < qkvCols.length; j++) qkv[t * N + qkvCols[j]] = part[t * qkvCols.length + j];
+    return attention(d, { ...v, input: undefined }, cols, qkv);
+  },
+  mlp_up: (d, v, cols) => {
+    const f = actOf(v.act ?? 'gelu');
+    return mapAll(linear(d, v, cols, undefined, widthOf(d)), f);
+  },
+  mlp_residual: (d, v, cols) => {
+    // fc2's product (its variants, bias included) on the asked columns, then the residual sum (its variants).
+    const T = d.tokens.length;
+    const width = widthOf(d);
+    const mlp = linear(d, v, cols, v.input ?? d.inputs[0], width);
+    const terms = d.inputs.map((x, j) => (j === 0 ? mlp : gather(x, T, width, cols)));
+    const replace = v.replace ? { ...v.replace, data: gather(v.replace.data, T, width, cols) } : undefined;
+    return residual(terms, { ...v, replace }, mlp);
+  },
+};
+
 /** The core computation under the variant, [T, cols] (the exact op itself for an empty variant). */
 export function core(d: OpData, v: Variant, cols: Int32Array | null): Float64Array {
-  const T = d.tokens.length;
-  const width = widthOf(d);
-  switch (d.op) {
-    case 'qkv':
-    case 'dense':
-    case 'fc1':
-    case 'fc2':
-    case 'lm_head':
-      return linear(d, v, cols);
-    case 'ln1':
-    case 'ln2':
-    case 'final_norm':
-      return gather(norm(d, v), T, width, cols);
-    case 'act': {
-      const f = actOf(v.act ?? 'gelu');
-      return gather(mapAll(round(v.inputFormat, v.input ?? d.inputs[0]), f), T, width, cols);
-    }
-    case 'attention':
-      return attention(d, v, cols);
-    case 'residual':
-      return gather(residual(d.inputs, v), T, width, cols);
-    case 'embed':
-    case 'layer':
-      return gather(d.exact, T, width, cols);
-    // Fused groups, checked whole where the fused path writes no tap between their ops.
-    case 'attn_block': {
-      // The QKV projection (its product variants) then the attention core (its variants), on the heads asked for.
-      const hd = d.cfg.headDim;
-      const heads = cols ? [...new Set(Array.from(cols, (c) => Math.floor(c / hd)))] : null;
-      const qkvCols = heads
-        ? Int32Array.from(heads.flatMap((h) => Array.from({ length: 3 * hd }, (_, e) => h * 3 * hd + e)))
-        : null;
-      const N = 3 * d.cfg.hiddenSize;
-      const part = linear(d, v, qkvCols, undefined, N);
-      if (v.rows) {
-        // The projection's variant on the rows it applies to; the other rows' keys and values are the exact ones.
-        const ex = linear(d, {}, qkvCols, undefined, N);
-        const n = part.length / T;
-        for (let t = 0; t < T; t++)
-          if (t < v.rows.from || t >= v.rows.to) part.set(ex.subarray(t * n, (t + 1) * n), t * n);
-      }
-      const qkv = qkvCols ? new Float64Array(T * N) : part;
-      if (qkvCols)
-        for (let t = 0; t < T; t++)
-          for (let j = 0; j < qkvCols.length; j++) qkv[t * N + qkvCols[j]] = part[t * qkvCols.length + j];
-      return attention(d, { ...v, input: undefined }, cols, qkv);
-    }
-    case 'mlp_up': {
-      const f = actOf(v.act ?? 'gelu');
-      return mapAll(linear(d, v, cols, undefined, width), f);
-    }
-    case 'mlp_residual': {
-      // fc2's product (its variants, bias included) on the asked columns, then the residual sum (its variants).
-      const mlp = linear(d, v, cols, v.input ?? d.inputs[0], width);
-      const terms = d.inputs.map((x, j) => (j === 0 ? mlp : gather(x, T, width, cols)));
-      const replace = v.replace ? { ...v.replace, data: gather(v.replace.data, T, width, cols) } : undefined;
-      return residual(terms, { ...v, replace }, mlp);
-    }
-  }
+  const group = GROUP_FORMS[d.op as keyof typeof GROUP_FORMS];
+  if (group) return group(d, v, cols);
+  const step = stepOfOp(d.op);
+  if (!step) throw new Error(`causes: no registry step for the op '${d.op}'`);
+  return (formOf('causes', step.op) as CauseForm)(d, v, cols);
 }
 
 /**

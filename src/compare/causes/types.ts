@@ -12,7 +12,7 @@ import type { NumFormat } from '../../numeric/round';
 import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import { OPS } from '../../ops/descriptors';
 import { neoxStepOfCheck } from '../../ops/families';
-import { CHECK_OPS, type CheckOp } from '../../ops/types';
+import { CHECK_OPS, type CheckOp, type OpStep } from '../../ops/types';
 import type { Metric } from '../../run/runspec';
 import type { FullMetrics } from '../metrics';
 
@@ -22,6 +22,20 @@ import type { FullMetrics } from '../metrics';
  * (compare/why-paths.ts).
  */
 export type OpKind = CheckOp | 'attn_block' | 'mlp_up' | 'mlp_residual';
+
+/** The fused groups, each by the check op of the product it starts or ends with (whose weights it reads). */
+export const GROUP_PRODUCT: Readonly<Record<Exclude<OpKind, CheckOp>, CheckOp>> = {
+  attn_block: 'qkv',
+  mlp_up: 'fc1',
+  mlp_residual: 'fc2',
+};
+
+/** The registry step (GPT-NeoX's) whose weights and op kind an op reads: a fused group's, its product's. */
+export function stepOfOp(op: OpKind): OpStep | null {
+  return neoxStepOfCheck(
+    op in GROUP_PRODUCT ? GROUP_PRODUCT[op as keyof typeof GROUP_PRODUCT] : (op as CheckOp),
+  );
+}
 
 /** The check ops whose step is of these registry op kinds, in forward order. */
 const checksOf = (kinds: readonly string[]): CheckOp[] =>
