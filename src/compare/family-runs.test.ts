@@ -186,4 +186,32 @@ describe('the analysis of Llama-family runs', () => {
     expect(report.checks.filter((c) => c.layer === 1).length).toBeGreaterThan(10);
     expect(report.runs[0].ignored).toContain('model.rotary_emb:out');
   });
+
+  it('two generations whose texts part: compared on the rows they share, the parting said', async () => {
+    const cfg = await load('qwen2-bias');
+    const P = 4;
+    const prompt = [5, 17, 42, 8];
+    const genA = [11, 12, 13, 14];
+    const genB = [11, 12, 99, 100];
+    const weights = engine.llamaModel!.weights;
+    const run = (gen: number[], label: string) => {
+      const tokens = [...prompt, ...gen.slice(0, -1)];
+      const metadata = { prefill: String(P), generated: JSON.stringify(gen) };
+      return read(synthFamilyRun(cfg, weights, tokens, { metadata, label }), cfg, label);
+    };
+    const report = await analyzeFamilyRuns(
+      familyRunsModel(engine),
+      await run(genA, 'a'),
+      await run(genB, 'b'),
+    );
+    // The texts part where the third new token is chosen: row P + 1 chose 13 in A and 99 in B.
+    expect(report.parting?.row).toBe(P + 1);
+    expect(report.parting?.chose).toEqual({ A: 13, B: 99 });
+    expect(report.parting?.held).toEqual({ A: 7, B: 7 });
+    expect(report.tokens).toHaveLength(P + 2);
+    expect(report.verdict, report.sentence).toBe('agree');
+    expect(report.sentence).toContain(
+      'The texts part at decode step 2 (position 5): run A chose 13, run B 99',
+    );
+  });
 });
