@@ -7,7 +7,8 @@
 // --reps. --profile adds one more submit with each dispatch in a timed pass of its own: GPU ms per op (summed over
 // the layers). Policies (--policies, comma-separated): `before` = the adapter's policy with no split-K and no table
 // (the tree before 2026-11-27 13:00: no workspace, the heuristic tiles), `heuristic` = split-K on the heuristic,
-// `policy` = the adapter's policy as committed, `swept` = the adapter's policy with the table of this run's --sweep.
+// `policy` = the adapter's policy as committed, `nofold` = that policy with the o and down projections' split-K
+// reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `swept` = the adapter's policy with the table of this run's --sweep.
 // --sweep: every GEMM shape of the models at each T (the q/k/v + rotary, o, gate/up, down and LM head as plain
 // linears) over each tile configuration and K partition (bench/gemm-sweep.ts's timing), and the table chosen as
 // gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts).
@@ -21,6 +22,7 @@ import { linearBiasOps } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
 import {
   CAP_WIDE_N,
+  chooseGemm,
   chunkFor,
   type GemmConfigTable,
   type GemmPolicy,
@@ -158,6 +160,43 @@ function sweptTable(base: GemmConfigTable | null, rows: SweepRow[]): GemmConfigT
   };
 }
 
+/**
+ * The floor of a chain of dispatches: `n` dispatches of a kernel that adds 1 to `floats` floats of one buffer (each
+ * reads what the one before wrote, so Dawn puts a barrier between them, as between a forward's ops), in one pass,
+ * submit-to-done on the wall clock, median of `reps` after a warm-up; and the GPU time of one such dispatch alone.
+ */
+async function dispatchFloor(device: GPUDevice, n: number, floats: number, reps: number) {
+  const module = device.createShaderModule({
+    code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + 1.0; }
+}`,
+  });
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const buf = device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
+  const bindGroup = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [{ binding: 0, resource: { buffer: buf } }],
+  });
+  const once = async () => {
+    const t0 = performance.now();
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    for (let i = 0; i < n; i++) pass.dispatchWorkgroups(Math.ceil(floats / 256));
+    pass.end();
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    return performance.now() - t0;
+  };
+  for (let i = 0; i < 20; i++) await once();
+  const ms: number[] = [];
+  for (let i = 0; i < reps; i++) ms.push(await once());
+  buf.destroy();
+  return { dispatches: n, floats, medianMs: median(ms), usPerDispatch: (median(ms) * 1e3) / n };
+}
+
 /** Per-op GPU ms summed over the layers (labels without their `layers.N.` prefix), and the dispatch count. */
 function perOp(passes: PassTiming[]): { op: string; ms: number; dispatches: number }[] {
   const m = new Map<string, { ms: number; dispatches: number }>();
@@ -213,6 +252,53 @@ async function main() {
     log(`chosen: ${JSON.stringify(mine)}`);
     saveOut(out);
   }
+  if (argv.includes('--gemm')) {
+    // The policy's launch (tiles, K partition, reduction) at each GEMM shape of the forward, as gemm-sweep times it
+    // (back to back in one pass); torch.matmul at the same shapes comes from bench/torch_matmul.py in the same call.
+    const gemmRows: unknown[] = [];
+    out.gemm = gemmRows;
+    const shapes = models.flatMap((m) => Ts.flatMap((T) => llamaShapes(m, cfgOf(m), T)));
+    if (value('--cube') !== '0') shapes.push({ model: 'cube', op: '2048^3', M: 2048, N: 2048, K: 2048 });
+    for (const s of shapes) {
+      const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'gemm');
+      try {
+        const cfg = chooseGemm(s.M, s.N, s.K, base);
+        const specs = linearBiasOps('gemm', { x, w, b: null, y, dummy }, s.M, s.N, s.K, {
+          policy: base,
+          workspace,
+        });
+        const ms = await timeLaunch(device, pipelines, specs, gemmRows.length === 0 ? 200 : 20);
+        const tflops = (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12;
+        const row = {
+          ...s,
+          tiles: tilesName(cfg.tiles),
+          kChunk: cfg.kChunk,
+          dispatches: specs.length,
+          ms,
+          tflops,
+        };
+        gemmRows.push(row);
+        log(
+          `gemm ${s.model} ${s.op} ${shapeKey(s.M, s.N, s.K)} ${row.tiles} kChunk ${cfg.kChunk}: ${ms.toFixed(4)} ms ${tflops.toFixed(1)} TFLOP/s`,
+        );
+      } finally {
+        destroy();
+      }
+    }
+    saveOut(out);
+  }
+  if (argv.includes('--floor')) {
+    const floors = [];
+    for (const n of [1, 64, 273])
+      for (const floats of (value('--floor-floats') ?? '73728,458752').split(',').map(Number))
+        floors.push(await dispatchFloor(device, n, floats, 15));
+    out.floor = floors;
+    for (const f of floors)
+      log(
+        `floor: ${f.dispatches} dispatches of ${f.floats} floats: ${f.medianMs.toFixed(3)} ms, ${f.usPerDispatch.toFixed(2)} µs each`,
+      );
+    saveOut(out);
+  }
   for (const name of models) {
     const cfg = cfgOf(name);
     const t0 = performance.now();
@@ -226,11 +312,13 @@ async function main() {
         ...(p === names[names.length - 1] ? flashBQs.map((bq) => ({ p, bq })) : []),
       ]);
       for (const [vi, { p, bq }] of variants.entries()) {
-        const gemmPolicy = policies[p];
+        // `nofold`: the adapter's policy with each split-K reduction in its own dispatch (the tree before the fold).
+        const gemmPolicy = p === 'nofold' ? base : policies[p];
+        const foldSplitK = p !== 'nofold';
         if (!gemmPolicy) throw new Error(`unknown policy ${p} (${Object.keys(policies).join(', ')})`);
         const faults = bq ? { flash: { BQ: bq } } : undefined;
         const run = async (time: { reps: number; ms: number[]; ops?: PassTiming[] | null }) =>
-          fused.forward(tokens, { gemmPolicy, time, faults });
+          fused.forward(tokens, { gemmPolicy, time, faults, foldSplitK });
         // cold: the first variant of a row as the bench of 2026-11-27 12:13 timed it (one forward, then the reps).
         const cold = { reps, ms: [] as number[] };
         if (vi === 0) await run(cold);

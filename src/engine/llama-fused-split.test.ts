@@ -3,6 +3,7 @@
 // 72..192, is cut in two or more), each fixture stays within 1e-5 of Hugging Face's fp64 hidden states (relative
 // L2, the unsplit path's target), the per-op timings name the partial GEMMs (the splits ran), and each of three greedy
 // steps' logits rows equals that row of one whole forward bit for bit: the K partition is per (N, K) whatever M is.
+// And the o and down projections' reductions folded into the add + RMSNorm after them change no tap's bits.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +47,45 @@ function load(dir: string) {
   if (cfg.family !== 'llama') throw new Error(`${dir}: not the Llama family`);
   return { cfg, w: loadLlamaWeights(cfg, new Uint8Array(readFileSync(join(dir, 'model.safetensors')))), hf };
 }
+
+const bits = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+describe('Llama fused forward, split-K reductions folded into the add + RMSNorm (fixtures)', () => {
+  it.each(fixtures)(
+    "%s: every tap the unfolded forward's bit for bit, one reduction dispatch fewer per projection",
+    async (name, dir) => {
+      const { cfg, w, hf } = load(dir);
+      const fused = LlamaFused.create(h, cfg, w);
+      try {
+        const run = async (foldSplitK: boolean) => {
+          const time = { reps: 0, ms: [] as number[], ops: [] as PassTiming[] | null };
+          const got = await fused.forwardTaps(hf.tokens, { gemmPolicy: SPLIT, time, foldSplitK });
+          return { ...got, labels: (time.ops ?? []).map((p) => p.label) };
+        };
+        const [folded, apart] = [await run(true), await run(false)];
+        expect([...folded.taps.keys()].sort(), `${name}: the same taps`).toEqual(
+          [...apart.taps.keys()].sort(),
+        );
+        for (const [key, v] of apart.taps) {
+          const f = folded.taps.get(key) as Float32Array;
+          expect(v.every(Number.isFinite), `${name}: ${key} finite`).toBe(true);
+          expect(bits(f).equals(bits(v)), `${name}: ${key} bit for bit`).toBe(true);
+        }
+        expect(bits(folded.dump.logits).equals(bits(apart.dump.logits)), `${name}: logits`).toBe(true);
+        if (h.ctx.device.features.has('timestamp-query')) {
+          // Unfolded, each o and down projection is its partial GEMM and a reduction labelled as the projection.
+          const reductions = (labels: string[]) =>
+            labels.filter((l) => /\.(attn_out|mlp_out)$/.test(l)).length;
+          expect(reductions(apart.labels), `${name}: reductions unfolded`).toBe(2 * cfg.numLayers);
+          expect(reductions(folded.labels), `${name}: reductions folded`).toBe(0);
+          expect(folded.labels.length, `${name}: dispatches`).toBe(apart.labels.length - 2 * cfg.numLayers);
+        }
+      } finally {
+        fused.destroy();
+      }
+    },
+  );
+});
 
 describe('Llama fused forward, split-K GEMMs (fixtures)', () => {
   it.each(fixtures)(

@@ -5,19 +5,23 @@
 // concatenated [q; k; v] weight (qkv_rope.wgsl), the SwiGLU epilogue on one GEMM over the concatenated [gate; up]
 // weight (linear_swiglu.wgsl), and grouped-query attention (with a sliding window) in the flash attention. Qwen3's
 // q/k norms sit between the projection and the rotary: there the projections stay three GEMMs and the norms and the
-// head split + rotary are the reference kernels (rmsnorm.wgsl, rope.wgsl). Same dump contract as the
-// reference forward (llama-reference.ts); teaching faults through `faults` (one kernel's constants, every layer).
+// head split + rotary are the reference kernels (rmsnorm.wgsl, rope.wgsl). Where the o or the down projection splits
+// K, its reduction is folded into the add + RMSNorm after it (add_rmsnorm_fold.wgsl: the same bits, one dispatch
+// fewer each). Same dump contract as the reference forward (llama-reference.ts); teaching faults through `faults`
+// (one kernel's constants, every layer). The submit and its timings: llama-fused-submit.ts.
 
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { readBuffer, uploadBuffer } from '../gpu/readback';
-import { GpuTimer, type PassTiming } from '../gpu/timestamps';
+import type { PassTiming } from '../gpu/timestamps';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
+import { linearBiasPartial, type SplitPartials } from '../kernels/fused-linear-fold';
 import { addRmsNorm, linearSwigluOps, qkvRopeOps } from '../kernels/fused-llama';
+import { addRmsNormFold } from '../kernels/fused-llama-fold';
 import { fusedNormMaxD } from '../kernels/fused-norm';
 import { CPU_ADAPTER, type GemmPolicy, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
 import { linear } from '../kernels/linear';
@@ -26,6 +30,7 @@ import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import { swiglu } from '../kernels/swiglu';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
+import { submitTimed } from './llama-fused-submit';
 import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { givenInputs } from './llama-reference';
@@ -56,6 +61,12 @@ export interface LlamaFusedOptions {
    * (null where the device has no timestamps).
    */
   time?: { reps: number; ms: number[]; ops?: PassTiming[] | null };
+  /**
+   * Benchmarks and tests: false leaves the o and the down projections' split-K reductions in dispatches of their own
+   * (as before the fold); absent or true, the add + RMSNorm after each forms its output from the partials. The same
+   * bits either way (src/kernels/fused-llama-fold.test.ts, src/engine/llama-fused-split.test.ts).
+   */
+  foldSplitK?: boolean;
   /** Keep and read back every slot the path computes, under the registry's names (forwardTaps). */
   taps?: boolean;
   /**
@@ -194,6 +205,21 @@ export class LlamaFused {
       if (on('gemm')) specs.push(...linearBiasOps(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, gemm));
       else specs.push(linear(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, {}, cpu));
     };
+    // The o and the down projections when split-K feeds an add + RMSNorm: the partial GEMM alone, its reduction left
+    // to that norm (fused-llama-fold.ts; the same bits, one dispatch fewer). Null where it runs whole (then `proj`).
+    const fold = on('gemm') && on('addRmsNorm') && (o.foldSplitK ?? true);
+    const partialWs = (floats: number) => ({ buffer: gemm.workspace?.(floats) as GPUBuffer, offset: 0 });
+    const projPartial = (label: string, x: GPUBuffer, l: LinearBufs, y: GPUBuffer, N: number, K: number) => {
+      const got = fold
+        ? linearBiasPartial(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, partialWs, gemm)
+        : null;
+      if (got) {
+        specs.push(got.spec);
+        return got.partials;
+      }
+      proj(label, x, l, y, N, K);
+      return null;
+    };
     // A slot's buffer: one per name, reused by every layer; with taps, one per layer, kept as `layers.{i}.{name}`.
     const slots = new Map<string, { buf: GPUBuffer; floats: number }>();
     const slot = (i: number, name: string, floats: number): GPUBuffer => {
@@ -217,7 +243,8 @@ export class LlamaFused {
     const probs = on('flash') ? null : alloc(H * T * keys, 'probs');
     const finalNorm = top('final_norm', T * d);
     const logits = top('logits', T * V);
-    // r = a + b and y = RMSNorm(r) (b null: y = RMSNorm(a)); layer i's faults.
+    // r = a + b and y = RMSNorm(r) (b null: y = RMSNorm(a)); layer i's faults. With `part`, b is formed from those
+    // split-K partials on the way (and written).
     const norm = (
       label: string,
       i: number,
@@ -226,10 +253,16 @@ export class LlamaFused {
       w: GPUBuffer,
       r: GPUBuffer | null,
       y: GPUBuffer,
+      part: SplitPartials | null = null,
     ) => {
       if (on('addRmsNorm')) {
         const constants = faultAt(i) ? faults.addRmsNorm : undefined;
         const maxWorkgroupBytes = device.limits.maxComputeWorkgroupStorageSize;
+        if (part && b && r) {
+          const buf = { a, part, w, b, r, y, dummy };
+          specs.push(addRmsNormFold(label, buf, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }));
+          return;
+        }
         specs.push(
           addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }),
         );
@@ -295,9 +328,9 @@ export class LlamaFused {
         specs.push(attnValues(`${p}.ctx`, { p: p_, v: vh, ctx }, H, T, hd, c(shape.values), at));
       }
       const attnOut = slot(i, 'attn_out', T * d);
-      proj(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
+      const oPart = projPartial(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
       const ln2 = slot(i, 'ln2', T * d);
-      norm(`${p}.ln2`, i, x, attnOut, L.postNorm, slot(i, 'ln2_in', T * d), ln2);
+      norm(`${p}.ln2`, i, x, attnOut, L.postNorm, slot(i, 'ln2_in', T * d), ln2, oPart);
       const act = slot(i, 'swiglu', T * F);
       if (on('swiglu')) {
         const buf = { x: ln2, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy };
@@ -311,7 +344,7 @@ export class LlamaFused {
         specs.push(swiglu(`${p}.swiglu`, { gate: gateOut, up: upOut, y: act }, T * F));
       }
       const mlpOut = slot(i, 'mlp_out', T * d);
-      proj(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
+      const downPart = projPartial(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
       const last = i === cfg.numLayers - 1;
       const w = last ? this.wb.norm : this.wb.layers[i + 1].inNorm;
       const y = last ? finalNorm : slot(i + 1, 'ln1', T * d);
@@ -323,45 +356,14 @@ export class LlamaFused {
         w,
         slot(i, 'out', T * d),
         y,
+        downPart,
       );
     });
     proj('logits', finalNorm, { w: this.wb.head, b: null }, logits, V, d);
 
     const program = new Program(device, pipelines);
     try {
-      device.pushErrorScope('validation');
-      let thrown: unknown = null;
-      try {
-        for (const s of specs) program.add({ ...s, constants: { ...o.constants, ...s.constants } });
-        const enc = device.createCommandEncoder();
-        program.encode(enc);
-        device.queue.submit([enc.finish()]);
-        await device.queue.onSubmittedWorkDone();
-        for (let r = 0; r < (o.time?.reps ?? 0); r++) {
-          const t0 = performance.now();
-          const again = device.createCommandEncoder({ label: 'llama fused (timed)' });
-          program.encode(again);
-          device.queue.submit([again.finish()]);
-          await device.queue.onSubmittedWorkDone();
-          o.time?.ms.push(performance.now() - t0);
-        }
-        if (o.time?.ops) {
-          const timer = new GpuTimer(device, specs.length);
-          const enc = device.createCommandEncoder({ label: 'llama fused (per op)' });
-          program.encode(enc, timer);
-          timer.resolve(enc);
-          device.queue.submit([enc.finish()]);
-          const passes = await timer.read();
-          timer.destroy();
-          if (passes) o.time.ops.push(...passes);
-          else o.time.ops = null;
-        }
-      } catch (e) {
-        thrown = e;
-      }
-      const err = await device.popErrorScope();
-      if (thrown) throw thrown;
-      if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
+      await submitTimed(device, program, specs, o);
       const taps = new Map<string, Float32Array>();
       const read = async (key: string) => {
         const s = slots.get(key) as { buf: GPUBuffer; floats: number };

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One device call for the GEMM against cuBLAS and the Llama fused forward against HF SDPA + CUDA graph (carry
+# .devpack and .gl; bundle first, from the project root:
+#   npx esbuild bench/llama.ts --bundle --platform=node --format=esm --target=node20 --outfile=.devpack/llama.mjs \
+#     --external:webgpu):
+# torch.matmul at every GEMM shape of the two Llama shapes and 2048³ (bench/torch_matmul.py), the HF peer
+# (bench/torch_llama_peer.py), then bench/llama.ts with the policy's GEMM at the same shapes (--gemm), the dispatch
+# floor (--floor) and the forward per op (--profile), plus the flags given here. torch.matmul runs again at the end.
+# Back in $OUT: gpu.txt, matmul-{before,after}.json, torch-llama.json / .log, llama.json / .log.
+source bench/device-setup.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt"
+SHAPES=""
+for T in 128 512; do
+  # SmolLM2-135M: q/k/v, o, gate/up, down, LM head; then Qwen2.5-0.5B's.
+  SHAPES="$SHAPES ${T}x960x576 ${T}x576x576 ${T}x3072x576 ${T}x576x1536 ${T}x49152x576"
+  SHAPES="$SHAPES ${T}x1152x896 ${T}x896x896 ${T}x9728x896 ${T}x896x4864 ${T}x151936x896"
+done
+timeout 120 python3 bench/torch_matmul.py "$OUT/matmul-before.json" $SHAPES 2048x2048x2048 > "$OUT/matmul.log" 2>&1
+timeout 150 python3 bench/torch_llama_peer.py > "$OUT/torch-llama.json" 2> "$OUT/torch-llama.log"
+(cd .devpack && timeout 300 /tmp/node llama.mjs --reps 9 --gemm --floor --profile "$@" --out "$OUT/llama.json" > "$OUT/llama.log" 2>&1)
+timeout 60 python3 bench/torch_matmul.py "$OUT/matmul-after.json" 2048x2048x2048 >> "$OUT/matmul.log" 2>&1
+ls -la "$OUT"
