@@ -15,13 +15,15 @@ import type { RunsReport } from './runs-report';
 import { causeClause } from './why-runs';
 
 /** Adds the anatomy and the cause to each run's first born op (in place), and to the sentences. */
-export function explainFamilyFindings(
+export async function explainFamilyFindings(
   report: RunsReport,
   runs: FamilyRun[],
   ctx: GroupContext,
   shared: NeoXConfig,
   exactOf: (run: number, check: number) => { exact: Float64Array; kept: Map<string, Float64Array> },
-): void {
+  /** Awaited between candidates: lets a cancel through (it throws then). */
+  yieldNow: () => Promise<void> = async () => undefined,
+): Promise<void> {
   const t0 = performance.now();
   for (const f of report.findings) {
     if (!f.check) continue;
@@ -56,6 +58,7 @@ export function explainFamilyFindings(
         // A variant the op's form refuses for this model (a window of 0) explains nothing.
         residual = Number.POSITIVE_INFINITY;
       }
+      await yieldNow();
       const prev = bestOf.get(cand.id);
       if (!prev || residual < prev.residual)
         bestOf.set(cand.id, {

@@ -13,6 +13,7 @@ import { nodeShaderSource } from '../kernels/shaders-node';
 import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
+import { AnalysisCancelled } from './analyze';
 import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
 import { type FamilyPlant, runOfSlots, synthFamilyRun } from './family-runs-synth';
 
@@ -213,5 +214,22 @@ describe('the analysis of Llama-family runs', () => {
     expect(report.sentence).toContain(
       'The texts part at decode step 2 (position 5): run A chose 13, run B 99',
     );
+  });
+
+  it('a cancel during the analysis stops it with AnalysisCancelled', async () => {
+    const cfg = await load('qwen3-qknorm');
+    const tokens = [3, 1, 4, 1, 5, 9, 2, 6];
+    const a = await read(synthFamilyRun(cfg, engine.llamaModel!.weights, tokens), cfg, 'a');
+    const ctl = new AbortController();
+    const phases: string[] = [];
+    const run = analyzeFamilyRuns(familyRunsModel(engine), a, null, {
+      signal: ctl.signal,
+      onProgress: (phase) => {
+        phases.push(phase);
+        if (phase === 'oracle') ctl.abort();
+      },
+    });
+    await expect(run).rejects.toBeInstanceOf(AnalysisCancelled);
+    expect(phases).toEqual(['sources', 'oracle']);
   });
 });

@@ -113,6 +113,15 @@ async function analyzeSame(
     return r;
   };
   const inputs = [a, b].filter((r): r is RunInput => r !== null);
+  // The work is synchronous fp64 on this thread: a turn of the event loop every 50 ms or so lets a cancel (and
+  // the page's progress) through in the middle of a phase; a cancel is then said at once.
+  let last = performance.now();
+  const yieldNow = async () => {
+    if (performance.now() - last < 50) return;
+    await new Promise((r) => setTimeout(r, 0));
+    last = performance.now();
+    if (opts.signal?.aborted) throw new AnalysisCancelled('run analysis cancelled');
+  };
 
   const { runs, refs } = await phase('sources', async () => {
     const runs: FamilyRun[] = inputs.map((input, j) => {
@@ -136,16 +145,27 @@ async function analyzeSame(
   });
 
   const ctx: GroupContext = { cfg, weights: model.weights, tokens, angles: 'hf-fp32' };
-  const { exactTaps, checkExact } = await phase('oracle', () => {
+  const { exactTaps, checkExact } = await phase('oracle', async () => {
     const exactTaps = new Map<string, Float64Array>();
     llamaForward(cfg, model.weights, tokens, exactTaps, { angles: 'hf-fp32' });
-    const checkExact = runs.map((r) => {
-      const kept = r.checks.map(() => new Map<string, Float64Array>());
-      const own = r.checks.map((c, i) => computeCheck(c, ctx, r.slot, null, kept[i]));
+    const checkExact: { own: Float64Array[]; kept: Map<string, Float64Array>[]; floor: Float64Array[] }[] =
+      [];
+    for (const r of runs) {
       const ref = refs.get(r.precision)!;
-      const floor = r.checks.map((c) => computeCheck(c, ctx, (s) => ref.get(s) ?? null));
-      return { own, kept, floor };
-    });
+      const e = {
+        own: [] as Float64Array[],
+        kept: [] as Map<string, Float64Array>[],
+        floor: [] as Float64Array[],
+      };
+      for (const c of r.checks) {
+        const kept = new Map<string, Float64Array>();
+        e.own.push(computeCheck(c, ctx, r.slot, null, kept));
+        e.kept.push(kept);
+        e.floor.push(computeCheck(c, ctx, (s) => ref.get(s) ?? null));
+        await yieldNow();
+      }
+      checkExact.push(e);
+    }
     return { exactTaps, checkExact };
   });
 
@@ -286,10 +306,14 @@ async function analyzeSame(
     );
   }
   await phase('why', () =>
-    explainFamilyFindings(report, runs, ctx, model.shared, (j, i) => ({
-      exact: checkExact[j].own[i],
-      kept: checkExact[j].kept[i],
-    })),
+    explainFamilyFindings(
+      report,
+      runs,
+      ctx,
+      model.shared,
+      (j, i) => ({ exact: checkExact[j].own[i], kept: checkExact[j].kept[i] }),
+      yieldNow,
+    ),
   );
   if (report.parting) report.sentence = `${report.sentence} ${report.parting.words}`;
   return report;
