@@ -1,12 +1,21 @@
-// The cause search's products on the GPU oracle: the operand variants of a linear op (the input rounded, shifted or
+// The cause search's products on the GPU oracle: the operand variants of a product (the input rounded, shifted or
 // another tensor; the weights rounded or transposed; the bias scaled or rounded) read on the CPU exactly as the fp64
 // product reads them (causes/exact-op.ts productOperands), multiplied in double-float by the oracle's own linear
-// kernel (engine/oracle-products.ts), a search's step in one submit. What it cannot take (a bias that is no f32
-// value, weights past one binding) is left to the fp64 product on the CPU.
-import { oracleProducts, type Product, type ProductsKit } from '../engine/oracle-products';
-import { type ProductCache, productOperands, widthOf } from './causes/exact-op';
+// kernel (engine/oracle-products.ts), a search's step in one submit; and the exact product of an op on a path's own
+// recorded input, on the model's weights where they lie (the two-path why's checks: why-paths.ts). Each product is
+// held for the search (causes/search-products.ts), so whatever the op does after it (a fused group's activation or
+// residual sum, the attention core) runs on it. What the GPU cannot take (a bias that is no f32 value, weights past
+// one binding) is left to the fp64 product on the CPU.
+import type { GpuModel } from '../engine/gpu-model';
+import { type ModelProduct, oracleProducts, type Product, type ProductsKit } from '../engine/oracle-products';
+import { core, type ProductCache, productOperands, widthOf } from './causes/exact-op';
 import type { ProductRequest } from './causes/explain';
-import type { OpData } from './causes/types';
+import { holdProduct } from './causes/search-products';
+import { LINEAR_OPS, type OpData, type OpKind } from './causes/types';
+
+/** The ops whose search asks the GPU oracle for its products: a linear op, or a fused group around one product
+ * (the attention core of `attn_block` is searched in fp64 on the CPU, its QKV projection held from its check). */
+export const GPU_SEARCH_OPS: readonly OpKind[] = [...LINEAR_OPS, 'mlp_up', 'mlp_residual'];
 
 /** Fills `cache` with the outputs of the requested products, computed on the GPU oracle; says how long the GPU's part
  * took (upload, multiply, read back), in ms. */
@@ -18,11 +27,10 @@ export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
     const inputOf = new Map<ArrayLike<number>, number>();
     const products: Product[] = [];
     const asked: ProductRequest[] = [];
-    let K = 0;
     for (const r of requests) {
       if (cache.has(r.v, r.cols)) continue;
       const ops = productOperands(d, r.v);
-      K = ops.K;
+      const K = ops.K;
       const cols = r.cols ?? Int32Array.from({ length: N }, (_, i) => i);
       if (cols.length * K * 4 > kit.maxBindingBytes) continue;
       const w = new Float32Array(cols.length * K);
@@ -47,11 +55,58 @@ export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
       asked.push(r);
     }
     const g0 = performance.now();
-    const outs = await oracleProducts(kit, T, K, inputs, products);
+    const outs = await oracleProducts(kit, T, inputs, products);
     const gpuMs = performance.now() - g0;
+    const linear = LINEAR_OPS.includes(d.op);
     asked.forEach((r, i) => {
-      cache.set(r.v, r.cols, outs[i]);
+      // (held under the input the product reads: exact-op's product finds it there, under any op that holds it)
+      holdProduct(d, r.v, r.v.input ?? d.inputs[0], N, r.cols, outs[i]);
+      cache.set(r.v, r.cols, linear ? outs[i] : core(d, r.v, r.cols));
     });
     return gpuMs;
   };
+}
+
+/** The model's weights of the product an op holds (a fused group's: its QKV projection, dense_h_to_4h or
+ * dense_4h_to_h), with its output width; null for an op without one. */
+function productOf(model: GpuModel, op: OpKind, layer: number | null) {
+  if (layer === null) return null;
+  const l = model.layers[layer];
+  const d = model.cfg.hiddenSize;
+  if (op === 'qkv' || op === 'attn_block') return { linear: l.attention.qkv, n: 3 * d };
+  if (op === 'dense') return { linear: l.attention.dense, n: d };
+  if (op === 'fc1' || op === 'mlp_up') return { linear: l.mlp.denseHTo4h, n: model.cfg.intermediateSize };
+  if (op === 'fc2' || op === 'mlp_residual') return { linear: l.mlp.dense4hToH, n: d };
+  return null;
+}
+
+/**
+ * The exact product (every column) of each op that holds one, on its own recorded input, multiplied on the GPU
+ * oracle from the model's weights in one submit and held for exact-op.ts's product: the op's exact output then costs
+ * the CPU only what follows its product. Ops without a product are passed over. Returns the GPU's wall ms.
+ */
+export async function holdExactProducts(kit: ProductsKit, model: GpuModel, ops: OpData[]): Promise<number> {
+  const T = ops[0]?.tokens.length ?? 0;
+  const inputs: Float32Array[] = [];
+  const inputOf = new Map<ArrayLike<number>, number>();
+  const products: ModelProduct[] = [];
+  const held: { d: OpData; n: number }[] = [];
+  for (const d of ops) {
+    const p = productOf(model, d.op, d.layer);
+    const x0 = d.inputs[0];
+    if (!p || !(x0 instanceof Float32Array) || p.linear.weight.size > kit.maxBindingBytes) continue;
+    let x = inputOf.get(x0);
+    if (x === undefined) {
+      x = inputs.push(x0) - 1;
+      inputOf.set(x0, x);
+    }
+    products.push({ x, linear: p.linear, n: p.n, f16: model.weightsF16 });
+    held.push({ d, n: p.n });
+  }
+  const g0 = performance.now();
+  const outs = await oracleProducts(kit, T, inputs, products, model.dummy);
+  held.forEach(({ d, n }, i) => {
+    holdProduct(d, {}, d.inputs[0], n, null, outs[i]);
+  });
+  return performance.now() - g0;
 }

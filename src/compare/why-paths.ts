@@ -17,6 +17,7 @@ import { fullMetrics } from './metrics';
 import type { DeterminismResult, PathWhy, Report } from './report';
 import { runChecks } from './run-checks';
 import { neighbours, opWeights, whyAt } from './why';
+import { holdExactProducts } from './why-gpu';
 import { causeClause } from './why-runs';
 
 export interface PathCheck {
@@ -101,12 +102,16 @@ export async function whyOfPaths(
   const { engine, spec, tokens } = c;
   const cfg = engine.modelInfo!.config;
   const T = tokens.length;
+  const t0 = performance.now();
   const read = (t: GpuTap) => runs.batch.read(t, T);
   const fused = await slotsOf(runs.fused.taps, read, i);
   const ref = await slotsOf(runs.ref.taps, read, i);
   const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
+  // Each op's weights read once for both paths (from the GPU when the engine holds no CPU copy).
+  const weightsOf = new Map<OpKind, ReturnType<typeof opWeights>>();
   const opData = async (pc: PathCheck, slots: typeof fused): Promise<OpData> => {
     const recorded = slots.get(pc.output)!.data;
+    if (!weightsOf.has(pc.op)) weightsOf.set(pc.op, opWeights(engine, pc.op, i));
     const d: OpData = {
       op: pc.op,
       layer: i,
@@ -116,7 +121,7 @@ export async function whyOfPaths(
       inputSlots: pc.inputs,
       recorded,
       exact: new Float64Array(recorded.length),
-      weights: await opWeights(engine, pc.op, i),
+      weights: await weightsOf.get(pc.op)!,
       angles: 'exact',
       others: [],
       floor: fullMetrics([0], [1], 'fp32'),
@@ -127,15 +132,28 @@ export async function whyOfPaths(
     };
     return d;
   };
+  const paths: { pc: PathCheck; f: OpData; r: OpData }[] = [];
+  for (const pc of checks) paths.push({ pc, f: await opData(pc, fused), r: await opData(pc, ref) });
+  const kit =
+    oracle.kind === 'gpu'
+      ? { ...engine.gpuParts(), dfFma: oracle.dfFma, maxBindingBytes: engine.maxBindingBytes }
+      : null;
+  const t1 = performance.now();
+  // Where the oracle runs on the GPU, every op's product (a linear op's, a fused group's) on each path's own input is
+  // multiplied there, whole, in one submit: the exact ops below cost the CPU only what follows a product.
+  if (kit)
+    await holdExactProducts(
+      kit,
+      kit.model,
+      paths.flatMap((p) => [p.f, p.r]),
+    );
+  const t2 = performance.now();
   const measured = [];
   let born: { pc: PathCheck; d: OpData } | null = null;
-  for (const pc of checks) {
-    const f = await opData(pc, fused);
-    const r = await opData(pc, ref);
+  for (const { pc, f, r } of paths) {
     // Each op checked on the same sample of its output columns on both paths (the whole output of a small op; a
     // large one's columns where the paths differ most and an even spread, every row), exactly in fp64 from each
     // path's own inputs.
-    const T = tokens.length;
     const width = f.recorded.length / T;
     // (the columns ranked by where the two paths' outputs differ most)
     const cols = scoredColumns({ ...f, exact: Float64Array.from(r.recorded) }, FINAL);
@@ -150,6 +168,10 @@ export async function whyOfPaths(
       born = { pc, d: { ...f, floor } };
     }
   }
+  const t3 = performance.now();
+  c.durations['why.read'] = t1 - t0;
+  c.durations['why.products'] = t2 - t1;
+  c.durations['why.checks'] = t3 - t2;
   const raced = determinism.differences.filter((x) => x.tensor.startsWith(`layers.${i}.`));
   const race = raced.length
     ? { tensors: [...new Set(raced.map((x) => x.tensor))], elements: raced.reduce((s, x) => s + x.count, 0) }
@@ -200,11 +222,12 @@ export async function whyOfPaths(
     scale: born.d.scale,
     angles: 'exact',
     // The born op's variants multiplied on the GPU oracle where the analysis runs it there.
-    products:
-      oracle.kind === 'gpu'
-        ? { ...engine.gpuParts(), dfFma: oracle.dfFma, maxBindingBytes: engine.maxBindingBytes }
-        : null,
+    products: kit,
   });
+  c.durations['why.search'] = performance.now() - t3;
+  c.durations['why.anatomy'] = why.ms.anatomy;
+  c.durations['why.cause'] = why.ms.cause;
+  c.durations['why.searchGpu'] = why.ms.products;
   const causeWords = race
     ? `a race (the op's bits change from run to run), not a fixed variant`
     : why.cause.words;

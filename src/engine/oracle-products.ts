@@ -1,21 +1,32 @@
 // Plain products on the GPU oracle: y = x W^T + b exactly in double-float (the oracle's own linear kernel) on
 // operands given as values — what a cause's variant of a linear op reads (its input rounded or shifted or another
 // tensor, its weights rounded or transposed, its bias scaled or rounded: compare/causes/exact-op.ts
-// productOperands). Many products, one submit, one readback (compare/why-gpu.ts asks for a search's worth).
+// productOperands) or the model's own weights on the GPU (the exact product of an op on a path's recorded input: the
+// two-path why's checks). Many products, one submit, one readback (compare/why-gpu.ts asks for a search's worth).
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { recordReadbackPacked } from '../gpu/readback';
 import { dfLinear } from '../kernels/oracle/linear';
 import { fromDfPairs } from '../numeric/double-float';
+import type { GpuLinear } from './gpu-model';
 import { DF_BYTES, OracleError, Recording } from './oracle-df';
 
 export interface Product {
-  /** Index into the inputs: x [T, K], f32 values. */
+  /** Index into the inputs: x [T, K], f32 values (K: the input's length over T). */
   x: number;
   /** W [N, K], f32 values. */
   w: Float32Array;
   /** b [N] f32 values, or null (no bias). */
   b: Float32Array | null;
+}
+
+/** A product on the model's own weights as they lie on the GPU (f32, or packed f16 with `f16`). */
+export interface ModelProduct {
+  x: number;
+  linear: GpuLinear;
+  /** N, the weight's rows. */
+  n: number;
+  f16: boolean;
 }
 
 export interface ProductsKit {
@@ -30,36 +41,48 @@ export interface ProductsKit {
 export async function oracleProducts(
   kit: ProductsKit,
   T: number,
-  K: number,
   inputs: Float32Array[],
-  products: Product[],
+  products: (Product | ModelProduct)[],
+  dummy: GPUBuffer | null = null,
 ): Promise<Float64Array[]> {
   if (products.length === 0) return [];
   const { device } = kit;
   const rec = new Recording(device, kit.pipelines, kit.pool, kit.maxBindingBytes);
   try {
     for (const x of inputs)
-      if (x.length !== T * K)
-        throw new OracleError(`oracle products: an input holds ${x.length} values, not ${T} × ${K}`);
+      if (x.length === 0 || x.length % T !== 0)
+        throw new OracleError(`oracle products: an input holds ${x.length} values, not ${T} rows`);
     const xs = inputs.map((x, i) => {
       // f32 values are df pairs with a zero low part.
       const pairs = new Float32Array(2 * x.length);
       for (let j = 0; j < x.length; j++) pairs[2 * j] = x[j];
       return rec.upload(pairs, `product.x${i}`);
     });
-    const dummy = rec.upload(new Float32Array(4), 'product.dummy');
-    const constants = { DF_FMA: kit.dfFma, W_F16: false };
+    const none = dummy ?? rec.upload(new Float32Array(4), 'product.dummy');
     const outs = products.map((p, i) => {
+      if (!xs[p.x]) throw new OracleError(`oracle products: product ${i} reads no input ${p.x}`);
+      const K = inputs[p.x].length / T;
+      const y = (N: number) => rec.df(T * N, `product.y${i}`);
+      if ('linear' in p) {
+        const constants = { DF_FMA: kit.dfFma, W_F16: p.f16 };
+        const out = y(p.n);
+        const buf = { x: xs[p.x], w: p.linear.weight, b: p.linear.bias, y: out, dummy: none };
+        rec.program.add(dfLinear(`product.${i}`, buf, T, p.n, K, { constants }));
+        return { y: out, n: T * p.n };
+      }
       const N = p.w.length / K;
-      if (!Number.isInteger(N) || N < 1 || (p.b && p.b.length !== N) || !xs[p.x])
+      if (!Number.isInteger(N) || N < 1 || (p.b && p.b.length !== N))
         throw new OracleError(`oracle products: product ${i} has ${p.w.length} weights for K = ${K}`);
       if (p.w.byteLength > kit.maxBindingBytes)
         throw new OracleError(`oracle products: product ${i}'s weights need more than one storage binding`);
-      const y = rec.df(T * N, `product.y${i}`);
+      const out = y(N);
       const w = rec.upload(p.w, `product.w${i}`);
       const b = p.b ? rec.upload(p.b, `product.b${i}`) : null;
-      rec.program.add(dfLinear(`product.${i}`, { x: xs[p.x], w, b, y, dummy }, T, N, K, { constants }));
-      return { y, n: T * N };
+      const constants = { DF_FMA: kit.dfFma, W_F16: false };
+      rec.program.add(
+        dfLinear(`product.${i}`, { x: xs[p.x], w, b, y: out, dummy: none }, T, N, K, { constants }),
+      );
+      return { y: out, n: T * N };
     });
     const encoder = device.createCommandEncoder({ label: 'oracle-products' });
     rec.program.encode(encoder);
