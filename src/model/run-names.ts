@@ -81,7 +81,8 @@ function layerRef(layer: number, s: string, heads = false): SlotRef {
  * a layer index past it is reported by the caller (a run of another model), so it is returned as it is.
  */
 export function slotOfName(name: string, numLayers: number): SlotRef | null {
-  const top = TOP[name];
+  // Own names only: a tensor named like an Object property (`constructor`) is no name of the contract.
+  const top = Object.hasOwn(TOP, name) ? TOP[name] : undefined;
   if (top !== undefined) return { slot: top, layer: null, kind: slotKind(top) };
   if (name === `${NEOX.finalNorm.module}:in`) return layerRef(numLayers, 'in');
   let m = /^hidden_states\.(\d+)$/.exec(name);
@@ -97,7 +98,7 @@ export function slotOfName(name: string, numLayers: number): SlotRef | null {
   }
   m = /^blocks\.(\d+)\.([a-z0-9_.]+)$/.exec(name);
   if (m) {
-    const s = TL_LAYER[m[2]];
+    const s = Object.hasOwn(TL_LAYER, m[2]) ? TL_LAYER[m[2]] : undefined;
     return s === undefined ? null : layerRef(Number(m[1]), s, m[2] === 'attn.hook_z');
   }
   return null;

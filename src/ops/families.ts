@@ -14,6 +14,10 @@ const s = (
   more: Partial<OpStep> = {},
 ): OpStep => ({ slot, op, inputs, width, ...more });
 
+/** A name table without Object's own properties: a run's tensor named `constructor` is no model-level name. */
+const names = (t: Record<string, string>): Readonly<Record<string, string>> =>
+  Object.assign(Object.create(null) as Record<string, string>, t);
+
 /** Llama, Qwen2, Qwen3, Mistral: pre-norm, sequential residual, SwiGLU MLP, GQA with RoPE per head. */
 export const LLAMA_FAMILY: FamilySpec = {
   family: 'llama',
@@ -47,7 +51,7 @@ export const LLAMA_FAMILY: FamilySpec = {
   // mlp.act_fn's output is silu(gate) alone, which no step keeps (the swiglu step is its product with up).
   containers: { self_attn: ['ln1', 'attn_out'], mlp: ['ln2', 'mlp_out'], 'mlp.act_fn': ['gate', null] },
   lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
-  topNames: {
+  topNames: names({
     'model.embed_tokens:out': 'embed',
     'model.norm:out': 'final_norm',
     'model:out': 'final_norm',
@@ -55,7 +59,7 @@ export const LLAMA_FAMILY: FamilySpec = {
     'lm_head:out': 'logits',
     ':out': 'logits',
     logits: 'logits',
-  },
+  }),
 };
 
 /**
@@ -183,7 +187,7 @@ function neoxFamily(parallel: boolean): FamilySpec {
       post_attention_dropout: ['attn_out', 'attn_out'],
       post_mlp_dropout: ['mlp_out', 'mlp_out'],
     },
-    topNames: {
+    topNames: names({
       'gpt_neox.embed_in:out': 'embed',
       'gpt_neox.emb_dropout:in': 'embed',
       'gpt_neox.emb_dropout:out': 'embed',
@@ -195,7 +199,7 @@ function neoxFamily(parallel: boolean): FamilySpec {
       'lm_head:out': 'logits',
       ':out': 'logits',
       logits: 'logits',
-    },
+    }),
     wholeLayer: 'the whole layer',
   };
 }
