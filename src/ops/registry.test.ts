@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { GROUP_PRODUCT } from '../compare/causes/types';
+import { GROUP_PRODUCT, stepOfOp } from '../compare/causes/types';
 import { runChecks } from '../compare/run-checks';
 import { oracleForward } from '../kernels/cpu/forward';
 import { opForward } from '../kernels/cpu/op-forward';
@@ -30,9 +30,10 @@ const FAMILIES: [string, FamilySpec][] = [
 ];
 
 /**
- * Forms the descriptors need that no part fills yet: the WGSL reference launchers and the double-float forms are
- * still reached through the engine's own tables (engine/fused-kernels.ts, engine/oracle-op.ts) until the engine
- * iterates the registry. Filling one makes this list wrong, and the test says so: take the entry out.
+ * Forms the descriptors need that no part fills yet: the WGSL reference launchers are still reached through the
+ * engine's own tables (GPT-NeoX's engine/plan-ops.ts REFERENCE_OPS, the Llama family's engine/llama-wgsl-forms.ts
+ * WGSL_FORMS), and the double-float forms through engine/oracle-layer.ts and kernels/oracle/df-forms.ts. Filling one
+ * makes this list wrong, and the test says so: take the entry out.
  */
 const NOT_YET_FILLED = OP_KINDS.flatMap((k) => [`${k}:wgsl`, `${k}:df`]);
 
@@ -109,6 +110,15 @@ describe('the op registry', () => {
     expect(Object.keys(FP64_FORMS).sort()).toEqual([...OP_KINDS].sort());
     expect(missingForms().sort()).toEqual([...NOT_YET_FILLED].sort());
     expect(missingForms().filter((m) => m.endsWith(':fp64'))).toEqual([]);
+  });
+
+  it('has the causes form of every op a GPT-NeoX run is checked at (the why computes each from it)', async () => {
+    await import('../compare/causes/exact-op');
+    for (const op of CHECK_OPS) {
+      const step = stepOfOp(op);
+      if (op === 'layer') expect(step, op).toBeNull();
+      else expect(step !== null && hasForm('causes', step.op), `${op}: ${step?.op}`).toBe(true);
+    }
   });
 
   it('refuses a slot filled twice, and names the op and form nobody filled', () => {
