@@ -4,8 +4,11 @@
 #   npx esbuild bench/llama.ts --bundle --platform=node --format=esm --target=node20 --outfile=.devpack/llama.mjs \
 #     --external:webgpu):
 # torch.matmul at every GEMM shape of the two Llama shapes and 2048³ (bench/torch_matmul.py), the HF peer
-# (bench/torch_llama_peer.py), then bench/llama.ts with the policy's GEMM at the same shapes (--gemm), the dispatch
-# floor (--floor) and the forward per op (--profile), plus the flags given here. torch.matmul runs again at the end.
+# (bench/torch_llama_peer.py), then bench/llama.ts with the forward per op (--profile) and the flags given here, e.g.
+#   bash bench/device-gemm-speed.sh --gemm --floor                  (the first call: the policy's GEMM at the same
+#                                                                    shapes, the dispatch floor)
+#   bash bench/device-gemm-speed.sh --gemm --sweep --cold --sweep-s 100 --policies nofold,policy,swept
+# torch.matmul 2048³ runs again at the end.
 # Back in $OUT: gpu.txt, matmul-{before,after}.json, torch-llama.json / .log, llama.json / .log.
 source bench/device-setup.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt"
@@ -17,6 +20,6 @@ for T in 128 512; do
 done
 timeout 120 python3 bench/torch_matmul.py "$OUT/matmul-before.json" $SHAPES 2048x2048x2048 > "$OUT/matmul.log" 2>&1
 timeout 150 python3 bench/torch_llama_peer.py > "$OUT/torch-llama.json" 2> "$OUT/torch-llama.log"
-(cd .devpack && timeout 300 /tmp/node llama.mjs --reps 9 --gemm --floor --profile "$@" --out "$OUT/llama.json" > "$OUT/llama.log" 2>&1)
+(cd .devpack && timeout 330 /tmp/node llama.mjs --reps 9 --profile "$@" --out "$OUT/llama.json" > "$OUT/llama.log" 2>&1)
 timeout 60 python3 bench/torch_matmul.py "$OUT/matmul-after.json" 2048x2048x2048 >> "$OUT/matmul.log" 2>&1
 ls -la "$OUT"

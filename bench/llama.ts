@@ -11,13 +11,16 @@
 // reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `swept` = the adapter's policy with the table of this run's --sweep.
 // --sweep: every GEMM shape of the models at each T (the q/k/v + rotary, o, gate/up, down and LM head as plain
 // linears) over each tile configuration and K partition (bench/gemm-sweep.ts's timing), and the table chosen as
-// gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts).
+// gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts). --cold: the layers' projections timed as they run
+// in the forward, each launch on weights not in the L2, each dispatch in a pass of its own, the o and down projections
+// by their partial GEMM alone (their reductions are folded into the next add + RMSNorm).
 // Flags: --models smollm2-135m,qwen2.5-0.5b --T 128,512 --reps 9 --warm-ms 1000 --policies policy [--profile]
 // [--flash-bq 16,8] [--sweep] [--sweep-s 150] --out FILE. On SwiftShader use `--models tiny`.
 
 import { LlamaFused } from '../src/engine/llama-fused';
 import type { PipelineCache } from '../src/gpu/pipelines';
-import type { PassTiming } from '../src/gpu/timestamps';
+import { type DispatchSpec, Program } from '../src/gpu/program';
+import { GpuTimer, type PassTiming } from '../src/gpu/timestamps';
 import { linearBiasOps } from '../src/kernels/fused-linear';
 import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
 import {
@@ -32,7 +35,7 @@ import { randomLlamaTensors, smallLlamaConfig } from '../src/model/llama-random'
 import { loadLlamaWeights } from '../src/model/llama-weights';
 import { writeSafetensors } from '../src/model/safetensors-write';
 import type { LlamaConfig } from '../src/numeric/types';
-import { argv, benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
+import { argv, benchEngine, filled, log, median, printOut, runMain, saveOut, value } from './cli';
 import { chooseTable, gemmOperands, type SweepRow, type SweepShape, timeLaunch } from './gemm-sweep';
 
 const L = (over: Partial<LlamaConfig>): LlamaConfig => smallLlamaConfig(over);
@@ -104,13 +107,64 @@ function partitions(s: SweepShape, cap: number | undefined): number[] {
   return [...set];
 }
 
-/** The sweep: every shape × tile configuration × partition, GPU ms; stops starting shapes after `budgetS`. */
+/**
+ * Cold timing, as a GEMM runs inside the forward: `copies` launches, each on its own copy of the weights (together
+ * past the L2, so each reads its W from memory, not from the cache the launch before filled), each dispatch in a timed
+ * pass of its own (as the forward's per-op profile); GPU ms per launch, median of three after one untimed round.
+ */
+async function timeCold(
+  device: GPUDevice,
+  pipelines: PipelineCache,
+  specsOf: (copy: number) => DispatchSpec[],
+  copies: number,
+): Promise<number> {
+  const program = new Program(device, pipelines);
+  device.pushErrorScope('validation');
+  try {
+    let n = 0;
+    for (let c = 0; c < copies; c++)
+      for (const spec of specsOf(c)) {
+        program.add(spec);
+        n++;
+      }
+    const run = async () => {
+      const timer = new GpuTimer(device, n);
+      try {
+        const enc = device.createCommandEncoder();
+        program.encode(enc, timer);
+        timer.resolve(enc);
+        device.queue.submit([enc.finish()]);
+        const passes = (await timer.read()) ?? [];
+        return passes.reduce((a, p) => a + p.ns, 0) / copies / 1e6;
+      } finally {
+        timer.destroy();
+      }
+    };
+    await run();
+    const err = await device.popErrorScope();
+    if (err) throw new Error(`cold timing: ${err.message}`);
+    const t = [await run(), await run(), await run()].sort((a, b) => a - b);
+    return t[1];
+  } finally {
+    program.dispose();
+  }
+}
+
+/** Bytes of weights a cold timing spreads its launches over (twice the H100's 50 MB L2). */
+const COLD_BYTES = 100e6;
+
+/**
+ * The sweep: every shape × tile configuration × partition, GPU ms; stops starting shapes after `budgetS`. `cold`:
+ * timed by timeCold, and the o and down projections (attn_out, mlp_out) by their partial GEMM alone where split,
+ * their reduction being folded into the next add + RMSNorm in the forward.
+ */
 async function sweep(
   device: GPUDevice,
   pipelines: PipelineCache,
   shapes: SweepShape[],
   cap: number | undefined,
   budgetS: number,
+  cold = false,
 ): Promise<{ rows: SweepRow[]; skipped: string[] }> {
   const configs = TUNE_CONFIGS.filter((t) => gemmTilesProblem(t, device.limits) === null);
   const rows: SweepRow[] = [];
@@ -122,14 +176,23 @@ async function sweep(
       continue;
     }
     const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'sweep');
+    const copies = cold ? Math.min(48, Math.max(2, Math.ceil(COLD_BYTES / (4 * s.N * s.K)))) : 1;
+    const ws = [
+      w,
+      ...Array.from({ length: copies - 1 }, (_, c) => filled(device, s.N * s.K, 10 + c, 'cold')),
+    ];
+    const folded = s.op === 'attn_out' || s.op === 'mlp_out';
     try {
       let best: SweepRow | null = null;
       for (const kChunk of partitions(s, cap))
         for (const tiles of configs) {
           const label = `sweep ${shapeKey(s.M, s.N, s.K)}`;
           const opts = { constants: { ...tiles }, workspace, kChunk };
-          const specs = linearBiasOps(label, { x, w, b: null, y, dummy }, s.M, s.N, s.K, opts);
-          const ms = await timeLaunch(device, pipelines, specs, rows.length === 0 ? 50 : 0);
+          const launch = (wc: GPUBuffer) =>
+            linearBiasOps(label, { x, w: wc, b: null, y, dummy }, s.M, s.N, s.K, opts);
+          const ms = cold
+            ? await timeCold(device, pipelines, (c) => launch(ws[c]).slice(0, folded ? 1 : 2), copies)
+            : await timeLaunch(device, pipelines, launch(w), rows.length === 0 ? 50 : 0);
           const tflops = (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12;
           const row = { ...s, tiles: tilesName(tiles), kChunk, split: Math.ceil(s.K / kChunk), ms, tflops };
           rows.push(row);
@@ -141,6 +204,7 @@ async function sweep(
         );
     } finally {
       destroy();
+      for (const b of ws.slice(1)) b.destroy();
     }
   }
   return { rows, skipped };
@@ -234,9 +298,15 @@ async function main() {
     return cfg;
   };
   if (argv.includes('--sweep')) {
-    const shapes = models.flatMap((m) => Ts.flatMap((T) => llamaShapes(m, cfgOf(m), T)));
+    // --cold: the projections of the layers only (the LM head's weights never fit the L2: its time is the same), timed
+    // cold (timeCold).
+    const cold = argv.includes('--cold');
+    const shapes = models
+      .flatMap((m) => Ts.flatMap((T) => llamaShapes(m, cfgOf(m), T)))
+      .filter((s) => !cold || s.op !== 'logits');
     const t0 = performance.now();
-    const got = await sweep(device, pipelines, shapes, base.maxKChunk, Number(value('--sweep-s') ?? 150));
+    const budget = Number(value('--sweep-s') ?? 150);
+    const got = await sweep(device, pipelines, shapes, base.maxKChunk, budget, cold);
     const table = sweptTable(base.table, got.rows);
     policies.swept = { ...base, name: `${base.name} + this run's sweep`, table };
     const mine = chooseTable(got.rows);
