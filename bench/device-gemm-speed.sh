@@ -8,7 +8,7 @@
 #   bash bench/device-gemm-speed.sh --gemm --floor                  (the first call: the policy's GEMM at the same
 #                                                                    shapes, the dispatch floor)
 #   bash bench/device-gemm-speed.sh --gemm --sweep --cold --sweep-s 100 --policies nofold,policy,swept
-# torch.matmul 2048³ runs again at the end.
+# torch.matmul 2048³ runs again at the end. MATMUL=cube times torch.matmul at 2048³ alone.
 # Back in $OUT: gpu.txt, matmul-{before,after}.json, torch-llama.json / .log, llama.json / .log.
 source bench/device-setup.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt"
@@ -18,6 +18,7 @@ for T in 128 512; do
   SHAPES="$SHAPES ${T}x960x576 ${T}x576x576 ${T}x3072x576 ${T}x576x1536 ${T}x49152x576"
   SHAPES="$SHAPES ${T}x1152x896 ${T}x896x896 ${T}x9728x896 ${T}x896x4864 ${T}x151936x896"
 done
+[ "${MATMUL:-all}" = all ] || SHAPES=""  # MATMUL=cube: 2048³ alone
 timeout 120 python3 bench/torch_matmul.py "$OUT/matmul-before.json" $SHAPES 2048x2048x2048 > "$OUT/matmul.log" 2>&1
 timeout 150 python3 bench/torch_llama_peer.py > "$OUT/torch-llama.json" 2> "$OUT/torch-llama.log"
 (cd .devpack && timeout 330 /tmp/node llama.mjs --reps 9 --profile "$@" --out "$OUT/llama.json" > "$OUT/llama.log" 2>&1)
