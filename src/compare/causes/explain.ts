@@ -12,7 +12,16 @@ import { gather } from './arrays';
 import { CAUSES } from './catalog';
 import { evalVariant, innerOf, isOperandProduct, type ProductCache, widthOf, withRows } from './exact-op';
 import { errorSpans, type RowSpan, spanWords } from './rows';
-import type { Candidate, Cause, CauseVerdict, OpData, TestedCause, Variant } from './types';
+import {
+  ATTENTION_OPS,
+  type Candidate,
+  type Cause,
+  type CauseVerdict,
+  type OpData,
+  PRODUCT_OPS,
+  type TestedCause,
+  type Variant,
+} from './types';
 
 /**
  * What one variant may cost: multiply-adds of a re-run product, and output elements scored (a larger op is scored on
@@ -62,15 +71,15 @@ export function scoredColumns(d: OpData, budget: Budget = FINAL): Int32Array | n
   const K = d.inputs[0]?.length ? d.inputs[0].length / T : 0;
   // Multiply-adds per output column: a product's K per row; the attention core's scores and values; a fused QKV
   // and attention group's three QKV columns per row besides.
-  const isProduct = ['qkv', 'dense', 'fc1', 'fc2', 'lm_head', 'mlp_up', 'mlp_residual'].includes(d.op);
-  const perCol =
-    d.op === 'attention' ? 2 * T * T : d.op === 'attn_block' ? 2 * T * T + 3 * T * K : isProduct ? T * K : 0;
+  const isProduct = PRODUCT_OPS.includes(d.op);
+  const isAttention = ATTENTION_OPS.includes(d.op);
+  const perCol = isAttention ? 2 * T * T + (isProduct ? 3 * T * K : 0) : isProduct ? T * K : 0;
   let most = Math.floor(budget.elements / T);
   if (perCol > 0) most = Math.min(most, Math.floor(budget.mac / perCol));
   if (width <= most) return null;
   most = Math.max(most, budget.minColumns ?? 16);
   const colErr = columnErrors(d);
-  const unit = d.op === 'attention' || d.op === 'attn_block' ? d.cfg.headDim : 1;
+  const unit = isAttention ? d.cfg.headDim : 1;
   const units = width / unit;
   const take = Math.max(1, Math.floor(most / unit));
   const unitErr = Array.from({ length: units }, (_, u) => {
