@@ -56,6 +56,9 @@ FAULTS = [
      "the post-attention RMSNorm computed as in an fp16 model (HF's cast order, in fp16)"),
     ("rms-cast-order", B, "bfloat16", "sdpa", "prompt", "ln2", "post_attention_layernorm", "rms-cast-order", {},
      "bf16 checkpoint: the weight applied in fp32 before the cast back to bf16 (one rounding, not two)"),
+    ("rms-cast-order-f32", A, "float32", "sdpa", "prompt", "ln2", "post_attention_layernorm", "rms-cast-order",
+     {"format": "bf16"}, "fp32 model, a bf16 RMSNorm kernel: input and weight in bf16, the weight applied in fp32 "
+     "before the one cast back to bf16, returned as fp32"),
     ("rms-eps", A, "float32", "sdpa", "prompt", "ln2", "post_attention_layernorm", "rms-eps", {"factor": 100.0},
      "the RMSNorm's eps inside the root 100 x the config's"),
     ("rms-eps-outside", A, "float32", "sdpa", "prompt", "ln1", "input_layernorm", "rms-eps-outside",
@@ -68,6 +71,8 @@ FAULTS = [
      "GELU's tanh approximation in SiLU's place on the gate"),
     ("kv-interleaved", A, "float32", "sdpa", "prompt", "ctx", "self_attn", "kv-interleaved", {},
      "GQA 6/2 with the KV heads repeated in repeat()'s order: query head h reads KV head h mod 2, not h // 3"),
+    ("window-ignored", E, "float32", "sdpa", "prompt", "ctx", "self_attn", "window-ignored", {},
+     "Mistral's sliding window (5) ignored in layer 1: every earlier key seen"),
     ("rotary-theta", E, "float32", "sdpa", "prompt", "ctx", "self_attn", "rotary-theta", {"factor": 10.0},
      "the rotary tables from theta 10 x the config's"),
     ("rotary-scaling-skipped", A, "float32", "sdpa", "prompt", "ctx", "self_attn", "rotary-scaling-skipped", {},
@@ -156,6 +161,10 @@ def norm_fn(mod, cause, params, off):
         if cause in ("rms-bf16", "rms-fp16"):
             h = HALF[cause.split("-")[1]]
             return rms_hf(x.to(h), w.to(h), eps).to(x.dtype)
+        if cause == "rms-cast-order" and x.dtype == torch.float32:  # a bf16 kernel in an fp32 model
+            xf = x.to(torch.bfloat16).to(torch.float32)
+            xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+            return (w.to(torch.bfloat16).to(torch.float32) * xf).to(torch.bfloat16).to(x.dtype)
         if cause == "rms-cast-order":
             xf = x.to(torch.float32)
             xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
@@ -252,6 +261,8 @@ def attention_forward(model, attn, cause, params, off):
     window = getattr(attn, "sliding_window", None)
     if cfg.model_type == "mistral":
         window = getattr(cfg, "sliding_window", None)
+    if not off and cause == "window-ignored":
+        window = None
     rot = model.model.rotary_emb
 
     def forward(hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None, **kwargs):
