@@ -267,6 +267,8 @@ export class LlamaModel {
     paths: readonly ForwardOptions[],
     onStep?: (step: number, ids: number[]) => void,
     signal?: AbortSignal,
+    /** Path j's forwards' taps, each with its first position (compare/family-runs-decode.ts records the decode). */
+    onTaps?: (path: number, p0: number, taps: Map<string, Float32Array>) => void,
   ): Promise<number[][]> {
     if (n === 0) return paths.map(() => []);
     const out: number[][] = [];
@@ -276,15 +278,16 @@ export class LlamaModel {
       const constants = { ...precisionConstants(p.precision ?? 'fp32') };
       try {
         const kernels = llamaKernels(p.path);
+        const taps = onTaps && ((p0: number, t: Map<string, Float32Array>) => onTaps(out.length, p0, t));
         const r =
           kernels === null
-            ? await this.ref.generate(prompt, n, { cpu, constants })
-            : await this.fused().generate(prompt, n, {
-                cpu,
-                kernels,
-                constants,
-                ...faultOptions(p.llamaFaults),
-              });
+            ? await this.ref.generate(prompt, n, { cpu, constants }, taps)
+            : await this.fused().generate(
+                prompt,
+                n,
+                { cpu, kernels, constants, ...faultOptions(p.llamaFaults) },
+                taps,
+              );
         out.push(r.ids);
       } catch (e) {
         if (e instanceof EngineError) throw e;

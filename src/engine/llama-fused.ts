@@ -135,15 +135,14 @@ export class LlamaFused {
     prompt: readonly number[],
     n: number,
     o: LlamaFusedOptions = {},
+    /** Each forward's taps (the slots its kernels write out, of its rows) and its first position. */
+    onStep?: (p0: number, taps: Map<string, Float32Array>) => void,
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
-    return greedyWithCache(
-      this.gpu.device,
-      this.cfg,
-      'Llama fused',
-      prompt,
-      n,
-      async (t, kv) => (await this.run(t, { ...o, taps: false }, kv)).dump,
-    );
+    return greedyWithCache(this.gpu.device, this.cfg, 'Llama fused', prompt, n, async (t, kv) => {
+      const r = await this.run(t, { ...o, taps: onStep !== undefined }, kv);
+      onStep?.(kv.p0, r.taps);
+      return r.dump;
+    });
   }
 
   private async run(

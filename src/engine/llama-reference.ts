@@ -114,15 +114,14 @@ export class LlamaReference {
     prompt: readonly number[],
     n: number,
     o: Omit<LlamaForwardOptions, 'taps'> = {},
+    /** Each forward's taps (its rows of every slot; the keys' slot is the cache) and its first position. */
+    onStep?: (p0: number, taps: Map<string, Float32Array>) => void,
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
-    return greedyWithCache(
-      this.gpu.device,
-      this.cfg,
-      'Llama reference',
-      prompt,
-      n,
-      async (t, kv) => (await this.run(t, o, kv)).dump,
-    );
+    return greedyWithCache(this.gpu.device, this.cfg, 'Llama reference', prompt, n, async (t, kv) => {
+      const r = await this.run(t, { ...o, taps: onStep !== undefined }, kv);
+      onStep?.(kv.p0, r.taps);
+      return r.dump;
+    });
   }
 
   private async run(
