@@ -14,7 +14,9 @@
 //   determinism — the fused forward run again, bit for bit
 //   why      — at the first born layer, the op (or fused group) it is born at and its cause (family-why.ts)
 //   generation — greedy on both paths, each with its KV cache; a parting classified as GPT-NeoX's (near tie or not)
-// Not measured yet for the family: the decode check op by op. What the family cannot run (a kernel written in the
+//   decode   — each path's decode checked op by op as a run of a generation (family-runs-decode.ts): asked for,
+//              or where the texts part
+// What the family cannot run (a kernel written in the
 // page, GPT-NeoX's faults, faults from different layers) is refused in one line before any work.
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
 import { LLAMA_KERNEL_OF, type LlamaModel, notForLlama } from '../engine/family-llama';
@@ -27,6 +29,7 @@ import { opLayer } from '../kernels/cpu/op-forward';
 import type { HiddenDump } from '../numeric/types';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
+import { checkFamilyDecode } from './family-runs-decode';
 import { sameBits, tapResults } from './family-taps';
 import { familyWhy } from './family-why';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
@@ -55,7 +58,7 @@ export interface FamilyAnalyzeOptions {
   onProgress?: (phase: string, done: number, total: number) => void;
   onPartial?: (p: AnalysisPartial) => void;
   signal?: AbortSignal;
-  /** The decode check asked for (analyze.ts AnalyzeOptions.checkDecode): refused for the family, in one line. */
+  /** The decode check asked for (analyze.ts AnalyzeOptions.checkDecode): each path's decode checked op by op. */
   checkDecode?: unknown;
   /** Which oracle: 'auto' (default) chooses per adapter as for GPT-NeoX (oracle-source.ts). */
   oracle?: OracleChoice;
@@ -101,8 +104,7 @@ function llamaFaultsOf(planted: readonly PlantedFault[], numLayers: number): Lla
 }
 
 /** Refuses what a Llama-family model cannot run yet, before any work. */
-function checkSpec(spec: RunSpec, opts: FamilyAnalyzeOptions): void {
-  if (spec.checkDecode || opts.checkDecode) throw notForLlama('the decode check op by op');
+function checkSpec(spec: RunSpec): void {
   if (spec.custom) throw notForLlama('a kernel written in the page');
 }
 
@@ -116,7 +118,7 @@ export async function analyzeFamily(
   const info = engine.modelInfo;
   const model = engine.llamaModel;
   if (!info || !model) throw new Error('no Llama-family model is loaded');
-  checkSpec(spec, opts);
+  checkSpec(spec);
   const L = info.config.numLayers;
   const { planted, faults } = placeLlamaFaults(spec, L);
   const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
@@ -460,6 +462,21 @@ async function generate(
       k: spec.k,
       tokenText: tok ? (id) => tok.decode([id]) : undefined,
     });
+  }
+  // Each path's decode checked op by op (family-runs-decode.ts): asked for, or by itself where the texts part.
+  const asked = spec.checkDecode === true || opts.checkDecode !== undefined;
+  if (asked || first >= 0) {
+    const paths = [
+      { name: 'reference', opts: { path: 'reference' as const, precision: spec.precision } },
+      { name: 'fused', opts: fusedOpts },
+    ];
+    const d = await checkFamilyDecode(engine, tokens, n, paths, {
+      k: spec.k,
+      metric: spec.metric,
+      signal: opts.signal,
+    });
+    g.decode = d.checks;
+    g.decodeStarted = asked ? 'asked' : 'auto';
   }
   const verdict = generationVerdictOf(g);
   return { ...g, verdict, words: generationWords({ ...g, verdict }, tokens.length) };

@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../engine/engine';
+import { ALL_FUSED } from '../engine/fused-kernels';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
-import { defaultRunSpec } from '../run/runspec';
+import { defaultRunSpec, type RunSpec } from '../run/runspec';
+import { analyze } from './analyze';
 import { placeLlamaFaults } from './family-compare';
 import { checkFamilyDecode, familyDecodeRunFile } from './family-runs-decode';
 
@@ -97,6 +99,28 @@ describe('the Llama family decode checked op by op', () => {
     expect(c.born?.layer).toBe(1);
     expect(c.born?.check).toMatch(/^layers\.1\..*ctx$/);
     expect(c.cause?.named.map((x) => x.id)).toContain('kv-interleaved');
+  });
+
+  it('the two-path compare asked for the decode check: each path checked op by op in generation.decode', async () => {
+    await load('llama-gqa-llama3');
+    const tokens = [5, 60, 7, 90, 3, 14];
+    const spec: RunSpec = {
+      ...defaultRunSpec(),
+      model: { kind: 'embedded', id: 'test' },
+      prompt: { tokens },
+      fused: [...ALL_FUSED],
+      faults: [{ id: 'kv_interleaved', fromLayer: 1 }],
+      generate: 3,
+      checkDecode: true,
+    };
+    const report = await analyze(engine, spec, tokens);
+    const g = report.generation!;
+    expect(g.decodeStarted).toBe('asked');
+    expect(g.decode?.map((d) => [d.path, d.verdict])).toEqual([
+      ['reference', 'agree'],
+      ['fused', 'diverged'],
+    ]);
+    expect(g.decode?.[1].born?.layer).toBe(1);
   });
 });
 

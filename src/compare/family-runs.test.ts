@@ -7,13 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../engine/engine';
+import { Engine, EngineError } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
-import { AnalysisCancelled } from './analyze';
 import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
 import { type FamilyPlant, runOfSlots, synthFamilyRun } from './family-runs-synth';
 
@@ -216,7 +215,7 @@ describe('the analysis of Llama-family runs', () => {
     );
   });
 
-  it('a cancel during the analysis stops it with AnalysisCancelled', async () => {
+  it("a cancel during the analysis stops it with the engine's 'cancelled'", async () => {
     const cfg = await load('qwen3-qknorm');
     const tokens = [3, 1, 4, 1, 5, 9, 2, 6];
     const a = await read(synthFamilyRun(cfg, engine.llamaModel!.weights, tokens), cfg, 'a');
@@ -229,7 +228,9 @@ describe('the analysis of Llama-family runs', () => {
         if (phase === 'oracle') ctl.abort();
       },
     });
-    await expect(run).rejects.toBeInstanceOf(AnalysisCancelled);
+    const e = await run.catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(EngineError);
+    expect((e as EngineError).kind).toBe('cancelled');
     expect(phases).toEqual(['sources', 'oracle']);
   });
 });

@@ -13,7 +13,7 @@
 //                 path (runs-report.ts verdictOf); the decode step where the run is a generation's
 //   why         — at each run's first born op, the family's causes and the anatomy (family-runs-why.ts)
 // Two generations of one prompt whose texts part are compared on the rows they share, as GPT-NeoX's are.
-import type { Engine } from '../engine/engine';
+import { type Engine, EngineError } from '../engine/engine';
 import type { AdapterSummary } from '../gpu/device';
 import { llamaForward } from '../kernels/cpu/llama-forward';
 import { checkSameTokens } from '../model/run-file';
@@ -21,8 +21,6 @@ import { type PartedPair, partedPair } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import type { DType, LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { DEFAULT_K, type Metric } from '../run/runspec';
-import { AnalysisCancelled } from './analyze';
-import { LLAMA_ORACLE } from './family-compare';
 import { computeCheck, type FamilyRun, familyRunChecks, type GroupContext } from './family-runs-ops';
 import { explainFamilyFindings } from './family-runs-why';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
@@ -40,6 +38,15 @@ import {
 import { heldRows, partingOfRuns } from './runs-verdict';
 
 const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'bf16' };
+
+/** The oracle of a Llama-family runs analysis, in the report's words. */
+const FAMILY_RUNS_ORACLE = {
+  kind: 'cpu' as const,
+  reason:
+    "each op re-run in fp64 on the CPU by the op registry's forms (kernels/cpu/op-fp64.ts), the exact forward by " +
+    'its fp64 forward (kernels/cpu/llama-forward.ts): the GPU double-float forms do not take runs of the family yet',
+  selfTest: null,
+};
 
 /** The model and what the floors are read from: the reference path's own run, in a precision mode. */
 export interface FamilyRunsModel {
@@ -103,7 +110,7 @@ async function analyzeSame(
   const durations: Record<string, number> = {};
   const phases = ['sources', 'oracle', 'comparisons', 'verdict', 'why'];
   const phase = async <R>(name: string, f: () => Promise<R> | R): Promise<R> => {
-    if (opts.signal?.aborted) throw new AnalysisCancelled('run analysis cancelled');
+    if (opts.signal?.aborted) throw new EngineError('run analysis cancelled', 'cancelled');
     opts.onProgress?.(name, phases.indexOf(name), phases.length);
     // A phase's work is synchronous CPU work: a turn of the event loop first lets a cancel and progress through.
     await new Promise((r) => setTimeout(r, 0));
@@ -120,7 +127,7 @@ async function analyzeSame(
     if (performance.now() - last < 50) return;
     await new Promise((r) => setTimeout(r, 0));
     last = performance.now();
-    if (opts.signal?.aborted) throw new AnalysisCancelled('run analysis cancelled');
+    if (opts.signal?.aborted) throw new EngineError('run analysis cancelled', 'cancelled');
   };
 
   const { runs, refs } = await phase('sources', async () => {
@@ -274,7 +281,7 @@ async function analyzeSame(
       tokens,
       metric,
       k,
-      oracle: LLAMA_ORACLE,
+      oracle: FAMILY_RUNS_ORACLE,
       metricsOn: 'cpu',
       floorFrom:
         "the engine's Llama reference path at each run's storage precision, its local error at the same op",
