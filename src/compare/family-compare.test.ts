@@ -230,7 +230,6 @@ describe('compare on a Llama-family model', () => {
         { ...spec(t), custom: { slot: 'flash_attention', source: '' } },
         /a kernel written in the page is not yet/,
       ],
-      [{ ...spec(t), checkDecode: true }, /the decode check op by op is not yet supported/],
       [
         spec(t, [{ id: 'gelu_relu' }]),
         /fault 'gelu_relu' \(a GPT-NeoX kernel's; this family has rms_eps_outside/,
