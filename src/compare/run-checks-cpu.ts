@@ -38,8 +38,7 @@ export function exactOnCpu(
   // The first step reads the check's recorded inputs (in its argument order); each later one what the steps wrote
   // (or, in the whole layer, the layer's input).
   const xs = c.inputs.map((slot) => Float64Array.from(rowsOf(get(slot), all, from)));
-  const env = new Map<string, Float64Array>();
-  steps[0].inputs.forEach((name, j) => env.set(name, xs[j]));
+  const env = new Map<string, Float64Array>(steps[0].inputs.map((name, j) => [name, xs[j]]));
   let out: Float64Array | undefined;
   for (const [i, step] of steps.entries()) {
     out = formOf(
