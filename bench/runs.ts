@@ -3,7 +3,9 @@
 // both are decoded, 'analysis ms' until the report holds both hashes) and analyzed (GPU double-float oracle, every
 // local check, GPU-reduced metrics). Memory: the process's peak RSS above its level once the model is loaded, sampled
 // every 2 ms, against the two files' size. Inputs from tools/bench_runs.py (a 410m-shaped model, runs at T = 128).
-// Usage: node runs.mjs --dir DIR [--reps 3] [--whole] [--evict] [--out FILE]
+// Warm-up (compare/runs-warmup.ts: the self-test, every pipeline's compile, the first calls of the analysis's
+// JavaScript, paid once per process when the model is loaded) before the reps unless --no-warm: rep 0 is then the
+// process's first file pair. Usage: node runs.mjs --dir DIR [--reps 3] [--whole] [--evict] [--no-warm] [--out FILE]
 
 import { execFileSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { readModelDir } from '../src/cli/model-dir';
 import { readRuns, withSha256 } from '../src/cli/run-read';
 import { analyzeRuns, streamRuns } from '../src/compare/analyze-runs';
 import { type RunsStart, startRunsAnalysis } from '../src/compare/runs-start';
+import { warmRunsAnalysis } from '../src/compare/runs-warmup';
 import { Engine } from '../src/engine/engine';
 import { nodeGpu } from '../src/gpu/node';
 import { nodeShaderSource } from '../src/kernels/shaders-node';
@@ -31,6 +34,9 @@ async function main() {
   const t0 = performance.now();
   await engine.loadModel(readModelDir(dir));
   const loadMs = performance.now() - t0;
+  const warm = process.argv.includes('--no-warm') ? null : await warmRunsAnalysis(engine);
+  if (warm)
+    log(`warm-up: ${warm.ms.toFixed(0)} ms on ${warm.tokens} tokens ${JSON.stringify(warm.durations)}`);
   const cfg = engine.modelInfo!.config;
   const files = ['a.safetensors', 'b.safetensors'].map((f) => join(dir, f));
   const fileBytes = files.reduce((s, f) => s + statSync(f).size, 0);
@@ -82,6 +88,7 @@ async function main() {
     date: new Date().toISOString(),
     model: { layers: cfg.numLayers, d: cfg.hiddenSize, vocab: cfg.vocabSize },
     loadMs,
+    warmup: warm,
     fileBytes,
     rows,
   };

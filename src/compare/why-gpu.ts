@@ -80,12 +80,21 @@ function productOf(model: GpuModel, op: OpKind, layer: number | null) {
   return null;
 }
 
+/** Whether the op holds a product the GPU oracle multiplies from the model's weights (holdExactProducts). */
+export const holdsProduct = (model: GpuModel, op: OpKind, layer: number | null) =>
+  productOf(model, op, layer) !== null;
+
 /**
  * The exact product (every column) of each op that holds one, on its own recorded input, multiplied on the GPU
  * oracle from the model's weights in one submit and held for exact-op.ts's product: the op's exact output then costs
- * the CPU only what follows its product. Ops without a product are passed over. Returns the GPU's wall ms.
+ * the CPU only what follows its product. Ops without a product are passed over. Returns the GPU's wall ms and the
+ * ops whose product is held.
  */
-export async function holdExactProducts(kit: ProductsKit, model: GpuModel, ops: OpData[]): Promise<number> {
+export async function holdExactProducts(
+  kit: ProductsKit,
+  model: GpuModel,
+  ops: OpData[],
+): Promise<{ ms: number; held: Set<OpData> }> {
   const T = ops[0]?.tokens.length ?? 0;
   const inputs: Float32Array[] = [];
   const inputOf = new Map<ArrayLike<number>, number>();
@@ -108,5 +117,5 @@ export async function holdExactProducts(kit: ProductsKit, model: GpuModel, ops: 
   held.forEach(({ d, n }, i) => {
     holdProduct(d, {}, d.inputs[0], n, null, outs[i]);
   });
-  return performance.now() - g0;
+  return { ms: performance.now() - g0, held: new Set(held.map((h) => h.d)) };
 }

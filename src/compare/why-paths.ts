@@ -17,7 +17,7 @@ import { fullMetrics } from './metrics';
 import type { DeterminismResult, PathWhy, Report } from './report';
 import { runChecks } from './run-checks';
 import { neighbours, opWeights, whyAt } from './why';
-import { holdExactProducts } from './why-gpu';
+import { holdExactProducts, holdsProduct } from './why-gpu';
 import { causeClause } from './why-runs';
 
 export interface PathCheck {
@@ -76,17 +76,17 @@ export function layerChecks(cfg: NeoXConfig, layer: number, has: (slot: string) 
   return out;
 }
 
-/** A path's taps of layer `i` and the layer's input read back, under the run-check slot names. */
+/** A path's taps of layer `i` and the layer's input read back, under the run-check slot names (every readback in
+ * flight at once: each is a GPU round trip). */
 async function slotsOf(taps: Map<string, GpuTap>, read: (t: GpuTap) => Promise<Float32Array>, i: number) {
-  const out = new Map<string, { name: string; data: Float32Array }>();
-  for (const [name, tap] of taps) {
-    if (!name.startsWith(`layers.${i}.`)) continue;
-    out.set(name.replace(/\.resid_mid$/, '.ln2_in'), { name, data: await read(tap) });
-  }
+  const wanted: [string, string, GpuTap][] = [];
+  for (const [name, tap] of taps)
+    if (name.startsWith(`layers.${i}.`)) wanted.push([name.replace(/\.resid_mid$/, '.ln2_in'), name, tap]);
   const input = dumpName(i - 1);
   const tap = taps.get(input);
-  if (tap) out.set(inputSlot(i), { name: input, data: await read(tap) });
-  return out;
+  if (tap) wanted.push([inputSlot(i), input, tap]);
+  const got = await Promise.all(wanted.map(([, , t]) => read(t)));
+  return new Map(wanted.map(([slot, name], j) => [slot, { name, data: got[j] }]));
 }
 
 /** The "why" of the first born layer (null when no layer is born or the taps were skipped). */
@@ -104,14 +104,25 @@ export async function whyOfPaths(
   const T = tokens.length;
   const t0 = performance.now();
   const read = (t: GpuTap) => runs.batch.read(t, T);
-  const fused = await slotsOf(runs.fused.taps, read, i);
-  const ref = await slotsOf(runs.ref.taps, read, i);
+  const [fused, ref, before] = await Promise.all([
+    slotsOf(runs.fused.taps, read, i),
+    slotsOf(runs.ref.taps, read, i),
+    i > 0 ? slotsOf(runs.fused.taps, read, i - 1) : new Map(),
+  ]);
   const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
-  // Each op's weights read once for both paths (from the GPU when the engine holds no CPU copy).
+  const kit =
+    oracle.kind === 'gpu'
+      ? { ...engine.gpuParts(), dfFma: oracle.dfFma, maxBindingBytes: engine.maxBindingBytes }
+      : null;
+  // Each op's weights read once for both paths (from the GPU when the engine holds no CPU copy); an op whose product
+  // the GPU oracle multiplies from the model's own weights needs none here (read below if it is not held).
   const weightsOf = new Map<OpKind, ReturnType<typeof opWeights>>();
+  const weightsFor = (op: OpKind) => {
+    if (!weightsOf.has(op)) weightsOf.set(op, opWeights(engine, op, i));
+    return weightsOf.get(op)!;
+  };
   const opData = async (pc: PathCheck, slots: typeof fused): Promise<OpData> => {
     const recorded = slots.get(pc.output)!.data;
-    if (!weightsOf.has(pc.op)) weightsOf.set(pc.op, opWeights(engine, pc.op, i));
     const d: OpData = {
       op: pc.op,
       layer: i,
@@ -121,7 +132,7 @@ export async function whyOfPaths(
       inputSlots: pc.inputs,
       recorded,
       exact: new Float64Array(recorded.length),
-      weights: await weightsOf.get(pc.op)!,
+      weights: kit && holdsProduct(kit.model, pc.op, i) ? {} : await weightsFor(pc.op),
       angles: 'exact',
       others: [],
       floor: fullMetrics([0], [1], 'fp32'),
@@ -134,19 +145,15 @@ export async function whyOfPaths(
   };
   const paths: { pc: PathCheck; f: OpData; r: OpData }[] = [];
   for (const pc of checks) paths.push({ pc, f: await opData(pc, fused), r: await opData(pc, ref) });
-  const kit =
-    oracle.kind === 'gpu'
-      ? { ...engine.gpuParts(), dfFma: oracle.dfFma, maxBindingBytes: engine.maxBindingBytes }
-      : null;
   const t1 = performance.now();
   // Where the oracle runs on the GPU, every op's product (a linear op's, a fused group's) on each path's own input is
   // multiplied there, whole, in one submit: the exact ops below cost the CPU only what follows a product.
-  if (kit)
-    await holdExactProducts(
-      kit,
-      kit.model,
-      paths.flatMap((p) => [p.f, p.r]),
-    );
+  if (kit) {
+    const all = paths.flatMap((p) => [p.f, p.r]);
+    const { held } = await holdExactProducts(kit, kit.model, all);
+    for (const d of all)
+      if (!held.has(d) && Object.keys(d.weights).length === 0) d.weights = await weightsFor(d.op);
+  }
   const t2 = performance.now();
   const measured = [];
   let born: { pc: PathCheck; d: OpData } | null = null;
@@ -170,7 +177,7 @@ export async function whyOfPaths(
   }
   const t3 = performance.now();
   c.durations['why.read'] = t1 - t0;
-  c.durations['why.products'] = t2 - t1;
+  c.durations['why.exact'] = t2 - t1;
   c.durations['why.checks'] = t3 - t2;
   const raced = determinism.differences.filter((x) => x.tensor.startsWith(`layers.${i}.`));
   const race = raced.length
@@ -210,11 +217,7 @@ export async function whyOfPaths(
     recorded: born.d.recorded,
     exact: born.d.exact,
     // The previous layer's tensors too (from the whole fused run): a stale buffer holds one of them.
-    others: neighbours(
-      new Map([...(i > 0 ? await slotsOf(runs.fused.taps, read, i - 1) : []), ...fused]),
-      i,
-      [...born.pc.inputs, born.pc.output],
-    ),
+    others: neighbours(new Map([...before, ...fused]), i, [...born.pc.inputs, born.pc.output]),
     floor: born.d.floor,
     metric: spec.metric,
     k: spec.k,
@@ -224,10 +227,11 @@ export async function whyOfPaths(
     // The born op's variants multiplied on the GPU oracle where the analysis runs it there.
     products: kit,
   });
-  c.durations['why.search'] = performance.now() - t3;
+  // (as the runs analysis names them: the born op's weights, anatomy and cause search, of which its products)
+  c.durations['why.weights'] = why.ms.weights;
   c.durations['why.anatomy'] = why.ms.anatomy;
   c.durations['why.cause'] = why.ms.cause;
-  c.durations['why.searchGpu'] = why.ms.products;
+  c.durations['why.products'] = why.ms.products;
   const causeWords = race
     ? `a race (the op's bits change from run to run), not a fixed variant`
     : why.cause.words;
