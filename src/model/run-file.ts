@@ -3,20 +3,13 @@
 // a stream, tensor by tensor; everything that can be checked against the model's config is checked as soon as the
 // header is in, before any tensor is decoded and before any GPU work: one line naming what is wrong.
 
-import type { DType, LlamaConfig, ModelConfig, NeoXConfig } from '../numeric/types';
+import type { DType, ModelConfig } from '../numeric/types';
 import { familyOf } from '../ops/families';
 import type { FamilySpec } from '../ops/types';
 import { ModelLoadError, quoteName } from './errors';
 import { parseRunGeneration, partedPair, type RunGeneration } from './run-generation';
-import {
-  familyLayerIndexIn,
-  familySlotWidth,
-  layerIndexIn,
-  type SlotRef,
-  slotOfFamilyName,
-  slotOfName,
-  slotWidth,
-} from './run-names';
+import { familyLayerIndexIn, layerIndexIn, slotOfFamilyName, slotOfName } from './run-names';
+import { checkShape, familyRef, type NameRef, neoxRef } from './run-shape';
 import type { SafetensorsEntry } from './safetensors';
 import { streamSafetensors } from './stream';
 
@@ -199,67 +192,6 @@ export function weightsNotRunWords(names: readonly string[], meta: Record<string
   const params = names.filter((n) => PARAMETER.test(n));
   if (params.length * 2 < names.length) return null;
   return `a model's weights (${params.length} parameters such as ${quoteName(params[0])}), not a run: a run holds the tensors of one forward and its __metadata__.tokens (docs/RUNS.md); weights are loaded in the model panel`;
-}
-
-/** Where a name of a run lands, in either family's names: its slot and the shapes its tensor may have. */
-interface NameRef {
-  slot: string;
-  /** The shapes a tensor of T rows may have there: [T, width] first (the one said when it has another). */
-  shapes: (T: number) => number[][];
-}
-
-/** GPT-NeoX's: [T, width] (TransformerLens' hook_z: [T, H, head_dim]). */
-function neoxRef(ref: SlotRef, cfg: NeoXConfig): NameRef {
-  const width = slotWidth(ref.kind, cfg);
-  return { slot: ref.slot, shapes: (T) => [ref.heads ? [T, cfg.numHeads, cfg.headDim] : [T, width]] };
-}
-
-/**
- * A family's (the Llama family's): [T, width]; q and k (and their per-head norms) also as [T, heads, head_dim],
- * which is how Hugging Face hands them to Qwen3's q_norm and k_norm (the same elements in the same order).
- */
-function familyRef(name: string, spec: FamilySpec, cfg: LlamaConfig): NameRef | null {
-  const ref = slotOfFamilyName(spec, name, cfg.numLayers);
-  if (!ref) return null;
-  const width = familySlotWidth(ref.width, cfg);
-  const heads = ref.width === 'q' ? cfg.numHeads : ref.width === 'kv' ? cfg.numKvHeads : null;
-  return {
-    slot: ref.slot,
-    shapes: (T) => [[T, width], ...(heads === null ? [] : [[T, heads, cfg.headDim]])],
-  };
-}
-
-/** Checks a tensor's shape against its slot's shapes. */
-function checkShape(e: SafetensorsEntry, ref: NameRef, T: number, file: string): void {
-  const options = ref.shapes(T);
-  const want = options[0];
-  const s = e.shape;
-  if (options.some((w) => s.length === w.length && s.every((n, i) => n === w[i]))) return;
-  const name = quoteName(e.name);
-  const shown = `[${s.join(', ')}]`;
-  if (s.length === want.length + 1 && s[0] === 1 && s.slice(1).every((n, i) => n === want[i]))
-    throw bad(
-      file,
-      `tensor ${name} has shape ${shown}: a run drops the batch dimension, expected [${want.join(', ')}]`,
-      e.name,
-    );
-  if (s.length !== want.length)
-    throw bad(
-      file,
-      `tensor ${name} has rank ${s.length} (shape ${shown}), expected rank ${want.length} [${want.join(', ')}]`,
-      e.name,
-    );
-  if (s[0] !== T)
-    throw bad(
-      file,
-      `tensor ${name} has ${s[0]} rows but __metadata__.tokens holds ${T} tokens (a run of another prompt?)`,
-      e.name,
-    );
-  throw bad(
-    file,
-    `tensor ${name} has shape ${shown}, expected [${want.join(', ')}] for this model (a run of another model?)`,
-    e.name,
-  );
 }
 
 const RANK: Record<DType, number> = { F32: 2, F16: 1, BF16: 0 };
