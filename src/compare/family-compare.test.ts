@@ -11,11 +11,14 @@ import schema from '../../docs/report.schema.json';
 import { Engine } from '../engine/engine';
 import { ALL_FUSED } from '../engine/fused-kernels';
 import { nodeGpu } from '../gpu/node';
+import { llamaForward } from '../kernels/cpu/llama-forward';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { randomModelFiles } from '../model/random-model';
 import { type FaultId, faultInfo } from '../run/faults';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
+import { placeLlamaFaults } from './family-compare';
+import { errorHistogram, type FullMetrics, fullMetrics } from './metrics';
 
 const FIXTURES = 'src/model/testdata/llama';
 
@@ -209,6 +212,66 @@ describe('compare on a Llama-family model', () => {
       const c = cpu.taps[i].refVsOracle;
       if (c && c.relL2 > 0) close(t.refVsOracle?.relL2 ?? Number.NaN, c.relL2, t.name);
     });
+  });
+
+  // The comparisons are reduced on the GPU (family-metrics.ts): each of them is metrics.ts on the tensors it names
+  // (the paths' dumps read again, the CPU fp64 forward).
+  it('its metrics are metrics.ts on the tensors they name (floor, propagated, fused vs exact, logits, taps)', async () => {
+    const hf = hfOf('llama-gqa-llama3');
+    await load('llama-gqa-llama3');
+    const s = spec(hf.tokens, [{ id: 'swap_gate_up', fromLayer: 1 }]);
+    const r = await analyze(engine, s, hf.tokens, { oracle: 'gpu' });
+    expect(r.metricsOn).toBe('gpu');
+    const model = engine.llamaModel!;
+    const exactTaps = new Map<string, Float64Array>();
+    const exact = llamaForward(model.cfg, model.weights, hf.tokens, exactTaps);
+    const ref = await engine.forward(hf.tokens, { path: 'reference', taps: 'all' });
+    const fused = await engine.forward(hf.tokens, {
+      path: new Set(s.fused),
+      llamaFaults: placeLlamaFaults(s, model.cfg.numLayers).faults,
+      taps: 'all',
+    });
+    // Against exact the GPU's baseline is the df oracle (~1e-14 relative from fp64): a distance of ~1e-7 moves by
+    // ~1e-7 of itself and an ulp count may move by one; between the two paths everything is the same.
+    const same = (got: FullMetrics, want: FullMetrics, what: string, vsExact = true) => {
+      const rel = vsExact ? 1e-6 : 1e-9;
+      expect(Math.abs(got.maxUlp - want.maxUlp), what).toBeLessThanOrEqual(vsExact ? 1 : 0);
+      expect(got.nanCount, what).toBe(want.nanCount);
+      for (const key of ['relL2', 'maxAbs', 'meanAbs'] as const)
+        expect(Math.abs(got[key] - want[key]), `${what} ${key}`).toBeLessThanOrEqual(
+          rel * Math.abs(want[key]),
+        );
+    };
+    r.layers.forEach((l, i) => {
+      same(l.floor, fullMetrics(ref.dump.layers[i], exact.layers[i], 'fp32'), `floor ${i}`);
+      same(
+        l.propagated,
+        fullMetrics(fused.dump.layers[i], ref.dump.layers[i], 'fp32'),
+        `propagated ${i}`,
+        false,
+      );
+      same(
+        l.fusedVsOracle,
+        fullMetrics(fused.dump.layers[i], exact.layers[i], 'fp32'),
+        `fused vs exact ${i}`,
+      );
+    });
+    same(r.logits.floor, fullMetrics(ref.dump.logits, exact.logits, 'fp32'), 'logits floor');
+    same(
+      r.logits.propagated,
+      fullMetrics(fused.dump.logits, ref.dump.logits, 'fp32'),
+      'logits propagated',
+      false,
+    );
+    const swiglu = r.taps.find((t) => t.name === 'layers.1.swiglu')?.refVsOracle;
+    expect(swiglu).toBeTruthy();
+    same(
+      swiglu as FullMetrics,
+      fullMetrics(ref.taps.get('layers.1.swiglu')!, exactTaps.get('layers.1.swiglu')!, 'fp32'),
+      'tap',
+    );
+    const out = r.taps.find((t) => t.name === 'layers.1.out');
+    expect(out?.histogram).toEqual(errorHistogram(fused.dump.layers[1], ref.dump.layers[1]));
   });
 
   it('falls back to the CPU oracle, saying why, when the double-float self-test fails', async () => {

@@ -1,14 +1,15 @@
-// The two-path analysis of a Llama-family model (Llama, Qwen2, Qwen3, Mistral), first form: the same Report as
-// GPT-NeoX's (report.ts), so the page's charts and the CLI's line read it unchanged. Its phases:
+// The two-path analysis of a Llama-family model (Llama, Qwen2, Qwen3, Mistral): the same Report as GPT-NeoX's
+// (report.ts), so the page's charts and the CLI's line read it unchanged. Its phases:
 //   sources  — the reference forward with every step's tap and the fused forward (faults planted), on the GPU
-//   oracle   — the exact forward: the GPU double-float forward (engine/llama-oracle-gpu.ts) where the adapter passed
-//              the double-float self-test, else the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts),
-//              chosen as GPT-NeoX's is (oracle-source.ts decideFamilyOracle); its taps read back as fp64
-//   local    — every fused layer on the reference path's input to it, the reference layer on the same input and its
-//              exact layer (the local floor; every layer in one submit on the GPU oracle, else fp64 on the CPU): each
-//              path's layers in one submit (LlamaModel.forwardLayers)
+//   oracle   — the exact forward with every tap and each exact layer on the reference path's input to it
+//              (family-exact.ts): the GPU double-float forward (engine/llama-oracle-gpu.ts) where the adapter passed
+//              the double-float self-test, else the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts)
+//              uploaded as df pairs, chosen as GPT-NeoX's is (oracle-source.ts decideFamilyOracle)
+//   local    — every fused layer on the reference path's input to it and the reference layer on the same input
+//              (the local floor against the exact layer): each path's layers in one submit (LlamaModel.forwardLayers)
 //   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact,
-//              the local error against the local floor (born); every reference tap vs exact; metrics.ts on the CPU
+//              the local error against the local floor (born); every reference tap vs exact and vs fused; reduced on
+//              the GPU in one submit (family-metrics.ts)
 //   verdict  — the first divergent and the first born layer against k × the floor, as GPT-NeoX's
 //   bisection — where it diverges, each fused kernel alone (GPT-NeoX's kernel ids: engine/family-llama.ts)
 //   determinism — the fused forward run again, bit for bit
@@ -18,23 +19,23 @@
 //              or where the texts part
 // What the family cannot run (a kernel written in the
 // page, GPT-NeoX's faults, faults from different layers) is refused in one line before any work.
+// Past 400 lines: the phases of one analysis, read in order (their exact side and metrics are in files of their own).
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
 import { LLAMA_KERNEL_OF, type LlamaModel, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
-import { dumpOfTaps, LlamaGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu';
 import { BufferPool } from '../gpu/pool';
-import { uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
-import { opLayer } from '../kernels/cpu/op-forward';
 import type { HiddenDump } from '../numeric/types';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
+import { exactOf } from './family-exact';
+import { type FamilyMetrics, familyMetrics } from './family-metrics';
 import { checkFamilyDecode } from './family-runs-decode';
-import { sameBits, tapResults } from './family-taps';
+import { sameBits } from './family-taps';
 import { familyWhy } from './family-why';
-import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
+import { nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
-import { fullMetrics, metricValue, perTokenRelL2 } from './metrics';
+import { fullMetrics, metricValue } from './metrics';
 import type { OracleInfo } from './oracle-info';
 import { decideFamilyOracle, type OracleChoice, type SelfTestOptions } from './oracle-source';
 import { classifyParting } from './parting';
@@ -170,57 +171,6 @@ interface Phases {
   };
 }
 
-/**
- * The exact forward with every tap and each layer on the reference path's input to it (the local floor's exact
- * side), on the GPU in double-float (both in one submit, read back as fp64) or on the CPU in fp64.
- */
-async function exactOf(
-  engine: Engine,
-  p: Phases,
-  info: OracleInfo & { dfFma: boolean },
-  tokens: number[],
-  refIn: readonly Float32Array[],
-): Promise<{ taps: Map<string, Float64Array>; dump: HiddenDump<Float64Array>; local: Float64Array[] }> {
-  const { model } = p;
-  if (info.kind === 'cpu') {
-    const taps = new Map<string, Float64Array>();
-    const dump = llamaForward(model.cfg, model.weights, tokens, taps);
-    const local = refIn.map((x, i) =>
-      opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i),
-    );
-    return { taps, dump, local };
-  }
-  const { device, pipelines } = engine.devicePipelines();
-  const oracle = new LlamaGpuOracle(
-    device,
-    pipelines,
-    p.pool,
-    model.cfg,
-    model.weights,
-    (t) => model.ref.weightBuffer(t),
-    {
-      dfFma: info.dfFma,
-      maxBindingBytes: engine.maxBindingBytes,
-    },
-  );
-  const inputs = refIn.map((x, i) => uploadBuffer(device, x, `oracle input ${i}`));
-  const enc = device.createCommandEncoder({ label: 'llama oracle' });
-  const whole = oracle.forward(enc, tokens, 'all');
-  const layers = oracle.layersOn(enc, tokens, inputs);
-  try {
-    const readWhole = recordTapsReadback(device, enc, whole.taps, [...whole.taps.keys()]);
-    const names = refIn.map((_, i) => `layers.${i}.out`);
-    const readLayers = recordTapsReadback(device, enc, layers.taps, names);
-    device.queue.submit([enc.finish()]);
-    const [taps, local] = await Promise.all([readWhole(), readLayers()]);
-    return { taps, dump: dumpOfTaps(model.cfg, tokens.length, taps), local: names.map((n) => local.get(n)!) };
-  } finally {
-    whole.release();
-    layers.release();
-    for (const b of inputs) b.destroy();
-  }
-}
-
 async function analyzeWith(
   engine: Engine,
   spec: RunSpec,
@@ -228,67 +178,65 @@ async function analyzeWith(
   opts: FamilyAnalyzeOptions,
   p: Phases,
 ): Promise<Report> {
+  const { model, step, runs } = p;
+  const refIn = runs.ref.dump.layers.map((_, i) =>
+    i === 0 ? runs.ref.dump.embeddings : runs.ref.dump.layers[i - 1],
+  );
+  // The exact forward and each exact layer on the reference path's input to it (one submit on the GPU oracle).
+  const { oracleInfo, exact } = await step('oracle', async () => {
+    const oracleInfo = await decideFamilyOracle(engine, opts.oracle ?? 'auto', p.pool, opts.selfTest ?? {});
+    return { oracleInfo, exact: exactOf(engine, model, p.pool, oracleInfo, tokens, refIn) };
+  });
+  try {
+    // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
+    // input (its exact layer is the oracle's, above: the local floor); each path's layers in one submit.
+    const fusedOpts = {
+      path: new Set(spec.fused),
+      precision: spec.precision,
+      llamaFaults: p.faults,
+    } as const;
+    const locals = await step('local', async () => ({
+      fused: await model.forwardLayers(tokens, refIn, fusedOpts),
+      ref: await model.forwardLayers(tokens, refIn, { path: 'reference', precision: spec.precision }),
+    }));
+    const { device, pipelines } = engine.devicePipelines();
+    const metrics = await step('comparisons', () =>
+      familyMetrics({
+        device,
+        pipelines,
+        cfg: model.cfg,
+        T: tokens.length,
+        spec,
+        ref: runs.ref,
+        fused: runs.fused,
+        locals,
+        exact,
+      }),
+    );
+    exact.release();
+    return await afterComparisons(engine, spec, tokens, opts, p, oracleInfo, metrics);
+  } finally {
+    exact.release();
+  }
+}
+
+/** The verdict, bisection, determinism, the why and generation, after the comparisons. */
+async function afterComparisons(
+  engine: Engine,
+  spec: RunSpec,
+  tokens: number[],
+  opts: FamilyAnalyzeOptions,
+  p: Phases,
+  oracleInfo: OracleInfo,
+  metrics: FamilyMetrics,
+): Promise<Report> {
   const { model, planted, step, durations, runs } = p;
   const info = engine.modelInfo!;
   const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
   const fusedOpts = { path: fusedPath, precision: spec.precision, llamaFaults: p.faults } as const;
-  const refIn = runs.ref.dump.layers.map((_, i) =>
-    i === 0 ? runs.ref.dump.embeddings : runs.ref.dump.layers[i - 1],
-  );
-  // The exact forward and each exact layer on the reference path's input to it, in one submit on the GPU oracle.
-  const { oracleInfo, ...x } = await step('oracle', async () => {
-    const oracleInfo = await decideFamilyOracle(engine, opts.oracle ?? 'auto', p.pool, opts.selfTest ?? {});
-    return { oracleInfo, ...(await exactOf(engine, p, oracleInfo, tokens, refIn)) };
-  });
-  const { taps: exactTaps, dump: exact, local: exactLocal } = x;
-  // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
-  // input (its exact layer is the oracle's, above: the local floor); each path's layers in one submit.
-  const locals = await step('local', async () => ({
-    fused: await model.forwardLayers(tokens, refIn, fusedOpts),
-    ref: await model.forwardLayers(tokens, refIn, { path: 'reference', precision: spec.precision }),
-    exact: exactLocal,
-  }));
   const { precision, metric, k } = spec;
-  const T = tokens.length;
-  const d = info.config.hiddenSize;
-  const m = (a: ArrayLike<number>, b: ArrayLike<number>) => fullMetrics(a, b, precision);
-
-  const { layers, taps, logits } = await step('comparisons', () => {
-    const ref = runs.ref.dump;
-    const fused = runs.fused.dump;
-    const layers: LayerResult[] = ref.layers.map((r, i) => {
-      const f = fused.layers[i];
-      const floor = m(r, exact.layers[i]);
-      const propagated = m(f, r);
-      const scale = maxAbs(exact.layers[i]);
-      const ratio = ratioOf(propagated, floor, metric, precision, scale);
-      const floorValue = effectiveFloor(floor, metric, precision, scale);
-      const local = m(locals.fused[i], r);
-      const localFloor = m(locals.ref[i], locals.exact[i]);
-      const localRatio = ratioOf(local, localFloor, metric, precision, scale);
-      return {
-        layer: i,
-        floorValue,
-        threshold: k * floorValue,
-        floor,
-        propagated,
-        fusedVsOracle: m(f, exact.layers[i]),
-        local,
-        localFloor,
-        ratio,
-        localRatio,
-        diverged: ratio > k || nonFiniteIn(propagated) > 0,
-        born: localRatio > k || nonFiniteIn(local) > 0,
-        perToken: Array.from(perTokenRelL2(f, r, T, d)),
-      };
-    });
-    const logits = { propagated: m(fused.logits, ref.logits), floor: m(ref.logits, exact.logits) };
-    const taps = tapResults(runs.ref.taps, runs.fused.taps, fused, exactTaps, model.cfg, precision);
-    return { layers, taps, logits };
-  });
-
+  const { layers, taps, logits, logitsScale } = metrics;
   const firstDivergentLayer = layers.find((l) => l.diverged)?.layer ?? null;
-  const logitsScale = maxAbs(exact.logits);
   const logitsDiverged =
     ratioOf(logits.propagated, logits.floor, metric, precision, logitsScale) > k ||
     nonFiniteIn(logits.propagated) > 0;
@@ -314,7 +262,7 @@ async function analyzeWith(
     generation: null,
     timing: { reference: null, fused: null, speedup: null },
     oracle: { kind: oracleInfo.kind, reason: oracleInfo.reason, selfTest: oracleInfo.selfTest },
-    metricsOn: 'cpu',
+    metricsOn: 'gpu',
     durations,
     why: null,
     runs: [
@@ -324,7 +272,9 @@ async function analyzeWith(
   };
   opts.onPartial?.({ kind: 'analysis', report });
   const bisection = await step('bisection', () =>
-    prompt === 'agree' ? null : bisect(engine, spec, tokens, planted, runs.ref.dump, layers, exact.layers),
+    prompt === 'agree'
+      ? null
+      : bisect(engine, spec, tokens, planted, runs.ref.dump, layers, metrics.layerScales),
   );
   if (bisection) opts.onPartial?.({ kind: 'bisection', bisection });
   report = { ...report, bisection };
@@ -371,7 +321,7 @@ async function bisect(
   planted: readonly PlantedFault[],
   ref: HiddenDump,
   layers: readonly LayerResult[],
-  exactLayers: readonly Float64Array[],
+  layerScales: readonly number[],
 ): Promise<BisectionRow[]> {
   const { precision, metric, k } = spec;
   const rows: BisectionRow[] = [];
@@ -385,7 +335,7 @@ async function bisect(
     let worst = { value: 0, ratio: 0 };
     dump.layers.forEach((got, i) => {
       const m = fullMetrics(got, ref.layers[i], precision);
-      const ratio = ratioOf(m, layers[i].floor, metric, precision, maxAbs(exactLayers[i]));
+      const ratio = ratioOf(m, layers[i].floor, metric, precision, layerScales[i]);
       const hit = ratio > k || nonFiniteIn(m) > 0;
       if (hit && firstLayer === null) {
         firstLayer = i;
@@ -395,13 +345,6 @@ async function bisect(
     rows.push({ kernel, reproduces: firstLayer !== null, firstLayer, ...worst });
   }
   return rows;
-}
-
-/** max |x|. */
-function maxAbs(x: ArrayLike<number>): number {
-  let m = 0;
-  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]));
-  return m;
 }
 
 /**

@@ -1,0 +1,84 @@
+// The exact side of a Llama-family compare (family-compare.ts): the exact forward with every tap and every exact
+// layer on the reference path's input to it (the local floor's), as df buffers on the GPU for the metrics
+// (family-metrics.ts) — the GPU double-float oracle's own (engine/llama-oracle-gpu.ts, one submit), or the CPU fp64
+// forward of the op registry uploaded as pairs where the adapter has no trusted double-float.
+import type { Engine } from '../engine/engine';
+import type { LlamaModel } from '../engine/family-llama';
+import { LlamaGpuOracle } from '../engine/llama-oracle-gpu';
+import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import type { BufferPool } from '../gpu/pool';
+import { uploadBuffer } from '../gpu/readback';
+import { llamaForward } from '../kernels/cpu/llama-forward';
+import { opLayer } from '../kernels/cpu/op-forward';
+import type { OracleInfo } from './oracle-info';
+
+/** The exact tensors of a compare as df buffers on the GPU (the metrics' baselines), released together. */
+export interface ExactTensors {
+  taps: Map<string, DfBuffer>;
+  local: DfBuffer[];
+  release(): void;
+}
+
+/**
+ * The exact forward with every tap and each layer on the reference path's input to it (the local floor's exact
+ * side): on the GPU in double-float (one submit, the buffers kept for the metrics), or on the CPU in fp64 and
+ * uploaded as df pairs.
+ */
+export function exactOf(
+  engine: Engine,
+  model: LlamaModel,
+  pool: BufferPool,
+  info: OracleInfo & { dfFma: boolean },
+  tokens: number[],
+  refIn: readonly Float32Array[],
+): ExactTensors {
+  const { device, pipelines } = engine.devicePipelines();
+  if (info.kind === 'cpu') {
+    const cpuTaps = new Map<string, Float64Array>();
+    llamaForward(model.cfg, model.weights, tokens, cpuTaps);
+    const made: GPUBuffer[] = [];
+    const up = (v: Float64Array): DfBuffer => {
+      const buffer = uploadDf(device, v);
+      made.push(buffer);
+      return { buffer, n: v.length };
+    };
+    const taps = new Map([...cpuTaps].map(([name, v]) => [name, up(v)] as const));
+    const local = refIn.map((x, i) =>
+      up(opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i)),
+    );
+    const release = once(() => {
+      for (const b of made) b.destroy();
+    });
+    return { taps, local, release };
+  }
+  const oracle = new LlamaGpuOracle(
+    device,
+    pipelines,
+    pool,
+    model.cfg,
+    model.weights,
+    (t) => model.ref.weightBuffer(t),
+    { dfFma: info.dfFma, maxBindingBytes: engine.maxBindingBytes },
+  );
+  const inputs = refIn.map((x, i) => uploadBuffer(device, x, `oracle input ${i}`));
+  const enc = device.createCommandEncoder({ label: 'llama oracle' });
+  const whole = oracle.forward(enc, tokens, 'all');
+  const layers = oracle.layersOn(enc, tokens, inputs);
+  device.queue.submit([enc.finish()]);
+  const local = refIn.map((_, i) => layers.taps.get(`layers.${i}.out`) as DfBuffer);
+  const release = once(() => {
+    whole.release();
+    layers.release();
+    for (const b of inputs) b.destroy();
+  });
+  return { taps: whole.taps, local, release };
+}
+
+/** f, callable any number of times, run once. */
+function once(f: () => void): () => void {
+  let done = false;
+  return () => {
+    if (!done) f();
+    done = true;
+  };
+}
