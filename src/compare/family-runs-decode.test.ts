@@ -46,6 +46,8 @@ describe('the Llama family decode checked op by op', () => {
       for (const [j, c] of r.checks.entries()) {
         expect(c.verdict, `${name} ${c.path}: ${c.sentence}`).toBe('agree');
         expect(c.checks).toBeGreaterThan(10);
+        // The cached decode's logits are the whole forward's bit for bit.
+        expect(c.vsFull).toEqual({ relL2: 0, ratio: 0, within: true });
         expect(r.reports[j].runs[0].generation?.prefill).toBe(prompt.length);
       }
     }

@@ -4,7 +4,8 @@
 // runs analysis of the family (family-runs.ts) — each op of each step re-run exactly from its recorded inputs, the
 // attention core of a decode row over the keys and values of the rows the run recorded, which is what the cache
 // should have held. A finding is named by decode step and position; the two-path report's summary of it is
-// GPT-NeoX's (decode-run-file.ts decodeCheckOf). Slots in a head layout (the rotated q and k; the keys' slot is the
+// GPT-NeoX's (decode-run-file.ts decodeCheckOf), with the cached decode's logits against the path's own whole
+// forward over the same tokens (vsFull). Slots in a head layout (the rotated q and k; the keys' slot is the
 // cache itself) are left out: the rotary is checked with the attention core, as in a run from PyTorch.
 import type { Engine, ForwardOptions } from '../engine/engine';
 import type { RunFile, RunTensor } from '../model/run-file';
@@ -12,7 +13,7 @@ import { familySlotWidth } from '../model/run-names';
 import { PRECISION_FORMATS } from '../numeric/precision';
 import type { LlamaConfig } from '../numeric/types';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
-import { type DecodeCheck, decodeCheckOf } from './decode-run-file';
+import { type DecodeCheck, decodeCheckOf, vsFullOf } from './decode-run-file';
 import { analyzeFamilyRuns, type FamilyRunsOptions, familyRunsModel } from './family-runs';
 import type { RunsReport } from './runs-report';
 
@@ -117,7 +118,21 @@ export async function checkFamilyDecode(
     const file = familyDecodeRunFile(model.cfg, steps[j], prompt, ids[j], label, p.opts.precision);
     const report = await analyzeFamilyRuns(familyRunsModel(engine), { file, sha256: null }, null, opts);
     reports.push(report);
-    checks.push(decodeCheckOf(p.name, report, prompt.length));
+    // The cached decode against the same path's whole forward over the same tokens, on the decode steps' logits
+    // rows (a correct cached path: bit for bit, ratio 0).
+    const from = prompt.length;
+    const V = model.cfg.vocabSize;
+    const decoded = file.slots.get('logits')?.data.subarray(from * V) ?? new Float32Array(0);
+    const vsFull =
+      file.tokens.length > from
+        ? vsFullOf(
+            decoded,
+            (await engine.forward(file.tokens, p.opts)).dump.logits.subarray(from * V),
+            report.curves.find((x) => x.slot === 'logits')?.floorValue ?? 0,
+            report.k,
+          )
+        : null;
+    checks.push({ ...decodeCheckOf(p.name, report, from), ...(vsFull ? { vsFull } : {}) });
   }
   return { ids, reports, checks };
 }
