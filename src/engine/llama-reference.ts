@@ -8,7 +8,7 @@
 
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
-import { readBuffer, uploadBuffer } from '../gpu/readback';
+import { recordReadback, uploadBuffer } from '../gpu/readback';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { ropeTables } from '../kernels/rope';
 import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
@@ -222,11 +222,17 @@ export class LlamaReference {
       if (thrown) throw thrown;
       if (err) throw new Error(`Llama reference: WebGPU validation error: ${err.message}`);
       const want = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
-      const taps = new Map<string, Float32Array>();
-      for (const name of want) {
-        const { buf, floats } = slots.get(name) as { buf: GPUBuffer; floats: number };
-        taps.set(name, await readBuffer(device, buf, floats * 4));
-      }
+      // Every tap read back in one submit and one wait (a wait apiece grew with the layers).
+      const renc = device.createCommandEncoder({ label: 'Llama reference taps' });
+      const reqs = want.map((name) => slots.get(name) as { buf: GPUBuffer; floats: number });
+      const finish = recordReadback(
+        device,
+        renc,
+        reqs.map((r) => ({ src: r.buf, bytes: r.floats * 4 })),
+      );
+      device.queue.submit([renc.finish()]);
+      const read = await finish();
+      const taps = new Map(want.map((name, i) => [name, read[i]] as const));
       const get = (n: string) => taps.get(n) as Float32Array;
       const dump = {
         T,
