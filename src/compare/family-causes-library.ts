@@ -34,18 +34,23 @@ export function libraryCandidates(
   const linears = c.steps.filter((s) => LINEAR.has(s.op));
   const isLinear = (s: OpStep) => LINEAR.has(s.op);
   if (linears.length > 0) {
-    // A chunk as long as K is one fp32 sum rounded once: the output in half, not a running sum (not tried).
+    // A chunk as long as K is one fp32 sum rounded once: the output in half, not a running sum (not tried). The sums
+    // are emulated step by step in fp32, so the running sum is tried where the group's products are at most
+    // ACC_WORK multiply-adds (the rows known): the small models of tests and fixtures, not a real model's layer.
     const K = Math.min(...linears.map((s) => reduceLength(cfg, s)));
-    for (const format of ['fp16', 'bf16'] as const)
-      for (const chunk of [1, 16, 64].filter((n) => n < K))
-        out.push({
-          id: `acc-${format}`,
-          family: 'narrower',
-          words: `the running sums of the product kept in ${format}${chunk === 1 ? ', rounded after every add' : `, an fp32 sum over each ${chunk} of K added in ${format}`}`,
-          params: { format, chunk },
-          applies: isLinear,
-          form: accHalfForm(format, chunk),
-        });
+    const work =
+      (opts.rows ?? Number.POSITIVE_INFINITY) * linears.reduce((n, s) => n + productSize(cfg, s), 0);
+    if (work <= ACC_WORK)
+      for (const format of ['fp16', 'bf16'] as const)
+        for (const chunk of [1, 16, 64].filter((n) => n < K))
+          out.push({
+            id: `acc-${format}`,
+            family: 'narrower',
+            words: `the running sums of the product kept in ${format}${chunk === 1 ? ', rounded after every add' : `, an fp32 sum over each ${chunk} of K added in ${format}`}`,
+            params: { format, chunk },
+            applies: isLinear,
+            form: accHalfForm(format, chunk),
+          });
     const withBias = linears.filter((s) => hasBias(cfg, s));
     if (withBias.length > 0)
       out.push({
@@ -132,6 +137,26 @@ export function libraryCandidates(
         form: (a) => Float64Array.from(a.inputs[residual.inputs.indexOf(term) === 0 ? 1 : 0]),
       });
   return out;
+}
+
+/** The most multiply-adds of a group's products under which a running sum in half is tried (about 1 s here). */
+export const ACC_WORK = 4e6;
+
+/** N · K of a linear step. */
+function productSize(cfg: LlamaConfig, s: OpStep): number {
+  const q = cfg.numHeads * cfg.headDim;
+  const kv = cfg.numKvHeads * cfg.headDim;
+  const d = cfg.hiddenSize;
+  const ff = cfg.intermediateSize;
+  const n: Record<string, number> = {
+    q_proj: q * d,
+    k_proj: kv * d,
+    v_proj: kv * d,
+    out_proj: d * q,
+    gate_up: ff * d,
+    mlp_down: d * ff,
+  };
+  return n[s.op] ?? 0;
 }
 
 /** The length of a linear step's sums (its K). */

@@ -18,6 +18,7 @@ import { writeSafetensors } from '../model/safetensors-write';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { type Candidate, candidatesFor } from './family-causes';
+import { ACC_WORK } from './family-causes-library';
 import { computeGroup, familyChecks, familyWhy } from './family-why';
 
 const K = 10;
@@ -179,7 +180,7 @@ function candidateOf(d: Drawn, plant: Plant): Candidate {
   const has = (s: string) => !UNRECORDED.has(s);
   const check = familyChecks(d.cfg, d.layer, has, has).find((c) => c.slot === plant.slot);
   if (!check) throw new Error(`no check of '${plant.slot}'`);
-  const all = candidatesFor(check, d.cfg, d.layer, { decodeFrom: d.decodeFrom });
+  const all = candidatesFor(check, d.cfg, d.layer, { decodeFrom: d.decodeFrom, rows: d.T });
   const c = all.find((x) => x.id === plant.id && (plant.pick?.(x, d.cfg) ?? true));
   if (!c)
     throw new Error(`${plant.id}: no such candidate at '${plant.slot}' (${all.map((x) => x.id).join(', ')})`);
@@ -236,6 +237,23 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
     }
   });
 
+  it('a running sum in half is tried up to ACC_WORK multiply-adds of the group, not past it', () => {
+    const cfg = smallLlamaConfig({ hiddenSize: 576, intermediateSize: 1536 });
+    const check = familyChecks(
+      cfg,
+      0,
+      () => true,
+      () => true,
+    ).find((c) => c.slot === 'mlp_out');
+    const ids = (rows: number) =>
+      candidatesFor(check as never, cfg, 0, { rows }).filter((c) => c.id.startsWith('acc-')).length;
+    expect(576 * 1536 * 4).toBeLessThanOrEqual(ACC_WORK);
+    expect(ids(4)).toBe(6); // chunks 1, 16, 64 in fp16 and bf16
+    expect(576 * 1536 * 5).toBeGreaterThan(ACC_WORK);
+    expect(ids(5)).toBe(0);
+    expect(candidatesFor(check as never, cfg, 0).filter((c) => c.id.startsWith('acc-'))).toEqual([]);
+  });
+
   it('every cause the family can name has a plant', () => {
     const cfg = smallLlamaConfig({
       numHeads: 4,
@@ -253,7 +271,7 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
       (s) => s === 'out',
       () => true,
     ).find((c) => c.slot === 'out');
-    const ids = new Set(candidatesFor(whole as never, cfg, 0, { decodeFrom: 3 }).map((c) => c.id));
+    const ids = new Set(candidatesFor(whole as never, cfg, 0, { decodeFrom: 3, rows: 5 }).map((c) => c.id));
     const planted = new Set(PLANTS.map((p) => p.id));
     expect([...ids].filter((id) => !planted.has(id))).toEqual([]);
     expect([...planted].filter((id) => !ids.has(id))).toEqual([]);

@@ -42,9 +42,12 @@ export interface Candidate {
   form?: Fp64Form;
 }
 
-/** What the caller knows of the run beyond the group: in a run of a generation, its first decode row. */
+/** What the caller knows of the run beyond the group. */
 export interface CandidateOptions {
+  /** In a run of a generation: its first decode row (the decode's causes are tried from there). */
   decodeFrom?: number;
+  /** The rows (tokens) of the run: the work of a candidate computed in emulated fp32 steps is bounded by it. */
+  rows?: number;
 }
 
 /** The family's causes for the ops of a group (each a variant of one of its steps), with their parameters. */

@@ -47,6 +47,7 @@ export async function explainFamilyFindings(
     const bestOf = new Map<string, TestedCause>();
     for (const cand of candidatesFor(c, ctx.cfg, c.layer ?? 0, {
       decodeFrom: run.input.file.generation?.prefill,
+      rows: ctx.tokens.length,
     })) {
       let residual: number;
       try {

@@ -276,7 +276,7 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
     return nonFiniteIn(m) > 0 ? Number.POSITIVE_INFINITY : ratioOf(m, b.floor, metric, precision, b.scale);
   };
   const bestOf = new Map<string, TestedCause>();
-  for (const cand of candidatesFor(b.c, cfg, i, { decodeFrom: x.decodeFrom })) {
+  for (const cand of candidatesFor(b.c, cfg, i, { decodeFrom: x.decodeFrom, rows: T })) {
     const residual = residualOf(cand);
     const prev = bestOf.get(cand.id);
     if (!prev || residual < prev.residual)
