@@ -79,7 +79,7 @@ function neoxFamily(parallel: boolean): FamilySpec {
       module: 'attention.query_key_value',
       check: { id: 'qkv', op: 'qkv', what: 'the QKV projection' },
     }),
-    s('qkv_rot', 'rotary', ['qkv'], 'qkv_heads', { plan: ['rotary'] }),
+    s('qkv_rot', 'rotary', ['qkv'], 'qkv_heads', { plan: ['rotary'], taps: ['q', 'k', 'v'] }),
     // HF exposes no module for the core: it is checked from the QKV output to attention.dense's input.
     s('ctx', 'attention', ['qkv_rot'], 'hidden', {
       plan: ['scores', 'probs', 'ctx'],

@@ -23,6 +23,9 @@ import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL, planOpsOf, us
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
 import { CHECK_OPS, type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
 
+/** The bytes of an fp64 array (NaN payloads and -0 included), for bit-for-bit comparisons. */
+const bits = (v: Float64Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+
 const FAMILIES: [string, FamilySpec][] = [
   ['llama', LLAMA_FAMILY],
   ['gpt_neox parallel', NEOX_PARALLEL],
@@ -229,8 +232,8 @@ describe('the op registry', () => {
 
   // The registry's forward of GPT-NeoX is the hand-written oracle's, value for value: the same ops in the same
   // order. Random models of both residual styles, odd sizes, over seeds.
-  it('runs GPT-NeoX to the same bits as the hand-written fp64 oracle (kernels/cpu/forward.ts), 50 seeds', () => {
-    for (let seed = 1; seed <= 50; seed++) {
+  it('runs GPT-NeoX to the same bits as the hand-written fp64 oracle (kernels/cpu/forward.ts), every tap, 60 seeds', () => {
+    for (let seed = 1; seed <= 60; seed++) {
       const r = mulberry32(seed);
       const heads = 2 + Math.floor(r() * 3);
       const spec = {
@@ -246,15 +249,22 @@ describe('the op registry', () => {
       const cfg = parseConfigText(files.config);
       const w = loadWeights(cfg, files.weights);
       const tokens = Array.from({ length: 3 + Math.floor(r() * 9) }, () => Math.floor(r() * spec.vocab));
-      // Odd seeds also round every op's output to fp32, as a precision mode's oracle does.
-      const round = seed % 2 === 1 ? (v: Float64Array) => v.map(Math.fround) : undefined;
-      const want = oracleForward(cfg, w, tokens, undefined, { round });
-      const got = opForward(cfg, w, tokens, undefined, { round });
+      // Some seeds also round every op's output to fp32, as a precision mode's oracle does; some take HF's fp32
+      // rotary angles, as runs from PyTorch do.
+      const round = seed % 3 !== 0 ? (v: Float64Array) => v.map(Math.fround) : undefined;
+      const angles = seed % 4 === 1 ? ('hf-fp32' as const) : undefined;
+      const wantTaps = new Map<string, Float64Array>();
+      const gotTaps = new Map<string, Float64Array>();
+      const want = oracleForward(cfg, w, tokens, wantTaps, { round, angles });
+      const got = opForward(cfg, w, tokens, gotTaps, { round, angles, planNames: true });
       const msg = `seed ${seed} ${JSON.stringify(spec)}`;
       expect(got.embeddings, msg).toEqual(want.embeddings);
       expect(got.layers, msg).toEqual(want.layers);
       expect(got.finalNorm, msg).toEqual(want.finalNorm);
       expect(got.logits, msg).toEqual(want.logits);
+      // Every tap under the engine's names, bit for bit: q, k, v, the finite scores, probs, resid_mid.
+      expect([...gotTaps.keys()].sort(), msg).toEqual([...wantTaps.keys()].sort());
+      for (const [name, v] of wantTaps) expect(bits(gotTaps.get(name)!), `${msg} ${name}`).toEqual(bits(v));
     }
   });
 

@@ -128,6 +128,11 @@ export interface OpStep {
   plan?: readonly PlanOp[];
   /** Its run check, for a family whose runs are checked op by op on recorded inputs (GPT-NeoX). */
   check?: StepCheck;
+  /**
+   * The engine's taps its output is written as, in equal parts, where it is not one tap (GPT-NeoX's rotary: the
+   * packed output is the taps q, k, v, each [H, T, hd]).
+   */
+  taps?: readonly string[];
 }
 
 /** How a family's layer wires its residual stream (for words; the steps' inputs are the wiring). */
@@ -175,6 +180,12 @@ export interface Fp64Args {
    * LayerNormVariant, RotaryVariant, ScoresVariant): the way it is miswritten, as parameters. Absent: the model.
    */
   variant?: Readonly<Record<string, unknown>>;
+  /**
+   * Records an intermediate the op computes on its way, under the engine's plan name for it (the attention core's
+   * `scores`, with the masked entries written as 0, and `probs`). Given only where the forward keeps the engine's
+   * tap names (kernels/cpu/op-forward.ts `planNames`).
+   */
+  tap?: (name: string, v: Float64Array) => void;
 }
 
 /** An op's CPU fp64 form: its output, row-major, in the step's width. */

@@ -16,6 +16,12 @@ export interface OpForwardOptions {
   round?: (v: Float64Array) => Float64Array;
   /** A cause's variant of the steps it names (`layers.{i}.{slot}` or a top slot), passed to their fp64 forms. */
   variants?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /**
+   * Taps under the engine's plan names (GPT-NeoX's taps, the join key with its GPU plans; docs/REPORT.md) instead
+   * of the steps' slots: a step's output under its last plan op (`resid_mid` for the slot `ln2_in`), split into its
+   * `taps` where it has them (q, k, v), and the intermediates its form records (the attention core's scores, probs).
+   */
+  planNames?: boolean;
 }
 
 /** Weights of any family: model-level fields by the steps' `weight` names, and `layers`. */
@@ -38,6 +44,7 @@ function run(
   weights: unknown,
   tokens: readonly number[],
   opts: OpForwardOptions,
+  tap?: (name: string, v: Float64Array) => void,
 ): Float64Array {
   const out = formOf(
     'fp64',
@@ -53,8 +60,24 @@ function run(
     angles: opts.angles ?? 'exact',
     round: opts.round ?? ((v) => v),
     variant: opts.variants?.get(layer < 0 ? step.slot : `layers.${layer}.${step.slot}`),
+    ...(tap && opts.planNames ? { tap } : {}),
   });
   return opts.round ? opts.round(out) : out;
+}
+
+/** A step's output tapped under its slot, or under the engine's plan names (OpForwardOptions.planNames). */
+function tapStep(
+  step: OpStep,
+  out: Float64Array,
+  tap: (name: string, v: Float64Array) => void,
+  plan: boolean,
+) {
+  if (!plan) return tap(step.slot, out);
+  if (!step.taps) return tap(step.plan?.at(-1) ?? step.slot, out);
+  const n = out.length / step.taps.length;
+  step.taps.forEach((name, j) => {
+    tap(name, out.slice(j * n, (j + 1) * n));
+  });
 }
 
 /**
@@ -78,9 +101,11 @@ export function opLayer(
       if (v === undefined) throw new Error(`layer ${i} ${step.slot}: reads '${name}' before it is computed`);
       return v;
     });
-    const out = run(cfg, step, i, inputs, field(layerWeights, step.weight, step.slot), tokens, opts);
+    const p = `layers.${i}.`;
+    const tap = taps && ((name: string, v: Float64Array) => taps.set(p + name, v));
+    const out = run(cfg, step, i, inputs, field(layerWeights, step.weight, step.slot), tokens, opts, tap);
     env.set(step.slot, out);
-    taps?.set(`layers.${i}.${step.slot}`, out);
+    if (tap) tapStep(step, out, tap, opts.planNames ?? false);
   }
   const out = env.get('out');
   if (out === undefined) throw new Error(`layer ${i}: the family's steps compute no 'out'`);

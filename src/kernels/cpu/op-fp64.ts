@@ -99,6 +99,16 @@ function llamaRotary(a: Fp64Args): Float64Array {
   );
 }
 
+/** Copy of scores [H, T, T] with the masked (-Infinity) entries above the diagonal written as 0 (the engine's tap). */
+function finiteScores(scores: Float64Array, H: number, T: number): Float64Array {
+  const out = new Float64Array(scores);
+  for (let r = 0; r < H * T; r++) {
+    const i = r % T;
+    for (let j = i + 1; j < T; j++) out[r * T + j] = 0;
+  }
+  return out;
+}
+
 const attention: Fp64Form = (a) => {
   const T = a.T;
   if (a.cfg.family !== 'llama') {
@@ -107,7 +117,12 @@ const attention: Fp64Form = (a) => {
     const n = H * T * hd;
     const [q, k, v] = [packed.subarray(0, n), packed.subarray(n, 2 * n), packed.subarray(2 * n)];
     const sv = (a.variant ?? {}) as ScoresVariant;
-    const probs = a.round(softmaxCausalF64(a.round(attentionScoresF64(q, k, H, T, hd, sv)), H, T, sv));
+    const scores = a.round(attentionScoresF64(q, k, H, T, hd, sv));
+    const probs = a.round(softmaxCausalF64(scores, H, T, sv));
+    if (a.tap) {
+      a.tap('scores', finiteScores(scores, H, T));
+      a.tap('probs', probs);
+    }
     return attentionValuesF64(probs, v, H, T, hd, sv);
   }
   const cfg = a.cfg;
@@ -121,6 +136,10 @@ const attention: Fp64Form = (a) => {
   };
   const scores = a.round(attentionScoresF64(q, k, H, T, hd, variant));
   const probs = a.round(softmaxCausalF64(scores, H, T, variant));
+  if (a.tap) {
+    a.tap('scores', finiteScores(scores, H, T));
+    a.tap('probs', probs);
+  }
   return attentionValuesF64(probs, v, H, T, hd, variant); // [T, H·hd]
 };
 
