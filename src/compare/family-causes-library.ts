@@ -114,7 +114,15 @@ export function libraryCandidates(
           applies: (s) => s.op === 'rotary',
           form: rotaryPositionsForm(P, at),
         });
-      for (let j = 0; j < P; j++)
+      // Every cached position where the attention re-runs stay within POSITIONS_WORK multiply-adds in all; past it
+      // the first two and the last two (a sink, an edge off by one).
+      const rows = opts.rows ?? Number.POSITIVE_INFINITY;
+      const each = 2 * cfg.numHeads * rows * rows * cfg.headDim;
+      const positions =
+        P * each <= POSITIONS_WORK
+          ? Array.from({ length: P }, (_, j) => j)
+          : [...new Set([0, 1, P - 2, P - 1])].filter((j) => j >= 0 && j < P);
+      for (const j of positions)
         out.push({
           id: 'kv-positions-dropped',
           family: 'layout',
@@ -141,6 +149,9 @@ export function libraryCandidates(
 
 /** The most multiply-adds of a group's products under which a running sum in half is tried (about 1 s here). */
 export const ACC_WORK = 4e6;
+
+/** The most multiply-adds of the attention re-runs of all cached positions tried as the one dropped. */
+export const POSITIONS_WORK = 16e6;
 
 /** N · K of a linear step. */
 function productSize(cfg: LlamaConfig, s: OpStep): number {

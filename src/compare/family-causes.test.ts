@@ -18,7 +18,7 @@ import { writeSafetensors } from '../model/safetensors-write';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { type Candidate, candidatesFor } from './family-causes';
-import { ACC_WORK } from './family-causes-library';
+import { ACC_WORK, POSITIONS_WORK } from './family-causes-library';
 import { computeGroup, familyChecks, familyWhy } from './family-why';
 
 const K = 10;
@@ -252,6 +252,24 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
     expect(576 * 1536 * 5).toBeGreaterThan(ACC_WORK);
     expect(ids(5)).toBe(0);
     expect(candidatesFor(check as never, cfg, 0).filter((c) => c.id.startsWith('acc-'))).toEqual([]);
+  });
+
+  it('a dropped cached position is tried at every position of the prompt, or past POSITIONS_WORK at its ends', () => {
+    const cfg = smallLlamaConfig({ numHeads: 4, headDim: 16 });
+    const check = familyChecks(
+      cfg,
+      0,
+      (s) => s !== 'q_rot' && s !== 'k_rot',
+      () => true,
+    ).find((c) => c.slot === 'ctx');
+    const positions = (rows: number, P: number) =>
+      candidatesFor(check as never, cfg, 0, { rows, decodeFrom: P })
+        .filter((c) => c.id === 'kv-positions-dropped')
+        .map((c) => c.params.position);
+    expect(positions(12, 9)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(9 * 2 * 4 * 12 ** 2 * 16).toBeLessThanOrEqual(POSITIONS_WORK);
+    expect(300 * 2 * 4 * 400 ** 2 * 16).toBeGreaterThan(POSITIONS_WORK);
+    expect(positions(400, 300)).toEqual([0, 1, 298, 299]);
   });
 
   it('every cause the family can name has a plant', () => {
