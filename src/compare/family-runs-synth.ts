@@ -180,3 +180,45 @@ export function synthFamilyRun(
   const dtype = o.dtype ?? 'F32';
   return runOfSlots(cfg, synthSlots(cfg, w, tokens, dtype, o.plant), tokens, o);
 }
+
+/**
+ * The causes a test may plant at a layer of a model, each with the check it is born at (`layers.{i}.<group>`):
+ * those that act on the model (the KV mapping where 1 < KV heads < heads, the scaling where there is one, the window
+ * where a row sees past it; the rotary's where a row sees another position), with parameters far from the model's
+ * (eps 1e6 × the config's, theta / 100).
+ */
+export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPlant, string][] {
+  const at = (
+    slot: string,
+    id: string,
+    check: string,
+    params?: FamilyPlant['params'],
+  ): [FamilyPlant, string] => [
+    { layer, slot, id, params, also: slot === 'q_rot' ? ['k_rot'] : [] },
+    `layers.${layer}.${check}`,
+  ];
+  const attention = 'q_rot+k_rot+ctx';
+  const out: [FamilyPlant, string][] = [
+    at('ln1', 'rms-eps-outside', 'ln1', { eps: cfg.rmsNormEps * 1e6 }),
+    at('ln2', 'rms-mean-subtracted', 'ln2'),
+    at('ln1', 'rms-no-weight', 'ln1'),
+    at('swiglu', 'swiglu-swapped', 'swiglu'),
+    at('swiglu', 'swiglu-gelu', 'swiglu'),
+    at('swiglu', 'swiglu-relu', 'swiglu'),
+    at('mlp_out', 'output-bf16', 'mlp_out', { format: 'bf16' }),
+    at('attn_out', 'output-fp16', 'attn_out', { format: 'fp16' }),
+  ];
+  // A rotary moves nothing at position 0: its causes need rows at other positions that see each other.
+  const window = cfg.slidingWindow[layer];
+  if (T >= 3 && window !== 1) {
+    out.push(
+      at('q_rot', 'rotary-gptj', attention),
+      at('q_rot', 'rotary-theta', attention, { theta: cfg.ropeTheta * 0.01 }),
+    );
+    if (cfg.ropeScaling.type !== 'default') out.push(at('q_rot', 'rotary-scaling-skipped', attention));
+  }
+  if (cfg.numKvHeads > 1 && cfg.numKvHeads < cfg.numHeads) out.push(at('ctx', 'kv-interleaved', attention));
+  // A window ignored changes the rows past it only.
+  if (window !== null && T > window) out.push(at('ctx', 'window-ignored', attention));
+  return out;
+}

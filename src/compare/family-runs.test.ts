@@ -14,7 +14,7 @@ import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
-import { type FamilyPlant, runOfSlots, synthFamilyRun } from './family-runs-synth';
+import { plantsFor, runOfSlots, synthFamilyRun } from './family-runs-synth';
 
 const FIXTURES = 'src/model/testdata/llama';
 const MODELS = ['llama-gqa-llama3', 'llama-mqa-linear-tied', 'mistral-window', 'qwen2-bias', 'qwen3-qknorm'];
@@ -46,38 +46,6 @@ async function read(bytes: Uint8Array, cfg: LlamaConfig, file: string) {
     yield bytes;
   })();
   return { file: await readRunFile(chunks, bytes.length, cfg, { file }), sha256: null };
-}
-
-/** The causes a seed may plant in a model: [step slot, cause id, its parameters, the check it is born at]. */
-function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPlant, string][] {
-  const at = (
-    slot: string,
-    id: string,
-    check: string,
-    params?: FamilyPlant['params'],
-  ): [FamilyPlant, string] => [
-    { layer, slot, id, params, also: slot === 'q_rot' ? ['k_rot'] : [] },
-    `layers.${layer}.${check}`,
-  ];
-  const attention = 'q_rot+k_rot+ctx';
-  const out: [FamilyPlant, string][] = [
-    at('ln1', 'rms-eps-outside', 'ln1', { eps: cfg.rmsNormEps * 1e6 }),
-    at('ln2', 'rms-mean-subtracted', 'ln2'),
-    at('ln1', 'rms-no-weight', 'ln1'),
-    at('swiglu', 'swiglu-swapped', 'swiglu'),
-    at('swiglu', 'swiglu-gelu', 'swiglu'),
-    at('swiglu', 'swiglu-relu', 'swiglu'),
-    at('q_rot', 'rotary-gptj', attention),
-    at('q_rot', 'rotary-theta', attention, { theta: cfg.ropeTheta * 0.01 }),
-    at('mlp_out', 'output-bf16', 'mlp_out', { format: 'bf16' }),
-    at('attn_out', 'output-fp16', 'attn_out', { format: 'fp16' }),
-  ];
-  if (cfg.numKvHeads > 1 && cfg.numKvHeads < cfg.numHeads) out.push(at('ctx', 'kv-interleaved', attention));
-  if (cfg.ropeScaling.type !== 'default') out.push(at('q_rot', 'rotary-scaling-skipped', attention));
-  // A window ignored changes the rows past it only.
-  const w = cfg.slidingWindow[layer];
-  if (w !== null && T > w) out.push(at('ctx', 'window-ignored', attention));
-  return out;
 }
 
 describe('the analysis of Llama-family runs', () => {
