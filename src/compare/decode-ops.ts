@@ -14,6 +14,7 @@ import type { Engine } from '../engine/engine';
 import type { ProductsKit } from '../engine/oracle-products';
 import { inputSlot } from '../model/run-names';
 import type { Precision } from '../numeric/precision';
+import { neoxSlotOfTap } from '../ops/families';
 import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import { gather } from './causes/arrays';
@@ -66,7 +67,7 @@ async function namedSlots(
   const out = new Map<string, Float32Array>();
   for (const [name, data] of got) {
     if (name === input) out.set(inputSlot(i), data);
-    else out.set(name.replace(/\.resid_mid$/, '.ln2_in'), data);
+    else out.set(neoxSlotOfTap(name), data);
   }
   return out;
 }

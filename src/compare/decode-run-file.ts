@@ -5,6 +5,7 @@ import type { RecordedDecode } from '../engine/decode-record';
 import type { RunFile, RunTensor } from '../model/run-file';
 import { rowStep } from '../model/run-generation';
 import { PRECISION_FORMATS, type Precision } from '../numeric/precision';
+import { neoxSlotOfTap } from '../ops/families';
 import type { Metric } from '../run/runspec';
 import type { Anatomy } from './causes/anatomy';
 import type { CauseVerdict } from './causes/types';
@@ -44,8 +45,8 @@ export function decodeRunFile(
   };
 }
 
-/** The run-file slot of an engine tap (resid_mid is the run's ln2_in). */
-const slotOf = (name: string) => name.replace(/\.resid_mid$/, '.ln2_in');
+/** The run-file slot of an engine tap (resid_mid is the run's ln2_in: the op registry's names). */
+const slotOf = neoxSlotOfTap;
 
 /**
  * A recorded decode as the runs analysis's input. `onGpu` (the analysis's oracle is the GPU one): its taps stay

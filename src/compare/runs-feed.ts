@@ -10,6 +10,7 @@ import type { DfBuffer } from '../engine/oracle-df';
 import type { RunHeader } from '../model/run-file';
 import type { Precision } from '../numeric/precision';
 import type { DType, NeoXConfig } from '../numeric/types';
+import { neoxSlotOfTap } from '../ops/families';
 import { type MissingCheck, type OpCheck, runChecks } from './run-checks';
 import { tapRows, uploadSlot } from './run-sources';
 import type { RunsStart } from './runs-start';
@@ -41,7 +42,7 @@ export type SlotSource = { name: string; data: Float32Array } | { onGpu: GpuTap 
 /** The engine's taps under the run-file slots (resid_mid is the sequential style's ln2_in). */
 export function engineSlots(run: BatchForward): Map<string, GpuTap> {
   const slots = new Map<string, GpuTap>();
-  for (const [name, tap] of run.taps) slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), tap);
+  for (const [name, tap] of run.taps) slots.set(neoxSlotOfTap(name), tap);
   return slots;
 }
 

@@ -7,6 +7,7 @@
 import type { GpuTap } from '../engine/batch';
 import { inputSlot } from '../model/run-names';
 import type { NeoXConfig } from '../numeric/types';
+import { neoxSlotOfTap } from '../ops/families';
 import { type AnalysisContext, dumpName, type EngineRuns } from './analysis-phases';
 import { gather } from './causes/arrays';
 import { core } from './causes/exact-op';
@@ -81,7 +82,7 @@ export function layerChecks(cfg: NeoXConfig, layer: number, has: (slot: string) 
 async function slotsOf(taps: Map<string, GpuTap>, read: (t: GpuTap) => Promise<Float32Array>, i: number) {
   const wanted: [string, string, GpuTap][] = [];
   for (const [name, tap] of taps)
-    if (name.startsWith(`layers.${i}.`)) wanted.push([name.replace(/\.resid_mid$/, '.ln2_in'), name, tap]);
+    if (name.startsWith(`layers.${i}.`)) wanted.push([neoxSlotOfTap(name), name, tap]);
   const input = dumpName(i - 1);
   const tap = taps.get(input);
   if (tap) wanted.push([inputSlot(i), input, tap]);

@@ -7,6 +7,7 @@
 import type { BufferPool } from '../gpu/pool';
 import type { Program } from '../gpu/program';
 import { recordReadbackPacked } from '../gpu/readback';
+import { neoxTapHasSlot } from '../ops/families';
 import type { Plan } from './plan';
 
 /**
@@ -21,10 +22,6 @@ export interface RecordedDecode {
   read(from?: number, names?: readonly string[]): Promise<Map<string, Float32Array>>;
   release(): void;
 }
-
-/** The engine taps a run file has slots for (resid_mid is the run's ln2_in). */
-const RECORDED =
-  /^(embed|final_norm|logits|layers\.\d+\.(ln1|qkv|ctx|attn_out|resid_mid|ln2|fc1|gelu|mlp_out|out))$/;
 
 /** The largest staging buffer a read packs taps into (well under any adapter's maxBufferSize). */
 const READ_PACK = 64 << 20;
@@ -68,7 +65,7 @@ export class DecodeRecorder {
     const T = plan.T;
     for (const op of plan.ops) {
       for (const w of op.writes) {
-        if (!RECORDED.test(w.name)) continue;
+        if (!neoxTapHasSlot(w.name)) continue; // the taps a run file has slots for
         const width = w.floats / T;
         let tap = this.taps.get(w.name);
         if (!tap) {

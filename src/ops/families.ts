@@ -290,3 +290,30 @@ export function checkSteps(spec: FamilySpec, cfg: ModelConfig, layer: number | n
   }
   return out;
 }
+
+/** A GPT-NeoX step's engine tap: its last plan op, or its slot (`resid_mid` for `ln2_in`). */
+const neoxTapOf = (step: OpStep): string => step.plan?.at(-1) ?? step.slot;
+
+/** The run-file slot of each GPT-NeoX layer tap a run has a slot for (the rotary's q, k, v are no run's). */
+const NEOX_SLOT_OF_TAP: ReadonlyMap<string, string> = new Map(
+  NEOX_SEQUENTIAL.layer.filter((step) => !step.taps).map((step) => [neoxTapOf(step), step.slot]),
+);
+
+const NEOX_TOP_TAPS = new Set(
+  [NEOX_SEQUENTIAL.embed, NEOX_SEQUENTIAL.finalNorm, NEOX_SEQUENTIAL.lmHead].map(neoxTapOf),
+);
+
+/**
+ * A GPT-NeoX engine tap under its run-file slot (`layers.{i}.resid_mid` is the run's `layers.{i}.ln2_in`); a name
+ * that is its own slot, or no run's, comes back as it is. The one place the engine's names meet the runs'.
+ */
+export function neoxSlotOfTap(name: string): string {
+  const m = /^(layers\.\d+\.)(.+)$/.exec(name);
+  return m ? m[1] + (NEOX_SLOT_OF_TAP.get(m[2]) ?? m[2]) : name;
+}
+
+/** Whether a GPT-NeoX engine tap is one a run file has a slot for (its decode is recorded as a run). */
+export function neoxTapHasSlot(name: string): boolean {
+  const m = /^layers\.\d+\.(.+)$/.exec(name);
+  return m ? NEOX_SLOT_OF_TAP.has(m[1]) : NEOX_TOP_TAPS.has(name);
+}

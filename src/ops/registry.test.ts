@@ -25,7 +25,16 @@ import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import type { LinearWeights, ModelWeights, NeoXConfig } from '../numeric/types';
 import { OPS } from './descriptors';
-import { LLAMA_FAMILY, layerSteps, NEOX_PARALLEL, NEOX_SEQUENTIAL, planOpsOf, usesOf } from './families';
+import {
+  LLAMA_FAMILY,
+  layerSteps,
+  NEOX_PARALLEL,
+  NEOX_SEQUENTIAL,
+  neoxSlotOfTap,
+  neoxTapHasSlot,
+  planOpsOf,
+  usesOf,
+} from './families';
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
 import { CHECK_OPS, type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
 
@@ -265,6 +274,26 @@ describe('the op registry', () => {
       ),
     );
     expect([...ops, 'layer'].sort()).toEqual([...CHECK_OPS].sort());
+  });
+
+  it("names GPT-NeoX's engine taps by their run slots in one place (resid_mid is a run's ln2_in)", () => {
+    expect(neoxSlotOfTap('layers.3.resid_mid')).toBe('layers.3.ln2_in');
+    for (const name of ['layers.0.ln1', 'layers.12.ctx', 'layers.1.q', 'embed', 'logits', 'resid_mid'])
+      expect(neoxSlotOfTap(name)).toBe(name);
+    // The taps a run has slots for: every run slot's tap, and none of the rotary's or the attention core's inside.
+    const taps = planOpsOf(NEOX_SEQUENTIAL).map((op) => `layers.2.${op}`);
+    const slots = taps.filter(neoxTapHasSlot).map(neoxSlotOfTap);
+    expect(slots).toEqual(LAYER_SLOTS.map((s) => `layers.2.${s}`));
+    for (const name of [
+      'layers.0.q',
+      'layers.0.k',
+      'layers.0.v',
+      'layers.0.scores',
+      'layers.0.probs',
+      'ln2_in',
+    ])
+      expect(neoxTapHasSlot(name), name).toBe(false);
+    for (const name of ['embed', 'final_norm', 'logits']) expect(neoxTapHasSlot(name), name).toBe(true);
   });
 
   it('says where each op kind is used, with its slots and HF modules per family', () => {
