@@ -4,6 +4,8 @@
 // multiples of no tile, workgroup or split. Two checks per case: the fold gives the unfolded pair's bits (the
 // reduction linearBiasOps runs, then addRmsNorm) in every output, with each precision mode's constants and with the
 // norm's teaching faults; and its outputs against the fp64 oracle run unfused (linearF64 → addF64 → rmsNormF64).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OverrideConstants } from '../gpu/pipelines';
 import { mulberry32, randn } from '../numeric/random';
@@ -168,6 +170,16 @@ for (let r = 0; r < SWEEP_ROUNDS; r++)
       expect(bits(c.fold.y).equals(bits(plain.fold.y)), `y moved by the constants (seed ${seed})`).toBe(
         false,
       );
+    });
+
+    it('declares every override of add_rmsnorm.wgsl but ADD: a fault planted in the norm reaches the fold too', () => {
+      const overrides = (file: string) =>
+        [...readFileSync(join('shaders/fused', file), 'utf8').matchAll(/^override (\w+)/gm)]
+          .map((m) => m[1])
+          .sort();
+      const norm = overrides('add_rmsnorm.wgsl').filter((n) => n !== 'ADD');
+      expect(norm.length, 'the norm has overrides').toBeGreaterThan(2);
+      expect(overrides('add_rmsnorm_fold.wgsl')).toEqual(norm);
     });
 
     it('refuses a hidden size past the workgroup memory', () => {
