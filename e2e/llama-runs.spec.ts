@@ -67,6 +67,9 @@ test("your runs of a Llama-family model: run B's KV mapping found at layer 1's a
   await cell.click();
   const detail = page.getByTestId('run-check-detail');
   await expect(detail).toContainText('model.layers.1.self_attn.o_proj:in');
+  await expect(detail).toContainText(
+    "the floor is the explorer's Llama reference path at the run's storage precision",
+  );
   await shoot(page, testInfo, 'llama-runs-1280');
   await page.setViewportSize({ width: 1920, height: 1080 });
   await shoot(page, testInfo, 'llama-runs-1920');

@@ -168,8 +168,11 @@ function CheckDetail({ c, close, report }: { c: RunCheckResult; close: () => voi
       </p>
       <p className="small">
         Re-run exactly from the run's own {c.inputs.map((n) => `'${n}'`).join(' + ') || 'tokens'} and compared
-        with '{c.output}'. Max abs error {c.error.maxAbs.toExponential(2)}; the floor is the explorer's fp32
-        reference kernel measured the same way.
+        with '{c.output}'. Max abs error {c.error.maxAbs.toExponential(2)}; the floor is the explorer's{' '}
+        {report.model.family === 'llama'
+          ? "Llama reference path at the run's storage precision"
+          : 'fp32 reference kernel'}{' '}
+        measured the same way.
       </p>
       <RunWhy
         run={`${c.run}-check`}
