@@ -3,7 +3,8 @@
 // whose layer 1 maps KV heads to the wrong query heads (made by src/compare/family-runs-synth.ts as a PyTorch run
 // records them) dropped in the "your runs" mode: run A agrees, run B's error is born at layer 1's attention core,
 // named by the dump's module path, its cause the KV mapping; the grid's columns are the family's ops and the born
-// cell opens on the run's own tensor names. Screenshots at 1280x800 and 1920x1080.
+// cell opens on the run's own tensor names; a run of another model of the family is refused in one line first.
+// Screenshots at 1280x800 and 1920x1080.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -49,6 +50,15 @@ test("your runs of a Llama-family model: run B's KV mapping found at layer 1's a
 
   await page.getByTestId('mode-runs').click();
   await expect(page.getByTestId('runs-panel')).toBeInViewport();
+  // A run of another model of the family (Hugging Face's run of the Qwen3 fixture): one line, before any analysis.
+  await page
+    .getByTestId('run-input-A')
+    .setInputFiles(join('src', 'model', 'testdata', 'llama', 'qwen3-qknorm', 'run.safetensors'));
+  await page.getByTestId('analyze-runs').click();
+  await expect(page.getByTestId('run-error-analyze')).toHaveText(
+    'run A (run.safetensors) comes from another model (vocabulary 261, this one has 131): load theirs',
+  );
+  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
   await page.getByTestId('run-input-A').setInputFiles(CLEAN);
   await page.getByTestId('run-input-B').setInputFiles(FAULT);
   await page.getByTestId('analyze-runs').click();
