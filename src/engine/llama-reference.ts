@@ -1,8 +1,8 @@
 // The GPU reference forward of the Llama family (Llama, Qwen2, Qwen3, Mistral): the family's op steps read off the
 // op registry (ops/families.ts layerSteps, as the fp64 forward kernels/cpu/op-forward.ts reads them), each run by
-// its op's reference WGSL kernels (WGSL_FORMS, llama-wgsl-forms.ts: one launcher list per op kind), every slot its own
-// buffer, one submit per forward. Same dump contract as the GPT-NeoX engine: embeddings [T, d], layers[i] = the
-// residual after layer i, finalNorm [T, d], logits [T, V]; every step's slot can be read back as a tap
+// its op's reference WGSL kernels (the registry's `wgsl` slots, wgsl-forms.ts: the launchers of llama-wgsl-forms.ts),
+// every slot its own buffer, one submit per forward. Same dump contract as the GPT-NeoX engine: embeddings [T, d],
+// layers[i] = the residual after layer i, finalNorm [T, d], logits [T, V]; every step's slot can be read back as a tap
 // (`embed`, `layers.{i}.{slot}`, `final_norm`, `logits`), the join key with the fp64 forward's taps.
 // Weights are uploaded once (LlamaReference.create) and reused by every forward.
 
@@ -15,7 +15,8 @@ import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } fro
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import { greedyWithCache, type KvRun } from './llama-generate';
-import { slotFloats, WGSL_FORMS, type WgslForm } from './llama-wgsl-forms';
+import { slotFloats } from './llama-wgsl-forms';
+import { wgslStepForm } from './wgsl-forms';
 
 export interface LlamaGpu {
   device: GPUDevice;
@@ -59,7 +60,7 @@ export class LlamaReference {
       throw new Error(`Llama reference: ${w.layers.length} layer weights for numLayers ${cfg.numLayers}`);
     const spec = familyOf(cfg);
     for (const step of [spec.embed, ...spec.layer, spec.finalNorm, spec.lmHead])
-      if (!WGSL_FORMS[step.op])
+      if (!wgslStepForm(step.op))
         throw new Error(`Llama reference: op '${step.op}' (${step.slot}) has no WGSL form`);
     const r = new LlamaReference(gpu, cfg, w);
     const tensors: Tensor[] = [w.embedTokens, w.norm, w.lmHead];
@@ -173,7 +174,7 @@ export class LlamaReference {
       const cacheK = lc && s.width === 'kv_heads' ? lc.k : null;
       const floats = cacheK ? cfg.numKvHeads * (kv?.rows ?? 0) * cfg.headDim : slotFloats(cfg, s.width, T);
       const out = cacheK ?? alloc(floats, name);
-      const form = WGSL_FORMS[s.op] as WgslForm;
+      const form = wgslStepForm(s.op)!;
       const args = { cfg, T, layer, step: s, label: name, inputs, out, ...this.weightsOf(owner, s) };
       const cpu = o.cpu ?? false;
       specs.push(...form({ ...args, ids, rope, scratch, dummy, cpu, constants: o.constants ?? {}, kv: lc }));

@@ -21,8 +21,9 @@ import {
 import { type GpuModel, lmHeadPieces } from './gpu-model';
 import { type FoldOptions, planFolds } from './plan-fold';
 import type { OutFold } from './plan-fold-ops';
-import { FUSION_OPS, headLaunch, REFERENCE_OPS } from './plan-ops';
+import { FUSION_OPS, headLaunch } from './plan-ops';
 import type { LayerCtx, PlanHooks } from './plan-types';
+import { neoxReferenceLaunch } from './wgsl-forms';
 
 export type { PlanHooks };
 
@@ -294,7 +295,7 @@ export function buildPlan(
           const launch = FUSION_OPS[fusion.launcher](L);
           op(kernelOf.get(fusion)!, i, launch.make, ...launch.writes);
         } else if (!replaced.has(name)) {
-          const launch = REFERENCE_OPS[name as LayerOp](L);
+          const launch = neoxReferenceLaunch(name as LayerOp)(L); // the op's `wgsl` slot in the op registry
           op(null, i, launch.make, ...launch.writes);
         }
       }

@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { GROUP_PRODUCT, stepOfOp } from '../compare/causes/types';
 import { runChecks } from '../compare/run-checks';
+import type { LayerOp } from '../engine/fused-kernels';
+import { REFERENCE_OPS } from '../engine/plan-ops';
+import { neoxReferenceLaunch, WGSL_OP_FORMS, wgslStepForm } from '../engine/wgsl-forms';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../kernels/cpu/attention';
 import { embeddingF64 } from '../kernels/cpu/embedding';
 import { oracleForward } from '../kernels/cpu/forward';
@@ -37,6 +40,7 @@ import {
 } from './families';
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
 import { CHECK_OPS, type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
+import '../kernels/oracle/df-forms';
 
 /** The bytes of an fp64 array (NaN payloads and -0 included), for bit-for-bit comparisons. */
 const bits = (v: Float64Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
@@ -103,12 +107,11 @@ const FAMILIES: [string, FamilySpec][] = [
 ];
 
 /**
- * Forms the descriptors need that no part fills yet: the WGSL reference launchers are still reached through the
- * engine's own tables (GPT-NeoX's engine/plan-ops.ts REFERENCE_OPS, the Llama family's engine/llama-wgsl-forms.ts
- * WGSL_FORMS), and the double-float forms through engine/oracle-layer.ts and kernels/oracle/df-forms.ts. Filling one
- * makes this list wrong, and the test says so: take the entry out.
+ * Forms the descriptors need that no part fills yet (`op:form`). Every op kind's fp64, wgsl and df forms are in
+ * their slots (kernels/cpu/op-fp64.ts, engine/wgsl-forms.ts, kernels/oracle/df-forms.ts, all imported here); an op
+ * kind added without one fails below, and an entry here for a form since filled fails too: take it out.
  */
-const NOT_YET_FILLED = OP_KINDS.flatMap((k) => [`${k}:wgsl`, `${k}:df`]);
+const NOT_YET_FILLED: string[] = [];
 
 /** The literals of each `switch` of a module's code (comments removed): its line and its `case '…':` values. */
 function switchCases(text: string): { line: number; cases: string[] }[] {
@@ -183,6 +186,33 @@ describe('the op registry', () => {
     expect(Object.keys(FP64_FORMS).sort()).toEqual([...OP_KINDS].sort());
     expect(missingForms().sort()).toEqual([...NOT_YET_FILLED].sort());
     expect(missingForms().filter((m) => m.endsWith(':fp64'))).toEqual([]);
+  });
+
+  it("reaches each family's WGSL reference forms through the wgsl slots, for every step it runs", () => {
+    // The Llama reference forward runs every step of the family (any flavour's) by its op's step form.
+    const llamaSteps = [
+      LLAMA_FAMILY.embed,
+      ...LLAMA_FAMILY.layer,
+      LLAMA_FAMILY.finalNorm,
+      LLAMA_FAMILY.lmHead,
+    ];
+    for (const step of llamaSteps) expect(wgslStepForm(step.op), `${step.slot}: ${step.op}`).not.toBeNull();
+    // GPT-NeoX's plan runs each layer op by the launcher in the slot of its step's op kind: the launchers of
+    // engine/plan-ops.ts, each under the one op kind whose step computes it.
+    const planOps = planOpsOf(NEOX_SEQUENTIAL);
+    for (const name of planOps)
+      expect(neoxReferenceLaunch(name as LayerOp), name).toBe(REFERENCE_OPS[name as LayerOp]);
+    const placed = OP_KINDS.flatMap((k) => Object.keys(WGSL_OP_FORMS[k].plan));
+    expect(placed.sort()).toEqual([...planOps].sort());
+    // Every op kind is run by some family's reference path (GPT-NeoX's embedding, final norm and LM head are built
+    // by engine/plan.ts in binding-sized chunks; the Llama family's have step forms).
+    for (const k of OP_KINDS) {
+      const f = WGSL_OP_FORMS[k];
+      expect(f.step !== null || Object.keys(f.plan).length > 0, k).toBe(true);
+    }
+    expect(() => neoxReferenceLaunch('final_norm' as LayerOp)).toThrow(
+      "GPT-NeoX plan: op 'final_norm' has no WGSL reference launcher in the op registry",
+    );
   });
 
   it('has the causes form of every op a GPT-NeoX run is checked at (the why computes each from it)', async () => {

@@ -1,0 +1,92 @@
+// The WGSL reference form of every op kind of the registry (src/ops/), filled into its `wgsl` slots: one table typed
+// on OpKind, so an op kind without its entry does not compile. Each entry holds what each family's reference path
+// runs for the op:
+// - `step`: the Llama family's form, one step from its input buffers into its output buffer (the launchers are
+//   engine/llama-wgsl-forms.ts WGSL_FORMS); the Llama reference forward (llama-reference.ts) iterates the family's
+//   steps with these.
+// - `plan`: GPT-NeoX's reference launchers of the plan ops that compute the op (engine/plan-ops.ts REFERENCE_OPS,
+//   on the layer's context), read off the family's steps (a step's `plan`: the attention core is scores, probs,
+//   ctx, each of which a fused kernel may replace alone); GPT-NeoX's plan (plan.ts) runs each layer op by these.
+// GPT-NeoX's embedding, final norm and LM head are built by plan.ts itself (the embedding table and the LM head in
+// chunks that fit one binding each): their `plan` is empty.
+
+import { NEOX_SEQUENTIAL } from '../ops/families';
+import { fillSlots, formOf } from '../ops/slots';
+import type { OpKind, PlanOp } from '../ops/types';
+import type { LayerOp } from './fused-kernels';
+import { WGSL_FORMS, type WgslForm } from './llama-wgsl-forms';
+import { REFERENCE_OPS } from './plan-ops';
+import type { Launch, LayerCtx } from './plan-types';
+
+/** A GPT-NeoX reference launcher: one plan op on the layer's context. */
+export type PlanLaunch = (L: LayerCtx) => Launch;
+
+/** What an op kind's `wgsl` slot holds: each family's reference form of it (none where the family lacks the op). */
+export interface WgslOpForms {
+  step: WgslForm | null;
+  plan: Readonly<Partial<Record<LayerOp, PlanLaunch>>>;
+}
+
+/** The plan ops of GPT-NeoX's layer steps of kind `op` (a step's `plan`, or its slot), with their launchers. */
+function neox(op: OpKind): WgslOpForms['plan'] {
+  const out: Partial<Record<LayerOp, PlanLaunch>> = {};
+  for (const step of NEOX_SEQUENTIAL.layer) {
+    if (step.op !== op) continue;
+    for (const name of step.plan ?? [step.slot as PlanOp]) {
+      const launch = REFERENCE_OPS[name as LayerOp];
+      if (!launch) throw new Error(`wgsl forms: GPT-NeoX's plan op '${name}' (${step.slot}) has no launcher`);
+      out[name as LayerOp] = launch;
+    }
+  }
+  return out;
+}
+
+const llama = (op: OpKind): WgslForm | null => WGSL_FORMS[op] ?? null;
+
+/** Both families' forms of an op kind. */
+const both = (op: OpKind): WgslOpForms => ({ step: llama(op), plan: neox(op) });
+
+export const WGSL_OP_FORMS: Readonly<Record<OpKind, WgslOpForms>> = {
+  embedding: both('embedding'),
+  layernorm: both('layernorm'),
+  rmsnorm: both('rmsnorm'),
+  qkv: both('qkv'),
+  q_proj: both('q_proj'),
+  k_proj: both('k_proj'),
+  v_proj: both('v_proj'),
+  qk_norm: both('qk_norm'),
+  rotary: both('rotary'),
+  attention: both('attention'),
+  out_proj: both('out_proj'),
+  residual: both('residual'),
+  gate_up: both('gate_up'),
+  swiglu: both('swiglu'),
+  mlp_up: both('mlp_up'),
+  gelu: both('gelu'),
+  mlp_down: both('mlp_down'),
+  final_norm: both('final_norm'),
+  lm_head: both('lm_head'),
+};
+
+fillSlots('wgsl', WGSL_OP_FORMS);
+
+const formsOf = (op: OpKind) => formOf('wgsl', op) as WgslOpForms;
+
+/** The Llama family's reference form of op kind `op`, from its `wgsl` slot (null: the family has no such op). */
+export function wgslStepForm(op: OpKind): WgslForm | null {
+  return formsOf(op).step;
+}
+
+/** The GPT-NeoX step each layer plan op belongs to: its op kind. */
+const KIND_OF_PLAN_OP = new Map<string, OpKind>(
+  NEOX_SEQUENTIAL.layer.flatMap((step) => (step.plan ?? [step.slot]).map((name) => [name, step.op] as const)),
+);
+
+/** GPT-NeoX's reference launcher of layer plan op `name`, from the `wgsl` slot of the op kind of its step. */
+export function neoxReferenceLaunch(name: LayerOp): PlanLaunch {
+  const op = KIND_OF_PLAN_OP.get(name);
+  const launch = op === undefined ? undefined : formsOf(op).plan[name];
+  if (!launch)
+    throw new Error(`GPT-NeoX plan: op '${name}' has no WGSL reference launcher in the op registry`);
+  return launch;
+}
