@@ -51,6 +51,18 @@ export const LLAMA_SHAPES: Record<string, LlamaConfig> = {
     headDim: 16,
     rotaryDim: 16,
   }),
+  // SmolLM2-135M's layer count and dispatches on tiny sizes: the CPU side of its forward (encode, submit) on SwiftShader.
+  'tiny-30': L({
+    vocabSize: 97,
+    hiddenSize: 64,
+    numLayers: 30,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: 16,
+    rotaryDim: 16,
+    intermediateSize: 96,
+    slidingWindow: Array(30).fill(null),
+  }),
   'smollm2-135m': L({
     vocabSize: 49152,
     hiddenSize: 576,
@@ -398,7 +410,13 @@ async function main() {
           await run({ reps: 10, ms: [] });
           warmForwards++;
         }
-        const time = { reps, ms: [] as number[], ops: profile ? ([] as PassTiming[]) : undefined };
+        const time = {
+          reps,
+          ms: [] as number[],
+          encodeMs: [] as number[],
+          submitMs: [] as number[],
+          ops: profile ? ([] as PassTiming[]) : undefined,
+        };
         await run(time);
         const ops = time.ops ? perOp(time.ops) : undefined;
         const row = {
@@ -408,6 +426,8 @@ async function main() {
           flashBQ: bq || undefined,
           medianMs: median(time.ms),
           minMs: Math.min(...time.ms),
+          encodeMedianMs: median(time.encodeMs),
+          submitMedianMs: median(time.submitMs),
           reps,
           coldMedianMs: cold.ms.length ? median(cold.ms) : undefined,
           coldMinMs: cold.ms.length ? Math.min(...cold.ms) : undefined,
@@ -417,7 +437,7 @@ async function main() {
         };
         const c = row.coldMedianMs ? `, cold ${row.coldMedianMs.toFixed(2)}` : '';
         log(
-          `${name} T=${T} ${p}${bq ? ` BQ ${bq}` : ''}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}${c})${
+          `${name} T=${T} ${p}${bq ? ` BQ ${bq}` : ''}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}${c}; encode ${row.encodeMedianMs.toFixed(2)}, submit ${row.submitMedianMs.toFixed(2)})${
             ops
               ? `; ops ${row.opsMs?.toFixed(2)} ms: ${ops
                   .slice(0, 8)

@@ -1,6 +1,6 @@
 // The fused Llama forward's submit (engine/llama-fused.ts): the recorded dispatches once, then, for benchmarks, the
-// same dispatches submitted `time.reps` more times (submit-to-done wall ms each) and once with each dispatch in a
-// timed pass of its own (GPU time per label). WebGPU validation errors are thrown as one line.
+// same dispatches submitted `time.reps` more times (submit-to-done wall ms each, of which `encodeMs` the encoding and
+// `submitMs` the submit call on the CPU, the GPU idle until the submit has recorded the commands) and once with each dispatch in a timed pass of its own (GPU time per label). WebGPU validation errors are thrown as one line.
 import type { OverrideConstants } from '../gpu/pipelines';
 import type { DispatchSpec, Program } from '../gpu/program';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
@@ -9,7 +9,16 @@ export async function submitTimed(
   device: GPUDevice,
   program: Program,
   specs: readonly DispatchSpec[],
-  o: { constants?: OverrideConstants; time?: { reps: number; ms: number[]; ops?: PassTiming[] | null } },
+  o: {
+    constants?: OverrideConstants;
+    time?: {
+      reps: number;
+      ms: number[];
+      encodeMs?: number[];
+      submitMs?: number[];
+      ops?: PassTiming[] | null;
+    };
+  },
 ): Promise<void> {
   device.pushErrorScope('validation');
   let thrown: unknown = null;
@@ -23,7 +32,11 @@ export async function submitTimed(
       const t0 = performance.now();
       const again = device.createCommandEncoder({ label: 'llama fused (timed)' });
       program.encode(again);
-      device.queue.submit([again.finish()]);
+      const buffer = again.finish();
+      const t1 = performance.now();
+      o.time?.encodeMs?.push(t1 - t0);
+      device.queue.submit([buffer]);
+      o.time?.submitMs?.push(performance.now() - t1);
       await device.queue.onSubmittedWorkDone();
       o.time?.ms.push(performance.now() - t0);
     }

@@ -56,11 +56,12 @@ export interface LlamaFusedOptions {
   gemmPolicy?: GemmPolicy;
   /**
    * Benchmarks: after the forward, the same recorded dispatches are encoded and submitted `reps` more times, each
-   * submit-to-done timed on the wall clock into `ms` (no readback; as engine/time-forward.ts times a plan). With
+   * submit-to-done timed on the wall clock into `ms` (no readback; as engine/time-forward.ts times a plan), the part
+   * of it spent encoding on the CPU into `encodeMs` and in the submit call into `submitMs` where given. With
    * `ops` (an empty array), one more submit with each dispatch in a timed pass of its own: its GPU time per label
    * (null where the device has no timestamps).
    */
-  time?: { reps: number; ms: number[]; ops?: PassTiming[] | null };
+  time?: { reps: number; ms: number[]; encodeMs?: number[]; submitMs?: number[]; ops?: PassTiming[] | null };
   /**
    * Benchmarks and tests: false leaves the o and the down projections' split-K reductions in dispatches of their own
    * (as before the fold); absent or true, the add + RMSNorm after each forms its output from the partials. The same
