@@ -5,7 +5,7 @@
 import type { Engine } from '../engine/engine';
 import type { LlamaModel } from '../engine/family-llama';
 import { LlamaGpuOracle } from '../engine/llama-oracle-gpu';
-import { type DfBuffer, uploadDf } from '../engine/oracle-df';
+import { DF_BYTES, type DfBuffer, OracleError, type OracleRun, uploadDf } from '../engine/oracle-df';
 import type { BufferPool } from '../gpu/pool';
 import { uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
@@ -37,19 +37,28 @@ export function exactOf(
     const cpuTaps = new Map<string, Float64Array>();
     llamaForward(model.cfg, model.weights, tokens, cpuTaps);
     const made: GPUBuffer[] = [];
-    const up = (v: Float64Array): DfBuffer => {
+    const up = (v: Float64Array, name: string): DfBuffer => {
+      if (v.length * DF_BYTES > engine.maxBindingBytes)
+        throw new OracleError(
+          `oracle ${name} needs ${v.length * DF_BYTES} bytes, more than one storage binding on this adapter (${engine.maxBindingBytes}): use a shorter prompt`,
+        );
       const buffer = uploadDf(device, v);
       made.push(buffer);
       return { buffer, n: v.length };
     };
-    const taps = new Map([...cpuTaps].map(([name, v]) => [name, up(v)] as const));
-    const local = refIn.map((x, i) =>
-      up(opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i)),
-    );
     const release = once(() => {
       for (const b of made) b.destroy();
     });
-    return { taps, local, release };
+    try {
+      const taps = new Map([...cpuTaps].map(([name, v]) => [name, up(v, name)] as const));
+      const local = refIn.map((x, i) =>
+        up(opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i), `layers.${i}.out`),
+      );
+      return { taps, local, release };
+    } catch (e) {
+      release();
+      throw e;
+    }
   }
   const oracle = new LlamaGpuOracle(
     device,
@@ -61,17 +70,24 @@ export function exactOf(
     { dfFma: info.dfFma, maxBindingBytes: engine.maxBindingBytes },
   );
   const inputs = refIn.map((x, i) => uploadBuffer(device, x, `oracle input ${i}`));
-  const enc = device.createCommandEncoder({ label: 'llama oracle' });
-  const whole = oracle.forward(enc, tokens, 'all');
-  const layers = oracle.layersOn(enc, tokens, inputs);
-  device.queue.submit([enc.finish()]);
-  const local = refIn.map((_, i) => layers.taps.get(`layers.${i}.out`) as DfBuffer);
+  const runs: OracleRun[] = [];
   const release = once(() => {
-    whole.release();
-    layers.release();
+    for (const r of runs) r.release();
     for (const b of inputs) b.destroy();
   });
-  return { taps: whole.taps, local, release };
+  try {
+    const enc = device.createCommandEncoder({ label: 'llama oracle' });
+    const whole = oracle.forward(enc, tokens, 'all');
+    runs.push(whole);
+    const layers = oracle.layersOn(enc, tokens, inputs);
+    runs.push(layers);
+    device.queue.submit([enc.finish()]);
+    const local = refIn.map((_, i) => layers.taps.get(`layers.${i}.out`) as DfBuffer);
+    return { taps: whole.taps, local, release };
+  } catch (e) {
+    release();
+    throw e;
+  }
 }
 
 /** f, callable any number of times, run once. */

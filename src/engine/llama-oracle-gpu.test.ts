@@ -185,6 +185,20 @@ describe('Llama GPU double-float oracle vs the CPU fp64 forward', () => {
     }
   });
 
+  it('refuses a tensor past one storage binding in one line, naming it (7 × 40 df values: 2240 bytes)', () => {
+    const cfg = smallLlamaConfig();
+    const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 6)));
+    const { oracle, done } = oracleOf(cfg, w, 2048);
+    try {
+      const enc = h.device.createCommandEncoder();
+      expect(() => oracle.forward(enc, [1, 2, 3, 4, 5, 6, 7], 'dump')).toThrow(
+        /^oracle embed needs 2240 bytes, more than one storage binding on this adapter \(2048\): use a shorter prompt$/,
+      );
+    } finally {
+      done();
+    }
+  });
+
   it('refuses a token outside the vocabulary in one line, before any work', () => {
     const cfg = smallLlamaConfig();
     const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 5)));
