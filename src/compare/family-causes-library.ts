@@ -5,7 +5,6 @@
 
 import type { LlamaConfig } from '../numeric/types';
 import type { OpStep } from '../ops/types';
-import type { Candidate, CandidateOptions, CheckSteps } from './family-causes';
 import {
   accHalfForm,
   attentionHalfForm,
@@ -13,6 +12,7 @@ import {
   positionDroppedForm,
   rotaryPositionsForm,
 } from './family-causes-forms';
+import type { Candidate, CandidateOptions, CheckSteps } from './family-causes-types';
 
 const LINEAR: ReadonlySet<OpStep['op']> = new Set([
   'q_proj',

@@ -10,45 +10,13 @@
 
 import type { NumFormat } from '../numeric/round';
 import type { LlamaConfig } from '../numeric/types';
-import type { Fp64Form, OpStep } from '../ops/types';
-import type { CauseFamily, CauseVerdict, TestedCause } from './causes/types';
+import type { OpStep } from '../ops/types';
+import type { CauseVerdict, TestedCause } from './causes/types';
 import { normSkipped, normWholeRow, rmsHalfForm, swigluGeluTanh } from './family-causes-forms';
 import { libraryCandidates } from './family-causes-library';
+import type { Candidate, CandidateOptions, CheckSteps } from './family-causes-types';
 
-/** The steps of one check: a recorded slot and the steps that compute it from recorded slots. */
-export interface CheckSteps {
-  steps: readonly OpStep[];
-}
-
-/** One way an op of the group could have been written: a config it reads, a variant its fp64 form takes, or both. */
-export interface Candidate {
-  id: string;
-  family: CauseFamily;
-  words: string;
-  params: Record<string, number | string>;
-  /** The steps it changes. */
-  applies: (s: OpStep) => boolean;
-  cfg?: Partial<LlamaConfig>;
-  variant?: Record<string, unknown>;
-  /** SwiGLU's own variants: its operands swapped, or another function in SiLU's place. */
-  swiglu?: { swap?: boolean; act?: 'gelu' | 'relu' };
-  /** The step's output rounded to a narrower format (its input too with `input`). */
-  half?: { format: NumFormat; input: boolean };
-  /**
-   * A form of its own for the steps it changes, in place of the registry's fp64 form (given the step's Fp64Args,
-   * the candidate's cfg and variant in them): what a variant cannot say — roundings inside the op, a running sum in
-   * half, a key out of sight from some row on. An evaluator of candidates must call it where it is set.
-   */
-  form?: Fp64Form;
-}
-
-/** What the caller knows of the run beyond the group. */
-export interface CandidateOptions {
-  /** In a run of a generation: its first decode row (the decode's causes are tried from there). */
-  decodeFrom?: number;
-  /** The rows (tokens) of the run: the work of a candidate computed in emulated fp32 steps is bounded by it. */
-  rows?: number;
-}
+export type { Candidate, CandidateOptions, CheckSteps } from './family-causes-types';
 
 /** The family's causes for the ops of a group (each a variant of one of its steps), with their parameters. */
 export function candidatesFor(

@@ -1,0 +1,42 @@
+// The types of the Llama family's causes (family-causes.ts), apart so that the library's causes on the family's ops
+// (family-causes-library.ts) and the candidates that use them need not import each other.
+
+import type { NumFormat } from '../numeric/round';
+import type { LlamaConfig } from '../numeric/types';
+import type { Fp64Form, OpStep } from '../ops/types';
+import type { CauseFamily } from './causes/types';
+
+/** The steps of one check: a recorded slot and the steps that compute it from recorded slots. */
+export interface CheckSteps {
+  steps: readonly OpStep[];
+}
+
+/** One way an op of the group could have been written: a config it reads, a variant its fp64 form takes, or both. */
+export interface Candidate {
+  id: string;
+  family: CauseFamily;
+  words: string;
+  params: Record<string, number | string>;
+  /** The steps it changes. */
+  applies: (s: OpStep) => boolean;
+  cfg?: Partial<LlamaConfig>;
+  variant?: Record<string, unknown>;
+  /** SwiGLU's own variants: its operands swapped, or another function in SiLU's place. */
+  swiglu?: { swap?: boolean; act?: 'gelu' | 'relu' };
+  /** The step's output rounded to a narrower format (its input too with `input`). */
+  half?: { format: NumFormat; input: boolean };
+  /**
+   * A form of its own for the steps it changes, in place of the registry's fp64 form (given the step's Fp64Args,
+   * the candidate's cfg and variant in them): what a variant cannot say — roundings inside the op, a running sum in
+   * half, a key out of sight from some row on. An evaluator of candidates must call it where it is set.
+   */
+  form?: Fp64Form;
+}
+
+/** What the caller knows of the run beyond the group. */
+export interface CandidateOptions {
+  /** In a run of a generation: its first decode row (the decode's causes are tried from there). */
+  decodeFrom?: number;
+  /** The rows (tokens) of the run: the work of a candidate computed in emulated fp32 steps is bounded by it. */
+  rows?: number;
+}
