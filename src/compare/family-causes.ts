@@ -8,7 +8,6 @@
 // half; and the cause library's causes where their op exists (family-causes-library.ts). And the verdict: a cause
 // named as docs/CAUSES.md names one.
 
-import type { NumFormat } from '../numeric/round';
 import type { LlamaConfig } from '../numeric/types';
 import type { OpStep } from '../ops/types';
 import type { CauseVerdict, TestedCause } from './causes/types';
