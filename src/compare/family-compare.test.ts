@@ -274,6 +274,22 @@ describe('compare on a Llama-family model', () => {
     expect(out?.histogram).toEqual(errorHistogram(fused.dump.layers[1], ref.dump.layers[1]));
   });
 
+  it("a generation the fault parts: the parting's exact row from the GPU oracle is the CPU oracle's", async () => {
+    const hf = hfOf('mistral-window');
+    await load('mistral-window');
+    const p = hf.greedy.prompt;
+    const s = spec(p, [{ id: 'swap_gate_up', fromLayer: 0 }], 4);
+    const gpu = (await analyze(engine, s, p, { oracle: 'gpu' })).generation?.parting;
+    const cpu = (await analyze(engine, s, p, { oracle: 'cpu' })).generation?.parting;
+    expect(gpu).toBeTruthy();
+    expect([gpu?.step, gpu?.row, gpu?.kind]).toEqual([cpu?.step, cpu?.row, cpu?.kind]);
+    // max |row − exact|: the two exact rows differ by ~1e-14 relative, the rows' errors are >= 1e-7
+    for (const side of ['reference', 'fused'] as const) {
+      const [a, b] = [gpu?.[side].error ?? Number.NaN, cpu?.[side].error ?? Number.NaN];
+      expect(Math.abs(a - b), `${side}: ${a} vs ${b}`).toBeLessThanOrEqual(1e-6 * b);
+    }
+  });
+
   it('falls back to the CPU oracle, saying why, when the double-float self-test fails', async () => {
     const hf = hfOf('qwen2-bias');
     await load('qwen2-bias');

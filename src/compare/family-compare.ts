@@ -24,11 +24,10 @@ import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
 import { LLAMA_KERNEL_OF, type LlamaModel, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
 import { BufferPool } from '../gpu/pool';
-import { llamaForward } from '../kernels/cpu/llama-forward';
 import type { HiddenDump } from '../numeric/types';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
-import { exactOf } from './family-exact';
+import { exactLastRow, exactOf } from './family-exact';
 import { type FamilyMetrics, familyMetrics } from './family-metrics';
 import { checkFamilyDecode } from './family-runs-decode';
 import { sameBits } from './family-taps';
@@ -227,7 +226,7 @@ async function afterComparisons(
   tokens: number[],
   opts: FamilyAnalyzeOptions,
   p: Phases,
-  oracleInfo: OracleInfo,
+  oracleInfo: OracleInfo & { dfFma: boolean },
   metrics: FamilyMetrics,
 ): Promise<Report> {
   const { model, planted, step, durations, runs } = p;
@@ -304,7 +303,11 @@ async function afterComparisons(
   if (why) opts.onPartial?.({ kind: 'why', why });
   report = { ...report, why };
   const generation = await step('generation', () =>
-    spec.generate === 0 ? null : generate(engine, spec, tokens, fusedOpts, opts),
+    spec.generate === 0
+      ? null
+      : generate(engine, spec, tokens, fusedOpts, opts, (seq) =>
+          exactLastRow(engine, model, p.pool, oracleInfo, seq),
+        ),
   );
   return { ...report, verdict: overallVerdict(prompt, generation), generation, durations };
 }
@@ -350,7 +353,7 @@ async function bisect(
 /**
  * Greedy decoding on both paths (each with its KV cache), the tokens handed out once both paths are done. Where
  * the texts part, the parting is classified as GPT-NeoX's is (parting.ts classifyParting): at the row that chose
- * the first differing id, both paths' whole forwards and the exact forward (the CPU fp64 forward) over the shared
+ * the first differing id, both paths' whole forwards and the exact forward (the compare's oracle) over the shared
  * tokens — a near tie flipped by rounding is benign, otherwise the text diverges.
  */
 async function generate(
@@ -359,6 +362,7 @@ async function generate(
   tokens: number[],
   fusedOpts: { path: ReadonlySet<FusedKernelId>; precision: RunSpec['precision']; llamaFaults: LlamaFaults },
   opts: FamilyAnalyzeOptions,
+  exactRow: (seq: number[]) => Promise<Float64Array>,
 ): Promise<GenerationResult> {
   const n = spec.generate;
   const tok = engine.tokenizer;
@@ -384,15 +388,12 @@ async function generate(
     parting: null,
   };
   if (first >= 0) {
-    const model = engine.llamaModel;
-    if (!model) throw new Error('no Llama-family model is loaded');
     const seq = [...tokens, ...ref.slice(0, first)];
     const refRow = (
       await engine.forward(seq, { path: 'reference', precision: spec.precision, logits: 'last' })
     ).dump.logits;
     const fusedRow = (await engine.forward(seq, { ...fusedOpts, logits: 'last' })).dump.logits;
-    const exact = llamaForward(model.cfg, model.weights, seq);
-    const V = exact.V;
+    const exactLast = await exactRow(seq);
     g.parting = classifyParting({
       step: first,
       promptLength: tokens.length,
@@ -400,7 +401,7 @@ async function generate(
       fusedChose: fused[first],
       refRow,
       fusedRow,
-      exactRow: exact.logits.subarray((exact.T - 1) * V),
+      exactRow: exactLast,
       precision: spec.precision,
       k: spec.k,
       tokenText: tok ? (id) => tok.decode([id]) : undefined,

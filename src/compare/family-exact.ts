@@ -4,7 +4,7 @@
 // forward of the op registry uploaded as pairs where the adapter has no trusted double-float.
 import type { Engine } from '../engine/engine';
 import type { LlamaModel } from '../engine/family-llama';
-import { LlamaGpuOracle } from '../engine/llama-oracle-gpu';
+import { LlamaGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu';
 import { DF_BYTES, type DfBuffer, OracleError, type OracleRun, uploadDf } from '../engine/oracle-df';
 import type { BufferPool } from '../gpu/pool';
 import { uploadBuffer } from '../gpu/readback';
@@ -97,4 +97,42 @@ function once(f: () => void): () => void {
     if (!done) f();
     done = true;
   };
+}
+
+/**
+ * The exact logits of the last row of `seq` (a parting's row, parting.ts): the GPU oracle's whole forward with only
+ * the dump kept, its logits read back; or the CPU fp64 forward.
+ */
+export async function exactLastRow(
+  engine: Engine,
+  model: LlamaModel,
+  pool: BufferPool,
+  info: OracleInfo & { dfFma: boolean },
+  seq: number[],
+): Promise<Float64Array> {
+  const V = model.cfg.vocabSize;
+  if (info.kind === 'cpu') {
+    const exact = llamaForward(model.cfg, model.weights, seq);
+    return exact.logits.slice((exact.T - 1) * V);
+  }
+  const { device, pipelines } = engine.devicePipelines();
+  const oracle = new LlamaGpuOracle(
+    device,
+    pipelines,
+    pool,
+    model.cfg,
+    model.weights,
+    (t) => model.ref.weightBuffer(t),
+    { dfFma: info.dfFma, maxBindingBytes: engine.maxBindingBytes },
+  );
+  const enc = device.createCommandEncoder({ label: 'llama oracle row' });
+  const run = oracle.forward(enc, seq, 'dump');
+  try {
+    const read = recordTapsReadback(device, enc, run.taps, ['logits']);
+    device.queue.submit([enc.finish()]);
+    const logits = (await read()).get('logits') as Float64Array;
+    return logits.slice((seq.length - 1) * V);
+  } finally {
+    run.release();
+  }
 }
