@@ -9,6 +9,7 @@
 import type { Engine } from '../engine/engine';
 import type { RunFile, RunTensor } from '../model/run-file';
 import { roundTo } from '../numeric/round';
+import { neoxSlotOfTap } from '../ops/families';
 import { analyzeRuns } from './analyze-runs';
 import { startRunsAnalysis } from './runs-start';
 
@@ -34,7 +35,7 @@ export async function warmRunsAnalysis(engine: Engine, T = 128): Promise<RunsWar
   let bytes = 0;
   for (const [name, tap] of s.ref.taps) {
     const data = await s.refBatch.read(tap, n);
-    slots.set(name.replace(/\.resid_mid$/, '.ln2_in'), { name, dtype: 'F32', data });
+    slots.set(neoxSlotOfTap(name), { name, dtype: 'F32', data });
     bytes += data.byteLength;
   }
   const file = (label: string, tensors: Map<string, RunTensor>): RunFile => ({

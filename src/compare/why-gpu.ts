@@ -7,7 +7,13 @@
 // residual sum, the attention core) runs on it. What the GPU cannot take (a bias that is no f32 value, weights past
 // one binding) is left to the fp64 product on the CPU.
 import type { GpuModel } from '../engine/gpu-model';
-import { type ModelProduct, oracleProducts, type Product, type ProductsKit } from '../engine/oracle-products';
+import {
+  type GeluOf,
+  type ModelProduct,
+  oracleProducts,
+  type Product,
+  type ProductsKit,
+} from '../engine/oracle-products';
 import { core, type ProductCache, productOperands, widthOf } from './causes/exact-op';
 import type { ProductRequest } from './causes/explain';
 import { holdProduct } from './causes/search-products';
@@ -20,6 +26,12 @@ export const GPU_SEARCH_OPS: readonly OpKind[] = [...LINEAR_OPS, 'mlp_up', 'mlp_
 /** Fills `cache` with the outputs of the requested products, computed on the GPU oracle; says how long the GPU's part
  * took (upload, multiply, read back), in ms. */
 export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
+  // (each input the variants read, as f32 values, kept for the search's later steps)
+  const f32Of = new Map<ArrayLike<number>, Float32Array>();
+  const weightsOf = new Map<
+    string,
+    Map<Int32Array | null, { w: Float32Array; b: Float32Array; exact: boolean }>
+  >();
   return async (requests: ProductRequest[]): Promise<number> => {
     const T = d.tokens.length;
     const N = widthOf(d);
@@ -33,22 +45,37 @@ export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
       const K = ops.K;
       const cols = r.cols ?? Int32Array.from({ length: N }, (_, i) => i);
       if (cols.length * K * 4 > kit.maxBindingBytes) continue;
-      const w = new Float32Array(cols.length * K);
-      const b = new Float32Array(cols.length);
-      const row = new Float64Array(K);
-      let exact = true;
-      cols.forEach((n, j) => {
-        ops.row(n, N, row);
-        w.set(row, j * K);
-        const bias = ops.bias(n);
-        b[j] = bias;
-        exact &&= b[j] === bias || Number.isNaN(bias);
-      });
+      // (the weights and bias as the variant reads them, shared by every variant that reads them alike)
+      const key = [r.v.weightFormat, r.v.transposed, r.v.bias, r.v.biasFormat, K].join('|');
+      let byCols = weightsOf.get(key);
+      if (!byCols) weightsOf.set(key, (byCols = new Map()));
+      let wb = byCols.get(r.cols);
+      if (!wb) {
+        const w = new Float32Array(cols.length * K);
+        const b = new Float32Array(cols.length);
+        const row = new Float64Array(K);
+        let exact = true;
+        cols.forEach((n, j) => {
+          ops.row(n, N, row);
+          w.set(row, j * K);
+          const bias = ops.bias(n);
+          b[j] = bias;
+          exact &&= b[j] === bias || Number.isNaN(bias);
+        });
+        wb = { w, b, exact };
+        byCols.set(r.cols, wb);
+      }
+      const { w, b } = wb;
       // Rounded or read another way, weights stay f32 values; a bias that is not one is left to the CPU.
-      if (!exact) continue;
+      if (!wb.exact) continue;
       let x = inputOf.get(ops.x);
       if (x === undefined) {
-        x = inputs.push(Float32Array.from(ops.x)) - 1;
+        let f32 = f32Of.get(ops.x);
+        if (!f32) {
+          f32 = Float32Array.from(ops.x);
+          f32Of.set(ops.x, f32);
+        }
+        x = inputs.push(f32) - 1;
         inputOf.set(ops.x, x);
       }
       products.push({ x, w, b: d.weights.linear?.bias ? b : null });
@@ -87,19 +114,20 @@ export const holdsProduct = (model: GpuModel, op: OpKind, layer: number | null) 
 /**
  * The exact product (every column) of each op that holds one, on its own recorded input, multiplied on the GPU
  * oracle from the model's weights in one submit and held for exact-op.ts's product: the op's exact output then costs
- * the CPU only what follows its product. Ops without a product are passed over. Returns the GPU's wall ms and the
- * ops whose product is held.
+ * the CPU only what follows its product. Ops without a product are passed over. Returns the GPU's wall ms, the ops
+ * whose product is held, and the whole exact output of those whose output is their product (a linear op) or its GELU
+ * (dense_h_to_4h + GELU, the GELU in double-float there too: in fp64 on the CPU it costs more than the product).
  */
 export async function holdExactProducts(
   kit: ProductsKit,
   model: GpuModel,
   ops: OpData[],
-): Promise<{ ms: number; held: Set<OpData> }> {
+): Promise<{ ms: number; held: Set<OpData>; exact: Map<OpData, Float64Array> }> {
   const T = ops[0]?.tokens.length ?? 0;
   const inputs: Float32Array[] = [];
   const inputOf = new Map<ArrayLike<number>, number>();
-  const products: ModelProduct[] = [];
-  const held: { d: OpData; n: number }[] = [];
+  const products: (ModelProduct | GeluOf)[] = [];
+  const held: { d: OpData; n: number; at: number; exactAt: number | null }[] = [];
   for (const d of ops) {
     const p = productOf(model, d.op, d.layer);
     const x0 = d.inputs[0];
@@ -109,13 +137,20 @@ export async function holdExactProducts(
       x = inputs.push(x0) - 1;
       inputOf.set(x0, x);
     }
-    products.push({ x, linear: p.linear, n: p.n, f16: model.weightsF16 });
-    held.push({ d, n: p.n });
+    const at = products.push({ x, linear: p.linear, n: p.n, f16: model.weightsF16 }) - 1;
+    const exactAt = LINEAR_OPS.includes(d.op)
+      ? at
+      : d.op === 'mlp_up'
+        ? products.push({ gelu: at }) - 1
+        : null;
+    held.push({ d, n: p.n, at, exactAt });
   }
   const g0 = performance.now();
   const outs = await oracleProducts(kit, T, inputs, products, model.dummy);
-  held.forEach(({ d, n }, i) => {
-    holdProduct(d, {}, d.inputs[0], n, null, outs[i]);
-  });
-  return { ms: performance.now() - g0, held: new Set(held.map((h) => h.d)) };
+  const exact = new Map<OpData, Float64Array>();
+  for (const { d, n, at, exactAt } of held) {
+    holdProduct(d, {}, d.inputs[0], n, null, outs[at]);
+    if (exactAt !== null) exact.set(d, outs[exactAt]);
+  }
+  return { ms: performance.now() - g0, held: new Set(held.map((h) => h.d)), exact };
 }

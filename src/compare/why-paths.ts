@@ -5,6 +5,7 @@
 // the first op past k × floor the anatomy and the cause search run. Where the fused path writes no tap between two
 // ops, the fused group is checked whole. An op whose bits change from run to run is a race, said as such.
 import type { GpuTap } from '../engine/batch';
+import { recordReadbackPacked } from '../gpu/readback';
 import { inputSlot } from '../model/run-names';
 import type { NeoXConfig } from '../numeric/types';
 import { neoxSlotOfTap } from '../ops/families';
@@ -77,17 +78,43 @@ export function layerChecks(cfg: NeoXConfig, layer: number, has: (slot: string) 
   return out;
 }
 
-/** A path's taps of layer `i` and the layer's input read back, under the run-check slot names (every readback in
- * flight at once: each is a GPU round trip). */
-async function slotsOf(taps: Map<string, GpuTap>, read: (t: GpuTap) => Promise<Float32Array>, i: number) {
+/** A path's taps of layer `i` and the layer's input, under the run-check slot names (to be read back). */
+function slotsOf(taps: Map<string, GpuTap>, i: number): [string, string, GpuTap][] {
   const wanted: [string, string, GpuTap][] = [];
   for (const [name, tap] of taps)
     if (name.startsWith(`layers.${i}.`)) wanted.push([neoxSlotOfTap(name), name, tap]);
   const input = dumpName(i - 1);
   const tap = taps.get(input);
   if (tap) wanted.push([inputSlot(i), input, tap]);
-  const got = await Promise.all(wanted.map(([, , t]) => read(t)));
-  return new Map(wanted.map(([slot, name], j) => [slot, { name, data: got[j] }]));
+  return wanted;
+}
+
+/** The taps read back: the whole ones in one copy and one map (a GPU round trip each would cost more than the
+ * bytes), a tap split in column pieces by the batch. */
+async function readTaps(
+  device: GPUDevice,
+  read: (t: GpuTap) => Promise<Float32Array>,
+  lists: [string, string, GpuTap][][],
+): Promise<Map<string, { name: string; data: Float32Array }>[]> {
+  const whole = lists.flat().filter(([, , t]) => !t.parts);
+  const encoder = device.createCommandEncoder({ label: 'why-taps' });
+  const finish = recordReadbackPacked(
+    device,
+    encoder,
+    whole.map(([, , t]) => ({ src: t.buffer, bytes: t.floats * 4 })),
+  );
+  device.queue.submit([encoder.finish()]);
+  const got = new Map<GpuTap, Float32Array>();
+  const [packed] = await Promise.all([
+    finish(),
+    ...lists.flat().map(async ([, , t]) => {
+      if (t.parts) got.set(t, await read(t));
+    }),
+  ]);
+  whole.forEach(([, , t], j) => {
+    got.set(t, packed[j]);
+  });
+  return lists.map((l) => new Map(l.map(([slot, name, t]) => [slot, { name, data: got.get(t)! }])));
 }
 
 /** The "why" of the first born layer (null when no layer is born or the taps were skipped). */
@@ -105,10 +132,10 @@ export async function whyOfPaths(
   const T = tokens.length;
   const t0 = performance.now();
   const read = (t: GpuTap) => runs.batch.read(t, T);
-  const [fused, ref, before] = await Promise.all([
-    slotsOf(runs.fused.taps, read, i),
-    slotsOf(runs.ref.taps, read, i),
-    i > 0 ? slotsOf(runs.fused.taps, read, i - 1) : new Map(),
+  const [fused, ref, before] = await readTaps(engine.gpuParts().device, read, [
+    slotsOf(runs.fused.taps, i),
+    slotsOf(runs.ref.taps, i),
+    i > 0 ? slotsOf(runs.fused.taps, i - 1) : [],
   ]);
   const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
   const kit =
@@ -147,11 +174,14 @@ export async function whyOfPaths(
   const paths: { pc: PathCheck; f: OpData; r: OpData }[] = [];
   for (const pc of checks) paths.push({ pc, f: await opData(pc, fused), r: await opData(pc, ref) });
   const t1 = performance.now();
+  let exactOf = new Map<OpData, Float64Array>();
   // Where the oracle runs on the GPU, every op's product (a linear op's, a fused group's) on each path's own input is
   // multiplied there, whole, in one submit: the exact ops below cost the CPU only what follows a product.
   if (kit) {
     const all = paths.flatMap((p) => [p.f, p.r]);
-    const { held } = await holdExactProducts(kit, kit.model, all);
+    const got = await holdExactProducts(kit, kit.model, all);
+    const { held } = got;
+    exactOf = got.exact;
     for (const d of all)
       if (!held.has(d) && Object.keys(d.weights).length === 0) d.weights = await weightsFor(d.op);
   }
@@ -165,14 +195,19 @@ export async function whyOfPaths(
     const width = f.recorded.length / T;
     // (the columns ranked by where the two paths' outputs differ most)
     const cols = scoredColumns({ ...f, exact: Float64Array.from(r.recorded) }, FINAL);
-    const floor = fullMetrics(gather(r.recorded, T, width, cols), core(r, {}, cols), spec.precision);
-    const err = fullMetrics(gather(f.recorded, T, width, cols), core(f, {}, cols), spec.precision);
+    // (the exact output on those columns: the GPU oracle's where it computed it whole, else from the held product)
+    const exactAt = (d: OpData) => {
+      const held = exactOf.get(d);
+      return held ? gather(held, T, width, cols) : core(d, {}, cols);
+    };
+    const floor = fullMetrics(gather(r.recorded, T, width, cols), exactAt(r), spec.precision);
+    const err = fullMetrics(gather(f.recorded, T, width, cols), exactAt(f), spec.precision);
     const ratio = ratioOf(err, floor, spec.metric, spec.precision, f.scale);
     const nonFinite = nonFiniteIn(err);
     measured.push({ id: pc.id, op: pc.op, what: pc.what, ratio, nonFinite });
     if (!born && (ratio > spec.k || nonFinite > 0)) {
       // The born op's exact output in full: its anatomy and the cause search read every element.
-      f.exact = core(f, {}, null);
+      f.exact = exactOf.get(f) ?? core(f, {}, null);
       born = { pc, d: { ...f, floor } };
     }
   }
@@ -233,6 +268,7 @@ export async function whyOfPaths(
   c.durations['why.anatomy'] = why.ms.anatomy;
   c.durations['why.cause'] = why.ms.cause;
   c.durations['why.products'] = why.ms.products;
+  c.durations['why.productsGpu'] = why.ms.productsGpu;
   const causeWords = race
     ? `a race (the op's bits change from run to run), not a fixed variant`
     : why.cause.words;

@@ -6,7 +6,9 @@
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { recordReadbackPacked } from '../gpu/readback';
+import { dfGelu } from '../kernels/oracle/gelu';
 import { dfLinear } from '../kernels/oracle/linear';
+import { dfPromote } from '../kernels/oracle/promote';
 import { fromDfPairs } from '../numeric/double-float';
 import type { GpuLinear } from './gpu-model';
 import { DF_BYTES, OracleError, Recording } from './oracle-df';
@@ -29,6 +31,11 @@ export interface ModelProduct {
   f16: boolean;
 }
 
+/** The exact GELU (df) of an earlier product's output, by its index: a fused dense_h_to_4h + GELU's exact output. */
+export interface GeluOf {
+  gelu: number;
+}
+
 export interface ProductsKit {
   device: GPUDevice;
   pipelines: PipelineCache;
@@ -42,7 +49,7 @@ export async function oracleProducts(
   kit: ProductsKit,
   T: number,
   inputs: Float32Array[],
-  products: (Product | ModelProduct)[],
+  products: (Product | ModelProduct | GeluOf)[],
   dummy: GPUBuffer | null = null,
 ): Promise<Float64Array[]> {
   if (products.length === 0) return [];
@@ -52,20 +59,36 @@ export async function oracleProducts(
     for (const x of inputs)
       if (x.length === 0 || x.length % T !== 0)
         throw new OracleError(`oracle products: an input holds ${x.length} values, not ${T} rows`);
+    // Uploaded as f32 and promoted to df pairs (a zero low part) on the GPU.
     const xs = inputs.map((x, i) => {
-      // f32 values are df pairs with a zero low part.
-      const pairs = new Float32Array(2 * x.length);
-      for (let j = 0; j < x.length; j++) pairs[2 * j] = x[j];
-      return rec.upload(pairs, `product.x${i}`);
+      const df = rec.df(x.length, `product.x${i}`);
+      rec.program.add(
+        dfPromote(`product.promote${i}`, { x: rec.upload(x, `product.x${i}.f32`), out: df }, x.length),
+      );
+      return df;
     });
     const none = dummy ?? rec.upload(new Float32Array(4), 'product.dummy');
-    const outs = products.map((p, i) => {
+    const outs: { y: GPUBuffer; n: number }[] = [];
+    const uploads = new Map<Float32Array, GPUBuffer>();
+    const uploaded = (a: Float32Array, label: string) => {
+      let buf = uploads.get(a);
+      if (!buf) uploads.set(a, (buf = rec.upload(a, label)));
+      return buf;
+    };
+    const record = (p: Product | ModelProduct | GeluOf, i: number): { y: GPUBuffer; n: number } => {
+      if ('gelu' in p) {
+        const src = outs[p.gelu];
+        if (!src) throw new OracleError(`oracle products: product ${i} takes the GELU of no earlier product`);
+        const out = rec.df(src.n, `product.y${i}`);
+        const constants = { DF_FMA: kit.dfFma };
+        rec.program.add(dfGelu(`product.${i}.gelu`, { x: src.y, y: out }, src.n, { constants }));
+        return { y: out, n: src.n };
+      }
       if (!xs[p.x]) throw new OracleError(`oracle products: product ${i} reads no input ${p.x}`);
       const K = inputs[p.x].length / T;
-      const y = (N: number) => rec.df(T * N, `product.y${i}`);
       if ('linear' in p) {
         const constants = { DF_FMA: kit.dfFma, W_F16: p.f16 };
-        const out = y(p.n);
+        const out = rec.df(T * p.n, `product.y${i}`);
         const buf = { x: xs[p.x], w: p.linear.weight, b: p.linear.bias, y: out, dummy: none };
         rec.program.add(dfLinear(`product.${i}`, buf, T, p.n, K, { constants }));
         return { y: out, n: T * p.n };
@@ -75,15 +98,17 @@ export async function oracleProducts(
         throw new OracleError(`oracle products: product ${i} has ${p.w.length} weights for K = ${K}`);
       if (p.w.byteLength > kit.maxBindingBytes)
         throw new OracleError(`oracle products: product ${i}'s weights need more than one storage binding`);
-      const out = y(N);
-      const w = rec.upload(p.w, `product.w${i}`);
-      const b = p.b ? rec.upload(p.b, `product.b${i}`) : null;
+      const out = rec.df(T * N, `product.y${i}`);
+      // (weights or a bias that several products share are uploaded once)
+      const w = uploaded(p.w, `product.w${i}`);
+      const b = p.b ? uploaded(p.b, `product.b${i}`) : null;
       const constants = { DF_FMA: kit.dfFma, W_F16: false };
       rec.program.add(
         dfLinear(`product.${i}`, { x: xs[p.x], w, b, y: out, dummy: none }, T, N, K, { constants }),
       );
       return { y: out, n: T * N };
-    });
+    };
+    for (const [i, p] of products.entries()) outs.push(record(p, i));
     const encoder = device.createCommandEncoder({ label: 'oracle-products' });
     rec.program.encode(encoder);
     const finish = recordReadbackPacked(
