@@ -3,6 +3,7 @@
 // `submitMs` the submit call on the CPU, the GPU idle until the submit has recorded the commands) and once with each dispatch in a timed pass of its own (GPU time per label). WebGPU validation errors are thrown as one line.
 import type { OverrideConstants } from '../gpu/pipelines';
 import type { DispatchSpec, Program } from '../gpu/program';
+import { recordReadback } from '../gpu/readback';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 
 export async function submitTimed(
@@ -57,4 +58,22 @@ export async function submitTimed(
   const err = await device.popErrorScope();
   if (thrown) throw thrown;
   if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
+}
+
+/** The slots `want` read back in one submit and one wait (a wait apiece grew with the layers). */
+export async function readSlots(
+  device: GPUDevice,
+  slots: ReadonlyMap<string, { buf: GPUBuffer; floats: number }>,
+  want: readonly string[],
+): Promise<Map<string, Float32Array>> {
+  const enc = device.createCommandEncoder({ label: 'Llama fused taps' });
+  const reqs = want.map((key) => slots.get(key) as { buf: GPUBuffer; floats: number });
+  const finish = recordReadback(
+    device,
+    enc,
+    reqs.map((r) => ({ src: r.buf, bytes: r.floats * 4 })),
+  );
+  device.queue.submit([enc.finish()]);
+  const read = await finish();
+  return new Map(want.map((key, i) => [key, read[i]] as const));
 }

@@ -12,7 +12,7 @@
 
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
-import { recordReadback, uploadBuffer } from '../gpu/readback';
+import { uploadBuffer } from '../gpu/readback';
 import type { PassTiming } from '../gpu/timestamps';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
@@ -30,7 +30,7 @@ import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import { swiglu } from '../kernels/swiglu';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
-import { submitTimed } from './llama-fused-submit';
+import { readSlots, submitTimed } from './llama-fused-submit';
 import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { givenInputs } from './llama-reference';
@@ -368,16 +368,7 @@ export class LlamaFused {
       // with taps, 27 a decode step without).
       const layerOut = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
       const want = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
-      const enc = device.createCommandEncoder({ label: 'Llama fused taps' });
-      const reqs = want.map((key) => slots.get(key) as { buf: GPUBuffer; floats: number });
-      const finish = recordReadback(
-        device,
-        enc,
-        reqs.map((r) => ({ src: r.buf, bytes: r.floats * 4 })),
-      );
-      device.queue.submit([enc.finish()]);
-      const read = await finish();
-      const taps = new Map(want.map((key, i) => [key, read[i]] as const));
+      const taps = await readSlots(device, slots, want);
       const get = (key: string) => taps.get(key) as Float32Array;
       const layers = layerOut.map(get);
       const dump = {
