@@ -5,6 +5,8 @@
 // (record and read back), generate.ts, time-forward.ts, install.ts (checked upload), batch.ts. A Llama-family
 // model (the config's family) is held by family-llama.ts instead, and what it does not have yet gets one line.
 // Past 400 lines because it is the one facade: each method is a short dispatch to the module doing the work.
+
+import { addPoolStats } from '../gpu/buffer-count';
 import { type AdapterSummary, acquireGpu, type GpuContext, type GpuFeatures } from '../gpu/device';
 import type { PipelineCache, ShaderSource } from '../gpu/pipelines';
 import type { BufferPool, PoolStats } from '../gpu/pool';
@@ -196,8 +198,10 @@ export class Engine {
     this.gpuSession.trim();
   }
 
+  /** The pool's buffers, and a Llama-family model's (its passes make their own: family-llama.ts). */
   poolStats(): PoolStats {
-    return this.gpuSession.pool.stats();
+    const pool = this.gpuSession.pool.stats();
+    return this.llama ? addPoolStats(pool, this.llama.passStats()) : pool;
   }
 
   /** The recorded plans kept for replay (their buffers are their own, not the pool's): hits, misses, bytes. */

@@ -7,7 +7,9 @@
 // kernels are switched by GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults act from a layer on; both paths generate
 // with their KV cache, the paths one after the other.
 
+import { BufferCount } from '../gpu/buffer-count';
 import type { PipelineCache } from '../gpu/pipelines';
+import type { PoolStats } from '../gpu/pool';
 import { precisionConstants } from '../kernels/precision';
 import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
 import type { Tokenizer } from '../model/tokenizer';
@@ -136,7 +138,13 @@ export class LlamaModel {
     readonly info: ModelInfo,
     readonly source: LlamaSource,
     private readonly cpuAdapter: boolean,
+    private readonly count: BufferCount,
   ) {}
+
+  /** The GPU buffers the forwards and generations running now hold (made per pass, not from the engine's pool). */
+  passStats(): PoolStats {
+    return this.count.stats();
+  }
 
   /**
    * Reads the weights (one file or an index and its shards; F32, F16, BF16 as fp32) after the tokenizer and the
@@ -163,9 +171,12 @@ export class LlamaModel {
       signal: o.signal,
     });
     if (o.signal?.aborted) throw new EngineError('loading cancelled', 'cancelled');
+    // Both paths make their buffers through `count`'s device: what a pass holds is counted (passStats).
+    const count = new BufferCount(gpu.device);
+    const counted = { device: count.device, pipelines: gpu.pipelines };
     let ref: LlamaReference;
     try {
-      ref = LlamaReference.create(gpu, cfg, weights);
+      ref = LlamaReference.create(counted, cfg, weights);
     } catch (e) {
       throw new EngineError((e as Error).message, 'model');
     }
@@ -180,7 +191,7 @@ export class LlamaModel {
       tokenizer: tok?.kind ?? 'token ids only',
       weightsOnGpu: 'fp32',
     };
-    return new LlamaModel(gpu, cfg, weights, ref, tok, info, source, cpuAdapter);
+    return new LlamaModel(counted, cfg, weights, ref, tok, info, source, cpuAdapter, count);
   }
 
   /** The fused forward's weights, uploaded at its first use. */
@@ -200,6 +211,11 @@ export class LlamaModel {
    * reference path every step's; the fused path those its kernels write out) under the registry's names.
    */
   async forward(tokens: readonly number[], opts: ForwardOptions = {}): Promise<ForwardResult> {
+    if (llamaKernels(opts.path)) this.fused(); // its weights are the model's, not the pass's
+    return this.count.during(() => this.forwardPass(tokens, opts));
+  }
+
+  private async forwardPass(tokens: readonly number[], opts: ForwardOptions): Promise<ForwardResult> {
     if (opts.layers) throw notForLlama('a forward over some layers (local re-runs)');
     if (opts.timing) throw notForLlama('per-op timing');
     const kernels = llamaKernels(opts.path);
@@ -246,6 +262,15 @@ export class LlamaModel {
     inputs: readonly Float32Array[],
     opts: Pick<ForwardOptions, 'path' | 'precision' | 'llamaFaults'> = {},
   ): Promise<Float32Array[]> {
+    if (llamaKernels(opts.path)) this.fused();
+    return this.count.during(() => this.layersPass(tokens, inputs, opts));
+  }
+
+  private async layersPass(
+    tokens: readonly number[],
+    inputs: readonly Float32Array[],
+    opts: Pick<ForwardOptions, 'path' | 'precision' | 'llamaFaults'>,
+  ): Promise<Float32Array[]> {
     const kernels = llamaKernels(opts.path);
     const constants = { ...precisionConstants(opts.precision ?? 'fp32') };
     const cpu = this.cpuAdapter;
@@ -271,6 +296,13 @@ export class LlamaModel {
     onTaps?: (path: number, p0: number, taps: Map<string, Float32Array>) => void,
   ): Promise<number[][]> {
     if (n === 0) return paths.map(() => []);
+    if (paths.some((p) => llamaKernels(p.path))) this.fused();
+    return this.count.during(() => this.generatePass(prompt, n, paths, onStep, signal, onTaps));
+  }
+
+  private async generatePass(
+    ...[prompt, n, paths, onStep, signal, onTaps]: Parameters<LlamaModel['generate']>
+  ): Promise<number[][]> {
     const out: number[][] = [];
     for (const p of paths) {
       if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
