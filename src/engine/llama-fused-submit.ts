@@ -1,9 +1,11 @@
-// The fused Llama forward's submit (engine/llama-fused.ts): the recorded dispatches once, then, for benchmarks, the
-// same dispatches submitted `time.reps` more times (submit-to-done wall ms each, of which `encodeMs` the encoding and
-// `submitMs` the submit call on the CPU, the GPU idle until the submit has recorded the commands) and once with each dispatch in a timed pass of its own (GPU time per label). WebGPU validation errors are thrown as one line.
+// The fused Llama forward's submit (engine/llama-fused.ts): the recorded dispatches once with the copies of the slots it
+// reads back (one submit, one wait), then, for benchmarks, the same dispatches submitted `time.reps` more times
+// (submit-to-done wall ms each, of which `encodeMs` the encoding and `submitMs` the submit call on the CPU, the GPU idle
+// until the submit has recorded the commands) and once with each dispatch in a timed pass of its own (GPU time per
+// label). WebGPU validation errors are thrown as one line.
 import type { OverrideConstants } from '../gpu/pipelines';
 import type { DispatchSpec, Program } from '../gpu/program';
-import { recordReadback } from '../gpu/readback';
+import { type ReadRequest, recordReadback } from '../gpu/readback';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 
 export async function submitTimed(
@@ -20,15 +22,18 @@ export async function submitTimed(
       ops?: PassTiming[] | null;
     };
   },
-): Promise<void> {
+  reads: readonly ReadRequest[],
+): Promise<Float32Array[]> {
   device.pushErrorScope('validation');
   let thrown: unknown = null;
+  let read: Float32Array[] = [];
   try {
     for (const s of specs) program.add({ ...s, constants: { ...o.constants, ...s.constants } });
     const enc = device.createCommandEncoder();
     program.encode(enc);
+    const finish = recordReadback(device, enc, [...reads]);
     device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
+    read = await finish();
     for (let r = 0; r < (o.time?.reps ?? 0); r++) {
       const t0 = performance.now();
       const again = device.createCommandEncoder({ label: 'llama fused (timed)' });
@@ -56,24 +61,8 @@ export async function submitTimed(
     thrown = e;
   }
   const err = await device.popErrorScope();
-  if (thrown) throw thrown;
+  // A validation error first: a readback after it fails for its sake.
   if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
-}
-
-/** The slots `want` read back in one submit and one wait (a wait apiece grew with the layers). */
-export async function readSlots(
-  device: GPUDevice,
-  slots: ReadonlyMap<string, { buf: GPUBuffer; floats: number }>,
-  want: readonly string[],
-): Promise<Map<string, Float32Array>> {
-  const enc = device.createCommandEncoder({ label: 'Llama fused taps' });
-  const reqs = want.map((key) => slots.get(key) as { buf: GPUBuffer; floats: number });
-  const finish = recordReadback(
-    device,
-    enc,
-    reqs.map((r) => ({ src: r.buf, bytes: r.floats * 4 })),
-  );
-  device.queue.submit([enc.finish()]);
-  const read = await finish();
-  return new Map(want.map((key, i) => [key, read[i]] as const));
+  if (thrown) throw thrown;
+  return read;
 }

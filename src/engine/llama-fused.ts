@@ -30,7 +30,7 @@ import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import { swiglu } from '../kernels/swiglu';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
-import { readSlots, submitTimed } from './llama-fused-submit';
+import { submitTimed } from './llama-fused-submit';
 import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { givenInputs } from './llama-reference';
@@ -363,12 +363,14 @@ export class LlamaFused {
 
     const program = new Program(device, pipelines);
     try {
-      await submitTimed(device, program, specs, o);
-      // Every slot read in one submit and one wait (a wait apiece grew with the layers: ~290 at the Qwen2.5-0.5B shape
-      // with taps, 27 a decode step without).
+      // Every slot read in the forward's own submit and one wait (a wait apiece grew with the layers: ~290 at the
+      // Qwen2.5-0.5B shape with taps, 27 a decode step without).
       const layerOut = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
       const want = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
-      const taps = await readSlots(device, slots, want);
+      const reqs = want.map((key) => slots.get(key) as { buf: GPUBuffer; floats: number });
+      const reads = reqs.map((r) => ({ src: r.buf, bytes: r.floats * 4 }));
+      const read = await submitTimed(device, program, specs, o, reads);
+      const taps = new Map(want.map((key, i) => [key, read[i]] as const));
       const get = (key: string) => taps.get(key) as Float32Array;
       const layers = layerOut.map(get);
       const dump = {
