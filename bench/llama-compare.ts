@@ -11,7 +11,7 @@
 import { analyze } from '../src/compare/analyze';
 import { decideFamilyOracle, type OracleChoice } from '../src/compare/oracle-source';
 import { ALL_FUSED } from '../src/engine/fused-kernels';
-import { LlamaGpuOracle, recordTapsReadback } from '../src/engine/llama-oracle-gpu';
+import { FamilyGpuOracle, recordTapsReadback } from '../src/engine/llama-oracle-gpu';
 import { BufferPool } from '../src/gpu/pool';
 import { randomLlamaTensors } from '../src/model/llama-random';
 import { parseModelConfigText } from '../src/model/model-config';
@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     const info = await decideFamilyOracle(engine, choice, pool);
     const oracleTimes: { forwardMs: number[]; readbackMs: number[] } = { forwardMs: [], readbackMs: [] };
     if (model && info.kind === 'gpu') {
-      const oracle = new LlamaGpuOracle(
+      const oracle = new FamilyGpuOracle(
         device,
         pipelines,
         pool,

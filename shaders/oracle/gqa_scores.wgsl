@@ -4,8 +4,12 @@
 // and 0 for the others (the softmax reads only the keys a row sees). q: [H, T, hd] df; k: [KV, T, hd] df;
 // s: [H, T, T] df; scale = 1 / sqrt(hd) as a df value in the uniform (the CPU oracle's fp64 value). One thread per
 // score; the dot product is a df sum of exact products in the CPU oracle's order (src/kernels/cpu/attention.ts).
+// q_off, k_off: where q and k start in their buffers, in elements (GPT-NeoX's q, k, v packed in one buffer).
 
-struct Params { H: u32, T: u32, hd: u32, group: u32, scale: vec2<f32>, window: u32, _pad0: u32 }
+struct Params {
+  H: u32, T: u32, hd: u32, group: u32, window: u32, q_off: u32, k_off: u32, _pad0: u32,
+  scale: vec2<f32>, _pad1: vec2<f32>,
+}
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec2<f32>>;       // [H, T, hd] df
@@ -30,8 +34,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     s[idx] = vec2<f32>(0.0, 0.0);
     return;
   }
-  let qo = (h * T + i) * hd;
-  let ko = ((h / params.group) * T + j) * hd;
+  let qo = params.q_off + (h * T + i) * hd;
+  let ko = params.k_off + ((h / params.group) * T + j) * hd;
   var acc = vec2<f32>(0.0, 0.0);
   for (var e = 0u; e < hd; e++) { acc = df_add(acc, df_mul(q[qo + e], k[ko + e])); }
   s[idx] = df_mul(acc, params.scale);

@@ -2,8 +2,9 @@
 // v[h / group, j, e] over the keys row i sees (first(i) <= j <= i, first(i) = max(0, i − window + 1) under a window,
 // else 0), HF's transpose + reshape to [T, H·hd]. p: [H, T, T] df; v: [KV, T, hd] df (the heads split of the v
 // projection); ctx: [T, H·hd] df. One thread per output; the sum is a df sum of df products in the CPU oracle's order.
+// v_off: where v starts in its buffer, in elements (GPT-NeoX's q, k, v packed in one buffer).
 
-struct Params { H: u32, T: u32, hd: u32, group: u32, window: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
+struct Params { H: u32, T: u32, hd: u32, group: u32, window: u32, v_off: u32, _pad1: u32, _pad2: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> p: array<vec2<f32>>;         // [H, T, T] df
@@ -27,7 +28,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
   var first = 0u;
   if (params.window > 0u && i + 1u > params.window) { first = i + 1u - params.window; }
   let row = (h * T + i) * T;
-  let vo = (h / params.group) * T * hd + e;
+  let vo = params.v_off + (h / params.group) * T * hd + e;
   var acc = vec2<f32>(0.0, 0.0);
   for (var j = first; j <= i; j++) { acc = df_add(acc, df_mul(p[row + j], v[vo + j * hd])); }
   ctx[idx] = acc;

@@ -4,7 +4,7 @@
 // forward of the op registry uploaded as pairs where the adapter has no trusted double-float.
 import type { Engine } from '../engine/engine';
 import type { LlamaModel } from '../engine/family-llama';
-import { LlamaGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu';
+import { FamilyGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu';
 import { DF_BYTES, type DfBuffer, OracleError, type OracleRun, uploadDf } from '../engine/oracle-df';
 import type { BufferPool } from '../gpu/pool';
 import { uploadBuffer } from '../gpu/readback';
@@ -60,7 +60,7 @@ export function exactOf(
       throw e;
     }
   }
-  const oracle = new LlamaGpuOracle(
+  const oracle = new FamilyGpuOracle(
     device,
     pipelines,
     pool,
@@ -116,7 +116,7 @@ export async function exactLastRow(
     return exact.logits.slice((exact.T - 1) * V);
   }
   const { device, pipelines } = engine.devicePipelines();
-  const oracle = new LlamaGpuOracle(
+  const oracle = new FamilyGpuOracle(
     device,
     pipelines,
     pool,

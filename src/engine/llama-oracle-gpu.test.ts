@@ -16,15 +16,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BufferPool } from '../gpu/pool';
 import { uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
-import { opLayer } from '../kernels/cpu/op-forward';
+import { opForward, opLayer } from '../kernels/cpu/op-forward';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
+import { parseConfigText } from '../model/config';
 import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
+import { randomModelFiles } from '../model/random-model';
 import { writeSafetensors } from '../model/safetensors-write';
-import type { LlamaConfig, LlamaWeights } from '../numeric/types';
+import { loadWeights } from '../model/weights';
+import { mulberry32 } from '../numeric/random';
+import type { LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
 import { randomLlamaModel } from './llama-models.testdata';
-import { dumpOfTaps, LlamaGpuOracle, recordTapsReadback } from './llama-oracle-gpu';
+import { dumpOfTaps, FamilyGpuOracle, recordTapsReadback } from './llama-oracle-gpu';
 import { LlamaReference } from './llama-reference';
 
 const BOUND = 1e-10;
@@ -61,7 +65,7 @@ function oracleOf(
 ) {
   const ref = LlamaReference.create(h, cfg, w);
   const pool = new BufferPool(h.device);
-  const oracle = new LlamaGpuOracle(h.device, h.pipelines, pool, cfg, w, (t) => ref.weightBuffer(t), {
+  const oracle = new FamilyGpuOracle(h.device, h.pipelines, pool, cfg, w, (t) => ref.weightBuffer(t), {
     dfFma: false,
     maxBindingBytes,
   });
@@ -73,7 +77,7 @@ function oracleOf(
 }
 
 /** The whole forward with every tap, read back in the same submit. */
-async function gpuForward(oracle: LlamaGpuOracle, tokens: number[]) {
+async function gpuForward(oracle: FamilyGpuOracle, tokens: number[]) {
   const enc = h.device.createCommandEncoder();
   const run = oracle.forward(enc, tokens, 'all');
   const read = recordTapsReadback(h.device, enc, run.taps, [...run.taps.keys()]);
@@ -182,6 +186,52 @@ describe('Llama GPU double-float oracle vs the CPU fp64 forward', () => {
       ).toBeLessThanOrEqual(BOUND);
     } finally {
       split.done();
+    }
+  });
+
+  // GPT-NeoX through the same steps and df forms (its fused QKV packed by the rotary, parallel and sequential
+  // residuals, partial rotary): every tap of the registry's fp64 forward (opForward) within the same bound.
+  it(`GPT-NeoX random models (${ROUNDS}) through the registry's df forms: every tap within 1e-10`, async () => {
+    const first = freshSeed();
+    for (let s = 0; s < ROUNDS; s++) {
+      const seed = (first + s) >>> 0;
+      const r = mulberry32(seed);
+      const heads = 2 + Math.floor(r() * 3);
+      const spec = {
+        vocab: 37 + Math.floor(r() * 40),
+        d: heads * 4 * (1 + Math.floor(r() * 4)), // head dims 4 … 16: even rotary dims at 50 %
+        layers: 1 + Math.floor(r() * 2),
+        heads,
+        ff: 20 + Math.floor(r() * 30),
+        rotaryPct: r() < 0.5 ? 0.5 : 1,
+        parallel: r() < 0.5,
+      };
+      const files = randomModelFiles(spec, seed);
+      const cfg = parseConfigText(files.config);
+      const w = loadWeights(cfg, files.weights);
+      const tokens = Array.from({ length: 1 + Math.floor(r() * 17) }, () => Math.floor(r() * spec.vocab));
+      const bufs = new Map<Tensor, GPUBuffer>();
+      const up = (t: Tensor | null) => t && bufs.set(t, uploadBuffer(h.device, t.data, 'neox weight'));
+      for (const t of [w.embedIn, w.lmHead, w.finalLayerNorm.weight, w.finalLayerNorm.bias]) up(t);
+      for (const l of w.layers)
+        for (const x of [l.inputLayernorm, l.postAttentionLayernorm, l.qkv, l.dense, l.fc1, l.fc2]) {
+          up(x.weight);
+          up(x.bias);
+        }
+      const pool = new BufferPool(h.device);
+      const oracle = new FamilyGpuOracle(h.device, h.pipelines, pool, cfg, w, (t) => bufs.get(t) ?? null, {
+        dfFma: false,
+        maxBindingBytes: h.device.limits.maxStorageBufferBindingSize,
+      });
+      try {
+        const want = new Map<string, Float64Array>();
+        opForward(cfg, w, tokens, want);
+        const tag = `seed ${seed} (GPT-NeoX ${JSON.stringify(spec)}, T ${tokens.length})`;
+        worst.push(`  ${tag}: ${expectTaps(tag, await gpuForward(oracle, tokens), want).toExponential(2)}`);
+      } finally {
+        pool.destroyAll();
+        for (const b of bufs.values()) b.destroy();
+      }
     }
   });
 

@@ -1,22 +1,24 @@
-// The Llama family's exact forward on the GPU: the family's op steps read off the op registry (ops/families.ts
-// layerSteps, as the fp64 forward kernels/cpu/op-forward.ts and the reference forward llama-reference.ts read them),
-// each run by its op's double-float form (kernels/oracle/df-forms.ts, the registry's `df` slots), every value an f32
-// pair hi + lo (~2^-48 per op). The same taps under the same names as the CPU fp64 forward (`embed`,
-// `layers.{i}.{slot}`, `final_norm`, `logits`), as df buffers (oracle-df.ts); a whole forward, or every layer on a
-// given input (the local re-runs), recorded into the caller's encoder (one submit). The weights are the reference
-// forward's f32 buffers (LlamaReference.weightBuffer): nothing is uploaded twice. Trusted only where the adapter
-// passed the double-float self-test (compare/oracle-source.ts), as GPT-NeoX's GPU oracle.
+// A family's exact forward on the GPU — the Llama family's oracle, and GPT-NeoX's through the same steps: the
+// family's op steps read off the op registry (ops/families.ts layerSteps, as the fp64 forward kernels/cpu/op-forward.ts
+// and the Llama reference forward llama-reference.ts read them), each run by its op's double-float form
+// (kernels/oracle/df-forms.ts, the registry's `df` slots), every value an f32 pair hi + lo (~2^-48 per op). The same
+// taps under the same names as the CPU fp64 forward (`embed`, `layers.{i}.{slot}`, `final_norm`, `logits`), as df
+// buffers (oracle-df.ts); a whole forward, or every layer on a given input (the local re-runs), recorded into the
+// caller's encoder (one submit). The weights are the caller's f32 buffers (for the Llama family the reference
+// forward's, LlamaReference.weightBuffer): nothing is uploaded twice. Trusted only where the adapter passed the
+// double-float self-test (compare/oracle-source.ts). GPT-NeoX's compare still runs its own oracle (oracle-gpu.ts).
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { recordReadback } from '../gpu/readback';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
+import { rotaryInvFreq } from '../kernels/cpu/rotary-angles';
 import { DF_FORMS, dfSlotWidth } from '../kernels/oracle/df-forms';
 import { dfLinear } from '../kernels/oracle/linear';
 import { ropeTablesF64 } from '../kernels/oracle/llama';
 import { dfPromote } from '../kernels/oracle/promote';
 import { fromDfPairs, toDfPairs } from '../numeric/double-float';
-import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+import type { HiddenDump, LinearWeights, ModelConfig, Tensor } from '../numeric/types';
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import {
@@ -34,7 +36,12 @@ export type WeightBuffers = (t: Tensor) => GPUBuffer | null;
 /** Rows of an LM-head piece are a multiple of this: a piece's byte offset into W is then 256-byte aligned. */
 const HEAD_ROW_GRANULE = 64;
 
-export class LlamaGpuOracle {
+/** A family's weights: model-level fields by the steps' `weight` names, and `layers` (LlamaWeights, ModelWeights). */
+export interface OracleWeights {
+  layers: readonly object[];
+}
+
+export class FamilyGpuOracle {
   private readonly df: OverrideConstants;
   private readonly dfW: OverrideConstants;
 
@@ -42,8 +49,8 @@ export class LlamaGpuOracle {
     private readonly device: GPUDevice,
     private readonly pipelines: PipelineCache,
     private readonly pool: BufferPool,
-    readonly cfg: LlamaConfig,
-    private readonly w: LlamaWeights,
+    readonly cfg: ModelConfig,
+    private readonly w: OracleWeights,
     private readonly weightBuffer: WeightBuffers,
     private readonly opts: { dfFma: boolean; maxBindingBytes: number; angles?: RotaryAngles },
   ) {
@@ -128,7 +135,10 @@ export class LlamaGpuOracle {
   /** What every step of one recording shares: the ids, the rotary tables, a dummy, the scratch buffers. */
   private env(rec: Recording, tokens: readonly number[]): Env {
     const T = tokens.length;
-    const t = ropeTablesF64(T, llamaInvFreq(this.cfg, this.opts.angles), this.opts.angles);
+    const c = this.cfg;
+    const a = this.opts.angles;
+    const inv = c.family === 'llama' ? llamaInvFreq(c, a) : rotaryInvFreq(c.rotaryNdims, c.rotaryBase, a);
+    const t = ropeTablesF64(T, inv, a);
     const scratch = new Map<string, { buffer: GPUBuffer; n: number }>();
     return {
       rec,
@@ -302,7 +312,7 @@ export function recordTapsReadback(
 
 /** The dump (embeddings, layer outputs, final norm, logits) out of a forward's taps read back. */
 export function dumpOfTaps(
-  cfg: LlamaConfig,
+  cfg: ModelConfig,
   T: number,
   taps: ReadonlyMap<string, Float64Array>,
 ): HiddenDump<Float64Array> {

@@ -1,13 +1,11 @@
 // The double-float form of every op kind of the registry (src/ops/), filled into its `df` slots: the launches that
 // compute one step in df (an f32 pair per value, ~2^-48 per op) from its input df buffers into its output df
-// buffer, with its f32 weights. The GPU oracle of the Llama family (src/engine/llama-oracle-gpu.ts) iterates the
-// family's steps with these, as the fp64 forward (kernels/cpu/op-forward.ts) iterates the fp64 forms. One table typed
-// on OpKind: an op kind without its df form does not compile.
-//
-// GPT-NeoX's own layer is still recorded by src/engine/oracle-layer.ts, with its fused QKV split into q, k, v in
-// one rotary kernel and attention reading them apart; its `rotary` and `attention` steps carry the packed
-// [T, H, 3, hd] layout, which these forms do not take (they say so in one line). Its other ops' forms here are its
-// own launchers (layernorm, the linears, GELU, the residual adds).
+// buffer, with its f32 weights. The GPU oracle of a family (src/engine/llama-oracle-gpu.ts) iterates the family's
+// steps with these, as the fp64 forward (kernels/cpu/op-forward.ts) iterates the fp64 forms. One table typed on
+// OpKind: an op kind without its df form does not compile. Where the families lay a slot out differently the form
+// follows the config, as the fp64 forms do: GPT-NeoX's rotary packs q, k, v into one [3, H, T, hd] buffer and its
+// attention reads them there; the Llama family's rotary is per projection and its attention reads GQA heads.
+// GPT-NeoX's own oracle layer (engine/oracle-layer.ts) still records its ops with their launchers directly.
 import type { OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { LlamaConfig, ModelConfig } from '../../numeric/types';
@@ -17,7 +15,7 @@ import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
 import { dfLinear } from './linear';
-import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfSwiglu } from './llama';
+import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfRotaryPacked, dfSwiglu } from './llama';
 import { dfResidual } from './residual';
 
 /** What a df form is given: the config, the rows, the layer, its df inputs and output, and its weights. */
@@ -30,14 +28,14 @@ export interface DfArgs {
   label: string;
   /** The df buffers of the slots the step reads, in its order. */
   inputs: readonly GPUBuffer[];
-  /** The step's df output, [T, width] (or [heads, T, hd]). */
+  /** The step's df output, [T, width] (or [heads, T, hd]; GPT-NeoX's rotary [3, H, T, hd]). */
   out: GPUBuffer;
   /** The step's weights on the GPU, f32 (null: none). */
   weight: GPUBuffer | null;
   bias: GPUBuffer | null;
   /** Token ids [T] u32 (the embedding). */
   ids: GPUBuffer;
-  /** cos/sin [T, rotary/2] df of the fp64 angles (ropeTablesF64, split into pairs). */
+  /** cos/sin [T, rotary/2] df of the fp64 angles (ropeTablesF64 of the family's inv_freq, split into pairs). */
   rope: { cos: GPUBuffer; sin: GPUBuffer };
   /** A df scratch buffer of at least n elements (by name; may be shared across layers). */
   scratch: (name: string, n: number) => GPUBuffer;
@@ -140,23 +138,37 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
       ),
     ];
   },
-  // q or k [T, heads·hd] -> [heads, T, hd], rotate-half over the first rotaryDim dims of each head.
+  // Llama: q or k [T, heads·hd] -> [heads, T, hd], rotate-half over the first rotaryDim dims of each head.
+  // GPT-NeoX: the fused QKV [T, H, 3, hd] -> q, k, v packed [3, H, T, hd], q and k rotated on rotary_ndims.
   rotary: (a) => {
-    const cfg = llama(a);
+    const cfg = a.cfg;
+    const df = { constants: a.df };
+    if (cfg.family !== 'llama') {
+      const b = { qkv: a.inputs[0], ...a.rope, out: a.out };
+      return [dfRotaryPacked(a.label, b, a.T, cfg.numHeads, cfg.headDim, cfg.rotaryNdims, df)];
+    }
     const heads = a.step.width === 'q_heads' ? cfg.numHeads : cfg.numKvHeads;
     const b = { x: a.inputs[0], ...a.rope, out: a.out };
-    return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, { constants: a.df })];
+    return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, df)];
   },
-  // inputs: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split into heads here).
+  // Llama: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split into heads here). GPT-NeoX: q, k,
+  // v packed in the rotary's one buffer, every head its own KV head, no window.
   attention: (a) => {
-    const cfg = llama(a);
-    const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
+    const cfg = a.cfg;
+    const { numHeads: H, headDim: hd } = cfg;
     const T = a.T;
-    const [q, k, vRows] = a.inputs;
-    const v = a.scratch('v_heads', KV * T * hd);
     const scores = a.scratch('scores', H * T * T);
     const probs = a.scratch('probs', H * T * T);
     const df = { constants: a.df };
+    if (cfg.family !== 'llama') {
+      const [qkv] = a.inputs;
+      const n = H * T * hd;
+      const shape = { H, KV: H, T, hd, window: null, offsets: { q: 0, k: n, v: 2 * n } };
+      return dfGqaAttention(a.label, { q: qkv, k: qkv, v: qkv, scores, probs, ctx: a.out }, shape, df);
+    }
+    const KV = cfg.numKvHeads;
+    const [q, k, vRows] = a.inputs;
+    const v = a.scratch('v_heads', KV * T * hd);
     const shape = { H, KV, T, hd, window: cfg.slidingWindow[a.layer] ?? null };
     return [
       dfRopeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, df),

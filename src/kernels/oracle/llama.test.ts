@@ -1,5 +1,5 @@
 // The Llama family's df oracle kernels (RMSNorm and the per-head q/k norm, SwiGLU, the rotary over heads, the
-// attention core with grouped-query heads and a sliding window) against the CPU fp64 forms, on fresh random inputs
+// attention core with grouped-query heads and a sliding window; GPT-NeoX's rotary packed into one buffer) against the CPU fp64 forms, on fresh random inputs
 // that use both halves of each df value, NaN-poisoned outputs and sizes off the workgroups (64/256). DF_FMA = false
 // on SwiftShader (its fma is not fused). Replay with KERNEL_SEED=<seed>; DF_LLAMA_SEEDS=<n> runs n seeds a case.
 //
@@ -12,10 +12,10 @@ import { toDfPairs } from '../../numeric/double-float';
 import { mulberry32 } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { rmsNormF64 } from '../cpu/rmsnorm';
-import { ropeHeadsF64, rotaryInvFreq } from '../cpu/rotary';
+import { ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from '../cpu/rotary';
 import { swigluF64 } from '../cpu/swiglu';
 import { createHarness, freshSeed, type Harness } from '../testing';
-import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfSwiglu, ropeTablesF64 } from './llama';
+import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfRotaryPacked, dfSwiglu, ropeTablesF64 } from './llama';
 import { checkDf, poisonedDf, randDf, readDfH } from './testing';
 
 const U2 = 2 ** -48;
@@ -127,6 +127,46 @@ describe('Llama-family df kernels vs CPU fp64', () => {
         return 16 * U2 * (Math.abs(x.values[src + e]) + Math.abs(x.values[src + partner]));
       };
       checkDf('rope heads', await readDfH(h, out, heads * T * hd), ref, tol, seed);
+    }),
+  );
+
+  it.each([
+    [13, 3, 12, 12],
+    [7, 2, 20, 10], // partial rotation (GPT-NeoX's rotary_pct)
+    [9, 1, 8, 0],
+  ])('GPT-NeoX rotary packed T=%i H=%i hd=%i r=%i', (T, H, hd, r) =>
+    eachSeed(async (seed) => {
+      const rng = mulberry32(seed);
+      const base = 10000;
+      const qkv = randDf(rng, T * H * 3 * hd);
+      const t = ropeTablesF64(T, rotaryInvFreq(r, base));
+      const n = H * T * hd;
+      const out = poisonedDf(h, 3 * n);
+      const b = {
+        qkv: h.upload(qkv.pairs),
+        cos: h.upload(toDfPairs(t.cos)),
+        sin: h.upload(toDfPairs(t.sin)),
+        out,
+      };
+      await h.run([dfRotaryPacked('rotary', b, T, H, hd, r, FMA)]);
+      const ref = splitHeadsRotaryF64(qkv.values, T, H, hd, r, base);
+      const want = new Float64Array(3 * n);
+      want.set(ref.q, 0);
+      want.set(ref.k, n);
+      want.set(ref.v, 2 * n);
+      // As rope heads: 16u² of the two values combined where rotated, exact copies elsewhere (v whole).
+      const tol = (i: number) => {
+        if (i >= 2 * n) return 0;
+        const j = i % n;
+        const e = j % hd;
+        if (e >= r) return 0;
+        const tt = Math.floor(j / hd) % T;
+        const hh = Math.floor(j / (T * hd));
+        const src = (tt * H + hh) * 3 * hd + (i >= n ? hd : 0);
+        const partner = e < r / 2 ? e + r / 2 : e - r / 2;
+        return 16 * U2 * (Math.abs(qkv.values[src + e]) + Math.abs(qkv.values[src + partner]));
+      };
+      checkDf('rotary packed', await readDfH(h, out, 3 * n), want, tol, seed);
     }),
   );
 

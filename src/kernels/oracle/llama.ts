@@ -28,6 +28,13 @@ export const dfRopeHeadsKernel = kernelOf('oracle/rope_heads', DF_INCLUDES, {
   out: 'rw', // [heads, T, hd] df
 });
 
+export const dfRotaryPackedKernel = kernelOf('oracle/rotary_packed', DF_INCLUDES, {
+  qkv: 'read', // [T, H, 3, hd] df
+  cos: 'read', // [T, r/2] df
+  sin: 'read', // [T, r/2] df
+  out: 'rw', // [3, H, T, hd] df
+});
+
 export const dfGqaScoresKernel = kernelOf('oracle/gqa_scores', DF_INCLUDES, {
   q: 'read', // [H, T, hd] df
   k: 'read', // [KV, T, hd] df
@@ -112,6 +119,24 @@ export function dfRopeHeads(
   return dispatch1d(label, dfRopeHeadsKernel, WG, heads * T * hd, opts, b, [T, heads, hd, r]);
 }
 
+/**
+ * GPT-NeoX's fused QKV [T, H, 3, hd] -> q, k, v packed in one buffer ([3, H, T, hd]: the registry's `qkv_rot` slot),
+ * q and k rotated (rotate-half) on their first r dims, in df.
+ */
+export function dfRotaryPacked(
+  label: string,
+  b: { qkv: GPUBuffer; cos: GPUBuffer; sin: GPUBuffer; out: GPUBuffer },
+  T: number,
+  H: number,
+  hd: number,
+  r: number,
+  opts: KernelOpts = {},
+): DispatchSpec {
+  if (r < 0 || r > hd || r % 2 !== 0)
+    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  return dispatch1d(label, dfRotaryPackedKernel, WG, H * T * hd, opts, b, [T, H, hd, r]);
+}
+
 /** The attention core's shape: H query heads over KV key/value heads, and the sliding window (null: none). */
 export interface GqaShape {
   H: number;
@@ -119,6 +144,8 @@ export interface GqaShape {
   T: number;
   hd: number;
   window: number | null;
+  /** Where q, k and v start in their buffers, in elements (default 0; GPT-NeoX's packed q, k, v: 0, n, 2n). */
+  offsets?: { q: number; k: number; v: number };
 }
 
 function checkShape(label: string, s: GqaShape): { group: number; window: number } {
@@ -141,6 +168,7 @@ export function dfGqaAttention(
 ): DispatchSpec[] {
   const { group, window } = checkShape(label, s);
   const { H, T, hd } = s;
+  const off = s.offsets ?? { q: 0, k: 0, v: 0 };
   const c = { WG, ...opts.constants };
   return [
     dispatch1d(`${label}/scores`, dfGqaScoresKernel, WG, H * T * T, opts, { q: b.q, k: b.k, s: b.scores }, [
@@ -148,9 +176,13 @@ export function dfGqaAttention(
       T,
       hd,
       group,
-      ...dfParam(1 / Math.sqrt(hd)),
       window,
+      off.q,
+      off.k,
       0,
+      ...dfParam(1 / Math.sqrt(hd)),
+      { f32: 0 },
+      { f32: 0 },
     ]),
     dispatchOf(
       `${label}/probs`,
@@ -166,7 +198,7 @@ export function dfGqaAttention(
       hd,
       group,
       window,
-      0,
+      off.v,
       0,
       0,
     ]),
