@@ -8,7 +8,8 @@
 // the layers). Policies (--policies, comma-separated): `before` = the adapter's policy with no split-K and no table
 // (the tree before 2026-11-27 13:00: no workspace, the heuristic tiles), `heuristic` = split-K on the heuristic,
 // `policy` = the adapter's policy as committed, `nofold` = that policy with the o and down projections' split-K
-// reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `swept` = the adapter's policy with the table of this run's --sweep.
+// reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `chunked` = that
+// policy with the forward in --chunks command buffers (default 4), each submitted as soon as it is encoded, `swept` = the adapter's policy with the table of this run's --sweep.
 // --sweep: every GEMM shape of the models at each T (the q/k/v + rotary, o, gate/up, down and LM head as plain
 // linears) over each tile configuration and K partition (bench/gemm-sweep.ts's timing), and the table chosen as
 // gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts). --cold: the layers' projections timed as they run
@@ -395,12 +396,14 @@ async function main() {
       ]);
       for (const [vi, { p, bq }] of variants.entries()) {
         // `nofold`: the adapter's policy with each split-K reduction in its own dispatch (the tree before the fold).
-        const gemmPolicy = p === 'nofold' ? base : policies[p];
+        // `chunked`: the adapter's policy, the forward in --chunks command buffers (default 4) submitted as encoded.
+        const gemmPolicy = p === 'nofold' || p === 'chunked' ? base : policies[p];
         const foldSplitK = p !== 'nofold';
+        const submitChunks = p === 'chunked' ? Number(value('--chunks') ?? 4) : undefined;
         if (!gemmPolicy) throw new Error(`unknown policy ${p} (${Object.keys(policies).join(', ')})`);
         const faults = bq ? { flash: { BQ: bq } } : undefined;
         const run = async (time: { reps: number; ms: number[]; ops?: PassTiming[] | null }) =>
-          fused.forward(tokens, { gemmPolicy, time, faults, foldSplitK });
+          fused.forward(tokens, { gemmPolicy, time, faults, foldSplitK, submitChunks });
         // cold: the first variant of a row as the bench of 2026-11-27 12:13 timed it (one forward, then the reps).
         const cold = { reps, ms: [] as number[] };
         if (vi === 0) await run(cold);

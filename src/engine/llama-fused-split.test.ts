@@ -3,7 +3,8 @@
 // 72..192, is cut in two or more), each fixture stays within 1e-5 of Hugging Face's fp64 hidden states (relative
 // L2, the unsplit path's target), the per-op timings name the partial GEMMs (the splits ran), and each of three greedy
 // steps' logits rows equals that row of one whole forward bit for bit: the K partition is per (N, K) whatever M is.
-// And the o and down projections' reductions folded into the add + RMSNorm after them change no tap's bits.
+// And the o and down projections' reductions folded into the add + RMSNorm after them change no tap's bits, nor does
+// submitting the forward in several command buffers.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,12 +58,19 @@ describe('Llama fused forward, split-K reductions folded into the add + RMSNorm 
       const { cfg, w, hf } = load(dir);
       const fused = LlamaFused.create(h, cfg, w);
       try {
-        const run = async (foldSplitK: boolean) => {
-          const time = { reps: 0, ms: [] as number[], ops: [] as PassTiming[] | null };
-          const got = await fused.forwardTaps(hf.tokens, { gemmPolicy: SPLIT, time, foldSplitK });
+        const run = async (foldSplitK: boolean, submitChunks?: number) => {
+          const time = { reps: 1, ms: [] as number[], ops: [] as PassTiming[] | null };
+          const o = { gemmPolicy: SPLIT, time, foldSplitK, submitChunks };
+          const got = await fused.forwardTaps(hf.tokens, o);
           return { ...got, labels: (time.ops ?? []).map((p) => p.label) };
         };
-        const [folded, apart] = [await run(true), await run(false)];
+        // The folded forward also in 5 command buffers (submitChunks): the same dispatches, the same bits.
+        const [folded, apart, chunked] = [await run(true), await run(false), await run(true, 5)];
+        expect(chunked.labels, `${name}: the same dispatches in 5 submits`).toEqual(folded.labels);
+        for (const [key, v] of folded.taps) {
+          const c = chunked.taps.get(key) as Float32Array;
+          expect(bits(c).equals(bits(v)), `${name}: ${key} bit for bit in 5 submits`).toBe(true);
+        }
         expect([...folded.taps.keys()].sort(), `${name}: the same taps`).toEqual(
           [...apart.taps.keys()].sort(),
         );

@@ -1,55 +1,72 @@
 // The fused Llama forward's submit (engine/llama-fused.ts): the recorded dispatches once with the copies of the slots it
-// reads back (one submit, one wait), then, for benchmarks, the same dispatches submitted `time.reps` more times
-// (submit-to-done wall ms each, of which `encodeMs` the encoding and `submitMs` the submit call on the CPU, the GPU idle
-// until the submit has recorded the commands) and once with each dispatch in a timed pass of its own (GPU time per
-// label). WebGPU validation errors are thrown as one line.
-import type { OverrideConstants } from '../gpu/pipelines';
-import type { DispatchSpec, Program } from '../gpu/program';
+// reads back (one wait), then, for benchmarks, the same dispatches submitted `time.reps` more times (submit-to-done wall
+// ms each, of which `encodeMs` the encoding and `submitMs` the submit calls on the CPU) and once with each dispatch in a
+// timed pass of its own (GPU time per label). With `chunks` > 1 the dispatches go in that many command buffers, each
+// submitted as soon as it is encoded, so the GPU starts on the first while the CPU encodes the next (the same
+// dispatches in the same order: the same bits). WebGPU validation errors are thrown as one line.
+import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
+import { type DispatchSpec, Program } from '../gpu/program';
 import { type ReadRequest, recordReadback } from '../gpu/readback';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 
+export interface SubmitTiming {
+  reps: number;
+  ms: number[];
+  encodeMs?: number[];
+  submitMs?: number[];
+  ops?: PassTiming[] | null;
+}
+
 export async function submitTimed(
-  device: GPUDevice,
-  program: Program,
+  gpu: { device: GPUDevice; pipelines: PipelineCache },
   specs: readonly DispatchSpec[],
-  o: {
-    constants?: OverrideConstants;
-    time?: {
-      reps: number;
-      ms: number[];
-      encodeMs?: number[];
-      submitMs?: number[];
-      ops?: PassTiming[] | null;
-    };
-  },
+  o: { constants?: OverrideConstants; time?: SubmitTiming; chunks?: number },
   reads: readonly ReadRequest[],
 ): Promise<Float32Array[]> {
+  const { device, pipelines } = gpu;
+  const chunks = Math.max(1, Math.min(specs.length, Math.floor(o.chunks ?? 1)));
+  const per = Math.ceil(specs.length / chunks);
+  const programs = Array.from(
+    { length: Math.ceil(specs.length / per) },
+    () => new Program(device, pipelines),
+  );
   device.pushErrorScope('validation');
   let thrown: unknown = null;
   let read: Float32Array[] = [];
+  // Every chunk encoded and submitted in turn; the readback's copies in the last. CPU ms encoding and submitting.
+  const submitAll = (label: string, withReads: boolean) => {
+    let finish: (() => Promise<Float32Array[]>) | null = null;
+    let [encodeMs, submitMs] = [0, 0];
+    programs.forEach((p, i) => {
+      const t0 = performance.now();
+      const enc = device.createCommandEncoder({ label });
+      p.encode(enc);
+      if (withReads && i === programs.length - 1) finish = recordReadback(device, enc, [...reads]);
+      const buffer = enc.finish();
+      const t1 = performance.now();
+      device.queue.submit([buffer]);
+      encodeMs += t1 - t0;
+      submitMs += performance.now() - t1;
+    });
+    return { finish: finish as (() => Promise<Float32Array[]>) | null, encodeMs, submitMs };
+  };
   try {
-    for (const s of specs) program.add({ ...s, constants: { ...o.constants, ...s.constants } });
-    const enc = device.createCommandEncoder();
-    program.encode(enc);
-    const finish = recordReadback(device, enc, [...reads]);
-    device.queue.submit([enc.finish()]);
-    read = await finish();
+    specs.forEach((s, i) => {
+      programs[Math.floor(i / per)].add({ ...s, constants: { ...o.constants, ...s.constants } });
+    });
+    read = (await submitAll('llama fused', true).finish?.()) ?? [];
     for (let r = 0; r < (o.time?.reps ?? 0); r++) {
       const t0 = performance.now();
-      const again = device.createCommandEncoder({ label: 'llama fused (timed)' });
-      program.encode(again);
-      const buffer = again.finish();
-      const t1 = performance.now();
-      o.time?.encodeMs?.push(t1 - t0);
-      device.queue.submit([buffer]);
-      o.time?.submitMs?.push(performance.now() - t1);
+      const { encodeMs, submitMs } = submitAll('llama fused (timed)', false);
+      o.time?.encodeMs?.push(encodeMs);
+      o.time?.submitMs?.push(submitMs);
       await device.queue.onSubmittedWorkDone();
       o.time?.ms.push(performance.now() - t0);
     }
     if (o.time?.ops) {
       const timer = new GpuTimer(device, specs.length);
       const enc = device.createCommandEncoder({ label: 'llama fused (per op)' });
-      program.encode(enc, timer);
+      for (const p of programs) p.encode(enc, timer);
       timer.resolve(enc);
       device.queue.submit([enc.finish()]);
       const passes = await timer.read();
@@ -59,6 +76,8 @@ export async function submitTimed(
     }
   } catch (e) {
     thrown = e;
+  } finally {
+    for (const p of programs) p.dispose();
   }
   const err = await device.popErrorScope();
   // A validation error first: a readback after it fails for its sake.

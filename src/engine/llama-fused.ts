@@ -11,9 +11,8 @@
 // (one kernel's constants, every layer). The submit and its timings: llama-fused-submit.ts.
 
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
-import { type DispatchSpec, Program } from '../gpu/program';
+import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
-import type { PassTiming } from '../gpu/timestamps';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
@@ -30,7 +29,7 @@ import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import { swiglu } from '../kernels/swiglu';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
-import { submitTimed } from './llama-fused-submit';
+import { type SubmitTiming, submitTimed } from './llama-fused-submit';
 import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { givenInputs } from './llama-reference';
@@ -61,13 +60,18 @@ export interface LlamaFusedOptions {
    * `ops` (an empty array), one more submit with each dispatch in a timed pass of its own: its GPU time per label
    * (null where the device has no timestamps).
    */
-  time?: { reps: number; ms: number[]; encodeMs?: number[]; submitMs?: number[]; ops?: PassTiming[] | null };
+  time?: SubmitTiming;
   /**
    * Benchmarks and tests: false leaves the o and the down projections' split-K reductions in dispatches of their own
    * (as before the fold); absent or true, the add + RMSNorm after each forms its output from the partials. The same
    * bits either way (src/kernels/fused-llama-fold.test.ts, src/engine/llama-fused-split.test.ts).
    */
   foldSplitK?: boolean;
+  /**
+   * The dispatches in this many command buffers, each submitted as soon as it is encoded (absent: one): the GPU starts
+   * on the first while the CPU encodes the rest. The same dispatches in the same order, so the same bits.
+   */
+  submitChunks?: number;
   /** Keep and read back every slot the path computes, under the registry's names (forwardTaps). */
   taps?: boolean;
   /**
@@ -152,7 +156,7 @@ export class LlamaFused {
     kv: KvRun | null,
   ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> }> {
     const { cfg } = this;
-    const { device, pipelines } = this.gpu;
+    const { device } = this.gpu;
     const T = tokens.length;
     if (T === 0) throw new Error('Llama fused: empty token list');
     for (const t of tokens)
@@ -361,7 +365,6 @@ export class LlamaFused {
     });
     proj('logits', finalNorm, { w: this.wb.head, b: null }, logits, V, d);
 
-    const program = new Program(device, pipelines);
     try {
       // Every slot read in the forward's own submit and one wait (a wait apiece grew with the layers: ~290 at the
       // Qwen2.5-0.5B shape with taps, 27 a decode step without).
@@ -369,7 +372,7 @@ export class LlamaFused {
       const want = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
       const reqs = want.map((key) => slots.get(key) as { buf: GPUBuffer; floats: number });
       const reads = reqs.map((r) => ({ src: r.buf, bytes: r.floats * 4 }));
-      const read = await submitTimed(device, program, specs, o, reads);
+      const read = await submitTimed(this.gpu, specs, { ...o, chunks: o.submitChunks }, reads);
       const taps = new Map(want.map((key, i) => [key, read[i]] as const));
       const get = (key: string) => taps.get(key) as Float32Array;
       const layers = layerOut.map(get);
@@ -384,7 +387,6 @@ export class LlamaFused {
       };
       return { dump, taps };
     } finally {
-      program.dispose();
       for (const b of temp) b.destroy();
     }
   }
