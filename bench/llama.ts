@@ -1,23 +1,27 @@
 // `npx tsx bench/llama.ts`: the Llama family's fused forward (engine/llama-fused.ts) on seeded models of real
 // shapes (SmolLM2-135M, Qwen2.5-0.5B), T = 128 and 512: the recorded dispatches submitted again and again, each
-// submit-to-done timed on the wall clock, no readback (as bench/forward.ts times GPT-NeoX's plans). The PyTorch peer
-// for the same shapes is bench/torch_llama_peer.py (HF SDPA under CUDA-graph replay).
+// submit-to-done timed on the wall clock, no readback (as bench/forward.ts times GPT-NeoX's plans), and of it the CPU's
+// encoding and submit calls (encodeMedianMs, submitMedianMs). The PyTorch peer for the same shapes is
+// bench/torch_llama_peer.py (HF SDPA under CUDA-graph replay).
 // Each row is timed twice: `cold` as the first bench of 2026-11-27 did (one forward, then --reps submits, right after
 // the weights were made: the GPU's clocks still low), then after --warm-ms of forwards (default 1000), median of
 // --reps. --profile adds one more submit with each dispatch in a timed pass of its own: GPU ms per op (summed over
-// the layers). Policies (--policies, comma-separated): `before` = the adapter's policy with no split-K and no table
-// (the tree before 2026-11-27 13:00: no workspace, the heuristic tiles), `heuristic` = split-K on the heuristic,
-// `policy` = the adapter's policy as committed, `nofold` = that policy with the o and down projections' split-K
-// reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `chunked` = that
-// policy with the forward in --chunks command buffers (default 4), each submitted as soon as it is encoded, `swept` = the adapter's policy with the table of this run's --sweep.
+// the layers). Policies (--policies, comma-separated, repeats allowed): `before` = the adapter's policy with no split-K
+// and no table (the tree before 2026-11-27 13:00: no workspace, the heuristic tiles), `heuristic` = split-K on the
+// heuristic, `policy` = the adapter's policy as committed, `nofold` = that policy with the o and down projections'
+// split-K reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `chunked` =
+// that policy with the forward in --chunks command buffers (default 4), each submitted as soon as it is encoded,
+// `swept` = the adapter's policy with the table of this run's --sweep.
 // --sweep: every GEMM shape of the models at each T (the q/k/v + rotary, o, gate/up, down and LM head as plain
 // linears) over each tile configuration and K partition (bench/gemm-sweep.ts's timing), and the table chosen as
 // gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts). --cold: the layers' projections timed as they run
 // in the forward, each launch on weights not in the L2, each dispatch in a pass of its own, the o and down projections
 // by their partial GEMM alone (their reductions are folded into the next add + RMSNorm).
+// --gemm: the policy's launch at every GEMM shape of the forward (and 2048³ unless --cube 0), timed as gemm-sweep
+// times it. --floor: a chain of 1, 64 and 273 trivial dispatches (--floor-floats), the per-dispatch floor.
 // Flags: --models smollm2-135m,qwen2.5-0.5b --T 128,512 --reps 9 --warm-ms 1000 --policies policy [--profile]
-// [--flash-bq 16,8] [--sweep] [--sweep-s 150] --out FILE. On SwiftShader use `--models tiny`.
-
+// [--flash-bq 16,8] [--sweep [--cold]] [--sweep-s 150] [--gemm] [--floor] --out FILE. On SwiftShader use `--models
+// tiny` (or `tiny-30`: SmolLM2's 30 layers on tiny sizes, for the CPU side).
 import { LlamaFused } from '../src/engine/llama-fused';
 import type { PipelineCache } from '../src/gpu/pipelines';
 import { type DispatchSpec, Program } from '../src/gpu/program';
