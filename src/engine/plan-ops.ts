@@ -5,6 +5,7 @@
 import type { BufferRef } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
 import { attnScores, attnValues, softmaxCausal } from '../kernels/attention';
+import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
 import {
   type GemmOpts,
@@ -21,6 +22,7 @@ import { linear } from '../kernels/linear';
 import { residualAdd } from '../kernels/residual';
 import { rotary } from '../kernels/rotary';
 import type { Fusion, LayerOp } from './fused-kernels';
+import type { RowChunk } from './gpu-model';
 import type { Launch, LayerCtx, PlanBuffers, TapSpec } from './plan-types';
 
 export type { Launch, LayerCtx, PlanBuffers, TapSpec };
@@ -122,6 +124,40 @@ export const REFERENCE_OPS: Record<LayerOp, (L: LayerCtx) => Launch> = {
     },
     writes: [[`${L.p}.out`, L.xNext, L.T * L.d]],
   }),
+};
+
+/** The arguments of GPT-NeoX's reference ops outside the layers, each its own (TOP_REFERENCE_OPS). */
+export interface TopArgs {
+  /** One row chunk of the embedding table (a large vocabulary is split so each fits one binding). */
+  embed: { label: string; ids: GPUBuffer; chunk: RowChunk; out: GPUBuffer; T: number; d: number };
+  final_norm: {
+    x: GPUBuffer;
+    ln: { weight: GPUBuffer; bias: GPUBuffer };
+    y: GPUBuffer;
+    T: number;
+    d: number;
+    eps: number;
+  };
+  /** One piece of the LM head: logits[:, rows of this piece] = final_norm · W_piece^T (no bias). */
+  logits: {
+    label: string;
+    buf: { x: GPUBuffer; w: BufferRef; y: GPUBuffer; dummy: GPUBuffer };
+    T: number;
+    rows: number;
+    d: number;
+    cpu: boolean | undefined;
+  };
+}
+
+type Make = (k: KernelOpts) => DispatchSpec | DispatchSpec[];
+
+/** GPT-NeoX's reference ops before and after the layers: the embedding, the final LayerNorm, the LM head. */
+export const TOP_REFERENCE_OPS: { [K in keyof TopArgs]: (a: TopArgs[K]) => Make } = {
+  embed: (a) => (k) =>
+    embedding(a.label, { ids: a.ids, table: a.chunk.buffer, out: a.out }, a.T, a.d, a.chunk, k),
+  final_norm: (a) => (k) =>
+    layerNorm('final_norm', { x: a.x, weight: a.ln.weight, bias: a.ln.bias, y: a.y }, a.T, a.d, a.eps, k),
+  logits: (a) => (k) => linear(a.label, headBuffers(a), a.T, a.rows, a.d, k, a.cpu),
 };
 
 function qkvTaps(L: LayerCtx): TapSpec[] {
@@ -250,18 +286,15 @@ function residualBuffers(L: LayerCtx) {
   };
 }
 
-/** One piece of the LM head: logits[:, rows of this piece] = final_norm · W_piece^T (no bias). */
-export function headLaunch(
-  fused: boolean,
-  label: string,
-  buf: { x: GPUBuffer; w: BufferRef; y: GPUBuffer; dummy: GPUBuffer },
-  T: number,
-  rows: number,
-  d: number,
-  gemm: GemmOpts,
-): (k: KernelOpts) => DispatchSpec | DispatchSpec[] {
-  const buffers = { x: buf.x, w: buf.w, b: null, y: buf.y, dummy: buf.dummy };
-  return fused
-    ? (k) => linearBiasOps(label, buffers, T, rows, d, { ...k, ...gemm })
-    : (k) => linear(label, buffers, T, rows, d, k, gemm.policy?.cpu);
+/** One piece of the LM head by the fused GEMM (the reference's is TOP_REFERENCE_OPS.logits). */
+export function headLaunch(a: TopArgs['logits'], gemm: GemmOpts): Make {
+  return (k) => linearBiasOps(a.label, headBuffers(a), a.T, a.rows, a.d, { ...k, ...gemm });
 }
+
+const headBuffers = ({ buf }: TopArgs['logits']) => ({
+  x: buf.x,
+  w: buf.w,
+  b: null,
+  y: buf.y,
+  dummy: buf.dummy,
+});

@@ -1,9 +1,7 @@
 import type { DispatchSpec } from '../gpu/program';
 import { uploadBuffer } from '../gpu/readback';
-import { embedding } from '../kernels/embedding';
 import type { GemmPolicy } from '../kernels/gemm-configs';
 import type { KernelOpts } from '../kernels/grid';
-import { layerNorm } from '../kernels/layernorm';
 import { precisionConstants } from '../kernels/precision';
 import { rotaryTables } from '../kernels/rotary';
 import type { Precision } from '../numeric/precision';
@@ -23,7 +21,7 @@ import { type FoldOptions, planFolds } from './plan-fold';
 import type { OutFold } from './plan-fold-ops';
 import { FUSION_OPS, headLaunch } from './plan-ops';
 import type { LayerCtx, PlanHooks } from './plan-types';
-import { neoxReferenceLaunch } from './wgsl-forms';
+import { neoxReferenceLaunch, neoxTopLaunch } from './wgsl-forms';
 
 export type { PlanHooks };
 
@@ -221,7 +219,7 @@ export function buildPlan(
         op(
           null,
           null,
-          (k) => embedding(label, { ids, table: chunk.buffer, out: xs[0] }, T, d, chunk, k),
+          neoxTopLaunch('embed')({ label, ids, chunk, out: xs[0], T, d }),
           ...(last ? [['embed', xs[0], T * d] as [string, GPUBuffer, number]] : []),
         );
       });
@@ -303,21 +301,9 @@ export function buildPlan(
       cur = 1 - cur;
     }
     if (whole) {
-      const fn = m.finalLayerNorm;
-      op(
-        null,
-        null,
-        (k) =>
-          layerNorm(
-            'final_norm',
-            { x: xs[cur], weight: fn.weight, bias: fn.bias, y: b.finalNorm },
-            T,
-            d,
-            eps,
-            k,
-          ),
-        ['final_norm', b.finalNorm, T * d],
-      );
+      const ln = m.finalLayerNorm;
+      const norm = neoxTopLaunch('final_norm')({ x: xs[cur], ln, y: b.finalNorm, T, d, eps });
+      op(null, null, norm, ['final_norm', b.finalNorm, T * d]);
       // The LM head in pieces that each fit one binding: the weight chunks of the upload, split again by rows so
       // that each piece's [T, rows] output fits too. Every piece writes its own buffer; the 'logits' tap is the
       // pieces side by side.
@@ -332,15 +318,9 @@ export function buildPlan(
         parts.push({ buffer: y, col0: piece.col0, cols: piece.rows });
         const last = i === pieces.length - 1;
         const write: [string, GPUBuffer, number, TapPart[]] = ['logits', parts[0].buffer, T * V, parts];
-        const make = headLaunch(
-          !!head,
-          label,
-          { x: b.finalNorm, w: piece.w, y, dummy: m.dummy },
-          T,
-          piece.rows,
-          d,
-          gemmOpts,
-        );
+        const buf = { x: b.finalNorm, w: piece.w, y, dummy: m.dummy };
+        const args = { label, buf, T, rows: piece.rows, d, cpu: gemmOpts.policy?.cpu };
+        const make = head ? headLaunch(args, gemmOpts) : neoxTopLaunch('logits')(args);
         op(head ? kernelOf.get(head)! : null, null, make, ...(last ? [write] : []));
       });
     }

@@ -7,24 +7,39 @@
 // - `plan`: GPT-NeoX's reference launchers of the plan ops that compute the op (engine/plan-ops.ts REFERENCE_OPS,
 //   on the layer's context), read off the family's steps (a step's `plan`: the attention core is scores, probs,
 //   ctx, each of which a fused kernel may replace alone); GPT-NeoX's plan (plan.ts) runs each layer op by these.
-// GPT-NeoX's embedding, final norm and LM head are built by plan.ts itself (the embedding table and the LM head in
-// chunks that fit one binding each): their `plan` is empty.
+// - `top`: GPT-NeoX's reference op outside the layers (plan-ops.ts TOP_REFERENCE_OPS: the embedding and the LM head
+//   one binding-sized chunk a launch, the final LayerNorm), by its top step's slot.
 
 import { NEOX_SEQUENTIAL } from '../ops/families';
 import { fillSlots, formOf } from '../ops/slots';
 import type { OpKind, PlanOp } from '../ops/types';
 import type { LayerOp } from './fused-kernels';
 import { WGSL_FORMS, type WgslForm } from './llama-wgsl-forms';
-import { REFERENCE_OPS } from './plan-ops';
+import { REFERENCE_OPS, TOP_REFERENCE_OPS, type TopArgs } from './plan-ops';
 import type { Launch, LayerCtx } from './plan-types';
 
 /** A GPT-NeoX reference launcher: one plan op on the layer's context. */
 export type PlanLaunch = (L: LayerCtx) => Launch;
 
+/** GPT-NeoX's reference launcher of a top op (`embed`, `final_norm`, `logits`) on its own arguments. */
+export type TopLaunch<K extends keyof TopArgs = keyof TopArgs> = (typeof TOP_REFERENCE_OPS)[K];
+
 /** What an op kind's `wgsl` slot holds: each family's reference form of it (none where the family lacks the op). */
 export interface WgslOpForms {
   step: WgslForm | null;
   plan: Readonly<Partial<Record<LayerOp, PlanLaunch>>>;
+  top: TopLaunch | null;
+}
+
+const NEOX_TOP = [NEOX_SEQUENTIAL.embed, NEOX_SEQUENTIAL.finalNorm, NEOX_SEQUENTIAL.lmHead];
+
+/** GPT-NeoX's top op of kind `op`, by its step's slot. */
+function neoxTop(op: OpKind): TopLaunch | null {
+  const step = NEOX_TOP.find((s) => s.op === op);
+  if (!step) return null;
+  const launch = TOP_REFERENCE_OPS[step.slot as keyof TopArgs];
+  if (!launch) throw new Error(`wgsl forms: GPT-NeoX's top op '${step.slot}' has no launcher`);
+  return launch;
 }
 
 /** The plan ops of GPT-NeoX's layer steps of kind `op` (a step's `plan`, or its slot), with their launchers. */
@@ -44,7 +59,7 @@ function neox(op: OpKind): WgslOpForms['plan'] {
 const llama = (op: OpKind): WgslForm | null => WGSL_FORMS[op] ?? null;
 
 /** Both families' forms of an op kind. */
-const both = (op: OpKind): WgslOpForms => ({ step: llama(op), plan: neox(op) });
+const both = (op: OpKind): WgslOpForms => ({ step: llama(op), plan: neox(op), top: neoxTop(op) });
 
 export const WGSL_OP_FORMS: Readonly<Record<OpKind, WgslOpForms>> = {
   embedding: both('embedding'),
@@ -89,4 +104,13 @@ export function neoxReferenceLaunch(name: LayerOp): PlanLaunch {
   if (!launch)
     throw new Error(`GPT-NeoX plan: op '${name}' has no WGSL reference launcher in the op registry`);
   return launch;
+}
+
+/** GPT-NeoX's reference launcher of top op `name` (`embed`, `final_norm`, `logits`), from its step's `wgsl` slot. */
+export function neoxTopLaunch<K extends keyof TopArgs>(name: K): TopLaunch<K> {
+  const step = NEOX_TOP.find((s) => s.slot === name);
+  const launch = step ? formsOf(step.op).top : null;
+  if (!launch)
+    throw new Error(`GPT-NeoX plan: op '${name}' has no WGSL reference launcher in the op registry`);
+  return launch as TopLaunch<K>;
 }

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { GROUP_PRODUCT, stepOfOp } from '../compare/causes/types';
 import { runChecks } from '../compare/run-checks';
 import type { LayerOp } from '../engine/fused-kernels';
-import { REFERENCE_OPS } from '../engine/plan-ops';
-import { neoxReferenceLaunch, WGSL_OP_FORMS, wgslStepForm } from '../engine/wgsl-forms';
+import { REFERENCE_OPS, TOP_REFERENCE_OPS } from '../engine/plan-ops';
+import { neoxReferenceLaunch, neoxTopLaunch, WGSL_OP_FORMS, wgslStepForm } from '../engine/wgsl-forms';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../kernels/cpu/attention';
 import { embeddingF64 } from '../kernels/cpu/embedding';
 import { oracleForward } from '../kernels/cpu/forward';
@@ -204,11 +204,13 @@ describe('the op registry', () => {
       expect(neoxReferenceLaunch(name as LayerOp), name).toBe(REFERENCE_OPS[name as LayerOp]);
     const placed = OP_KINDS.flatMap((k) => Object.keys(WGSL_OP_FORMS[k].plan));
     expect(placed.sort()).toEqual([...planOps].sort());
-    // Every op kind is run by some family's reference path (GPT-NeoX's embedding, final norm and LM head are built
-    // by engine/plan.ts in binding-sized chunks; the Llama family's have step forms).
+    // Its embedding, final norm and LM head (launched a binding-sized chunk at a time) by their top steps' slots.
+    for (const name of ['embed', 'final_norm', 'logits'] as const)
+      expect(neoxTopLaunch(name), name).toBe(TOP_REFERENCE_OPS[name]);
+    // Every op kind is run by some family's reference path.
     for (const k of OP_KINDS) {
       const f = WGSL_OP_FORMS[k];
-      expect(f.step !== null || Object.keys(f.plan).length > 0, k).toBe(true);
+      expect(f.step !== null || f.top !== null || Object.keys(f.plan).length > 0, k).toBe(true);
     }
     expect(() => neoxReferenceLaunch('final_norm' as LayerOp)).toThrow(
       "GPT-NeoX plan: op 'final_norm' has no WGSL reference launcher in the op registry",
