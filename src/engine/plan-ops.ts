@@ -1,7 +1,9 @@
-// The launchers of a plan's ops, with named arguments: one per reference op (the names of forward.ts) and one
-// per fusion of the fused-kernel table (fused-kernels.ts). Each takes the layer's context — its weights, the
-// buffers of its intermediates, the residual stream — and returns what to dispatch and which taps it writes.
-// The plan (plan.ts) only decides which of them run, in the order of the reference ops.
+// The launchers of a plan's ops, with named arguments: one per reference op (the op registry's GPT-NeoX plan ops,
+// reached by the plan through the registry's `wgsl` slots, wgsl-forms.ts), the embedding, final norm and LM head
+// on their own arguments, and one per fusion of the fused-kernel table (fused-kernels.ts). A layer op takes the
+// layer's context — its weights, the buffers of its intermediates, the residual stream — and returns what to
+// dispatch and which taps it writes. The plan (plan.ts) only decides which of them run, in the order of the
+// reference ops.
 import type { BufferRef } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
 import { attnScores, attnValues, softmaxCausal } from '../kernels/attention';
