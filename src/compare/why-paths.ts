@@ -78,6 +78,13 @@ export function layerChecks(cfg: NeoXConfig, layer: number, has: (slot: string) 
   return out;
 }
 
+/** max |x| (NaN where any element is NaN, as Math.max gives): a loop, which V8 runs several times faster than reduce. */
+function largestMagnitude(a: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]));
+  return m;
+}
+
 /** A path's taps of layer `i` and the layer's input, under the run-check slot names (to be read back). */
 function slotsOf(taps: Map<string, GpuTap>, i: number): [string, string, GpuTap][] {
   const wanted: [string, string, GpuTap][] = [];
@@ -167,7 +174,7 @@ export async function whyOfPaths(
       metric: spec.metric,
       k: spec.k,
       precision: spec.precision,
-      scale: recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
+      scale: largestMagnitude(recorded),
     };
     return d;
   };

@@ -94,30 +94,8 @@ export function anatomy(d: OpData): Anatomy {
   const T = d.tokens.length;
   const w = widthOf(d);
   const n = T * w;
-  const e = new Float64Array(n);
-  let total = 0;
-  let exactSq = 0;
-  for (let i = 0; i < n; i++) {
-    const x = d.recorded[i] - d.exact[i];
-    e[i] = Number.isFinite(x) ? x : 0;
-    total += e[i] * e[i];
-    exactSq += d.exact[i] * d.exact[i];
-  }
-  // The floor as an absolute RMS: the relative floor times the exact output's RMS.
-  const floorRel = effectiveFloor(d.floor, 'relL2', d.precision, 0);
-  const rms = Math.sqrt(exactSq / Math.max(1, n));
-  const floorAbs = Math.max(floorRel * rms, Number.MIN_VALUE);
-
-  // Rows: those whose RMS error passes k × the floor's (absolute: a small row is not held to a tighter bar).
-  const bad: number[] = [];
-  for (let t = 0; t < T; t++) {
-    let r = 0;
-    for (let c = 0; c < w; c++) r += e[t * w + c] * e[t * w + c];
-    if (Math.sqrt(r / w) > d.k * floorAbs) bad.push(t);
-  }
-  const rows = rowsWords(bad, T);
-
-  // Column groups and the heatmap.
+  // One pass over the elements: the error, its squares by row, by column group and heatmap cell, and its column
+  // means (each sum in the order the separate passes summed it: the same numbers).
   const g = groupsOf(d, w);
   const G = g.labels.length;
   const share = new Array(G).fill(0);
@@ -126,16 +104,41 @@ export function anatomy(d: OpData): Anatomy {
   const cell = new Float64Array(rb * G);
   const cellN = new Float64Array(rb * G);
   const groupOf = Int32Array.from({ length: w }, (_, c) => g.of(c));
+  const rowSq = new Float64Array(T);
+  const mean = new Float64Array(w);
+  const e = new Float64Array(n);
+  let total = 0;
+  let exactSq = 0;
   for (let t = 0; t < T; t++) {
     const row = rowBin(t) * G;
-    for (let c = 0; c < w; c++) {
-      const x = e[t * w + c] * e[t * w + c];
+    let r = 0;
+    for (let c = 0, i = t * w; c < w; c++, i++) {
+      const x = d.recorded[i] - d.exact[i];
+      const ei = Number.isFinite(x) ? x : 0;
+      e[i] = ei;
+      const sq = ei * ei;
+      total += sq;
+      exactSq += d.exact[i] * d.exact[i];
+      r += sq;
       const j = groupOf[c];
-      share[j] += x;
-      cell[row + j] += x;
+      share[j] += sq;
+      cell[row + j] += sq;
       cellN[row + j]++;
+      mean[c] += ei;
     }
+    rowSq[t] = r;
   }
+  // The floor as an absolute RMS: the relative floor times the exact output's RMS.
+  const floorRel = effectiveFloor(d.floor, 'relL2', d.precision, 0);
+  const rms = Math.sqrt(exactSq / Math.max(1, n));
+  const floorAbs = Math.max(floorRel * rms, Number.MIN_VALUE);
+
+  // Rows: those whose RMS error passes k × the floor's (absolute: a small row is not held to a tighter bar).
+  const bad: number[] = [];
+  for (let t = 0; t < T; t++) if (Math.sqrt(rowSq[t] / w) > d.k * floorAbs) bad.push(t);
+  const rows = rowsWords(bad, T);
+
+  // Column groups and the heatmap (summed above).
   for (let j = 0; j < G; j++) share[j] = total > 0 ? share[j] / total : 0;
   const values = Array.from(cell, (x, i) => Math.sqrt(x / Math.max(1, cellN[i])) / floorAbs);
   const rowLabels = Array.from({ length: rb }, (_, b) => {
@@ -179,8 +182,6 @@ export function anatomy(d: OpData): Anatomy {
   }
 
   // Shape: bias-like (one vector in every row), a few scattered elements, or everywhere.
-  const mean = new Float64Array(w);
-  for (let t = 0; t < T; t++) for (let c = 0; c < w; c++) mean[c] += e[t * w + c];
   for (let c = 0; c < w; c++) mean[c] /= T;
   let biasEnergy = 0;
   for (let c = 0; c < w; c++) biasEnergy += T * mean[c] * mean[c];
