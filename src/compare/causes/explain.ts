@@ -301,7 +301,13 @@ function* search(
       return { cause, sc, candidates };
     });
   const asked = new Set<Variant>();
-  yield listed.flatMap(({ sc, candidates }) => productsOf(d, candidates, sc.cols, asked));
+  const finalAsked = new Set<Variant>();
+  // (the final sample's products asked with the screening's: on the GPU they cost little more and are computed while
+  // the CPU screens, so the finalists need no second round trip)
+  yield listed.flatMap(({ sc, candidates }) => [
+    ...productsOf(d, candidates, sc.cols, asked),
+    ...(sc.cols === cols ? [] : productsOf(d, candidates, cols, finalAsked)),
+  ]);
   // Each cause keeps its few best screened candidates: a small sample may not tell close variants apart (two K
   // partitions of an fp16 accumulator agree on most elements), the final one does.
   const screened: { cause: Cause; best: { c: Candidate; score: number }[]; score: number }[] = [];
@@ -315,7 +321,6 @@ function* search(
   }
   screened.sort((a, b) => a.score - b.score);
   const cut = Math.max(FINALISTS_WITHIN * d.k, screened[Math.min(2, screened.length - 1)]?.score ?? 0);
-  const finalAsked = new Set<Variant>();
   yield screened
     .filter((x) => x.score <= cut)
     .flatMap((x) =>
