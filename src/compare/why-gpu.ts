@@ -107,50 +107,67 @@ function productOf(model: GpuModel, op: OpKind, layer: number | null) {
   return null;
 }
 
-/** Whether the op holds a product the GPU oracle multiplies from the model's weights (holdExactProducts). */
+/** Whether the op holds a product the GPU oracle multiplies from the model's weights (exactProducts). */
 export const holdsProduct = (model: GpuModel, op: OpKind, layer: number | null) =>
   productOf(model, op, layer) !== null;
 
+/** An op's input for its exact product: its recorded tensor on the CPU, or the tap that holds it on the GPU. */
+export interface ExactInput {
+  op: OpKind;
+  layer: number | null;
+  /** null: not to be multiplied here (a tap split in column pieces). */
+  x: Float32Array | { gpu: GPUBuffer; n: number } | null;
+}
+
+/** An exact product: every column of it, and the op's whole exact output where that is the product or its GELU. */
+export interface ExactProduct {
+  product: Float64Array;
+  n: number;
+  exact: Float64Array | null;
+}
+
 /**
  * The exact product (every column) of each op that holds one, on its own recorded input, multiplied on the GPU
- * oracle from the model's weights in one submit and held for exact-op.ts's product: the op's exact output then costs
- * the CPU only what follows its product. Ops without a product are passed over. Returns the GPU's wall ms, the ops
- * whose product is held, and the whole exact output of those whose output is their product (a linear op) or its GELU
- * (dense_h_to_4h + GELU, the GELU in double-float there too: in fp64 on the CPU it costs more than the product).
+ * oracle from the model's weights in one submit, made at the call (the promise is its readback): the op's exact
+ * output then costs the CPU only what follows its product. A linear op's exact output is its product; dense_h_to_4h +
+ * GELU's is its GELU, in double-float there too (in fp64 on the CPU it costs more than the product). Null for an op
+ * without a product (or whose weights pass one binding).
  */
-export async function holdExactProducts(
+export function exactProducts(
   kit: ProductsKit,
   model: GpuModel,
-  ops: OpData[],
-): Promise<{ ms: number; held: Set<OpData>; exact: Map<OpData, Float64Array> }> {
-  const T = ops[0]?.tokens.length ?? 0;
-  const inputs: Float32Array[] = [];
-  const inputOf = new Map<ArrayLike<number>, number>();
+  T: number,
+  items: ExactInput[],
+): Promise<(ExactProduct | null)[]> {
+  const inputs: (Float32Array | { gpu: GPUBuffer; n: number })[] = [];
+  const inputOf = new Map<object, number>();
   const products: (ModelProduct | GeluOf)[] = [];
-  const held: { d: OpData; n: number; at: number; exactAt: number | null }[] = [];
-  for (const d of ops) {
-    const p = productOf(model, d.op, d.layer);
-    const x0 = d.inputs[0];
-    if (!p || !(x0 instanceof Float32Array) || p.linear.weight.size > kit.maxBindingBytes) continue;
-    let x = inputOf.get(x0);
+  const at = items.map(({ op, layer, x: x0 }) => {
+    const p = productOf(model, op, layer);
+    if (!p || !x0 || p.linear.weight.size > kit.maxBindingBytes) return null;
+    const key = x0 instanceof Float32Array ? x0 : x0.gpu;
+    let x = inputOf.get(key);
     if (x === undefined) {
       x = inputs.push(x0) - 1;
-      inputOf.set(x0, x);
+      inputOf.set(key, x);
     }
-    const at = products.push({ x, linear: p.linear, n: p.n, f16: model.weightsF16 }) - 1;
-    const exactAt = LINEAR_OPS.includes(d.op)
-      ? at
-      : d.op === 'mlp_up'
-        ? products.push({ gelu: at }) - 1
+    const product = products.push({ x, linear: p.linear, n: p.n, f16: model.weightsF16 }) - 1;
+    const exact = LINEAR_OPS.includes(op)
+      ? product
+      : op === 'mlp_up'
+        ? products.push({ gelu: product }) - 1
         : null;
-    held.push({ d, n: p.n, at, exactAt });
-  }
-  const g0 = performance.now();
-  const outs = await oracleProducts(kit, T, inputs, products, model.dummy);
-  const exact = new Map<OpData, Float64Array>();
-  for (const { d, n, at, exactAt } of held) {
-    holdProduct(d, {}, d.inputs[0], n, null, outs[at]);
-    if (exactAt !== null) exact.set(d, outs[exactAt]);
-  }
-  return { ms: performance.now() - g0, held: new Set(held.map((h) => h.d)), exact };
+    return { product, exact, n: p.n };
+  });
+  const run = oracleProducts(kit, T, inputs, products, model.dummy);
+  return run.then((outs) =>
+    at.map((a) =>
+      a ? { product: outs[a.product], n: a.n, exact: a.exact === null ? null : outs[a.exact] } : null,
+    ),
+  );
+}
+
+/** Holds an op's exact product for exact-op.ts's product (under its recorded input). */
+export function holdExact(d: OpData, got: ExactProduct): void {
+  holdProduct(d, {}, d.inputs[0], got.n, null, got.product);
 }

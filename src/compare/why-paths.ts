@@ -19,7 +19,7 @@ import { fullMetrics } from './metrics';
 import type { DeterminismResult, PathWhy, Report } from './report';
 import { runChecks } from './run-checks';
 import { neighbours, opWeights, whyAt } from './why';
-import { holdExactProducts, holdsProduct } from './why-gpu';
+import { exactProducts, holdExact, holdsProduct } from './why-gpu';
 import { causeClause } from './why-runs';
 
 export interface PathCheck {
@@ -139,16 +139,37 @@ export async function whyOfPaths(
   const T = tokens.length;
   const t0 = performance.now();
   const read = (t: GpuTap) => runs.batch.read(t, T);
-  const [fused, ref, before] = await readTaps(engine.gpuParts().device, read, [
+  const lists = [
     slotsOf(runs.fused.taps, i),
     slotsOf(runs.ref.taps, i),
     i > 0 ? slotsOf(runs.fused.taps, i - 1) : [],
-  ]);
-  const checks = layerChecks(cfg, i, (slot) => fused.has(slot) && ref.has(slot));
+  ];
+  const tapOf = lists.slice(0, 2).map((l) => new Map(l.map(([slot, , t]) => [slot, t])));
+  const checks = layerChecks(cfg, i, (slot) => tapOf[0].has(slot) && tapOf[1].has(slot));
   const kit =
     oracle.kind === 'gpu'
       ? { ...engine.gpuParts(), dfFma: oracle.dfFma, maxBindingBytes: engine.maxBindingBytes }
       : null;
+  // The taps' copy is submitted first; where the oracle runs on the GPU, every op's product (a linear op's, a fused
+  // group's) on each path's own input is multiplied there right after it, whole, in one submit, from the taps where
+  // they lie: the GPU multiplies while the CPU takes the taps up, and the exact ops below cost the CPU only what
+  // follows a product.
+  const reading = readTaps(engine.gpuParts().device, read, lists);
+  const exacts = kit
+    ? exactProducts(
+        kit,
+        kit.model,
+        T,
+        checks.flatMap((pc) =>
+          tapOf.map((m) => {
+            const t = m.get(pc.inputs[0]);
+            return { op: pc.op, layer: i, x: t && !t.parts ? { gpu: t.buffer, n: t.floats } : null };
+          }),
+        ),
+      )
+    : null;
+  exacts?.catch(() => undefined); // (awaited below, after the taps)
+  const [fused, ref, before] = await reading;
   // Each op's weights read once for both paths (from the GPU when the engine holds no CPU copy); an op whose product
   // the GPU oracle multiplies from the model's own weights needs none here (read below if it is not held).
   const weightsOf = new Map<OpKind, ReturnType<typeof opWeights>>();
@@ -181,16 +202,17 @@ export async function whyOfPaths(
   const paths: { pc: PathCheck; f: OpData; r: OpData }[] = [];
   for (const pc of checks) paths.push({ pc, f: await opData(pc, fused), r: await opData(pc, ref) });
   const t1 = performance.now();
-  let exactOf = new Map<OpData, Float64Array>();
-  // Where the oracle runs on the GPU, every op's product (a linear op's, a fused group's) on each path's own input is
-  // multiplied there, whole, in one submit: the exact ops below cost the CPU only what follows a product.
-  if (kit) {
+  const exactOf = new Map<OpData, Float64Array>();
+  if (exacts) {
+    const got = await exacts;
     const all = paths.flatMap((p) => [p.f, p.r]);
-    const got = await holdExactProducts(kit, kit.model, all);
-    const { held } = got;
-    exactOf = got.exact;
-    for (const d of all)
-      if (!held.has(d) && Object.keys(d.weights).length === 0) d.weights = await weightsFor(d.op);
+    for (const [j, d] of all.entries()) {
+      const e = got[j];
+      if (e && e.product.length === T * e.n) {
+        holdExact(d, e);
+        if (e.exact) exactOf.set(d, e.exact);
+      } else if (Object.keys(d.weights).length === 0) d.weights = await weightsFor(d.op);
+    }
   }
   const t2 = performance.now();
   const measured = [];

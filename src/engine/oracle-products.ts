@@ -48,7 +48,7 @@ export interface ProductsKit {
 export async function oracleProducts(
   kit: ProductsKit,
   T: number,
-  inputs: Float32Array[],
+  inputs: (Float32Array | { gpu: GPUBuffer; n: number })[],
   products: (Product | ModelProduct | GeluOf)[],
   dummy: GPUBuffer | null = null,
 ): Promise<Float64Array[]> {
@@ -56,15 +56,15 @@ export async function oracleProducts(
   const { device } = kit;
   const rec = new Recording(device, kit.pipelines, kit.pool, kit.maxBindingBytes);
   try {
-    for (const x of inputs)
-      if (x.length === 0 || x.length % T !== 0)
-        throw new OracleError(`oracle products: an input holds ${x.length} values, not ${T} rows`);
-    // Uploaded as f32 and promoted to df pairs (a zero low part) on the GPU.
+    const lengths = inputs.map((x) => (x instanceof Float32Array ? x.length : x.n));
+    for (const n of lengths)
+      if (n === 0 || n % T !== 0)
+        throw new OracleError(`oracle products: an input holds ${n} values, not ${T} rows`);
+    // f32 values (uploaded, or a buffer already on the GPU: a tap) promoted to df pairs (a zero low part) there.
     const xs = inputs.map((x, i) => {
-      const df = rec.df(x.length, `product.x${i}`);
-      rec.program.add(
-        dfPromote(`product.promote${i}`, { x: rec.upload(x, `product.x${i}.f32`), out: df }, x.length),
-      );
+      const df = rec.df(lengths[i], `product.x${i}`);
+      const f32 = x instanceof Float32Array ? rec.upload(x, `product.x${i}.f32`) : x.gpu;
+      rec.program.add(dfPromote(`product.promote${i}`, { x: f32, out: df }, lengths[i]));
       return df;
     });
     const none = dummy ?? rec.upload(new Float32Array(4), 'product.dummy');
@@ -85,7 +85,7 @@ export async function oracleProducts(
         return { y: out, n: src.n };
       }
       if (!xs[p.x]) throw new OracleError(`oracle products: product ${i} reads no input ${p.x}`);
-      const K = inputs[p.x].length / T;
+      const K = lengths[p.x] / T;
       if ('linear' in p) {
         const constants = { DF_FMA: kit.dfFma, W_F16: p.f16 };
         const out = rec.df(T * p.n, `product.y${i}`);
