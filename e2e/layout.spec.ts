@@ -342,3 +342,48 @@ for (const size of SIZES) {
     expect(errors).toEqual([]);
   });
 }
+
+/** The elements that scroll sideways inside the page (overflow-x auto or scroll, wider content), by class. */
+async function sidewaysInside(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('body *')]
+      .filter((el) => {
+        const o = getComputedStyle(el).overflowX;
+        return (o === 'auto' || o === 'scroll') && el.scrollWidth > el.clientWidth + 1;
+      })
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
+  );
+}
+
+// A Llama-family run has up to 16 op columns (Qwen3's q/k norms, the gate and up apart): the check grid splits into
+// the attention half and the MLP half, and neither it nor anything else scrolls sideways. Hugging Face's own run of
+// the Qwen3 fixture (src/model/testdata/llama/qwen3-qknorm: every op recorded).
+test('a Llama-family run’s check grid fits at 1280×800 and 1920×1080: nothing scrolls sideways', async ({
+  page,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  const dir = 'src/model/testdata/llama/qwen3-qknorm';
+  await page.setViewportSize(SIZES[0]);
+  await page.goto('./?mode=runs');
+  await waitForModel(page);
+  await page.getByText('Load another model').click();
+  await page.getByTestId('model-files').setInputFiles([`${dir}/config.json`, `${dir}/model.safetensors`]);
+  await expect(page.getByTestId('model-family')).toHaveText('Llama family (qwen3)', { timeout: 60_000 });
+  await page.getByTestId('run-input-A').setInputFiles(`${dir}/run.safetensors`);
+  await page.getByTestId('analyze-runs').click();
+  await expect(page.getByTestId('runs-verdict')).toHaveText('AGREE', { timeout: 120_000 });
+  const halves = page.getByRole('table', { name: /^Local checks of run A/ });
+  await expect(halves).toHaveCount(2);
+  await expect(halves.nth(0)).toHaveAttribute('data-block', 'attention half');
+  await expect(halves.nth(0).getByRole('columnheader', { name: 'q norm' })).toBeVisible();
+  await expect(halves.nth(1)).toHaveAttribute('data-block', 'MLP half');
+  await expect(halves.nth(1).getByRole('columnheader', { name: 'SwiGLU' })).toBeVisible();
+  for (const size of SIZES) {
+    await page.setViewportSize(size);
+    await halves.nth(1).scrollIntoViewIfNeeded();
+    expect(await sidewaysScroll(page), `the page at ${size.width}`).toBeLessThanOrEqual(0);
+    expect(await sidewaysInside(page), `inside the page at ${size.width}`).toEqual([]);
+    await shoot(page, testInfo, `llama-run-grid-${size.width}`, false);
+  }
+  expect(errors).toEqual([]);
+});

@@ -2,15 +2,11 @@
 // The generated text itself: GenerationParts.tsx.
 import type { Report } from '../compare/analyze';
 import { describeNonFinite, firstNonFinite } from '../compare/nonfinite';
-import { FUSED_KERNELS } from '../state/kernel-catalog';
 import { formatRatio } from './format';
 import { Term } from './Glossary';
+import { kernelWords } from './kernel-words';
 
 export const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-
-function kernelTitle(id: string): string {
-  return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
-}
 
 /** The headline's badge: agree, diverged, or generation diverged (the prompt agrees, the generated text does not). */
 export const BADGE: Record<Report['verdict'], string> = {
@@ -119,7 +115,7 @@ export function Bisection({ report }: { report: Report }) {
             >
               divergence reproduced by <code>{r.kernel}</code> from layer {r.firstLayer}{' '}
               <span className="muted">
-                ({kernelTitle(r.kernel)} alone, {formatRatio(r.ratio)} the floor)
+                ({kernelWords(r.kernel, report.model.family).title} alone, {formatRatio(r.ratio)} the floor)
               </span>
             </li>
           ))}

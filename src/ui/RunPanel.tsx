@@ -14,6 +14,7 @@ import { ErrorAlert } from './ErrorAlert';
 import { NumberField, Toggle } from './fields';
 import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
 import { Term } from './Glossary';
+import { kernelWords } from './kernel-words';
 
 const PRECISION_WORDS: Record<Precision, string> = {
   fp32: 'fp32 — 32-bit floats throughout',
@@ -30,10 +31,6 @@ const EXPECT_WORDS: Record<string, string> = {
   decode:
     'expected: the prompt agrees; the decode steps (the generated text) go wrong: the verdict says generation diverged',
 };
-
-function kernelTitle(id: string): string {
-  return FUSED_KERNELS.find((k) => k.id === id)?.title ?? id;
-}
 
 /** Opens the classroom and puts the keyboard on the scenario list's first entry. */
 function toScenarios(store: AppStore): void {
@@ -221,10 +218,9 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
           </p>
           {model?.family === 'llama' && (
             <p className="note small" data-testid="llama-kernels">
-              This Llama-family model runs its own fused kernels under these switches: LayerNorm → residual
-              add + RMSNorm, QKV + rotary → the q/k/v GEMM with RoPE, flash attention with grouped-query
-              heads, the tiled GEMM for the other projections, Linear + GELU → the gate/up GEMM with the
-              SwiGLU epilogue; the parallel-residual epilogue has no counterpart and changes nothing.
+              This Llama-family model runs its own fused kernels under the switches below (links and reports
+              keep GPT-NeoX's ids: layernorm is the add + RMSNorm, linear_gelu the gate/up GEMM with the
+              SwiGLU epilogue).
             </p>
           )}
           <div className="toggles" data-testid="fused-kernels">
@@ -235,8 +231,8 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                 testId={`fused-${k.id}`}
                 checked={settings.fused.includes(k.id)}
                 onChange={(on) => toggleFused(k.id, on)}
-                label={k.title}
-                description={k.description}
+                label={kernelWords(k.id, model?.family).title}
+                description={kernelWords(k.id, model?.family).description}
               />
             ))}
           </div>
@@ -260,7 +256,7 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                 return (
                   <option key={f.id} value={f.id} disabled={off && settings.fault !== f.id}>
                     {f.title}
-                    {off ? ` (needs “${kernelTitle(f.kernel)}” on)` : ''}
+                    {off ? ` (needs “${kernelWords(f.kernel, model?.family).title}” on)` : ''}
                   </option>
                 );
               })}
@@ -294,7 +290,8 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
                 <strong>Field report:</strong> {fault.story}
               </p>
               <p className="muted small">
-                Lives in <em>{kernelTitle(fault.kernel)}</em>; {EXPECT_WORDS[fault.expect] ?? fault.expect}.
+                Lives in <em>{kernelWords(fault.kernel, model?.family).title}</em>;{' '}
+                {EXPECT_WORDS[fault.expect] ?? fault.expect}.
               </p>
               {blocker && (
                 <p className="note warn" role="note" data-testid="fault-blocked">

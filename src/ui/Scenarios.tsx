@@ -38,11 +38,20 @@ export function reportWords(sc: (typeof SCENARIOS)[number]): string {
 export function ScenarioPicker({ store, controller }: { store: AppStore; controller: Controller }) {
   const current = useStore(store, (s) => s.scenario?.id ?? null);
   const running = useStore(store, (s) => s.run.status === 'running');
+  const family = useStore(store, (s) => s.model?.family);
+  const flavour = useStore(store, (s) => s.model?.flavour);
   const ids = useId();
   return (
     <section className="card" data-testid="scenario-picker" aria-labelledby={`${ids}-title`}>
       <h2 id={`${ids}-title`}>Classroom scenarios</h2>
       <p className="muted small">{scenariosWords()}, with steps to follow. Each has a short link.</p>
+      {family === 'llama' && (
+        <p className="note small" role="note" data-testid="scenario-family-note">
+          These stories are runs of the embedded GPT-NeoX model: opening one loads it in place of the
+          Llama-family model ({flavour ?? 'llama'}) loaded now. Load that model again from the model panel to
+          go on with it.
+        </p>
+      )}
       <ul className="scenario-list">
         {SCENARIOS.map((sc) => (
           <li key={sc.id}>

@@ -9,6 +9,7 @@ import type { Report, TapResult } from '../../compare/analyze';
 import type { Metric } from '../../run/runspec';
 import { formatMetric, formatRatio, METRIC_LABELS } from '../format';
 import { Term } from '../Glossary';
+import { llamaKernelOfSlot } from '../kernel-words';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
 import { pickKeys, rovingTabStop } from './keys';
@@ -85,14 +86,23 @@ export function Drilldown({
             .tickFormat((d) => axisTick(Number(d), metric)),
         );
       const fusedOn = report.spec.fused;
-      const kernelOf = (t: TapResult) => kernelOfTap(t.op, fusedOn);
+      // A Llama-family layer's rows are named by their slot (q_rot, gate, up: its op kinds repeat) and bracketed
+      // under the family's own kernels.
+      const llama = report.model.family === 'llama';
+      const slotOf = (t: TapResult) => t.name.slice(`layers.${layer}.`.length);
+      const label = (t: TapResult) => (llama ? slotOf(t) : t.op);
+      const kernelOf = (t: TapResult) =>
+        llama ? llamaKernelOfSlot(slotOf(t), fusedOn) : kernelOfTap(t.op, fusedOn);
       const ratioOf = (t: TapResult) =>
         t.vsReference && t.refVsOracle
           ? aboveFloor(errorValue(t.vsReference, metric), errorValue(t.refVsOracle, metric))
           : Number.NaN;
       const awayWords = (t: TapResult): string => {
         const k = kernelOf(t);
-        const carrier = carrierOf(taps, taps.indexOf(t));
+        const carrier = carrierOf(
+          taps.map((x) => ({ op: label(x), status: x.status })),
+          taps.indexOf(t),
+        );
         return k
           ? `inside ${k.title}${carrier ? `: its error shows in ${carrier}` : ''}`
           : 'never written out by the fused path';
@@ -148,7 +158,7 @@ export function Drilldown({
         .attr('text-anchor', 'end')
         // The trailing space keeps the op apart from its value in the row's text (what a screen reader's
         // name is checked against); SVG does not draw it.
-        .text((t) => `${t.op} `);
+        .text((t) => `${label(t)} `);
       const compared = rows.filter((t) => t.status === 'compared');
       compared
         .append('rect')
@@ -207,7 +217,7 @@ export function Drilldown({
         .attr('data-ops', (g) =>
           taps
             .slice(g.from, g.to + 1)
-            .map((t) => t.op)
+            .map((t) => label(t))
             .join(' '),
         );
       const bx = -margin.left + 8;
@@ -235,7 +245,7 @@ export function Drilldown({
         .attr(
           'aria-label',
           (t) =>
-            `${t.op} ${valueText(t)}: ${linesFor(t).join('; ')}. Press Enter to show its error histogram.`,
+            `${label(t)} ${valueText(t)}: ${linesFor(t).join('; ')}. Press Enter to show its error histogram.`,
         )
         .on('click', (_ev, t) => onSelectRef.current(t.name))
         .on(

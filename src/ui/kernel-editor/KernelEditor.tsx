@@ -30,6 +30,7 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
   const custom = useStore(store, (s) => s.settings.custom);
   const fused = useStore(store, (s) => s.settings.fused);
   const ready = useStore(store, (s) => s.initStatus === 'ready');
+  const llama = useStore(store, (s) => s.model?.family === 'llama');
   const ids = useId();
 
   // (Re)check when the editor opens and whenever the GPU comes back (a restart keeps the edited source).
@@ -61,6 +62,13 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
         Replace one fused kernel’s WGSL with your own, test it alone against the fp64 oracle, then run the
         model with it and see where it parts from the reference path.
       </p>
+      {llama && (
+        <p className="note warn small" role="note" data-testid="kernel-family-note">
+          The loaded model is of the Llama family: these slots are GPT-NeoX’s kernels. You can edit them and
+          run their isolated tests here, but Run does not take a kernel written in the page on a Llama-family
+          model yet; load a GPT-NeoX model (the embedded one) to run the model with it.
+        </p>
+      )}
       {
         <>
           <div className="ke-controls">
@@ -162,7 +170,7 @@ export function KernelEditor({ store, controller }: { store: AppStore; controlle
                   type="checkbox"
                   data-testid="kernel-use"
                   checked={inUse}
-                  disabled={!inUse && !ok}
+                  disabled={!inUse && (!ok || llama)}
                   onChange={(e) => desk.setUse(e.target.checked)}
                 />
                 Use this kernel in Run (the fused path)

@@ -52,6 +52,22 @@ function fileBase(report: RunsReport) {
     `runs-${report.runs.map((r) => r.sha256?.slice(0, 8) ?? r.id).join('-')}-${what}.${ext}`;
 }
 
+/** The MLP half's slots: a Llama-family grid splits before the first column that takes one in. */
+const MLP_SLOTS = new Set(['ln2', 'gate', 'up', 'swiglu', 'mlp_out', 'out']);
+
+/**
+ * A Llama-family run's columns (up to 16: q/k norms, the gate and up apart …) in two blocks, the attention half and
+ * the MLP half, each its own table, so the grid fits the page's width at 1280 px instead of scrolling sideways.
+ */
+function familyBlocks(ops: string[]): { name: string; ops: string[] }[] {
+  const cut = ops.findIndex((op) => op.split('+').some((s) => MLP_SLOTS.has(s)));
+  if (cut <= 0) return [{ name: '', ops }];
+  return [
+    { name: 'attention half', ops: ops.slice(0, cut) },
+    { name: 'MLP half', ops: ops.slice(cut) },
+  ];
+}
+
 function CheckGrid(p: {
   report: RunsReport;
   run: string;
@@ -59,65 +75,15 @@ function CheckGrid(p: {
   openId: string | null;
 }) {
   const checks = p.report.checks.filter((c) => c.run === p.run);
-  const L = p.report.model.config.numLayers;
   const llama = p.report.model.family === 'llama';
   const ops = llama ? familyColumns(checks) : OPS.filter((op) => checks.some((c) => c.id.endsWith(`.${op}`)));
-  const at = (layer: number, op: string) => checks.find((c) => c.id === `layers.${layer}.${op}`) ?? null;
-  const move = (e: React.KeyboardEvent<HTMLButtonElement>, layer: number, col: number) => {
-    const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
-    if (!d) return;
-    e.preventDefault();
-    const table = e.currentTarget.closest('table');
-    const next = table?.querySelector<HTMLElement>(`[data-cell="${layer + d[0]}:${col + d[1]}"]`);
-    next?.focus();
-  };
+  const blocks = llama ? familyBlocks(ops) : [{ name: '', ops }];
   const tops = checks.filter((c) => c.layer === null);
-  const layers = Array.from({ length: L }, (_, i) => i);
   return (
     <div className="run-grid-wrap">
-      <table
-        className="run-grid"
-        aria-label={`Local checks of run ${p.run}: ratio of each op's error to its floor`}
-      >
-        <thead>
-          <tr>
-            <th scope="col">layer</th>
-            {ops.map((op) => (
-              <th key={op} scope="col">
-                {llama ? familyColumnWords(op) : OP_WORDS[op]}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {layers.map((layer) => (
-            <tr key={layer}>
-              <th scope="row">{layer}</th>
-              {ops.map((op, col) => {
-                const c = at(layer, op);
-                if (!c) return <td key={op} className="cell-none" aria-label="not checked" />;
-                return (
-                  <td
-                    key={op}
-                    className={`cell ${c.born ? 'cell-born' : 'cell-ok'}${p.openId === c.id ? ' cell-open' : ''}`}
-                  >
-                    <button
-                      type="button"
-                      data-cell={`${layer}:${col}`}
-                      data-testid={`check-${p.run}-${c.id}`}
-                      aria-label={`${c.module}: ${ratioText(c.ratio)} its floor${c.born ? ', born here' : ''}`}
-                      onClick={() => p.open(c)}
-                      onKeyDown={(e) => move(e, layer, col)}
-                    >
-                      {ratioText(c.ratio)}
-                    </button>
-                  </td>
-                );
-              })}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {blocks.map((b) => (
+        <GridBlock key={b.name} {...p} checks={checks} ops={b.ops} block={b.name} llama={llama} />
+      ))}
       {tops.length > 0 && (
         <p className="small">
           {tops.map((c) => (
@@ -133,6 +99,78 @@ function CheckGrid(p: {
         </p>
       )}
     </div>
+  );
+}
+
+function GridBlock(p: {
+  report: RunsReport;
+  run: string;
+  open: (c: RunCheckResult) => void;
+  openId: string | null;
+  checks: RunCheckResult[];
+  ops: string[];
+  /** The block's name ('' where the grid is one table). */
+  block: string;
+  llama: boolean;
+}) {
+  const { checks, ops } = p;
+  const L = p.report.model.config.numLayers;
+  const at = (layer: number, op: string) => checks.find((c) => c.id === `layers.${layer}.${op}`) ?? null;
+  const move = (e: React.KeyboardEvent<HTMLButtonElement>, layer: number, col: number) => {
+    const d = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+    if (!d) return;
+    e.preventDefault();
+    const table = e.currentTarget.closest('table');
+    const next = table?.querySelector<HTMLElement>(`[data-cell="${layer + d[0]}:${col + d[1]}"]`);
+    next?.focus();
+  };
+  const layers = Array.from({ length: L }, (_, i) => i);
+  return (
+    <table
+      className={`run-grid${p.llama ? ' run-grid-family' : ''}`}
+      data-block={p.block}
+      aria-label={`Local checks of run ${p.run}${p.block ? ` (${p.block})` : ''}: ratio of each op's error to its floor`}
+    >
+      {p.block && <caption>{p.block}</caption>}
+      <thead>
+        <tr>
+          <th scope="col">layer</th>
+          {ops.map((op) => (
+            <th key={op} scope="col" title={op}>
+              {p.llama ? familyColumnWords(op) : OP_WORDS[op]}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {layers.map((layer) => (
+          <tr key={layer}>
+            <th scope="row">{layer}</th>
+            {ops.map((op, col) => {
+              const c = at(layer, op);
+              if (!c) return <td key={op} className="cell-none" aria-label="not checked" />;
+              return (
+                <td
+                  key={op}
+                  className={`cell ${c.born ? 'cell-born' : 'cell-ok'}${p.openId === c.id ? ' cell-open' : ''}`}
+                >
+                  <button
+                    type="button"
+                    data-cell={`${layer}:${col}`}
+                    data-testid={`check-${p.run}-${c.id}`}
+                    aria-label={`${c.module}: ${ratioText(c.ratio)} its floor${c.born ? ', born here' : ''}`}
+                    onClick={() => p.open(c)}
+                    onKeyDown={(e) => move(e, layer, col)}
+                  >
+                    {ratioText(c.ratio)}
+                  </button>
+                </td>
+              );
+            })}
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

@@ -1,0 +1,154 @@
+// The first minutes with a Llama-family model, as a person sees them: a committed HF fixture folder
+// (src/model/testdata/llama/qwen2-bias: Qwen2, GQA, q/k/v biases, a sliding window) picked from disk. The fused
+// kernels are named as the family's (no "LayerNorm" or "GELU" of a kernel that computes RMSNorm or SwiGLU); each of
+// the family's teaching faults planted from layer 1 diverges there, its why born at its op with its cause, bisection
+// naming the family's kernel; the layer's ops are named by their slot and bracketed under the family's kernels; the
+// GPU memory counter counts what the passes hold and gives it back; the kernel editor and the classroom each say in
+// one line what they do with a Llama-family model, the model kept. Screenshots at 1280x800 and 1920x1080.
+import { join } from 'node:path';
+import { expect, type Page, type TestInfo, test } from '@playwright/test';
+import { runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+
+const DIR = join('src', 'model', 'testdata', 'llama', 'qwen2-bias');
+const PROMPT = '1,2,3,4,5,6,7,8';
+
+async function both(page: Page, testInfo: TestInfo, name: string) {
+  await page.mouse.move(0, 0); // no tooltip left under the pointer
+  await shoot(page, testInfo, `${name}-1280`, false);
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await shoot(page, testInfo, `${name}-1920`, false);
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** Each family fault from layer 1: the op its why is born at and the words of its cause (docs/FAMILIES.md). */
+const FAULTS = [
+  {
+    id: 'rms_eps_outside',
+    born: 'layers.1.ln2',
+    cause: 'eps',
+    kernel: 'layernorm',
+    title: 'Residual add + RMSNorm',
+  },
+  {
+    id: 'swap_gate_up',
+    born: 'layers.1.gate+up+swiglu',
+    cause: 'gate and up are swapped',
+    kernel: 'linear_gelu',
+    title: 'Gate/up GEMM + SwiGLU',
+  },
+  {
+    id: 'kv_interleaved',
+    born: 'layers.1.ctx',
+    cause: 'KV heads mapped to the wrong query heads',
+    kernel: 'flash_attention',
+    title: 'Flash attention (grouped-query)',
+  },
+] as const;
+
+test('a Llama-family model in the page: its kernels named as its own, each fault found, memory counted, one line where it is not taken', async ({
+  page,
+  browser,
+}, testInfo) => {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  await page.getByText('Load another model').click();
+  await page
+    .getByTestId('model-files')
+    .setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
+  await expect(page.getByTestId('model-family')).toHaveText('Llama family (qwen2)', { timeout: 60_000 });
+  const mem = page.getByTestId('gpu-memory');
+  await expect(mem).toHaveAttribute('data-bytes-in-use', '0');
+
+  // The switches are GPT-NeoX's ids, named by the family's kernels.
+  const kernels = page.getByTestId('fused-kernels');
+  await expect(kernels).toContainText('Residual add + RMSNorm');
+  await expect(kernels).toContainText('Gate/up GEMM + SwiGLU');
+  await expect(kernels).not.toContainText('LayerNorm');
+  await expect(kernels).not.toContainText('GELU');
+
+  for (const f of FAULTS) {
+    await page.getByTestId('fault').selectOption(f.id);
+    await expect(page.getByTestId('fault-info')).toContainText(`Lives in ${f.title}`);
+    await page.getByTestId('fault-layer-auto').uncheck();
+    await page.getByTestId('fault-layer').fill('1');
+    await setInputs(page, PROMPT, 8);
+    // While the run's passes hold their buffers the counter reads them (polled every 400 ms by the page).
+    const seen = page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const el = document.querySelector('[data-testid="gpu-memory"]');
+          let most = 0;
+          new MutationObserver(() => {
+            most = Math.max(most, Number(el?.getAttribute('data-bytes-in-use') ?? 0));
+            if (document.querySelector('[data-testid="run-status"][data-state="done"]')) resolve(most);
+          }).observe(document.body, { attributes: true, subtree: true });
+        }),
+    );
+    await runToEnd(page);
+    expect(await seen, `${f.id}: bytes in use seen while running`).toBeGreaterThan(0);
+    await expect(mem).toHaveAttribute('data-bytes-in-use', '0');
+    const verdict = page.locator('.results [data-testid="verdict"]');
+    await expect(verdict).toHaveAttribute('data-verdict', 'diverged');
+    await expect(verdict).toHaveAttribute('data-layer', '1');
+    await expect(page.getByTestId('why')).toHaveAttribute('data-born', f.born);
+    await expect(page.getByTestId('why')).toContainText(f.cause);
+    const hit = page.getByTestId('bisection-hit');
+    await expect(hit).toHaveAttribute('data-kernel', f.kernel);
+    await expect(hit).toContainText(`${f.title} alone`);
+    await expect(page.getByTestId('bisection')).not.toContainText('GELU');
+    await both(page, testInfo, `fault-${f.id}`);
+  }
+
+  // The layer's ops: named by their slot, bracketed under the family's kernels (the last run: the KV mapping).
+  await page.getByText('Open layer 1: its ops').click();
+  const drill = page.getByTestId('drilldown');
+  await expect(drill.locator('[data-testid="tap-row"][data-tap="layers.1.gate"]')).toContainText('gate');
+  await expect(drill.locator('[data-testid="tap-row"][data-tap="layers.1.up"]')).toContainText('up');
+  await expect(drill.locator('[data-testid="kernel-group"][data-kernel="linear_gelu"]')).toHaveAttribute(
+    'data-ops',
+    /gate up swiglu/,
+  );
+  await expect(drill.locator('[data-testid="kernel-group"][data-kernel="flash_attention"]')).toHaveCount(1);
+  await expect(drill).not.toContainText('gate_up');
+  await drill.scrollIntoViewIfNeeded();
+  await both(page, testInfo, 'layer-ops');
+
+  // The kernel editor: one line saying Run does not take a page kernel on this family; the editor still works.
+  await page.getByTestId('mode-kernel').click();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect(page.getByTestId('kernel-family-note')).toContainText('Llama family');
+  await expect(page.getByTestId('kernel-use')).toBeDisabled();
+  await expect(page.getByTestId('kernel-status')).toHaveAttribute('data-state', 'ok', { timeout: 60_000 });
+  await both(page, testInfo, 'kernel-editor');
+  // The classroom: its stories are the embedded model's, said before one is opened.
+  await page.getByTestId('mode-classroom').click();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect(page.getByTestId('scenario-family-note')).toContainText('Llama-family model (qwen2)');
+  await both(page, testInfo, 'classroom');
+  await expect(page.getByTestId('model-family')).toHaveText('Llama family (qwen2)');
+  expect(errors).toEqual([]);
+
+  // The permalink names the family; opened in another browser it asks for the model's files, then runs there.
+  await page.getByTestId('mode-explore').click();
+  const link = await page.getByTestId('share-link').inputValue();
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const b = await ctx.newPage();
+  const errorsB = watchErrors(b);
+  await b.goto(link);
+  await expect(b.getByTestId('model-need')).toBeVisible({ timeout: 60_000 });
+  await expect(b.getByTestId('need-family')).toHaveText(' (Llama family, qwen2)');
+  await expect(b.getByTestId('link-banner')).toContainText('(Llama family, qwen2) from the sharer');
+  await expect(b.getByTestId('link-banner')).toContainText('KV heads interleaved');
+  await both(b, testInfo, 'link-opened');
+  await b.getByTestId('need-files').setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
+  await expect(b.getByTestId('model-family')).toHaveText('Llama family (qwen2)', { timeout: 60_000 });
+  await b.getByTestId('run-linked').first().click();
+  await expect(b.getByTestId('run-status')).toHaveAttribute('data-state', 'done', { timeout: 180_000 });
+  await expect(b.locator('.results [data-testid="verdict"]')).toHaveAttribute('data-layer', '1');
+  await expect(b.getByTestId('sharer-comparison')).toHaveAttribute('data-same-first', 'yes');
+  await both(b, testInfo, 'link-run');
+  expect(errorsB).toEqual([]);
+  await ctx.close();
+});
