@@ -2,8 +2,10 @@
 // every field is checked and anything malformed is rejected with a message naming the field.
 import { FUSED_KERNELS, type FusedKernelId, isFusedKernelId } from '../engine/fused-kernels';
 import { type CustomSlotId, customSlot, isCustomSlotId } from '../kernels/custom/slots';
+import { LLAMA_FLAVOURS } from '../model/llama-config';
 import { MAX_SHARDS, manifestSha256 } from '../model/shard-index';
 import { PRECISIONS, type Precision } from '../numeric/precision';
+import type { LlamaFlavour } from '../numeric/types';
 import { type FaultId, faultInfo, isFaultId } from './faults';
 
 export const RUNSPEC_VERSION = 1;
@@ -12,10 +14,11 @@ export const RUNSPEC_VERSION = 1;
  * A model. `sha256` is that of model.safetensors, or for sharded weights that of the manifest of its shards
  * (src/model/shard-index.ts); `files` then names every shard's sha256 (each is checked as it arrives).
  */
+/** A model from a URL or a file; `flavour` names a Llama-family model's (absent: GPT-NeoX, as in older links). */
 export type ModelRef =
   | { kind: 'embedded'; id: string }
-  | { kind: 'url'; url: string; sha256: string; files?: Record<string, string> }
-  | { kind: 'file'; sha256: string; name?: string; files?: Record<string, string> };
+  | { kind: 'url'; url: string; sha256: string; files?: Record<string, string>; flavour?: LlamaFlavour }
+  | { kind: 'file'; sha256: string; name?: string; files?: Record<string, string>; flavour?: LlamaFlavour };
 
 export type Metric = 'relL2' | 'maxAbs' | 'meanAbs' | 'cosineDistance' | 'sqnrDb' | 'maxUlp';
 export const METRICS: readonly Metric[] = [
@@ -154,6 +157,12 @@ function parseShardShas(v: unknown, sha256: string): Record<string, string> {
   return out;
 }
 
+function parseFlavour(v: unknown): LlamaFlavour {
+  if (typeof v !== 'string' || !(LLAMA_FLAVOURS as readonly string[]).includes(v))
+    throw new RunSpecError('model.flavour', `expected one of ${LLAMA_FLAVOURS.join(', ')}`);
+  return v as LlamaFlavour;
+}
+
 export function parseModel(v: unknown): ModelRef {
   if (!isObj(v)) throw new RunSpecError('model', 'expected an object');
   switch (v.kind) {
@@ -161,7 +170,7 @@ export function parseModel(v: unknown): ModelRef {
       onlyKeys(v, ['kind', 'id'], 'model');
       return { kind: 'embedded', id: str(v.id, 'model.id', 64, MODEL_ID) };
     case 'url': {
-      onlyKeys(v, ['kind', 'url', 'sha256', 'files'], 'model');
+      onlyKeys(v, ['kind', 'url', 'sha256', 'files', 'flavour'], 'model');
       const url = str(v.url, 'model.url', 2000);
       let parsed: URL;
       try {
@@ -176,13 +185,15 @@ export function parseModel(v: unknown): ModelRef {
         throw new RunSpecError('model.url', 'a URL holding a user name or password');
       const ref: ModelRef = { kind: 'url', url, sha256: str(v.sha256, 'model.sha256', 64, SHA256) };
       if (v.files !== undefined) ref.files = parseShardShas(v.files, ref.sha256);
+      if (v.flavour !== undefined) ref.flavour = parseFlavour(v.flavour);
       return ref;
     }
     case 'file': {
-      onlyKeys(v, ['kind', 'sha256', 'name', 'files'], 'model');
+      onlyKeys(v, ['kind', 'sha256', 'name', 'files', 'flavour'], 'model');
       const ref: ModelRef = { kind: 'file', sha256: str(v.sha256, 'model.sha256', 64, SHA256) };
       if (v.name !== undefined) ref.name = str(v.name, 'model.name', 200);
       if (v.files !== undefined) ref.files = parseShardShas(v.files, ref.sha256);
+      if (v.flavour !== undefined) ref.flavour = parseFlavour(v.flavour);
       return ref;
     }
     default:

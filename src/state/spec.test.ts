@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decodeLink, encodeLink } from '../run/permalink';
 import { parseRunSpec } from '../run/runspec';
 import type { LoadedModel } from '../worker/api';
 import { defaultSettings, type RunSettings, settingsOf } from './settings';
@@ -97,6 +98,23 @@ describe('buildSpec', () => {
       sha256: 'a'.repeat(64),
       name: 'pythia',
     });
+  });
+
+  it("a Llama-family model's ref carries its flavour through a link; GPT-NeoX's stays as it was", () => {
+    const llama: LoadedModel = { ...model, family: 'llama', flavour: 'qwen2' };
+    const ref = modelRef({ kind: 'files', name: 'qwen' }, llama);
+    expect(ref).toEqual({ kind: 'file', sha256: 'a'.repeat(64), name: 'qwen', flavour: 'qwen2' });
+    expect(modelRef({ kind: 'url', url: 'https://h/m/' }, llama)).toMatchObject({ flavour: 'qwen2' });
+    expect(modelRef({ kind: 'files', name: 'pythia' }, { ...model, family: 'gpt_neox' })).not.toHaveProperty(
+      'flavour',
+    );
+    const built = buildSpec(settings(), { kind: 'files', name: 'qwen' }, llama);
+    if (!built.ok) throw new Error(built.message);
+    const back = decodeLink(encodeLink({ v: 1, spec: built.spec }));
+    expect(back.spec.model).toEqual(ref);
+    // A flavour the family does not have is refused, naming the field.
+    const bad = { ...built.spec, model: { ...ref, flavour: 'gpt2' } };
+    expect(() => parseRunSpec(JSON.parse(JSON.stringify(bad)))).toThrow('model.flavour');
   });
 });
 

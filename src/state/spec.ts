@@ -8,6 +8,8 @@ import type { ModelSource } from './store';
 
 /** The RunSpec's model field for what is loaded. */
 export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
+  // A Llama-family model's flavour travels with it (links and reports name the family); GPT-NeoX's refs are as before.
+  const flavour = model.family === 'llama' && model.flavour ? { flavour: model.flavour } : {};
   switch (source.kind) {
     case 'embedded':
       return { kind: 'embedded', id: source.id };
@@ -17,6 +19,7 @@ export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
         url: source.url,
         sha256: model.sha256,
         ...(model.files ? { files: model.files } : {}),
+        ...flavour,
       };
     case 'files':
       return {
@@ -24,6 +27,7 @@ export function modelRef(source: ModelSource, model: LoadedModel): ModelRef {
         sha256: model.sha256,
         name: source.name.slice(0, 200),
         ...(model.files ? { files: model.files } : {}),
+        ...flavour,
       };
   }
 }

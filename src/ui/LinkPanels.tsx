@@ -18,7 +18,7 @@ import { ErrorAlert } from './ErrorAlert';
 import { formatRatio } from './format';
 import { NeedSize } from './NeedSize';
 import { clearFragment } from './nav';
-import { describeSpec, firstLayerWords, formatWhen } from './spec-words';
+import { describeSpec, familyWords, firstLayerWords, formatWhen } from './spec-words';
 
 export function LinkErrorAlert({ store }: { store: AppStore }) {
   const linkError = useStore(store, (s) => s.linkError);
@@ -198,8 +198,8 @@ export function ModelNeedCard({ store, controller }: { store: AppStore; controll
             It names the folder{' '}
             <span className="mono" data-testid="need-url">
               {ref.url}
-            </span>{' '}
-            and weights with sha256 {sha}
+            </span>
+            <span data-testid="need-family">{familyWords(ref)}</span> and weights with sha256 {sha}
             {ref.files ? ` (${Object.keys(ref.files).length} shards, each with its own sha256)` : ''}. Nothing
             is downloaded until you agree; the weights are then checked against that hash and refused if they
             differ.
@@ -219,10 +219,11 @@ export function ModelNeedCard({ store, controller }: { store: AppStore; controll
         <>
           <h2 id={`${ids}-title`}>{whose} uses a model from the sharer’s disk</h2>
           <p>
-            The sharer loaded <strong data-testid="need-name">{ref.name ?? 'a model'}</strong> from their disk
-            (weights sha256 {sha}). Choose or drop its files — <code>config.json</code>,{' '}
-            <code>model.safetensors</code> and <code>tokenizer.json</code> — and they are checked against that
-            hash. Once loaded they are kept in this browser, so a reload does not ask again.
+            The sharer loaded <strong data-testid="need-name">{ref.name ?? 'a model'}</strong>
+            <span data-testid="need-family">{familyWords(ref)}</span> from their disk (weights sha256 {sha}).
+            Choose or drop its files — <code>config.json</code>, <code>model.safetensors</code> and{' '}
+            <code>tokenizer.json</code> — and they are checked against that hash. Once loaded they are kept in
+            this browser, so a reload does not ask again.
           </p>
           <label
             className={`dropzone${over ? ' over' : ''}`}

@@ -33,4 +33,13 @@ describe('a RunSpec in words', () => {
       "a model from the sharer's disk (sha256 cdcdcdcdcdcd…)",
     );
   });
+
+  it("names a Llama-family model's family and its kernels as the family's", () => {
+    const model = { kind: 'file' as const, sha256: 'cd'.repeat(32), name: 'qwen', flavour: 'qwen2' as const };
+    expect(modelWords(model)).toBe(
+      "qwen (Llama family, qwen2) from the sharer's disk (sha256 cdcdcdcdcdcd…)",
+    );
+    const spec: RunSpec = { ...defaultRunSpec(), model, fused: ['layernorm', 'linear_gelu'] };
+    expect(fusedWords(spec)).toBe('Residual add + RMSNorm, Gate/up GEMM + SwiGLU');
+  });
 });

@@ -5,6 +5,7 @@ import { faultInfo } from '../run/faults';
 import type { ModelRef, RunSpec } from '../run/runspec';
 import { FUSED_KERNELS } from '../state/kernel-catalog';
 import { METRIC_LABELS } from './format';
+import { kernelWords } from './kernel-words';
 
 export interface SpecLine {
   label: string;
@@ -13,14 +14,19 @@ export interface SpecLine {
   testId?: string;
 }
 
+/** ' (Llama family, qwen2)' for a Llama-family model's ref, '' for GPT-NeoX's. */
+export function familyWords(ref: ModelRef): string {
+  return ref.kind !== 'embedded' && ref.flavour ? ` (Llama family, ${ref.flavour})` : '';
+}
+
 export function modelWords(ref: ModelRef): string {
   switch (ref.kind) {
     case 'embedded':
       return `${ref.id} (embedded with this site)`;
     case 'url':
-      return `${ref.url} (sha256 ${ref.sha256.slice(0, 12)}…)`;
+      return `${ref.url}${familyWords(ref)} (sha256 ${ref.sha256.slice(0, 12)}…)`;
     case 'file':
-      return `${ref.name ?? 'a model'} from the sharer's disk (sha256 ${ref.sha256.slice(0, 12)}…)`;
+      return `${ref.name ?? 'a model'}${familyWords(ref)} from the sharer's disk (sha256 ${ref.sha256.slice(0, 12)}…)`;
   }
 }
 
@@ -33,8 +39,9 @@ export function promptWords(spec: RunSpec): string {
 export function fusedWords(spec: RunSpec): string {
   if (spec.fused.length === 0) return 'none (the fused path is the reference path)';
   if (spec.fused.length === FUSED_KERNELS.length) return `all ${FUSED_KERNELS.length}`;
+  const family = spec.model.kind !== 'embedded' && spec.model.flavour ? 'llama' : undefined;
   return FUSED_KERNELS.filter((k) => spec.fused.includes(k.id))
-    .map((k) => k.title)
+    .map((k) => kernelWords(k.id, family).title)
     .join(', ');
 }
 
