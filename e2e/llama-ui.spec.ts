@@ -62,6 +62,7 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
   await expect(mem).toHaveAttribute('data-bytes-in-use', '0');
 
   // The switches are GPT-NeoX's ids, named by the family's kernels.
+  await expect(page.getByTestId('model-panel')).not.toContainText('GPT-NeoX checkpoints');
   const kernels = page.getByTestId('fused-kernels');
   await expect(kernels).toContainText('Residual add + RMSNorm');
   await expect(kernels).toContainText('Gate/up GEMM + SwiGLU');

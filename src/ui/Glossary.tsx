@@ -5,7 +5,7 @@ import type { ReactNode } from 'react';
 export const GLOSSARY = {
   tap: {
     word: 'tap',
-    text: 'A named intermediate tensor of the forward pass (layers.2.gelu, layers.0.ctx, …) that both paths write out, so they can be compared element by element.',
+    text: 'A named intermediate tensor of the forward pass (layers.0.ctx, layers.2.ln2, …) that both paths write out, so they can be compared element by element.',
   },
   floor: {
     word: 'noise floor',
@@ -33,7 +33,7 @@ export const GLOSSARY = {
   },
   fusedAway: {
     word: 'fused away',
-    text: 'An intermediate the fused kernel never writes to memory (e.g. fc1 inside Linear + GELU). It cannot be compared; its error shows in the kernel’s output.',
+    text: 'An intermediate the fused kernel never writes to memory (e.g. GPT-NeoX’s fc1 inside Linear + GELU, a Llama model’s gate and up inside the gate/up GEMM with SwiGLU). It cannot be compared; its error shows in the kernel’s output.',
   },
   queryTile: {
     word: 'query tile',

@@ -184,8 +184,8 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
             </div>
           </form>
           <p className="muted small">
-            GPT-NeoX checkpoints in Hugging Face format (fp32, fp16 or bf16 safetensors). Files stay on this
-            machine.
+            GPT-NeoX and Llama-family (Llama, Qwen2, Qwen3, Mistral) checkpoints in Hugging Face format (fp32,
+            fp16 or bf16 safetensors). Files stay on this machine.
           </p>
         </div>
       </details>
