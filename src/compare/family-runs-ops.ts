@@ -5,16 +5,14 @@
 // The embedding, the final norm and the LM head are checks of their own. Each check's group is computed in fp64 by
 // the registry's forms (kernels/cpu/op-fp64.ts), a cause's variant of one of its steps where one is given.
 
-import { geluF64 } from '../kernels/cpu/gelu';
-import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import { inputSlot } from '../model/run-names';
 import type { Precision } from '../numeric/precision';
-import { roundArray } from '../numeric/round';
 import type { LlamaConfig, LlamaWeights } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
 import type { Fp64Args, OpStep } from '../ops/types';
 import type { Candidate } from './family-causes';
+import { computeSteps } from './family-group';
 import { familyChecks } from './family-why';
 import type { MissingCheck, OpCheck } from './run-checks';
 import type { RunInput } from './runs-input';
@@ -151,7 +149,7 @@ export interface GroupContext {
 /**
  * A check's group in fp64 from the recorded slots (`recorded`, the registry's full slot names), a cause's variant
  * where given. `exact` keeps the model's own step outputs of this run: a step the candidate leaves alone, on inputs
- * it left alone, is read from there instead of computed again (family-why.ts does the same).
+ * it left alone, is read from there instead of computed again (family-group.ts computeSteps, as family-why.ts).
  */
 export function computeCheck(
   c: FamilyRunCheck,
@@ -160,65 +158,23 @@ export function computeCheck(
   cand: Candidate | null = null,
   exact: Map<string, Float64Array> = new Map(),
 ): Float64Array {
-  const { cfg, weights: w, tokens } = x;
-  const T = tokens.length;
-  const layer = c.layer ?? -1;
   const slotOf = (s: string) =>
     c.layer === null ? s : s === 'in' ? inputSlot(c.layer) : `layers.${c.layer}.${s}`;
-  const values = new Map<string, Float64Array>();
-  const changed = new Set<string>();
-  const get = (s: string): Float64Array => {
-    const v = values.get(s);
-    if (v) return v;
-    const r = recorded(slotOf(s));
-    if (!r) throw new Error(`${c.id} reads '${slotOf(s)}', which the run did not record`);
-    const f = Float64Array.from(r);
-    values.set(s, f);
-    return f;
-  };
-  let out: Float64Array = new Float64Array(0);
-  for (const s of c.steps) {
-    const v = cand?.applies(s) ? cand : null;
-    const kept = exact.get(s.slot);
-    if (!v && kept && !s.inputs.some((n) => changed.has(n))) {
-      values.set(s.slot, kept);
-      out = kept;
-      continue;
-    }
-    // A top step reads the slots its check names (the final norm's input is the last layer's output).
-    let inputs = (c.layer === null ? c.inputs : s.inputs).map(get);
-    const halfIn = v?.half?.input ? v.half.format : null;
-    if (halfIn) inputs = inputs.map((u) => roundArray(halfIn, u));
-    const stepCfg = v?.cfg ? { ...cfg, ...v.cfg } : cfg;
-    const owner = (c.layer === null ? w : w.layers[c.layer]) as unknown as Record<string, unknown>;
-    const weights = s.weight ? owner[s.weight] : null;
-    if (v?.swiglu) {
-      const [gate, up] = v.swiglu.swap ? [inputs[1], inputs[0]] : [inputs[0], inputs[1]];
-      const act = v.swiglu.act;
-      const a =
-        act === 'gelu'
-          ? geluF64(gate)
-          : act === 'relu'
-            ? gate.map((g) => Math.max(0, g))
-            : gate.map((g) => g / (1 + Math.exp(-g)));
-      out = a.map((u, j) => u * up[j]);
-    } else
-      out = (v?.form ?? FP64_FORMS[s.op])({
-        cfg: stepCfg,
-        T,
-        layer,
-        step: s,
-        inputs,
-        weights,
-        tokens,
-        angles: x.angles,
-        round: (u) => u,
-        variant: v?.variant,
-      });
-    if (v?.half) out = roundArray(v.half.format, out);
-    values.set(s.slot, out);
-    if (v || s.inputs.some((n) => changed.has(n))) changed.add(s.slot);
-    else exact.set(s.slot, out);
-  }
-  return out;
+  const owner = c.layer === null ? x.weights : x.weights.layers[c.layer];
+  return computeSteps(
+    c.steps,
+    {
+      cfg: x.cfg,
+      tokens: x.tokens,
+      layer: c.layer ?? -1,
+      angles: x.angles,
+      weights: owner as unknown as Record<string, unknown>,
+      recorded: (s) => recorded(slotOf(s)),
+      // A top step reads the slots its check names (the final norm's input is the last layer's output).
+      inputsOf: c.layer === null ? () => c.inputs : undefined,
+      unrecorded: (s) => `${c.id} reads '${slotOf(s)}', which the run did not record`,
+    },
+    cand,
+    exact,
+  );
 }

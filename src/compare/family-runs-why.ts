@@ -8,6 +8,7 @@ import type { NeoXConfig } from '../numeric/types';
 import { anatomy } from './causes/anatomy';
 import type { OpData, OpKind, TestedCause } from './causes/types';
 import { candidatesFor, verdictOf } from './family-causes';
+import { keepBest } from './family-group';
 import { computeCheck, type FamilyRun, type GroupContext } from './family-runs-ops';
 import { nonFiniteIn, ratioOf } from './floor';
 import { fullMetrics } from './metrics';
@@ -60,15 +61,7 @@ export async function explainFamilyFindings(
         residual = Number.POSITIVE_INFINITY;
       }
       await yieldNow();
-      const prev = bestOf.get(cand.id);
-      if (!prev || residual < prev.residual)
-        bestOf.set(cand.id, {
-          id: cand.id,
-          family: cand.family,
-          words: cand.words,
-          params: cand.params,
-          residual,
-        });
+      keepBest(bestOf, cand, residual);
     }
     const cause = verdictOf([...bestOf.values()], result.ratio, report.k, performance.now() - started);
     const data: OpData = {

@@ -9,10 +9,7 @@
 // changes) — and one is named as the cause library names one (docs/CAUSES.md): within k × floor and not clearly
 // beaten (2× its residual or one floor). The anatomy of the born op's error is causes/anatomy.ts's.
 
-import { geluF64 } from '../kernels/cpu/gelu';
-import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import type { Precision } from '../numeric/precision';
-import { roundArray } from '../numeric/round';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
@@ -21,6 +18,7 @@ import type { Metric } from '../run/runspec';
 import { anatomy } from './causes/anatomy';
 import type { OpData, OpKind, TestedCause } from './causes/types';
 import { type Candidate, candidatesFor, verdictOf } from './family-causes';
+import { computeSteps, keepBest } from './family-group';
 import { nonFiniteIn, ratioOf } from './floor';
 import { type FullMetrics, fullMetrics } from './metrics';
 import type { DeterminismResult, PathWhy } from './report';
@@ -144,61 +142,20 @@ export function computeGroup(
   cand: Candidate | null,
   exact: Map<string, Float64Array> = new Map(),
 ): Float64Array {
-  const values = new Map<string, Float64Array>();
-  const changed = new Set<string>();
-  const T = x.tokens.length;
-  const get = (slot: string): Float64Array => {
-    const v = values.get(slot);
-    if (v) return v;
-    const r = recorded(slot);
-    if (!r) throw new Error(`layer ${x.layer}: ${c.id} reads '${slot}', which the path did not record`);
-    const f = Float64Array.from(r);
-    values.set(slot, f);
-    return f;
-  };
-  let out: Float64Array = new Float64Array(0);
-  for (const s of c.steps) {
-    const v = cand?.applies(s) ? cand : null;
-    const kept = exact.get(s.slot);
-    if (!v && kept && !s.inputs.some((n) => changed.has(n))) {
-      values.set(s.slot, kept);
-      out = kept;
-      continue;
-    }
-    let inputs = s.inputs.map(get);
-    const halfIn = v?.half?.input ? v.half.format : null;
-    if (halfIn) inputs = inputs.map((u) => roundArray(halfIn, u));
-    const cfg = v?.cfg ? { ...x.cfg, ...v.cfg } : x.cfg;
-    const w = s.weight ? (x.weights.layers[x.layer] as unknown as Record<string, unknown>)[s.weight] : null;
-    if (v?.swiglu) {
-      const [gate, up] = v.swiglu.swap ? [inputs[1], inputs[0]] : [inputs[0], inputs[1]];
-      const act = v.swiglu.act;
-      const a =
-        act === 'gelu'
-          ? geluF64(gate)
-          : act === 'relu'
-            ? gate.map((g) => Math.max(0, g))
-            : gate.map((g) => g / (1 + Math.exp(-g)));
-      out = a.map((u, j) => u * up[j]);
-    } else
-      out = (v?.form ?? FP64_FORMS[s.op])({
-        cfg,
-        T,
-        layer: x.layer,
-        step: s,
-        inputs,
-        weights: w,
-        tokens: x.tokens,
-        angles: 'exact',
-        round: (u) => u,
-        variant: v?.variant,
-      });
-    if (v?.half) out = roundArray(v.half.format, out);
-    values.set(s.slot, out);
-    if (v || s.inputs.some((n) => changed.has(n))) changed.add(s.slot);
-    else exact.set(s.slot, out);
-  }
-  return out;
+  return computeSteps(
+    c.steps,
+    {
+      cfg: x.cfg,
+      tokens: x.tokens,
+      layer: x.layer,
+      angles: 'exact',
+      weights: x.weights.layers[x.layer] as unknown as Record<string, unknown>,
+      recorded,
+      unrecorded: (slot) => `layer ${x.layer}: ${c.id} reads '${slot}', which the path did not record`,
+    },
+    cand,
+    exact,
+  );
 }
 
 /** The "why" of the first born layer of a Llama-family compare. */
@@ -277,16 +234,7 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
   };
   const bestOf = new Map<string, TestedCause>();
   for (const cand of candidatesFor(b.c, cfg, i, { decodeFrom: x.decodeFrom, rows: T })) {
-    const residual = residualOf(cand);
-    const prev = bestOf.get(cand.id);
-    if (!prev || residual < prev.residual)
-      bestOf.set(cand.id, {
-        id: cand.id,
-        family: cand.family,
-        words: cand.words,
-        params: cand.params,
-        residual,
-      });
+    keepBest(bestOf, cand, residualOf(cand));
   }
   const cause = verdictOf([...bestOf.values()], one.ratio, k, performance.now() - t0);
   const data: OpData = {
