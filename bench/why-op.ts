@@ -5,7 +5,7 @@
 // once the products are on the GPU. Usage: node --import tsx bench/why-op.ts [--d 1024] [--ff 4096] [--T 128]
 // [--plant relu|bf16-out|input-bf16] [--reps 3]
 import { anatomy } from '../src/compare/causes/anatomy';
-import { core, evalVariant, ProductCache, widthOf } from '../src/compare/causes/exact-op';
+import { core, evalVariant, ProductCache } from '../src/compare/causes/exact-op';
 import { explainWith } from '../src/compare/causes/explain';
 import { forgetProducts, holdProduct } from '../src/compare/causes/search-products';
 import type { OpData, Variant } from '../src/compare/causes/types';
@@ -28,7 +28,10 @@ const PLANTS: Record<string, Variant> = {
 
 const rng = mulberry32(4321);
 const randn = (n: number, s = 1) =>
-  Float32Array.from({ length: n }, () => s * Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng()));
+  Float32Array.from(
+    { length: n },
+    () => s * Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng()),
+  );
 const noisy = (v: Float64Array) => {
   let ss = 0;
   for (const x of v) ss += x * x;
@@ -106,7 +109,7 @@ async function main() {
       for (const q of requests) {
         const x0 = q.v.input ?? data.inputs[0];
         holdProduct(data, q.v, x0, FF, q.cols, core({ ...data, op: 'fc1' }, q.v, q.cols));
-        cache.set(q.v, q.cols, core(data, q.v, q.cols));
+        // (as why-gpu.ts: a fused group's output computed from the held product when it is scored)
         asked++;
       }
       productsMs += performance.now() - p0;

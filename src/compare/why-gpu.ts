@@ -14,7 +14,7 @@ import {
   type Product,
   type ProductsKit,
 } from '../engine/oracle-products';
-import { core, type ProductCache, productOperands, widthOf } from './causes/exact-op';
+import { type ProductCache, productOperands, widthOf } from './causes/exact-op';
 import type { ProductRequest } from './causes/explain';
 import { holdProduct } from './causes/search-products';
 import { LINEAR_OPS, type OpData, type OpKind } from './causes/types';
@@ -88,7 +88,9 @@ export function gpuProducts(kit: ProductsKit, d: OpData, cache: ProductCache) {
     asked.forEach((r, i) => {
       // (held under the input the product reads: exact-op's product finds it there, under any op that holds it)
       holdProduct(d, r.v, r.v.input ?? d.inputs[0], N, r.cols, outs[i]);
-      cache.set(r.v, r.cols, linear ? outs[i] : core(d, r.v, r.cols));
+      // A linear op's output is its product; a fused group's is computed from the held product when it is scored
+      // (its activation or residual sum over the sample: most candidates asked for the final sample never are).
+      if (linear) cache.set(r.v, r.cols, outs[i]);
     });
     return gpuMs;
   };
