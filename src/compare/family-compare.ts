@@ -4,7 +4,8 @@
 //   oracle   — the exact forward with every tap and each exact layer on the reference path's input to it
 //              (family-exact.ts): the GPU double-float forward (engine/llama-oracle-gpu.ts) where the adapter passed
 //              the double-float self-test, else the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts)
-//              uploaded as df pairs, chosen as GPT-NeoX's is (oracle-source.ts decideFamilyOracle)
+//              uploaded as df pairs, chosen as GPT-NeoX's is and checked on a tiny model of the family
+//              (family-selftest.ts familyOracle)
 //   local    — every fused layer on the reference path's input to it and the reference layer on the same input
 //              (the local floor against the exact layer): each path's layers in one submit (LlamaModel.forwardLayers)
 //   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact,
@@ -30,13 +31,14 @@ import type { RunSpec } from '../run/runspec';
 import { exactLastRow, exactOf } from './family-exact';
 import { type FamilyMetrics, familyMetrics } from './family-metrics';
 import { checkFamilyDecode } from './family-runs-decode';
+import { familyOracle } from './family-selftest';
 import { sameBits } from './family-taps';
 import { familyWhy } from './family-why';
 import { nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
 import { fullMetrics, metricValue } from './metrics';
 import type { OracleInfo } from './oracle-info';
-import { decideFamilyOracle, type OracleChoice, type SelfTestOptions } from './oracle-source';
+import type { OracleChoice, SelfTestOptions } from './oracle-source';
 import { classifyParting } from './parting';
 import {
   type AnalysisPartial,
@@ -183,7 +185,7 @@ async function analyzeWith(
   );
   // The exact forward and each exact layer on the reference path's input to it (one submit on the GPU oracle).
   const { oracleInfo, exact } = await step('oracle', async () => {
-    const oracleInfo = await decideFamilyOracle(engine, opts.oracle ?? 'auto', p.pool, opts.selfTest ?? {});
+    const oracleInfo = await familyOracle(engine, opts.oracle ?? 'auto', p.pool, opts.selfTest ?? {});
     return { oracleInfo, exact: exactOf(engine, model, p.pool, oracleInfo, tokens, refIn) };
   });
   try {
