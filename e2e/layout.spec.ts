@@ -356,7 +356,8 @@ async function sidewaysInside(page: Page): Promise<string[]> {
 }
 
 // A Llama-family run has up to 16 op columns (Qwen3's q/k norms, the gate and up apart): the check grid splits into
-// the attention half and the MLP half, and neither it nor anything else scrolls sideways. Hugging Face's own run of
+// the attention half and the MLP half (the attention half again where it has more than eight columns), and nothing
+// scrolls sideways, with Large type too. Hugging Face's own run of
 // the Qwen3 fixture (src/model/testdata/llama/qwen3-qknorm: every op recorded).
 test('a Llama-family run’s check grid fits at 1280×800 and 1920×1080: nothing scrolls sideways', async ({
   page,
@@ -372,18 +373,29 @@ test('a Llama-family run’s check grid fits at 1280×800 and 1920×1080: nothin
   await page.getByTestId('run-input-A').setInputFiles(`${dir}/run.safetensors`);
   await page.getByTestId('analyze-runs').click();
   await expect(page.getByTestId('runs-verdict')).toHaveText('AGREE', { timeout: 120_000 });
+  // Qwen3's attention half (whole layer, ln1, q, k, v, q norm, k norm, rotary + attention, o_proj, add) is split
+  // again before its attention core: three tables.
   const halves = page.getByRole('table', { name: /^Local checks of run A/ });
-  await expect(halves).toHaveCount(2);
-  await expect(halves.nth(0)).toHaveAttribute('data-block', 'attention half');
+  await expect(halves).toHaveCount(3);
+  await expect(halves.nth(0)).toHaveAttribute('data-block', /^attention half/);
   await expect(halves.nth(0).getByRole('columnheader', { name: 'q norm' })).toBeVisible();
-  await expect(halves.nth(1)).toHaveAttribute('data-block', 'MLP half');
-  await expect(halves.nth(1).getByRole('columnheader', { name: 'SwiGLU' })).toBeVisible();
+  await expect(halves.nth(1).getByRole('columnheader', { name: 'rotary + attention' })).toBeVisible();
+  await expect(halves.nth(2)).toHaveAttribute('data-block', 'MLP half');
+  await expect(halves.nth(2).getByRole('columnheader', { name: 'SwiGLU' })).toBeVisible();
   for (const size of SIZES) {
     await page.setViewportSize(size);
-    await halves.nth(1).scrollIntoViewIfNeeded();
+    await halves.nth(2).scrollIntoViewIfNeeded();
     expect(await sidewaysScroll(page), `the page at ${size.width}`).toBeLessThanOrEqual(0);
     expect(await sidewaysInside(page), `inside the page at ${size.width}`).toEqual([]);
     await shoot(page, testInfo, `llama-run-grid-${size.width}`, false);
   }
+  // Large type too, at the laptop's width.
+  await page.setViewportSize(SIZES[0]);
+  await page.getByTestId('large-type').click();
+  await halves.nth(0).scrollIntoViewIfNeeded();
+  expect(await sidewaysScroll(page), 'the page with Large type').toBeLessThanOrEqual(0);
+  expect(await sidewaysInside(page), 'inside the page with Large type').toEqual([]);
+  await shoot(page, testInfo, 'llama-run-grid-1280-large', false);
+  await page.getByTestId('large-type').click();
   expect(errors).toEqual([]);
 });

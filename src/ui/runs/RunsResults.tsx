@@ -54,17 +54,27 @@ function fileBase(report: RunsReport) {
 
 /** The MLP half's slots: a Llama-family grid splits before the first column that takes one in. */
 const MLP_SLOTS = new Set(['ln2', 'gate', 'up', 'swiglu', 'mlp_out', 'out']);
+/** The most columns one block holds before it is split again (Large type at 1280 px fits eight). */
+const BLOCK_COLUMNS = 8;
 
 /**
- * A Llama-family run's columns (up to 16: q/k norms, the gate and up apart …) in two blocks, the attention half and
- * the MLP half, each its own table, so the grid fits the page's width at 1280 px instead of scrolling sideways.
+ * A Llama-family run's columns (up to 16: q/k norms, the gate and up apart …) in blocks, each its own table, so the
+ * grid fits the page's width at 1280 px (Large type too) instead of scrolling sideways: the attention half and the
+ * MLP half, the attention half split again before its attention core where it has more than eight columns.
  */
 function familyBlocks(ops: string[]): { name: string; ops: string[] }[] {
-  const cut = ops.findIndex((op) => op.split('+').some((s) => MLP_SLOTS.has(s)));
+  const has = (op: string, test: (slot: string) => boolean) => op.split('+').some(test);
+  const cut = ops.findIndex((op) => has(op, (s) => MLP_SLOTS.has(s)));
   if (cut <= 0) return [{ name: '', ops }];
+  const attention = ops.slice(0, cut);
+  const mlp = { name: 'MLP half', ops: ops.slice(cut) };
+  const core = attention.findIndex((op) => has(op, (s) => s === 'ctx' || s.endsWith('_rot')));
+  if (attention.length <= BLOCK_COLUMNS || core <= 0)
+    return [{ name: 'attention half', ops: attention }, mlp];
   return [
-    { name: 'attention half', ops: ops.slice(0, cut) },
-    { name: 'MLP half', ops: ops.slice(cut) },
+    { name: 'attention half: the norm and the projections', ops: attention.slice(0, core) },
+    { name: 'attention half: the attention core and after', ops: attention.slice(core) },
+    mlp,
   ];
 }
 
