@@ -6,38 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import type { LlamaConfig } from '../numeric/types';
 import { smallLlamaConfig } from './llama-random';
-import { readRunFile } from './run-file';
-import { type TensorToWrite, writeSafetensors } from './safetensors-write';
+import { filled, metaOf, runReader } from './run-file.testdata';
+import { writeSafetensors } from './safetensors-write';
 
 // d 40, 5 q heads of 12 over 1 KV head, ff 56, vocab 97, 2 layers, q/k norms.
 const cfg: LlamaConfig = smallLlamaConfig({ flavour: 'qwen3', qkNorm: true, headDim: 12 });
 const T = 4;
 const tokens = [1, 2, 3, 96];
-const t = (name: string, shape: number[], fill = 0.5): TensorToWrite => ({
-  name,
-  dtype: 'F32',
-  shape,
-  data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(fill),
-});
-const meta = (over: Record<string, string> = {}) => ({ tokens: JSON.stringify(tokens), ...over });
-
-async function read(bytes: Uint8Array) {
-  async function* one() {
-    yield bytes;
-  }
-  return readRunFile(one(), bytes.length, cfg, { file: 'run.safetensors' });
-}
-
-async function refused(bytes: Uint8Array, pattern: RegExp) {
-  const e = await read(bytes).then(
-    () => null,
-    (err: unknown) => err as Error & { kind?: string },
-  );
-  expect(e, `expected a refusal matching ${pattern}`).not.toBeNull();
-  expect(e!.kind).toBe('model');
-  expect(e!.message).not.toContain('\n');
-  expect(e!.message).toMatch(pattern);
-}
+const t = filled;
+const meta = (over: Record<string, string> = {}) => metaOf(tokens, over);
+const { read, refused } = runReader(cfg);
 
 describe('runs of a Llama-family model', () => {
   it('reads the family names onto the registry slots, q/k per head too, aliases once, others listed', async () => {

@@ -4,9 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from './config';
 import { randomConfigJson } from './random-model';
-import { checkSameTokens, otherModelWords, readRunFile, runModelShape } from './run-file';
+import { checkSameTokens, otherModelWords, runModelShape } from './run-file';
+import { filled, metaOf, runReader } from './run-file.testdata';
 import { slotOfName } from './run-names';
-import { type TensorToWrite, writeSafetensors } from './safetensors-write';
+import { writeSafetensors } from './safetensors-write';
 
 const cfg = parseConfigText(
   JSON.stringify(
@@ -15,31 +16,9 @@ const cfg = parseConfigText(
 );
 const T = 5;
 const tokens = [1, 2, 3, 4, 49];
-const t = (name: string, shape: number[], fill = 0.5): TensorToWrite => ({
-  name,
-  dtype: 'F32',
-  shape,
-  data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(fill),
-});
-const meta = (over: Record<string, string> = {}) => ({ tokens: JSON.stringify(tokens), ...over });
-
-async function read(bytes: Uint8Array, total: number | null = bytes.length) {
-  async function* one() {
-    yield bytes;
-  }
-  return readRunFile(one(), total, cfg, { file: 'run.safetensors' });
-}
-
-async function refused(bytes: Uint8Array, pattern: RegExp) {
-  const e = await read(bytes).then(
-    () => null,
-    (err: unknown) => err as Error & { kind?: string },
-  );
-  expect(e, `expected a refusal matching ${pattern}`).not.toBeNull();
-  expect(e!.kind).toBe('model');
-  expect(e!.message).not.toContain('\n');
-  expect(e!.message).toMatch(pattern);
-}
+const t = filled;
+const meta = (over: Record<string, string> = {}) => metaOf(tokens, over);
+const { read, refused } = runReader(cfg);
 
 describe('run files', () => {
   it('maps module paths, hidden_states and TransformerLens names onto slots', () => {
