@@ -8,7 +8,7 @@
 #     --outfile=ws-<b>-new.mjs   (b = why, runs, why-op; ws-why-before.mjs, ws-runs-before.mjs from a worktree of the
 #                                 tree before), xz -9 each into $DP with .devpack's node.xz, node_modules and debs
 # then `run` with carry ["dist-bench/ws", ".gl"]: bash bench/device-why-speed.sh [after] ("after": the tree after
-# alone, no inputs' before bundles needed)
+# alone, its why and its runs with the warm-up)
 DP=dist-bench/ws
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -32,11 +32,13 @@ for t in $TREES; do
   step "runs $t"
   timeout 60 /tmp/node ws-runs-$t.mjs --dir /tmp/rf --reps 3 --out "$OUT/runs-$t.json" > "$OUT/runs-$t.log" 2>&1
 done
-step "runs new, no warm-up"
-timeout 45 /tmp/node ws-runs-new.mjs --dir /tmp/rf --reps 3 --no-warm --out "$OUT/runs-new-nowarm.json" \
-  > "$OUT/runs-new-nowarm.log" 2>&1
-step "why-op"
-timeout 30 /tmp/node ws-why-op-new.mjs --reps 3 > "$OUT/why-op.log" 2>&1
+if [ "$1" != after ]; then
+  step "runs new, no warm-up"
+  timeout 45 /tmp/node ws-runs-new.mjs --dir /tmp/rf --reps 3 --no-warm --out "$OUT/runs-new-nowarm.json" \
+    > "$OUT/runs-new-nowarm.log" 2>&1
+  step "why-op"
+  timeout 30 /tmp/node ws-why-op-new.mjs --reps 3 > "$OUT/why-op.log" 2>&1
+fi
 step "done"
 cd "$OUT" && tar czf why-speed.tgz gpu.txt mk.log why-* runs-* && rm -f mk.log why-*.json why-*.log runs-*
 tar xzf why-speed.tgz -O why-op.log 2>/dev/null | tail -4
