@@ -69,26 +69,23 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
   await expect(kernels).not.toContainText('LayerNorm');
   await expect(kernels).not.toContainText('GELU');
 
+  // While the runs' passes hold their buffers the counter reads them (the page polls it every 400 ms): the most it
+  // showed over the three runs below is recorded here.
+  await page.evaluate(() => {
+    const w = window as unknown as { __memMost: number };
+    w.__memMost = 0;
+    new MutationObserver(() => {
+      const el = document.querySelector('[data-testid="gpu-memory"]');
+      w.__memMost = Math.max(w.__memMost, Number(el?.getAttribute('data-bytes-in-use') ?? 0));
+    }).observe(document.body, { attributes: true, subtree: true, attributeFilter: ['data-bytes-in-use'] });
+  });
   for (const f of FAULTS) {
     await page.getByTestId('fault').selectOption(f.id);
     await expect(page.getByTestId('fault-info')).toContainText(`Lives in ${f.title}`);
     await page.getByTestId('fault-layer-auto').uncheck();
     await page.getByTestId('fault-layer').fill('1');
     await setInputs(page, PROMPT, 8);
-    // While the run's passes hold their buffers the counter reads them (polled every 400 ms by the page).
-    const seen = page.evaluate(
-      () =>
-        new Promise<number>((resolve) => {
-          const el = document.querySelector('[data-testid="gpu-memory"]');
-          let most = 0;
-          new MutationObserver(() => {
-            most = Math.max(most, Number(el?.getAttribute('data-bytes-in-use') ?? 0));
-            if (document.querySelector('[data-testid="run-status"][data-state="done"]')) resolve(most);
-          }).observe(document.body, { attributes: true, subtree: true });
-        }),
-    );
     await runToEnd(page);
-    expect(await seen, `${f.id}: bytes in use seen while running`).toBeGreaterThan(0);
     await expect(mem).toHaveAttribute('data-bytes-in-use', '0');
     const verdict = page.locator('.results [data-testid="verdict"]');
     await expect(verdict).toHaveAttribute('data-verdict', 'diverged');
@@ -101,6 +98,10 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
     await expect(page.getByTestId('bisection')).not.toContainText('GELU');
     await both(page, testInfo, `fault-${f.id}`);
   }
+
+  const most = await page.evaluate(() => (window as unknown as { __memMost: number }).__memMost);
+  expect(most, 'GPU bytes in use seen while the runs ran').toBeGreaterThan(0);
+  console.log(`most GPU memory in use seen during the runs: ${most} B`);
 
   // The layer's ops: named by their slot, bracketed under the family's kernels (the last run: the KV mapping).
   await page.getByText('Open layer 1: its ops').click();
