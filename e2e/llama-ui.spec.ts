@@ -143,6 +143,7 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
   await expect(b.getByTestId('need-family')).toHaveText(' (Llama family, qwen2)');
   await expect(b.getByTestId('link-banner')).toContainText('(Llama family, qwen2) from the sharer');
   await expect(b.getByTestId('link-banner')).toContainText('KV heads interleaved');
+  await expect(b.getByTestId('link-banner')).toContainText("the Llama family's five kernels");
   await both(b, testInfo, 'link-opened');
   await b.getByTestId('need-files').setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
   await expect(b.getByTestId('model-family')).toHaveText('Llama family (qwen2)', { timeout: 60_000 });

@@ -41,5 +41,8 @@ describe('a RunSpec in words', () => {
     );
     const spec: RunSpec = { ...defaultRunSpec(), model, fused: ['layernorm', 'linear_gelu'] };
     expect(fusedWords(spec)).toBe('Residual add + RMSNorm, Gate/up GEMM + SwiGLU');
+    expect(fusedWords({ ...defaultRunSpec(), model })).toBe(
+      "all 6 switches (the Llama family's five kernels; the residual epilogue has none)",
+    );
   });
 });

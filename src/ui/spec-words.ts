@@ -38,8 +38,11 @@ export function promptWords(spec: RunSpec): string {
 
 export function fusedWords(spec: RunSpec): string {
   if (spec.fused.length === 0) return 'none (the fused path is the reference path)';
-  if (spec.fused.length === FUSED_KERNELS.length) return `all ${FUSED_KERNELS.length}`;
   const family = spec.model.kind !== 'embedded' && spec.model.flavour ? 'llama' : undefined;
+  if (spec.fused.length === FUSED_KERNELS.length)
+    return family === 'llama'
+      ? `all ${FUSED_KERNELS.length} switches (the Llama family's five kernels; the residual epilogue has none)`
+      : `all ${FUSED_KERNELS.length}`;
   return FUSED_KERNELS.filter((k) => spec.fused.includes(k.id))
     .map((k) => kernelWords(k.id, family).title)
     .join(', ');
