@@ -3,48 +3,24 @@
 // path's layers in one submit), against the reference layer on the same input and its exact fp64 layer (the local
 // floor). The local entry is checked against the whole forwards bit for bit where they must agree; each teaching
 // fault planted from layer 1 is born at layer 1 and not at 0; a clean compare has no born layer.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../engine/engine';
-import { ALL_FUSED } from '../engine/fused-kernels';
-import { nodeGpu } from '../gpu/node';
-import { nodeShaderSource } from '../kernels/shaders-node';
+import type { Engine } from '../engine/engine';
 import type { FaultId } from '../run/faults';
-import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
-
-const FIXTURES = 'src/model/testdata/llama';
-const tokensOf = (name: string) =>
-  (JSON.parse(readFileSync(join(FIXTURES, name, 'hf_outputs.json'), 'utf8')) as { tokens: number[] }).tokens;
+import { fixtureEngine, fixtureSpec, fixtureTokens, loadFixture } from './family-fixtures.testdata';
 
 let engine: Engine;
 beforeAll(async () => {
-  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  engine = await fixtureEngine();
 });
 afterAll(() => engine?.dispose());
 
 async function load(name: string) {
-  const dir = join(FIXTURES, name);
-  await engine.loadModel({
-    config: readFileSync(join(dir, 'config.json'), 'utf8'),
-    weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
-    name,
-  });
-  return tokensOf(name);
+  await loadFixture(engine, name);
+  return fixtureTokens(name);
 }
 
-function spec(tokens: number[], faults: RunSpec['faults'] = []): RunSpec {
-  return {
-    ...defaultRunSpec(),
-    model: { kind: 'embedded', id: 'test' },
-    prompt: { tokens },
-    fused: [...ALL_FUSED],
-    faults,
-    seed: 1,
-    generate: 0,
-  };
-}
+const spec = fixtureSpec;
 
 const bits = (x: Float32Array) => new Uint32Array(x.buffer, x.byteOffset, x.length);
 

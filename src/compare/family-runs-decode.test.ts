@@ -3,33 +3,22 @@
 // over all positions. A clean decode agrees on both paths; the recorded rows of a path's decode equal, bit for bit,
 // the same rows of its whole forward over the same tokens (the decode's design: a row's arithmetic does not depend on
 // the rows beside it); the fused path with a teaching fault from layer 1 is born at layer 1, not before.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../engine/engine';
-import { ALL_FUSED } from '../engine/fused-kernels';
-import { nodeGpu } from '../gpu/node';
-import { nodeShaderSource } from '../kernels/shaders-node';
+import type { Engine } from '../engine/engine';
 import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
 import { placeLlamaFaults } from './family-compare';
+import { fixtureEngine, fixtureSpec, loadFixture } from './family-fixtures.testdata';
 import { checkFamilyDecode, familyDecodeRunFile } from './family-runs-decode';
-
-const FIXTURES = 'src/model/testdata/llama';
 
 let engine: Engine;
 beforeAll(async () => {
-  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  engine = await fixtureEngine();
 });
 afterAll(() => engine?.dispose());
 
 async function load(name: string) {
-  const dir = join(FIXTURES, name);
-  await engine.loadModel({
-    config: readFileSync(join(dir, 'config.json'), 'utf8'),
-    weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
-    name,
-  });
+  await loadFixture(engine, name);
   return engine.llamaModel!.cfg;
 }
 
@@ -107,11 +96,7 @@ describe('the Llama family decode checked op by op', () => {
     await load('llama-gqa-llama3');
     const tokens = [5, 60, 7, 90, 3, 14];
     const spec: RunSpec = {
-      ...defaultRunSpec(),
-      model: { kind: 'embedded', id: 'test' },
-      prompt: { tokens },
-      fused: [...ALL_FUSED],
-      faults: [{ id: 'kv_interleaved', fromLayer: 1 }],
+      ...fixtureSpec(tokens, [{ id: 'kv_interleaved', fromLayer: 1 }]),
       generate: 3,
       checkDecode: true,
     };

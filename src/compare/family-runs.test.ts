@@ -7,33 +7,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine, EngineError } from '../engine/engine';
-import { nodeGpu } from '../gpu/node';
-import { nodeShaderSource } from '../kernels/shaders-node';
+import { type Engine, EngineError } from '../engine/engine';
 import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
+import { fixtureEngine, LLAMA_FIXTURES, loadFixture } from './family-fixtures.testdata';
 import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
 import { plantsFor, runOfSlots, synthFamilyRun } from './family-runs-synth';
 
-const FIXTURES = 'src/model/testdata/llama';
 const MODELS = ['llama-gqa-llama3', 'llama-mqa-linear-tied', 'mistral-window', 'qwen2-bias', 'qwen3-qknorm'];
 
 let engine: Engine;
 beforeAll(async () => {
-  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  engine = await fixtureEngine();
 });
 afterAll(() => engine?.dispose());
 
 let loaded = '';
 async function load(name: string): Promise<LlamaConfig> {
   if (loaded !== name) {
-    const dir = join(FIXTURES, name);
-    await engine.loadModel({
-      config: readFileSync(join(dir, 'config.json'), 'utf8'),
-      weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
-      name,
-    });
+    await loadFixture(engine, name);
     loaded = name;
   }
   const m = engine.llamaModel;
@@ -146,7 +139,7 @@ describe('the analysis of Llama-family runs', () => {
 
   it("Hugging Face's own fp32 run of the Qwen3 fixture (layer 1 and the model's modules) agrees", async () => {
     const cfg = await load('qwen3-qknorm');
-    const bytes = new Uint8Array(readFileSync(join(FIXTURES, 'qwen3-qknorm', 'run.safetensors')));
+    const bytes = new Uint8Array(readFileSync(join(LLAMA_FIXTURES, 'qwen3-qknorm', 'run.safetensors')));
     const a = await read(bytes, cfg, 'run.safetensors');
     const report = await analyzeFamilyRuns(familyRunsModel(engine), a, null);
     expect(report.verdict, report.sentence).toBe('agree');

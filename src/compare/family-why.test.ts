@@ -2,49 +2,25 @@
 // HF fixtures in Node on SwiftShader: each teaching fault of the family's fused kernels, planted from layer 1 (and
 // from layer 0), is found at its op — the fused group where its kernel keeps ops inside it — and its cause is named
 // alone; every other op of the layer stays within k × its floor; a clean compare has no born layer and no why.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../engine/engine';
-import { ALL_FUSED } from '../engine/fused-kernels';
-import { nodeGpu } from '../gpu/node';
-import { nodeShaderSource } from '../kernels/shaders-node';
+import type { Engine } from '../engine/engine';
 import type { FaultId } from '../run/faults';
-import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
 import { verdictOf } from './family-causes';
-
-const FIXTURES = 'src/model/testdata/llama';
-const tokensOf = (name: string) =>
-  (JSON.parse(readFileSync(join(FIXTURES, name, 'hf_outputs.json'), 'utf8')) as { tokens: number[] }).tokens;
+import { fixtureEngine, fixtureSpec, fixtureTokens, loadFixture } from './family-fixtures.testdata';
 
 let engine: Engine;
 beforeAll(async () => {
-  engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  engine = await fixtureEngine();
 });
 afterAll(() => engine?.dispose());
 
 async function load(name: string) {
-  const dir = join(FIXTURES, name);
-  await engine.loadModel({
-    config: readFileSync(join(dir, 'config.json'), 'utf8'),
-    weights: new Uint8Array(readFileSync(join(dir, 'model.safetensors'))),
-    name,
-  });
-  return tokensOf(name);
+  await loadFixture(engine, name);
+  return fixtureTokens(name);
 }
 
-function spec(tokens: number[], faults: RunSpec['faults'] = []): RunSpec {
-  return {
-    ...defaultRunSpec(),
-    model: { kind: 'embedded', id: 'test' },
-    prompt: { tokens },
-    fused: [...ALL_FUSED],
-    faults,
-    seed: 1,
-    generate: 0,
-  };
-}
+const spec = fixtureSpec;
 
 describe('why, for a Llama-family compare', () => {
   // [fault, fixture, from layer, the op (slot or fused group) it is born at, the cause named]. The add + RMSNorm
