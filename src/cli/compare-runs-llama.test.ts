@@ -2,7 +2,6 @@
 // run A and run B with the SwiGLU's gate and up swapped at a drawn layer (compare/family-runs-synth.ts) → exit 1 and
 // one line naming run B's layer, the dump's module path and the cause, the report written with the family; run A
 // alone → exit 0; a run of another model of the family → exit 2 and the other-model line.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,20 +11,9 @@ import { freshSeed } from '../kernels/testing';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
 import { mulberry32 } from '../numeric/random';
-import { cliArgs, cliEnv } from './testing';
+import { runCli } from './testing';
 
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: cliEnv(),
-  });
-  return {
-    code: r.status,
-    stdout: r.stdout.trim(),
-    stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')),
-  };
-}
+const cli = runCli;
 
 const FIXTURES = 'src/model/testdata/llama';
 
@@ -47,7 +35,7 @@ describe('cli compare-runs on a Llama-family model', () => {
     const args = ['compare-runs', '--model', model, '--a', join(dir, 'a.safetensors')];
     const r = cli([...args, '--b', join(dir, 'b.safetensors'), '--out', out]);
     expect(r.code, `${r.stderr.join('\n')} (seed ${seed})`).toBe(1);
-    expect(r.stdout.split('\n')).toHaveLength(1);
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
     expect(r.stdout).toContain('run A (clean) agrees with the exact forward');
     expect(r.stdout, `seed ${seed}`).toContain(
       `run B, layer ${j}: the SwiGLU product (model.layers.${j}.mlp)`,

@@ -1,7 +1,6 @@
 // `cli compare-runs` end to end in a child process: a clean run A and run B with a bf16 residual add planted at a
 // random layer (src/compare/run-synth.ts) → exit 1 and one line naming run B's layer and op, the report written;
 // runs of two different prompts → exit 2 and one line (the GPU comes up meanwhile; nothing of it is said).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,20 +11,9 @@ import { parseConfigText } from '../model/config';
 import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
-import { cliArgs, cliEnv } from './testing';
+import { runCli } from './testing';
 
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: cliEnv(),
-  });
-  return {
-    code: r.status,
-    stdout: r.stdout.trim(),
-    stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')),
-  };
-}
+const cli = runCli;
 
 describe('cli compare-runs', () => {
   it('names run B layer and op (exit 1); runs of other prompts are refused in one line (exit 2)', () => {
@@ -51,7 +39,7 @@ describe('cli compare-runs', () => {
     const args = ['compare-runs', '--model', dir, '--a', join(dir, 'a.safetensors')];
     const r = cli([...args, '--b', join(dir, 'b.safetensors'), '--out', out]);
     expect(r.code, `${r.stderr.join('\n')} (seed ${seed})`).toBe(1);
-    expect(r.stdout.split('\n')).toHaveLength(1);
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
     expect(r.stdout, `seed ${seed}`).toContain(`run B, layer ${j}: the residual add`);
     expect(r.stdout).toContain('run A (clean) agrees with the exact forward');
     const report = JSON.parse(readFileSync(out, 'utf8'));

@@ -4,6 +4,7 @@
 // bundle lies under node_modules/.cache so that `webgpu` (left external) resolves as it does for the sources;
 // SHADERS_DIR points it at the repo's WGSL, which the sources find beside themselves.
 
+import { spawnSync } from 'node:child_process';
 import { renameSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildSync } from 'esbuild';
@@ -36,4 +37,18 @@ export function cliArgs(): string[] {
 /** The environment a CLI child needs besides `extra` (and this process's). */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...process.env, SHADERS_DIR: resolve('shaders'), ...extra };
+}
+
+/** Runs the CLI to its end (two minutes at most): the exit code, stdout, and stderr's lines less npm's warnings. */
+export function runCli(args: string[]): { code: number | null; stdout: string; stderr: string[] } {
+  const r = spawnSync(process.execPath, [...cliArgs(), ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: cliEnv(),
+  });
+  return {
+    code: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')),
+  };
 }
