@@ -33,6 +33,9 @@ import transformers
 from safetensors import safe_open
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fixture_common import greedy_generate, greedy_manual, rel_l2, to_list  # noqa: E402
+
 OUT_ROOT = "src/model/testdata/hf"
 PROBLEMS = []
 
@@ -68,24 +71,6 @@ COMMON = dict(hidden_act="gelu", tie_word_embeddings=False, attention_dropout=0.
 
 
 # ---------------------------------------------------------------- helpers
-
-def r10(x):
-    return float(f"{x:.10g}")
-
-
-def to_list(t):
-    t = t.detach().double().cpu()
-    if t.dim() == 1:
-        return [r10(v) for v in t.tolist()]
-    return [to_list(s) for s in t]
-
-
-def rel_l2(a, b):
-    a = a.detach().double()
-    b = b.detach().double()
-    nb = torch.linalg.vector_norm(b).item()
-    return float(f"{torch.linalg.vector_norm(a - b).item() / (nb if nb > 0 else 1.0):.4g}")
-
 
 def load_pretrained(path, dtype):
     kw = dict(attn_implementation="eager")
@@ -248,31 +233,6 @@ def independent_fp64(st_path, cfg_json, ids):
     if head is None:
         head = sd["gpt_neox.embed_in.weight"]
     return {"embeddings": emb, "layers": layers, "final_norm": fn, "logits": fn @ head.T}
-
-
-# ---------------------------------------------------------------- greedy
-
-@torch.no_grad()
-def greedy_manual(model, prompt, n):
-    ids = list(prompt)
-    gaps = []
-    for _ in range(n):
-        logits = model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].double()
-        top2 = torch.topk(logits, 2).values
-        gaps.append((top2[0] - top2[1]).item())
-        ids.append(int(logits.argmax()))
-    return ids[len(prompt):], gaps
-
-
-@torch.no_grad()
-def greedy_generate(model, prompt, n):
-    gc = model.generation_config
-    gc.eos_token_id = None
-    gc.bos_token_id = None
-    gc.pad_token_id = 0
-    out = model.generate(torch.tensor([prompt]), do_sample=False, max_new_tokens=n,
-                         attention_mask=torch.ones(1, len(prompt), dtype=torch.long))
-    return out[0, len(prompt):].tolist()
 
 
 # ---------------------------------------------------------------- per model

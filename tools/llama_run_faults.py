@@ -35,6 +35,7 @@ from transformers import AutoModelForCausalLM
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dump_run import dump_generation, dump_run  # noqa: E402
+from fixture_common import rel_l2 as rel  # noqa: E402
 
 MODELS_ROOT = "src/model/testdata/llama"
 OUT_ROOT = "src/model/testdata/llama-runs"
@@ -115,12 +116,6 @@ BENIGN = [
     ("clean-generation-" + A, A, "float32", "sdpa", "generation"),
     ("clean-generation-" + D, D, "float32", "sdpa", "generation"),
 ]
-
-
-def rel(a, b):
-    a, b = a.double().cpu(), b.double().cpu()
-    nb = torch.linalg.vector_norm(b).item()
-    return float(f"{torch.linalg.vector_norm(a - b).item() / (nb if nb > 0 else 1.0):.4g}")
 
 
 def load(name, dtype, attn):
