@@ -382,6 +382,12 @@ test('a Llama-family run’s check grid fits at 1280×800 and 1920×1080: nothin
   await expect(halves.nth(1).getByRole('columnheader', { name: 'rotary + attention' })).toBeVisible();
   await expect(halves.nth(2)).toHaveAttribute('data-block', 'MLP half');
   await expect(halves.nth(2).getByRole('columnheader', { name: 'SwiGLU' })).toBeVisible();
+  // The arrows cross from one block into the next along a layer's row, and back.
+  await page.getByTestId('check-A-layers.1.k_norm').focus();
+  await page.keyboard.press('ArrowRight');
+  await expect(page.getByTestId('check-A-layers.1.q_rot+k_rot+ctx')).toBeFocused();
+  await page.keyboard.press('ArrowLeft');
+  await expect(page.getByTestId('check-A-layers.1.k_norm')).toBeFocused();
   for (const size of SIZES) {
     await page.setViewportSize(size);
     await halves.nth(2).scrollIntoViewIfNeeded();

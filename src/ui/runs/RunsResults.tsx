@@ -132,7 +132,13 @@ function GridBlock(p: {
     e.preventDefault();
     const table = e.currentTarget.closest('table');
     const next = table?.querySelector<HTMLElement>(`[data-cell="${layer + d[0]}:${col + d[1]}"]`);
-    next?.focus();
+    if (next || d[1] === 0 || !table?.parentElement) return next?.focus();
+    // Past a block's first or last column: the same layer's row in the block beside it (its nearest cell).
+    const blocks = [...table.parentElement.querySelectorAll('table')];
+    const row = blocks[blocks.indexOf(table) + d[1]]?.querySelectorAll<HTMLElement>(
+      `[data-cell^="${layer}:"]`,
+    );
+    (d[1] > 0 ? row?.[0] : row?.[row.length - 1])?.focus();
   };
   const layers = Array.from({ length: L }, (_, i) => i);
   return (
