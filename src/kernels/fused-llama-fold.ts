@@ -3,10 +3,10 @@
 // their output anyway (shaders/fused/add_rmsnorm_fold.wgsl), one dispatch fewer per projection. The same bits as the
 // reduction followed by fused-llama.ts addRmsNorm.
 import type { DispatchSpec } from '../gpu/program';
-import { dispatchOf, kernelOf } from './define';
+import { kernelOf } from './define';
 import { partialsRange, type SplitPartials } from './fused-linear-fold';
-import { fusedNormMaxD, type NormOpts } from './fused-norm';
-import { rowGroups } from './grid';
+import { rmsNormDispatch } from './fused-llama';
+import type { NormOpts } from './fused-norm';
 
 export const addRmsNormFoldKernel = kernelOf(
   'fused/add_rmsnorm_fold',
@@ -21,8 +21,6 @@ export const addRmsNormFoldKernel = kernelOf(
     y: 'rw', // [rows, d]
   },
 );
-
-const NORM_WG = 256;
 
 /**
  * b = the split projection's output formed from its partials (as its reduction would), r = a + b, y = RMSNorm(r; w,
@@ -45,11 +43,7 @@ export function addRmsNormFold(
   eps: number,
   opts: NormOpts = {},
 ): DispatchSpec {
-  const max = fusedNormMaxD(opts.maxWorkgroupBytes);
-  if (d > max)
-    throw new Error(`${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`);
   const { part } = buf;
-  const constants = { WG: NORM_WG, ROW_MAX: Math.max(1, d), ...opts.constants };
   const buffers = {
     a: buf.a,
     b_bias: part.bias ?? buf.dummy,
@@ -59,6 +53,6 @@ export function addRmsNormFold(
     r: buf.r,
     y: buf.y,
   };
-  const params = [rows, d, { f32: eps }, part.K, part.kChunk, part.bias ? 1 : 0];
-  return dispatchOf(label, addRmsNormFoldKernel, constants, buffers, params, rowGroups(rows));
+  const more = [part.K, part.kChunk, part.bias ? 1 : 0];
+  return rmsNormDispatch(label, addRmsNormFoldKernel, [rows, d, eps], opts, {}, buffers, more);
 }

@@ -2,7 +2,7 @@
 // gate/up GEMM with the SwiGLU epilogue (shaders/fused/linear_swiglu.wgsl, on the shared GEMM cores of
 // fused-linear.ts), and the q/k/v projection with the head split and the rotary in one GEMM (qkv_rope.wgsl). GQA in
 // the flash attention is an option of flash-attention.ts.
-import type { BufferRef, KernelDef } from '../gpu/pipelines';
+import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
 import { dispatchOf, kernelOf } from './define';
 import { type GemmOpts, gemmKernels, gemmSpecs } from './fused-linear';
@@ -25,6 +25,26 @@ export const addRmsNormKernel = kernelOf(
 const NORM_WG = 256;
 
 /**
+ * A fused RMSNorm dispatch (add_rmsnorm.wgsl, add_rmsnorm_fold.wgsl): one workgroup per row of d, params [rows, d, eps,
+ * ...more]; d past what the device's workgroup memory holds is refused before anything is recorded.
+ */
+export function rmsNormDispatch(
+  label: string,
+  kernel: KernelDef,
+  [rows, d, eps]: [number, number, number],
+  opts: NormOpts,
+  constants: OverrideConstants,
+  buffers: DispatchSpec['buffers'],
+  more: number[] = [],
+): DispatchSpec {
+  const max = fusedNormMaxD(opts.maxWorkgroupBytes);
+  if (d > max)
+    throw new Error(`${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`);
+  const all = { WG: NORM_WG, ROW_MAX: Math.max(1, d), ...constants, ...opts.constants };
+  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], rowGroups(rows));
+}
+
+/**
  * r = a + b; y = RMSNorm(r; w, eps) — a, b, r, y: [rows, d]; w: [d]. With `b: null` RMSNorm of a alone (the first
  * layer's input norm): b and r are not touched (`dummy` is bound for r). Faults: FAULT_EPS_OUTSIDE, and row_stats'
  * FAULT_EPS_SCALE and FAULT_REORDER.
@@ -44,14 +64,10 @@ export function addRmsNorm(
   eps: number,
   opts: NormOpts = {},
 ): DispatchSpec {
-  const max = fusedNormMaxD(opts.maxWorkgroupBytes);
-  if (d > max)
-    throw new Error(`${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`);
   const add = buf.b !== null;
   if (add !== (buf.r !== null)) throw new Error(`${label}: the residual add needs both b and r (or neither)`);
-  const constants = { WG: NORM_WG, ROW_MAX: Math.max(1, d), ADD: add, ...opts.constants };
   const buffers = { a: buf.a, b: buf.b ?? buf.a, w: buf.w, r: buf.r ?? buf.dummy, y: buf.y };
-  return dispatchOf(label, addRmsNormKernel, constants, buffers, [rows, d, { f32: eps }], rowGroups(rows));
+  return rmsNormDispatch(label, addRmsNormKernel, [rows, d, eps], opts, { ADD: add }, buffers);
 }
 
 const swigluPair = gemmKernels(
