@@ -130,6 +130,13 @@ export function ModelPanel({ store, controller }: { store: AppStore; controller:
       <details className="loader">
         <summary>Load another model</summary>
         <div className="loader-body">
+          {status === 'ready' && model && (source?.kind === 'files' || source?.kind === 'url') && (
+            // Said where the files were picked too: the panel's facts above may be scrolled out of view.
+            <p className="ok-line small" role="status" data-testid="loader-status">
+              Loaded {model.name}: {model.family === 'llama' ? `Llama family (${model.flavour})` : 'GPT-NeoX'}
+              , {model.config.numLayers} layers.
+            </p>
+          )}
           <button
             type="button"
             onClick={() => void controller.loadEmbedded()}
