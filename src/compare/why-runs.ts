@@ -6,6 +6,7 @@ import type { ProductsKit } from '../engine/oracle-products';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import type { RunFile } from '../model/run-file';
 import type { Precision } from '../numeric/precision';
+import { forgetProducts } from './causes/search-products';
 import type { OpKind } from './causes/types';
 import type { OpCheck } from './run-checks';
 import type { RunsReport } from './runs-report';
@@ -52,20 +53,22 @@ export async function explainRunFindings(
       report.durations[`why.${k}`] = (report.durations[`why.${k}`] ?? 0) + ms;
     };
     spent('exact', performance.now() - t0);
+    const inputs = c.inputs.map(slot);
+    const others = neighbours(
+      [...run.file.slots].map(([s, t]) => [s, t] as [string, { name: string; data: Float32Array }]),
+      c.layer,
+      [...c.inputs, c.output],
+    );
     const why = await whyAt({
       engine,
       op: c.op as OpKind,
       layer: c.layer,
       tokens: report.tokens,
-      inputs: c.inputs.map(slot),
+      inputs,
       inputSlots: c.inputs,
       recorded,
       exact,
-      others: neighbours(
-        [...run.file.slots].map(([s, t]) => [s, t] as [string, { name: string; data: Float32Array }]),
-        c.layer,
-        [...c.inputs, c.output],
-      ),
+      others,
       floor: result.floor,
       metric: report.metric,
       k: report.k,
@@ -75,6 +78,9 @@ export async function explainRunFindings(
       products,
       prefill: run.file.generation?.prefill,
     });
+    // The GPU's products held for this search go with it: a run's tensors outlive the analysis (the page may analyse
+    // them again on another model of their shape).
+    forgetProducts(...inputs, ...others.map((o) => o.data));
     for (const [k, ms] of Object.entries(why.ms)) spent(k, ms);
     f.cause = why.cause;
     f.anatomy = why.anatomy;
