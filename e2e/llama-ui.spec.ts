@@ -7,7 +7,9 @@
 // one line what they do with a Llama-family model, the model kept. Screenshots at 1280x800 and 1920x1080.
 import { join } from 'node:path';
 import { expect, type Page, type TestInfo, test } from '@playwright/test';
+import { HUB_OVERRIDE_KEY } from '../src/run/hub';
 import { runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+import { type StandIn, startHubServer } from './hub-server';
 
 const DIR = join('src', 'model', 'testdata', 'llama', 'qwen2-bias');
 const PROMPT = '1,2,3,4,5,6,7,8';
@@ -159,4 +161,35 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
   await both(b, testInfo, 'link-run');
   expect(errorsB).toEqual([]);
   await ctx.close();
+});
+
+test('a Hub preset names its family before anything is downloaded', async ({ page }, testInfo) => {
+  const errors = watchErrors(page);
+  const hub: StandIn = await startHubServer();
+  try {
+    await page.addInitScript(([k, v]) => localStorage.setItem(k, v), [
+      HUB_OVERRIDE_KEY,
+      JSON.stringify(hub.override),
+    ] as const);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto('./');
+    await waitForModel(page);
+    const presets = page.getByTestId('hub-presets');
+    const detail = presets.getByTestId('hub-detail');
+    for (const [id, words] of [
+      ['preset-Qwen3-0.6B', 'Llama family (qwen3)'],
+      ['preset-pythia-160m', 'GPT-NeoX'],
+    ] as const) {
+      await presets.getByTestId(id).click();
+      await expect(detail).toHaveAttribute('data-state', 'done');
+      await expect(detail.getByTestId('hub-family')).toHaveText(words);
+    }
+    await presets.getByTestId('preset-Qwen3-0.6B').click();
+    await expect(detail.getByTestId('hub-family')).toHaveText('Llama family (qwen3)');
+    await detail.scrollIntoViewIfNeeded();
+    await shoot(page, testInfo, 'hub-family-1280', false);
+    expect(errors).toEqual([]);
+  } finally {
+    await hub.close();
+  }
 });

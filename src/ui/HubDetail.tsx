@@ -85,6 +85,14 @@ export function HubDetail({
             </>
           )}
         </dd>
+        {p.family && (
+          <>
+            <dt>Family</dt>
+            <dd data-testid="hub-family" data-family={p.family}>
+              {p.family === 'llama' ? `Llama family (${p.flavour})` : 'GPT-NeoX'}
+            </dd>
+          </>
+        )}
         <dt>Weights</dt>
         <dd data-testid="hub-weights">
           {p.sharded ? `${p.weights.length} shard${p.weights.length === 1 ? '' : 's'}` : 'model.safetensors'},{' '}

@@ -122,6 +122,9 @@ export interface HubProbe {
   commit: string;
   /** `<hub>/<repo>/resolve/<commit>/`. */
   url: string;
+  /** The family config.json names, and a Llama-family model's flavour (absent in probes made before there were two). */
+  family?: 'gpt_neox' | 'llama';
+  flavour?: string | null;
   /** The weights files with their sizes and sha256 (the Hub's LFS oids). */
   weights: { path: string; size: number; sha256: string }[];
   /** config.json's size as listed. */

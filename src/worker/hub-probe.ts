@@ -25,6 +25,8 @@ export async function probeHub(
     revision: s.revision,
     commit: s.commit,
     url: s.url,
+    family: s.cfg.family,
+    flavour: s.cfg.family === 'llama' ? s.cfg.flavour : null,
     weights: s.weights,
     configBytes: s.configFile.size,
     tokenizerBytes: s.tokenizer?.size ?? null,
