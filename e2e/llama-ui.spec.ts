@@ -4,7 +4,9 @@
 // the family's teaching faults planted from layer 1 diverges there, its why born at its op with its cause, bisection
 // naming the family's kernel; the layer's ops are named by their slot and bracketed under the family's kernels; the
 // GPU memory counter counts what the passes hold and gives it back; the kernel editor and the classroom each say in
-// one line what they do with a Llama-family model, the model kept. Screenshots at 1280x800 and 1920x1080.
+// one line what they do with a Llama-family model, the model kept; the permalink names the family and runs in another
+// browser; a Hub preset (the stand-in Hub) names its family before any download. Screenshots at 1280x800 and
+// 1920x1080.
 import { join } from 'node:path';
 import { expect, type Page, type TestInfo, test } from '@playwright/test';
 import { HUB_OVERRIDE_KEY } from '../src/run/hub';
