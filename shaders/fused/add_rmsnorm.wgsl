@@ -2,9 +2,8 @@
 // the next RMSNorm): r = a + b, y = r / sqrt(mean(r²) + eps) · w; writes both the new residual r and the
 // normalized y in one pass over the row. With `ADD` off it is RMSNorm alone on a (b unread): the first layer's
 // input_layernorm. a, b: [rows, d], w: [d], r, y: [rows, d]. One workgroup per row; the row is cached in
-// workgroup memory (d <= ROW_MAX). The mean of squares uses row_stats.wgsl's sums (FAULT_REORDER applies).
-// Teaching fault: FAULT_EPS_OUTSIDE takes eps outside the root, r / (sqrt(mean(r²)) + eps) — about eps/rms
-// relative on every element, large where a row's rms is small.
+// workgroup memory (d <= ROW_MAX). The mean of squares uses row_stats.wgsl's sums (FAULT_REORDER applies), the
+// norm itself is common/rms_row.wgsl's (teaching fault FAULT_EPS_OUTSIDE: eps outside the root).
 
 struct Params { rows: u32, d: u32, eps: f32, _pad: u32 }
 
@@ -18,7 +17,7 @@ struct Params { rows: u32, d: u32, eps: f32, _pad: u32 }
 override WG: u32 = 256;
 override ROW_MAX: u32 = 1024;
 override ADD: bool = true;
-override FAULT_EPS_OUTSIDE: bool = false;
+override FAULT_EPS_OUTSIDE: bool = false; // read by common/rms_row.wgsl
 
 var<workgroup> row: array<f32, ROW_MAX>;
 
@@ -38,10 +37,5 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     row[c] = v;
   }
   workgroupBarrier();
-  let ms = wg_sum(slice_sum(lid, params.d, 0.0, true), lid) / f32(params.d);
-  let eps = params.eps * FAULT_EPS_SCALE;
-  let inv = select(1.0 / sqrt(ms + eps), 1.0 / (sqrt(ms) + eps), FAULT_EPS_OUTSIDE);
-  for (var c = lid; c < params.d; c += WG) {
-    y[base + c] = st(st(row[c] * inv) * w[c]);
-  }
+  rms_norm_row(lid, base);
 }

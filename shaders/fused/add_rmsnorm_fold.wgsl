@@ -2,8 +2,8 @@
 // the branch b (the o or the down projection's output) is first formed exactly as that projection's own reduction
 // would form it (common/gemm_reduce.wgsl with fused/linear_bias.wgsl): the partials [S, rows, d] added from 0 in split
 // order through acc(), + bias, one st() — and written (the projection's tap); then add_rmsnorm.wgsl's work on it:
-// r = st(a + b), y = RMSNorm(r; w, eps). The same operations in the same order, so the same bits as the unfolded pair
-// (src/kernels/fused-llama-fold.test.ts); src/engine/llama-fused.ts decides where it runs.
+// r = st(a + b), y = RMSNorm(r; w, eps) (common/rms_row.wgsl). The same operations in the same order, so the same
+// bits as the unfolded pair (src/kernels/fused-llama-fold.test.ts); src/engine/llama-fused.ts decides where it runs.
 // a: [rows, d], b_bias: [d], b_part: [S, rows, d], w: [d], b, r, y: [rows, d]. One workgroup per row; the row is
 // cached in workgroup memory (d <= ROW_MAX). Teaching faults: add_rmsnorm.wgsl's (FAULT_EPS_OUTSIDE, row_stats').
 
@@ -20,7 +20,7 @@ struct Params { rows: u32, d: u32, eps: f32, b_K: u32, b_k_chunk: u32, b_has_bia
 
 override WG: u32 = 256;
 override ROW_MAX: u32 = 1024;
-override FAULT_EPS_OUTSIDE: bool = false;
+override FAULT_EPS_OUTSIDE: bool = false; // read by common/rms_row.wgsl
 
 var<workgroup> row: array<f32, ROW_MAX>;
 
@@ -47,10 +47,5 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     row[c] = v;
   }
   workgroupBarrier();
-  let ms = wg_sum(slice_sum(lid, params.d, 0.0, true), lid) / f32(params.d);
-  let eps = params.eps * FAULT_EPS_SCALE;
-  let inv = select(1.0 / sqrt(ms + eps), 1.0 / (sqrt(ms) + eps), FAULT_EPS_OUTSIDE);
-  for (var c = lid; c < params.d; c += WG) {
-    y[base + c] = st(st(row[c] * inv) * w[c]);
-  }
+  rms_norm_row(lid, base);
 }

@@ -10,7 +10,7 @@ import type { NormOpts } from './fused-norm';
 
 export const addRmsNormFoldKernel = kernelOf(
   'fused/add_rmsnorm_fold',
-  ['common/precision.wgsl', 'common/row_stats.wgsl'],
+  ['common/precision.wgsl', 'common/row_stats.wgsl', 'common/rms_row.wgsl'],
   {
     a: 'read', // [rows, d] residual stream
     b_bias: 'read', // [d] the projection's bias (or a dummy)

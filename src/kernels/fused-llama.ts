@@ -12,7 +12,7 @@ import { type KvPositions, kvPositions } from './positions';
 
 export const addRmsNormKernel = kernelOf(
   'fused/add_rmsnorm',
-  ['common/precision.wgsl', 'common/row_stats.wgsl'],
+  ['common/precision.wgsl', 'common/row_stats.wgsl', 'common/rms_row.wgsl'],
   {
     a: 'read', // [rows, d]
     b: 'read', // [rows, d]
