@@ -34,7 +34,8 @@ const LLAMA_WORDS: Record<string, KernelWords> = {
   gemm: {
     title: 'Tiled GEMM (o_proj, down_proj, LM head)',
     description:
-      'The register-blocked GEMM core for the other projections: o_proj, down_proj and the LM head.',
+      'The register-blocked GEMM core for the other projections: o_proj, down_proj and the LM head (and q/k/v, ' +
+      'gate and up where their own fused kernels are off).',
   },
   linear_gelu: {
     title: 'Gate/up GEMM + SwiGLU',
