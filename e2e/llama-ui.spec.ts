@@ -122,6 +122,8 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
     /gate up swiglu/,
   );
   await expect(drill.locator('[data-testid="kernel-group"][data-kernel="flash_attention"]')).toHaveCount(1);
+  // The add + RMSNorm writes the norms and both residual adds: ln1, then ln2_in and ln2, then the layer's output.
+  await expect(drill.locator('[data-testid="kernel-group"][data-kernel="layernorm"]')).toHaveCount(3);
   await expect(drill).not.toContainText('gate_up');
   await drill.scrollIntoViewIfNeeded();
   await both(page, testInfo, 'layer-ops');

@@ -58,9 +58,10 @@ export function kernelWords(id: string, family?: Family | null): KernelWords {
 
 /**
  * The fused kernel (by its switch id) that writes each of a Llama-family layer's slots on the fused path: the
- * add + RMSNorm the norms and the residual add before the MLP, the q/k/v + rotary GEMM the projections and their
- * rotation, the flash attention the attention core, the tiled GEMM o_proj and down_proj, the gate/up GEMM the
- * gate, up and SwiGLU. Slots not named (Qwen3's q/k norms, the layer's output) are left unbracketed.
+ * add + RMSNorm the norms and both residual adds (the layer's output with the next layer's input norm), the q/k/v
+ * + rotary GEMM the projections and their rotation, the flash attention the attention core, the tiled GEMM
+ * o_proj and down_proj, the gate/up GEMM the gate, up and SwiGLU. Slots not named (Qwen3's q/k norms, a plain
+ * RMSNorm) are left unbracketed.
  */
 const LLAMA_SLOT_KERNEL: Record<string, string> = {
   ln1: 'layernorm',
@@ -77,6 +78,7 @@ const LLAMA_SLOT_KERNEL: Record<string, string> = {
   up: 'linear_gelu',
   swiglu: 'linear_gelu',
   mlp_out: 'gemm',
+  out: 'layernorm',
 };
 
 /** The switched-on fused kernel that writes a Llama-family layer's slot (its id and words), or null. */
