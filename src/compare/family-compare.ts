@@ -1,5 +1,10 @@
 // The two-path analysis of a Llama-family model (Llama, Qwen2, Qwen3, Mistral): the same Report as GPT-NeoX's
 // (report.ts), so the page's charts and the CLI's line read it unchanged. Its phases:
+// Every path's forward keeps its slots on the GPU (engine/llama-kept.ts): recorded and submitted without a wait,
+// handed as they lie to the exact side, the local re-runs and the metrics, so that the GPU runs sources, the
+// determinism run, the oracle, the local re-runs and the comparisons back to back and the CPU waits once, for the
+// comparisons' summaries. Only what the report needs comes back: the summaries, the reference dump where there is a
+// bisection (or a CPU oracle), and the born layer's taps of both paths where there is a why.
 //   sources  — the reference forward with every step's tap and the fused forward (faults planted), on the GPU
 //   oracle   — the exact forward with every tap and each exact layer on the reference path's input to it
 //              (family-exact.ts): the GPU double-float forward (engine/llama-oracle-gpu.ts) where the adapter passed
@@ -13,7 +18,8 @@
 //              the GPU in one submit (family-metrics.ts)
 //   verdict  — the first divergent and the first born layer against k × the floor, as GPT-NeoX's
 //   bisection — where it diverges, each fused kernel alone (GPT-NeoX's kernel ids: engine/family-llama.ts)
-//   determinism — the fused forward run again, bit for bit
+//   determinism — the fused forward run again (recorded right behind the sources), bit for bit on the GPU with the
+//              comparisons
 //   why      — at the first born layer, the op (or fused group) it is born at and its cause (family-why.ts)
 //   generation — greedy on both paths, each with its KV cache; a parting classified as GPT-NeoX's (near tie or not)
 //   decode   — each path's decode checked op by op as a run of a generation (family-runs-decode.ts): asked for,
@@ -24,15 +30,16 @@
 import { type Engine, EngineError, type LlamaFaults } from '../engine/engine';
 import { LLAMA_KERNEL_OF, type LlamaModel, notForLlama } from '../engine/family-llama';
 import type { FusedKernelId } from '../engine/fused-kernels';
+import { checkTokens } from '../engine/inputs';
+import type { KeptRun } from '../engine/llama-kept';
 import { BufferPool } from '../gpu/pool';
 import type { HiddenDump } from '../numeric/types';
 import { type FaultInfo, faultInfo, faultsFor, type PlantedFault, placeFaults } from '../run/faults';
 import type { RunSpec } from '../run/runspec';
 import { exactLastRow, exactOf } from './family-exact';
-import { type FamilyMetrics, familyMetrics } from './family-metrics';
+import { type FamilyMetrics, familyMetrics, type PathTensors } from './family-metrics';
 import { checkFamilyDecode } from './family-runs-decode';
 import { familyOracle } from './family-selftest';
-import { sameBits } from './family-taps';
 import { familyWhy } from './family-why';
 import { nonFiniteIn, ratioOf } from './floor';
 import { generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
@@ -123,7 +130,6 @@ export async function analyzeFamily(
   checkSpec(spec);
   const L = info.config.numLayers;
   const { planted, faults } = placeLlamaFaults(spec, L);
-  const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
   const durations: Record<string, number> = {};
   const phases = 10;
   let done = 0;
@@ -136,24 +142,20 @@ export async function analyzeFamily(
     done++;
     return r;
   };
-  const fusedOpts = { path: fusedPath, precision: spec.precision, llamaFaults: faults } as const;
-
-  const runs = await step('sources', async () => ({
-    ref: await engine.forward(tokens, { path: 'reference', precision: spec.precision, taps: 'all' }),
-    fused: await engine.forward(tokens, { ...fusedOpts, taps: 'all' }),
-  }));
+  checkTokens(info.config, tokens);
   const pool = new BufferPool(engine.devicePipelines().device);
+  const kept: KeptRun[] = [];
+  const keep = (k: KeptRun) => {
+    kept.push(k);
+    return k;
+  };
   try {
-    return await analyzeWith(engine, spec, tokens, opts, {
-      model,
-      pool,
-      planted,
-      faults,
-      step,
-      durations,
-      runs,
-    });
+    // One pass of the model's: the kept forwards' buffers count until they are released.
+    return await model.holding(() =>
+      analyzeWith(engine, spec, tokens, opts, { model, pool, planted, faults, step, durations, keep }),
+    );
   } finally {
+    for (const k of kept) k.release();
     pool.destroyAll();
   }
 }
@@ -166,10 +168,38 @@ interface Phases {
   faults: LlamaFaults;
   step: <R>(name: string, f: () => Promise<R> | R) => Promise<R>;
   durations: Record<string, number>;
-  runs: {
-    ref: Awaited<ReturnType<Engine['forward']>>;
-    fused: Awaited<ReturnType<Engine['forward']>>;
+  /** A kept forward released when the analysis ends (earlier where it is done with). */
+  keep: (k: KeptRun) => KeptRun;
+}
+
+/** Both paths' forwards with every tap, kept on the GPU. */
+interface Sources {
+  ref: KeptRun;
+  fused: KeptRun;
+}
+
+/** A kept forward as the metrics read it. */
+function pathTensors(k: KeptRun): PathTensors {
+  return {
+    dump: {
+      embeddings: k.need('embed'),
+      layers: Array.from({ length: k.numLayers }, (_, i) => k.need(`layers.${i}.out`)),
+      finalNorm: k.need('final_norm'),
+      logits: k.need('logits'),
+    },
+    taps: k.slots,
   };
+}
+
+/** The tensors the determinism run compares bit for bit, named as the report names them. */
+function determinismPairs(a: KeptRun, b: KeptRun) {
+  const pair = (tensor: string, name: string) => ({ tensor, a: a.need(name), b: b.need(name) });
+  return [
+    pair('embeddings', 'embed'),
+    ...Array.from({ length: a.numLayers }, (_, i) => pair(`layers.${i}`, `layers.${i}.out`)),
+    pair('final_norm', 'final_norm'),
+    pair('logits', 'logits'),
+  ];
 }
 
 async function analyzeWith(
@@ -179,28 +209,37 @@ async function analyzeWith(
   opts: FamilyAnalyzeOptions,
   p: Phases,
 ): Promise<Report> {
-  const { model, step, runs } = p;
-  const refIn = runs.ref.dump.layers.map((_, i) =>
-    i === 0 ? runs.ref.dump.embeddings : runs.ref.dump.layers[i - 1],
-  );
-  // The exact forward and each exact layer on the reference path's input to it (one submit on the GPU oracle).
+  const { model, step, keep } = p;
+  const precision = spec.precision;
+  const fusedOpts = { path: new Set(spec.fused), precision, llamaFaults: p.faults } as const;
+  const runs: Sources = await step('sources', async () => ({
+    ref: keep(await model.forwardKept(tokens, { path: 'reference', precision, taps: true })),
+    fused: keep(await model.forwardKept(tokens, { ...fusedOpts, taps: true })),
+  }));
+  // The fused forward again, its dump kept (compared bit for bit with the comparisons).
+  const again = await step('determinism', async () => keep(await model.forwardKept(tokens, fusedOpts)));
+  const L = model.cfg.numLayers;
+  const refIn = Array.from({ length: L }, (_, i) => runs.ref.layerInput(i).buf);
+  // The exact forward and each exact layer on the reference path's input to it (one submit on the GPU oracle, reading
+  // the reference path's buffers; the CPU oracle reads them back).
   const { oracleInfo, exact } = await step('oracle', async () => {
     const oracleInfo = await familyOracle(engine, opts.oracle ?? 'auto', p.pool, opts.selfTest ?? {});
-    return { oracleInfo, exact: exactOf(engine, model, p.pool, oracleInfo, tokens, refIn) };
+    const inputs =
+      oracleInfo.kind === 'cpu'
+        ? await runs.ref.read(refIn.map((_, i) => (i === 0 ? 'embed' : `layers.${i - 1}.out`)))
+        : null;
+    const given = inputs ? [...inputs.values()] : refIn;
+    return { oracleInfo, exact: exactOf(engine, model, p.pool, oracleInfo, tokens, given) };
   });
   try {
     // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
     // input (its exact layer is the oracle's, above: the local floor); each path's layers in one submit.
-    const fusedOpts = {
-      path: new Set(spec.fused),
-      precision: spec.precision,
-      llamaFaults: p.faults,
-    } as const;
     const locals = await step('local', async () => ({
-      fused: await model.forwardLayers(tokens, refIn, fusedOpts),
-      ref: await model.forwardLayers(tokens, refIn, { path: 'reference', precision: spec.precision }),
+      fused: keep(await model.forwardKept(tokens, { ...fusedOpts, layerInputs: refIn })),
+      ref: keep(await model.forwardKept(tokens, { path: 'reference', precision, layerInputs: refIn })),
     }));
     const { device, pipelines } = engine.devicePipelines();
+    const layersOf = (k: KeptRun) => Array.from({ length: L }, (_, i) => k.need(`layers.${i}.out`));
     const metrics = await step('comparisons', () =>
       familyMetrics({
         device,
@@ -208,14 +247,16 @@ async function analyzeWith(
         cfg: model.cfg,
         T: tokens.length,
         spec,
-        ref: runs.ref,
-        fused: runs.fused,
-        locals,
+        ref: pathTensors(runs.ref),
+        fused: pathTensors(runs.fused),
+        locals: { fused: layersOf(locals.fused), ref: layersOf(locals.ref) },
         exact,
+        determinism: determinismPairs(runs.fused, again),
       }),
     );
     exact.release();
-    return await afterComparisons(engine, spec, tokens, opts, p, oracleInfo, metrics);
+    for (const k of [again, locals.fused, locals.ref]) k.release();
+    return await afterComparisons(engine, spec, tokens, opts, p, runs, oracleInfo, metrics);
   } finally {
     exact.release();
   }
@@ -228,10 +269,11 @@ async function afterComparisons(
   tokens: number[],
   opts: FamilyAnalyzeOptions,
   p: Phases,
+  runs: Sources,
   oracleInfo: OracleInfo & { dfFma: boolean },
   metrics: FamilyMetrics,
 ): Promise<Report> {
-  const { model, planted, step, durations, runs } = p;
+  const { model, planted, step, durations } = p;
   const info = engine.modelInfo!;
   const fusedPath: ReadonlySet<FusedKernelId> = new Set(spec.fused);
   const fusedOpts = { path: fusedPath, precision: spec.precision, llamaFaults: p.faults } as const;
@@ -272,36 +314,45 @@ async function afterComparisons(
     ],
   };
   opts.onPartial?.({ kind: 'analysis', report });
-  const bisection = await step('bisection', () =>
+  const bisection = await step('bisection', async () =>
     prompt === 'agree'
       ? null
-      : bisect(engine, spec, tokens, planted, runs.ref.dump, layers, metrics.layerScales),
+      : bisect(engine, spec, tokens, planted, await runs.ref.readDump(), layers, metrics.layerScales),
   );
   if (bisection) opts.onPartial?.({ kind: 'bisection', bisection });
   report = { ...report, bisection };
-  const determinism = await step('determinism', async () =>
-    sameBits(runs.fused.dump, (await engine.forward(tokens, fusedOpts)).dump),
-  );
+  const determinism = metrics.determinism;
+  if (!determinism) throw new Error('family compare: the comparisons gave no determinism result');
   opts.onPartial?.({ kind: 'determinism', determinism });
   report = { ...report, determinism };
   const bornAt = report.firstBornLayer;
-  const why = await step('why', () =>
-    bornAt === null
-      ? null
-      : familyWhy({
-          cfg: model.cfg,
-          shared: info.config,
-          weights: model.weights,
-          tokens,
-          layer: bornAt,
-          fusedTaps: runs.fused.taps,
-          refTaps: runs.ref.taps,
-          metric,
-          k,
-          precision,
-          determinism,
-        }),
-  );
+  const why = await step('why', async () => {
+    if (bornAt === null) return null;
+    // The born layer's taps of both paths and its input, read back now (the why's fp64 work is on the CPU).
+    const bornTaps = async (k: KeptRun) =>
+      k.read(
+        [...k.slots.keys()].filter(
+          (n) =>
+            n.startsWith(`layers.${bornAt}.`) || n === (bornAt === 0 ? 'embed' : `layers.${bornAt - 1}.out`),
+        ),
+      );
+    const [fusedTaps, refTaps] = [await bornTaps(runs.fused), await bornTaps(runs.ref)];
+    return familyWhy({
+      cfg: model.cfg,
+      shared: info.config,
+      weights: model.weights,
+      tokens,
+      layer: bornAt,
+      fusedTaps,
+      refTaps,
+      metric,
+      k,
+      precision,
+      determinism,
+    });
+  });
+  runs.ref.release();
+  runs.fused.release();
   if (why) opts.onPartial?.({ kind: 'why', why });
   report = { ...report, why };
   const generation = await step('generation', () =>

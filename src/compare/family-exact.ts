@@ -30,7 +30,8 @@ export function exactOf(
   pool: BufferPool,
   info: OracleInfo & { dfFma: boolean },
   tokens: number[],
-  refIn: readonly Float32Array[],
+  /** Each layer's input on the reference path: arrays (uploaded for the GPU oracle), or buffers where they lie. */
+  refIn: readonly (Float32Array | GPUBuffer)[],
 ): ExactTensors {
   const { device, pipelines } = engine.devicePipelines();
   if (info.kind === 'cpu') {
@@ -51,9 +52,16 @@ export function exactOf(
     });
     try {
       const taps = new Map([...cpuTaps].map(([name, v]) => [name, up(v, name)] as const));
-      const local = refIn.map((x, i) =>
-        up(opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i), `layers.${i}.out`),
-      );
+      const local = refIn.map((x, i) => {
+        if (!(x instanceof Float32Array))
+          throw new Error(
+            'exact side: the CPU oracle takes the layer inputs as arrays (read them back first)',
+          );
+        return up(
+          opLayer(model.cfg, model.weights.layers[i], Float64Array.from(x), tokens, i),
+          `layers.${i}.out`,
+        );
+      });
       return { taps, local, release };
     } catch (e) {
       release();
@@ -69,11 +77,17 @@ export function exactOf(
     (t) => model.ref.weightBuffer(t),
     { dfFma: info.dfFma, maxBindingBytes: engine.maxBindingBytes },
   );
-  const inputs = refIn.map((x, i) => uploadBuffer(device, x, `oracle input ${i}`));
+  const uploaded: GPUBuffer[] = [];
+  const inputs = refIn.map((x, i) => {
+    if (!(x instanceof Float32Array)) return x;
+    const b = uploadBuffer(device, x, `oracle input ${i}`);
+    uploaded.push(b);
+    return b;
+  });
   const runs: OracleRun[] = [];
   const release = once(() => {
     for (const r of runs) r.release();
-    for (const b of inputs) b.destroy();
+    for (const b of uploaded) b.destroy();
   });
   try {
     const enc = device.createCommandEncoder({ label: 'llama oracle' });

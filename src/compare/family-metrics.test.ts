@@ -1,13 +1,15 @@
 // The Llama compare's GPU comparisons (family-metrics.ts) on random tensors: each result is metrics.ts on the
 // tensors it names (which side is the baseline, which rows), the scales are the exact layers' and logits' largest
 // magnitudes where the metric needs them (maxAbs) and 0 where it does not, a tap the fused path keeps to itself is
-// fused away. Fresh seed per run (KERNEL_SEED replays; KERNEL_SWEEP=n runs n seeds).
+// fused away; the determinism run's tensors (some changed in a few drawn words, as arrays and as buffers on the GPU)
+// against the fused path's bit for bit are family-taps.ts sameBits. Fresh seed per run (KERNEL_SEED replays; KERNEL_SWEEP=n runs n seeds).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDf } from '../engine/oracle-df';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { smallLlamaConfig } from '../model/llama-random';
 import { mulberry32, randn } from '../numeric/random';
 import { familyMetrics } from './family-metrics';
+import { sameBits } from './family-taps';
 import { type FullMetrics, fullMetrics, perTokenRelL2 } from './metrics';
 
 const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 1);
@@ -72,7 +74,40 @@ async function oneSeed(seed: number, metric: 'relL2' | 'maxAbs'): Promise<void> 
     ref: refLayers.map((x) => near(x, 1e-7)),
   };
   const exactLocal = exactLayers.map((x) => Float64Array.from(x, (v) => v * (1 + 1e-3 * (2 * rng() - 1))));
+  // The determinism run: the fused dump again, each tensor changed in 0..3 drawn words (a bit flipped: -0 for 0, a
+  // NaN's payload count as well) or not at all.
+  const changed = (x: Float32Array) => {
+    const y = x.slice();
+    const bits = new Uint32Array(y.buffer);
+    const n = rng() < 0.5 ? 0 : 1 + Math.floor(rng() * 3);
+    for (let j = 0; j < n; j++) bits[Math.floor(rng() * bits.length)] ^= 1 << Math.floor(rng() * 32);
+    return y;
+  };
+  const again = {
+    T,
+    d,
+    V,
+    embeddings: changed(fused.dump.embeddings),
+    layers: fused.dump.layers.map(changed),
+    finalNorm: changed(fused.dump.finalNorm),
+    logits: changed(fused.dump.logits),
+  };
   const made: GPUBuffer[] = [];
+  const onGpu = (x: Float32Array) => {
+    const buf = h.device.createBuffer({
+      size: x.byteLength,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    });
+    h.device.queue.writeBuffer(buf, 0, x);
+    made.push(buf);
+    return { buf, floats: x.length };
+  };
+  const determinism = [
+    { tensor: 'embeddings', a: fused.dump.embeddings, b: again.embeddings },
+    ...fused.dump.layers.map((l, i) => ({ tensor: `layers.${i}`, a: l, b: onGpu(again.layers[i]) })),
+    { tensor: 'final_norm', a: fused.dump.finalNorm, b: again.finalNorm },
+    { tensor: 'logits', a: onGpu(fused.dump.logits), b: again.logits },
+  ];
   const df = (v: Float64Array) => {
     const buffer = uploadDf(h.device, v);
     made.push(buffer);
@@ -99,8 +134,10 @@ async function oneSeed(seed: number, metric: 'relL2' | 'maxAbs'): Promise<void> 
       fused,
       locals,
       exact,
+      determinism,
     });
     const tag = `seed ${seed}`;
+    expect(m.determinism, tag).toEqual(sameBits(fused.dump, again));
     m.layers.forEach((l, i) => {
       close(l.floor, fullMetrics(refLayers[i], exactLayers[i], 'fp32'), `${tag} floor ${i}`, true);
       close(l.propagated, fullMetrics(fusedLayers[i], refLayers[i], 'fp32'), `${tag} propagated ${i}`);

@@ -1,19 +1,31 @@
 // The comparisons phase of a Llama-family compare (family-compare.ts) reduced on the GPU (gpu-metrics.ts, tested
 // against metrics.ts): every layer's floor (reference vs exact), propagated error (fused vs reference, per token),
 // fused vs exact, local error and local floor; the logits; every reference tap against the exact forward's and the
-// fused path's. The paths' taps come from their forwards as f32 arrays and go up once; the exact tensors are the
-// oracle's df buffers (the GPU oracle's own, or the CPU fp64 forward's uploaded as pairs): one submit, small
-// summaries read back. The CPU's share grows with the number of tensors, not their size.
+// fused path's; and, where asked, the determinism run's dump against the fused path's bit for bit. The paths' tensors
+// are buffers on the GPU where their forwards kept them (engine/llama-kept.ts), else f32 arrays uploaded once; the
+// exact tensors are the oracle's df buffers (the GPU oracle's own, or the CPU fp64 forward's uploaded as pairs): one
+// submit, small summaries read back. The CPU's share grows with the number of tensors, not their size.
 import type { DfBuffer } from '../engine/oracle-df';
 import type { PipelineCache } from '../gpu/pipelines';
 import { uploadBuffer } from '../gpu/readback';
-import type { HiddenDump, LlamaConfig } from '../numeric/types';
+import type { LlamaConfig } from '../numeric/types';
 import { familyOf, layerSteps } from '../ops/families';
 import type { RunSpec } from '../run/runspec';
 import { effectiveFloor, needsScale, nonFiniteIn, ratioOf } from './floor';
-import { type CompareJob, GpuMetrics, type Operand } from './gpu-metrics';
+import { type BitDiffJob, type CompareJob, GpuMetrics, type Operand } from './gpu-metrics';
 import type { FullMetrics } from './metrics';
-import type { LayerResult, TapResult } from './report';
+import type { DeterminismResult, LayerResult, TapResult } from './report';
+
+/** A path's tensor: an f32 array (uploaded for the metrics) or a buffer on the GPU and how many f32 it holds. */
+export type F32Tensor = Float32Array | { buf: GPUBuffer; floats: number };
+
+/** A path's dump and taps as the metrics read them. */
+export interface PathTensors {
+  dump: { embeddings: F32Tensor; layers: readonly F32Tensor[]; finalNorm: F32Tensor; logits: F32Tensor };
+  taps: ReadonlyMap<string, F32Tensor>;
+}
+
+const lengthOf = (t: F32Tensor) => (t instanceof Float32Array ? t.length : t.floats);
 
 export interface FamilyMetricsInput {
   device: GPUDevice;
@@ -21,10 +33,12 @@ export interface FamilyMetricsInput {
   cfg: LlamaConfig;
   T: number;
   spec: Pick<RunSpec, 'precision' | 'metric' | 'k'>;
-  ref: { dump: HiddenDump; taps: Map<string, Float32Array> };
-  fused: { dump: HiddenDump; taps: Map<string, Float32Array> };
+  ref: PathTensors;
+  fused: PathTensors;
   /** The local re-runs' outputs of each path ([L] of [T, d]). */
-  locals: { fused: readonly Float32Array[]; ref: readonly Float32Array[] };
+  locals: { fused: readonly F32Tensor[]; ref: readonly F32Tensor[] };
+  /** The determinism run: these tensors (named as the report names them) against the fused path's, bit for bit. */
+  determinism?: readonly { tensor: string; a: F32Tensor; b: F32Tensor }[];
   /** The exact forward's taps and each exact layer on the reference path's input, as df buffers. */
   exact: { taps: ReadonlyMap<string, DfBuffer>; local: readonly DfBuffer[] };
 }
@@ -36,6 +50,8 @@ export interface FamilyMetrics {
   /** The exact logits' and each exact layer's largest magnitude (0 where the metric needs none). */
   logitsScale: number;
   layerScales: number[];
+  /** With `determinism` asked: the two runs bit for bit (as family-taps.ts sameBits). */
+  determinism: DeterminismResult | null;
 }
 
 /** Every comparison of the phase in one submit; the exact logits split by columns must not be (one line if so). */
@@ -46,15 +62,17 @@ export async function familyMetrics(x: FamilyMetricsInput): Promise<FamilyMetric
   const L = cfg.numLayers;
   const made: GPUBuffer[] = [];
   const f32Bufs = new Map<Float32Array, GPUBuffer>();
-  const f32 = (a: Float32Array): Operand => {
+  const bufOf = (a: F32Tensor): GPUBuffer => {
+    if (!(a instanceof Float32Array)) return a.buf;
     let b = f32Bufs.get(a);
     if (!b) {
       b = uploadBuffer(device, a, 'family metrics');
       made.push(b);
       f32Bufs.set(a, b);
     }
-    return { kind: 'f32', buffer: b };
+    return b;
   };
+  const f32 = (a: F32Tensor): Operand => ({ kind: 'f32', buffer: bufOf(a) });
   const df = (t: DfBuffer | undefined, name: string): Operand => {
     if (!t) throw new Error(`family metrics: the exact forward has no '${name}'`);
     if (t.parts)
@@ -98,7 +116,7 @@ export async function familyMetrics(x: FamilyMetricsInput): Promise<FamilyMetric
   };
   // Every reference tap against the exact forward's, and the fused path's where it writes that slot out.
   const opOf = new Map(layerSteps(familyOf(cfg), cfg).map((s) => [s.slot, s.op as string]));
-  const fusedOf = (name: string): Float32Array | null => {
+  const fusedOf = (name: string): F32Tensor | null => {
     const t = fused.taps.get(name);
     if (t) return t;
     if (name === 'embed') return fused.dump.embeddings;
@@ -110,25 +128,31 @@ export async function familyMetrics(x: FamilyMetricsInput): Promise<FamilyMetric
   const tapJobs = [...ref.taps].map(([name, r]) => {
     const parts = /^layers\.(\d+)\.(.+)$/.exec(name);
     const f = fusedOf(name);
-    const same = f !== null && f.length === r.length;
+    const n = lengthOf(r);
+    const same = f !== null && lengthOf(f) === n;
     const e = exact.taps.get(name);
     return {
       name,
       layer: parts ? Number(parts[1]) : null,
       op: parts ? (opOf.get(parts[2]) ?? parts[2]) : name === 'embed' ? 'embedding' : name,
-      shape: r.length,
+      shape: n,
       same,
-      vsReference: same ? job(f32(f), f32(r), r.length, { histogram: true }) : -1,
-      refVsOracle: e ? job(f32(r), df(e, name), r.length) : -1,
+      vsReference: same ? job(f32(f), f32(r), n, { histogram: true }) : -1,
+      refVsOracle: e ? job(f32(r), df(e, name), n) : -1,
     };
+  });
+  const bitJobs: BitDiffJob[] = (x.determinism ?? []).map(({ tensor, a, b }) => {
+    if (lengthOf(a) !== lengthOf(b))
+      throw new Error(`family metrics: determinism '${tensor}' has ${lengthOf(a)} and ${lengthOf(b)} values`);
+    return { a: bufOf(a), b: bufOf(b), n: lengthOf(a) };
   });
 
   const metrics = new GpuMetrics(device, x.pipelines);
   const enc = device.createCommandEncoder({ label: 'family metrics' });
-  const pending = metrics.record(enc, jobs);
+  const pending = metrics.record(enc, jobs, bitJobs);
   try {
     device.queue.submit([enc.finish()]);
-    const { compare } = await pending.read();
+    const { compare, bitDiff } = await pending.read();
     const got = (j: number) => compare[j].metrics;
     const scaleOf = (j: number) => (j < 0 ? 0 : got(j).maxAbs);
     const layerScales = layerJobs.map((j) => scaleOf(j.scale));
@@ -168,7 +192,18 @@ export async function familyMetrics(x: FamilyMetricsInput): Promise<FamilyMetric
     }));
     const logits = { propagated: got(logitJobs.propagated), floor: got(logitJobs.floor) };
     if (L !== layers.length) throw new Error(`family metrics: ${layers.length} layers for numLayers ${L}`);
-    return { layers, taps, logits, logitsScale: scaleOf(logitJobs.scale), layerScales };
+    let determinism: DeterminismResult | null = null;
+    if (x.determinism) {
+      const schedule = 'the same, run again';
+      const differences = x.determinism.flatMap(({ tensor }, j) =>
+        bitDiff[j].count > 0
+          ? [{ tensor, count: bitDiff[j].count, firstIndex: bitDiff[j].firstIndex, schedule }]
+          : [],
+      );
+      const identical = differences.length === 0;
+      determinism = { identical, differences, runs: [{ schedule, identical }] };
+    }
+    return { layers, taps, logits, logitsScale: scaleOf(logitJobs.scale), layerScales, determinism };
   } finally {
     pending.release();
     for (const b of made) b.destroy();

@@ -18,6 +18,7 @@ import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import type { FusedKernelId } from './fused-kernels';
 import { checkTokenizer, type MemoryBudget } from './install';
 import { LlamaFused, type LlamaFusedKernel } from './llama-fused';
+import type { KeptRun } from './llama-kept';
 import { LlamaReference } from './llama-reference';
 import {
   EngineError,
@@ -250,6 +251,37 @@ export class LlamaModel {
     }
     result.wall = { gpu: performance.now() - t0 };
     return result;
+  }
+
+  /**
+   * Either path's forward submitted and not waited for, its slots kept on the GPU (compare/family-compare.ts): with
+   * `taps` every slot the path computes, else the dump's; with `layerInputs` the local re-runs (as forwardLayers,
+   * the inputs may be buffers on the GPU). The same dispatches as `forward`, so the same bits. Call it inside
+   * `holding` so that the kept buffers count until released.
+   */
+  async forwardKept(
+    tokens: readonly number[],
+    opts: Pick<ForwardOptions, 'path' | 'precision' | 'llamaFaults'> & {
+      taps?: boolean;
+      layerInputs?: readonly (Float32Array | GPUBuffer)[];
+    } = {},
+  ): Promise<KeptRun> {
+    const kernels = llamaKernels(opts.path);
+    if (kernels) this.fused();
+    if (kernels === null && opts.llamaFaults && Object.keys(opts.llamaFaults).length > 0)
+      throw new EngineError('teaching faults live in the fused path: the reference path has none', 'input');
+    const constants = { ...precisionConstants(opts.precision ?? 'fp32') };
+    const o = { cpu: this.cpuAdapter, constants, taps: opts.taps ?? false, layerInputs: opts.layerInputs };
+    return this.count.during(() =>
+      kernels === null
+        ? this.ref.forwardKept(tokens, o)
+        : this.fused().forwardKept(tokens, { ...o, kernels, ...faultOptions(opts.llamaFaults) }),
+    );
+  }
+
+  /** Runs `f` as one pass: the buffers made meanwhile (kept forwards' too) count until destroyed. */
+  holding<T>(f: () => Promise<T>): Promise<T> {
+    return this.count.during(f);
   }
 
   /**

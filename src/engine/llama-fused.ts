@@ -8,7 +8,9 @@
 // head split + rotary are the reference kernels (rmsnorm.wgsl, rope.wgsl). Where the o or the down projection splits
 // K, its reduction is folded into the add + RMSNorm after it (add_rmsnorm_fold.wgsl: the same bits, one dispatch
 // fewer each). Same dump contract as the reference forward (llama-reference.ts); teaching faults through `faults`
-// (one kernel's constants, every layer). The submit and its timings: llama-fused-submit.ts.
+// (one kernel's constants, every layer). The submit and its timings: llama-fused-submit.ts. With `keep` the slots
+// stay on the GPU (llama-kept.ts). Past 400 lines: one forward's recording, read in order (its weights, submit and
+// kept slots are in files of their own).
 
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
@@ -32,6 +34,7 @@ import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { type SubmitTiming, submitTimed } from './llama-fused-submit';
 import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
+import { KeptRun, type KeptSlot } from './llama-kept';
 import { givenInputs } from './llama-reference';
 
 /** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
@@ -79,7 +82,7 @@ export interface LlamaFusedOptions {
    * previous layer's output, every layer in this one submit. Layer i's input norm is then the RMSNorm kernel alone on
    * that input, with the faults of the kernel that computes it in the whole forward (layer i − 1's add + RMSNorm).
    */
-  layerInputs?: readonly Float32Array[];
+  layerInputs?: readonly (Float32Array | GPUBuffer)[];
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
   faults?: {
     addRmsNorm?: OverrideConstants;
@@ -115,7 +118,15 @@ export class LlamaFused {
 
   /** The fused forward on `tokens` (positions 0..T-1): one submit, the dump read back. */
   async forward(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<HiddenDump<Float32Array>> {
-    return (await this.run(tokens, { ...o, taps: false }, null)).dump;
+    return (await this.readRun(tokens, { ...o, taps: false }, null)).dump;
+  }
+
+  /**
+   * The same forward submitted and not waited for, its slots kept on the GPU (with `taps` every slot the path
+   * writes out, else the dump's): the same dispatches, so the same bits as `forward` and `forwardTaps` read back.
+   */
+  async forwardKept(tokens: readonly number[], o: LlamaFusedOptions = {}): Promise<KeptRun> {
+    return (await this.run(tokens, o, null, true)) as KeptRun;
   }
 
   /**
@@ -127,7 +138,7 @@ export class LlamaFused {
     tokens: readonly number[],
     o: LlamaFusedOptions = {},
   ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> }> {
-    return this.run(tokens, { ...o, taps: true }, null);
+    return this.readRun(tokens, { ...o, taps: true }, null);
   }
 
   /**
@@ -144,17 +155,29 @@ export class LlamaFused {
     onStep?: (p0: number, taps: Map<string, Float32Array>) => void,
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
     return greedyWithCache(this.gpu.device, this.cfg, 'Llama fused', prompt, n, async (t, kv) => {
-      const r = await this.run(t, { ...o, taps: onStep !== undefined }, kv);
+      const r = await this.readRun(t, { ...o, taps: onStep !== undefined }, kv);
       onStep?.(kv.p0, r.taps);
       return r.dump;
     });
+  }
+
+  private async readRun(
+    tokens: readonly number[],
+    o: LlamaFusedOptions,
+    kv: KvRun | null,
+  ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> }> {
+    return (await this.run(tokens, o, kv, false)) as {
+      dump: HiddenDump<Float32Array>;
+      taps: Map<string, Float32Array>;
+    };
   }
 
   private async run(
     tokens: readonly number[],
     o: LlamaFusedOptions,
     kv: KvRun | null,
-  ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> }> {
+    keepOnGpu: boolean,
+  ): Promise<{ dump: HiddenDump<Float32Array>; taps: Map<string, Float32Array> } | KeptRun> {
     const { cfg } = this;
     const { device } = this.gpu;
     const T = tokens.length;
@@ -279,8 +302,8 @@ export class LlamaFused {
     // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
     // Given layer inputs: each layer's input norm alone on its own input (written after the previous layer's add +
     // RMSNorm wrote that slot, so it is this one's), with the faults of the kernel it stands for.
-    const given = givenInputs(device, cfg, T, o.layerInputs, 'Llama fused');
-    temp.push(...given);
+    const { given, uploaded } = givenInputs(device, cfg, T, o.layerInputs, 'Llama fused');
+    temp.push(...uploaded);
     if (given.length === 0)
       norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, slot(0, 'ln1', T * d));
     this.wb.layers.forEach((L, i) => {
@@ -365,7 +388,16 @@ export class LlamaFused {
     });
     proj('logits', finalNorm, { w: this.wb.head, b: null }, logits, V, d);
 
+    let kept = false;
     try {
+      if (keepOnGpu) {
+        const layerOut = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
+        const names = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
+        await submitTimed(this.gpu, specs, { ...o, time: undefined, chunks: o.submitChunks }, []);
+        const keptSlots = new Map(names.map((n) => [n, slots.get(n) as KeptSlot] as const));
+        kept = true;
+        return new KeptRun(device, T, d, V, cfg.numLayers, keptSlots, temp);
+      }
       // Every slot read in the forward's own submit and one wait (a wait apiece grew with the layers: ~290 at the
       // Qwen2.5-0.5B shape with taps, 27 a decode step without).
       const layerOut = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
@@ -387,7 +419,7 @@ export class LlamaFused {
       };
       return { dump, taps };
     } finally {
-      for (const b of temp) b.destroy();
+      if (!kept) for (const b of temp) b.destroy();
     }
   }
 

@@ -15,6 +15,7 @@ import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } fro
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import { greedyWithCache, type KvRun } from './llama-generate';
+import { KeptRun, type KeptSlot } from './llama-kept';
 import { slotFloats } from './llama-wgsl-forms';
 import { wgslStepForm } from './wgsl-forms';
 
@@ -35,7 +36,7 @@ export interface LlamaForwardOptions {
    * instead of the previous layer's output, every layer in this one submit; `dump.layers[i]` is then layer i's output
    * on its given input (the final norm and the logits follow the last layer's).
    */
-  layerInputs?: readonly Float32Array[];
+  layerInputs?: readonly (Float32Array | GPUBuffer)[];
 }
 
 export interface LlamaForwardResult {
@@ -101,8 +102,16 @@ export class LlamaReference {
   }
 
   /** The reference forward on `tokens` (positions 0..T-1): one submit, the dump and the taps read back. */
-  forward(tokens: readonly number[], o: LlamaForwardOptions = {}): Promise<LlamaForwardResult> {
-    return this.run(tokens, o, null);
+  async forward(tokens: readonly number[], o: LlamaForwardOptions = {}): Promise<LlamaForwardResult> {
+    return (await this.run(tokens, o, null, false)) as LlamaForwardResult;
+  }
+
+  /**
+   * The same forward submitted and not waited for, its slots kept on the GPU (every step's with `taps`, else the
+   * dump's): the same dispatches, so the same bits as `forward` reads back.
+   */
+  async forwardKept(tokens: readonly number[], o: LlamaForwardOptions = {}): Promise<KeptRun> {
+    return (await this.run(tokens, o, null, true)) as KeptRun;
   }
 
   /**
@@ -119,7 +128,7 @@ export class LlamaReference {
     onStep?: (p0: number, taps: Map<string, Float32Array>) => void,
   ): Promise<{ ids: number[]; logits: Float32Array[] }> {
     return greedyWithCache(this.gpu.device, this.cfg, 'Llama reference', prompt, n, async (t, kv) => {
-      const r = await this.run(t, { ...o, taps: onStep !== undefined }, kv);
+      const r = (await this.run(t, { ...o, taps: onStep !== undefined }, kv, false)) as LlamaForwardResult;
       onStep?.(kv.p0, r.taps);
       return r.dump;
     });
@@ -129,7 +138,8 @@ export class LlamaReference {
     tokens: readonly number[],
     o: LlamaForwardOptions,
     kv: KvRun | null,
-  ): Promise<LlamaForwardResult> {
+    keep: boolean,
+  ): Promise<LlamaForwardResult | KeptRun> {
     const { cfg } = this;
     const { device, pipelines } = this.gpu;
     const T = tokens.length;
@@ -184,8 +194,8 @@ export class LlamaReference {
 
     const spec = familyOf(cfg);
     const steps = layerSteps(spec, cfg);
-    const given = givenInputs(device, cfg, T, o.layerInputs, 'Llama reference');
-    made.push(...given);
+    const { given, uploaded } = givenInputs(device, cfg, T, o.layerInputs, 'Llama reference');
+    made.push(...uploaded);
     let x = step(spec.embed, -1, this.w, [], 'embed');
     const layerOut: string[] = [];
     for (let i = 0; i < cfg.numLayers; i++) {
@@ -207,6 +217,7 @@ export class LlamaReference {
     step(spec.lmHead, -1, this.w, [fn], 'logits');
 
     const program = new Program(device, pipelines);
+    let kept = false;
     try {
       device.pushErrorScope('validation');
       let thrown: unknown = null;
@@ -215,13 +226,19 @@ export class LlamaReference {
         const enc = device.createCommandEncoder();
         program.encode(enc);
         device.queue.submit([enc.finish()]);
-        await device.queue.onSubmittedWorkDone();
+        if (!keep) await device.queue.onSubmittedWorkDone();
       } catch (e) {
         thrown = e;
       }
       const err = await device.popErrorScope();
       if (thrown) throw thrown;
       if (err) throw new Error(`Llama reference: WebGPU validation error: ${err.message}`);
+      if (keep) {
+        const names = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
+        const keptSlots = new Map(names.map((n) => [n, slots.get(n) as KeptSlot] as const));
+        kept = true;
+        return new KeptRun(device, T, cfg.hiddenSize, cfg.vocabSize, cfg.numLayers, keptSlots, made);
+      }
       const want = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
       // Every tap read back in one submit and one wait (a wait apiece grew with the layers).
       const renc = device.createCommandEncoder({ label: 'Llama reference taps' });
@@ -247,7 +264,7 @@ export class LlamaReference {
       return { dump, taps };
     } finally {
       program.dispose();
-      for (const b of made) b.destroy();
+      if (!kept) for (const b of made) b.destroy();
     }
   }
 
@@ -258,25 +275,32 @@ export class LlamaReference {
 }
 
 /**
- * Each layer's given residual input ([T, d]) uploaded (none: an empty list), after checking there is one per layer
- * and each holds T · d values (the local re-runs; a wrong count or size is one line).
+ * Each layer's given residual input ([T, d]) as a buffer (none: an empty list): an array uploaded (in `uploaded`,
+ * the caller's to destroy), a buffer already on the GPU taken as it is; after checking there is one per layer and
+ * each holds T · d values (the local re-runs; a wrong count or size is one line).
  */
 export function givenInputs(
   device: GPUDevice,
   cfg: LlamaConfig,
   T: number,
-  inputs: readonly Float32Array[] | undefined,
+  inputs: readonly (Float32Array | GPUBuffer)[] | undefined,
   who: string,
-): GPUBuffer[] {
-  if (!inputs) return [];
+): { given: GPUBuffer[]; uploaded: GPUBuffer[] } {
+  if (!inputs) return { given: [], uploaded: [] };
   if (inputs.length !== cfg.numLayers)
     throw new Error(`${who}: ${inputs.length} layer inputs for numLayers ${cfg.numLayers}`);
   const n = T * cfg.hiddenSize;
   inputs.forEach((x, i) => {
-    if (x.length !== n)
-      throw new Error(
-        `${who}: layer ${i}'s input has ${x.length} values, [${T}, ${cfg.hiddenSize}] needs ${n}`,
-      );
+    const has = x instanceof Float32Array ? x.length : Math.floor(x.size / 4);
+    if (x instanceof Float32Array ? has !== n : has < n)
+      throw new Error(`${who}: layer ${i}'s input has ${has} values, [${T}, ${cfg.hiddenSize}] needs ${n}`);
   });
-  return inputs.map((x, i) => uploadBuffer(device, x, `layers.${i} given input`));
+  const uploaded: GPUBuffer[] = [];
+  const given = inputs.map((x, i) => {
+    if (!(x instanceof Float32Array)) return x;
+    const b = uploadBuffer(device, x, `layers.${i} given input`);
+    uploaded.push(b);
+    return b;
+  });
+  return { given, uploaded };
 }

@@ -1,0 +1,110 @@
+// Kept forwards (llama-kept.ts: the slots left on the GPU, read back only where asked) against the forwards that read
+// everything back, on random Llama-family models (llama-models.testdata.ts: every feature of the family drawn, sizes
+// that are multiples of no tile) in Node on SwiftShader: both paths, with and without every tap, a teaching fault
+// drawn, and the local re-runs on the reference path's layer inputs given as the kept buffers themselves — every slot
+// the same name, the same order and the same bits. The two-path compare (compare/family-compare.ts) rests on this
+// for its report to be what reading everything back gave. Seed printed on failure; KERNEL_SEED replays one,
+// KERNEL_SWEEP=n draws n (run with 60 before a change here).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, freshSeed, type Harness } from '../kernels/testing';
+import { mulberry32 } from '../numeric/random';
+import { type FaultId, faultInfo } from '../run/faults';
+import { LlamaFused } from './llama-fused';
+import type { KeptRun } from './llama-kept';
+import { randomLlamaModel } from './llama-models.testdata';
+import { LlamaReference } from './llama-reference';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h?.destroy());
+
+const ROUNDS = Number(process.env.KERNEL_SWEEP ?? 3);
+
+const bitsOf = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
+
+/** Every slot of `kept` read back against `want`: the same names in the same order, bit for bit. */
+async function expectSame(kept: KeptRun, want: Map<string, Float32Array>, tag: string) {
+  expect([...kept.slots.keys()], tag).toEqual([...want.keys()]);
+  const got = await kept.read([...kept.slots.keys()]);
+  for (const [name, w] of want) {
+    const g = got.get(name) as Float32Array;
+    expect(g.length, `${tag} ${name}`).toBe(w.length);
+    expect(bitsOf(g), `${tag} ${name}`).toEqual(bitsOf(w));
+  }
+}
+
+describe('kept Llama-family forwards', () => {
+  it.each(Array.from({ length: ROUNDS }, (_, i) => i))('random model %i', async () => {
+    const seed = freshSeed();
+    const { cfg, w, tokens } = randomLlamaModel(seed);
+    const r = mulberry32(seed ^ 0x4b3e);
+    const drawn = [null, 'rms_eps_outside', 'swap_gate_up'][Math.floor(r() * 3)] as FaultId | null;
+    const faults = drawn
+      ? { [faultInfo(drawn).llama?.kernel as 'addRmsNorm' | 'swiglu']: faultInfo(drawn).constants }
+      : {};
+    const from = Math.floor(r() * cfg.numLayers);
+    const faultLayers = Array.from({ length: cfg.numLayers - from }, (_, i) => from + i);
+    const tag = `seed ${seed} (${cfg.flavour}, L ${cfg.numLayers}, T ${tokens.length}, faults ${JSON.stringify(faults)} from ${from})`;
+    const ref = LlamaReference.create(h, cfg, w);
+    const fused = LlamaFused.create(h, cfg, w);
+    const kept: KeptRun[] = [];
+    const keep = (k: KeptRun) => {
+      kept.push(k);
+      return k;
+    };
+    try {
+      const fo = { cpu: true, faults, faultLayers };
+      // every tap of each path
+      const refRun = await ref.forward(tokens, { cpu: true, taps: true });
+      const refKept = keep(await ref.forwardKept(tokens, { cpu: true, taps: true }));
+      await expectSame(refKept, refRun.taps, `${tag} reference taps`);
+      const fusedRun = await fused.forwardTaps(tokens, fo);
+      await expectSame(
+        keep(await fused.forwardKept(tokens, { ...fo, taps: true })),
+        fusedRun.taps,
+        `${tag} fused taps`,
+      );
+      // the dump alone
+      const fusedDump = await fused.forward(tokens, fo);
+      const dumpKept = keep(await fused.forwardKept(tokens, fo));
+      const d = await dumpKept.readDump();
+      expect(bitsOf(d.logits), tag).toEqual(bitsOf(fusedDump.logits));
+      d.layers.forEach((l, i) => {
+        expect(bitsOf(l), `${tag} layer ${i}`).toEqual(bitsOf(fusedDump.layers[i]));
+      });
+      expect(bitsOf(d.embeddings), tag).toEqual(bitsOf(fusedDump.embeddings));
+      expect(bitsOf(d.finalNorm), tag).toEqual(bitsOf(fusedDump.finalNorm));
+      // the local re-runs: the inputs as arrays, and as the kept reference forward's own buffers
+      const refIn = refRun.dump.layers.map((_, i) =>
+        i === 0 ? refRun.dump.embeddings : refRun.dump.layers[i - 1],
+      );
+      const inBufs = refIn.map((_, i) => refKept.layerInput(i).buf);
+      const refLocal = await ref.forward(tokens, { cpu: true, layerInputs: refIn });
+      const refLocalKept = keep(await ref.forwardKept(tokens, { cpu: true, layerInputs: inBufs }));
+      await expectSame(refLocalKept, refLocal.taps, `${tag} reference local`);
+      const fusedLocal = await fused.forward(tokens, { ...fo, layerInputs: refIn });
+      const fusedLocalKept = await keep(
+        await fused.forwardKept(tokens, { ...fo, layerInputs: inBufs }),
+      ).readDump();
+      fusedLocal.layers.forEach((l, i) => {
+        expect(bitsOf(fusedLocalKept.layers[i]), `${tag} fused local ${i}`).toEqual(bitsOf(l));
+      });
+      // a given input too small is one line
+      const small = h.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });
+      try {
+        const layerInputs = inBufs.map((b, i) => (i === 0 ? small : b));
+        await expect(ref.forwardKept(tokens, { cpu: true, layerInputs })).rejects.toThrow(
+          /layer 0's input has 4 values/,
+        );
+      } finally {
+        small.destroy();
+      }
+    } finally {
+      for (const k of kept) k.release();
+      ref.destroy();
+      fused.destroy();
+    }
+  });
+});
