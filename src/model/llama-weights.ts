@@ -14,11 +14,8 @@ import type {
 import { ModelLoadError, quoteName } from './errors';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
 import { readTensorF32 } from './safetensors-read';
-import { INDEX_FILE } from './shard-index';
-import { isShardedSource, mergeHeaders, planShards, sameHeader } from './shard-stream';
-import { streamSafetensors } from './stream';
-import type { Weights } from './weight-stream';
-import { checkFinite, checkTiedHead, Loader } from './weights';
+import { type StreamPlanOptions, streamFamilyWeights, type Weights } from './weight-stream';
+import { checkTiedHead, Loader } from './weights';
 
 /** Buffers older Llama checkpoints carry that are not weights (the rotary inverse frequencies). */
 export const LLAMA_IGNORED_BUFFER =
@@ -144,18 +141,8 @@ export function planLlamaWeights(
   return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
 }
 
-export interface StreamLlamaWeightsOptions {
-  /** The header (every shard's) checked against the config, before any tensor: the place to refuse or allocate. */
-  onPlan?(plan: LlamaWeightsPlan): void | Promise<void>;
-  /**
-   * Each tensor of plan.skeleton (the same object) with its fp32 values, finite, in file order; awaited. A tied
-   * head the file stores is compared with the embedding and not handed out. The data is not stored in the tensor.
-   */
-  onTensor(t: Tensor, name: string, data: Float32Array): void | Promise<void>;
-  onProgress?(loaded: number, total: number | null): void;
-  signal?: AbortSignal;
-  file?: string;
-}
+/** streamLlamaWeights' options: weight-stream.ts's, the plan this family's. */
+export type StreamLlamaWeightsOptions = StreamPlanOptions<LlamaWeightsPlan>;
 
 /**
  * Streams Llama-family weights from a source (one file, or an index and its shards) as weight-stream.ts's
@@ -164,72 +151,21 @@ export interface StreamLlamaWeightsOptions {
  * reported once the files have been read to their end (a malformed file is refused for that first); no tensor is
  * handed out after a refused one. Resolves to the plan.
  */
-export async function streamLlamaWeights(
+export function streamLlamaWeights(
   cfg: LlamaConfig,
   source: Weights,
   opts: StreamLlamaWeightsOptions,
 ): Promise<LlamaWeightsPlan> {
-  let plan: LlamaWeightsPlan | null = null;
-  let refused: unknown = null;
-  // A tied head stored in the file: held until the embedding is there too (whichever comes first), then compared.
-  const tied: { head: Float32Array | null; embed: Float32Array | null } = { head: null, embed: null };
-  const ignore = (name: string) => LLAMA_IGNORED_BUFFER.test(name);
-  const setPlan = async (p: LlamaWeightsPlan) => {
-    plan = p;
-    await opts.onPlan?.(p);
-  };
-  const onTensor = async (name: string, data: Float32Array, file: string) => {
-    const p = plan as LlamaWeightsPlan | null;
-    const t = p?.byName.get(name);
-    if (!p || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
-    if (refused) return;
-    try {
-      checkFinite(data, name, file);
-      if (p.tiedHead !== null) {
-        if (name === p.tiedHead) tied.head = data;
-        else if (name === EMBED) tied.embed = data;
-        if (tied.head && tied.embed) checkTiedHead(tied.head, tied.embed, p.tiedHead, file, EMBED);
-        if (name === p.tiedHead) return; // compared only: the model uses the embedding
-      }
-    } catch (e) {
-      refused = e;
-      return;
-    }
-    await opts.onTensor(t, name, data);
-  };
-  let file = opts.file ?? 'model.safetensors';
-  if (isShardedSource(source)) {
-    file = INDEX_FILE;
-    const { heads, shards } = await planShards(source, opts.signal);
-    await setPlan(planLlamaWeights(cfg, mergeHeaders(heads), INDEX_FILE));
-    const total = heads.reduce((a, h) => a + h.bytes, 0);
-    let before = 0;
-    for (let i = 0; i < shards.length; i++) {
-      const s = shards[i];
-      await streamSafetensors(s.open(), heads[i].bytes, {
-        file: s.file,
-        signal: opts.signal,
-        onProgress: (loaded) => opts.onProgress?.(before + loaded, total),
-        ignore,
-        onHeader: (header) => sameHeader(heads[i], header),
-        onTensor: (name, _e, data) => onTensor(name, data, s.file),
-      });
-      before += heads[i].bytes;
-    }
-  } else {
-    await streamSafetensors(source.open(), source.bytes, {
-      file,
-      signal: opts.signal,
-      onProgress: opts.onProgress,
-      ignore,
-      onHeader: (header) => setPlan(planLlamaWeights(cfg, header, file)),
-      onTensor: (name, _e, data) => onTensor(name, data, file),
-    });
-  }
-  if (refused !== null) throw refused;
-  const p = plan as LlamaWeightsPlan | null;
-  if (p === null) throw new ModelLoadError(file, 'the file ended before its header');
-  return p;
+  return streamFamilyWeights(
+    source,
+    {
+      plan: (header, file) => planLlamaWeights(cfg, header, file),
+      ignore: (name) => LLAMA_IGNORED_BUFFER.test(name),
+      isEmbed: (name) => name === EMBED,
+      embedName: EMBED,
+    },
+    opts,
+  );
 }
 
 /** The whole model in fp32 on the CPU from a source, tensor by tensor (the CPU oracle's copy). */

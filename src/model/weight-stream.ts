@@ -5,6 +5,7 @@
 
 import type { ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
 import { ModelLoadError } from './errors';
+import type { SafetensorsHeader } from './safetensors';
 import { INDEX_FILE } from './shard-index';
 import { isShardedSource, mergeHeaders, planShards, type ShardedSource, sameHeader } from './shard-stream';
 import { streamSafetensors } from './stream';
@@ -57,19 +58,45 @@ export interface StreamWeightsOptions {
   file?: string;
 }
 
-/** What streamWeights does with each tensor: checked finite, a stored tied head compared, then handed out. */
-function tensorSink(opts: StreamWeightsOptions) {
-  let plan: WeightsPlan | null = null;
-  // A tied head stored in the file: held until embed_in is there too (whichever comes first), then compared.
+/** What a family's streamed plan holds that the streamer reads (weights.ts WeightsPlan, llama-weights.ts's). */
+export interface StreamPlan {
+  /** Each tensor of the file that is read, by name. */
+  byName: Map<string, Tensor>;
+  /** A tied LM head the file stores too: it must equal the embedding (checked once both have arrived). */
+  tiedHead: string | null;
+}
+
+/** What a family's weights are streamed with: its plan of a header, the names it ignores, its embedding. */
+export interface StreamFamily<P extends StreamPlan> {
+  /** The header checked against the config (refusing what does not fit), before any tensor. */
+  plan(header: SafetensorsHeader, file: string): P;
+  /** Tensors that are not weights (buffers a checkpoint carries), skipped unread. */
+  ignore(name: string): boolean;
+  /** Whether an arriving tensor is the embedding a stored tied head must equal. */
+  isEmbed(name: string, t: Tensor, plan: P): boolean;
+  /** The embedding's name in the line refusing a tied head that differs (checkTiedHead's default if absent). */
+  embedName?: string;
+}
+
+/** StreamWeightsOptions for any family's plan. */
+export interface StreamPlanOptions<P> extends Omit<StreamWeightsOptions, 'onPlan'> {
+  onPlan?(plan: P): void | Promise<void>;
+}
+
+/** What the streamer does with each tensor: checked finite, a stored tied head compared, then handed out. */
+function tensorSink<P extends StreamPlan>(fam: StreamFamily<P>, opts: StreamPlanOptions<P>) {
+  let plan: P | null = null;
+  // A tied head stored in the file: held until the embedding is there too (whichever comes first), then compared.
   let tied: { head: Float32Array | null; embed: Float32Array | null } | null = null;
   let refused: unknown = null;
   return {
-    setPlan(p: WeightsPlan) {
+    async setPlan(p: P) {
       plan = p;
       if (p.tiedHead !== null) tied = { head: null, embed: null };
+      await opts.onPlan?.(p);
     },
     onTensor: async (name: string, data: Float32Array, file: string) => {
-      const p = plan as WeightsPlan | null;
+      const p = plan as P | null;
       const t = p?.byName.get(name);
       if (!p || !t) throw new ModelLoadError(file, `tensor '${name}' arrived before its header entry`, name);
       if (refused) return;
@@ -78,12 +105,12 @@ function tensorSink(opts: StreamWeightsOptions) {
         const pair = tied as { head: Float32Array | null; embed: Float32Array | null } | null;
         if (pair !== null) {
           if (name === p.tiedHead) pair.head = data;
-          else if (t === p.skeleton.embedIn) pair.embed = data;
+          else if (fam.isEmbed(name, t, p)) pair.embed = data;
           if (pair.head && pair.embed) {
-            checkTiedHead(pair.head, pair.embed, p.tiedHead!, file);
+            checkTiedHead(pair.head, pair.embed, p.tiedHead!, file, fam.embedName);
             tied = null;
           }
-          if (name === p.tiedHead) return; // compared only: the model uses embed_in
+          if (name === p.tiedHead) return; // compared only: the model uses the embedding
         }
       } catch (e) {
         refused = e;
@@ -93,7 +120,7 @@ function tensorSink(opts: StreamWeightsOptions) {
     },
     // A refused value is reported once the file has been read to its end: a file that is malformed (truncated,
     // trailing or misplaced bytes, which can also turn values into NaN) is refused for that first.
-    finish(file: string): WeightsPlan {
+    finish(file: string): P {
       if (refused !== null) throw refused;
       if (plan === null) throw new ModelLoadError(file, 'the file ended before its header');
       return plan;
@@ -102,41 +129,33 @@ function tensorSink(opts: StreamWeightsOptions) {
 }
 
 /**
- * Streams `source` as tensors (see the module header). Malformed files, tensors that do not match the config,
- * non-finite values, and a stored tied head that differs from embed_in raise ModelLoadError naming the tensor
- * (values once the file has been read to its end; no tensor is handed out after a refused one). Resolves to the
- * plan once every tensor has been handed out. A sharded source has every shard's header read and checked
- * against its index before the plan (src/model/shard-index.ts), then its shards streamed one after another.
+ * Streams `source` as tensors of a family's weights (see the module header). Malformed files, tensors that do not
+ * match the config, non-finite values, and a stored tied head that differs from the embedding raise ModelLoadError
+ * naming the tensor (values once the file has been read to its end; no tensor is handed out after a refused one).
+ * Resolves to the plan once every tensor has been handed out. A sharded source has every shard's header read and
+ * checked against its index before the plan (src/model/shard-index.ts), then its shards streamed one after another.
  */
-export async function streamWeights(
-  cfg: NeoXConfig,
+export async function streamFamilyWeights<P extends StreamPlan>(
   source: Weights,
-  opts: StreamWeightsOptions,
-): Promise<WeightsPlan> {
-  if (isShardedSource(source)) return streamShards(cfg, source, opts);
-  const file = opts.file ?? 'model.safetensors';
-  const sink = tensorSink(opts);
-  await streamSafetensors(source.open(), source.bytes, {
-    file,
-    signal: opts.signal,
-    onProgress: opts.onProgress,
-    ignore: (name) => IGNORED_BUFFER.test(name),
-    onHeader: async (header) => {
-      const plan = planWeights(cfg, header, file);
-      sink.setPlan(plan);
-      await opts.onPlan?.(plan);
-    },
-    onTensor: (name, _e, data) => sink.onTensor(name, data, file),
-  });
-  return sink.finish(file);
-}
-
-async function streamShards(cfg: NeoXConfig, source: ShardedSource, opts: StreamWeightsOptions) {
+  fam: StreamFamily<P>,
+  opts: StreamPlanOptions<P>,
+): Promise<P> {
+  const sink = tensorSink(fam, opts);
+  const ignore = (name: string) => fam.ignore(name);
+  if (!isShardedSource(source)) {
+    const file = opts.file ?? 'model.safetensors';
+    await streamSafetensors(source.open(), source.bytes, {
+      file,
+      signal: opts.signal,
+      onProgress: opts.onProgress,
+      ignore,
+      onHeader: (header) => sink.setPlan(fam.plan(header, file)),
+      onTensor: (name, _e, data) => sink.onTensor(name, data, file),
+    });
+    return sink.finish(file);
+  }
   const { heads, shards } = await planShards(source, opts.signal);
-  const plan = planWeights(cfg, mergeHeaders(heads), INDEX_FILE);
-  const sink = tensorSink(opts);
-  sink.setPlan(plan);
-  await opts.onPlan?.(plan);
+  await sink.setPlan(fam.plan(mergeHeaders(heads), INDEX_FILE));
   const total = heads.reduce((a, h) => a + h.bytes, 0);
   let before = 0;
   for (let i = 0; i < shards.length; i++) {
@@ -145,13 +164,30 @@ async function streamShards(cfg: NeoXConfig, source: ShardedSource, opts: Stream
       file: s.file,
       signal: opts.signal,
       onProgress: (loaded) => opts.onProgress?.(before + loaded, total),
-      ignore: (name) => IGNORED_BUFFER.test(name),
+      ignore,
       onHeader: (header) => sameHeader(heads[i], header),
       onTensor: (name, _e, data) => sink.onTensor(name, data, s.file),
     });
     before += heads[i].bytes;
   }
   return sink.finish(INDEX_FILE);
+}
+
+/** GPT-NeoX's weights streamed (streamFamilyWeights): embed_in is the embedding a tied head must equal. */
+export function streamWeights(
+  cfg: NeoXConfig,
+  source: Weights,
+  opts: StreamWeightsOptions,
+): Promise<WeightsPlan> {
+  return streamFamilyWeights(
+    source,
+    {
+      plan: (header, file) => planWeights(cfg, header, file),
+      ignore: (name) => IGNORED_BUFFER.test(name),
+      isEmbed: (_name, t, p) => t === p.skeleton.embedIn,
+    },
+    opts,
+  );
 }
 
 /** The whole model in fp32 on the CPU, read from a source tensor by tensor (the CPU oracle's copy). */
