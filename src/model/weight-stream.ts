@@ -1,6 +1,7 @@
-// Weights as a stream of tensors: a model.safetensors source (or an index and its shards, src/model/shard-stream.ts) (bytes in memory, a file read chunk by chunk, a
-// Blob, a download) read by the streaming parser (stream.ts), its header checked against the config before any
-// tensor's bytes arrive (planWeights), then each tensor handed out — checked finite — as soon as its bytes are
+// Weights as a stream of tensors: a model.safetensors source (or an index and its shards, src/model/shard-stream.ts)
+// (bytes in memory, a file read chunk by chunk, a Blob, a download) read by the streaming parser (stream.ts), its
+// header checked against the config before any tensor's bytes arrive (the family's plan: weights.ts planWeights,
+// llama-weights.ts planLlamaWeights), then each tensor handed out — checked finite — as soon as its bytes are
 // complete. Nothing here holds the whole file; whoever receives the tensors decides what to keep.
 
 import type { ModelWeights, NeoXConfig, Tensor } from '../numeric/types';
