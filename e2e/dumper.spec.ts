@@ -4,17 +4,14 @@
 // gets token ids (or a named blank), never an empty tensor.
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { shoot, waitForModel, watchErrors } from './helpers';
+import { openPage, pickModelFiles, shoot } from './helpers';
 
 test('your runs: dump_run.py from the site and the four lines to paste, with a copy button', async ({
   page,
   context,
 }, testInfo) => {
-  const errors = watchErrors(page);
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto('./');
-  await waitForModel(page);
+  const errors = await openPage(page);
   const prompt = await page.getByLabel('Prompt', { exact: true }).inputValue();
   await page.getByTestId('mode-runs').click();
   const dumper = page.getByTestId('dumper');
@@ -61,14 +58,10 @@ test('your runs: dump_run.py from the site and the four lines to paste, with a c
 test('a model without a tokenizer: the four lines take token ids, never an empty tensor', async ({
   page,
 }, testInfo) => {
-  const errors = watchErrors(page);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto('./');
-  await waitForModel(page);
+  const errors = await openPage(page);
   // The runs' fixture model has config.json and weights only: token ids, no tokenizer.
   const DIR = 'src/model/testdata/runs/parallel-classic';
-  await page.getByText('Load another model').click();
-  await page.getByTestId('model-files').setInputFiles([`${DIR}/config.json`, `${DIR}/model.safetensors`]);
+  await pickModelFiles(page, [`${DIR}/config.json`, `${DIR}/model.safetensors`]);
   await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready', { timeout: 60_000 });
   await expect(page.getByTestId('model-name')).not.toHaveText('neox-kjv-bytes');
   await page.getByTestId('mode-runs').click();

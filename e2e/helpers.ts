@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
 import type { Scenario } from '../src/run/scenarios';
@@ -31,6 +32,28 @@ export async function waitForModel(page: Page): Promise<void> {
     timeout: 120_000,
   });
   await expect(page.getByRole('alert')).toHaveCount(0);
+  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
+}
+
+/** The page at 1280x800 with its embedded model ready; the page's errors are collected in the array returned. */
+export async function openPage(page: Page): Promise<string[]> {
+  const errors = watchErrors(page);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('./');
+  await waitForModel(page);
+  return errors;
+}
+
+/** Files picked from disk in place of the loaded model ("Load another model"); the caller waits for what follows. */
+export async function pickModelFiles(page: Page, paths: string[]): Promise<void> {
+  await page.getByText('Load another model').click();
+  await page.getByTestId('model-files').setInputFiles(paths);
+}
+
+/** A Llama-family model folder (config.json, model.safetensors) picked from disk, loaded and ready. */
+export async function loadLlamaFolder(page: Page, dir: string): Promise<void> {
+  await pickModelFiles(page, [join(dir, 'config.json'), join(dir, 'model.safetensors')]);
+  await expect(page.getByTestId('model-family')).toHaveAttribute('data-family', 'llama', { timeout: 60_000 });
   await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
 }
 

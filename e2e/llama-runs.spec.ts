@@ -11,7 +11,7 @@ import { expect, test } from '@playwright/test';
 import { synthFamilyRun } from '../src/compare/family-runs-synth';
 import { loadLlamaWeights } from '../src/model/llama-weights';
 import { parseModelConfigText } from '../src/model/model-config';
-import { shoot, waitForModel, watchErrors } from './helpers';
+import { loadLlamaFolder, openPage, shoot } from './helpers';
 
 const DIR = join('src', 'model', 'testdata', 'llama', 'llama-gqa-llama3');
 const cfg = parseModelConfigText(readFileSync(join(DIR, 'config.json'), 'utf8'));
@@ -37,16 +37,8 @@ const FAULT = file(
 test("your runs of a Llama-family model: run B's KV mapping found at layer 1's attention core, its cause named", async ({
   page,
 }, testInfo) => {
-  const errors = watchErrors(page);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto('./');
-  await waitForModel(page);
-  await page.getByText('Load another model').click();
-  await page
-    .getByTestId('model-files')
-    .setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
-  await expect(page.getByTestId('model-family')).toHaveAttribute('data-family', 'llama', { timeout: 60_000 });
-  await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
+  const errors = await openPage(page);
+  await loadLlamaFolder(page, DIR);
 
   await page.getByTestId('mode-runs').click();
   await expect(page.getByTestId('runs-panel')).toBeInViewport();

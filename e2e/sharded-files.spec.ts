@@ -8,7 +8,7 @@ import { expect, test } from '@playwright/test';
 import { randomConfigJson, randomTensors } from '../src/model/random-model';
 import { INDEX_FILE } from '../src/model/shard-index';
 import { writeSharded } from '../src/model/shard-write';
-import { runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+import { openPage, pickModelFiles, runToEnd, setInputs, shoot } from './helpers';
 
 const spec = {
   vocab: 256,
@@ -45,14 +45,10 @@ function folder(
 test('sharded weights from disk: loaded shard by shard and run; hostile index files refused in one line', async ({
   page,
 }, testInfo) => {
-  const errors = watchErrors(page);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto('./');
-  await waitForModel(page);
-  await page.getByText('Load another model').click();
+  const errors = await openPage(page);
   const good = folder();
   expect(good.shards.length).toBeGreaterThan(2);
-  await page.getByTestId('model-files').setInputFiles(good.paths);
+  await pickModelFiles(page, good.paths);
   await expect(page.getByTestId('model-shards')).toContainText(String(good.shards.length), {
     timeout: 60_000,
   });
