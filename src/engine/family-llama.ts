@@ -5,7 +5,8 @@
 //
 // Said where it matters: the precision modes are pipeline constants of every kernel of both paths; the fused
 // kernels are switched by GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults act from a layer on; both paths generate
-// with their KV cache, the paths one after the other.
+// with their KV cache, in lockstep (one wait a step for all the paths; one after the other where the decode's taps
+// are recorded).
 
 import { BufferCount } from '../gpu/buffer-count';
 import type { PipelineCache } from '../gpu/pipelines';
@@ -18,6 +19,7 @@ import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import type { FusedKernelId } from './fused-kernels';
 import { checkTokenizer, type MemoryBudget } from './install';
 import { LlamaFused, type LlamaFusedKernel } from './llama-fused';
+import { greedyLockstep, type LockstepPath } from './llama-generate';
 import type { KeptRun } from './llama-kept';
 import { LlamaReference } from './llama-reference';
 import {
@@ -315,7 +317,8 @@ export class LlamaModel {
   /**
    * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties), each with its KV cache
    * (LlamaReference.generate, LlamaFused.generate: a decoded row is that path's whole-forward row bit for bit). The
-   * paths run one after the other; `onStep` sees each step's ids of every path, in the order of `paths`, once all
+   * paths run in lockstep, every path's step submitted and their rows read back in one wait (one after the other where
+   * `onTaps` records each forward's taps); `onStep` sees each step's ids of every path, in the order of `paths`, once all
    * have finished (not streamed yet).
    */
   async generate(
@@ -335,8 +338,8 @@ export class LlamaModel {
   private async generatePass(
     ...[prompt, n, paths, onStep, signal, onTaps]: Parameters<LlamaModel['generate']>
   ): Promise<number[][]> {
-    const out: number[][] = [];
-    for (const p of paths) {
+    const out: number[][] = onTaps ? [] : await this.lockstep(prompt, n, paths, signal);
+    for (const p of onTaps ? paths : []) {
       if (signal?.aborted) throw new EngineError('generation cancelled', 'cancelled');
       const cpu = this.cpuAdapter;
       const constants = { ...precisionConstants(p.precision ?? 'fp32') };
@@ -364,6 +367,35 @@ export class LlamaModel {
         out.map((ids) => ids[s]),
       );
     return out;
+  }
+
+  /** Every path's greedy ids at once, one wait a step for all (llama-generate.ts greedyLockstep). */
+  private async lockstep(
+    prompt: readonly number[],
+    n: number,
+    paths: readonly ForwardOptions[],
+    signal?: AbortSignal,
+  ): Promise<number[][]> {
+    const cpu = this.cpuAdapter;
+    const steps: LockstepPath[] = paths.map((p) => {
+      const constants = { ...precisionConstants(p.precision ?? 'fp32') };
+      const kernels = llamaKernels(p.path);
+      return kernels === null
+        ? { who: 'Llama reference', run: (t, kv) => this.ref.forwardKeptAt(t, { cpu, constants }, kv) }
+        : {
+            who: 'Llama fused',
+            run: (t, kv) =>
+              this.fused().forwardKeptAt(t, { cpu, kernels, constants, ...faultOptions(p.llamaFaults) }, kv),
+          };
+    });
+    try {
+      const cancelled = () => new EngineError('generation cancelled', 'cancelled');
+      const got = await greedyLockstep(this.gpu.device, this.cfg, prompt, n, steps, signal, cancelled);
+      return got.map((g) => g.ids);
+    } catch (e) {
+      if (e instanceof EngineError) throw e;
+      throw new EngineError((e as Error).message, 'internal');
+    }
   }
 
   destroy(): void {

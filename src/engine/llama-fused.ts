@@ -161,6 +161,11 @@ export class LlamaFused {
     });
   }
 
+  /** One cached forward of a generation (llama-generate.ts greedyLockstep): submitted, its dump kept on the GPU. */
+  async forwardKeptAt(tokens: readonly number[], o: LlamaFusedOptions, kv: KvRun): Promise<KeptRun> {
+    return (await this.run(tokens, { ...o, taps: false }, kv, true)) as KeptRun;
+  }
+
   private async readRun(
     tokens: readonly number[],
     o: LlamaFusedOptions,

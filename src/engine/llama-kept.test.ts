@@ -3,13 +3,15 @@
 // that are multiples of no tile) in Node on SwiftShader: both paths, with and without every tap, a teaching fault
 // drawn, and the local re-runs on the reference path's layer inputs given as the kept buffers themselves — every slot
 // the same name, the same order and the same bits. The two-path compare (compare/family-compare.ts) rests on this
-// for its report to be what reading everything back gave. Seed printed on failure; KERNEL_SEED replays one,
+// for its report to be what reading everything back gave. Generation in lockstep (llama-generate.ts greedyLockstep:
+// both paths' steps submitted, one wait a step) gives each path's ids and logits rows of its generation alone. Seed printed on failure; KERNEL_SEED replays one,
 // KERNEL_SWEEP=n draws n (run with 60 before a change here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { mulberry32 } from '../numeric/random';
 import { type FaultId, faultInfo } from '../run/faults';
 import { LlamaFused } from './llama-fused';
+import { greedyLockstep } from './llama-generate';
 import type { KeptRun } from './llama-kept';
 import { randomLlamaModel } from './llama-models.testdata';
 import { LlamaReference } from './llama-reference';
@@ -90,6 +92,20 @@ describe('kept Llama-family forwards', () => {
       ).readDump();
       fusedLocal.layers.forEach((l, i) => {
         expect(bitsOf(fusedLocalKept.layers[i]), `${tag} fused local ${i}`).toEqual(bitsOf(l));
+      });
+      // generation: both paths in lockstep against each alone, ids and rows bit for bit
+      const n = 1 + Math.floor(r() * 4);
+      const prompt = tokens.slice(0, 1 + Math.floor(r() * tokens.length));
+      const alone = [await ref.generate(prompt, n, { cpu: true }), await fused.generate(prompt, n, fo)];
+      const together = await greedyLockstep(h.device, cfg, prompt, n, [
+        { who: 'reference', run: (t, kv) => ref.forwardKeptAt(t, { cpu: true }, kv) },
+        { who: 'fused', run: (t, kv) => fused.forwardKeptAt(t, fo, kv) },
+      ]);
+      together.forEach((g, j) => {
+        expect(g.ids, `${tag} path ${j} n ${n}`).toEqual(alone[j].ids);
+        g.logits.forEach((row, s) => {
+          expect(bitsOf(row), `${tag} path ${j} step ${s}`).toEqual(bitsOf(alone[j].logits[s]));
+        });
       });
       // a given input too small is one line
       const small = h.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });

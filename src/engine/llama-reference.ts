@@ -134,6 +134,15 @@ export class LlamaReference {
     });
   }
 
+  /** One cached forward of a generation (llama-generate.ts greedyLockstep): submitted, its dump kept on the GPU. */
+  async forwardKeptAt(
+    tokens: readonly number[],
+    o: Omit<LlamaForwardOptions, 'taps'>,
+    kv: KvRun,
+  ): Promise<KeptRun> {
+    return (await this.run(tokens, { ...o, taps: false }, kv, true)) as KeptRun;
+  }
+
   private async run(
     tokens: readonly number[],
     o: LlamaForwardOptions,
