@@ -11,15 +11,14 @@ import { ALL_FUSED } from '../src/engine/fused-kernels';
 import { GpuOracle } from '../src/engine/oracle-gpu';
 import { GpuTimer } from '../src/gpu/timestamps';
 import { benchEngine, log, median, runMain, saveOut, value } from './cli';
-import { SHAPES } from './forward';
+import { benchPrompt, loadShape } from './forward';
 
 async function main() {
   const model = value('--model') ?? 'pythia-410m';
   const reps = Number(value('--reps') ?? '3');
   const engine = await benchEngine();
-  const shape = SHAPES[model];
-  await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
-  const prompt = Array.from({ length: 128 }, (_, i) => (i * 7919 + 104729) % shape.vocab);
+  const shape = await loadShape(engine, model);
+  const prompt = benchPrompt(128, shape.vocab);
   const recorded: RecordedDecode[] = [];
   const paths = [{ path: 'reference' as const }, { path: new Set(ALL_FUSED) }];
   const ids = await engine.generatePaths(prompt, 8, paths, undefined, undefined, { recorded });

@@ -8,15 +8,14 @@ import type { DecodeChecker } from '../src/compare/decode-run-file';
 import { decodeChecker } from '../src/compare/decode-runs';
 import { defaultRunSpec } from '../src/run/runspec';
 import { benchEngine, log, median, runMain, saveOut, value } from './cli';
-import { SHAPES } from './forward';
+import { benchPrompt, loadShape } from './forward';
 
 async function main() {
   const model = value('--model') ?? 'pythia-410m';
   const reps = Number(value('--reps') ?? '3');
   const engine = await benchEngine();
-  const shape = SHAPES[model];
-  await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
-  const tokens = Array.from({ length: 128 }, (_, i) => (i * 7919 + 104729) % shape.vocab);
+  const shape = await loadShape(engine, model);
+  const tokens = benchPrompt(128, shape.vocab);
   const spec = { ...defaultRunSpec(), model: { kind: 'embedded' as const, id: model }, generate: 8 };
   const checker = decodeChecker(engine);
   const logged: DecodeChecker = async (file, o, other) => {

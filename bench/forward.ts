@@ -19,6 +19,18 @@ export const SHAPES: Record<string, RandomModelSpec> = {
   'pythia-12b': { vocab: 50688, d: 5120, layers: 36, heads: 40, ff: 20480, rotaryPct: 0.25, parallel: true },
 };
 
+/** Loads SHAPES[model]'s seeded model (seed 4321, made on the GPU, 4096 positions) into the engine; its shape. */
+export async function loadShape(engine: Engine, model: string): Promise<RandomModelSpec> {
+  const shape = SHAPES[model];
+  if (!shape) throw new Error(`unknown model '${model}' (one of ${Object.keys(SHAPES).join(', ')})`);
+  await engine.loadSeededModel({ ...shape, maxPos: 4096 }, 4321, model);
+  return shape;
+}
+
+/** A prompt of T token ids below `vocab`, spread by two primes (`salt` gives another). */
+export const benchPrompt = (T: number, vocab: number, salt = 1): number[] =>
+  Array.from({ length: T }, (_, i) => (i * 7919 + salt * 104729) % vocab);
+
 export interface ForwardRow {
   model: string;
   T: number;
