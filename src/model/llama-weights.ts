@@ -3,19 +3,12 @@
 // readers of weight-stream.ts and shard-stream.ts), F32 / F16 / BF16. A missing, mis-shaped, non-finite or
 // unexpected tensor gets one line naming it.
 
-import type {
-  DType,
-  LinearWeights,
-  LlamaConfig,
-  LlamaLayerWeights,
-  LlamaWeights,
-  Tensor,
-} from '../numeric/types';
+import type { LinearWeights, LlamaConfig, LlamaLayerWeights, LlamaWeights, Tensor } from '../numeric/types';
 import { ModelLoadError, quoteName } from './errors';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
 import { readTensorF32 } from './safetensors-read';
 import { type StreamPlanOptions, streamFamilyWeights, type Weights } from './weight-stream';
-import { checkTiedHead, Loader } from './weights';
+import { checkTiedHead, Loader, planOf, type WeightsPlanOf } from './weights';
 
 /** Buffers older Llama checkpoints carry that are not weights (the rotary inverse frequencies). */
 export const LLAMA_IGNORED_BUFFER =
@@ -43,15 +36,8 @@ export function llamaShapes(cfg: LlamaConfig) {
   return { q: [H * hd, d], kv: [KV * hd, d], o: [d, H * hd], gateUp: [ff, d], down: [d, ff] } as const;
 }
 
-export interface LlamaWeightsPlan {
-  /** LlamaWeights with every tensor's shape and empty data, filled as tensors arrive (the same objects). */
-  skeleton: LlamaWeights;
-  /** Each tensor of the file that is read, by name (a tied head stored in the file is read only to compare). */
-  byName: Map<string, Tensor>;
-  /** A tied LM head the file stores too: it must equal model.embed_tokens (checked once both have arrived). */
-  tiedHead: string | null;
-  dtypes: Map<string, DType>;
-}
+/** The family's plan of a header (weights.ts WeightsPlanOf): its tied head must equal model.embed_tokens. */
+export type LlamaWeightsPlan = WeightsPlanOf<LlamaWeights>;
 
 function assemble(cfg: LlamaConfig, ld: Loader, file: string): LlamaWeights {
   const { vocabSize: V, hiddenSize: d, numLayers: L, headDim: hd } = cfg;
@@ -134,11 +120,7 @@ export function planLlamaWeights(
   header: SafetensorsHeader,
   file = 'model.safetensors',
 ): LlamaWeightsPlan {
-  const ld = new Loader({ entries: header.entries, ignored: header.ignored, read: null }, file);
-  const skeleton = assemble(cfg, ld, file);
-  const dtypes = new Map<string, DType>();
-  for (const name of ld.byName.keys()) dtypes.set(name, header.entries.get(name)!.dtype);
-  return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
+  return planOf(header, file, (ld) => assemble(cfg, ld, file));
 }
 
 /** streamLlamaWeights' options: weight-stream.ts's, the plan this family's. */

@@ -248,16 +248,32 @@ export function checkTiedHead(
   }
 }
 
-/** The weights a header describes, checked against the config before any tensor's bytes are read. */
-export interface WeightsPlan {
-  /** ModelWeights with every tensor's shape and empty data, filled as tensors arrive (the same objects). */
-  skeleton: ModelWeights;
+/** The weights `W` a header describes, checked against the config before any tensor's bytes are read. */
+export interface WeightsPlanOf<W> {
+  /** The weights with every tensor's shape and empty data, filled as tensors arrive (the same objects). */
+  skeleton: W;
   /** Each tensor of the file that is read, by name (a tied head stored in the file is read only to compare). */
   byName: Map<string, Tensor>;
-  /** A tied LM head the file stores too: it must equal embed_in (checked once both have arrived). */
+  /** A tied LM head the file stores too: it must equal the embedding (checked once both have arrived). */
   tiedHead: string | null;
   /** Each read tensor's dtype in the file. */
   dtypes: Map<string, DType>;
+}
+
+/** GPT-NeoX's plan: its tied head must equal embed_in. */
+export type WeightsPlan = WeightsPlanOf<ModelWeights>;
+
+/** A family's plan of a header: its weights assembled by a Loader that reads nothing (shapes and names checked). */
+export function planOf<W>(
+  header: SafetensorsHeader,
+  file: string,
+  assemble: (ld: Loader) => W,
+): WeightsPlanOf<W> {
+  const ld = new Loader({ entries: header.entries, ignored: header.ignored, read: null }, file);
+  const skeleton = assemble(ld);
+  const dtypes = new Map<string, DType>();
+  for (const name of ld.byName.keys()) dtypes.set(name, header.entries.get(name)!.dtype);
+  return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
 }
 
 /**
@@ -269,11 +285,7 @@ export function planWeights(
   header: SafetensorsHeader,
   file = 'model.safetensors',
 ): WeightsPlan {
-  const ld = new Loader({ entries: header.entries, ignored: header.ignored, read: null }, file);
-  const skeleton = assemble(cfg, ld, file);
-  const dtypes = new Map<string, DType>();
-  for (const name of ld.byName.keys()) dtypes.set(name, header.entries.get(name)!.dtype);
-  return { skeleton, byName: ld.byName, tiedHead: ld.tiedHead, dtypes };
+  return planOf(header, file, (ld) => assemble(cfg, ld, file));
 }
 
 /** A model's weights with every shape the config gives and empty data (to lay out buffers before any data). */
