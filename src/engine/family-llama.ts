@@ -5,8 +5,8 @@
 //
 // Said where it matters: the precision modes are pipeline constants of every kernel of both paths; the fused
 // kernels are switched by GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults act from a layer on; both paths generate
-// with their KV cache, in lockstep (one wait a step for all the paths; one after the other where the decode's taps
-// are recorded).
+// with their KV cache, in lockstep (the argmax on the GPU, no wait between steps; one after the other where the
+// decode's taps are recorded).
 
 import { BufferCount } from '../gpu/buffer-count';
 import type { PipelineCache } from '../gpu/pipelines';
@@ -317,8 +317,8 @@ export class LlamaModel {
   /**
    * Greedy decoding of `n` new tokens on each path (argmax, lowest id on ties), each with its KV cache
    * (LlamaReference.generate, LlamaFused.generate: a decoded row is that path's whole-forward row bit for bit). The
-   * paths run in lockstep, every path's step submitted and their rows read back in one wait (one after the other where
-   * `onTaps` records each forward's taps); `onStep` sees each step's ids of every path, in the order of `paths`, once all
+   * paths run in lockstep with the argmax on the GPU, no wait between steps (one after the other where `onTaps`
+   * records each forward's taps); `onStep` sees each step's ids of every path, in the order of `paths`, once all
    * have finished (not streamed yet).
    */
   async generate(
@@ -369,7 +369,7 @@ export class LlamaModel {
     return out;
   }
 
-  /** Every path's greedy ids at once, one wait a step for all (llama-generate.ts greedyLockstep). */
+  /** Every path's greedy ids at once, no wait between steps (llama-generate.ts greedyLockstep). */
   private async lockstep(
     prompt: readonly number[],
     n: number,
@@ -381,16 +381,23 @@ export class LlamaModel {
       const constants = { ...precisionConstants(p.precision ?? 'fp32') };
       const kernels = llamaKernels(p.path);
       return kernels === null
-        ? { who: 'Llama reference', run: (t, kv) => this.ref.forwardKeptAt(t, { cpu, constants }, kv) }
+        ? {
+            who: 'Llama reference',
+            run: (t, kv, ids) => this.ref.forwardKeptAt(t, { cpu, constants, ids }, kv),
+          }
         : {
             who: 'Llama fused',
-            run: (t, kv) =>
-              this.fused().forwardKeptAt(t, { cpu, kernels, constants, ...faultOptions(p.llamaFaults) }, kv),
+            run: (t, kv, ids) =>
+              this.fused().forwardKeptAt(
+                t,
+                { cpu, kernels, constants, ids, ...faultOptions(p.llamaFaults) },
+                kv,
+              ),
           };
     });
     try {
       const cancelled = () => new EngineError('generation cancelled', 'cancelled');
-      const got = await greedyLockstep(this.gpu.device, this.cfg, prompt, n, steps, signal, cancelled);
+      const got = await greedyLockstep(this.gpu, this.cfg, prompt, n, steps, signal, cancelled);
       return got.map((g) => g.ids);
     } catch (e) {
       if (e instanceof EngineError) throw e;

@@ -83,6 +83,8 @@ export interface LlamaFusedOptions {
    * that input, with the faults of the kernel that computes it in the whole forward (layer i − 1's add + RMSNorm).
    */
   layerInputs?: readonly (Float32Array | GPUBuffer)[];
+  /** The token ids read from this buffer ([T] u32; `tokens` then give T alone), as LlamaForwardOptions.ids. */
+  ids?: GPUBuffer;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
   faults?: {
     addRmsNorm?: OverrideConstants;
@@ -212,7 +214,7 @@ export class LlamaFused {
       temp.push(b);
       return b;
     };
-    const ids = keep(uploadBuffer(device, new Uint32Array(tokens), 'ids'));
+    const ids = o.ids ?? keep(uploadBuffer(device, new Uint32Array(tokens), 'ids'));
     const at = kv ? { p0: kv.p0, rows: kv.rows } : undefined;
     const tables = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
     const cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));

@@ -11,7 +11,7 @@ import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { mulberry32 } from '../numeric/random';
 import { type FaultId, faultInfo } from '../run/faults';
 import { LlamaFused } from './llama-fused';
-import { greedyLockstep } from './llama-generate';
+import { greedyLockstep, type LockstepPath } from './llama-generate';
 import type { KeptRun } from './llama-kept';
 import { randomLlamaModel } from './llama-models.testdata';
 import { LlamaReference } from './llama-reference';
@@ -97,10 +97,13 @@ describe('kept Llama-family forwards', () => {
       const n = 1 + Math.floor(r() * 4);
       const prompt = tokens.slice(0, 1 + Math.floor(r() * tokens.length));
       const alone = [await ref.generate(prompt, n, { cpu: true }), await fused.generate(prompt, n, fo)];
-      const together = await greedyLockstep(h.device, cfg, prompt, n, [
-        { who: 'reference', run: (t, kv) => ref.forwardKeptAt(t, { cpu: true }, kv) },
-        { who: 'fused', run: (t, kv) => fused.forwardKeptAt(t, fo, kv) },
-      ]);
+      // the rows read back at the end, or every step or two (chunks)
+      const rowsBytes = [2 ** 26, 4 * cfg.vocabSize, 8 * cfg.vocabSize][Math.floor(r() * 3)];
+      const lock = [
+        { who: 'reference', run: (t, kv, ids) => ref.forwardKeptAt(t, { cpu: true, ids }, kv) },
+        { who: 'fused', run: (t, kv, ids) => fused.forwardKeptAt(t, { ...fo, ids }, kv) },
+      ] satisfies LockstepPath[];
+      const together = await greedyLockstep(h, cfg, prompt, n, lock, undefined, undefined, rowsBytes);
       together.forEach((g, j) => {
         expect(g.ids, `${tag} path ${j} n ${n}`).toEqual(alone[j].ids);
         g.logits.forEach((row, s) => {

@@ -37,6 +37,11 @@ export interface LlamaForwardOptions {
    * on its given input (the final norm and the logits follow the last layer's).
    */
   layerInputs?: readonly (Float32Array | GPUBuffer)[];
+  /**
+   * The token ids read from this buffer ([T] u32) instead of `tokens` (which then give T alone): a generation step
+   * whose id the previous step's argmax wrote on the GPU (llama-generate.ts greedyLockstep).
+   */
+  ids?: GPUBuffer;
 }
 
 export interface LlamaForwardResult {
@@ -178,8 +183,8 @@ export class LlamaReference {
       }
       return b;
     };
-    const ids = uploadBuffer(device, new Uint32Array(tokens), 'ids');
-    made.push(ids);
+    const ids = o.ids ?? uploadBuffer(device, new Uint32Array(tokens), 'ids');
+    if (!o.ids) made.push(ids);
     const { cos, sin } = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
     const rope = { cos: uploadBuffer(device, cos, 'rope cos'), sin: uploadBuffer(device, sin, 'rope sin') };
     const dummy = uploadBuffer(device, new Float32Array(4), 'dummy');
