@@ -7,7 +7,13 @@ import type { LinearWeights, LlamaConfig, LlamaLayerWeights, LlamaWeights, Tenso
 import { ModelLoadError, quoteName } from './errors';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
 import { readTensorF32 } from './safetensors-read';
-import { type StreamPlanOptions, streamFamilyWeights, type Weights } from './weight-stream';
+import {
+  keepingAll,
+  type ReadOptions,
+  type StreamPlanOptions,
+  streamFamilyWeights,
+  type Weights,
+} from './weight-stream';
 import { checkTiedHead, Loader, planOf, type WeightsPlanOf } from './weights';
 
 /** Buffers older Llama checkpoints carry that are not weights (the rotary inverse frequencies). */
@@ -154,15 +160,9 @@ export function streamLlamaWeights(
 export async function readLlamaWeights(
   cfg: LlamaConfig,
   source: Weights,
-  opts: Omit<StreamLlamaWeightsOptions, 'onTensor' | 'onPlan'> = {},
+  opts: ReadOptions = {},
 ): Promise<LlamaWeights> {
-  const plan = await streamLlamaWeights(cfg, source, {
-    ...opts,
-    onTensor: (t, _name, data) => {
-      t.data = data;
-    },
-  });
-  return plan.skeleton;
+  return (await streamLlamaWeights(cfg, source, keepingAll(opts))).skeleton;
 }
 
 /** A model's weights with every shape the config gives and empty data (to lay out buffers before any data). */

@@ -195,13 +195,20 @@ export function streamWeights(
 export async function readWeights(
   cfg: NeoXConfig,
   source: Weights,
-  opts: Omit<StreamWeightsOptions, 'onTensor' | 'onPlan'> = {},
+  opts: ReadOptions = {},
 ): Promise<ModelWeights> {
-  const plan = await streamWeights(cfg, source, {
+  return (await streamWeights(cfg, source, keepingAll(opts))).skeleton;
+}
+
+/** A whole read's options: a stream's but the receivers. */
+export type ReadOptions = Omit<StreamWeightsOptions, 'onTensor' | 'onPlan'>;
+
+/** A stream's options that keep each tensor's data in it (a whole read: the plan's skeleton is the model). */
+export function keepingAll(opts: ReadOptions): Omit<StreamWeightsOptions, 'onPlan'> {
+  return {
     ...opts,
     onTensor: (t, _name, data) => {
       t.data = data;
     },
-  });
-  return plan.skeleton;
+  };
 }
