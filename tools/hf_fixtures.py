@@ -34,7 +34,14 @@ from safetensors import safe_open
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixture_common import greedy_generate, greedy_manual, rel_l2, to_list  # noqa: E402
+from fixture_common import (  # noqa: E402
+    greedy_generate,
+    greedy_json,
+    greedy_manual,
+    outputs_json,
+    outputs_rel_l2,
+    write_json,
+)
 
 OUT_ROOT = "src/model/testdata/hf"
 PROBLEMS = []
@@ -260,14 +267,6 @@ def make_fixture(name, model_dir, ids, prompt, n_new, out_dir, env):
     if gen_ids != man32 or gen_ids != man64:
         print(f"  WARNING {name}: greedy differs: generate {gen_ids} manual fp32 {man32} manual fp64 {man64}")
 
-    def cmp(a, b):
-        return {
-            "embeddings": rel_l2(a["embeddings"], b["embeddings"]),
-            "layers": [rel_l2(x, y) for x, y in zip(a["layers"], b["layers"])],
-            "final_norm": rel_l2(a["final_norm"], b["final_norm"]),
-            "logits": rel_l2(a["logits"], b["logits"]),
-        }
-
     res = {
         "model": name,
         "transformers": transformers.__version__,
@@ -284,30 +283,16 @@ def make_fixture(name, model_dir, ids, prompt, n_new, out_dir, env):
                    "rotary_base": base, "layer_norm_eps": cfg_json["layer_norm_eps"],
                    "use_parallel_residual": cfg_json.get("use_parallel_residual", True)},
         "tokens": list(ids),
-        "fp64": {
-            "embeddings": to_list(r64["embeddings"]),
-            "layers": [to_list(t) for t in r64["layers"]],
-            "final_norm": to_list(r64["final_norm"]),
-            "logits": to_list(r64["logits"]),
-        },
-        "fp32_vs_fp64_rel_l2": cmp(r32, r64),
-        "hf_fp64_vs_independent_fp64_rel_l2": cmp(r64, ref),
+        "fp64": outputs_json(r64),
+        "fp32_vs_fp64_rel_l2": outputs_rel_l2(r32, r64),
+        "hf_fp64_vs_independent_fp64_rel_l2": outputs_rel_l2(r64, ref),
         "checks_fp64": checks,
         "checks_fp32": checks32,
-        "greedy": {
-            "prompt": list(prompt),
-            "new_ids": gen_ids,
-            "source": "HF generate(do_sample=False), fp32 weights, KV cache, CPU",
-            "manual_argmax_fp32_agrees": gen_ids == man32,
-            "manual_argmax_fp64_agrees": gen_ids == man64,
-            "min_top1_top2_logit_gap_fp64": float(f"{min(gaps64):.4g}"),
-        },
+        "greedy": greedy_json(prompt, gen_ids, man32, man64, gaps64),
     }
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "hf_outputs.json")
-    with open(path, "w") as f:
-        json.dump(res, f, separators=(",", ":"))
-        f.write("\n")
+    write_json(path, res)
     print(f"  {path}: {os.path.getsize(path)} bytes; T={len(ids)} rotary_ndims={rd} disk={disk_dtype}")
     print(f"  checks fp64: {checks}")
     print(f"  fp32 vs fp64: {res['fp32_vs_fp64_rel_l2']}")
