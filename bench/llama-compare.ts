@@ -2,7 +2,9 @@
 // through analyze(): both forwards with every tap, the exact forward, the local re-runs, the comparisons, the
 // verdict, bisection, determinism, 8 greedy tokens per path) on seeded models of real shapes (SmolLM2-135M,
 // Qwen2.5-0.5B, from their HF config.json values), T = 128: the first compare of the prompt and --reps repeats, each
-// with its phase times (Report.durations), the oracle it ran (GPU double-float where the self-test passed). Then the
+// with its phase times (Report.durations: the forwards keep their taps on the GPU, so sources, determinism, oracle and
+// local are CPU times to record and submit, and the comparisons hold the one wait for the GPU's queue), the oracle it
+// ran (GPU double-float where the self-test passed). Then the
 // GPU oracle alone: its whole forward with every tap recorded and submitted (no readback; GPU wall), and with
 // every tap read back and turned to fp64 (what the compare pays).
 // Flags: --models smollm2-135m,qwen2.5-0.5b --T 128 --reps 3 --generate 8 --oracle auto|gpu|cpu --out FILE.
