@@ -19,6 +19,7 @@ import { defaultRunSpec, type RunSpec } from '../run/runspec';
 import { analyze } from './analyze';
 import { placeLlamaFaults } from './family-compare';
 import { errorHistogram, type FullMetrics, fullMetrics } from './metrics';
+import type { AnalysisPartial } from './report';
 
 const FIXTURES = 'src/model/testdata/llama';
 
@@ -68,7 +69,20 @@ describe('compare on a Llama-family model', () => {
       const hf = hfOf(name);
       await load(name);
       const n = hf.greedy.new_ids.length;
-      const r = await analyze(engine, spec(hf.greedy.prompt, [], n), hf.greedy.prompt);
+      const partials: AnalysisPartial[] = [];
+      const r = await analyze(engine, spec(hf.greedy.prompt, [], n), hf.greedy.prompt, {
+        onPartial: (x) => partials.push(x),
+      });
+      // the tokens handed out after the analysis and the determinism, step by step, reference then fused
+      const kinds = partials.map((x) => x.kind);
+      const tokens = partials.flatMap((x) => (x.kind === 'token' ? [x] : []));
+      expect(kinds.indexOf('token'), name).toBeGreaterThan(kinds.indexOf('determinism'));
+      expect(kinds.indexOf('determinism')).toBeGreaterThan(kinds.indexOf('analysis'));
+      expect(tokens.map((t) => [t.path, t.ids.length])).toEqual(
+        Array.from({ length: 2 * n }, (_, i) => [i % 2 === 0 ? 'reference' : 'fused', 1 + Math.floor(i / 2)]),
+      );
+      expect(tokens.at(-2)?.ids).toEqual(r.generation?.reference.ids);
+      expect(tokens.at(-1)?.ids).toEqual(r.generation?.fused.ids);
       const line = r.layers.map((l) => `L${l.layer} ×${l.ratio.toPrecision(3)}`).join(', ');
       expect(r.verdict, `${name}: ${line}`).toBe('agree');
       expect(r.firstDivergentLayer).toBeNull();

@@ -21,7 +21,8 @@
 //   determinism — the fused forward run again (recorded right behind the sources), bit for bit on the GPU with the
 //              comparisons
 //   why      — at the first born layer, the op (or fused group) it is born at and its cause (family-why.ts)
-//   generation — greedy on both paths, each with its KV cache; a parting classified as GPT-NeoX's (near tie or not)
+//   generation — greedy on both paths, each with its KV cache (started before the comparisons' wait, so that its
+//              steps are recorded while the GPU runs the oracle); a parting classified as GPT-NeoX's (near tie or not)
 //   decode   — each path's decode checked op by op as a run of a generation (family-runs-decode.ts): asked for,
 //              or where the texts part
 // What the family cannot run (a kernel written in the
@@ -240,6 +241,10 @@ async function analyzeWith(
     }));
     const { device, pipelines } = engine.devicePipelines();
     const layersOf = (k: KeptRun) => Array.from({ length: L }, (_, i) => k.need(`layers.${i}.out`));
+    // Generation needs nothing of the comparisons: its steps are recorded while the GPU runs the work above, the ids
+    // taken (and any error thrown) at the generation phase, in the report's order.
+    const generating =
+      spec.generate === 0 ? null : startGeneration(engine, spec, tokens, fusedOpts, opts.signal);
     const metrics = await step('comparisons', () =>
       familyMetrics({
         device,
@@ -256,7 +261,7 @@ async function analyzeWith(
     );
     exact.release();
     for (const k of [again, locals.fused, locals.ref]) k.release();
-    return await afterComparisons(engine, spec, tokens, opts, p, runs, oracleInfo, metrics);
+    return await afterComparisons(engine, spec, tokens, opts, p, runs, oracleInfo, metrics, generating);
   } finally {
     exact.release();
   }
@@ -272,6 +277,7 @@ async function afterComparisons(
   runs: Sources,
   oracleInfo: OracleInfo & { dfFma: boolean },
   metrics: FamilyMetrics,
+  generating: Promise<number[][]> | null,
 ): Promise<Report> {
   const { model, planted, step, durations } = p;
   const info = engine.modelInfo!;
@@ -356,9 +362,9 @@ async function afterComparisons(
   if (why) opts.onPartial?.({ kind: 'why', why });
   report = { ...report, why };
   const generation = await step('generation', () =>
-    spec.generate === 0
+    generating === null
       ? null
-      : generate(engine, spec, tokens, fusedOpts, opts, (seq) =>
+      : generate(engine, spec, tokens, fusedOpts, opts, generating, (seq) =>
           exactLastRow(engine, model, p.pool, oracleInfo, seq),
         ),
   );
@@ -403,8 +409,23 @@ async function bisect(
   return rows;
 }
 
+/** Greedy decoding on both paths, started (each path's ids, in the order reference, fused); awaited by generate. */
+function startGeneration(
+  engine: Engine,
+  spec: RunSpec,
+  tokens: number[],
+  fusedOpts: { path: ReadonlySet<FusedKernelId>; precision: RunSpec['precision']; llamaFaults: LlamaFaults },
+  signal: AbortSignal | undefined,
+): Promise<number[][]> {
+  const paths = [{ path: 'reference' as const, precision: spec.precision }, fusedOpts];
+  const started = engine.generatePaths(tokens, spec.generate, paths, undefined, signal);
+  started.catch(() => {}); // its error is thrown where generate awaits it
+  return started;
+}
+
 /**
- * Greedy decoding on both paths (each with its KV cache), the tokens handed out once both paths are done. Where
+ * Greedy decoding on both paths (each with its KV cache, started by startGeneration), the tokens handed out once both
+ * paths are done. Where
  * the texts part, the parting is classified as GPT-NeoX's is (parting.ts classifyParting): at the row that chose
  * the first differing id, both paths' whole forwards and the exact forward (the compare's oracle) over the shared
  * tokens — a near tie flipped by rounding is benign, otherwise the text diverges.
@@ -415,24 +436,20 @@ async function generate(
   tokens: number[],
   fusedOpts: { path: ReadonlySet<FusedKernelId>; precision: RunSpec['precision']; llamaFaults: LlamaFaults },
   opts: FamilyAnalyzeOptions,
+  started: Promise<number[][]>,
   exactRow: (seq: number[]) => Promise<Float64Array>,
 ): Promise<GenerationResult> {
   const n = spec.generate;
   const tok = engine.tokenizer;
   const text = (ids: number[]) => (tok ? tok.decode(ids) : null);
   const sofar: number[][] = [[], []];
-  const [ref, fused] = await engine.generatePaths(
-    tokens,
-    n,
-    [{ path: 'reference', precision: spec.precision }, fusedOpts],
-    (_step, ids) => {
-      (['reference', 'fused'] as const).forEach((path, p) => {
-        sofar[p].push(ids[p]);
-        opts.onPartial?.({ kind: 'token', path, ids: [...sofar[p]], text: text(sofar[p]), total: n });
-      });
-    },
-    opts.signal,
-  );
+  const [ref, fused] = await started;
+  // Each step's ids of both paths handed out in order, as the paths' generation hands them out once both are done.
+  for (let s = 0; s < n; s++)
+    (['reference', 'fused'] as const).forEach((path, p) => {
+      sofar[p].push([ref, fused][p][s]);
+      opts.onPartial?.({ kind: 'token', path, ids: [...sofar[p]], text: text(sofar[p]), total: n });
+    });
   const first = ref.findIndex((id, i) => id !== fused[i]);
   const g: GenerationResult = {
     reference: { ids: ref, text: text(ref) },
