@@ -1,7 +1,7 @@
 // The analysis of runs of a Llama-family model made elsewhere (docs/RUNS.md): one or two run files (A, B) of the
 // loaded model on the same tokens, in the same report as GPT-NeoX's (runs-report.ts), so the CLI's line, the page's
-// results and curves and the runs links read it unchanged. On the CPU, in fp64 (the family has no GPU double-float
-// forms yet; the models it is used on here are small — a big model takes long):
+// results and curves and the runs links read it unchanged. On the CPU, in fp64 (the family's GPU double-float
+// oracle, engine/llama-oracle-gpu.ts, serves the two-path compare, not yet this; a big model takes long here):
 //   sources     — each run's checks from the slots it records (family-runs-ops.ts), the reference path's own run
 //                 at each run's storage precision (the floors' run: the Llama reference forward's taps)
 //   oracle      — the exact forward (the op registry's fp64 forward, Hugging Face's fp32 rotary angles) for the
