@@ -104,6 +104,9 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
     await expect(hit).toHaveAttribute('data-kernel', f.kernel);
     await expect(hit).toContainText(`${f.title} alone`);
     await expect(page.getByTestId('bisection')).not.toContainText('GELU');
+    // The summary line names the family's kernels too, not GPT-NeoX's switch ids.
+    await expect(page.getByTestId('bisection')).toContainText(`${f.title} reproduces`);
+    await expect(page.getByTestId('bisection')).not.toContainText('layernorm does not');
     if (f.id === 'kv_interleaved') await both(page, testInfo, `fault-${f.id}`);
     else await shoot(page, testInfo, `fault-${f.id}-1280`, false);
   }

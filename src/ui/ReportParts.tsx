@@ -123,7 +123,14 @@ export function Bisection({ report }: { report: Report }) {
       )}
       <p className="muted small">
         <Term id="bisection">Bisection</Term>: each switched-on fused kernel was run alone:{' '}
-        {rows.map((r) => `${r.kernel} ${r.reproduces ? 'reproduces' : 'does not'}`).join(', ')}.
+        {rows
+          .map((r) => {
+            // A Llama-family model runs its own kernels under GPT-NeoX's switch ids: name them as its panel does.
+            const name = report.model.family === 'llama' ? kernelWords(r.kernel, 'llama').title : r.kernel;
+            return `${name} ${r.reproduces ? 'reproduces' : 'does not'}`;
+          })
+          .join(', ')}
+        .
       </p>
     </div>
   );
