@@ -18,6 +18,30 @@ export interface KvRun {
 }
 
 /**
+ * The rows a generation of `n` tokens after `prompt` caches (the last new token is never fed back) and the bytes of
+ * one layer's key or value cache [KV, rows, hd]; refused in one line before any buffer is made.
+ */
+function kvCacheSize(device: GPUDevice, cfg: LlamaConfig, who: string, prompt: readonly number[], n: number) {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${who}: ${n} new tokens (need at least 1)`);
+  if (prompt.length === 0) throw new Error(`${who}: empty prompt`);
+  const rows = prompt.length + n - 1;
+  const bytes = cfg.numKvHeads * rows * cfg.headDim * 4;
+  const limit = device.limits.maxStorageBufferBindingSize;
+  if (bytes > limit)
+    throw new Error(
+      `${who}: a KV cache of ${rows} rows (${bytes} B) exceeds the device's ${limit} B binding limit`,
+    );
+  return { rows, bytes };
+}
+
+/** The greedy pick of a logits row: the first of its largest (lowest id on ties), as HF's argmax. */
+function argmaxOf(row: Float32Array): number {
+  let best = 0;
+  for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
+  return best;
+}
+
+/**
  * `n` greedy tokens after `prompt`; `run` is the forward on the rows fed at the given positions. Returns the new
  * ids and each step's logits row (the prompt's last row first). The caches are made here and destroyed after.
  */
@@ -29,16 +53,8 @@ export async function greedyWithCache(
   n: number,
   run: (tokens: readonly number[], kv: KvRun) => Promise<{ T: number; logits: Float32Array }>,
 ): Promise<{ ids: number[]; logits: Float32Array[] }> {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${who}: ${n} new tokens (need at least 1)`);
-  if (prompt.length === 0) throw new Error(`${who}: empty prompt`);
-  const { numKvHeads: KV, headDim: hd, numLayers: L, vocabSize: V } = cfg;
-  const rows = prompt.length + n - 1; // the last new token is never fed back
-  const bytes = KV * rows * hd * 4;
-  const limit = device.limits.maxStorageBufferBindingSize;
-  if (bytes > limit)
-    throw new Error(
-      `${who}: a KV cache of ${rows} rows (${bytes} B) exceeds the device's ${limit} B binding limit`,
-    );
+  const { rows, bytes } = kvCacheSize(device, cfg, who, prompt, n);
+  const { numLayers: L, vocabSize: V } = cfg;
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const made: GPUBuffer[] = [];
   const cache = (label: string) => {
@@ -58,8 +74,7 @@ export async function greedyWithCache(
     for (let s = 0; s < n; s++) {
       const out = await run(feed, { p0, rows, caches });
       const last = out.logits.slice((out.T - 1) * V, out.T * V);
-      let best = 0;
-      for (let j = 1; j < V; j++) if (last[j] > last[best]) best = j;
+      const best = argmaxOf(last);
       if (!Number.isFinite(last[best])) throw new Error(`${who}: non-finite logits at generation step ${s}`);
       ids.push(best);
       logits.push(last);
@@ -104,16 +119,8 @@ export async function greedyLockstep(
 ): Promise<{ ids: number[]; logits: Float32Array[] }[]> {
   const { device, pipelines } = gpu;
   const who = paths.map((p) => p.who).join(', ');
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${who}: ${n} new tokens (need at least 1)`);
-  if (prompt.length === 0) throw new Error(`${who}: empty prompt`);
-  const { numKvHeads: KV, headDim: hd, numLayers: L, vocabSize: V } = cfg;
-  const rows = prompt.length + n - 1; // the last new token is never fed back
-  const bytes = KV * rows * hd * 4;
-  const limit = device.limits.maxStorageBufferBindingSize;
-  if (bytes > limit)
-    throw new Error(
-      `${who}: a KV cache of ${rows} rows (${bytes} B) exceeds the device's ${limit} B binding limit`,
-    );
+  const { rows, bytes } = kvCacheSize(device, cfg, who, prompt, n);
+  const { numLayers: L, vocabSize: V } = cfg;
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const made: GPUBuffer[] = [];
   const make = (size: number, use: GPUBufferUsageFlags, label: string) => {
@@ -178,8 +185,7 @@ export async function greedyLockstep(
         const fed = new Uint32Array(idBufs[j].getMappedRange().slice(0, c * 4));
         for (let k = 0; k < c && st.error === null; k++) {
           const last = all.slice(k * V, (k + 1) * V);
-          let best = 0;
-          for (let x = 1; x < V; x++) if (last[x] > last[best]) best = x;
+          const best = argmaxOf(last);
           if (!Number.isFinite(last[best])) {
             st.error = new Error(`${paths[j].who}: non-finite logits at generation step ${s0 + k}`);
             break;
