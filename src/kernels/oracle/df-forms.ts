@@ -6,51 +6,18 @@
 // follows the config, as the fp64 forms do: GPT-NeoX's rotary packs q, k, v into one [3, H, T, hd] buffer and its
 // attention reads them there; the Llama family's rotary is per projection and its attention reads GQA heads.
 // GPT-NeoX's own oracle layer (engine/oracle-layer.ts) still records its ops with their launchers directly.
-import type { OverrideConstants } from '../../gpu/pipelines';
-import type { DispatchSpec } from '../../gpu/program';
-import type { LlamaConfig, ModelConfig } from '../../numeric/types';
+import type { LlamaConfig } from '../../numeric/types';
 import { fillSlots } from '../../ops/slots';
-import type { OpKind, OpStep, SlotWidth } from '../../ops/types';
+import type { OpKind } from '../../ops/types';
+import { type DfArgs, type DfForm, dfLinearForm, dfNeed } from './df-form';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
-import { dfLinear } from './linear';
 import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfRotaryPacked, dfSwiglu } from './llama';
 import { dfResidual } from './residual';
 
-/** What a df form is given: the config, the rows, the layer, its df inputs and output, and its weights. */
-export interface DfArgs {
-  cfg: ModelConfig;
-  T: number;
-  /** The layer index (-1 at the top). */
-  layer: number;
-  step: OpStep;
-  label: string;
-  /** The df buffers of the slots the step reads, in its order. */
-  inputs: readonly GPUBuffer[];
-  /** The step's df output, [T, width] (or [heads, T, hd]; GPT-NeoX's rotary [3, H, T, hd]). */
-  out: GPUBuffer;
-  /** The step's weights on the GPU, f32 (null: none). */
-  weight: GPUBuffer | null;
-  bias: GPUBuffer | null;
-  /** Token ids [T] u32 (the embedding). */
-  ids: GPUBuffer;
-  /** cos/sin [T, rotary/2] df of the fp64 angles (ropeTablesF64 of the family's inv_freq, split into pairs). */
-  rope: { cos: GPUBuffer; sin: GPUBuffer };
-  /** A df scratch buffer of at least n elements (by name; may be shared across layers). */
-  scratch: (name: string, n: number) => GPUBuffer;
-  dummy: GPUBuffer;
-  /** DF_FMA (from the adapter's self-test), and W_F16 with it for the kernels that read weights. */
-  df: OverrideConstants;
-  dfW: OverrideConstants;
-}
-
-export type DfForm = (a: DfArgs) => DispatchSpec[];
-
-function need(b: GPUBuffer | null, a: DfArgs): GPUBuffer {
-  if (!b) throw new Error(`${a.label}: '${a.step.op}' reads a weight the model has none of`);
-  return b;
-}
+export type { DfArgs, DfForm } from './df-form';
+export { dfSlotWidth } from './df-form';
 
 function llama(a: DfArgs): LlamaConfig {
   if (a.cfg.family !== 'llama')
@@ -60,47 +27,14 @@ function llama(a: DfArgs): LlamaConfig {
   return a.cfg;
 }
 
-/** Values per row of a slot of `width` (heads layouts: heads · hd). */
-export function dfSlotWidth(cfg: ModelConfig, width: SlotWidth): number {
-  const d = cfg.hiddenSize;
-  const q = cfg.numHeads * cfg.headDim;
-  const kv = cfg.family === 'llama' ? cfg.numKvHeads * cfg.headDim : q;
-  const per: Record<SlotWidth, number> = {
-    hidden: d,
-    qkv: 3 * d,
-    q,
-    kv,
-    ff: cfg.intermediateSize,
-    vocab: cfg.vocabSize,
-    q_heads: q,
-    kv_heads: kv,
-    qkv_heads: 3 * d,
-  };
-  return per[width];
-}
-
-/** x [T, K] · W^T (+ b) with W [N, K]: N the output slot's width, K the input's (`inWidth`). */
-function linearForm(inWidth: SlotWidth): DfForm {
-  return (a) => [
-    dfLinear(
-      a.label,
-      { x: a.inputs[0], w: need(a.weight, a), b: a.bias, y: a.out, dummy: a.dummy },
-      a.T,
-      dfSlotWidth(a.cfg, a.step.width),
-      dfSlotWidth(a.cfg, inWidth),
-      { constants: a.dfW },
-    ),
-  ];
-}
-
 /** RMSNorm (Llama) or LayerNorm (GPT-NeoX: its weights have a bias) over the hidden size. */
 const norm: DfForm = (a) => {
   const d = a.cfg.hiddenSize;
-  const b = { x: a.inputs[0], weight: need(a.weight, a) };
+  const b = { x: a.inputs[0], weight: dfNeed(a.weight, a) };
   if (a.cfg.family === 'llama')
     return [dfRmsNorm(a.label, { ...b, y: a.out }, a.T, d, a.cfg.rmsNormEps, { constants: a.df })];
   return [
-    dfLayerNorm(a.label, { ...b, bias: need(a.bias, a), y: a.out }, a.T, d, a.cfg.layerNormEps, {
+    dfLayerNorm(a.label, { ...b, bias: dfNeed(a.bias, a), y: a.out }, a.T, d, a.cfg.layerNormEps, {
       constants: a.df,
     }),
   ];
@@ -110,7 +44,7 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
   embedding: (a) => [
     dfEmbedding(
       a.label,
-      { ids: a.ids, table: need(a.weight, a), out: a.out },
+      { ids: a.ids, table: dfNeed(a.weight, a), out: a.out },
       a.T,
       a.cfg.hiddenSize,
       { row0: 0, rows: a.cfg.vocabSize },
@@ -119,10 +53,10 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
   ],
   layernorm: norm,
   rmsnorm: norm,
-  qkv: linearForm('hidden'),
-  q_proj: linearForm('hidden'),
-  k_proj: linearForm('hidden'),
-  v_proj: linearForm('hidden'),
+  qkv: dfLinearForm('hidden'),
+  q_proj: dfLinearForm('hidden'),
+  k_proj: dfLinearForm('hidden'),
+  v_proj: dfLinearForm('hidden'),
   // Qwen3: each head's hd values normalised alone (rows = T · heads).
   qk_norm: (a) => {
     const cfg = llama(a);
@@ -130,7 +64,7 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
     return [
       dfRmsNorm(
         a.label,
-        { x: a.inputs[0], weight: need(a.weight, a), y: a.out },
+        { x: a.inputs[0], weight: dfNeed(a.weight, a), y: a.out },
         a.T * heads,
         cfg.headDim,
         cfg.rmsNormEps,
@@ -175,7 +109,7 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
       ...dfGqaAttention(a.label, { q, k, v, scores, probs, ctx: a.out }, shape, df),
     ];
   },
-  out_proj: linearForm('q'),
+  out_proj: dfLinearForm('q'),
   // Inputs summed left to right (HF's operand order): (a + b) + c.
   residual: (a) => {
     if (a.inputs.length < 2 || a.inputs.length > 3)
@@ -186,19 +120,19 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
       dfResidual(a.label, { a: x, b: y, c: z ?? null, out: a.out, dummy: a.dummy }, n, { constants: a.df }),
     ];
   },
-  gate_up: linearForm('hidden'),
+  gate_up: dfLinearForm('hidden'),
   swiglu: (a) => [
     dfSwiglu(a.label, { gate: a.inputs[0], up: a.inputs[1], y: a.out }, a.T * a.cfg.intermediateSize, {
       constants: a.df,
     }),
   ],
-  mlp_up: linearForm('hidden'),
+  mlp_up: dfLinearForm('hidden'),
   gelu: (a) => [
     dfGelu(a.label, { x: a.inputs[0], y: a.out }, a.T * a.cfg.intermediateSize, { constants: a.df }),
   ],
-  mlp_down: linearForm('ff'),
+  mlp_down: dfLinearForm('ff'),
   final_norm: norm,
-  lm_head: linearForm('hidden'),
+  lm_head: dfLinearForm('hidden'),
 };
 
 fillSlots('df', DF_FORMS);
