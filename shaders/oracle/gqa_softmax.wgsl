@@ -1,14 +1,15 @@
-// Oracle softmax of the Llama family's attention in double-float, over the keys each row sees (causal, and a sliding
-// window when window > 0: first(i) = max(0, i − window + 1) <= j <= i), as the CPU oracle
+// Oracle softmax of the attention in double-float, every family's, over the keys each row sees (causal, and a
+// sliding window when window > 0: first(i) = max(0, i − window + 1) <= j <= i), as the CPU oracle
 // (src/kernels/cpu/attention.ts softmaxCausalF64): m = max s[j]; e_j = exp(s[j] − m); p[j] = e_j · (1 / Σ e_j); 0 for
-// the keys the row does not see. s, p: [H, T, T] df (rows h · T + i). The constant 1 comes as a df value in the
+// the keys the row does not see. s, p: [H, R, T] df (rows h · R + r), the query rows i = q0 + r (r < R) of T keys
+// (q0 = 0, R = T: every row); a row's values do not depend on q0 and R. The constant 1 comes as a df value in the
 // uniform. One workgroup per row; max and sum are tree reductions. df_exp from oracle/df_math.wgsl.
 
-struct Params { T: u32, rows: u32, window: u32, _pad0: u32, one: vec2<f32>, _pad1: vec2<f32> }
+struct Params { T: u32, rows: u32, window: u32, q0: u32, one: vec2<f32>, R: u32, _pad0: u32 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> s: array<vec2<f32>>;       // [H, T, T] df
-@group(0) @binding(2) var<storage, read_write> p: array<vec2<f32>>; // [H, T, T] df
+@group(0) @binding(1) var<storage, read> s: array<vec2<f32>>;       // [H, R, T] df
+@group(0) @binding(2) var<storage, read_write> p: array<vec2<f32>>; // [H, R, T] df
 
 override DF_FMA: bool = true;
 override WG: u32 = 64; // a power of two
@@ -23,11 +24,11 @@ fn df_gt(a: vec2<f32>, b: vec2<f32>) -> bool {
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u) {
-  let row = wid.x + wid.y * nwg.x; // h * T + i
+  let row = wid.x + wid.y * nwg.x; // h * R + r
   if (row >= params.rows) { return; } // uniform per workgroup
   let lid = lid3.x;
   let T = params.T;
-  let i = row % T;
+  let i = params.q0 + row % params.R;
   let base = row * T;
   var first = 0u;
   if (params.window > 0u && i + 1u > params.window) { first = i + 1u - params.window; }

@@ -1,15 +1,15 @@
 // The double-float form of every op kind of the registry (src/ops/), filled into its `df` slots: the launches that
 // compute one step in df (an f32 pair per value, ~2^-48 per op) from its input df buffers into its output df
-// buffer, with its f32 weights. The GPU oracle of a family (src/engine/llama-oracle-gpu.ts) iterates the family's
+// buffer, with the model's weights. Every family's GPU oracle (src/engine/oracle-gpu.ts) iterates the family's
 // steps with these, as the fp64 forward (kernels/cpu/op-forward.ts) iterates the fp64 forms. One table typed on
 // OpKind: an op kind without its df form does not compile. Where the families lay a slot out differently the form
 // follows the config, as the fp64 forms do: GPT-NeoX's rotary packs q, k, v into one [3, H, T, hd] buffer and its
-// attention reads them there; the Llama family's rotary is per projection and its attention reads GQA heads.
-// GPT-NeoX's own oracle layer (engine/oracle-layer.ts) still records its ops with their launchers directly.
+// attention reads them there; the Llama family's rotary is per projection and its attention reads GQA heads. A form
+// computes its step's rows from..T−1 (DfArgs, df-form.ts).
 import type { LlamaConfig } from '../../numeric/types';
 import { fillSlots } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
-import { type DfArgs, type DfForm, dfLinearForm, dfNeed } from './df-form';
+import { type DfArgs, type DfForm, dfLinearForm, dfNeed, dfRows } from './df-form';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
@@ -17,13 +17,10 @@ import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfRotaryPacked, dfSwiglu } from
 import { dfResidual } from './residual';
 
 export type { DfArgs, DfForm } from './df-form';
-export { dfSlotWidth } from './df-form';
+export { dfRows, dfSlotWidth } from './df-form';
 
 function llama(a: DfArgs): LlamaConfig {
-  if (a.cfg.family !== 'llama')
-    throw new Error(
-      `${a.label}: the df '${a.step.op}' form takes the Llama family's layout; GPT-NeoX's packed q/k/v is recorded by engine/oracle-layer.ts`,
-    );
+  if (a.cfg.family !== 'llama') throw new Error(`${a.label}: '${a.step.op}' is an op of the Llama family`);
   return a.cfg;
 }
 
@@ -32,22 +29,23 @@ const norm: DfForm = (a) => {
   const d = a.cfg.hiddenSize;
   const b = { x: a.inputs[0], weight: dfNeed(a.weight, a) };
   if (a.cfg.family === 'llama')
-    return [dfRmsNorm(a.label, { ...b, y: a.out }, a.T, d, a.cfg.rmsNormEps, { constants: a.df })];
+    return [dfRmsNorm(a.label, { ...b, y: a.out }, dfRows(a), d, a.cfg.rmsNormEps, { constants: a.df })];
   return [
-    dfLayerNorm(a.label, { ...b, bias: dfNeed(a.bias, a), y: a.out }, a.T, d, a.cfg.layerNormEps, {
+    dfLayerNorm(a.label, { ...b, bias: dfNeed(a.bias, a), y: a.out }, dfRows(a), d, a.cfg.layerNormEps, {
       constants: a.df,
     }),
   ];
 };
 
 export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
+  // One launch a chunk of the table (a large vocabulary comes in several): each writes the rows of its ids.
   embedding: (a) => [
     dfEmbedding(
       a.label,
       { ids: a.ids, table: dfNeed(a.weight, a), out: a.out },
-      a.T,
+      dfRows(a),
       a.cfg.hiddenSize,
-      { row0: 0, rows: a.cfg.vocabSize },
+      a.weightRows ?? { row0: 0, rows: a.cfg.vocabSize },
       { constants: a.dfW },
     ),
   ],
@@ -65,7 +63,7 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
       dfRmsNorm(
         a.label,
         { x: a.inputs[0], weight: dfNeed(a.weight, a), y: a.out },
-        a.T * heads,
+        dfRows(a) * heads,
         cfg.headDim,
         cfg.rmsNormEps,
         { constants: a.df },
@@ -77,6 +75,8 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
   rotary: (a) => {
     const cfg = a.cfg;
     const df = { constants: a.df };
+    if ((a.from ?? 0) !== 0)
+      throw new Error(`${a.label}: the rotary is computed over every row, not from row ${a.from}`);
     if (cfg.family !== 'llama') {
       const b = { qkv: a.inputs[0], ...a.rope, out: a.out };
       return [dfRotaryPacked(a.label, b, a.T, cfg.numHeads, cfg.headDim, cfg.rotaryNdims, df)];
@@ -86,24 +86,26 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
     return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, df)];
   },
   // Llama: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split into heads here). GPT-NeoX: q, k,
-  // v packed in the rotary's one buffer, every head its own KV head, no window.
+  // v packed in the rotary's one buffer, every head its own KV head, no window. The query rows from..T−1 (R): scores
+  // and probs [H, R, T], the output [R, H·hd].
   attention: (a) => {
     const cfg = a.cfg;
     const { numHeads: H, headDim: hd } = cfg;
     const T = a.T;
-    const scores = a.scratch('scores', H * T * T);
-    const probs = a.scratch('probs', H * T * T);
+    const q0 = a.from ?? 0;
+    const scores = a.scratch('scores', H * dfRows(a) * T);
+    const probs = a.scratch('probs', H * dfRows(a) * T);
     const df = { constants: a.df };
     if (cfg.family !== 'llama') {
       const [qkv] = a.inputs;
       const n = H * T * hd;
-      const shape = { H, KV: H, T, hd, window: null, offsets: { q: 0, k: n, v: 2 * n } };
+      const shape = { H, KV: H, T, hd, q0, window: null, offsets: { q: 0, k: n, v: 2 * n } };
       return dfGqaAttention(a.label, { q: qkv, k: qkv, v: qkv, scores, probs, ctx: a.out }, shape, df);
     }
     const KV = cfg.numKvHeads;
     const [q, k, vRows] = a.inputs;
     const v = a.scratch('v_heads', KV * T * hd);
-    const shape = { H, KV, T, hd, window: cfg.slidingWindow[a.layer] ?? null };
+    const shape = { H, KV, T, hd, q0, window: cfg.slidingWindow[a.layer] ?? null };
     return [
       dfRopeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, df),
       ...dfGqaAttention(a.label, { q, k, v, scores, probs, ctx: a.out }, shape, df),
@@ -115,20 +117,20 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
     if (a.inputs.length < 2 || a.inputs.length > 3)
       throw new Error(`${a.label}: a residual add of ${a.inputs.length} terms (2 or 3 are read)`);
     const [x, y, z] = a.inputs;
-    const n = a.T * a.cfg.hiddenSize;
+    const n = dfRows(a) * a.cfg.hiddenSize;
     return [
       dfResidual(a.label, { a: x, b: y, c: z ?? null, out: a.out, dummy: a.dummy }, n, { constants: a.df }),
     ];
   },
   gate_up: dfLinearForm('hidden'),
   swiglu: (a) => [
-    dfSwiglu(a.label, { gate: a.inputs[0], up: a.inputs[1], y: a.out }, a.T * a.cfg.intermediateSize, {
+    dfSwiglu(a.label, { gate: a.inputs[0], up: a.inputs[1], y: a.out }, dfRows(a) * a.cfg.intermediateSize, {
       constants: a.df,
     }),
   ],
   mlp_up: dfLinearForm('hidden'),
   gelu: (a) => [
-    dfGelu(a.label, { x: a.inputs[0], y: a.out }, a.T * a.cfg.intermediateSize, { constants: a.df }),
+    dfGelu(a.label, { x: a.inputs[0], y: a.out }, dfRows(a) * a.cfg.intermediateSize, { constants: a.df }),
   ],
   mlp_down: dfLinearForm('ff'),
   final_norm: norm,

@@ -137,28 +137,36 @@ export function dfRotaryPacked(
   return dispatch1d(label, dfRotaryPackedKernel, WG, H * T * hd, opts, b, [T, H, hd, r]);
 }
 
-/** The attention core's shape: H query heads over KV key/value heads, and the sliding window (null: none). */
+/**
+ * The attention core's shape: H query heads over KV key/value heads (GPT-NeoX: KV = H), T keys, the sliding window
+ * (null: none), and the first query row q0 (default 0: the query rows are q0..T−1).
+ */
 export interface GqaShape {
   H: number;
   KV: number;
   T: number;
   hd: number;
   window: number | null;
+  q0?: number;
   /** Where q, k and v start in their buffers, in elements (default 0; GPT-NeoX's packed q, k, v: 0, n, 2n). */
   offsets?: { q: number; k: number; v: number };
 }
 
-function checkShape(label: string, s: GqaShape): { group: number; window: number } {
+function checkShape(label: string, s: GqaShape): { group: number; window: number; q0: number } {
   if (!(s.KV >= 1) || s.H % s.KV !== 0)
     throw new Error(`${label}: ${s.H} query heads cannot be grouped over ${s.KV} KV heads`);
   if (s.window !== null && !(Number.isInteger(s.window) && s.window >= 1))
     throw new Error(`${label}: sliding window ${s.window} must be a positive integer`);
-  return { group: s.H / s.KV, window: s.window ?? 0 };
+  const q0 = s.q0 ?? 0;
+  if (!Number.isInteger(q0) || q0 < 0 || q0 >= s.T)
+    throw new Error(`${label}: query rows from ${q0} are not within the ${s.T} rows`);
+  return { group: s.H / s.KV, window: s.window ?? 0, q0 };
 }
 
 /**
- * The attention core in df, three dispatches: scores [H, T, T] (0 where a row does not see a key), their softmax
- * over the keys each row sees, the weighted values ctx [T, H·hd] — q [H, T, hd], k and v [KV, T, hd].
+ * The attention core in df, three dispatches, for the query rows q0..T−1 (R = T − q0) over the keys of all T
+ * positions: scores [H, R, T] (0 where a row does not see a key), their softmax over the keys each row sees, the
+ * weighted values ctx [R, H·hd] — q [H, T, hd], k and v [KV, T, hd]. A row's values are the same bits whatever q0.
  */
 export function dfGqaAttention(
   label: string,
@@ -166,12 +174,13 @@ export function dfGqaAttention(
   s: GqaShape,
   opts: KernelOpts = {},
 ): DispatchSpec[] {
-  const { group, window } = checkShape(label, s);
+  const { group, window, q0 } = checkShape(label, s);
   const { H, T, hd } = s;
+  const R = T - q0;
   const off = s.offsets ?? { q: 0, k: 0, v: 0 };
   const c = { WG, ...opts.constants };
   return [
-    dispatch1d(`${label}/scores`, dfGqaScoresKernel, WG, H * T * T, opts, { q: b.q, k: b.k, s: b.scores }, [
+    dispatch1d(`${label}/scores`, dfGqaScoresKernel, WG, H * R * T, opts, { q: b.q, k: b.k, s: b.scores }, [
       H,
       T,
       hd,
@@ -179,28 +188,28 @@ export function dfGqaAttention(
       window,
       off.q,
       off.k,
-      0,
+      q0,
       ...dfParam(1 / Math.sqrt(hd)),
-      { f32: 0 },
-      { f32: 0 },
+      R,
+      0,
     ]),
     dispatchOf(
       `${label}/probs`,
       dfGqaSoftmaxKernel,
       { ...c, WG: ROW_WG },
       { s: b.scores, p: b.probs },
-      [T, H * T, window, 0, ...dfParam(1), { f32: 0 }, { f32: 0 }],
-      rowGroups(H * T),
+      [T, H * R, window, q0, ...dfParam(1), R, 0],
+      rowGroups(H * R),
     ),
-    dispatch1d(label, dfGqaValuesKernel, WG, T * H * hd, opts, { p: b.probs, v: b.v, ctx: b.ctx }, [
+    dispatch1d(label, dfGqaValuesKernel, WG, R * H * hd, opts, { p: b.probs, v: b.v, ctx: b.ctx }, [
       H,
       T,
       hd,
       group,
       window,
       off.v,
-      0,
-      0,
+      q0,
+      R,
     ]),
   ];
 }
