@@ -16,6 +16,7 @@ import { llamaModelSummary, readLlamaWeights } from '../model/llama-weights';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Weights } from '../model/weight-stream';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
+import { FUSED } from '../ops/fused';
 import type { FusedKernelId } from './fused-kernels';
 import { checkTokenizer, type MemoryBudget } from './install';
 import { LlamaFused, type LlamaFusedKernel } from './llama-fused';
@@ -92,18 +93,13 @@ export function notForLlama(what: string): EngineError {
 
 /**
  * The Llama fused kernel each of GPT-NeoX's fused-kernel ids switches (a RunSpec's `fused` and the page's switches
- * name GPT-NeoX's): the add + norm, the QKV projection + rotary, the flash attention, the other GEMMs, the MLP's up
- * GEMM with its epilogue (SwiGLU here). GPT-NeoX's parallel-residual epilogue has no counterpart (the family's
+ * name GPT-NeoX's), as the op registry has it (ops/fused.ts): the add + norm, the QKV projection + rotary, the flash
+ * attention, the other GEMMs, the MLP's up GEMM with its epilogue (SwiGLU here). GPT-NeoX's parallel-residual epilogue has no counterpart (the family's
  * residual adds are in add + RMSNorm): switching it changes nothing.
  */
-export const LLAMA_KERNEL_OF: Record<FusedKernelId, LlamaFusedKernel | null> = {
-  layernorm: 'addRmsNorm',
-  qkv_rotary: 'qkvRope',
-  flash_attention: 'flash',
-  gemm: 'gemm',
-  linear_gelu: 'swiglu',
-  residual_epilogue: null,
-};
+export const LLAMA_KERNEL_OF = Object.fromEntries(FUSED.map((k) => [k.id, k.llama.kernel])) as Readonly<
+  Record<FusedKernelId, LlamaFusedKernel | null>
+>;
 
 /**
  * The fused kernels a PathSpec switches on in the Llama fused path, or null for the reference path ('reference', or

@@ -1,16 +1,16 @@
-// The fused kernels as a table: the plan (src/engine/plan.ts) is built from it. Each fused kernel is one entry:
-// the reference ops it replaces, as one or more fusions (a fused dispatch group placed where its first replaced
-// op would run), the taps it never writes out ("fused away"), and for each fusion the WGSL file it runs — a
-// custom-kernel slot (src/kernels/custom/slots.ts: the file, its kernel descriptors, the binding interface read
-// from the WGSL, the isolated test recipe) — and its launcher (src/engine/plan-ops.ts, named arguments).
-// Op names are the reference plan's and the oracle's (src/kernels/cpu/forward.ts), read off the op registry's
-// GPT-NeoX steps: the join key everywhere.
+// The fused kernels as a table: the plan (src/engine/plan.ts) is built from it. Each fused kernel is one entry of
+// the op registry (src/ops/fused.ts, GPT-NeoX's side of each switch): the reference ops it replaces, as one or more
+// fusions (a fused dispatch group placed where its first replaced op would run), the taps it never writes out
+// ("fused away"), and for each fusion the WGSL file it runs — a custom-kernel slot (src/kernels/custom/slots.ts: the
+// file, its kernel descriptors, the binding interface read from the WGSL, the isolated test recipe) — and its
+// launcher (src/engine/plan-ops.ts, named arguments). Op names are the reference plan's and the oracle's
+// (src/kernels/cpu/forward.ts), read off the op registry's GPT-NeoX steps: the join key everywhere.
 // The table says what replaces what; where a split-K reduction runs (its own dispatch, or folded into the op
 // after it) is the plan's choice (plan-fold.ts), invisible in every tap.
 
-// The ids are declared below the engine (src/kernels/fused-ids.ts), so the kernels' slots can name them.
 import type { CustomSlotId, FusedKernelId } from '../kernels/fused-ids';
 import { NEOX_PARALLEL, NEOX_SEQUENTIAL, planOpsOf } from '../ops/families';
+import { FUSED, type Fusion } from '../ops/fused';
 import type { PlanOp } from '../ops/types';
 
 export type { CustomSlotId, FusedKernelId };
@@ -26,25 +26,7 @@ export type HeadOp = Extract<PlanOp, 'final_norm' | 'logits'>;
 export type LayerOp = Exclude<PlanOp, HeadOp>;
 export type PlanOpName = PlanOp;
 
-/** One fused dispatch group: what it replaces, on which models, and the WGSL file (slot) it runs. */
-export interface Fusion {
-  /** The launcher in plan-ops.ts (and the op label suffix, e.g. 'layers.3.add_layernorm'). */
-  launcher:
-    | 'layernorm2'
-    | 'add_layernorm'
-    | 'qkv_rotary'
-    | 'flash_attention'
-    | 'dense'
-    | 'lm_head'
-    | 'linear_gelu'
-    | 'residual_epilogue';
-  /** The reference ops it replaces; it runs where the first of them would. */
-  replaces: readonly PlanOpName[];
-  /** Only on models with (true) or without (false) the parallel residual; both when absent. */
-  parallelResidual?: boolean;
-  /** The WGSL file it runs, as a custom-kernel slot. */
-  slot: CustomSlotId;
-}
+export type { Fusion };
 
 export interface FusedKernelInfo {
   id: FusedKernelId;
@@ -57,74 +39,15 @@ export interface FusedKernelInfo {
   description: string;
 }
 
-function entry(e: Omit<FusedKernelInfo, 'replaces'>): FusedKernelInfo {
-  const replaces = [...new Set(e.fusions.flatMap((f) => f.replaces))];
-  return { ...e, replaces };
-}
-
-export const FUSED_KERNELS: readonly FusedKernelInfo[] = [
-  entry({
-    id: 'layernorm',
-    title: 'Fused LayerNorm',
-    fusions: [
-      // Parallel residual: both norms read the same x, so one read of the row serves both.
-      { launcher: 'layernorm2', replaces: ['ln1', 'ln2'], parallelResidual: true, slot: 'layernorm2' },
-      // Sequential: ln1 alone, then ln2 of attn + x together with that residual add.
-      { launcher: 'layernorm2', replaces: ['ln1'], parallelResidual: false, slot: 'layernorm2' },
-      {
-        launcher: 'add_layernorm',
-        replaces: ['resid_mid', 'ln2'],
-        parallelResidual: false,
-        slot: 'add_layernorm',
-      },
-    ],
-    fusedAway: [],
-    description:
-      'Parallel residual: both LayerNorms of a layer from one read of the residual row. Sequential: the ' +
-      'residual add (attn + x) and post_attention_layernorm in one pass, writing both.',
-  }),
-  entry({
-    id: 'qkv_rotary',
-    title: 'QKV projection + bias + rotary',
-    fusions: [{ launcher: 'qkv_rotary', replaces: ['qkv', 'rotary'], slot: 'qkv_rotary' }],
-    fusedAway: ['qkv'],
-    description:
-      'The fused QKV GEMM with bias, partial rotate-half rotary and the head split in its epilogue.',
-  }),
-  entry({
-    id: 'flash_attention',
-    title: 'Flash attention',
-    fusions: [{ launcher: 'flash_attention', replaces: ['scores', 'probs', 'ctx'], slot: 'flash_attention' }],
-    fusedAway: ['scores', 'probs'],
-    description:
-      'Causal attention in one pass, tiled over keys with an online softmax; no T×T matrix in memory.',
-  }),
-  entry({
-    id: 'gemm',
-    title: 'Tiled GEMM (dense, LM head)',
-    fusions: [
-      { launcher: 'dense', replaces: ['attn_out'], slot: 'linear_bias' },
-      { launcher: 'lm_head', replaces: ['logits'], slot: 'linear_bias' },
-    ],
-    fusedAway: [],
-    description: 'The register-blocked GEMM core for the plain linears: attention.dense and the LM head.',
-  }),
-  entry({
-    id: 'linear_gelu',
-    title: 'Linear + bias + GELU',
-    fusions: [{ launcher: 'linear_gelu', replaces: ['fc1', 'gelu'], slot: 'linear_gelu' }],
-    fusedAway: ['fc1'],
-    description: 'dense_h_to_4h with bias and exact GELU in the GEMM epilogue.',
-  }),
-  entry({
-    id: 'residual_epilogue',
-    title: 'Residual epilogue',
-    fusions: [{ launcher: 'residual_epilogue', replaces: ['mlp_out', 'out'], slot: 'linear_residual' }],
-    fusedAway: ['mlp_out'],
-    description:
-      'dense_4h_to_h with bias and the residual add (x + attn + mlp, or r + mlp) in the GEMM epilogue.',
-  }),
-];
+/** The op registry's fused kernels (ops/fused.ts) as GPT-NeoX's plan reads them: its words and its fusions. */
+export const FUSED_KERNELS: readonly FusedKernelInfo[] = FUSED.map(({ id, neox }) => ({
+  id,
+  title: neox.title,
+  fusions: neox.fusions,
+  replaces: [...new Set(neox.fusions.flatMap((f) => f.replaces))],
+  fusedAway: neox.fusedAway,
+  description: neox.description,
+}));
 
 export const ALL_FUSED: ReadonlySet<FusedKernelId> = new Set(FUSED_KERNELS.map((k) => k.id));
 

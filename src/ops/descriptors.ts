@@ -1,7 +1,8 @@
 // One descriptor per op kind (docs/ARCHITECTURE.md, "The op registry"): its name in words, whether it is a matrix
-// product, the weights it reads and the forms it must have. Which slots, module names and inputs a family uses for
+// product, the weights it reads, the forms it must have and the fused kernels that may replace it (ops/fused.ts). Which slots, module names and inputs a family uses for
 // it are in that family's steps (ops/families.ts).
 
+import { fusedOf } from './fused';
 import type { FormKind, OpDescriptor, OpKind } from './types';
 
 /**
@@ -17,7 +18,8 @@ function op(
   weights: OpDescriptor['weights'],
   wholeSequence = false,
 ): OpDescriptor {
-  return { kind, title, linear, weights, needs: ALL, wholeSequence };
+  const fused = { gpt_neox: fusedOf(kind, 'gpt_neox'), llama: fusedOf(kind, 'llama') };
+  return { kind, title, linear, weights, needs: ALL, wholeSequence, fused };
 }
 
 export const OPS: Readonly<Record<OpKind, OpDescriptor>> = {

@@ -32,6 +32,17 @@ export type OpKind = (typeof OP_KINDS)[number];
 export const FORM_KINDS = ['fp64', 'wgsl', 'fused', 'df', 'causes'] as const;
 export type FormKind = (typeof FORM_KINDS)[number];
 
+/** The fused-kernel switches (ops/fused.ts), in the order the page lists them and the plan applies them. */
+export const FUSED_KERNEL_IDS = [
+  'layernorm',
+  'qkv_rotary',
+  'flash_attention',
+  'gemm',
+  'linear_gelu',
+  'residual_epilogue',
+] as const;
+export type FusedKernelId = (typeof FUSED_KERNEL_IDS)[number];
+
 /** The width of a slot's rows ([T, width]), or its head layout ([heads, T, hd]). */
 export type SlotWidth = 'hidden' | 'qkv' | 'q' | 'kv' | 'ff' | 'vocab' | 'q_heads' | 'kv_heads' | 'qkv_heads';
 
@@ -50,6 +61,8 @@ export interface OpDescriptor {
    * every row of the sequence even where only some rows are asked for.
    */
   wholeSequence: boolean;
+  /** The fused kernels (switch ids) that may replace it, per family: read off ops/fused.ts. */
+  fused: Readonly<Record<'gpt_neox' | 'llama', readonly FusedKernelId[]>>;
 }
 
 /**

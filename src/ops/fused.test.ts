@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { LLAMA_KERNEL_OF } from '../engine/family-llama';
+import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { kernelWords, llamaKernelOfSlot } from '../ui/kernel-words';
+import { OPS } from './descriptors';
+import { LLAMA_FAMILY, NEOX_SEQUENTIAL, planOpsOf } from './families';
+import { FUSED, fusedOf, fusedSpec } from './fused';
+import { FUSED_KERNEL_IDS, OP_KINDS } from './types';
+
+// The switches are in reports, permalinks and runs links, and the page's words are what people read: the registry's
+// fused kernels are pinned here as the engine, the page and the Llama forward had them written out before.
+describe("the op registry's fused kernels", () => {
+  it('keeps the switch ids, their order and their GPT-NeoX words and fusions', () => {
+    expect(FUSED.map((k) => k.id)).toEqual([...FUSED_KERNEL_IDS]);
+    expect(FUSED_KERNELS.map((k) => `${k.id}: ${k.title}`)).toEqual([
+      'layernorm: Fused LayerNorm',
+      'qkv_rotary: QKV projection + bias + rotary',
+      'flash_attention: Flash attention',
+      'gemm: Tiled GEMM (dense, LM head)',
+      'linear_gelu: Linear + bias + GELU',
+      'residual_epilogue: Residual epilogue',
+    ]);
+    expect(FUSED_KERNELS.map((k) => k.replaces.join(' '))).toEqual([
+      'ln1 ln2 resid_mid',
+      'qkv rotary',
+      'scores probs ctx',
+      'attn_out logits',
+      'fc1 gelu',
+      'mlp_out out',
+    ]);
+    expect(FUSED_KERNELS.map((k) => k.fusedAway.join(' '))).toEqual([
+      '',
+      'qkv',
+      'scores probs',
+      '',
+      'fc1',
+      'mlp_out',
+    ]);
+  });
+
+  it("names each switch's GPT-NeoX op kinds as the steps its fusions replace compute", () => {
+    // A fusion replaces plan ops; the op kinds a switch lists are exactly those plan ops' steps' kinds.
+    const kindOf = new Map<string, string>(
+      [...NEOX_SEQUENTIAL.layer, NEOX_SEQUENTIAL.lmHead].flatMap((s) =>
+        (s.plan ?? [s.slot]).map((p) => [p, s.op] as const),
+      ),
+    );
+    expect(planOpsOf(NEOX_SEQUENTIAL).every((p) => kindOf.has(p))).toBe(true);
+    for (const k of FUSED) {
+      const kinds = new Set(k.neox.fusions.flatMap((f) => f.replaces.map((p) => kindOf.get(p))));
+      expect([...kinds].sort(), k.id).toEqual([...k.neox.ops].sort());
+    }
+  });
+
+  it("runs each switch's Llama kernel under it, and names it in the family's words", () => {
+    expect(LLAMA_KERNEL_OF).toEqual({
+      layernorm: 'addRmsNorm',
+      qkv_rotary: 'qkvRope',
+      flash_attention: 'flash',
+      gemm: 'gemm',
+      linear_gelu: 'swiglu',
+      residual_epilogue: null,
+    });
+    expect(kernelWords('layernorm', 'llama').title).toBe('Residual add + RMSNorm');
+    expect(kernelWords('linear_gelu', 'llama').title).toBe('Gate/up GEMM + SwiGLU');
+    expect(kernelWords('linear_gelu').title).toBe('Linear + bias + GELU');
+    expect(kernelWords('linear_gelu', 'gpt_neox').description).toBe(
+      'dense_h_to_4h with bias and exact GELU in the GEMM epilogue.',
+    );
+    expect(kernelWords('nope', 'llama')).toEqual({ title: 'nope', description: '' });
+    expect(() => fusedSpec('nope')).toThrow("op registry: no fused kernel 'nope'");
+  });
+
+  it("brackets each Llama layer slot by the kernel that writes it, off the steps' op kinds", () => {
+    const all = [...FUSED_KERNEL_IDS];
+    const bracket = Object.fromEntries(
+      LLAMA_FAMILY.layer.map((s) => [s.slot, llamaKernelOfSlot(s.slot, all)?.id ?? null]),
+    );
+    expect(bracket).toEqual({
+      ln1: 'layernorm',
+      q: 'qkv_rotary',
+      k: 'qkv_rotary',
+      v: 'qkv_rotary',
+      q_norm: null,
+      k_norm: null,
+      q_rot: 'qkv_rotary',
+      k_rot: 'qkv_rotary',
+      ctx: 'flash_attention',
+      attn_out: 'gemm',
+      ln2_in: 'layernorm',
+      ln2: 'layernorm',
+      gate: 'linear_gelu',
+      up: 'linear_gelu',
+      swiglu: 'linear_gelu',
+      mlp_out: 'gemm',
+      out: 'layernorm',
+    });
+    expect(llamaKernelOfSlot('ln1', ['gemm'])).toBeNull();
+    expect(llamaKernelOfSlot('swiglu', ['linear_gelu'])).toEqual({
+      id: 'linear_gelu',
+      title: 'Gate/up GEMM + SwiGLU',
+    });
+  });
+
+  it("lists in each descriptor the kernels that may replace it, per family; every Llama op a kernel's is stepped", () => {
+    expect(OPS.rmsnorm.fused).toEqual({ gpt_neox: [], llama: ['layernorm'] });
+    expect(OPS.residual.fused).toEqual({
+      gpt_neox: ['layernorm', 'residual_epilogue'],
+      llama: ['layernorm'],
+    });
+    expect(OPS.qk_norm.fused).toEqual({ gpt_neox: [], llama: [] });
+    for (const k of OP_KINDS)
+      for (const fam of ['gpt_neox', 'llama'] as const) expect(OPS[k].fused[fam], k).toEqual(fusedOf(k, fam));
+    const llamaOps = new Set(
+      [LLAMA_FAMILY.embed, ...LLAMA_FAMILY.layer, LLAMA_FAMILY.finalNorm, LLAMA_FAMILY.lmHead].map(
+        (s) => s.op,
+      ),
+    );
+    for (const k of FUSED)
+      for (const op of k.llama.ops) expect(llamaOps.has(op), `${k.id}: ${op}`).toBe(true);
+  });
+});
