@@ -1,12 +1,13 @@
 // The analysis of runs of a Llama-family model made elsewhere (docs/RUNS.md): one or two run files (A, B) of the
 // loaded model on the same tokens, in the same report as GPT-NeoX's (runs-report.ts), so the CLI's line, the page's
-// results and curves and the runs links read it unchanged. On the CPU, in fp64 (the family's GPU double-float
-// oracle, engine/llama-oracle-gpu.ts, serves the two-path compare, not yet this; a big model takes long here):
-//   sources     — each run's checks from the slots it records (family-runs-ops.ts), the reference path's own run
-//                 at each run's storage precision (the floors' run: the Llama reference forward's taps)
-//   oracle      — the exact forward (the op registry's fp64 forward, Hugging Face's fp32 rotary angles) for the
-//                 curves, and every check's op re-run exactly from each run's own recorded inputs and from the
-//                 reference's (its floor)
+// results and curves and the runs links read it unchanged. Fed as the files are read (streamFamilyRuns,
+// family-runs-stream.ts), on the family's GPU double-float oracle where its self-test passed (family-runs-gpu.ts),
+// else in fp64 on the CPU:
+//   sources     — each run's checks from the slots its header names (family-runs-ops.ts), the reference path's own
+//                 run at each run's storage precision (the floors' run: the Llama reference forward's taps)
+//   oracle      — the exact forward (the op registry's df or fp64 forward, Hugging Face's fp32 rotary angles) for
+//                 the curves, and every check's op re-run exactly from each run's own recorded inputs (as they
+//                 arrive) and from the reference's (its floor)
 //   comparisons — each check's error and its floor, per row too; per layer the curves (each run and the reference
 //                 path against the exact forward, B against A)
 //   verdict     — each check's ratio to its floor, each run's first born op, in words naming the dump's own module
@@ -15,38 +16,23 @@
 // Two generations of one prompt whose texts part are compared on the rows they share, as GPT-NeoX's are.
 import { type Engine, EngineError } from '../engine/engine';
 import type { AdapterSummary } from '../gpu/device';
-import { llamaForward } from '../kernels/cpu/llama-forward';
-import { checkSameTokens } from '../model/run-file';
+import { BufferPool } from '../gpu/pool';
+import { checkSameTokens, type ReadRunOptions } from '../model/run-file';
 import { type PartedPair, partedPair } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
-import type { DType, LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
+import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { DEFAULT_K, type Metric } from '../run/runspec';
-import { computeCheck, type FamilyRun, familyRunChecks, type GroupContext } from './family-runs-ops';
+import { compareFed } from './family-runs-compare';
+import { gpuRerunOf } from './family-runs-gpu';
+import type { FamilyRun } from './family-runs-ops';
+import { FamilyRunsFeed, type FedAnalysis, type FeedModel, type FeedOracle } from './family-runs-stream';
 import { explainFamilyFindings } from './family-runs-why';
-import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
-import { type FullMetrics, fullMetrics, perTokenRelL2 } from './metrics';
-import { firstRowPast, runRows } from './run-rows';
+import { familyOracle } from './family-selftest';
+import type { OracleChoice } from './oracle-source';
+import { runRows } from './run-rows';
 import type { RunInput } from './runs-input';
-import {
-  RUNS_REPORT_SCHEMA,
-  type RunCheckResult,
-  type RunCurve,
-  type RunSourceInfo,
-  type RunsReport,
-  verdictOf,
-} from './runs-report';
+import { RUNS_REPORT_SCHEMA, type RunSourceInfo, type RunsReport, verdictOf } from './runs-report';
 import { heldRows, partingOfRuns } from './runs-verdict';
-
-const PRECISION: Record<DType, Precision> = { F32: 'fp32', F16: 'fp16', BF16: 'bf16' };
-
-/** The oracle of a Llama-family runs analysis, in the report's words. */
-const FAMILY_RUNS_ORACLE = {
-  kind: 'cpu' as const,
-  reason:
-    "each op re-run in fp64 on the CPU by the op registry's forms (kernels/cpu/op-fp64.ts), the exact forward by " +
-    'its fp64 forward (kernels/cpu/llama-forward.ts): the GPU double-float forms do not take runs of the family yet',
-  selfTest: null,
-};
 
 /** The model and what the floors are read from: the reference path's own run, in a precision mode. */
 export interface FamilyRunsModel {
@@ -58,41 +44,118 @@ export interface FamilyRunsModel {
   adapter: AdapterSummary;
   /** The reference path's forward on the tokens with every step's tap (`embed`, `layers.{i}.{slot}`, …). */
   reference(tokens: readonly number[], precision: Precision): Promise<Map<string, Float32Array>>;
+  /** The oracle for an analysis (the CPU fp64 forms where absent). */
+  oracle?(choice: OracleChoice): Promise<FeedOracle>;
 }
 
 export interface FamilyRunsOptions {
   k?: number;
   metric?: Metric;
+  /** 'auto' (default): the GPU double-float route where the family's self-test passed on a real GPU. */
+  oracle?: OracleChoice;
   signal?: AbortSignal;
   onProgress?: (phase: string, done: number, total: number) => void;
 }
 
-const maxAbsOf = (v: ArrayLike<number>) => {
-  let m = 0;
-  for (let i = 0; i < v.length; i++) {
-    const x = Math.abs(v[i]);
-    if (x > m) m = x;
-  }
-  return m;
+/** The CPU route, in the report's words. */
+const CPU_ORACLE: FeedOracle = {
+  info: {
+    kind: 'cpu',
+    reason: 'no GPU double-float oracle was offered: the fp64 forms ran on the CPU',
+    selfTest: null,
+  },
+  gpu: null,
+  release: () => undefined,
 };
 
-/** The analysis of run A (and B, against A) of a Llama-family model. */
-export async function analyzeFamilyRuns(
+/** What a feed reads of the model (the Hugging Face fp32 rotary angles: how the runs were made). */
+function feedModelOf(model: FamilyRunsModel, opts: FamilyRunsOptions): FeedModel {
+  return {
+    ctx: (tokens) => ({ cfg: model.cfg, weights: model.weights, tokens, angles: 'hf-fp32' }),
+    reference: (tokens, p) => model.reference(tokens, p),
+    oracle: () => (model.oracle ? model.oracle(opts.oracle ?? 'auto') : Promise.resolve(CPU_ORACLE)),
+  };
+}
+
+/** A run no reader fed: its header and every slot handed to the feed now. */
+function feedWhole(feed: FamilyRunsFeed, j: number, r: RunInput): void {
+  const f = r.file;
+  const slots = new Map([...f.slots].map(([slot, t]) => [slot, { name: t.name, dtype: t.dtype }]));
+  feed.header(j, { tokens: f.tokens, slots });
+  for (const [slot, t] of f.slots) feed.tensor(j, slot, t);
+}
+
+/** An analysis fed as its run files are read (as analyze-runs.ts streamRuns is for GPT-NeoX). */
+export interface FamilyRunsStream {
+  /** What run j's reader calls (readRunFile's onHeader and onSlot): run 0 is A, run 1 is B. */
+  reader(j: number): Required<Pick<ReadRunOptions, 'onHeader' | 'onSlot'>>;
+  /** The report, once the runs are whole (a run no reader fed is taken whole here); its buffers are then back. */
+  report(a: RunInput, b: RunInput | null): Promise<RunsReport>;
+  /** The buffers back where no report will be asked for (a refused file, a stopped read). */
+  release(): Promise<void>;
+}
+
+/**
+ * The analysis of `count` runs (1 or 2) fed as they are read: the oracle chosen and the references started on the
+ * first header's tokens, each check re-run as soon as its inputs are in, between the reader's reads
+ * (family-runs-stream.ts).
+ */
+export function streamFamilyRuns(
+  model: FamilyRunsModel,
+  count: number,
+  opts: FamilyRunsOptions = {},
+): FamilyRunsStream {
+  const feed = new FamilyRunsFeed(feedModelOf(model, opts), count, opts.signal);
+  const fedRuns = new Set<number>();
+  let soon = false;
+  const later = () => {
+    if (soon) return;
+    soon = true;
+    setTimeout(() => {
+      soon = false;
+      void feed.work();
+    }, 0);
+  };
+  return {
+    reader: (j) => ({
+      onHeader(h) {
+        fedRuns.add(j);
+        feed.header(j, h);
+        later();
+      },
+      onSlot(slot, t) {
+        feed.tensor(j, slot, t);
+        later();
+      },
+    }),
+    async report(a, b) {
+      if (b) checkSameTokens(a.file, b.file);
+      const parted = b ? partedPair(a.file, b.file) : null;
+      // Two generations whose texts part: compared on the rows they share, in an analysis of those rows.
+      if (b && parted && (parted.rows < a.file.tokens.length || parted.rows < b.file.tokens.length)) {
+        await feed.abandon();
+        const cut = (r: RunInput): RunInput => ({ file: runRows(r.file, parted.rows), sha256: r.sha256 });
+        const report = await analyzeSame(model, cut(a), cut(b), opts, parted, null);
+        heldRows(report, { A: a.file.tokens.length, B: b.file.tokens.length });
+        return report;
+      }
+      [a, b].forEach((r, j) => {
+        if (r && !fedRuns.has(j)) feedWhole(feed, j, r);
+      });
+      return analyzeSame(model, a, b, opts, parted, feed);
+    },
+    release: () => feed.abandon(),
+  };
+}
+
+/** The analysis of run A (and B, against A) of a Llama-family model, its runs whole. */
+export function analyzeFamilyRuns(
   model: FamilyRunsModel,
   a: RunInput,
   b: RunInput | null,
   opts: FamilyRunsOptions = {},
 ): Promise<RunsReport> {
-  if (b) checkSameTokens(a.file, b.file);
-  // Two generations whose texts part: compared on the rows they share.
-  const parted = b ? partedPair(a.file, b.file) : null;
-  if (b && parted && (parted.rows < a.file.tokens.length || parted.rows < b.file.tokens.length)) {
-    const cut = (r: RunInput): RunInput => ({ file: runRows(r.file, parted.rows), sha256: r.sha256 });
-    const report = await analyzeSame(model, cut(a), cut(b), opts, parted);
-    heldRows(report, { A: a.file.tokens.length, B: b.file.tokens.length });
-    return report;
-  }
-  return analyzeSame(model, a, b, opts, parted);
+  return streamFamilyRuns(model, b ? 2 : 1, opts).report(a, b);
 }
 
 async function analyzeSame(
@@ -101,10 +164,9 @@ async function analyzeSame(
   b: RunInput | null,
   opts: FamilyRunsOptions,
   parted: PartedPair | null,
+  given: FamilyRunsFeed | null,
 ): Promise<RunsReport> {
-  const { cfg } = model;
-  const tokens = a.file.tokens;
-  const T = tokens.length;
+  const T = a.file.tokens.length;
   const k = opts.k ?? DEFAULT_K;
   const metric = opts.metric ?? 'relL2';
   const durations: Record<string, number> = {};
@@ -130,129 +192,50 @@ async function analyzeSame(
     if (opts.signal?.aborted) throw new EngineError('run analysis cancelled', 'cancelled');
   };
 
-  const { runs, refs } = await phase('sources', async () => {
-    const runs: FamilyRun[] = inputs.map((input, j) => {
-      const slots = input.file.slots;
-      const { checks, missing } = familyRunChecks(cfg, (s) => slots.has(s));
-      return {
-        id: j === 0 ? 'A' : 'B',
-        input,
-        precision: PRECISION[input.file.storage],
-        checks,
-        missing,
-        slot: (s) => slots.get(s)?.data ?? null,
-        name: (s) => slots.get(s)?.name ?? s,
-      };
-    });
-    // The floors' runs: the reference path at each run's storage precision, and at fp32 for the curves.
-    const refs = new Map<Precision, Map<string, Float32Array>>();
-    for (const p of new Set<Precision>(['fp32', ...runs.map((r) => r.precision)]))
-      refs.set(p, await model.reference(tokens, p));
-    return { runs, refs };
+  // Every run fed (whole, where no reader fed it as it was read), its checks re-run, the floors and the exact forward.
+  const feed = given ?? new FamilyRunsFeed(feedModelOf(model, opts), inputs.length, opts.signal);
+  await phase('sources', () => {
+    if (!given) for (const [j, r] of inputs.entries()) feedWhole(feed, j, r);
+  }).catch(async (e: unknown) => {
+    await feed.abandon();
+    throw e;
   });
+  const fedAll = await phase('oracle', () => feed.done(inputs)).catch(async (e: unknown) => {
+    await feed.abandon();
+    throw e;
+  });
+  try {
+    return await analyzeFed(model, fedAll, a, b, parted, { T, k, metric, durations, phase, yieldNow });
+  } finally {
+    fedAll.oracle.release();
+  }
+}
 
-  const ctx: GroupContext = { cfg, weights: model.weights, tokens, angles: 'hf-fp32' };
-  const { exactTaps, checkExact } = await phase('oracle', async () => {
-    const exactTaps = new Map<string, Float64Array>();
-    llamaForward(cfg, model.weights, tokens, exactTaps, { angles: 'hf-fp32' });
-    const checkExact: { own: Float64Array[]; kept: Map<string, Float64Array>[]; floor: Float64Array[] }[] =
-      [];
-    for (const r of runs) {
-      const ref = refs.get(r.precision)!;
-      const e = {
-        own: [] as Float64Array[],
-        kept: [] as Map<string, Float64Array>[],
-        floor: [] as Float64Array[],
-      };
-      for (const c of r.checks) {
-        const kept = new Map<string, Float64Array>();
-        e.own.push(computeCheck(c, ctx, r.slot, null, kept));
-        e.kept.push(kept);
-        e.floor.push(computeCheck(c, ctx, (s) => ref.get(s) ?? null));
-        await yieldNow();
-      }
-      checkExact.push(e);
-    }
-    return { exactTaps, checkExact };
-  });
+/** What analyzeFed shares with analyzeSame. */
+interface Shared {
+  T: number;
+  k: number;
+  metric: Metric;
+  durations: Record<string, number>;
+  phase: <R>(name: string, f: () => Promise<R> | R) => Promise<R>;
+  yieldNow: () => Promise<void>;
+}
 
-  const { checks, curves } = await phase('comparisons', () => {
-    const checks: RunCheckResult[] = runs.flatMap((r, j) =>
-      r.checks.map((c, i) => {
-        const P = r.precision;
-        const recorded = r.slot(c.output)!;
-        const refOut = refs.get(P)!.get(c.output)!;
-        const exact = checkExact[j].own[i];
-        const floorExact = checkExact[j].floor[i];
-        const error = fullMetrics(recorded, exact, P);
-        const floor = fullMetrics(refOut, floorExact, P);
-        const scale = maxAbsOf(recorded);
-        const ratio = ratioOf(error, floor, metric, P, scale);
-        const nonFinite = nonFiniteIn(error);
-        const width = recorded.length / T;
-        const firstRow = firstRowPast(
-          perTokenRelL2(recorded, exact, T, width),
-          perTokenRelL2(refOut, floorExact, T, width),
-          floor.relL2,
-          P,
-          k,
-        );
-        return {
-          run: r.id,
-          id: c.id,
-          op: c.op,
-          layer: c.layer,
-          module: c.module,
-          what: c.what,
-          inputs: c.inputs.map(r.name),
-          output: r.name(c.output),
-          error,
-          floor,
-          floorValue: effectiveFloor(floor, metric, P, scale),
-          ratio,
-          nonFinite,
-          born: ratio > k || nonFinite > 0,
-          firstRow,
-        };
-      }),
-    );
-    const ref32 = refs.get('fp32')!;
-    const layerSlots = [
-      'embed',
-      ...Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`),
-      'final_norm',
-      'logits',
-    ];
-    const lowest = runs.reduce<Precision>((p, r) => (r.precision === 'fp32' ? p : r.precision), 'fp32');
-    const curves: RunCurve[] = layerSlots.flatMap((slot) => {
-      const exact = exactTaps.get(slot);
-      const ref = ref32.get(slot);
-      if (!exact || !ref) return [];
-      const floor = fullMetrics(ref, exact, 'fp32');
-      const scale = maxAbsOf(ref);
-      const point = (m: FullMetrics, P: Precision) => {
-        const ratio = ratioOf(m, floor, metric, P, scale);
-        return { metrics: m, ratio, diverged: ratio > k || nonFiniteIn(m) > 0 };
-      };
-      const got = runs.map((r) => r.slot(slot));
-      const [ga, gb] = got;
-      return [
-        {
-          slot,
-          floor,
-          floorValue: effectiveFloor(floor, metric, 'fp32', scale),
-          runs: Object.fromEntries(
-            runs.map((r, j) => {
-              const g = got[j];
-              return [r.id, g ? point(fullMetrics(g, exact, r.precision), r.precision) : null];
-            }),
-          ),
-          bVsA: runs.length === 2 && ga && gb ? point(fullMetrics(gb, ga, lowest), lowest) : null,
-        },
-      ];
-    });
-    return { checks, curves };
-  });
+/** The comparisons, the verdict and the why, every run's checks re-run (`fedAll`). */
+async function analyzeFed(
+  model: FamilyRunsModel,
+  fedAll: FedAnalysis,
+  a: RunInput,
+  b: RunInput | null,
+  parted: PartedPair | null,
+  { T, k, metric, durations, phase, yieldNow }: Shared,
+): Promise<RunsReport> {
+  const { cfg } = model;
+  const tokens = a.file.tokens;
+  const { runs, ctx, exactTaps } = fedAll;
+  durations.sources = fedAll.ms.sources;
+  durations.oracle = fedAll.ms.oracle;
+  const { checks, curves } = await phase('comparisons', () => compareFed(fedAll, T, k, metric));
 
   const report = await phase('verdict', () => {
     const sources: RunSourceInfo[] = runs.map((r) => {
@@ -281,7 +264,10 @@ async function analyzeSame(
       tokens,
       metric,
       k,
-      oracle: FAMILY_RUNS_ORACLE,
+      oracle: {
+        ...fedAll.oracle.info,
+        reason: `${fedAll.oracle.info.reason}; ${fedAll.gpuChecks} checks re-run in double-float on the GPU, ${fedAll.cpuChecks} in fp64 on the CPU`,
+      },
       metricsOn: 'cpu',
       floorFrom:
         "the engine's Llama reference path at each run's storage precision, its local error at the same op",
@@ -318,7 +304,7 @@ async function analyzeSame(
       runs,
       ctx,
       model.shared,
-      (j, i) => ({ exact: checkExact[j].own[i], kept: checkExact[j].kept[i] }),
+      (j, i) => ({ exact: fedAll.own[j][i], kept: fedAll.kept[j][i] }),
       yieldNow,
     ),
   );
@@ -339,5 +325,28 @@ export function familyRunsModel(engine: Engine): FamilyRunsModel {
     adapter: engine.adapter,
     reference: async (tokens, precision) =>
       (await m.forward(tokens, { path: 'reference', taps: 'all', precision })).taps,
+    // The family's choice (a CPU adapter takes the CPU unless asked; the df self-test and the family's tiny model).
+    oracle: async (choice) => {
+      const pool = new BufferPool(engine.devicePipelines().device);
+      try {
+        const info = await familyOracle(engine, choice, pool);
+        const gpu = info.kind === 'gpu' ? gpuRerunOf(engine, pool, info.dfFma) : null;
+        return {
+          info: {
+            kind: info.kind,
+            reason:
+              info.kind === 'gpu'
+                ? `${info.reason}: each check re-run in double-float on the GPU by the registry's df forms`
+                : info.reason,
+            selfTest: info.selfTest,
+          },
+          gpu,
+          release: () => pool.destroyAll(),
+        };
+      } catch (e) {
+        pool.destroyAll();
+        throw e;
+      }
+    },
   };
 }
