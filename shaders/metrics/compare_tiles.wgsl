@@ -15,7 +15,7 @@
 // 7 elements per tile. Workgroup w runs tile w − word 6 of the last stretch whose word 6 is at most w.
 const TILE_WORDS: u32 = 8u;
 
-// The edges, copied to workgroup memory once per tile.
+// The edges (and the bins by exponent, below), copied to workgroup memory once per tile.
 var<workgroup> wedges: array<vec4<u32>, HIST_BINS - 1u>;
 
 fn edge(k: u32) -> Diff {
@@ -23,22 +23,50 @@ fn edge(k: u32) -> Diff {
   return Diff(bitcast<i32>(w.x), bitcast<f32>(w.y), bitcast<f32>(w.z));
 }
 
-/** Histogram bin of a nonzero |a − b|: the number of lower bin edges it reaches (edges[k] is the least f64
- * error the CPU histogram puts in bin k + 1, as a double-float). */
+// Bins by exponent (edges word 4 (HIST_BINS − 1) + j, j = k − BIN_K0 clamped to [0, BIN_KS)): the number of edges
+// whose exponent is below k, plus 256 when an edge has exponent k. Consecutive edges are 10^0.4 > 2 apart, so a
+// binade holds at most one: an error of exponent k is in that bin, or the next when it reaches that edge.
+const BIN_K0: i32 = -48;
+const BIN_KS: u32 = 72u;
+var<workgroup> wbins: array<u32, BIN_KS>;
+
+/** Histogram bin of a nonzero |a − b| (canonical Diff): the number of bin edges it reaches (edges[k] is the least
+ * f64 error the CPU histogram puts in bin k + 1, as a double-float). */
 fn bin_of(d: Diff) -> u32 {
-  var lo = 0u;
-  var hi = HIST_BINS - 1u;
-  while (lo < hi) {
-    let mid = (lo + hi) / 2u;
-    if (diff_ge(d, edge(mid))) { lo = mid + 1u; } else { hi = mid; }
-  }
-  return lo;
+  let w = wbins[u32(clamp(d.e - BIN_K0, 0, i32(BIN_KS) - 1))];
+  let b = w & 0xffu;
+  if (w < 256u) { return b; }
+  return b + select(0u, 1u, diff_ge(d, edge(b)));
+}
+
+/** bin_of for an exact difference r of f32 scale: its Diff made only where an edge shares its exponent. */
+fn bin_of_r(r: vec2<f32>) -> u32 {
+  let w = wbins[u32(clamp(expo(r.x) - BIN_K0, 0, i32(BIN_KS) - 1))];
+  let b = w & 0xffu;
+  if (w < 256u) { return b; }
+  return b + select(0u, 1u, diff_ge(diff_of(r), edge(b)));
 }
 
 // HIST_COPIES interleaved copies of the histogram (thread lid counts into copy lid % HIST_COPIES): errors
 // crowd into a few bins, and one copy would serialise the workgroup's atomics on them.
 const HIST_COPIES: u32 = 8u;
 var<workgroup> hist: array<atomic<u32>, HIST_BINS * HIST_COPIES>;
+
+// Elements take one of two paths (a choice per element, so results never depend on which):
+//  - the common one, where a, the baseline's hi and lo are zero or of exponent −103 … 100 (f32 biased 24 … 227):
+//    the difference r = a − (hi + lo) is formed exactly in f32 (TwoSums: nothing under- or overflows there), the
+//    baseline's f32 rounding is one f32 addition hi + lo (equal to rounding the f64 hi + lo, see below), and the
+//    canonical Diff is made only where it matters (a new largest difference, an error near a bin edge);
+//  - any other (subnormal, tiny or huge operands): decoded from the bits into extended values as before.
+// Both feed the same scaled sums (Sc, ext.wgsl). The tiny-lo case of the f64 rounding (lo_as_f64) is rounded
+// in place on the common path.
+const WIN_LO: u32 = 24u;    // biased exponents of the common path: 24 … 227
+const WIN_SPAN: u32 = 204u;
+
+/** Zero, or a finite f32 of exponent −103 … 100. */
+fn in_window(b: u32) -> bool {
+  return ((b >> 23u) & 0xffu) - WIN_LO < WIN_SPAN || (b & 0x7fffffffu) == 0u;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u) {
@@ -63,8 +91,11 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   let want_hist = (flags & 8u) != 0u;
   let hdst = select(NO_HIST, tiles[t + 5u] + k * HIST_BINS, want_hist);
 
-  for (var k = lid; k < HIST_BINS - 1u; k += WG) {
-    wedges[k] = vec4<u32>(edges[4u * k], edges[4u * k + 1u], edges[4u * k + 2u], 0u);
+  if (want_hist) {
+    for (var k = lid; k < HIST_BINS - 1u; k += WG) {
+      wedges[k] = vec4<u32>(edges[4u * k], edges[4u * k + 1u], edges[4u * k + 2u], 0u);
+    }
+    for (var k = lid; k < BIN_KS; k += WG) { wbins[k] = edges[4u * (HIST_BINS - 1u) + k]; }
   }
   workgroupBarrier();
 
@@ -76,7 +107,11 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   var fin = 0u;
   var zeros = 0u;
   var max_ulp = 0u;
-  var p = part_zero();
+  var key = Diff(ZE, 0.0, 0.0);
+  var ops = vec3<u32>(0u);
+  var kmag = 0.0; // key's hi as an f32 (2^110 past the common path's range): a smaller |r.x| cannot beat it
+  var sd = sc_zero(); // Σ|a − b|, Σ(a − b)²
+  var sn = sc_zero(); // Σa², Σb²
   for (var i = lid; i < count; i += WG) {
     seen += 1u;
     let xb = a[a0 + i];
@@ -100,6 +135,56 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
       continue;
     }
     fin += 1u;
+    let hz = (hb & 0x7fffffffu) == 0u;
+    let usual = in_window(xb) && in_window(hb) && (!is_df || (in_window(lb) && (!hz || (lb & 0x7fffffffu) == 0u)));
+    if (usual) {
+      let x = bitcast<f32>(xb);
+      let hv = bitcast<f32>(hb);
+      var lv = bitcast<f32>(lb);
+      let eh = expo(hv);
+      // The f64 sum hi + lo keeps lo unless lo has bits below 2^-52 of hi's binade (its exponent below eh − 29):
+      // then lo is rounded as lo_as_f64 does. Past that, hi + lo in f32 is the f32 rounding of the f64 value: a
+      // lo that needs no f64 rounding is rounded once by the f32 addition, and a smaller one is below a quarter
+      // ulp of hi, where the f32 rounding is hi either way.
+      if (lb != 0u && expo(lv) < eh - 29) {
+        var q = 52;
+        if ((hb & 0x7fffffu) == 0u && (lv < 0.0) != (hv < 0.0)) { q = 53; }
+        lv = ldexp(round(ldexp(lv, q - eh)), eh - q);
+      }
+      let yb = select(hb, bitcast<u32>(hv + lv), lb != 0u);
+      max_ulp = max(max_ulp, ulp_dist(xb, yb, prec));
+      // r = x − hi − lo exactly (as diff_abs at E = 0).
+      let s1 = two_sum(x, -hv);
+      let s2 = two_sum(s1.x, -lv);
+      let r = two_sum(s2.x, s1.y + s2.y);
+      if (r.x == 0.0) {
+        zeros += 1u;
+      } else {
+        let ar = abs(r.x);
+        if (ar >= kmag) {
+          let d = diff_of(r);
+          if (key.e == ZE || !diff_ge(key, d)) {
+            key = d;
+            ops = vec3<u32>(xb, hb, lb);
+            kmag = ar;
+          }
+        }
+        if (want_hist) {
+          atomicAdd(&hist[bin_of_r(r) * HIST_COPIES + lid % HIST_COPIES], 1u);
+        }
+        sd = sc_fit(sd, expo(r.x), 1);
+        let sg = select(sd.f, -sd.f, r.x < 0.0);
+        let ds = vec2<f32>(ar * sd.f, r.y * sg);
+        sd.s1 = dd_add_pos(sd.s1, ds);
+        sd.s2 = dd_add_pos(sd.s2, sq_df(ds.x, ds.y));
+      }
+      sn = sc_fit(sn, max(expo(x), eh), 2);
+      sn.s1 = dd_add_pos(sn.s1, sq_exact(abs(x) * sn.f));
+      let hs = hv * sn.f;
+      sn.s2 = dd_add_pos(sn.s2, sq_df(abs(hs), select(lv, -lv, hv < 0.0) * sn.f));
+      continue;
+    }
+    // Any other element: decoded into extended values (ext.wgsl).
     let x = decode(xb);
     var h = decode(hb);
     var ls = 0.0;
@@ -120,16 +205,23 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     if (d.e == ZE) {
       zeros += 1u;
     } else {
-      if (p.key.e == ZE || !diff_ge(p.key, d)) {
-        p.key = d;
-        p.ops = vec3<u32>(xb, hb, lb);
+      if (key.e == ZE || !diff_ge(key, d)) {
+        key = d;
+        ops = vec3<u32>(xb, hb, lb);
+        kmag = select(ldexp(d.h, d.e), pow2(110), d.e > 102);
       }
-      p.sum_abs = acc_add_pos(p.sum_abs, vec2<f32>(d.h, d.l), d.e);
-      p.ssq_e = acc_add_pos(p.ssq_e, sq_df(d.h, d.l), 2 * d.e);
       if (want_hist) { atomicAdd(&hist[bin_of(d) * HIST_COPIES + lid % HIST_COPIES], 1u); }
+      sd = sc_fit(sd, d.e, 1);
+      let ds = sh2(vec2<f32>(d.h, d.l), d.e - sd.e);
+      sd.s1 = dd_add_pos(sd.s1, ds);
+      sd.s2 = dd_add_pos(sd.s2, sq_df(ds.x, ds.y));
     }
-    if (x.m != 0.0) { p.ssq_a = acc_add_pos(p.ssq_a, sq_exact(x.m), 2 * x.e); }
-    if (h.m != 0.0) { p.ssq_b = acc_add_pos(p.ssq_b, sq_df(h.m, ls), 2 * h.e); }
+    sn = sc_fit(sn, max(x.e, h.e), 2);
+    if (x.m != 0.0) { sn.s1 = dd_add_pos(sn.s1, sq_exact(sh(abs(x.m), x.e - sn.e))); }
+    if (h.m != 0.0) {
+      let sg = select(1.0, -1.0, h.m < 0.0);
+      sn.s2 = dd_add_pos(sn.s2, sq_df(sh(abs(h.m), h.e - sn.e), sg * sh(ls, h.e - sn.e)));
+    }
   }
   atomicAdd(&counts[0], seen);
   atomicAdd(&counts[1], nan);
@@ -139,6 +231,13 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   atomicAdd(&counts[5], fin);
   atomicAdd(&counts[6], zeros);
   atomicMax(&counts[7], max_ulp);
+  var p = part_zero();
+  p.key = key;
+  p.ops = ops;
+  p.sum_abs = acc_of(sd.s1, sd.e);
+  p.ssq_e = acc_of(sd.s2, 2 * sd.e);
+  p.ssq_a = acc_of(sn.s1, 2 * sn.e);
+  p.ssq_b = acc_of(sn.s2, 2 * sn.e);
   let total = reduce_parts(lid, p); // (has barriers: the counters and histogram are complete after it)
   if (lid < 8u) { rec[dst + lid] = atomicLoad(&counts[lid]); }
   if (lid == 0u) {

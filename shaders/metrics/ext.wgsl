@@ -269,3 +269,58 @@ fn ulp_dist(xb: u32, yb: u32, prec: u32) -> u32 {
   if ((bx & sbit) == (by & sbit)) { return select(my - mx, mx - my, mx >= my); }
   return mx + my;
 }
+
+// ---- scaled per-thread sums (the element loop's accumulators) ------------------------------------------------
+// The per-element loop of compare_tiles.wgsl keeps its sums as plain double-floats at one exponent per thread
+// and sum kind instead of an exponent aligned per term (acc_add_pos above, ~10× the work). A term of exponent
+// k is scaled by 2^-e with e the thread's scale: e starts at SC_MIN and is raised to min(k, SC_MAX) when a
+// term has k > e + 20 (rare: only as the largest term so far grows), the sums shifted down with it. So a
+// scaled term is below 2^21 (2^10 at SC_MAX: no f32 is above 2^129) and its square below 2^42; a term is
+// never scaled below 2^-29 while e = SC_MIN (no f32 is below 2^-149), and once e was raised the sum holds a
+// term ≥ 1, so what a square loses below f32's normal range is < 2^-100 of the sum. Only once per thread
+// are the sums turned into extended accumulators (acc_of) for the workgroup's tree.
+
+const SC_MIN: i32 = -120;
+const SC_MAX: i32 = 120;
+
+/** 2^k as an f32 for k in [-126, 127], from its bits (no arithmetic). */
+fn pow2(k: i32) -> f32 {
+  return bitcast<f32>(u32(k + 127) << 23u);
+}
+
+/** s + t for nonnegative double-floats (one TwoSum and a Fast2Sum, relative error ~2^-44; as acc_add_pos). */
+fn dd_add_pos(s: vec2<f32>, t: vec2<f32>) -> vec2<f32> {
+  let u = two_sum(s.x, t.x);
+  let e = u.y + (s.y + t.y);
+  let f = opq(u.x + e, e); // Fast2Sum (|u.x| ≥ |e|)
+  return vec2<f32>(f, e - (f - u.x));
+}
+
+/** A thread's sums at scale e (f = 2^-e): s1 and s2 are Σ t·2^-e and Σ t²·2^-2e (|a − b|), or Σ a²·2^-2e and
+ * Σ b²·2^-2e (the two norms). */
+struct Sc { e: i32, f: f32, s1: vec2<f32>, s2: vec2<f32> }
+
+fn sc_zero() -> Sc {
+  return Sc(SC_MIN, pow2(-SC_MIN), vec2<f32>(0.0, 0.0), vec2<f32>(0.0, 0.0));
+}
+
+/** s ready for a term of exponent k; `p1` is the power of the scale s1 is kept at (1 or 2; s2 always 2). */
+fn sc_fit(s: Sc, k: i32, p1: i32) -> Sc {
+  if (k <= s.e + 20) { return s; }
+  let ne = min(k, SC_MAX);
+  return Sc(ne, pow2(-ne), sh2(s.s1, p1 * (s.e - ne)), sh2(s.s2, 2 * (s.e - ne)));
+}
+
+/** The extended accumulator of v · 2^e (v normalized to [1, 2)). */
+fn acc_of(v: vec2<f32>, e: i32) -> Acc {
+  if (v.x == 0.0) { return acc_zero(); }
+  let k = expo(v.x);
+  return Acc(vec2<f32>(ldexp(v.x, -k), ldexp(v.y, -k)), e + k);
+}
+
+/** The canonical Diff of a nonzero exact difference r = r.x + r.y of f32 scale (as diff_abs normalizes). */
+fn diff_of(r: vec2<f32>) -> Diff {
+  let k = expo(r.x);
+  let sg = select(1.0, -1.0, r.x < 0.0);
+  return Diff(k, sg * ldexp(r.x, -k), sg * ldexp(r.y, -k));
+}

@@ -67,3 +67,30 @@ export function edgeWords(edges: Float64Array): Uint32Array {
   });
   return out;
 }
+
+/** The least and number of exponents of the bins-by-exponent table (BIN_K0, BIN_KS in compare_tiles.wgsl). */
+export const BIN_K0 = -48;
+export const BIN_KS = 72;
+
+/**
+ * The shader's bins by exponent, after the edge triples: for exponent k = BIN_K0 + j, the number of edges whose
+ * exponent is below k, plus 256 when an edge has exponent k (at most one does: consecutive edges are more than a
+ * factor 2 apart, checked here). An error of exponent k is then in that bin, or in the next when it reaches
+ * that edge. The table's ends lie beyond the edges' exponents, so clamping k to them is exact.
+ */
+export function binWords(edgeTriples: Uint32Array): Uint32Array {
+  const i32 = new Int32Array(edgeTriples.buffer, edgeTriples.byteOffset, edgeTriples.length);
+  const exps = Array.from({ length: edgeTriples.length / 4 }, (_, j) => i32[4 * j]);
+  if (exps[0] <= BIN_K0 || exps[exps.length - 1] >= BIN_K0 + BIN_KS - 1)
+    throw new Error(
+      `GpuMetrics: histogram edges' exponents ${exps[0]} … ${exps.at(-1)} outside the bin table`,
+    );
+  const out = new Uint32Array(BIN_KS);
+  for (let j = 0; j < BIN_KS; j++) {
+    const k = BIN_K0 + j;
+    const at = exps.filter((e) => e === k).length;
+    if (at > 1) throw new Error(`GpuMetrics: ${at} histogram edges of exponent ${k}`);
+    out[j] = exps.filter((e) => e < k).length + (at ? 256 : 0);
+  }
+  return out;
+}

@@ -17,7 +17,7 @@ import { Program } from '../gpu/program';
 import type { GpuTimer } from '../gpu/timestamps';
 import { bitDiffTiles, compareTiles, HIST_BINS, RANGE_WORDS, reduceRecords } from '../kernels/metrics';
 import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
-import { edgeWords, histogramEdges } from './gpu-metrics-edges';
+import { binWords, edgeWords, histogramEdges } from './gpu-metrics-edges';
 import { planRecord, splitRanges, TARGET_TILES } from './gpu-metrics-plan';
 import { packTiles } from './gpu-metrics-tiles';
 import type { BitDiffJob, CompareJob, PendingMetrics } from './gpu-metrics-types';
@@ -46,9 +46,16 @@ const ALIGN_WORDS = 64; // 256 bytes: a table region's start, for a binding offs
 
 let edgeCache: Uint32Array | null = null;
 
-/** The histogram's bin edges as the shaders read them (computed once from the CPU histogram). */
+/** The histogram's bin edges as the shaders read them, then its bins by exponent (computed once from the CPU
+ * histogram). */
 export function histogramEdgeWords(): Uint32Array {
-  edgeCache ??= edgeWords(histogramEdges(HIST_BINS));
+  if (!edgeCache) {
+    const triples = edgeWords(histogramEdges(HIST_BINS));
+    const bins = binWords(triples);
+    edgeCache = new Uint32Array(triples.length + bins.length);
+    edgeCache.set(triples);
+    edgeCache.set(bins, triples.length);
+  }
   return edgeCache;
 }
 
