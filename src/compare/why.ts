@@ -106,7 +106,8 @@ export async function whyAt(w: WhyInput): Promise<OpWhy> {
   let products = 0;
   let gpu = 0;
   const onGpu = w.products && GPU_SEARCH_OPS.includes(w.op) ? gpuProducts(w.products, data, cache) : null;
-  // With the products on the GPU, the search starts first and the anatomy runs while the GPU multiplies.
+  // With the products on the GPU, the search starts first: it asks for its products, screens the candidates that
+  // read none while the GPU multiplies (explainWith), and the anatomy runs then too, before the products are read.
   const searching = onGpu
     ? explainWith(data, cache, async (requests) => {
         const p0 = performance.now();

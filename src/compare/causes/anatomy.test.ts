@@ -2,7 +2,7 @@
 // every failure message).
 import { describe, expect, it } from 'vitest';
 import { roundTo } from '../../numeric/round';
-import { anatomy } from './anatomy';
+import { anatomy, sumRow } from './anatomy';
 import { plantOp } from './plant.testdata';
 
 const base = Math.floor(Math.random() * 2 ** 30);
@@ -71,6 +71,69 @@ describe('anatomy', () => {
       expect(a.size.fp32, `seed ${seed}`).toBeGreaterThan(1000);
       expect(a.heatmap.values.length).toBe(a.heatmap.rowLabels.length * a.heatmap.colLabels.length);
       expect(Math.max(...a.heatmap.values)).toBeGreaterThan(10);
+    }
+  });
+});
+
+describe('sumRow', () => {
+  it('gives the sums of one loop over every element, bit for bit (50 seeds; NaN/Inf errors count as 0)', () => {
+    for (let j = 0; j < 50; j++) {
+      const seed = base + 7 * j;
+      const d = plantOp(seed, j % 2 ? 'fc1' : 'qkv', () => ({ outFormat: 'bf16' }));
+      const T = d.tokens.length;
+      const w = d.recorded.length / T;
+      d.recorded[(seed >>> 3) % d.recorded.length] = j % 3 ? Number.NaN : Number.POSITIVE_INFINITY;
+      const G = 1 + (seed % 7);
+      const groupOf = Int32Array.from({ length: w }, (_, c) => (c * G) / w);
+      const rb = Math.min(T, 5);
+      // The definition: one loop over the elements in order.
+      const want = { e: new Float64Array(T * w), rowSq: new Float64Array(T), cell: new Float64Array(rb * G) };
+      const wantN = new Float64Array(rb * G);
+      const wantMean = new Float64Array(w);
+      const wantShare = new Float64Array(G);
+      let total = 0;
+      let exactSq = 0;
+      for (let t = 0; t < T; t++)
+        for (let c = 0; c < w; c++) {
+          const i = t * w + c;
+          const x = d.recorded[i] - d.exact[i];
+          const e = Number.isFinite(x) ? x : 0;
+          want.e[i] = e;
+          total += e * e;
+          exactSq += d.exact[i] * d.exact[i];
+          want.rowSq[t] += e * e;
+          wantShare[groupOf[c]] += e * e;
+          want.cell[Math.floor((t * rb) / T) * G + groupOf[c]] += e * e;
+          wantN[Math.floor((t * rb) / T) * G + groupOf[c]]++;
+          wantMean[c] += e;
+        }
+      const e = new Float64Array(T * w);
+      const cell = new Float64Array(rb * G);
+      const cellN = new Float64Array(rb * G);
+      const mean = new Float64Array(w);
+      const sums = new Float64Array(2 + G);
+      const rowSq = Float64Array.from({ length: T }, (_, t) =>
+        sumRow(
+          d.recorded,
+          d.exact,
+          t * w,
+          w,
+          groupOf,
+          Math.floor((t * rb) / T) * G,
+          e,
+          cell,
+          cellN,
+          mean,
+          sums,
+        ),
+      );
+      const msg = `seed ${seed}`;
+      expect(rowSq, msg).toEqual(want.rowSq);
+      expect(e, msg).toEqual(want.e);
+      expect(cell, msg).toEqual(want.cell);
+      expect(cellN, msg).toEqual(wantN);
+      expect(mean, msg).toEqual(wantMean);
+      expect([...sums], msg).toEqual([total, exactSq, ...wantShare]);
     }
   });
 });

@@ -89,6 +89,48 @@ function rowsWords(bad: number[], T: number): Anatomy['rows'] {
   return { ...base, kind: 'some', words: `${count} of ${T} rows (the first: row ${bad[0]})` };
 }
 
+/**
+ * One row of the pass over the elements: each element's error (non-finite: 0) into `e`, its square into the row's
+ * sum (returned), its column group's (sums[2 + group]), its heatmap cell's (cell, cellN from `cellAt`) and the
+ * running total (sums[0]), the exact value's square into sums[1], the error into its column's sum (`mean`). A function
+ * of its own, called once a row, so that the engine compiles it after a few rows (a loop over every element in one
+ * long call runs unoptimised for most of it); the sums are taken in element order, as one loop over them would.
+ */
+export function sumRow(
+  recorded: ArrayLike<number>,
+  exact: ArrayLike<number>,
+  at: number,
+  w: number,
+  groupOf: Int32Array,
+  cellAt: number,
+  e: Float64Array,
+  cell: Float64Array,
+  cellN: Float64Array,
+  mean: Float64Array,
+  sums: Float64Array,
+): number {
+  let total = sums[0];
+  let exactSq = sums[1];
+  let r = 0;
+  for (let c = 0, i = at; c < w; c++, i++) {
+    const x = recorded[i] - exact[i];
+    const ei = Number.isFinite(x) ? x : 0;
+    e[i] = ei;
+    const sq = ei * ei;
+    total += sq;
+    exactSq += exact[i] * exact[i];
+    r += sq;
+    const j = groupOf[c];
+    sums[2 + j] += sq;
+    cell[cellAt + j] += sq;
+    cellN[cellAt + j]++;
+    mean[c] += ei;
+  }
+  sums[0] = total;
+  sums[1] = exactSq;
+  return r;
+}
+
 /** The anatomy of the recorded output's error against the exact output. */
 export function anatomy(d: OpData): Anatomy {
   const T = d.tokens.length;
@@ -98,7 +140,6 @@ export function anatomy(d: OpData): Anatomy {
   // means (each sum in the order the separate passes summed it: the same numbers).
   const g = groupsOf(d, w);
   const G = g.labels.length;
-  const share = new Array(G).fill(0);
   const rb = Math.min(T, MAX_ROWS);
   const rowBin = (t: number) => Math.floor((t * rb) / T);
   const cell = new Float64Array(rb * G);
@@ -107,27 +148,12 @@ export function anatomy(d: OpData): Anatomy {
   const rowSq = new Float64Array(T);
   const mean = new Float64Array(w);
   const e = new Float64Array(n);
-  let total = 0;
-  let exactSq = 0;
-  for (let t = 0; t < T; t++) {
-    const row = rowBin(t) * G;
-    let r = 0;
-    for (let c = 0, i = t * w; c < w; c++, i++) {
-      const x = d.recorded[i] - d.exact[i];
-      const ei = Number.isFinite(x) ? x : 0;
-      e[i] = ei;
-      const sq = ei * ei;
-      total += sq;
-      exactSq += d.exact[i] * d.exact[i];
-      r += sq;
-      const j = groupOf[c];
-      share[j] += sq;
-      cell[row + j] += sq;
-      cellN[row + j]++;
-      mean[c] += ei;
-    }
-    rowSq[t] = r;
-  }
+  const sums = new Float64Array(2 + G);
+  for (let t = 0; t < T; t++)
+    rowSq[t] = sumRow(d.recorded, d.exact, t * w, w, groupOf, rowBin(t) * G, e, cell, cellN, mean, sums);
+  const total = sums[0];
+  const exactSq = sums[1];
+  const share = Array.from(sums.subarray(2));
   // The floor as an absolute RMS: the relative floor times the exact output's RMS.
   const floorRel = effectiveFloor(d.floor, 'relL2', d.precision, 0);
   const rms = Math.sqrt(exactSq / Math.max(1, n));

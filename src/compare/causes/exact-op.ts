@@ -155,6 +155,11 @@ export function isOperandProduct(d: OpData, v: Variant): boolean {
   );
 }
 
+/** Whether the variant reads any product operand its own way (a product the GPU oracle may be multiplying for it). */
+export function readsOperands(v: Variant): boolean {
+  return OPERAND_KEYS.some((k) => v[k] !== undefined);
+}
+
 /**
  * Outputs of variants computed elsewhere (the GPU oracle), by variant and columns (by identity: the search asks for
  * the same objects it handed out).

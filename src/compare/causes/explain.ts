@@ -10,7 +10,15 @@ import { effectiveFloor, ratioOf } from '../floor';
 import { fullMetrics } from '../metrics';
 import { gather } from './arrays';
 import { CAUSES } from './catalog';
-import { evalVariant, innerOf, isOperandProduct, type ProductCache, widthOf, withRows } from './exact-op';
+import {
+  evalVariant,
+  innerOf,
+  isOperandProduct,
+  type ProductCache,
+  readsOperands,
+  widthOf,
+  withRows,
+} from './exact-op';
 import { errorSpans, type RowSpan, spanWords } from './rows';
 import {
   ATTENTION_OPS,
@@ -230,7 +238,10 @@ export function explain(d: OpData, causes: readonly Cause[] = CAUSES): CauseVerd
 
 /**
  * The same search, with the products it asks for computed by `run` before they are scored (the GPU oracle's
- * double-float product: compare/why-gpu.ts); what `run` leaves out is computed here.
+ * double-float product: compare/why-gpu.ts); what `run` leaves out is computed here. The search goes on while `run`
+ * works — it screens the candidates that read no product operand their own way — and waits for it only where it
+ * scores one that does (WAIT): the GPU multiplies while the CPU screens, and the numbers are those of a search that
+ * waited at once (no candidate scored early reads anything `run` fills).
  */
 export async function explainWith(
   d: OpData,
@@ -239,17 +250,35 @@ export async function explainWith(
   causes: readonly Cause[] = CAUSES,
 ): Promise<CauseVerdict> {
   const steps = search(d, causes, cache);
+  let pending: Promise<void> | null = null;
+  const settle = async () => {
+    const p = pending;
+    pending = null;
+    if (p) await p;
+  };
   let r = steps.next();
   while (!r.done) {
-    if (r.value.length > 0) await run(r.value);
+    // (no await where nothing is pending: the caller gets control back only once the GPU has its work)
+    if (r.value === WAIT) {
+      if (pending) await settle();
+    } else if (r.value.length > 0) {
+      if (pending) await settle();
+      pending = run(r.value);
+      pending.catch(() => undefined); // (awaited at the next WAIT)
+    }
     r = steps.next();
   }
+  if (pending) await settle();
   return r.value;
 }
 
+/** What the search yields where it goes on only once the products it asked for are in. */
+const WAIT: ProductRequest[] = [];
+
 /**
  * The search, in steps: before the candidates are screened, and before the near ones are scored again, it yields
- * the operand products it is about to score, so that a caller may fill `cache` with them first.
+ * the operand products it is about to score, so that a caller may fill `cache` with them first; it yields WAIT
+ * before it scores one of them (the candidates that read none are screened before that, while they are computed).
  */
 function* search(
   d: OpData,
@@ -310,9 +339,14 @@ function* search(
   ]);
   // Each cause keeps its few best screened candidates: a small sample may not tell close variants apart (two K
   // partitions of an fp16 accumulator agree on most elements), the final one does.
+  // (the candidates that read no product operand their own way first: their scores need nothing asked for above)
+  const early = new Map<Candidate, number>();
+  for (const { sc, candidates } of listed)
+    for (const c of candidates) if (!readsOperands(innerOf(c.variant))) early.set(c, sc.f(c.variant));
+  yield WAIT;
   const screened: { cause: Cause; best: { c: Candidate; score: number }[]; score: number }[] = [];
   for (const { cause, sc, candidates } of listed) {
-    const scored = candidates.map((c) => ({ c, score: sc.f(c.variant) }));
+    const scored = candidates.map((c) => ({ c, score: early.get(c) ?? sc.f(c.variant) }));
     if (scored.length === 0) continue;
     scored.sort((x, y) => x.score - y.score);
     const near = scored.filter((x) => x.score <= 2 * scored[0].score + 1);
@@ -331,6 +365,7 @@ function* search(
         finalAsked,
       ),
     );
+  yield WAIT;
   const tested: TestedCause[] = screened.map(({ cause, best, score }) => {
     let top = { c: best[0].c, residual: score };
     if (score <= cut)
