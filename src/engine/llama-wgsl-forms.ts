@@ -1,92 +1,33 @@
 // The reference WGSL form of each op kind of the Llama family: the launches that compute one step of the registry
 // (ops/families.ts) from its input buffers into its output buffer, with its weights; used by the reference forward
 // (llama-reference.ts), which iterates the steps. With a KV cache (decoding) the rotary writes keys into it and the
-// attention writes values into it and reads both.
+// attention writes values into it and reads both. What a form is given (WgslArgs) is kernels/ops/forms.ts'; the op
+// kinds with a module of their own (kernels/ops/) bring their forms from there.
 
 import type { OverrideConstants } from '../gpu/pipelines';
-import type { DispatchSpec } from '../gpu/program';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { embedding } from '../kernels/embedding';
-import { linear } from '../kernels/linear';
-import type { KvPositions } from '../kernels/positions';
+import {
+  wgslLinearForm as linearForm,
+  wgslNeed as need,
+  wgslOpts as opts,
+  type WgslForm,
+} from '../kernels/ops/forms';
+import { withOpModules } from '../kernels/ops/index';
 import { residualAdd } from '../kernels/residual';
-import { rmsNorm } from '../kernels/rmsnorm';
 import { ropeHeads } from '../kernels/rope';
-import { swiglu } from '../kernels/swiglu';
 import type { LlamaConfig } from '../numeric/types';
-import type { OpKind, OpStep, SlotWidth } from '../ops/types';
+import { LLAMA_FAMILY } from '../ops/families';
+import type { OpKind, SlotWidth } from '../ops/types';
 
-/** What a WGSL form is given: the config, the rows, the layer, its input and output buffers and its weights. */
-export interface WgslArgs {
-  cfg: LlamaConfig;
-  T: number;
-  layer: number;
-  step: OpStep;
-  label: string;
-  inputs: readonly GPUBuffer[];
-  out: GPUBuffer;
-  /** The step's weights on the GPU: `weight` and `bias` (null: none). */
-  weight: GPUBuffer | null;
-  bias: GPUBuffer | null;
-  ids: GPUBuffer;
-  rope: { cos: GPUBuffer; sin: GPUBuffer };
-  /** A scratch buffer of at least `floats` f32 (per slot name; reused across layers). */
-  scratch: (name: string, floats: number) => GPUBuffer;
-  dummy: GPUBuffer;
-  cpu: boolean;
-  constants: OverrideConstants;
-  /** KV-cache decoding: the rows are positions at.p0.., keys and values live in this layer's cache. */
-  kv: LayerCache | null;
-}
-
-/** One layer's KV cache: k and v [KV, at.rows, hd]; the dispatch's rows sit at positions at.p0... */
-export interface LayerCache {
-  at: KvPositions;
-  k: GPUBuffer;
-  v: GPUBuffer;
-}
-
-export type WgslForm = (a: WgslArgs) => DispatchSpec[];
-
-function need(b: GPUBuffer | null, a: WgslArgs): GPUBuffer {
-  if (!b) throw new Error(`${a.label}: '${a.step.op}' reads a weight the model has none of`);
-  return b;
-}
-
-const opts = (a: WgslArgs, more: OverrideConstants = {}) => ({ constants: { ...a.constants, ...more } });
-
-/** x [T, K] · W^T + b with W [N, K]: N from the output slot's width, K from the input's. */
-function linearForm(K: (cfg: LlamaConfig) => number, N: (cfg: LlamaConfig) => number): WgslForm {
-  return (a) => [
-    linear(
-      a.label,
-      { x: a.inputs[0], w: need(a.weight, a), b: a.bias, y: a.out, dummy: a.dummy },
-      a.T,
-      N(a.cfg),
-      K(a.cfg),
-      opts(a),
-      a.cpu,
-    ),
-  ];
-}
+export type { LayerCache, WgslArgs, WgslForm } from '../kernels/ops/forms';
 
 const d = (c: LlamaConfig) => c.hiddenSize;
 const qWidth = (c: LlamaConfig) => c.numHeads * c.headDim;
 const kvWidth = (c: LlamaConfig) => c.numKvHeads * c.headDim;
 
-const rms: WgslForm = (a) => [
-  rmsNorm(
-    a.label,
-    { x: a.inputs[0], weight: need(a.weight, a), y: a.out },
-    a.T,
-    a.cfg.hiddenSize,
-    a.cfg.rmsNormEps,
-    opts(a),
-  ),
-];
-
-/** The Llama family's op kinds, each as its reference kernels (GPT-NeoX's plan is engine/plan.ts). */
-export const WGSL_FORMS: Partial<Record<OpKind, WgslForm>> = {
+/** The op kinds not yet in a module of their own, each as its reference kernels (GPT-NeoX's plan is plan.ts). */
+const TABLE: Readonly<Partial<Record<OpKind, WgslForm>>> = {
   embedding: (a) => [
     embedding(
       a.label,
@@ -97,25 +38,14 @@ export const WGSL_FORMS: Partial<Record<OpKind, WgslForm>> = {
       opts(a),
     ),
   ],
-  rmsnorm: rms,
-  final_norm: rms,
   q_proj: linearForm(d, qWidth),
   k_proj: linearForm(d, kvWidth),
   v_proj: linearForm(d, kvWidth),
-  // Qwen3: each head's hd values normalised alone (rows = T · heads).
-  qk_norm: (a) => {
-    const heads = a.step.width === 'q' ? a.cfg.numHeads : a.cfg.numKvHeads;
-    const { headDim: hd, rmsNormEps: eps } = a.cfg;
-    return [
-      rmsNorm(
-        a.label,
-        { x: a.inputs[0], weight: need(a.weight, a), y: a.out },
-        a.T * heads,
-        hd,
-        eps,
-        opts(a),
-      ),
-    ];
+  // The final norm is the layer's norm (the kind of the family's first step, input_layernorm), on model.norm.
+  final_norm: (a) => {
+    const form = WGSL_FORMS[LLAMA_FAMILY.layer[0].op];
+    if (!form) throw new Error(`${a.label}: the family's layer norm has no WGSL form`);
+    return form(a);
   },
   // q at its rows [H, T, hd]; k [KV, T, hd], or into the cache at its positions (a.out is then the cache's k).
   rotary: (a) => {
@@ -156,13 +86,15 @@ export const WGSL_FORMS: Partial<Record<OpKind, WgslForm>> = {
     const [x, y] = a.inputs;
     return [residualAdd(a.label, { a: x, b: y, c: null, out: a.out }, a.T * a.cfg.hiddenSize, opts(a))];
   },
-  gate_up: linearForm(d, (c) => c.intermediateSize),
-  swiglu: (a) => [
-    swiglu(a.label, { gate: a.inputs[0], up: a.inputs[1], y: a.out }, a.T * a.cfg.intermediateSize, opts(a)),
-  ],
   mlp_down: linearForm((c) => c.intermediateSize, d),
   lm_head: linearForm(d, (c) => c.vocabSize),
 };
+
+/**
+ * The Llama family's op kinds, each as its reference kernels: this table's and the op modules' (kernels/ops/, one
+ * file an op kind).
+ */
+export const WGSL_FORMS: Readonly<Partial<Record<OpKind, WgslForm>>> = withOpModules('wgsl', TABLE);
 
 /** Floats of a slot of `width` at T rows. */
 export function slotFloats(cfg: LlamaConfig, width: SlotWidth, T: number): number {

@@ -1,9 +1,9 @@
-// The WGSL reference form of every op kind of the registry (src/ops/), filled into its `wgsl` slots: one table typed
-// on OpKind, so an op kind without its entry does not compile. Each entry holds what each family's reference path
-// runs for the op:
-// - `step`: the Llama family's form, one step from its input buffers into its output buffer (the launchers are
-//   engine/llama-wgsl-forms.ts WGSL_FORMS); the Llama reference forward (llama-reference.ts) iterates the family's
-//   steps with these.
+// The WGSL reference form of every op kind of the registry (src/ops/), filled into its `wgsl` slots: an entry for
+// each op kind, holding what each family's reference path runs for it (registry.test.ts fails on an op kind of a
+// family's steps that its family cannot run):
+// - `step`: the Llama family's form, one step from its input buffers into its output buffer (engine/llama-wgsl-forms.ts
+//   WGSL_FORMS: its table's and the op modules' of kernels/ops/); the Llama reference forward (llama-reference.ts)
+//   iterates the family's steps with these.
 // - `plan`: GPT-NeoX's reference launchers of the plan ops that compute the op (engine/plan-ops.ts REFERENCE_OPS,
 //   on the layer's context), read off the family's steps (a step's `plan`: the attention core is scores, probs,
 //   ctx, each of which a fused kernel may replace alone); GPT-NeoX's plan (plan.ts) runs each layer op by these.
@@ -12,7 +12,7 @@
 
 import { NEOX_SEQUENTIAL } from '../ops/families';
 import { fillSlots, formOf } from '../ops/slots';
-import type { OpKind, PlanOp } from '../ops/types';
+import { OP_KINDS, type OpKind, type PlanOp } from '../ops/types';
 import type { LayerOp } from './fused-kernels';
 import { WGSL_FORMS, type WgslForm } from './llama-wgsl-forms';
 import { REFERENCE_OPS, TOP_REFERENCE_OPS, type TopArgs } from './plan-ops';
@@ -61,27 +61,10 @@ const llama = (op: OpKind): WgslForm | null => WGSL_FORMS[op] ?? null;
 /** Both families' forms of an op kind. */
 const both = (op: OpKind): WgslOpForms => ({ step: llama(op), plan: neox(op), top: neoxTop(op) });
 
-export const WGSL_OP_FORMS: Readonly<Record<OpKind, WgslOpForms>> = {
-  embedding: both('embedding'),
-  layernorm: both('layernorm'),
-  rmsnorm: both('rmsnorm'),
-  qkv: both('qkv'),
-  q_proj: both('q_proj'),
-  k_proj: both('k_proj'),
-  v_proj: both('v_proj'),
-  qk_norm: both('qk_norm'),
-  rotary: both('rotary'),
-  attention: both('attention'),
-  out_proj: both('out_proj'),
-  residual: both('residual'),
-  gate_up: both('gate_up'),
-  swiglu: both('swiglu'),
-  mlp_up: both('mlp_up'),
-  gelu: both('gelu'),
-  mlp_down: both('mlp_down'),
-  final_norm: both('final_norm'),
-  lm_head: both('lm_head'),
-};
+/** Both families' forms of every op kind (a family without the op: no form of it there). */
+export const WGSL_OP_FORMS: Readonly<Record<OpKind, WgslOpForms>> = Object.fromEntries(
+  OP_KINDS.map((op) => [op, both(op)]),
+) as Record<OpKind, WgslOpForms>;
 
 fillSlots('wgsl', WGSL_OP_FORMS);
 

@@ -12,9 +12,9 @@ import { ropeHeadsF64 } from './cpu/rotary';
 import { type RopeScaling, rotaryInvFreq } from './cpu/rotary-angles';
 import { swigluF64 } from './cpu/swiglu';
 import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
-import { rmsNorm } from './rmsnorm';
+import { rmsNorm } from './ops/rmsnorm';
+import { swiglu } from './ops/swiglu';
 import { ropeHeads, ropeTables } from './rope';
-import { swiglu } from './swiglu';
 import { createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { GROUP_PRODUCT, stepOfOp } from '../compare/causes/types';
 import { runChecks } from '../compare/run-checks';
 import type { LayerOp } from '../engine/fused-kernels';
+import { WGSL_FORMS } from '../engine/llama-wgsl-forms';
 import { REFERENCE_OPS, TOP_REFERENCE_OPS } from '../engine/plan-ops';
 import { neoxReferenceLaunch, neoxTopLaunch, WGSL_OP_FORMS, wgslStepForm } from '../engine/wgsl-forms';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../kernels/cpu/attention';
@@ -18,6 +19,8 @@ import { FP64_FORMS, llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { rmsNormF64 } from '../kernels/cpu/rmsnorm';
 import { ropeHeadsF64, splitHeadsRotaryF64 } from '../kernels/cpu/rotary';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
+import { OP_MODULES, withOpModules } from '../kernels/ops/index';
+import { DF_FORMS } from '../kernels/oracle/df-forms';
 import { parseConfigText } from '../model/config';
 import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
@@ -40,7 +43,6 @@ import {
 } from './families';
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
 import { CHECK_OPS, type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
-import '../kernels/oracle/df-forms';
 
 /** The bytes of an fp64 array (NaN payloads and -0 included), for bit-for-bit comparisons. */
 const bits = (v: Float64Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
@@ -108,8 +110,9 @@ const FAMILIES: [string, FamilySpec][] = [
 
 /**
  * Forms the descriptors need that no part fills yet (`op:form`). Every op kind's fp64, wgsl and df forms are in
- * their slots (kernels/cpu/op-fp64.ts, engine/wgsl-forms.ts, kernels/oracle/df-forms.ts, all imported here); an op
- * kind added without one fails below, and an entry here for a form since filled fails too: take it out.
+ * their slots (kernels/cpu/op-fp64.ts, engine/wgsl-forms.ts, kernels/oracle/df-forms.ts, all imported here, each its
+ * table's and the op modules' of kernels/ops/); an op kind added without one — in a module or a table — fails below,
+ * and an entry here for a form since filled fails too: take it out.
  */
 const NOT_YET_FILLED: string[] = [];
 
@@ -186,6 +189,32 @@ describe('the op registry', () => {
     expect(Object.keys(FP64_FORMS).sort()).toEqual([...OP_KINDS].sort());
     expect(missingForms().sort()).toEqual([...NOT_YET_FILLED].sort());
     expect(missingForms().filter((m) => m.endsWith(':fp64'))).toEqual([]);
+  });
+
+  it("takes each op module's forms into the slots, whole, and refuses a form defined twice", () => {
+    // An op module (kernels/ops/<op>.ts) is one op kind's forms from one file: every form its descriptor needs is
+    // there (none left in a table), and its slots hold exactly those.
+    expect(OP_MODULES.length).toBeGreaterThan(0);
+    for (const m of OP_MODULES) {
+      for (const f of OPS[m.kind].needs)
+        expect(m[f as 'fp64' | 'wgsl' | 'df'], `${m.kind}:${f}`).toBeDefined();
+      expect(FP64_FORMS[m.kind]).toBe(m.fp64);
+      expect(formOf('fp64', m.kind)).toBe(m.fp64);
+      expect(DF_FORMS[m.kind]).toBe(m.df);
+      expect(formOf('df', m.kind)).toBe(m.df);
+      expect(WGSL_FORMS[m.kind]).toBe(m.wgsl);
+      expect(wgslStepForm(m.kind)).toBe(m.wgsl);
+      // Its fused kernels' launchers, under the registry's switch ids: the Llama kernels the descriptor lists.
+      const fused = formOf('fused', m.kind) as Record<string, unknown>;
+      expect(Object.keys(fused).sort(), m.kind).toEqual([...OPS[m.kind].fused.llama].sort());
+    }
+    const m = OP_MODULES[0];
+    expect(() => withOpModules('fp64', { [m.kind]: FP64_FORMS.gelu })).toThrow(
+      `op registry: the fp64 form of '${m.kind}' is in its module and in the table`,
+    );
+    // A module's form left out stays out of the table it would fill: the missing-forms check below names it.
+    const table = withOpModules('df', {});
+    expect(Object.keys(table).sort()).toEqual(OP_MODULES.map((x) => x.kind).sort());
   });
 
   it("reaches each family's WGSL reference forms through the wgsl slots, for every step it runs", () => {

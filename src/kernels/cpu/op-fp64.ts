@@ -1,60 +1,30 @@
-// The CPU fp64 form of every op kind of the registry (src/ops/), filled into its slots: one table typed on OpKind,
-// so an op kind without its fp64 form does not compile. Each form composes the single-op oracles of this folder;
-// family differences (GPT-NeoX's fused QKV head split, the Llama family's GQA and sliding window) come from the
-// config and the step, never from a switch over op kinds.
+// The CPU fp64 form of every op kind of the registry (src/ops/), filled into its slots: this table's entries for the
+// op kinds not yet in a module of their own, and the op modules' (kernels/ops/: RMSNorm, the q/k norm, the gate/up
+// projections, SwiGLU) taken in by withOpModules; registry.test.ts fails on an op kind with neither. Each form
+// composes the single-op oracles of this folder; family differences (GPT-NeoX's fused QKV head split, the Llama
+// family's GQA and sliding window) come from the config and the step, never from a switch over op kinds.
 
-import type { LinearWeights, LlamaConfig, NormWeights, Tensor } from '../../numeric/types';
+import type { LlamaConfig, NormWeights, Tensor } from '../../numeric/types';
+import { familyOf } from '../../ops/families';
 import { fillSlots } from '../../ops/slots';
 import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
+import { fp64Linear as linear, fp64Llama as llama, fp64One as one } from '../ops/forms';
+import { withOpModules } from '../ops/index';
 import { attentionScoresF64, attentionValuesF64, type ScoresVariant, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
 import { geluF64 } from './gelu';
 import { type LayerNormVariant, layerNormF64 } from './layernorm';
 import { linearF64 } from './linear';
-import { type RmsNormVariant, rmsNormF64 } from './rmsnorm';
 import { type RotaryVariant, ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from './rotary';
-import { swigluF64 } from './swiglu';
 
-function one(a: Fp64Args): Float64Array {
-  if (a.inputs.length !== 1)
-    throw new Error(`${a.step.slot}: '${a.step.op}' reads one input, got ${a.inputs.length}`);
-  return a.inputs[0];
-}
-
-/** x [T, K] · W^T + b for the step's LinearWeights (W [N, K]). */
-const linear: Fp64Form = (a) => {
-  const w = a.weights as LinearWeights;
-  const [N, K] = w.weight.shape;
-  const x = one(a);
-  if (x.length !== a.T * K)
-    throw new Error(`${a.step.slot}: input has ${x.length} values, [${a.T}, ${K}] needs ${a.T * K}`);
-  return linearF64(x, a.T, K, w.weight.data, w.bias ? w.bias.data : null, N);
+/** GPT-NeoX's LayerNorm (its weights have a bias). */
+const layernorm: Fp64Form = (a) => {
+  const w = a.weights as NormWeights;
+  if (a.cfg.family === 'llama' || !('bias' in w))
+    throw new Error(`${a.step.slot}: a LayerNorm needs a GPT-NeoX config and norm weights with a bias`);
+  const { hiddenSize: d, layerNormEps: eps } = a.cfg;
+  return layerNormF64(one(a), a.T, d, w.weight.data, w.bias.data, eps, a.variant as LayerNormVariant);
 };
-
-function llama(a: Fp64Args): LlamaConfig {
-  if (a.cfg.family !== 'llama')
-    throw new Error(`${a.step.slot}: '${a.step.op}' here needs a Llama-family config`);
-  return a.cfg;
-}
-
-/** An RMSNorm (HF's cast order is the identity in fp64) or a LayerNorm, by the weights the step reads. */
-function norm(a: Fp64Args, x: Float64Array): Float64Array {
-  const d = a.cfg.hiddenSize;
-  const w = a.weights as Tensor | NormWeights;
-  if ('bias' in w) {
-    if (a.cfg.family === 'llama') throw new Error(`${a.step.slot}: a LayerNorm in a Llama-family model`);
-    return layerNormF64(
-      x,
-      a.T,
-      d,
-      w.weight.data,
-      w.bias.data,
-      a.cfg.layerNormEps,
-      a.variant as LayerNormVariant,
-    );
-  }
-  return rmsNormF64(x, a.T, d, w.data, llama(a).rmsNormEps, a.variant as RmsNormVariant);
-}
 
 /** The inverse frequencies of a Llama-family config (theta, rope_scaling; fp32 steps under 'hf-fp32'). */
 export function llamaInvFreq(cfg: LlamaConfig, angles: Fp64Args['angles'] = 'exact'): Float64Array {
@@ -154,41 +124,28 @@ const residual: Fp64Form = (a) => {
   return out;
 };
 
-export const FP64_FORMS: Readonly<Record<OpKind, Fp64Form>> = {
+const TABLE: Readonly<Partial<Record<OpKind, Fp64Form>>> = {
   embedding: (a) => embeddingF64((a.weights as Tensor).data, a.cfg.hiddenSize, [...a.tokens]),
-  layernorm: (a) => norm(a, one(a)),
-  rmsnorm: (a) => norm(a, one(a)),
+  layernorm,
   qkv: linear,
   q_proj: linear,
   k_proj: linear,
   v_proj: linear,
-  qk_norm: (a) => {
-    const cfg = llama(a);
-    const x = one(a);
-    const rows = x.length / cfg.headDim; // T · heads: each head's hd values normalised alone
-    return rmsNormF64(
-      x,
-      rows,
-      cfg.headDim,
-      (a.weights as Tensor).data,
-      cfg.rmsNormEps,
-      a.variant as RmsNormVariant,
-    );
-  },
   rotary: (a) => (a.cfg.family === 'llama' ? llamaRotary(a) : neoxRotary(a)),
   attention,
   out_proj: linear,
   residual,
-  gate_up: linear,
-  swiglu: (a) => swigluF64(a.inputs[0], a.inputs[1]),
   mlp_up: linear,
   gelu: (a) => geluF64(one(a)),
   mlp_down: linear,
-  final_norm: (a) => norm(a, one(a)),
+  // A family's final norm is its layer's norm (the kind of its first step, input_layernorm), on the model's weights.
+  final_norm: (a) => FP64_FORMS[familyOf(a.cfg).layer[0].op](a),
   lm_head: (a) => {
     const w = a.weights as Tensor;
     return linearF64(one(a), a.T, a.cfg.hiddenSize, w.data, null, a.cfg.vocabSize);
   },
 };
+
+export const FP64_FORMS: Readonly<Record<OpKind, Fp64Form>> = withOpModules('fp64', TABLE);
 
 fillSlots('fp64', FP64_FORMS);

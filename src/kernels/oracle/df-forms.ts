@@ -1,43 +1,35 @@
 // The double-float form of every op kind of the registry (src/ops/), filled into its `df` slots: the launches that
 // compute one step in df (an f32 pair per value, ~2^-48 per op) from its input df buffers into its output df
 // buffer, with the model's weights. Every family's GPU oracle (src/engine/oracle-gpu.ts) iterates the family's
-// steps with these, as the fp64 forward (kernels/cpu/op-forward.ts) iterates the fp64 forms. One table typed on
-// OpKind: an op kind without its df form does not compile. Where the families lay a slot out differently the form
+// steps with these, as the fp64 forward (kernels/cpu/op-forward.ts) iterates the fp64 forms. This table holds the
+// op kinds not yet in a module of their own; the op modules (kernels/ops/) bring theirs, and registry.test.ts fails
+// on an op kind with neither. Where the families lay a slot out differently the form
 // follows the config, as the fp64 forms do: GPT-NeoX's rotary packs q, k, v into one [3, H, T, hd] buffer and its
 // attention reads them there; the Llama family's rotary is per projection and its attention reads GQA heads. A form
 // computes its step's rows from..T−1 (DfArgs, df-form.ts).
-import type { LlamaConfig } from '../../numeric/types';
+import { familyOf } from '../../ops/families';
 import { fillSlots } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
-import { type DfArgs, type DfForm, dfLinearForm, dfNeed, dfRows } from './df-form';
+import { withOpModules } from '../ops/index';
+import { type DfForm, dfLinearForm, dfNeed, dfRows } from './df-form';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
-import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfRotaryPacked, dfSwiglu } from './llama';
+import { dfGqaAttention, dfRopeHeads, dfRotaryPacked } from './llama';
 import { dfResidual } from './residual';
 
 export type { DfArgs, DfForm } from './df-form';
 export { dfRows, dfSlotWidth } from './df-form';
 
-function llama(a: DfArgs): LlamaConfig {
-  if (a.cfg.family !== 'llama') throw new Error(`${a.label}: '${a.step.op}' is an op of the Llama family`);
-  return a.cfg;
-}
-
-/** RMSNorm (Llama) or LayerNorm (GPT-NeoX: its weights have a bias) over the hidden size. */
-const norm: DfForm = (a) => {
+/** GPT-NeoX's LayerNorm over the hidden size (its weights have a bias). */
+const layernorm: DfForm = (a) => {
   const d = a.cfg.hiddenSize;
-  const b = { x: a.inputs[0], weight: dfNeed(a.weight, a) };
-  if (a.cfg.family === 'llama')
-    return [dfRmsNorm(a.label, { ...b, y: a.out }, dfRows(a), d, a.cfg.rmsNormEps, { constants: a.df })];
-  return [
-    dfLayerNorm(a.label, { ...b, bias: dfNeed(a.bias, a), y: a.out }, dfRows(a), d, a.cfg.layerNormEps, {
-      constants: a.df,
-    }),
-  ];
+  if (a.cfg.family === 'llama') throw new Error(`${a.label}: a LayerNorm in a Llama-family model`);
+  const b = { x: a.inputs[0], weight: dfNeed(a.weight, a), bias: dfNeed(a.bias, a), y: a.out };
+  return [dfLayerNorm(a.label, b, dfRows(a), d, a.cfg.layerNormEps, { constants: a.df })];
 };
 
-export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
+const TABLE: Readonly<Partial<Record<OpKind, DfForm>>> = {
   // One launch a chunk of the table (a large vocabulary comes in several): each writes the rows of its ids.
   embedding: (a) => [
     dfEmbedding(
@@ -49,27 +41,11 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
       { constants: a.dfW },
     ),
   ],
-  layernorm: norm,
-  rmsnorm: norm,
+  layernorm,
   qkv: dfLinearForm('hidden'),
   q_proj: dfLinearForm('hidden'),
   k_proj: dfLinearForm('hidden'),
   v_proj: dfLinearForm('hidden'),
-  // Qwen3: each head's hd values normalised alone (rows = T · heads).
-  qk_norm: (a) => {
-    const cfg = llama(a);
-    const heads = a.step.width === 'q' ? cfg.numHeads : cfg.numKvHeads;
-    return [
-      dfRmsNorm(
-        a.label,
-        { x: a.inputs[0], weight: dfNeed(a.weight, a), y: a.out },
-        dfRows(a) * heads,
-        cfg.headDim,
-        cfg.rmsNormEps,
-        { constants: a.df },
-      ),
-    ];
-  },
   // Llama: q or k [T, heads·hd] -> [heads, T, hd], rotate-half over the first rotaryDim dims of each head.
   // GPT-NeoX: the fused QKV [T, H, 3, hd] -> q, k, v packed [3, H, T, hd], q and k rotated on rotary_ndims.
   rotary: (a) => {
@@ -122,19 +98,17 @@ export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = {
       dfResidual(a.label, { a: x, b: y, c: z ?? null, out: a.out, dummy: a.dummy }, n, { constants: a.df }),
     ];
   },
-  gate_up: dfLinearForm('hidden'),
-  swiglu: (a) => [
-    dfSwiglu(a.label, { gate: a.inputs[0], up: a.inputs[1], y: a.out }, dfRows(a) * a.cfg.intermediateSize, {
-      constants: a.df,
-    }),
-  ],
   mlp_up: dfLinearForm('hidden'),
   gelu: (a) => [
     dfGelu(a.label, { x: a.inputs[0], y: a.out }, dfRows(a) * a.cfg.intermediateSize, { constants: a.df }),
   ],
   mlp_down: dfLinearForm('ff'),
-  final_norm: norm,
+  // A family's final norm is its layer's norm (the kind of its first step, input_layernorm), on the model's weights.
+  final_norm: (a) => DF_FORMS[familyOf(a.cfg).layer[0].op](a),
   lm_head: dfLinearForm('hidden'),
 };
+
+/** Every op kind's df form: this table's and the op modules' (kernels/ops/, one file an op kind). */
+export const DF_FORMS: Readonly<Record<OpKind, DfForm>> = withOpModules('df', TABLE);
 
 fillSlots('df', DF_FORMS);

@@ -14,8 +14,10 @@ import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu
 import { rmsNormF64 } from '../cpu/rmsnorm';
 import { ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from '../cpu/rotary';
 import { swigluF64 } from '../cpu/swiglu';
+import { dfRmsNorm } from '../ops/rmsnorm';
+import { dfSwiglu } from '../ops/swiglu';
 import { createHarness, freshSeed, type Harness } from '../testing';
-import { dfGqaAttention, dfRmsNorm, dfRopeHeads, dfRotaryPacked, dfSwiglu, ropeTablesF64 } from './llama';
+import { dfGqaAttention, dfRopeHeads, dfRotaryPacked, ropeTablesF64 } from './llama';
 import { checkDf, poisonedDf, randDf, readDfH } from './testing';
 
 const U2 = 2 ** -48;

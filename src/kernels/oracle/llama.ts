@@ -1,25 +1,13 @@
-// Launchers for the Llama family's double-float oracle kernels (shaders/oracle/): RMSNorm (and Qwen3's per-head
-// q/k norm), the SwiGLU product, the rotary over heads (rotate-half; the head split alone for v) and the attention
-// core with grouped-query heads and a sliding window. The linears, the embedding and the residual adds are
-// GPT-NeoX's (linear.ts, embedding.ts, residual.ts). The fp64 forms they match: src/kernels/cpu/rmsnorm.ts,
-// swiglu.ts, rotary.ts ropeHeadsF64, attention.ts.
+// Launchers for the Llama family's double-float oracle kernels (shaders/oracle/): the rotary over heads
+// (rotate-half; the head split alone for v) and the attention core with grouped-query heads and a sliding window.
+// The linears, the embedding and the residual adds are GPT-NeoX's (linear.ts, embedding.ts, residual.ts); RMSNorm's
+// and SwiGLU's are in their op modules (kernels/ops/rmsnorm.ts, swiglu.ts). The fp64 forms they match:
+// src/kernels/cpu/rotary.ts ropeHeadsF64, attention.ts.
 import type { DispatchSpec } from '../../gpu/program';
 import { angleTableOf, type RotaryAngles } from '../cpu/rotary-angles';
 import { dispatch1d, dispatchOf, kernelOf } from '../define';
 import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from './df-common';
-
-export const dfRmsNormKernel = kernelOf('oracle/rmsnorm', DF_INCLUDES, {
-  x: 'read', // [rows, d] df
-  weight: 'read', // [d] f32
-  y: 'rw', // [rows, d] df
-});
-
-export const dfSwigluKernel = kernelOf('oracle/swiglu', DF_MATH_INCLUDES, {
-  gate: 'read', // [n] df
-  up: 'read', // [n] df
-  y: 'rw', // [n] df
-});
 
 export const dfRopeHeadsKernel = kernelOf('oracle/rope_heads', DF_INCLUDES, {
   x: 'read', // [T, heads, hd] df
@@ -54,31 +42,6 @@ export const dfGqaValuesKernel = kernelOf('oracle/gqa_values', DF_INCLUDES, {
 
 const WG = 256;
 const ROW_WG = 64;
-
-/** y = x / sqrt(mean(x²) + eps) · weight over each row of d, in df — x, y: [rows, d]; one workgroup a row. */
-export function dfRmsNorm(
-  label: string,
-  b: { x: GPUBuffer; weight: GPUBuffer; y: GPUBuffer },
-  rows: number,
-  d: number,
-  eps: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  if (!Number.isInteger(rows) || rows < 1 || !Number.isInteger(d) || d < 1)
-    throw new Error(`${label}: RMSNorm over [${rows}, ${d}] needs positive integer sizes`);
-  const params = [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)];
-  return dispatchOf(label, dfRmsNormKernel, { WG: ROW_WG, ...opts.constants }, b, params, rowGroups(rows));
-}
-
-/** y = silu(gate) · up elementwise in df — gate, up, y: [n]. */
-export function dfSwiglu(
-  label: string,
-  b: { gate: GPUBuffer; up: GPUBuffer; y: GPUBuffer },
-  n: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  return dispatch1d(label, dfSwigluKernel, WG, n, opts, b, [n, 0, ...dfParam(1)]);
-}
 
 /**
  * cos/sin tables [T, half] of the angles t · invFreq[i] in fp64, exactly as the CPU oracle's ropeHeadsF64 computes
