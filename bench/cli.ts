@@ -26,24 +26,35 @@ export const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a
 export function togglesGpu(toggles: string | undefined): GPU {
   if (!toggles) return nodeGpu();
   Object.assign(globalThis, globals);
-  return create([...NODE_DAWN_TOGGLES, ...toggles.split(' ')]);
+  // Dawn keeps the last value of a repeated key: the lists of one key (enable-/disable-dawn-features) are joined.
+  const byKey = new Map<string, string[]>();
+  for (const t of [...NODE_DAWN_TOGGLES, ...toggles.split(' ').filter(Boolean)]) {
+    const [key, list = ''] = t.split('=');
+    byKey.set(key, [...(byKey.get(key) ?? []), ...list.split(',').filter(Boolean)]);
+  }
+  const gpu = create([...byKey].map(([key, list]) => `${key}=${list.join(',')}`));
+  // Kept for the life of the process: a collected instance takes its adapters and devices with it (a segfault).
+  toggled.push(gpu);
+  return gpu;
 }
+const toggled: GPU[] = [];
 
 /**
  * An engine on this machine's GPU (Dawn), its adapter named on stderr; with `--max-k-chunk N`, the adapter's GEMM
  * policy with no split longer than N (GemmPolicy.maxKChunk).
  */
 export async function benchEngine(): Promise<Engine> {
-  let engine = await Engine.create(nodeGpu(), nodeShaderSource());
+  // --toggles: extra Dawn toggles for this process (a measurement, never the engine's setting).
+  let engine = await Engine.create(togglesGpu(value('--toggles')), nodeShaderSource());
   const cap = Number(value('--max-k-chunk') ?? 0);
   if (cap) {
     const gemm = { ...engine.gemmPolicy, maxKChunk: cap };
     engine.dispose();
-    engine = await Engine.create(nodeGpu(), nodeShaderSource(), { gemm });
+    engine = await Engine.create(togglesGpu(value('--toggles')), nodeShaderSource(), { gemm });
     log(`GEMM policy: ${gemm.name}, no split longer than ${cap}`);
   }
   const a = engine.adapter;
-  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}`);
+  log(`adapter: ${a.vendor} ${a.architecture} ${a.description}; toggles: ${value('--toggles') ?? 'default'}`);
   return engine;
 }
 

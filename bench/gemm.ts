@@ -12,6 +12,8 @@
 //   --tune     time every tile configuration of TUNE_CONFIGS at the cube size (tuneGemm); with --model, at
 //              the model shapes too
 //   --match RE time only the tile configurations whose name matches the regular expression RE
+//   --groups G,… with --tune, each configuration again with its workgroups in that order (GEMM_GROUP_M row blocks
+//              per column block; 1 = the grid's own order; the same bits)
 //   --fma      a probe: the core's accumulate step written as fma(a, b, sum) instead of sum + a·b (shows
 //              whether the driver already contracts it into one FFMA)
 //   --toggles T  extra Dawn toggles for this process (e.g. enable-dawn-features=disable_robustness, to
@@ -56,6 +58,8 @@ export interface BenchOpts {
   kernels?: Array<'fused' | 'reference'>;
   /** benchGemm: how the fused row picks its tiles (default: the heuristic of an unknown adapter). */
   policy?: GemmPolicy;
+  /** tuneGemm: GEMM_GROUP_M, the workgroup order (row blocks per column block; 1: the grid's own). */
+  group?: number;
 }
 
 export function cube(n: number): GemmSize {
@@ -216,8 +220,16 @@ export async function tuneGemm(
         out.push({ ...row(s, name, { seconds: Number.NaN, timing: 'wall' }), skipped: problem });
         continue;
       }
-      const spec = linearBias(`gemm.tune ${name}`, { ...b, b: null }, s.M, s.N, s.K, { constants: { ...t } });
-      out.push(row(s, name, await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup)));
+      const spec = linearBias(`gemm.tune ${name}`, { ...b, b: null }, s.M, s.N, s.K, {
+        constants: { ...t, ...(opts.group && opts.group > 1 ? { GEMM_GROUP_M: opts.group } : {}) },
+      });
+      out.push(
+        row(
+          s,
+          opts.group && opts.group > 1 ? `${name} G${opts.group}` : name,
+          await timeDispatch(device, pipelines, spec, opts.reps, opts.warmup),
+        ),
+      );
     }
   } finally {
     b.destroy();
@@ -288,10 +300,12 @@ export async function gemmBenchMain(argv: string[]): Promise<void> {
     for (const size of sizes) {
       const match = new RegExp(value('--match') ?? '.');
       const configs = TUNE_CONFIGS.filter((t) => match.test(tilesName(t)));
-      const tuned = await tuneGemm(device, pipelines, size, configs, { reps });
-      console.log(`\ntile configurations at ${size.label}:`);
-      console.log(formatTimings(tuned));
-      rows.push(...tuned);
+      for (const group of (value('--groups') ?? '1').split(',').map(Number)) {
+        const tuned = await tuneGemm(device, pipelines, size, configs, { reps, group });
+        console.log(`\ntile configurations at ${size.label}, GEMM_GROUP_M ${group}:`);
+        console.log(formatTimings(tuned));
+        rows.push(...tuned);
+      }
     }
   }
   const json = value('--json');

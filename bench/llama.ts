@@ -22,6 +22,8 @@
 // Flags: --models smollm2-135m,qwen2.5-0.5b --T 128,512 --reps 9 --warm-ms 1000 --policies policy [--profile]
 // [--flash-bq 16,8] [--sweep [--cold]] [--sweep-s 150] [--gemm] [--floor] --out FILE. On SwiftShader use `--models
 // tiny` (or `tiny-30`: SmolLM2's 30 layers on tiny sizes, for the CPU side).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Engine } from '../src/engine/engine';
 import { LlamaFused } from '../src/engine/llama-fused';
 import type { PipelineCache } from '../src/gpu/pipelines';
 import { type DispatchSpec, Program } from '../src/gpu/program';
@@ -41,6 +43,7 @@ import { loadLlamaWeights } from '../src/model/llama-weights';
 import { writeSafetensors } from '../src/model/safetensors-write';
 import type { LlamaConfig } from '../src/numeric/types';
 import { argv, benchEngine, filled, log, median, printOut, runMain, saveOut, value } from './cli';
+import { SHAPES } from './forward';
 import { chooseTable, gemmOperands, type SweepRow, type SweepShape, timeLaunch } from './gemm-sweep';
 
 const L = (over: Partial<LlamaConfig>): LlamaConfig => smallLlamaConfig(over);
@@ -291,14 +294,74 @@ function perOp(passes: PassTiming[]): { op: string; ms: number; dispatches: numb
   return [...m].map(([op, e]) => ({ op, ...e })).sort((a, b) => b.ms - a.ms);
 }
 
+/**
+ * The seeded model's safetensors bytes (BF16); with --weights-cache DIR, kept in DIR/<name>.safetensors and read from
+ * there by the next process of the same call (making Qwen2.5-0.5B's on the CPU takes ~30 s).
+ */
+function seededBytes(name: string, cfg: LlamaConfig): Uint8Array {
+  const dir = value('--weights-cache');
+  const file = dir ? `${dir}/${name}.safetensors` : '';
+  if (file && existsSync(file)) return new Uint8Array(readFileSync(file));
+  const bytes = writeSafetensors(randomLlamaTensors(cfg, 4321, 'BF16'));
+  if (file) writeFileSync(file, bytes);
+  return bytes;
+}
+
+/**
+ * --pythia pythia-70m,…: the GPT-NeoX fused forward of seeded Pythia shapes (weights made on the GPU) at each T, timed
+ * as engine.timeForward times it (submit to done, no readback), after --warm-ms of forwards, median of --reps, each
+ * round (--rounds) again; the peer is bench/torch_peer.py in the same call.
+ */
+async function pythiaRows(
+  engine: Engine,
+  models: string[],
+  Ts: number[],
+  reps: number,
+  warmMs: number,
+  rounds: number,
+) {
+  const rows: unknown[] = [];
+  for (const model of models) {
+    const spec = SHAPES[model];
+    if (!spec) throw new Error(`unknown Pythia shape ${model}: ${Object.keys(SHAPES).join(', ')}`);
+    await engine.loadSeededModel({ ...spec, maxPos: 4096 }, 1234, model);
+    for (let round = 0; round < rounds; round++)
+      for (const T of Ts) {
+        const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % spec.vocab);
+        const w0 = performance.now();
+        while (performance.now() - w0 < warmMs) await engine.timeForward(tokens, { path: 'fused' }, 10);
+        const at = Date.now();
+        const { ms, dispatches } = await engine.timeForward(tokens, { path: 'fused' }, reps);
+        const row = {
+          model,
+          T,
+          path: 'fused',
+          round,
+          at,
+          medianMs: median(ms),
+          minMs: Math.min(...ms),
+          dispatches,
+          ms,
+        };
+        log(
+          `${model} T=${T} fused r${round}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}), ${dispatches} dispatches`,
+        );
+        rows.push(row);
+      }
+    engine.unloadModel();
+  }
+  return rows;
+}
+
 async function main() {
   const engine = await benchEngine();
   const { device, pipelines } = engine.devicePipelines();
-  const models = (value('--models') ?? 'smollm2-135m,qwen2.5-0.5b').split(',');
+  const models = (value('--models') ?? 'smollm2-135m,qwen2.5-0.5b').split(',').filter((m) => m !== 'none');
   const Ts = (value('--T') ?? '128,512').split(',').map(Number);
   const reps = Number(value('--reps') ?? 9);
   const warmMs = Number(value('--warm-ms') ?? 1000);
   const profile = argv.includes('--profile');
+  const rounds = Number(value('--rounds') ?? 1);
   const flashBQs = (value('--flash-bq') ?? '').split(',').filter(Boolean).map(Number);
   const base = engine.gemmPolicy;
   const policies: Record<string, GemmPolicy> = {
@@ -346,28 +409,35 @@ async function main() {
     out.gemm = gemmRows;
     const shapes = models.flatMap((m) => Ts.flatMap((T) => llamaShapes(m, cfgOf(m), T)));
     if (value('--cube') !== '0') shapes.push({ model: 'cube', op: '2048^3', M: 2048, N: 2048, K: 2048 });
+    // --gemm-groups 1,4: each launch again with its GEMM dispatch walking GEMM_GROUP_M row blocks per column block.
+    const groups = (value('--gemm-groups') ?? '1').split(',').map(Number);
     for (const s of shapes) {
       const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'gemm');
       try {
         const cfg = chooseGemm(s.M, s.N, s.K, base);
-        const specs = linearBiasOps('gemm', { x, w, b: null, y, dummy }, s.M, s.N, s.K, {
-          policy: base,
-          workspace,
-        });
-        const ms = await timeLaunch(device, pipelines, specs, gemmRows.length === 0 ? 200 : 20);
-        const tflops = (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12;
-        const row = {
-          ...s,
-          tiles: tilesName(cfg.tiles),
-          kChunk: cfg.kChunk,
-          dispatches: specs.length,
-          ms,
-          tflops,
-        };
-        gemmRows.push(row);
-        log(
-          `gemm ${s.model} ${s.op} ${shapeKey(s.M, s.N, s.K)} ${row.tiles} kChunk ${cfg.kChunk}: ${ms.toFixed(4)} ms ${tflops.toFixed(1)} TFLOP/s`,
-        );
+        for (const G of groups) {
+          const specs = linearBiasOps('gemm', { x, w, b: null, y, dummy }, s.M, s.N, s.K, {
+            policy: base,
+            workspace,
+          }).map((d, i) => (i === 0 && G > 1 ? { ...d, constants: { ...d.constants, GEMM_GROUP_M: G } } : d));
+          const at = Date.now();
+          const ms = await timeLaunch(device, pipelines, specs, gemmRows.length === 0 ? 200 : 20);
+          const tflops = (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12;
+          const row = {
+            ...s,
+            tiles: tilesName(cfg.tiles),
+            kChunk: cfg.kChunk,
+            groupM: G,
+            dispatches: specs.length,
+            ms,
+            tflops,
+            at,
+          };
+          gemmRows.push(row);
+          log(
+            `gemm ${s.model} ${s.op} ${shapeKey(s.M, s.N, s.K)} ${row.tiles} kChunk ${cfg.kChunk} G ${G}: ${ms.toFixed(4)} ms ${tflops.toFixed(1)} TFLOP/s`,
+          );
+        }
       } finally {
         destroy();
       }
@@ -386,77 +456,92 @@ async function main() {
       );
     saveOut(out);
   }
+  const pythia = (value('--pythia') ?? '').split(',').filter(Boolean);
+  if (pythia.length) {
+    out.pythia = await pythiaRows(engine, pythia, Ts, reps, warmMs, rounds);
+    saveOut(out);
+  }
   for (const name of models) {
     const cfg = cfgOf(name);
     const t0 = performance.now();
-    const w = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 4321, 'BF16')));
+    const w = loadLlamaWeights(cfg, seededBytes(name, cfg));
     const fused = LlamaFused.create({ device, pipelines }, cfg, w);
     log(`${name}: weights made and uploaded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    for (const T of Ts) {
-      const tokens = Array.from({ length: T }, (_, i) => (i * 7919 + 104729) % cfg.vocabSize);
-      const variants = names.flatMap((p) => [
-        { p, bq: 0 },
-        ...(p === names[names.length - 1] ? flashBQs.map((bq) => ({ p, bq })) : []),
-      ]);
-      for (const [vi, { p, bq }] of variants.entries()) {
-        // `nofold`: the adapter's policy with each split-K reduction in its own dispatch (the tree before the fold).
-        // `chunked`: the adapter's policy, the forward in --chunks command buffers (default 4) submitted as encoded.
-        const gemmPolicy = p === 'nofold' || p === 'chunked' ? base : policies[p];
-        const foldSplitK = p !== 'nofold';
-        const submitChunks = p === 'chunked' ? Number(value('--chunks') ?? 4) : undefined;
-        if (!gemmPolicy) throw new Error(`unknown policy ${p} (${Object.keys(policies).join(', ')})`);
-        const faults = bq ? { flash: { BQ: bq } } : undefined;
-        const run = async (time: { reps: number; ms: number[]; ops?: PassTiming[] | null }) =>
-          fused.forward(tokens, { gemmPolicy, time, faults, foldSplitK, submitChunks });
-        // cold: the first variant of a row as the bench of 2026-11-27 12:13 timed it (one forward, then the reps).
-        const cold = { reps, ms: [] as number[] };
-        if (vi === 0) await run(cold);
-        const w0 = performance.now();
-        let warmForwards = 0;
-        while (performance.now() - w0 < warmMs || warmForwards === 0) {
-          await run({ reps: 10, ms: [] });
-          warmForwards++;
+    for (let round = 0; round < rounds; round++)
+      for (const T of Ts) {
+        const tokens = Array.from({ length: T }, (_, i) => (i * 7919 + 104729) % cfg.vocabSize);
+        const variants = names.flatMap((p) => [
+          { p, bq: 0 },
+          ...(p === names[names.length - 1] ? flashBQs.map((bq) => ({ p, bq })) : []),
+        ]);
+        for (const [vi, { p, bq }] of variants.entries()) {
+          // `nofold`: the adapter's policy with each split-K reduction in its own dispatch (the tree before the fold).
+          // `chunked`: the adapter's policy, the forward in --chunks command buffers (default 4) submitted as encoded.
+          const gemmPolicy = p === 'nofold' || p === 'chunked' ? base : policies[p];
+          const foldSplitK = p !== 'nofold';
+          const submitChunks = p === 'chunked' ? Number(value('--chunks') ?? 4) : undefined;
+          if (!gemmPolicy) throw new Error(`unknown policy ${p} (${Object.keys(policies).join(', ')})`);
+          const faults = bq ? { flash: { BQ: bq } } : undefined;
+          const run = async (time: { reps: number; ms: number[]; ops?: PassTiming[] | null }) =>
+            fused.forward(tokens, { gemmPolicy, time, faults, foldSplitK, submitChunks });
+          // cold: the first variant of a row as the bench of 2026-11-27 12:13 timed it (one forward, then the reps).
+          const cold = { reps, ms: [] as number[] };
+          if (vi === 0 && round === 0) await run(cold);
+          const at = Date.now();
+          const w0 = performance.now();
+          let warmForwards = 0;
+          while (performance.now() - w0 < warmMs || warmForwards === 0) {
+            await run({ reps: 10, ms: [] });
+            warmForwards++;
+          }
+          const time = {
+            reps,
+            ms: [] as number[],
+            encodeMs: [] as number[],
+            submitMs: [] as number[],
+            gpuMs: [] as number[],
+            ops: profile ? ([] as PassTiming[]) : undefined,
+          };
+          await run(time);
+          const ops = time.ops ? perOp(time.ops) : undefined;
+          const row = {
+            model: name,
+            T,
+            policy: p,
+            flashBQ: bq || undefined,
+            medianMs: median(time.ms),
+            minMs: Math.min(...time.ms),
+            encodeMedianMs: median(time.encodeMs),
+            submitMedianMs: median(time.submitMs),
+            gpuMedianMs: time.gpuMs.length ? median(time.gpuMs) : undefined,
+            gpuMinMs: time.gpuMs.length ? Math.min(...time.gpuMs) : undefined,
+            round,
+            at,
+            ms: time.ms,
+            gpuMs: time.gpuMs,
+            encodeMs: time.encodeMs,
+            reps,
+            coldMedianMs: cold.ms.length ? median(cold.ms) : undefined,
+            coldMinMs: cold.ms.length ? Math.min(...cold.ms) : undefined,
+            warmForwards,
+            opsMs: ops ? ops.reduce((a, o) => a + o.ms, 0) : undefined,
+            ops,
+          };
+          const c = row.coldMedianMs ? `, cold ${row.coldMedianMs.toFixed(2)}` : '';
+          log(
+            `${name} T=${T} ${p}${bq ? ` BQ ${bq}` : ''} r${round}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}${c}; GPU ${row.gpuMedianMs?.toFixed(2)} min ${row.gpuMinMs?.toFixed(2)}; encode ${row.encodeMedianMs.toFixed(2)}, submit ${row.submitMedianMs.toFixed(2)})${
+              ops
+                ? `; ops ${row.opsMs?.toFixed(2)} ms: ${ops
+                    .slice(0, 8)
+                    .map((o) => `${o.op} ${o.ms.toFixed(2)}`)
+                    .join(', ')}`
+                : ''
+            }`,
+          );
+          rows.push(row);
+          saveOut(out);
         }
-        const time = {
-          reps,
-          ms: [] as number[],
-          encodeMs: [] as number[],
-          submitMs: [] as number[],
-          ops: profile ? ([] as PassTiming[]) : undefined,
-        };
-        await run(time);
-        const ops = time.ops ? perOp(time.ops) : undefined;
-        const row = {
-          model: name,
-          T,
-          policy: p,
-          flashBQ: bq || undefined,
-          medianMs: median(time.ms),
-          minMs: Math.min(...time.ms),
-          encodeMedianMs: median(time.encodeMs),
-          submitMedianMs: median(time.submitMs),
-          reps,
-          coldMedianMs: cold.ms.length ? median(cold.ms) : undefined,
-          coldMinMs: cold.ms.length ? Math.min(...cold.ms) : undefined,
-          warmForwards,
-          opsMs: ops ? ops.reduce((a, o) => a + o.ms, 0) : undefined,
-          ops,
-        };
-        const c = row.coldMedianMs ? `, cold ${row.coldMedianMs.toFixed(2)}` : '';
-        log(
-          `${name} T=${T} ${p}${bq ? ` BQ ${bq}` : ''}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}${c}; encode ${row.encodeMedianMs.toFixed(2)}, submit ${row.submitMedianMs.toFixed(2)})${
-            ops
-              ? `; ops ${row.opsMs?.toFixed(2)} ms: ${ops
-                  .slice(0, 8)
-                  .map((o) => `${o.op} ${o.ms.toFixed(2)}`)
-                  .join(', ')}`
-              : ''
-          }`,
-        );
-        rows.push(row);
-        saveOut(out);
       }
-    }
     fused.destroy();
   }
   printOut(out);

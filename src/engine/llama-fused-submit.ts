@@ -1,7 +1,8 @@
 // The fused Llama forward's submit (engine/llama-fused.ts): the recorded dispatches once with the copies of the slots it
 // reads back (one wait), then, for benchmarks, the same dispatches submitted `time.reps` more times (submit-to-done wall
-// ms each, of which `encodeMs` the encoding and `submitMs` the submit calls on the CPU) and once with each dispatch in a
-// timed pass of its own (GPU time per label). With `chunks` > 1 the dispatches go in that many command buffers, each
+// ms each, of which `encodeMs` the encoding and `submitMs` the submit calls on the CPU, and `gpuMs` the GPU's span from
+// the first dispatch's start to the last one's end, from two timestamps in empty passes around them) and once with each
+// dispatch in a timed pass of its own (GPU time per label). With `chunks` > 1 the dispatches go in that many command buffers, each
 // submitted as soon as it is encoded, so the GPU starts on the first while the CPU encodes the next (the same
 // dispatches in the same order: the same bits). WebGPU validation errors are thrown as one line.
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
@@ -14,6 +15,8 @@ export interface SubmitTiming {
   ms: number[];
   encodeMs?: number[];
   submitMs?: number[];
+  /** Per rep: GPU ms from a timestamp before the first dispatch to one after the last (where timestamps exist). */
+  gpuMs?: number[];
   ops?: PassTiming[] | null;
 }
 
@@ -34,13 +37,16 @@ export async function submitTimed(
   let thrown: unknown = null;
   let read: Float32Array[] = [];
   // Every chunk encoded and submitted in turn; the readback's copies in the last. CPU ms encoding and submitting.
-  const submitAll = (label: string, withReads: boolean) => {
+  const span = o.time?.gpuMs ? gpuSpan(device) : null;
+  const submitAll = (label: string, withReads: boolean, timed = false) => {
     let finish: (() => Promise<Float32Array[]>) | null = null;
     let [encodeMs, submitMs] = [0, 0];
     programs.forEach((p, i) => {
       const t0 = performance.now();
       const enc = device.createCommandEncoder({ label });
+      if (timed && i === 0) span?.begin(enc);
       p.encode(enc);
+      if (timed && i === programs.length - 1) span?.end(enc);
       if (withReads && i === programs.length - 1) finish = recordReadback(device, enc, [...reads]);
       const buffer = enc.finish();
       const t1 = performance.now();
@@ -57,11 +63,13 @@ export async function submitTimed(
     read = (await submitAll('llama fused', true).finish?.()) ?? [];
     for (let r = 0; r < (o.time?.reps ?? 0); r++) {
       const t0 = performance.now();
-      const { encodeMs, submitMs } = submitAll('llama fused (timed)', false);
+      const { encodeMs, submitMs } = submitAll('llama fused (timed)', false, true);
       o.time?.encodeMs?.push(encodeMs);
       o.time?.submitMs?.push(submitMs);
       await device.queue.onSubmittedWorkDone();
       o.time?.ms.push(performance.now() - t0);
+      const gpu = await span?.read();
+      if (gpu !== undefined && gpu !== null) o.time?.gpuMs?.push(gpu);
     }
     if (o.time?.ops) {
       const timer = new GpuTimer(device, specs.length);
@@ -78,10 +86,55 @@ export async function submitTimed(
     thrown = e;
   } finally {
     for (const p of programs) p.dispose();
+    span?.destroy();
   }
   const err = await device.popErrorScope();
   // A validation error first: a readback after it fails for its sake.
   if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
   if (thrown) throw thrown;
   return read;
+}
+
+/**
+ * Two timestamps around a submit's dispatches, each in an empty compute pass (the first pass's start, the last one's
+ * end): the GPU's span of a forward without the CPU's encoding and submit. Null where the device has no timestamps.
+ */
+function gpuSpan(device: GPUDevice) {
+  if (!device.features.has('timestamp-query')) return null;
+  const set = device.createQuerySet({ type: 'timestamp', count: 2 });
+  const resolved = device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  });
+  const mapped = device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+  const mark = (enc: GPUCommandEncoder, index: 0 | 1) =>
+    enc
+      .beginComputePass({
+        label: index ? 'span end' : 'span begin',
+        timestampWrites: index
+          ? { querySet: set, endOfPassWriteIndex: 1 }
+          : { querySet: set, beginningOfPassWriteIndex: 0 },
+      })
+      .end();
+  return {
+    begin: (enc: GPUCommandEncoder) => mark(enc, 0),
+    end: (enc: GPUCommandEncoder) => {
+      mark(enc, 1);
+      enc.resolveQuerySet(set, 0, 2, resolved, 0);
+      enc.copyBufferToBuffer(resolved, 0, mapped, 0, 16);
+    },
+    /** The last span in ms (after the submit is done). */
+    read: async (): Promise<number | null> => {
+      await mapped.mapAsync(GPUMapMode.READ);
+      const t = new BigInt64Array(mapped.getMappedRange().slice(0));
+      mapped.unmap();
+      const ns = Number(t[1] - t[0]);
+      return ns > 0 ? ns / 1e6 : null;
+    },
+    destroy: () => {
+      set.destroy();
+      resolved.destroy();
+      mapped.destroy();
+    },
+  };
 }
