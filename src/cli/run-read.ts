@@ -1,13 +1,14 @@
 // Node only: run files read from disk for `cli compare-runs` and the benches. Each file is read and decoded on the
 // main thread while a worker thread reads it again and hashes it (hash-file.ts): the sha256, a run's identity in the
 // report, comes in beside the import and the analysis, never before them, and is checked to be of the same bytes.
+// The next chunk's read is under way while one is decoded (prefetched), so the disk's copy overlaps the decode.
 import { Buffer } from 'node:buffer';
 import { statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { RunInput } from '../compare/analyze-runs';
 import type { RunsReport } from '../compare/runs-report';
 import { type ReadRunOptions, readRunFile } from '../model/run-file';
-import { nodeFileStream } from '../model/stream-node';
 import type { ModelConfig } from '../numeric/types';
 import { CliInputError, fsReason, quoteUser } from './files';
 import { hashFile } from './hash-file';
@@ -21,6 +22,47 @@ export interface ReadRun {
   sha256: Promise<string>;
   /** Stops the hashing where nothing will wait for it (a refusal, a failure). */
   stop(): void;
+}
+
+/**
+ * The bytes of the file at `path` in chunks of `chunkBytes` (the last one shorter), two buffers taken in turn: the
+ * next chunk is read while the reader decodes this one. A chunk is valid until the next one is asked for, as with one
+ * buffer read into again and again (streamSafetensors is done with a chunk before it asks for the next). The file is closed when the iteration ends,
+ * fails or is stopped early (after the read under way).
+ */
+export async function* prefetchedFileStream(
+  path: string,
+  chunkBytes = 4 << 20,
+): AsyncGenerator<Uint8Array, void> {
+  const fh = await open(path, 'r');
+  const bufs = [new Uint8Array(chunkBytes), new Uint8Array(chunkBytes)];
+  const fill = async (buf: Uint8Array) => {
+    let filled = 0;
+    while (filled < chunkBytes) {
+      const { bytesRead } = await fh.read(buf, filled, chunkBytes - filled, null);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled;
+  };
+  let next: Promise<number> | null = fill(bufs[0]);
+  try {
+    for (let i = 0; ; i++) {
+      const filled = await next;
+      next = null;
+      if (filled === 0) return;
+      if (filled < chunkBytes) {
+        yield bufs[i & 1].subarray(0, filled);
+        return;
+      }
+      next = fill(bufs[(i + 1) & 1]);
+      next.catch(() => undefined); // (awaited when the next chunk is asked for, or below)
+      yield bufs[i & 1];
+    }
+  } finally {
+    await next?.catch(() => undefined);
+    await fh.close();
+  }
 }
 
 /** Streams a run file from disk after checking it is a regular file, its hashing started beside it. */
@@ -44,8 +86,8 @@ export async function readRun(
   }
   const hashing = hashFile(path);
   try {
-    // One 4 MiB buffer, read into again and again: the reader copies what it keeps.
-    const file = await readRunFile(nodeFileStream(path, 4 << 20, true), size, cfg, {
+    // Two 4 MiB buffers, read into in turn: the reader copies what it keeps.
+    const file = await readRunFile(prefetchedFileStream(path), size, cfg, {
       file: basename(path),
       ...handlers,
       sameBytes: (x, y) => Buffer.compare(x, y) === 0,
