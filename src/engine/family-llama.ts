@@ -109,13 +109,8 @@ export function llamaKernels(path: PathSpec | undefined): Partial<Record<LlamaFu
   if (path === undefined || path === 'reference') return null;
   if (path !== 'fused' && path.size === 0) return null;
   const on = (k: LlamaFusedKernel) => path === 'fused' || [...path].some((id) => LLAMA_KERNEL_OF[id] === k);
-  return {
-    addRmsNorm: on('addRmsNorm'),
-    qkvRope: on('qkvRope'),
-    swiglu: on('swiglu'),
-    flash: on('flash'),
-    gemm: on('gemm'),
-  };
+  const kernels = FUSED.flatMap((k) => (k.llama.kernel ? [k.llama.kernel] : []));
+  return Object.fromEntries(kernels.map((k) => [k, on(k)]));
 }
 
 /** The fused forward's fault options from the engine's LlamaFaults (constants per kernel, the layers). */

@@ -9,6 +9,7 @@ import type { ShardedSource } from '../model/shard-stream';
 import type { Weights } from '../model/weight-stream';
 import type { Precision } from '../numeric/precision';
 import type { HiddenDump, LlamaFlavour, ModelConfig, NeoXConfig } from '../numeric/types';
+import type { LlamaFusedKernel } from '../ops/fused';
 import { ALL_FUSED, type FusedKernelId } from './fused-kernels';
 import type { PlanHooks } from './plan';
 
@@ -83,13 +84,10 @@ export interface ModelInfo {
 
 /**
  * A Llama-family model's teaching faults (src/run/faults.ts LLAMA_FAULTS): pipeline constants of the fused kernels
- * of engine/llama-fused.ts, in the layers named (every layer when none are).
+ * of engine/llama-fused.ts by the registry's names for them (ops/fused.ts), in the layers named (every layer when
+ * none are).
  */
-export interface LlamaFaults {
-  addRmsNorm?: OverrideConstants;
-  swiglu?: OverrideConstants;
-  flash?: OverrideConstants;
-  qkvRope?: OverrideConstants;
+export interface LlamaFaults extends Partial<Record<LlamaFusedKernel, OverrideConstants>> {
   /** The layers the faults act in (absent: every layer). */
   layers?: readonly number[];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LLAMA_KERNEL_OF } from '../engine/family-llama';
+import { LLAMA_KERNEL_OF, llamaKernels } from '../engine/family-llama';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import { kernelWords, llamaKernelOfSlot } from '../ui/kernel-words';
 import { OPS } from './descriptors';
@@ -61,6 +61,24 @@ describe("the op registry's fused kernels", () => {
       linear_gelu: 'swiglu',
       residual_epilogue: null,
     });
+    const all = { addRmsNorm: true, qkvRope: true, swiglu: true, flash: true, gemm: true };
+    expect(llamaKernels('fused')).toEqual(all);
+    expect(llamaKernels(new Set(FUSED_KERNEL_IDS))).toEqual(all);
+    expect(llamaKernels(new Set(['layernorm', 'linear_gelu'] as const))).toEqual({
+      ...all,
+      qkvRope: false,
+      flash: false,
+      gemm: false,
+    });
+    expect(llamaKernels(new Set(['residual_epilogue'] as const))).toEqual({
+      addRmsNorm: false,
+      qkvRope: false,
+      swiglu: false,
+      flash: false,
+      gemm: false,
+    });
+    expect(llamaKernels('reference')).toBeNull();
+    expect(llamaKernels(new Set())).toBeNull();
     expect(kernelWords('layernorm', 'llama').title).toBe('Residual add + RMSNorm');
     expect(kernelWords('linear_gelu', 'llama').title).toBe('Gate/up GEMM + SwiGLU');
     expect(kernelWords('linear_gelu').title).toBe('Linear + bias + GELU');
