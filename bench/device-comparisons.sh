@@ -10,7 +10,7 @@
 #     --outfile=<main>/.dp-perf/<tree>/comparisons.mjs --external:webgpu; cp -r shaders <main>/.dp-perf/<tree>/
 # Here afterwards: npx tsx bench/compare-reports.ts rep-<tree1> rep-<tree2> (from reports.tgz).
 set -u
-P=.dp-perf
+P=${PACK:-.dp-perf}
 for f in $P/gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json

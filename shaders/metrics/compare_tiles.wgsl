@@ -2,15 +2,16 @@
 // row), summarising `a` (f32, under test) against `b` (the baseline: f32, or a
 // double-float pair hi + lo read as the f64 value hi + lo) into one record (part.wgsl). Pass 2
 // (reduce.wgsl) folds the tiles' records into rows and jobs. Conventions: src/compare/metrics.ts.
+// A dispatch binds several operand buffers (slots_*.wgsl: opnd(slot, word)); each stretch names the slots of its
+// a and b.
 
-@group(0) @binding(0) var<storage, read> a: array<u32>;          // f32 bits [*] (the group's range)
-@group(0) @binding(1) var<storage, read> b: array<u32>;          // f32 bits [*], or df [*][2] (hi, lo)
-@group(0) @binding(2) var<storage, read> tiles: array<u32>;      // [stretches][TILE_WORDS], see below
-@group(0) @binding(3) var<storage, read> edges: array<u32>;      // [HIST_BINS − 1][4]: Diff (e, h, l), 0
-@group(0) @binding(4) var<storage, read_write> rec: array<u32>;  // records (part.wgsl)
+@group(0) @binding(0) var<storage, read> tiles: array<u32>;      // [stretches][TILE_WORDS], see below
+@group(0) @binding(1) var<storage, read> edges: array<u32>;      // [HIST_BINS − 1][4]: Diff (e, h, l), 0; bins
+@group(0) @binding(2) var<storage, read_write> rec: array<u32>;  // records (part.wgsl)
 
-// Stretch (consecutive tiles of one job, row and segment): 0 a word offset, 1 b word offset, 2 elements, 3 flags
-// (bit 0 df baseline, bits 1–2 storage precision 0 fp32 / 1 fp16 / 2 bf16, bit 3 histogram), 4 record word offset
+// Stretch (consecutive tiles of one job, row and segment): 0 a word offset, 1 b word offset (in their slots'
+// bindings), 2 elements, 3 flags (bit 0 df baseline, bits 1–2 storage precision 0 fp32 / 1 fp16 / 2 bf16, bit 3
+// histogram, bits 16–23 a's slot, 24–31 b's slot), 4 record word offset
 // of its first tile, 5 histogram word offset of its first tile, 6 its first tile's index in the dispatch (ascending),
 // 7 elements per tile. Workgroup w runs tile w − word 6 of the last stretch whose word 6 is at most w.
 const TILE_WORDS: u32 = 8u;
@@ -89,6 +90,8 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   let dst = tiles[t + 4u] + k * REC;
   let prec = (flags >> 1u) & 3u;
   let want_hist = (flags & 8u) != 0u;
+  let sa = (flags >> 16u) & 0xffu;
+  let sb = flags >> 24u;
   let hdst = select(NO_HIST, tiles[t + 5u] + k * HIST_BINS, want_hist);
 
   if (want_hist) {
@@ -114,16 +117,16 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   var sn = sc_zero(); // Σa², Σb²
   for (var i = lid; i < count; i += WG) {
     seen += 1u;
-    let xb = a[a0 + i];
+    let xb = opnd(sa, a0 + i);
     var hb: u32;
     var lb = 0u;
     var cy: u32;
     if (is_df) {
-      hb = b[b0 + 2u * i];
-      lb = b[b0 + 2u * i + 1u];
+      hb = opnd(sb, b0 + 2u * i);
+      lb = opnd(sb, b0 + 2u * i + 1u);
       cy = fclass_sum(fclass(hb), fclass(lb));
     } else {
-      hb = b[b0 + i];
+      hb = opnd(sb, b0 + i);
       cy = fclass(hb);
     }
     let cx = fclass(xb);

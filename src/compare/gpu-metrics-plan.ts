@@ -112,12 +112,14 @@ export function planRecord(
   bitDiffs: BitDiffJob[],
   maxTileWords = Number.POSITIVE_INFINITY,
   target = TARGET_TILES,
+  /** The caller's index of each job, for errors (the jobs may be the unique ones of a longer list). */
+  names: readonly number[] = [],
 ): RecordPlan {
   const layouts: JobLayout[] = [];
   let words = jobs.length * REC_WORDS;
   // Row summaries, then job histograms, then bit-diff slots: together the part that is read back.
   jobs.forEach((job, j) => {
-    const what = `job ${j}`;
+    const what = `job ${names[j] ?? j}`;
     checkCount(what, job.n);
     if (!PRECISIONS.includes(job.precision)) fail(`${what}: unknown precision '${job.precision}'`);
     const segs = job.segments ?? [{ a: job.a, b: job.b, n: job.n }];

@@ -19,8 +19,9 @@ import { bitDiffTiles, compareTiles, HIST_BINS, RANGE_WORDS, reduceRecords } fro
 import { decodeBitDiff, decodeJob, summaryViews } from './gpu-metrics-decode';
 import { binWords, edgeWords, histogramEdges } from './gpu-metrics-edges';
 import { planRecord, splitRanges, TARGET_TILES } from './gpu-metrics-plan';
+import { mergeDispatches, SLOTS_NARROW, slotsFor } from './gpu-metrics-slots';
 import { packTiles } from './gpu-metrics-tiles';
-import type { BitDiffJob, CompareJob, PendingMetrics } from './gpu-metrics-types';
+import type { BitDiffJob, CompareJob, Operand, PendingMetrics } from './gpu-metrics-types';
 
 export type {
   BitDiffJob,
@@ -40,6 +41,8 @@ export interface RecordStats {
   dispatches: number;
   /** Bytes the dispatches read of the operands (each job's a and b, every time a job reads them). */
   operandBytes: number;
+  /** Jobs reduced: those asked for, less the ones that repeat another's operands (reduced once). */
+  jobs: number;
 }
 
 const ALIGN_WORDS = 64; // 256 bytes: a table region's start, for a binding offset
@@ -75,6 +78,41 @@ function mappedBuffer(device: GPUDevice, words: Uint32Array, usage: GPUBufferUsa
   return buf;
 }
 
+/**
+ * The jobs with those that read the same operands (buffers, offsets, kinds, elements, segments, precision) made
+ * one, which is then reduced with the rows and histogram any of them asks for (`of[j]`: job j's unique job; a job
+ * without rows or histogram gets none back). A compare asks for some twice: a layer's output fused against the
+ * reference (propagated per row, and as a tap with a histogram), the reference against the oracle (floor, tap).
+ * Jobs asking for different row counts stay apart.
+ */
+export function uniqueJobs(jobs: CompareJob[]): { unique: CompareJob[]; of: number[] } {
+  const ids = new Map<GPUBuffer, number>();
+  const id = (b: GPUBuffer) => {
+    let i = ids.get(b);
+    if (i === undefined) ids.set(b, (i = ids.size));
+    return i;
+  };
+  const opKey = (o: Operand) => `${o.kind}:${id(o.buffer)}:${o.offset ?? 0}`;
+  const byKey = new Map<string, number>();
+  const unique: CompareJob[] = [];
+  const of = jobs.map((job) => {
+    const segs = job.segments ?? [job];
+    const key = `${job.precision}|${job.n}|${segs.map((s) => `${opKey(s.a)},${opKey(s.b)},${s.n}`).join(';')}`;
+    const u = byKey.get(key);
+    if (u !== undefined) {
+      const uj = unique[u];
+      if (uj.rows === undefined || job.rows === undefined || uj.rows === job.rows) {
+        unique[u] = { ...uj, rows: uj.rows ?? job.rows, histogram: uj.histogram || job.histogram };
+        return u;
+      }
+    }
+    unique.push(job);
+    if (u === undefined) byKey.set(key, unique.length - 1);
+    return unique.length - 1;
+  });
+  return { unique, of };
+}
+
 export class GpuMetrics {
   private edges: GPUBuffer | null = null;
 
@@ -83,6 +121,8 @@ export class GpuMetrics {
     private readonly device: GPUDevice,
     private readonly pipelines: PipelineCache,
     private readonly targetTiles = TARGET_TILES,
+    /** Pass 1's operand slots: the most the adapter allows (slotsFor), or SLOTS_NARROW where a test asks. */
+    private readonly narrow = false,
   ) {}
 
   /** Records all jobs' reductions into `encoder` (no submit); summaries land in one small buffer. */
@@ -98,16 +138,23 @@ export class GpuMetrics {
     const maxBinding = limits.maxStorageBufferBindingSize;
     // Tiles no smaller than keeps their records within half the records' binding (and 128 MiB).
     const tileBytes = Math.min(maxBinding, limits.maxBufferSize, 2 ** 28) / 2;
-    const plan = planRecord(jobs, bitDiffs, Math.floor(tileBytes / 4), this.targetTiles);
+    const { unique, of } = uniqueJobs(jobs);
+    const firstOf = unique.map((_, u) => of.indexOf(u));
+    const plan = planRecord(unique, bitDiffs, Math.floor(tileBytes / 4), this.targetTiles, firstOf);
     const tPlan = performance.now();
     const recBytes = plan.totalWords * 4;
     if (recBytes > maxBinding || recBytes > limits.maxBufferSize)
       throw new Error(
-        `GpuMetrics: ${jobs.length} jobs need ${recBytes} bytes of summaries, over the binding limit ${maxBinding}; record fewer at once`,
+        `GpuMetrics: ${unique.length} jobs need ${recBytes} bytes of summaries, over the binding limit ${maxBinding}; record fewer at once`,
       );
     const align = limits.minStorageBufferOffsetAlignment;
     const maxGroups = limits.maxComputeWorkgroupsPerDimension;
-    const compare = packTiles(plan.compareTiles, maxBinding, align, maxGroups);
+    const slots = this.narrow ? SLOTS_NARROW : slotsFor(limits.maxStorageBuffersPerShaderStage);
+    const compare = mergeDispatches(
+      packTiles(plan.compareTiles, maxBinding, align, maxGroups),
+      slots,
+      maxGroups,
+    );
     const bits = packTiles(plan.bitTiles, maxBinding, align, maxGroups);
     const rangeParts = plan.levels.map((l) => splitRanges(l, maxGroups));
     const tPack = performance.now();
@@ -163,8 +210,8 @@ export class GpuMetrics {
     const program = new Program(device, this.pipelines);
     let part = 0;
     for (const c of compare) {
-      const buffers = { a: c.a, b: c.b, tiles: tableRange(part++), edges: this.edges, rec };
-      program.add(compareTiles('metrics.tiles', buffers, c.groups));
+      const buffers = { tiles: tableRange(part++), edges: this.edges, rec };
+      program.add(compareTiles('metrics.tiles', buffers, c.slots, slots, c.groups));
     }
     for (const c of bits) {
       program.add(
@@ -181,7 +228,7 @@ export class GpuMetrics {
     program.encode(encoder, profile?.timer);
     if (profile?.stats) {
       let operandBytes = 0;
-      for (const j of jobs)
+      for (const j of unique)
         for (const sg of j.segments ?? [j]) operandBytes += sg.n * (4 + (sg.b.kind === 'df' ? 8 : 4));
       for (const b of bitDiffs) operandBytes += b.n * 8;
       Object.assign(profile.stats, {
@@ -191,6 +238,7 @@ export class GpuMetrics {
         tiles: plan.compareTiles.length + plan.bitTiles.length,
         dispatches: program.dispatchCount,
         operandBytes,
+        jobs: unique.length,
       });
     }
     program.dispose();
@@ -210,8 +258,16 @@ export class GpuMetrics {
         const data = readback.getMappedRange(0, readBytes).slice(0);
         readback.unmap();
         const views = summaryViews(data);
+        const outs = plan.jobs.map((l, u) => decodeJob(views, l, firstOf[u]));
         return {
-          compare: plan.jobs.map((l, j) => decodeJob(views, l, j)),
+          compare: jobs.map((job, j) => {
+            const o = outs[of[j]];
+            return {
+              metrics: o.metrics,
+              perRow: job.rows ? o.perRow : null,
+              histogram: job.histogram ? o.histogram : null,
+            };
+          }),
           bitDiff: plan.bitDiffs.map((b, i) => decodeBitDiff(views, b.slot, b.n, i)),
         };
       },

@@ -19,18 +19,22 @@ export const ZERO_EXP = -100000;
 
 const includes = ['metrics/ext.wgsl', 'metrics/part.wgsl'] as const;
 
-export const compareTilesKernel: KernelDef = {
-  name: 'metrics/compare_tiles',
-  file: 'metrics/compare_tiles.wgsl',
-  includes,
-  bindings: [
-    { name: 'a', kind: 'read' }, // f32 bits [*]
-    { name: 'b', kind: 'read' }, // f32 bits [*] or df [*][2]
-    { name: 'tiles', kind: 'read' }, // [tiles][TILE_WORDS]
-    { name: 'edges', kind: 'read' }, // [HIST_BINS − 1][4]
-    { name: 'rec', kind: 'rw' }, // records
-  ],
-};
+/** Pass 1 with `slots` operand bindings (shaders/metrics/slots_<slots>.wgsl; src/compare/gpu-metrics-slots.ts). */
+function compareTilesWith(slots: number): KernelDef {
+  return {
+    name: `metrics/compare_tiles_${slots}`,
+    file: 'metrics/compare_tiles.wgsl',
+    includes: [...includes, `metrics/slots_${slots}.wgsl`],
+    bindings: [
+      { name: 'tiles', kind: 'read' }, // [tiles][TILE_WORDS]
+      { name: 'edges', kind: 'read' }, // [HIST_BINS − 1][4], bins by exponent
+      { name: 'rec', kind: 'rw' }, // records
+      ...Array.from({ length: slots }, (_, i) => ({ name: `o${i}`, kind: 'read' as const })), // operands
+    ],
+  };
+}
+
+const compareTilesKernels = new Map<number, KernelDef>();
 
 export const reduceKernel: KernelDef = {
   name: 'metrics/reduce',
@@ -55,13 +59,19 @@ export const bitDiffKernel: KernelDef = {
 
 const constants = { WG: METRICS_WG };
 
-/** Pass 1: one workgroup per tile of `tiles` (a range of the tile table). */
+/** Pass 1: one workgroup per tile of `tiles` (a range of the tile table), its operands in `slots` bindings. */
 export function compareTiles(
   label: string,
-  b: { a: BufferRef; b: BufferRef; tiles: BufferRef; edges: BufferRef; rec: BufferRef },
+  b: { tiles: BufferRef; edges: BufferRef; rec: BufferRef },
+  operands: BufferRef[],
+  slots: number,
   tiles: number,
 ): DispatchSpec {
-  return { label, kernel: compareTilesKernel, constants, buffers: b, workgroups: [tiles, 1, 1] };
+  let kernel = compareTilesKernels.get(slots);
+  if (!kernel) compareTilesKernels.set(slots, (kernel = compareTilesWith(slots)));
+  const buffers: Record<string, BufferRef> = { ...b };
+  for (let i = 0; i < slots; i++) buffers[`o${i}`] = operands[i] ?? operands[0];
+  return { label, kernel, constants, buffers, workgroups: [tiles, 1, 1] };
 }
 
 /** Pass 2: one workgroup per range of `ranges`. */
