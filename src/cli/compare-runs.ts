@@ -4,7 +4,7 @@
 // GPU comes up and said before anything of it), 3 when the GPU fails.
 import { parseArgs } from 'node:util';
 import { streamRuns } from '../compare/analyze-runs';
-import { analyzeFamilyRuns, familyRunsModel } from '../compare/family-runs';
+import { familyRunsModel, streamFamilyRuns } from '../compare/family-runs';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
@@ -102,9 +102,9 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
 }
 
 /**
- * The runs of a Llama-family model (compare/family-runs.ts): both files read and checked against the config first
- * (bad input said before the GPU comes up), then the model loaded for its reference path (the floors) and the
- * analysis on the CPU.
+ * The runs of a Llama-family model (compare/family-runs.ts), as GPT-NeoX's above: the GPU and the model come up while
+ * both files are read, and the analysis takes each slot as it is read (streamFamilyRuns); bad input in a run is
+ * still what is said.
  */
 async function compareFamilyRuns(
   m: ReturnType<typeof prepareModel>,
@@ -114,33 +114,59 @@ async function compareFamilyRuns(
   out: string | undefined,
   log: (s: string) => void,
 ): Promise<number> {
-  const reads = await readRuns(
-    b
-      ? [
-          [a, '--a'],
-          [b, '--b'],
-        ]
-      : [[a, '--a']],
-    m.modelConfig,
-  );
-  const [ra, rb] = reads;
-  try {
-    if (rb) checkSameTokens(ra.run.file, rb.run.file);
+  const ready = (async () => {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource());
     try {
       await engine.loadModel(m.files);
-      const analysis = await analyzeFamilyRuns(familyRunsModel(engine), ra.run, rb?.run ?? null, {
-        ...opts,
-        onProgress: (p) => log(`${p}…`),
-      });
-      const report = await withSha256(analysis, reads);
-      if (out) writeJson(report, out);
-      process.stdout.write(`${report.sentence}\n`);
-      return report.verdict === 'agree' ? 0 : 1;
-    } finally {
+      return engine;
+    } catch (e) {
       engine.dispose();
+      throw e;
     }
+  })();
+  ready.catch(() => undefined); // awaited below, after the runs
+  const stream = streamFamilyRuns(ready.then(familyRunsModel), b ? 2 : 1, {
+    ...opts,
+    onProgress: (p) => log(`${p}…`),
+  });
+  const settle = () =>
+    ready.then(
+      async (engine) => {
+        await stream.release();
+        engine.dispose();
+      },
+      () => undefined,
+    );
+  let reads: ReadRun[];
+  try {
+    reads = await readRuns(
+      b
+        ? [
+            [a, '--a'],
+            [b, '--b'],
+          ]
+        : [[a, '--a']],
+      m.modelConfig,
+      stream.reader,
+    );
+  } catch (e) {
+    void settle();
+    throw e;
+  }
+  const [ra, rb] = reads;
+  let up = false;
+  try {
+    if (rb) checkSameTokens(ra.run.file, rb.run.file);
+    await ready;
+    up = true;
+    const analysis = await stream.report(ra.run, rb?.run ?? null);
+    const report = await withSha256(analysis, reads);
+    if (out) writeJson(report, out);
+    process.stdout.write(`${report.sentence}\n`);
+    return report.verdict === 'agree' ? 0 : 1;
   } finally {
     for (const r of reads) r.stop();
+    if (up) await settle();
+    else void settle();
   }
 }

@@ -44,7 +44,7 @@ describe('the RMSNorm cast order in a bf16 checkpoint is within a correct bf16 r
     for (let seed = 1; seed <= 60; seed++) {
       const r = mulberry32(seed * 104729);
       const T = 17 + Math.floor(r() * 20);
-      const d = 200 + Math.floor(r() * 400);
+      const d = 100 + Math.floor(r() * 200);
       const scale = 10 ** (r() * 4 - 2);
       const x = roundArray(
         'bf16',

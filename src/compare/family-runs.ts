@@ -101,50 +101,67 @@ export interface FamilyRunsStream {
  * (family-runs-stream.ts).
  */
 export function streamFamilyRuns(
-  model: FamilyRunsModel,
+  model: FamilyRunsModel | Promise<FamilyRunsModel>,
   count: number,
   opts: FamilyRunsOptions = {},
 ): FamilyRunsStream {
-  const feed = new FamilyRunsFeed(feedModelOf(model, opts), count, opts.signal);
+  // The model may be on its way (the CLI reads while it loads): what the readers hand over waits for it.
+  let feed: FamilyRunsFeed | null = null;
+  let queue: ((f: FamilyRunsFeed) => void)[] = [];
+  const made = Promise.resolve(model).then((m) => {
+    feed = new FamilyRunsFeed(feedModelOf(m, opts), count, opts.signal);
+    const q = queue;
+    queue = [];
+    for (const f of q) f(feed);
+    later();
+    return { m, feed };
+  });
+  made.catch(() => undefined); // awaited by report(); an error then, not an unhandled rejection now
   const fedRuns = new Set<number>();
   let soon = false;
   const later = () => {
-    if (soon) return;
+    if (soon || !feed) return;
     soon = true;
     setTimeout(() => {
       soon = false;
-      void feed.work();
+      void feed?.work();
     }, 0);
+  };
+  const take = (f: (feed: FamilyRunsFeed) => void) => {
+    if (feed) f(feed);
+    else queue.push(f);
+    later();
   };
   return {
     reader: (j) => ({
       onHeader(h) {
         fedRuns.add(j);
-        feed.header(j, h);
-        later();
+        take((f) => f.header(j, h));
       },
       onSlot(slot, t) {
-        feed.tensor(j, slot, t);
-        later();
+        take((f) => f.tensor(j, slot, t));
       },
     }),
     async report(a, b) {
       if (b) checkSameTokens(a.file, b.file);
+      const { m, feed } = await made;
       const parted = b ? partedPair(a.file, b.file) : null;
       // Two generations whose texts part: compared on the rows they share, in an analysis of those rows.
       if (b && parted && (parted.rows < a.file.tokens.length || parted.rows < b.file.tokens.length)) {
         await feed.abandon();
         const cut = (r: RunInput): RunInput => ({ file: runRows(r.file, parted.rows), sha256: r.sha256 });
-        const report = await analyzeSame(model, cut(a), cut(b), opts, parted, null);
+        const report = await analyzeSame(m, cut(a), cut(b), opts, parted, null);
         heldRows(report, { A: a.file.tokens.length, B: b.file.tokens.length });
         return report;
       }
-      [a, b].forEach((r, j) => {
-        if (r && !fedRuns.has(j)) feedWhole(feed, j, r);
-      });
-      return analyzeSame(model, a, b, opts, parted, feed);
+      for (const [j, r] of [a, b].entries()) if (r && !fedRuns.has(j)) feedWhole(feed, j, r);
+      return analyzeSame(m, a, b, opts, parted, feed);
     },
-    release: () => feed.abandon(),
+    release: () =>
+      made.then(
+        ({ feed }) => feed.abandon(),
+        () => undefined,
+      ),
   };
 }
 

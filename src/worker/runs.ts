@@ -3,7 +3,7 @@
 // analysis (hash-blob.ts), the sha256 checked against the one a link names as soon as it is known (a mismatch stops
 // the analysis). Nothing of the loaded model changes, whatever a run file holds.
 import { streamRuns } from '../compare/analyze-runs';
-import { analyzeFamilyRuns, familyRunsModel } from '../compare/family-runs';
+import { familyRunsModel, streamFamilyRuns } from '../compare/family-runs';
 import type { RunsReport } from '../compare/runs-report';
 import type { Engine } from '../engine/engine';
 import {
@@ -143,18 +143,18 @@ export async function compareRunFiles(
     stop();
   });
   if (cfg.family === 'llama') {
+    // Fed as the files are read (streamFamilyRuns), as GPT-NeoX's below.
+    const stream = streamFamilyRuns(familyRunsModel(engine), runs.length, {
+      signal: ctl.signal,
+      onProgress: onPhase,
+    });
     try {
       const [a, b] = await Promise.all([
-        readRun(cfg, runs[0], ctl.signal, onLoad, {}),
-        runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad, {}) : null,
+        readRun(cfg, runs[0], ctl.signal, onLoad, stream.reader(0)),
+        runs[1] ? readRun(cfg, runs[1], ctl.signal, onLoad, stream.reader(1)) : null,
       ]);
       if (b) checkSameTokens(a, b);
-      const report = await analyzeFamilyRuns(
-        familyRunsModel(engine),
-        { file: a, sha256: null },
-        b && { file: b, sha256: null },
-        { signal: ctl.signal, onProgress: onPhase },
-      );
+      const report = await stream.report({ file: a, sha256: null }, b && { file: b, sha256: null });
       const shas = await hashes;
       return { ...report, runs: report.runs.map((r, i) => ({ ...r, sha256: shas[i] })) };
     } catch (e) {
@@ -162,6 +162,7 @@ export async function compareRunFiles(
       throw refused ?? e;
     } finally {
       signal.removeEventListener('abort', stop);
+      void stream.release();
     }
   }
   // The analysis starts on the first header's tokens and takes each slot as it is read (streamRuns).
