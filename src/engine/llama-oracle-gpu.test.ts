@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BufferPool } from '../gpu/pool';
-import { uploadBuffer } from '../gpu/readback';
+import { recordReadback, uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
 import { opForward, opLayer } from '../kernels/cpu/op-forward';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
@@ -237,6 +237,57 @@ describe('Llama GPU double-float oracle vs the CPU fp64 forward', () => {
       } finally {
         pool.destroyAll();
         for (const b of bufs.values()) b.destroy();
+      }
+    }
+  });
+
+  // A decode's rows after its prompt (GpuOracle.forwardFrom): each layer's q (or q_norm), k (or k_norm) and v rows of
+  // the prompt, from the prompt's own forward, copied in before the new rows; rows from..T−1 of every dump tap equal
+  // the whole forward's, hi and lo words alike (the whole forward is held to the fp64 one above).
+  it(`a decode's rows after its prompt's forward equal the whole forward's rows, bit for bit (${ROUNDS} models)`, async () => {
+    const first = freshSeed();
+    for (let s = 0; s < ROUNDS; s++) {
+      const seed = (first + s) >>> 0;
+      const { cfg, w, tokens } = randomLlamaModel(seed);
+      const T = Math.max(2, tokens.length);
+      const toks = tokens.length >= 2 ? tokens : [tokens[0], (tokens[0] + 1) % cfg.vocabSize];
+      const from = 1 + (seed % (T - 1));
+      const tag = `seed ${seed} (${cfg.flavour}, T ${T}, from ${from})`;
+      const { oracle, done } = oracleOf(cfg, w);
+      try {
+        const enc = h.device.createCommandEncoder();
+        const whole = oracle.forward(enc, toks, 'dump');
+        const prompt = oracle.forward(enc, toks.slice(0, from), 'all');
+        const rows = oracle.forwardFrom(
+          enc,
+          toks,
+          from,
+          (i, slot) => prompt.taps.get(`layers.${i}.${slot}`)!,
+        );
+        const names = [
+          'embed',
+          ...Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`),
+          'final_norm',
+          'logits',
+        ];
+        const width = (n: string) => (n === 'logits' ? cfg.vocabSize : cfg.hiddenSize);
+        const all = names.map((n) => whole.taps.get(n)!);
+        const got = names.map((n) => rows.taps.get(n)!);
+        const read = recordReadback(h.device, enc, [
+          ...all.map((t, k) => ({ src: t.buffer, bytes: T * width(names[k]) * 8 })),
+          ...got.map((t, k) => ({ src: t.buffer, bytes: (T - from) * width(names[k]) * 8 })),
+        ]);
+        h.device.queue.submit([enc.finish()]);
+        const words = (await read()).map((f) => new Uint32Array(f.buffer, f.byteOffset, f.length));
+        names.forEach((n, k) => {
+          expect(got[k].n, `${tag} ${n} size`).toBe((T - from) * width(n));
+          const want = words[k].subarray(2 * from * width(n));
+          const at = words[names.length + k].findIndex((x, i) => x !== want[i]);
+          expect(at, `${tag} ${n}: differs at word ${at}`).toBe(-1);
+        });
+        for (const r of [whole, prompt, rows]) r.release();
+      } finally {
+        done();
       }
     }
   });

@@ -18,6 +18,8 @@ export interface DfBuffer {
 /** The taps of one recorded oracle run. Release only after the encoder's work has been submitted and read. */
 export interface OracleRun {
   taps: Map<string, DfBuffer>;
+  /** The compute dispatches recorded (the oracle's cost in launches; a bench line and a test count them). */
+  dispatches: number;
   release(): void;
 }
 
@@ -74,7 +76,7 @@ export class Recording {
   }
 
   run(): OracleRun {
-    return { taps: this.taps, release: () => this.release() };
+    return { taps: this.taps, dispatches: this.program.dispatchCount, release: () => this.release() };
   }
 }
 

@@ -160,9 +160,11 @@ async function main() {
       };
     });
     const oracle = new GpuOracle(device, pipelines, pool, gm, { dfFma: true, maxBindingBytes });
+    const launches = { dump: 0, all: 0 };
     const rowOf = async (taps: 'dump' | 'all') =>
       timeIt((enc) => {
         const run = oracle.forward(enc, tokens, taps);
+        launches[taps] = run.dispatches;
         return () => run.release();
       });
     const dump = await rowOf('dump');
@@ -171,7 +173,7 @@ async function main() {
     log(
       `${name} T=${T0}: reference forward ${ref.toFixed(2)} ms; GPU oracle (dump taps) ${median(dump).toFixed(2)} ms ` +
         `(${(median(dump) / ref).toFixed(1)}x), every tap ${median(all).toFixed(2)} ms ` +
-        `(${(median(all) / ref).toFixed(1)}x); medians of ${reps}`,
+        `(${(median(all) / ref).toFixed(1)}x); medians of ${reps}; ${launches.dump} and ${launches.all} dispatches`,
     );
     gm.destroy();
     pool.trim();

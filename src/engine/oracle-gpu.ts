@@ -1,18 +1,17 @@
-// The oracle on the GPU: the same GPT-NeoX forward as the CPU fp64 oracle (src/kernels/cpu/forward.ts), every
-// op in double-float (an f32 pair hi + lo, ~48 bits; shaders/oracle/). Tensors are df buffers
-// (`array<vec2<f32>>`, x = hi, y = lo, row-major) with the reference plan's tap names and shapes. A whole
-// forward, single layers on a given input, or one op on a run's recorded inputs are recorded into the caller's
-// command encoder (one submit). The df tensors and their recording: oracle-df.ts; the layer and the LM head:
-// oracle-layer.ts; one op on a run's recorded inputs: oracle-op.ts.
-import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
+// The oracle on the GPU: the exact forward of any family, every op in double-float (an f32 pair hi + lo, ~48 bits;
+// shaders/oracle/), the same forward as the CPU fp64 one (src/kernels/cpu/op-forward.ts). It iterates the family's
+// steps off the op registry with their df forms (oracle-steps.ts): GPT-NeoX's on the model's own upload (f16-packed
+// where the checkpoint is half), the Llama family's on the reference forward's f32 buffers (FamilyGpuOracle,
+// llama-oracle-gpu.ts). Tensors are df buffers (`array<vec2<f32>>`, x = hi, y = lo, row-major; oracle-df.ts) under
+// the engine's tap names (GPT-NeoX) or the steps' slots (the Llama family). A whole forward, the rows of a decode,
+// single layers on given inputs, or one op on a run's recorded inputs (oracle-op.ts) are recorded into the caller's
+// command encoder (one submit). Trusted only where the adapter passed the double-float self-test
+// (compare/oracle-source.ts).
+import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import type { GpuTimer } from '../gpu/timestamps';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
-import { dfEmbedding } from '../kernels/oracle/embedding';
-import { dfLayerNorm } from '../kernels/oracle/layernorm';
 import { dfPromote } from '../kernels/oracle/promote';
-import { rotaryTablesF64 } from '../kernels/oracle/rotary';
-import { toDfPairs } from '../numeric/double-float';
 import type { GpuModel } from './gpu-model';
 import {
   DF_BYTES,
@@ -22,126 +21,89 @@ import {
   type OracleTaps,
   Recording,
 } from './oracle-df';
-import { layerBuffers, type OracleKit, recordLayer, recordLmHead } from './oracle-layer';
 import { type OracleOpCall, recordOp } from './oracle-op';
+import {
+  type Env,
+  type OracleCore,
+  oracleEnv,
+  recordEmbedding,
+  recordFinalNorm,
+  recordLayer,
+  recordLmHead,
+} from './oracle-steps';
+import { gpuModelWeights, type OracleWeightSource } from './oracle-weights';
 
 export type { OracleOp, OracleOpCall } from './oracle-op';
 
+export interface GpuOracleOptions {
+  dfFma: boolean;
+  maxBindingBytes: number;
+  angles?: RotaryAngles;
+  /** Taps under the engine's plan names (default: GPT-NeoX's; the Llama family's under the steps' slots). */
+  planNames?: boolean;
+}
+
 export class GpuOracle {
-  private readonly df: OverrideConstants;
-  private readonly dfW: OverrideConstants;
-  private readonly kit: OracleKit;
+  protected readonly core: OracleCore;
 
   constructor(
     private readonly device: GPUDevice,
     private readonly pipelines: PipelineCache,
     private readonly pool: BufferPool,
-    private readonly model: GpuModel,
-    private readonly opts: { dfFma: boolean; maxBindingBytes: number; angles?: RotaryAngles },
+    model: GpuModel | OracleWeightSource,
+    opts: GpuOracleOptions,
   ) {
-    this.df = { DF_FMA: opts.dfFma };
-    this.dfW = { DF_FMA: opts.dfFma, W_F16: model.weightsF16 };
-    this.kit = { model, df: this.df, dfW: this.dfW, maxBindingBytes: opts.maxBindingBytes };
+    const src = 'weightsF16' in model ? gpuModelWeights(model) : model;
+    this.core = {
+      src,
+      df: { DF_FMA: opts.dfFma },
+      dfW: { DF_FMA: opts.dfFma, W_F16: src.f16 },
+      maxBindingBytes: opts.maxBindingBytes,
+      planNames: opts.planNames ?? src.cfg.family !== 'llama',
+      angles: opts.angles,
+    };
   }
 
   /** Whole forward on tokens (positions 0..T-1). taps 'dump': embed, layers.i.out, final_norm, logits;
    * 'all': every tap. With a timer, each op is its own timed pass (the bench's view of where the time goes). */
   forward(
     encoder: GPUCommandEncoder,
-    tokens: number[],
+    tokens: readonly number[],
     taps: OracleTaps,
     timer?: GpuTimer | null,
   ): OracleRun {
-    const { cfg } = this.model;
-    const T = tokens.length;
-    const d = cfg.hiddenSize;
     this.checkTokens(tokens);
-    const rec = this.recording();
-    try {
-      const ids = rec.upload(new Uint32Array(tokens), 'ids');
-      const embed = rec.df(T * d, 'embed');
-      this.model.embedIn.forEach((chunk, c) => {
-        const label = this.model.embedIn.length === 1 ? 'embed' : `embed[${c}]`;
-        rec.program.add(
-          dfEmbedding(label, { ids, table: chunk.buffer, out: embed }, T, d, chunk, { constants: this.dfW }),
-        );
-      });
-      rec.taps.set('embed', { buffer: embed, n: T * d });
-      const rope = this.rotary(rec, T);
-      const shared = taps === 'dump' ? layerBuffers(this.model.cfg, rec, T, 'scratch') : null;
-      let x = embed;
-      for (let i = 0; i < cfg.numLayers; i++) {
-        x = recordLayer(
-          this.kit,
-          rec,
-          i,
-          x,
-          T,
-          rope,
-          shared ?? layerBuffers(this.model.cfg, rec, T, `layers.${i}`),
-          taps,
-        );
-      }
-      this.recordHead(rec, x, T, T);
-      rec.program.encode(encoder, timer);
-    } catch (e) {
-      rec.release();
-      throw e;
-    }
-    return rec.run();
+    return this.record(encoder, tokens.length, tokens, timer, (env) => {
+      let x = recordEmbedding(env, 0);
+      for (let i = 0; i < this.core.src.cfg.numLayers; i++)
+        x = recordLayer(env, i, { from: 0, x: { all: x }, taps });
+      recordLmHead(env, recordFinalNorm(env, x, 0), 0);
+    });
   }
 
   /**
-   * The rows from..T−1 of the whole forward on tokens ('dump' taps, each [T − from, width]), given each layer's QKV
-   * projection of the rows before (`prefix(i)`, [≥ from, 3d] df: from a forward over tokens[0..from) with the same
-   * angles, which computes those rows exactly as a forward over all T does): a decode's rows checked after its
-   * prompt's forward, at the cost of those rows. The same bits as those rows of forward(tokens).
+   * The rows from..T−1 of the whole forward on tokens ('dump' taps, each [T − from, width]), given each layer's
+   * earlier rows of the slots a whole-sequence op reads first (`prefix(i, slot)`, [≥ from, width] df; GPT-NeoX: the
+   * QKV projection, from a forward over tokens[0..from) with the same angles, which computes those rows exactly as a
+   * forward over all T does): a decode's rows checked after its prompt's forward, at the cost of those rows. The
+   * same bits as those rows of forward(tokens).
    */
   forwardFrom(
     encoder: GPUCommandEncoder,
-    tokens: number[],
+    tokens: readonly number[],
     from: number,
-    prefix: (layer: number) => DfBuffer,
+    prefix: (layer: number, slot: string) => DfBuffer,
   ): OracleRun {
-    const { cfg } = this.model;
     const T = tokens.length;
-    const d = cfg.hiddenSize;
     if (!Number.isInteger(from) || from < 1 || from >= T)
       throw new OracleError(`oracle forward: rows from ${from} are not within the ${T} rows after a prefix`);
     this.checkTokens(tokens);
-    const R = T - from;
-    const rec = this.recording();
-    try {
-      const ids = rec.upload(new Uint32Array(tokens.slice(from)), 'ids');
-      const embed = rec.df(R * d, 'embed');
-      this.model.embedIn.forEach((chunk, c) => {
-        const label = this.model.embedIn.length === 1 ? 'embed' : `embed[${c}]`;
-        rec.program.add(
-          dfEmbedding(label, { ids, table: chunk.buffer, out: embed }, R, d, chunk, { constants: this.dfW }),
-        );
-      });
-      rec.taps.set('embed', { buffer: embed, n: R * d });
-      const rope = this.rotary(rec, T);
-      const shared = layerBuffers(cfg, rec, T, 'scratch');
-      const rows = rec.df(R * 3 * d, 'scratch.qkv.rows');
-      let x = embed;
-      for (let i = 0; i < cfg.numLayers; i++) {
-        const p = prefix(i);
-        if (p.n < from * 3 * d)
-          throw new OracleError(`oracle forward: layer ${i}'s prefix holds ${p.n} values, not ${from} rows`);
-        x = recordLayer(this.kit, rec, i, x, T, rope, shared, 'dump', undefined, {
-          from,
-          qkv: p.buffer,
-          rows,
-        });
-      }
-      this.recordHead(rec, x, R, T);
-      rec.program.encode(encoder);
-    } catch (e) {
-      rec.release();
-      throw e;
-    }
-    return rec.run();
+    return this.record(encoder, T, tokens.slice(from), null, (env) => {
+      let x = recordEmbedding(env, from);
+      for (let i = 0; i < this.core.src.cfg.numLayers; i++)
+        x = recordLayer(env, i, { from, x: { tail: x }, prefix, taps: 'dump' });
+      recordLmHead(env, recordFinalNorm(env, x, from), from);
+    });
   }
 
   /** Layer i alone on a residual input [T, d] (an f32 buffer promoted exactly, or a df buffer): writes
@@ -154,33 +116,33 @@ export class GpuOracle {
     taps: OracleTaps,
     timer?: GpuTimer | null,
   ): OracleRun {
-    const { cfg } = this.model;
-    const d = cfg.hiddenSize;
-    if (!Number.isInteger(i) || i < 0 || i >= cfg.numLayers)
-      throw new OracleError(`oracle layer: index ${i} is outside [0, ${cfg.numLayers})`);
     if (!Number.isInteger(T) || T < 1)
       throw new OracleError(`oracle layer: T = ${T} is not a positive integer`);
-    const src = 'f32' in input ? input.f32 : input.df;
-    const need = T * d * ('f32' in input ? 4 : DF_BYTES);
-    if (src.size < need)
-      throw new OracleError(
-        `oracle layer ${i}: input buffer holds ${src.size} bytes, [${T}, ${d}] needs ${need}`,
-      );
-    const rec = this.recording();
-    try {
-      let x = src;
-      if ('f32' in input) {
-        x = rec.df(T * d, `layers.${i}.in`);
-        rec.program.add(dfPromote(`layers.${i}.promote`, { x: input.f32, out: x }, T * d));
-      }
-      const rope = this.rotary(rec, T);
-      recordLayer(this.kit, rec, i, x, T, rope, layerBuffers(this.model.cfg, rec, T, `layers.${i}`), taps);
-      rec.program.encode(encoder, timer);
-    } catch (e) {
-      rec.release();
-      throw e;
-    }
-    return rec.run();
+    return this.record(encoder, T, null, timer, (env) => {
+      recordLayer(env, i, { from: 0, x: { all: this.layerInput(env, i, input) }, taps });
+    });
+  }
+
+  /**
+   * Every layer i on its own given input (`inputs[j]` for layer `layers[j]`, an f32 [T, d] buffer promoted exactly):
+   * the exact layer on the reference path's input to it (the local floor's fp64 side). Writes `layers.{i}.out` (+
+   * every step's tap with 'all'); `layers` picks the layers (default all).
+   */
+  layersOn(
+    encoder: GPUCommandEncoder,
+    tokens: readonly number[],
+    inputs: readonly GPUBuffer[],
+    taps: OracleTaps = 'dump',
+    layers: readonly number[] = inputs.map((_, i) => i),
+  ): OracleRun {
+    this.checkTokens(tokens);
+    if (inputs.length !== layers.length)
+      throw new OracleError(`oracle layers: ${inputs.length} inputs for ${layers.length} layers`);
+    return this.record(encoder, tokens.length, tokens, null, (env) => {
+      layers.forEach((i, j) => {
+        recordLayer(env, i, { from: 0, x: { all: this.layerInput(env, i, { f32: inputs[j] }) }, taps });
+      });
+    });
   }
 
   /**
@@ -196,26 +158,21 @@ export class GpuOracle {
   opOn(
     encoder: GPUCommandEncoder,
     c: OracleOpCall,
-    tokens: number[],
+    tokens: readonly number[],
     from = 0,
     timer?: GpuTimer | null,
   ): OracleRun {
     if (!Number.isInteger(from) || from < 0 || from >= tokens.length)
       throw new OracleError(`oracle ${c.label}: rows from ${from} are not within the ${tokens.length} rows`);
-    const rec = this.recording();
-    try {
-      const out = recordOp(this.kit, rec, c, tokens, from, () => this.rotary(rec, tokens.length));
-      rec.taps.set('out', out);
-      rec.program.encode(encoder, timer);
-    } catch (e) {
-      rec.release();
-      throw e;
-    }
-    return rec.run();
+    return this.record(encoder, tokens.length, tokens.slice(from), timer, (env) => {
+      const out = recordOp(env, c, from);
+      env.rec.taps.clear(); // the steps' own taps: the op's output alone is the run's
+      env.rec.taps.set('out', out);
+    });
   }
 
-  private checkTokens(tokens: number[]): void {
-    const V = this.model.cfg.vocabSize;
+  private checkTokens(tokens: readonly number[]): void {
+    const V = this.core.src.cfg.vocabSize;
     if (tokens.length === 0) throw new OracleError('oracle forward: empty token list');
     tokens.forEach((id, t) => {
       if (!Number.isInteger(id) || id < 0 || id >= V)
@@ -223,36 +180,40 @@ export class GpuOracle {
     });
   }
 
-  /** final_norm and the LM head on x [R, d] df (the logits cut as for `cutFor` rows, as the reference plan's). */
-  private recordHead(rec: Recording, x: GPUBuffer, R: number, cutFor: number): void {
-    const { cfg } = this.model;
-    const d = cfg.hiddenSize;
-    const fn = this.model.finalLayerNorm;
-    const finalNorm = rec.df(R * d, 'final_norm');
-    rec.program.add(
-      dfLayerNorm(
-        'final_norm',
-        { x, weight: fn.weight, bias: fn.bias, y: finalNorm },
-        R,
-        d,
-        cfg.layerNormEps,
-        {
-          constants: this.df,
-        },
-      ),
-    );
-    rec.taps.set('final_norm', { buffer: finalNorm, n: R * d });
-    rec.taps.set('logits', recordLmHead(this.kit, rec, finalNorm, R, cutFor));
+  /** The layer's input as a df buffer: a df one as given, an f32 one promoted exactly; its size checked. */
+  private layerInput(env: Env, i: number, input: { f32: GPUBuffer } | { df: GPUBuffer }): GPUBuffer {
+    const L = this.core.src.cfg.numLayers;
+    if (!Number.isInteger(i) || i < 0 || i >= L)
+      throw new OracleError(`oracle layer: index ${i} is outside [0, ${L})`);
+    const n = env.T * this.core.src.cfg.hiddenSize;
+    const src = 'f32' in input ? input.f32 : input.df;
+    const need = n * ('f32' in input ? 4 : DF_BYTES);
+    if (src.size < need)
+      throw new OracleError(
+        `oracle layer ${i}: input buffer holds ${src.size} bytes, [${env.T}, ${n / env.T}] needs ${need}`,
+      );
+    if (!('f32' in input)) return input.df;
+    const x = env.rec.df(n, `layers.${i}.in`);
+    env.rec.program.add(dfPromote(`layers.${i}.promote`, { x: input.f32, out: x }, n));
+    return x;
   }
 
-  private recording(): Recording {
-    return new Recording(this.device, this.pipelines, this.pool, this.opts.maxBindingBytes);
-  }
-
-  /** cos/sin [T, r/2] in fp64 as the CPU oracle computes them, uploaded as df pairs. */
-  private rotary(rec: Recording, T: number): { cos: GPUBuffer; sin: GPUBuffer } {
-    const { cfg } = this.model;
-    const t = rotaryTablesF64(T, cfg.rotaryNdims, cfg.rotaryBase, this.opts.angles);
-    return { cos: rec.upload(toDfPairs(t.cos), 'cos'), sin: rec.upload(toDfPairs(t.sin), 'sin') };
+  /** One recording: `body` records into it, then it is encoded (released, and the error thrown, on failure). */
+  private record(
+    encoder: GPUCommandEncoder,
+    T: number,
+    ids: readonly number[] | null,
+    timer: GpuTimer | null | undefined,
+    body: (env: Env) => void,
+  ): OracleRun {
+    const rec = new Recording(this.device, this.pipelines, this.pool, this.core.maxBindingBytes);
+    try {
+      body(oracleEnv(this.core, rec, T, ids));
+      rec.program.encode(encoder, timer);
+    } catch (e) {
+      rec.release();
+      throw e;
+    }
+    return rec.run();
   }
 }

@@ -1,10 +1,11 @@
-// GPT-NeoX's GPU double-float oracle (oracle-gpu.ts, its layer recorded op by op in oracle-layer.ts) against the
-// same forward through the op registry's steps and their `df` forms (llama-oracle-gpu.ts FamilyGpuOracle): every
-// tap both record, bit for bit, on random models of both residual styles with partial rotary. They run the same
-// kernels in the same order (the registry's rotary packs q, k, v into one buffer that the attention reads at element
-// offsets), so the bits agree by construction; this holds the registry's steps to the oracle GPT-NeoX's compare
-// uses, which a move of oracle-gpu.ts onto the steps needs (docs/ARCHITECTURE.md, "The op registry", says what
-// else it needs). Outputs are poisoned before the kernels run (PoisonPool).
+// GPT-NeoX through the GPU oracle's two weight sources and name sets (oracle-gpu.ts GpuOracle): the model's own
+// upload under the engine's tap names (GpuOracle, what its compare uses) and f32 buffers of its tensors under the
+// steps' slots (FamilyGpuOracle, what the Llama family uses): every tap both record, bit for bit (the slot of an
+// engine tap from neoxSlotOfTap, q, k, v from the rotary's packed slot), on random models of both residual styles
+// with partial rotary; and the oracle's launches: one per op of the reference plan (planOpsOf: the rotary, scores,
+// probs and ctx each one), one a chunk of the embedding table, one for the final norm, one a piece of the LM head —
+// as many as the layer recorded op by op launched before it iterated the steps. Outputs are poisoned before the
+// kernels run (PoisonPool).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireGpu, type GpuContext } from '../gpu/device';
 import { nodeGpu } from '../gpu/node';
@@ -18,7 +19,7 @@ import { randomModelFiles } from '../model/random-model';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import type { Tensor } from '../numeric/types';
-import { NEOX_SEQUENTIAL, neoxSlotOfTap } from '../ops/families';
+import { familyOf, NEOX_SEQUENTIAL, neoxSlotOfTap, planOpsOf } from '../ops/families';
 import { uploadModel } from './gpu-model';
 import { FamilyGpuOracle, recordTapsReadback } from './llama-oracle-gpu';
 import { GpuOracle } from './oracle-gpu';
@@ -113,6 +114,9 @@ describe("GPT-NeoX's GPU oracle and the registry's df steps", () => {
         }
         // Every layer's taps but scores and probs (q, k, v and nine or ten more), and the three at the top.
         expect(compared, tag).toBe(3 + cfg.numLayers * (cfg.useParallelResidual ? 12 : 13));
+        const launches = 1 + cfg.numLayers * planOpsOf(familyOf(cfg)).length + 1 + 1; // one chunk, one piece here
+        expect(a.dispatches, `${tag}: dispatches`).toBe(launches);
+        expect(b.dispatches, `${tag}: dispatches`).toBe(launches);
       } finally {
         for (const x of bufs.values()) x.destroy();
         gm.destroy();
