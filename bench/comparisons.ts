@@ -193,13 +193,22 @@ async function arenaRun(device: GPUDevice, gm: GpuMetrics, jobs: CompareJob[], r
   };
   type Copy = { src: GPUBuffer; srcByte: number; dst: 'a' | 'f' | 'd'; dstWord: number; words: number };
   const copies: Copy[] = [];
+  // An operand read by several jobs is copied once (so jobs that read the same operands stay one job, as on the taps).
+  const placed = new Map<GPUBuffer, Map<string, CompareJob['a']>>();
   const move = (op: CompareJob['a'], n: number, under: boolean): CompareJob['a'] => {
     const df = op.kind === 'df';
     const kind = under ? 'a' : df ? 'd' : 'f';
+    const key = `${kind}:${op.offset ?? 0}:${n}`;
+    let byKey = placed.get(op.buffer);
+    if (!byKey) placed.set(op.buffer, (byKey = new Map()));
+    const seen = byKey.get(key);
+    if (seen) return seen;
     const words = n * (df ? 2 : 1);
     const at = place(kind, words);
     copies.push({ src: op.buffer, srcByte: (op.offset ?? 0) * (df ? 8 : 4), dst: kind, dstWord: at, words });
-    return { kind: op.kind, buffer: kind as unknown as GPUBuffer, offset: df ? at / 2 : at };
+    const out = { kind: op.kind, buffer: kind as unknown as GPUBuffer, offset: df ? at / 2 : at };
+    byKey.set(key, out);
+    return out;
   };
   const moved = jobs.map((j) => ({
     ...j,
