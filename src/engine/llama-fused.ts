@@ -21,13 +21,12 @@ import { embedding } from '../kernels/embedding';
 import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
 import { linearBiasPartial, type SplitPartials } from '../kernels/fused-linear-fold';
-import { addRmsNorm, linearSwigluOps, qkvRopeOps } from '../kernels/fused-llama';
-import { addRmsNormFold } from '../kernels/fused-llama-fold';
+import { qkvRopeOps } from '../kernels/fused-llama';
 import { fusedNormMaxD } from '../kernels/fused-norm';
 import { CPU_ADAPTER, type GemmPolicy, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
 import { linear } from '../kernels/linear';
-import { rmsNorm } from '../kernels/ops/rmsnorm';
-import { swiglu } from '../kernels/ops/swiglu';
+import { addRmsNorm, addRmsNormFold, rmsNorm } from '../kernels/ops/rmsnorm';
+import { linearSwigluOps, swiglu } from '../kernels/ops/swiglu';
 import { residualAdd } from '../kernels/residual';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
@@ -240,7 +239,7 @@ export class LlamaFused {
       else specs.push(linear(label, { x, w: l.w, b: l.b, y, dummy }, T, N, K, {}, cpu));
     };
     // The o and the down projections when split-K feeds an add + RMSNorm: the partial GEMM alone, its reduction left
-    // to that norm (fused-llama-fold.ts; the same bits, one dispatch fewer). Null where it runs whole (then `proj`).
+    // to that norm (kernels/ops/rmsnorm.ts addRmsNormFold; the same bits, one dispatch fewer). Null where it runs whole (then `proj`).
     const fold = on('gemm') && on('addRmsNorm') && (o.foldSplitK ?? true);
     const partialWs = (floats: number) => ({ buffer: gemm.workspace?.(floats) as GPUBuffer, offset: 0 });
     const projPartial = (label: string, x: GPUBuffer, l: LinearBufs, y: GPUBuffer, N: number, K: number) => {

@@ -1,4 +1,4 @@
-// The split-K reduction folded into the residual add + RMSNorm (fused-llama-fold.ts, shaders/fused/add_rmsnorm_fold.wgsl)
+// The split-K reduction folded into the residual add + RMSNorm (kernels/ops/rmsnorm.ts addRmsNormFold, shaders/fused/add_rmsnorm_fold.wgsl)
 // on fresh random inputs (the seed is printed on failure; KERNEL_SEED=<seed> replays, KERNEL_SWEEP=n draws n): the
 // partial GEMM through a NaN-poisoned workspace, NaN-poisoned outputs followed by a guard band, sizes that are
 // multiples of no tile, workgroup or split. Two checks per case: the fold gives the unfolded pair's bits (the
@@ -14,10 +14,9 @@ import { addF64 } from './cpu/residual';
 import { rmsNormF64 } from './cpu/rmsnorm';
 import { linearBiasOps } from './fused-linear';
 import { linearBiasPartial } from './fused-linear-fold';
-import { addRmsNorm } from './fused-llama';
-import { addRmsNormFold } from './fused-llama-fold';
 import { UNKNOWN_ADAPTER } from './gemm-configs';
 import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
+import { addRmsNorm, addRmsNormFold } from './ops/rmsnorm';
 import { createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;

@@ -10,9 +10,10 @@ import { addF64 } from './cpu/residual';
 import { rmsNormF64 } from './cpu/rmsnorm';
 import { silu, swigluF64 } from './cpu/swiglu';
 import type { GemmOpts } from './fused-linear';
-import { addRmsNorm, linearSwigluOps } from './fused-llama';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
 import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
+import { addRmsNorm } from './ops/rmsnorm';
+import { linearSwigluOps } from './ops/swiglu';
 import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;

@@ -2,11 +2,11 @@
 // the intermediate size): every form the registry holds of them, from this one file. A linear like the others (the
 // shared forms of ops/forms.ts and oracle/df-form.ts); its fused kernel, both projections in one GEMM over the
 // concatenated [gate; up] weight with the SwiGLU epilogue (switch `linear_gelu`, shaders/fused/linear_swiglu.wgsl),
-// is launched by kernels/fused-llama.ts.
+// is launched from the SwiGLU's module (swiglu.ts).
 
-import { linearSwigluOps } from '../fused-llama';
 import { dfLinearForm } from '../oracle/df-form';
 import { fp64Linear, type OpModule, wgslLinearForm } from './forms';
+import { linearSwigluOps } from './swiglu';
 
 export const GATE_UP: OpModule = {
   kind: 'gate_up',

@@ -2,17 +2,20 @@
 // family's input_layernorm and post_attention_layernorm; its final norm is the same form, ops/families.ts): every
 // form the registry holds of it, from this one file. The WGSL reference launcher (shaders/reference/rmsnorm.wgsl)
 // and the double-float one (shaders/oracle/rmsnorm.wgsl) are here; the fp64 single-op oracle with the causes'
-// variants is kernels/cpu/rmsnorm.ts; its fused kernel, the residual add + RMSNorm (switch `layernorm`,
-// shaders/fused/add_rmsnorm.wgsl and add_rmsnorm_fold.wgsl), is launched by kernels/fused-llama.ts and
-// fused-llama-fold.ts. Qwen3's per-head q/k norm (qk-norm.ts) runs these launchers over T · heads rows.
+// variants is kernels/cpu/rmsnorm.ts. Its fused kernel, the residual add + RMSNorm (switch `layernorm`,
+// shaders/fused/add_rmsnorm.wgsl), is launched here too, with its form that also adds up the split-K partials of the
+// projection before it (add_rmsnorm_fold.wgsl: the o and the down projections' reduction folded into the norm after
+// them, the same bits as the reduction then add_rmsnorm, one dispatch fewer). Qwen3's per-head q/k norm (qk-norm.ts)
+// runs the reference launchers over T · heads rows.
 
+import type { KernelDef, OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { Tensor } from '../../numeric/types';
 import type { Fp64Form } from '../../ops/types';
 import { type RmsNormVariant, rmsNormF64 } from '../cpu/rmsnorm';
 import { dispatchOf, kernelOf } from '../define';
-import { addRmsNorm } from '../fused-llama';
-import { addRmsNormFold } from '../fused-llama-fold';
+import { partialsRange, type SplitPartials } from '../fused-linear-fold';
+import { fusedNormMaxD, type NormOpts } from '../fused-norm';
 import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
@@ -69,6 +72,115 @@ export function dfRmsNorm(
     throw new Error(`${label}: RMSNorm over [${rows}, ${d}] needs positive integer sizes`);
   const params = [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)];
   return dispatchOf(label, dfRmsNormKernel, { WG: DF_ROW_WG, ...opts.constants }, b, params, rowGroups(rows));
+}
+
+export const addRmsNormKernel = kernelOf(
+  'fused/add_rmsnorm',
+  ['common/precision.wgsl', 'common/row_stats.wgsl', 'common/rms_row.wgsl'],
+  {
+    a: 'read', // [rows, d]
+    b: 'read', // [rows, d]
+    w: 'read', // [d]
+    r: 'rw', // [rows, d]
+    y: 'rw', // [rows, d]
+  },
+);
+
+const NORM_WG = 256;
+
+/**
+ * A fused RMSNorm dispatch (add_rmsnorm.wgsl, add_rmsnorm_fold.wgsl): one workgroup per row of d, params [rows, d, eps,
+ * ...more]; d past what the device's workgroup memory holds is refused before anything is recorded.
+ */
+export function rmsNormDispatch(
+  label: string,
+  kernel: KernelDef,
+  [rows, d, eps]: [number, number, number],
+  opts: NormOpts,
+  constants: OverrideConstants,
+  buffers: DispatchSpec['buffers'],
+  more: number[] = [],
+): DispatchSpec {
+  const max = fusedNormMaxD(opts.maxWorkgroupBytes);
+  if (d > max)
+    throw new Error(`${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`);
+  const all = { WG: NORM_WG, ROW_MAX: Math.max(1, d), ...constants, ...opts.constants };
+  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], rowGroups(rows));
+}
+
+/**
+ * r = a + b; y = RMSNorm(r; w, eps) — a, b, r, y: [rows, d]; w: [d]. With `b: null` RMSNorm of a alone (the first
+ * layer's input norm): b and r are not touched (`dummy` is bound for r). Faults: FAULT_EPS_OUTSIDE, and row_stats'
+ * FAULT_EPS_SCALE and FAULT_REORDER.
+ */
+export function addRmsNorm(
+  label: string,
+  buf: {
+    a: GPUBuffer;
+    b: GPUBuffer | null;
+    w: GPUBuffer;
+    r: GPUBuffer | null;
+    y: GPUBuffer;
+    dummy: GPUBuffer;
+  },
+  rows: number,
+  d: number,
+  eps: number,
+  opts: NormOpts = {},
+): DispatchSpec {
+  const add = buf.b !== null;
+  if (add !== (buf.r !== null)) throw new Error(`${label}: the residual add needs both b and r (or neither)`);
+  const buffers = { a: buf.a, b: buf.b ?? buf.a, w: buf.w, r: buf.r ?? buf.dummy, y: buf.y };
+  return rmsNormDispatch(label, addRmsNormKernel, [rows, d, eps], opts, { ADD: add }, buffers);
+}
+
+export const addRmsNormFoldKernel = kernelOf(
+  'fused/add_rmsnorm_fold',
+  ['common/precision.wgsl', 'common/row_stats.wgsl', 'common/rms_row.wgsl'],
+  {
+    a: 'read', // [rows, d] residual stream
+    b_bias: 'read', // [d] the projection's bias (or a dummy)
+    b_part: 'read', // [S, rows, d] the projection's partials
+    w: 'read', // [d]
+    b: 'rw', // [rows, d] the projection's output
+    r: 'rw', // [rows, d]
+    y: 'rw', // [rows, d]
+  },
+);
+
+/**
+ * b = the split projection's output formed from its partials (as its reduction would), r = a + b, y = RMSNorm(r; w,
+ * eps): a, b, r, y [rows, d], w [d]. Faults as addRmsNorm's: FAULT_EPS_OUTSIDE, row_stats' FAULT_EPS_SCALE and
+ * FAULT_REORDER.
+ */
+export function addRmsNormFold(
+  label: string,
+  buf: {
+    a: GPUBuffer;
+    part: SplitPartials;
+    w: GPUBuffer;
+    b: GPUBuffer;
+    r: GPUBuffer;
+    y: GPUBuffer;
+    dummy: GPUBuffer;
+  },
+  rows: number,
+  d: number,
+  eps: number,
+  opts: NormOpts = {},
+): DispatchSpec {
+  const { part } = buf;
+  const buffers = {
+    a: buf.a,
+    b_bias: part.bias ?? buf.dummy,
+    b_part: partialsRange(part, rows, d),
+    w: buf.w,
+    b: buf.b,
+    r: buf.r,
+    y: buf.y,
+  };
+  const more = [part.K, part.kChunk, part.bias ? 1 : 0];
+  return rmsNormDispatch(label, addRmsNormFoldKernel, [rows, d, eps], opts, {}, buffers, more);
 }
 
 /** fp64: HF's cast order is the identity in fp64; a cause's variant (RmsNormVariant) as the oracle takes it. */

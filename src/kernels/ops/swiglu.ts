@@ -1,14 +1,15 @@
 // The SwiGLU product (`swiglu`: silu(gate) · up, the Llama MLP between its gate/up and down projections; HF LlamaMLP
 // with hidden_act 'silu'): every form the registry holds of it, from this one file. The WGSL reference launcher
 // (shaders/reference/swiglu.wgsl) and the double-float one (shaders/oracle/swiglu.wgsl) are here; the fp64 oracle is
-// kernels/cpu/swiglu.ts; its fused kernel, the gate/up GEMM with the SwiGLU epilogue (switch `linear_gelu`,
-// shaders/fused/linear_swiglu.wgsl), is launched by kernels/fused-llama.ts.
+// kernels/cpu/swiglu.ts. Its fused kernel, the gate/up GEMM with the SwiGLU epilogue (switch `linear_gelu`,
+// shaders/fused/linear_swiglu.wgsl, on the shared GEMM cores of fused-linear.ts), is launched here too.
 
+import type { BufferRef, KernelDef } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { Fp64Form } from '../../ops/types';
 import { swigluF64 } from '../cpu/swiglu';
 import { dispatch1d, elementwise, kernelOf } from '../define';
-import { linearSwigluOps } from '../fused-llama';
+import { type GemmOpts, gemmKernels, gemmSpecs } from '../fused-linear';
 import type { KernelOpts } from '../grid';
 import { DF_MATH_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfRows } from '../oracle/df-form';
@@ -39,6 +40,43 @@ export function dfSwiglu(
   opts: KernelOpts = {},
 ): DispatchSpec {
   return dispatch1d(label, dfSwigluKernel, WG, n, opts, b, [n, 0, ...dfParam(1)]);
+}
+
+const swigluPair = gemmKernels(
+  'linear_swiglu',
+  'fused/linear_swiglu.wgsl',
+  [
+    { name: 'b', kind: 'read' }, // [2F]
+    { name: 'y', kind: 'rw' }, // [M, F]
+  ],
+  ['common/silu.wgsl'],
+);
+
+export const linearSwigluKernel: KernelDef = swigluPair.gemm;
+
+/** The buffers of the gate/up GEMM: W and b concatenated [gate; up]. */
+export interface SwigluBuffers {
+  x: GPUBuffer; // [M, K]
+  w: BufferRef; // [2F, K] = [gate_proj.weight; up_proj.weight]
+  b: GPUBuffer | null; // [2F] = [gate_proj.bias; up_proj.bias]; null: none (Llama's mlp_bias false)
+  y: GPUBuffer; // [M, F]
+  dummy: GPUBuffer;
+}
+
+/**
+ * y[M, F] = silu(x·Wg^T + bg) · (x·Wu^T + bu) from one GEMM over the concatenated [Wg; Wu] ([2F, K]). The
+ * dispatches of one launch: one, or two when split-K (as fused-linear.ts linearBiasOps). Fault: FAULT_SWAP_GATE_UP.
+ */
+export function linearSwigluOps(
+  label: string,
+  buf: SwigluBuffers,
+  M: number,
+  F: number,
+  K: number,
+  opts: GemmOpts = {},
+): DispatchSpec[] {
+  const own = { b: buf.b ?? buf.dummy, y: buf.y };
+  return gemmSpecs(swigluPair, label, buf, own, M, 2 * F, K, [buf.b ? 1 : 0], {}, opts);
 }
 
 const fp64: Fp64Form = (a) => swigluF64(a.inputs[0], a.inputs[1]);
