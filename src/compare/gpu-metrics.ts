@@ -3,15 +3,17 @@
 // differences, with only small summaries read back — one map of one buffer per record().
 //
 // How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 512 per job, never across a row),
-// one workgroup each, one dispatch per pair of operand buffers (a table of stretches, each a run of one job's
-// tiles found by the shader from its workgroup id, so the CPU's work grows with jobs and rows, not tiles, and
-// hundreds of jobs on shared buffers cost one dispatch; the tiles' records are written and read by the GPU alone);
-// pass 2 folds each job's and each row's tiles. Dispatches on separate buffers run one after another (each writes
-// the records), so a dispatch's time is its slowest tile's: small tiles keep it short. Counts, maxUlp
-// and the histogram are exact integers. Sums are extended double-floats (an i32 exponent beside an f32 pair),
-// so squares of any f32 neither overflow nor underflow, and 6.4 M terms stay within ~1e-13 relative. maxAbs
-// is exact: the GPU keeps the operands of the largest difference and the f64 difference is taken here.
-// Values are decoded from their bits, so adapters that flush subnormals give the same answers.
+// one workgroup each, in dispatches that bind up to 13 operand buffers (gpu-metrics-slots.ts: a table of stretches,
+// each a run of one job's tiles found by the shader from its workgroup id and naming its operands' slots, so the
+// CPU's work grows with jobs and rows, not tiles, and a compare's hundreds of tap buffers take tens of dispatches;
+// the tiles' records are written and read by the GPU alone); pass 2 folds each job's and each row's tiles. Jobs
+// that read the same operands are reduced once (uniqueJobs). Counts, maxUlp and the histogram are exact
+// integers. An element whose operands are zero or of exponent −103 … 100 (almost all) has its difference formed
+// exactly in f32 and its terms added to plain double-float sums kept at one exponent per thread (raised when a
+// larger term comes); any other is decoded from its bits into extended values (an i32 exponent beside an f32
+// pair), so squares of any f32 neither overflow nor underflow. Sums stay within ~1e-13 relative. maxAbs is
+// exact: the GPU keeps the operands of the largest difference and the f64 difference is taken here. Values of
+// the extreme exponents are decoded from their bits, so adapters that flush subnormals give the same answers.
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
 import type { GpuTimer } from '../gpu/timestamps';
