@@ -1,7 +1,7 @@
 // Oracle split of GPT-NeoX's fused QKV into heads + rotary (rotate-half) in double-float, into ONE buffer: the
 // registry's `qkv_rot` slot, q, k, v each [H, T, hd] one after the other ([3, H, T, hd]), as the CPU fp64 form packs
-// them (src/kernels/cpu/op-fp64.ts). The arithmetic is oracle/rotary.wgsl's (GPT-NeoX's oracle layer writes three
-// buffers): qkv [T, H, 3, hd] df, per head q = [0, hd), k = [hd, 2hd), v = [2hd, 3hd); the first r dims of q and k
+// them (src/kernels/cpu/op-fp64.ts); the GPU oracle copies q, k, v out of it where it keeps them as taps.
+// qkv [T, H, 3, hd] df, per head q = [0, hd), k = [hd, 2hd), v = [2hd, 3hd); the first r dims of q and k
 // rotated at position t (half = r / 2, i < half): out[i] = x[i] cos − x[i + half] sin, out[i + half] =
 // x[i + half] cos + x[i] sin. cos, sin: [T, r/2] df from the fp64 angles. One thread per (h, t, e).
 

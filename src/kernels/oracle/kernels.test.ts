@@ -16,20 +16,19 @@ import { geluF64 } from '../cpu/gelu';
 import { layerNormF64 } from '../cpu/layernorm';
 import { linearF64 } from '../cpu/linear';
 import { add3F64, addF64 } from '../cpu/residual';
-import { splitHeadsRotaryF64 } from '../cpu/rotary';
 import { createHarness, freshSeed, type Harness } from '../testing';
-import { dfScores, dfSoftmax, dfValues } from './attention';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
 import { dfLinear } from './linear';
+import { dfGqaAttention } from './llama';
 import { dfPromote } from './promote';
 import { dfResidual } from './residual';
-import { dfRotary, rotaryTablesF64 } from './rotary';
 import { checkDf, poisonedDf, randDf, readDfH } from './testing';
 
 const U2 = 2 ** -48;
 const FMA = { DF_FMA: false };
+const FMA_OPTS = { constants: FMA };
 
 let h: Harness;
 let dummy: GPUBuffer;
@@ -150,118 +149,109 @@ describe('oracle df kernels vs CPU fp64', () => {
     checkDf('layernorm', await readDfH(h, y, rows * d), ref, tol, seed);
   });
 
-  it.each([
-    [1, 3, 30, 12],
-    [37, 4, 24, 24],
-    [25, 2, 16, 0],
-    // Pythia's other head dims (96 with full rotary), and an odd one
-    [17, 2, 80, 20],
-    [9, 2, 96, 96],
-    [13, 1, 256, 64],
-    [11, 2, 201, 50],
-  ])('rotary T=%i H=%i hd=%i r=%i', async (T, H, hd, r) => {
-    const seed = freshSeed();
-    const rng = mulberry32(seed);
-    const base = 10000;
-    const qkv = randDf(rng, T * H * 3 * hd);
-    const tables = rotaryTablesF64(T, r, base);
-    const [q, k, v] = [poisonedDf(h, H * T * hd), poisonedDf(h, H * T * hd), poisonedDf(h, H * T * hd)];
-    const cos = h.upload(toDfPairs(tables.cos));
-    const sin = h.upload(toDfPairs(tables.sin));
-    await h.run([
-      dfRotary('rotary', { qkv: h.upload(qkv.pairs), cos, sin, q, k, v }, T, H, hd, r, { constants: FMA }),
-    ]);
-    const ref = splitHeadsRotaryF64(qkv.values, T, H, hd, r, base);
-    const got = {
-      q: await readDfH(h, q, H * T * hd),
-      k: await readDfH(h, k, H * T * hd),
-      v: await readDfH(h, v, H * T * hd),
-    };
-    // The tables' df pairs differ from the doubles by ≤ u²·|cos|; two df products and one df add: 16 u² of
-    // the magnitudes combined, |x1 cos − x2 sin| <= |x1| + |x2| (unrotated dims: an exact copy).
-    const mag = (name: 'q' | 'k') => {
-      const m = new Float64Array(H * T * hd);
-      const off = name === 'q' ? 0 : hd;
-      for (let hh = 0; hh < H; hh++)
-        for (let t = 0; t < T; t++)
-          for (let e = 0; e < hd; e++) {
-            const src = (t * H + hh) * 3 * hd + off;
-            const partner = e < r ? (e < r / 2 ? e + r / 2 : e - r / 2) : e;
-            m[(hh * T + t) * hd + e] =
-              Math.abs(qkv.values[src + e]) + (e < r ? Math.abs(qkv.values[src + partner]) : 0);
-          }
-      return m;
-    };
-    const mq = mag('q');
-    const mk = mag('k');
-    checkDf('rotary q', got.q, ref.q, (i) => 16 * U2 * mq[i], seed);
-    checkDf('rotary k', got.k, ref.k, (i) => 16 * U2 * mk[i], seed);
-    checkDf('v (copy)', got.v, ref.v, () => 0, seed);
-  });
+  /** The rows q0..T−1 of each head of a [H, T, T] array: [H, T − q0, T]. */
+  const queryRows = (a: Float64Array, H: number, T: number, q0: number) => {
+    const out = new Float64Array(H * (T - q0) * T);
+    for (let hh = 0; hh < H; hh++)
+      out.set(a.subarray((hh * T + q0) * T, (hh + 1) * T * T), hh * (T - q0) * T);
+    return out;
+  };
 
+  // The attention core's scores and weighted values (oracle/gqa_scores, gqa_values; one KV head a query head, as
+  // GPT-NeoX's), for the query rows q0..T−1 over every key, against the CPU fp64 forms' rows.
   it.each([
-    [1, 3, 30],
-    [37, 2, 24],
-    [17, 2, 80],
-    [13, 1, 96],
-    [19, 1, 256],
-    [11, 2, 37],
-  ])('scores and weighted values T=%i H=%i hd=%i', async (T, H, hd) => {
+    [1, 3, 30, 0],
+    [37, 2, 24, 0],
+    [37, 2, 24, 29],
+    [17, 2, 80, 5],
+    [13, 1, 96, 12],
+    [19, 1, 256, 0],
+    [11, 2, 37, 4],
+  ])('scores and weighted values T=%i H=%i hd=%i, query rows from %i', async (T, H, hd, q0) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
+    const R = T - q0;
     const q = randDf(rng, H * T * hd);
     const k = randDf(rng, H * T * hd);
     const v = randDf(rng, H * T * hd);
-    // Probabilities: a causal softmax of random scores computed on the CPU, handed over as df.
-    const probs = softmaxCausalF64(randDf(rng, H * T * T, 2).values, H, T);
+    // Probabilities: a causal softmax of random scores computed on the CPU, handed over as df (the query rows).
+    const probs = queryRows(softmaxCausalF64(randDf(rng, H * T * T, 2).values, H, T), H, T, q0);
     const pPairs = toDfPairs(probs);
     const pVals = Float64Array.from(
       pPairs.filter((_, i) => i % 2 === 0),
       (hi, i) => hi + pPairs[2 * i + 1],
     );
-    const s = poisonedDf(h, H * T * T);
-    const ctx = poisonedDf(h, T * H * hd);
-    await h.run([
-      dfScores('scores', { q: h.upload(q.pairs), k: h.upload(k.pairs), s }, H, T, hd, { constants: FMA }),
-      dfValues('ctx', { p: h.upload(pPairs), v: h.upload(v.pairs), ctx }, H, T, hd, { constants: FMA }),
-    ]);
-    const ref = attentionScoresF64(q.values, k.values, H, T, hd).map((x) =>
+    const s = poisonedDf(h, H * R * T);
+    const ctx = poisonedDf(h, R * H * hd);
+    const b = {
+      q: h.upload(q.pairs),
+      k: h.upload(k.pairs),
+      v: h.upload(v.pairs),
+      scores: s,
+      probs: h.upload(pPairs),
+      ctx,
+    };
+    const [scores, , values] = dfGqaAttention('attn', b, { H, KV: H, T, hd, q0, window: null }, FMA_OPTS);
+    await h.run([scores, values]);
+    const ref = queryRows(attentionScoresF64(q.values, k.values, H, T, hd), H, T, q0).map((x) =>
       x === Number.NEGATIVE_INFINITY ? 0 : x,
     );
-    const absS = attentionScoresF64(q.values.map(Math.abs), k.values.map(Math.abs), H, T, hd);
+    const absS = queryRows(
+      attentionScoresF64(q.values.map(Math.abs), k.values.map(Math.abs), H, T, hd),
+      H,
+      T,
+      q0,
+    );
     checkDf(
       'scores',
-      await readDfH(h, s, H * T * T),
+      await readDfH(h, s, H * R * T),
       ref,
       (i) => (absS[i] === Number.NEGATIVE_INFINITY ? 0 : (8 * hd + 16) * U2 * absS[i]),
       seed,
     );
-    const refC = attentionValuesF64(pVals, v.values, H, T, hd);
-    const absC = attentionValuesF64(pVals, v.values.map(Math.abs), H, T, hd);
-    checkDf('ctx', await readDfH(h, ctx, T * H * hd), refC, (i) => (8 * T + 16) * U2 * absC[i], seed);
+    // Every row's values as the CPU form computes them (its probabilities zero outside the query rows).
+    const pAll = new Float64Array(H * T * T);
+    const pAbs = new Float64Array(H * T * T);
+    for (let hh = 0; hh < H; hh++) pAll.set(pVals.subarray(hh * R * T, (hh + 1) * R * T), (hh * T + q0) * T);
+    pAbs.set(pAll);
+    const refC = attentionValuesF64(pAll, v.values, H, T, hd).subarray(q0 * H * hd);
+    const absC = attentionValuesF64(pAbs, v.values.map(Math.abs), H, T, hd).subarray(q0 * H * hd);
+    checkDf('ctx', await readDfH(h, ctx, R * H * hd), refC, (i) => (8 * T + 16) * U2 * absC[i], seed);
   });
 
   it.each([
-    [1, 3],
-    [29, 2],
-    [70, 1],
-  ])('causal softmax T=%i H=%i (df exp)', async (T, H) => {
+    [1, 3, 0],
+    [29, 2, 0],
+    [29, 2, 17],
+    [70, 1, 0],
+    [70, 1, 69],
+  ])('causal softmax T=%i H=%i, query rows from %i (df exp)', async (T, H, q0) => {
     const seed = freshSeed();
     const rng = mulberry32(seed);
-    const sc = randDf(rng, H * T * T, 3);
-    // Above the diagonal: huge values, which a softmax that reads them would turn into garbage.
-    for (let r = 0; r < H * T; r++)
-      for (let j = (r % T) + 1; j < T; j++) {
+    const R = T - q0;
+    const sc = randDf(rng, H * R * T, 3);
+    // Right of each row's diagonal: huge values, which a softmax that reads them would turn into garbage.
+    for (let r = 0; r < H * R; r++)
+      for (let j = q0 + (r % R) + 1; j < T; j++) {
         sc.pairs[2 * (r * T + j)] = 1e30;
         sc.values[r * T + j] = Number.NEGATIVE_INFINITY; // what the CPU oracle's scores hold there
       }
-    const p = poisonedDf(h, H * T * T);
-    await h.run([dfSoftmax('softmax', { s: h.upload(sc.pairs), p }, H, T, { constants: FMA })]);
-    const ref = softmaxCausalF64(sc.values, H, T);
+    const p = poisonedDf(h, H * R * T);
+    const none = h.upload(new Float32Array(4));
+    const b = { q: none, k: none, v: none, scores: h.upload(sc.pairs), probs: p, ctx: none };
+    const [, softmax] = dfGqaAttention('attn', b, { H, KV: H, T, hd: 1, q0, window: null }, FMA_OPTS);
+    await h.run([softmax]);
+    // The CPU form over whole [T, T] rows: each query row placed at its position, the rows before it unused.
+    const full = new Float64Array(H * T * T).fill(Number.NEGATIVE_INFINITY);
+    for (let hh = 0; hh < H; hh++) {
+      for (let t = 0; t < q0; t++) full[(hh * T + t) * T] = 0;
+      full.set(sc.values.subarray(hh * R * T, (hh + 1) * R * T), (hh * T + q0) * T);
+    }
+    const ref = queryRows(softmaxCausalF64(full, H, T), H, T, q0);
     const rowMax = (i: number) => {
       const r = Math.floor(i / T);
       let m = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j <= r % T; j++) m = Math.max(m, sc.values[r * T + j]);
+      for (let j = 0; j <= q0 + (r % R); j++) m = Math.max(m, sc.values[r * T + j]);
       return m;
     };
     // exp is good to ~1e-15 relative (df_math.wgsl); s − max carries u²·(|s| + |max|) absolute, which exp turns
@@ -271,7 +261,7 @@ describe('oracle df kernels vs CPU fp64', () => {
       const s = Math.abs(sc.values[i]);
       return ref[i] * (4e-15 + (8 * T + 64) * U2 * (1 + s + Math.abs(rowMax(i))));
     };
-    checkDf('softmax', await readDfH(h, p, H * T * T), ref, tol, seed);
+    checkDf('softmax', await readDfH(h, p, H * R * T), ref, tol, seed);
   });
 
   it('exact GELU (df erf) over the bulk and both tails', async () => {
