@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rmsNormF64 } from '../kernels/cpu/rmsnorm';
+import { rmsNormF64 } from '../kernels/ops/rmsnorm';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
 import { slotOfLlamaName } from '../model/run-names';

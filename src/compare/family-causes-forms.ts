@@ -18,8 +18,8 @@ import {
   softmaxCausalF64,
 } from '../kernels/cpu/attention';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
-import { rmsNormF64 } from '../kernels/cpu/rmsnorm';
 import { ropeHeadsF64 } from '../kernels/cpu/rotary';
+import { rmsNormF64 } from '../kernels/ops/rmsnorm';
 import { type NumFormat, roundArray, roundTo } from '../numeric/round';
 import type { LinearWeights, LlamaConfig, Tensor } from '../numeric/types';
 import type { Fp64Args, Fp64Form } from '../ops/types';

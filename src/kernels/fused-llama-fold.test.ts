@@ -11,12 +11,11 @@ import type { OverrideConstants } from '../gpu/pipelines';
 import { mulberry32, randn } from '../numeric/random';
 import { linearF64 } from './cpu/linear';
 import { addF64 } from './cpu/residual';
-import { rmsNormF64 } from './cpu/rmsnorm';
 import { linearBiasOps } from './fused-linear';
 import { linearBiasPartial } from './fused-linear-fold';
 import { UNKNOWN_ADAPTER } from './gemm-configs';
 import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
-import { addRmsNorm, addRmsNormFold } from './ops/rmsnorm';
+import { addRmsNorm, addRmsNormFold, rmsNormF64 } from './ops/rmsnorm';
 import { createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;

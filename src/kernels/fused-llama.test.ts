@@ -7,13 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../numeric/random';
 import { linearF64 } from './cpu/linear';
 import { addF64 } from './cpu/residual';
-import { rmsNormF64 } from './cpu/rmsnorm';
-import { silu, swigluF64 } from './cpu/swiglu';
 import type { GemmOpts } from './fused-linear';
 import { CPU_ADAPTER, UNKNOWN_ADAPTER } from './gemm-configs';
 import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
-import { addRmsNorm } from './ops/rmsnorm';
-import { linearSwigluOps } from './ops/swiglu';
+import { addRmsNorm, rmsNormF64 } from './ops/rmsnorm';
+import { linearSwigluOps, silu, swigluF64 } from './ops/swiglu';
 import { compare, createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 
 let h: Harness;

@@ -7,13 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../numeric/random';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from './attention';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from './cpu/attention';
-import { rmsNormF64 } from './cpu/rmsnorm';
 import { ropeHeadsF64 } from './cpu/rotary';
 import { type RopeScaling, rotaryInvFreq } from './cpu/rotary-angles';
-import { swigluF64 } from './cpu/swiglu';
 import { expectClose, guardedOutputs, roundLabel, SWEEP_ROUNDS } from './guarded.testdata';
-import { rmsNorm } from './ops/rmsnorm';
-import { swiglu } from './ops/swiglu';
+import { rmsNorm, rmsNormF64 } from './ops/rmsnorm';
+import { swiglu, swigluF64 } from './ops/swiglu';
 import { ropeHeads, ropeTables } from './rope';
 import { createHarness, dotBound, freshSeed, type Harness, U32 } from './testing';
 

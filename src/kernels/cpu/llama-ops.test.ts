@@ -4,6 +4,8 @@
 // a few ulps of fp64 relative to the terms' magnitude (1e-13 with margin), else they must agree bit for bit.
 import { describe, expect, it } from 'vitest';
 import { mulberry32, randn } from '../../numeric/random';
+import { rmsNormF64 } from '../ops/rmsnorm';
+import { silu, siluF64, swigluF64 } from '../ops/swiglu';
 import {
   attentionScoresF64,
   attentionValuesF64,
@@ -13,10 +15,8 @@ import {
   softmaxCausalF64,
 } from './attention';
 import { layerNormF64 } from './layernorm';
-import { rmsNormF64 } from './rmsnorm';
 import { ropeHeadsF64, splitHeadsRotaryF64 } from './rotary';
 import { type RopeScaling, rotaryAngleTable, rotaryInvFreq } from './rotary-angles';
-import { silu, siluF64, swigluF64 } from './swiglu';
 
 const SEEDS = Array.from({ length: 50 }, (_, i) => 1000 + 7 * i);
 

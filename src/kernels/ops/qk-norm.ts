@@ -5,10 +5,9 @@
 
 import type { Tensor } from '../../numeric/types';
 import type { Fp64Form, OpStep } from '../../ops/types';
-import { type RmsNormVariant, rmsNormF64 } from '../cpu/rmsnorm';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
 import { fp64Llama, fp64One, type OpModule, type WgslForm, wgslNeed, wgslOpts } from './forms';
-import { dfRmsNorm, rmsNorm } from './rmsnorm';
+import { dfRmsNorm, type RmsNormVariant, rmsNorm, rmsNormF64 } from './rmsnorm';
 
 /** The heads of the step's slot: q's or k's (and v's). */
 const headsOf = (cfg: { numHeads: number; numKvHeads: number }, step: OpStep) =>

@@ -1,8 +1,10 @@
 // The RMSNorm op (`rmsnorm`: HF LlamaRMSNorm, y = x / sqrt(mean(x²) + eps) · w over the hidden size — the Llama
 // family's input_layernorm and post_attention_layernorm; its final norm is the same form, ops/families.ts): every
-// form the registry holds of it, from this one file. The WGSL reference launcher (shaders/reference/rmsnorm.wgsl)
-// and the double-float one (shaders/oracle/rmsnorm.wgsl) are here; the fp64 single-op oracle with the causes'
-// variants is kernels/cpu/rmsnorm.ts. Its fused kernel, the residual add + RMSNorm (switch `layernorm`,
+// form the registry holds of it, from this one file: its fp64 single-op oracle (rmsNormF64, with the ways an RMSNorm
+// is miswritten as a variant: the causes), the WGSL reference launcher (shaders/reference/rmsnorm.wgsl) and the
+// double-float one (shaders/oracle/rmsnorm.wgsl). HF computes the variance in fp32 of the input cast to fp32,
+// normalises, casts back to the input dtype and then multiplies by the weight; in fp64 every cast is the identity, so
+// the order drops out of the oracle. Its fused kernel, the residual add + RMSNorm (switch `layernorm`,
 // shaders/fused/add_rmsnorm.wgsl), is launched here too, with its form that also adds up the split-K partials of the
 // projection before it (add_rmsnorm_fold.wgsl: the o and the down projections' reduction folded into the norm after
 // them, the same bits as the reduction then add_rmsnorm, one dispatch fewer). Qwen3's per-head q/k norm (qk-norm.ts)
@@ -12,7 +14,6 @@ import type { KernelDef, OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { Tensor } from '../../numeric/types';
 import type { Fp64Form } from '../../ops/types';
-import { type RmsNormVariant, rmsNormF64 } from '../cpu/rmsnorm';
 import { dispatchOf, kernelOf } from '../define';
 import { partialsRange, type SplitPartials } from '../fused-linear-fold';
 import { fusedNormMaxD, type NormOpts } from '../fused-norm';
@@ -20,6 +21,48 @@ import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
 import { fp64Llama, fp64One, type OpModule, type WgslForm, wgslNeed, wgslOpts } from './forms';
+
+export interface RmsNormVariant {
+  /** x / (sqrt(mean(x²)) + eps) instead of / sqrt(mean(x²) + eps). */
+  epsOutside?: boolean;
+  /** Subtract the row mean first (a LayerNorm without bias): (x - mean) / sqrt(var + eps) · w. */
+  centered?: boolean;
+  /** Leave out the weight. */
+  noWeight?: boolean;
+}
+
+/** x [rows, d] -> [rows, d]: x / sqrt(mean(x²) + eps) · weight. */
+export function rmsNormF64(
+  x: ArrayLike<number>,
+  rows: number,
+  d: number,
+  weight: ArrayLike<number>,
+  eps: number,
+  v: RmsNormVariant = {},
+): Float64Array {
+  if (x.length < rows * d)
+    throw new Error(`rmsNormF64: x has ${x.length} values, [${rows}, ${d}] needs ${rows * d}`);
+  if (!v.noWeight && weight.length < d)
+    throw new Error(`rmsNormF64: weight has ${weight.length} values, needs ${d}`);
+  const out = new Float64Array(rows * d); // [rows, d]
+  for (let r = 0; r < rows; r++) {
+    const off = r * d;
+    let mean = 0;
+    if (v.centered) {
+      for (let e = 0; e < d; e++) mean += x[off + e];
+      mean /= d;
+    }
+    let sq = 0;
+    for (let e = 0; e < d; e++) {
+      const c = x[off + e] - mean;
+      sq += c * c;
+    }
+    const ms = sq / d;
+    const inv = v.epsOutside ? 1 / (Math.sqrt(ms) + eps) : 1 / Math.sqrt(ms + eps);
+    for (let e = 0; e < d; e++) out[off + e] = (x[off + e] - mean) * inv * (v.noWeight ? 1 : weight[e]);
+  }
+  return out;
+}
 
 export const rmsNormKernel = kernelOf('reference/rmsnorm', ['common/precision.wgsl'], {
   x: 'read', // [rows, d]

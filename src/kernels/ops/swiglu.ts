@@ -1,19 +1,39 @@
 // The SwiGLU product (`swiglu`: silu(gate) · up, the Llama MLP between its gate/up and down projections; HF LlamaMLP
-// with hidden_act 'silu'): every form the registry holds of it, from this one file. The WGSL reference launcher
-// (shaders/reference/swiglu.wgsl) and the double-float one (shaders/oracle/swiglu.wgsl) are here; the fp64 oracle is
-// kernels/cpu/swiglu.ts. Its fused kernel, the gate/up GEMM with the SwiGLU epilogue (switch `linear_gelu`,
+// with hidden_act 'silu': ACT2FN['silu'] = torch.nn.functional.silu, x · sigmoid(x)): every form the registry holds
+// of it, from this one file: its fp64 oracle, the WGSL reference launcher (shaders/reference/swiglu.wgsl) and the
+// double-float one (shaders/oracle/swiglu.wgsl). Its fused kernel, the gate/up GEMM with the SwiGLU epilogue (switch `linear_gelu`,
 // shaders/fused/linear_swiglu.wgsl, on the shared GEMM cores of fused-linear.ts), is launched here too.
 
 import type { BufferRef, KernelDef } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { Fp64Form } from '../../ops/types';
-import { swigluF64 } from '../cpu/swiglu';
 import { dispatch1d, elementwise, kernelOf } from '../define';
 import { type GemmOpts, gemmKernels, gemmSpecs } from '../fused-linear';
 import type { KernelOpts } from '../grid';
 import { DF_MATH_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfRows } from '../oracle/df-form';
 import { type OpModule, type WgslForm, wgslOpts } from './forms';
+
+/** silu(x) = x · sigmoid(x) = x / (1 + e^-x) of one value; e^-x overflowing for x < -709 gives -0 (the limit). */
+export function silu(x: number): number {
+  return x / (1 + Math.exp(-x));
+}
+
+/** Elementwise silu. */
+export function siluF64(x: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) out[i] = silu(x[i]);
+  return out;
+}
+
+/** gate, up [rows, f] -> [rows, f]: silu(gate) · up, elementwise. */
+export function swigluF64(gate: ArrayLike<number>, up: ArrayLike<number>): Float64Array {
+  if (gate.length !== up.length)
+    throw new Error(`swigluF64: gate has ${gate.length} values and up ${up.length}; they must match`);
+  const out = new Float64Array(gate.length);
+  for (let i = 0; i < gate.length; i++) out[i] = silu(gate[i]) * up[i];
+  return out;
+}
 
 export const swigluKernel = kernelOf('reference/swiglu', ['common/precision.wgsl', 'common/silu.wgsl'], {
   gate: 'read', // [n]
