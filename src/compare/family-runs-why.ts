@@ -6,9 +6,9 @@
 // carry both; the finding's sentence ends with "probable cause: <words>".
 import type { NeoXConfig } from '../numeric/types';
 import { anatomy } from './causes/anatomy';
-import type { OpData, OpKind, TestedCause } from './causes/types';
+import type { OpData, OpKind } from './causes/types';
 import { candidatesFor, verdictOf } from './family-causes';
-import { keepBest } from './family-group';
+import { pickRows, pickRowsF32, scoreOnRows } from './family-causes-rows';
 import { computeCheck, type FamilyRun, type GroupContext } from './family-runs-ops';
 import { nonFiniteIn, ratioOf } from './floor';
 import { fullMetrics } from './metrics';
@@ -45,25 +45,42 @@ export async function explainFamilyFindings(
     const scale = recorded.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
     const P = run.precision;
     const started = performance.now();
-    const bestOf = new Map<string, TestedCause>();
-    for (const cand of candidatesFor(c, ctx.cfg, c.layer ?? 0, {
-      decodeFrom: run.input.file.generation?.prefill,
-      rows: ctx.tokens.length,
-    })) {
-      let residual: number;
-      try {
-        const out = computeCheck(c, ctx, run.slot, cand, kept);
-        const m = fullMetrics(recorded, out, P);
-        residual =
-          nonFiniteIn(m) > 0 ? Number.POSITIVE_INFINITY : ratioOf(m, result.floor, report.metric, P, scale);
-      } catch {
-        // A variant the op's form refuses for this model (a window of 0) explains nothing.
-        residual = Number.POSITIVE_INFINITY;
-      }
-      await yieldNow();
-      keepBest(bestOf, cand, residual);
-    }
-    const cause = verdictOf([...bestOf.values()], result.ratio, report.k, performance.now() - started);
+    const T = ctx.tokens.length;
+    // Each candidate on the rows where the error lives first, the finalists on every row (family-causes-rows.ts).
+    const { tested, sampled } = await scoreOnRows(
+      candidatesFor(c, ctx.cfg, c.layer ?? 0, {
+        decodeFrom: run.input.file.generation?.prefill,
+        rows: T,
+      }),
+      {
+        T,
+        steps: c.steps,
+        recorded,
+        exact,
+        compute: (cand, rows) => {
+          if (!rows) return computeCheck(c, ctx, run.slot, cand, kept);
+          const sub = new Map([...kept].map(([k, v]) => [k, pickRows(v, T, rows)]));
+          const slot = (s: string) => {
+            const v = run.slot(s);
+            return v && pickRowsF32(v, T, rows);
+          };
+          return computeCheck(c, { ...ctx, tokens: rows.map((t) => ctx.tokens[t]) }, slot, cand, sub);
+        },
+        residual: (out) => {
+          const m = fullMetrics(recorded, out, P);
+          return nonFiniteIn(m) > 0
+            ? Number.POSITIVE_INFINITY
+            : ratioOf(m, result.floor, report.metric, P, scale);
+        },
+        ratio: result.ratio,
+        k: report.k,
+        yieldNow,
+      },
+    );
+    const cause = {
+      ...verdictOf(tested, result.ratio, report.k, performance.now() - started),
+      sampled,
+    };
     const data: OpData = {
       op: (c.op === 'qkv' ? 'layer' : c.op) as OpKind,
       layer: c.layer,

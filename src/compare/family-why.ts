@@ -16,9 +16,10 @@ import { LLAMA_FAMILY, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import type { Metric } from '../run/runspec';
 import { anatomy } from './causes/anatomy';
-import type { OpData, OpKind, TestedCause } from './causes/types';
+import type { OpData, OpKind } from './causes/types';
 import { type Candidate, candidatesFor, verdictOf } from './family-causes';
-import { computeSteps, keepBest } from './family-group';
+import { pickRows, pickRowsF32, scoreOnRowsNow } from './family-causes-rows';
+import { computeSteps } from './family-group';
 import { nonFiniteIn, ratioOf } from './floor';
 import { type FullMetrics, fullMetrics } from './metrics';
 import type { DeterminismResult, PathWhy } from './report';
@@ -227,16 +228,34 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
     };
   const t0 = performance.now();
   const b = born;
-  const residualOf = (cand: Candidate) => {
-    const out = computeGroup(b.c, x, fusedRec, cand, b.kept);
-    const m = fullMetrics(b.recorded, out, precision);
-    return nonFiniteIn(m) > 0 ? Number.POSITIVE_INFINITY : ratioOf(m, b.floor, metric, precision, b.scale);
-  };
-  const bestOf = new Map<string, TestedCause>();
-  for (const cand of candidatesFor(b.c, cfg, i, { decodeFrom: x.decodeFrom, rows: T })) {
-    keepBest(bestOf, cand, residualOf(cand));
-  }
-  const cause = verdictOf([...bestOf.values()], one.ratio, k, performance.now() - t0);
+  // Each candidate on the rows where the error lives first, the finalists on every row (family-causes-rows.ts).
+  const { tested, sampled } = scoreOnRowsNow(
+    candidatesFor(b.c, cfg, i, { decodeFrom: x.decodeFrom, rows: T }),
+    {
+      T,
+      steps: b.c.steps,
+      recorded: b.recorded,
+      exact: b.exact,
+      compute: (cand, rows) => {
+        if (!rows) return computeGroup(b.c, x, fusedRec, cand, b.kept);
+        const sub = new Map([...b.kept].map(([k, v]) => [k, pickRows(v, T, rows)]));
+        const rec = (s: string) => {
+          const v = fusedRec(s);
+          return v && pickRowsF32(v, T, rows);
+        };
+        return computeGroup(b.c, { ...x, tokens: rows.map((t) => x.tokens[t]) }, rec, cand, sub);
+      },
+      residual: (out) => {
+        const m = fullMetrics(b.recorded, out, precision);
+        return nonFiniteIn(m) > 0
+          ? Number.POSITIVE_INFINITY
+          : ratioOf(m, b.floor, metric, precision, b.scale);
+      },
+      ratio: one.ratio,
+      k,
+    },
+  );
+  const cause = { ...verdictOf(tested, one.ratio, k, performance.now() - t0), sampled };
   const data: OpData = {
     op: born.c.op === 'qkv' ? 'layer' : born.c.op,
     layer: i,

@@ -1,0 +1,159 @@
+// The family's causes scored on the rows where the error lives (docs/CAUSES.md, "Llama family"): for a group whose
+// every step is row-wise (a norm, a projection, the SwiGLU, a residual add, the LM head — no rotary or attention,
+// which read other positions), each candidate is first computed on the SAMPLE_ROWS rows with the largest error only
+// (the run's recorded output against the exact re-run), and scored there by the fraction of the error it leaves;
+// the finalists — every candidate whose estimated residual (that fraction × the op's ratio to its floor) is within
+// 2k, and the best FINALISTS causes whatever they score — are computed on every row and get their residual over the
+// floor as before. A candidate left out is reported with its estimate (never named: a name needs a residual ≤ k).
+// A group that reads other rows, or a run of no more rows than the sample, is scored whole.
+import { OPS } from '../ops/descriptors';
+import type { OpStep } from '../ops/types';
+import type { CauseVerdict, TestedCause } from './causes/types';
+import type { Candidate } from './family-causes-types';
+import { keepBest } from './family-group';
+
+/** Rows a row-wise group's candidates are screened on. */
+export const SAMPLE_ROWS = 8;
+/** Causes computed whole whatever their screened score (the best ones). */
+const FINALISTS = 4;
+
+export interface RowScoring {
+  /** Rows of the op's output (tokens). */
+  T: number;
+  steps: readonly OpStep[];
+  /** The run's recorded output and the exact re-run of the group, [T, width]. */
+  recorded: ArrayLike<number>;
+  exact: ArrayLike<number>;
+  /** The group the candidate's way on the given rows (their outputs [rows, width] in that order); null: every row. */
+  compute(cand: Candidate, rows: readonly number[] | null): Float64Array;
+  /** A whole-op output's residual over the op's floor (Infinity where it is not finite). */
+  residual(out: Float64Array): number;
+  /** The op's error over its floor (the born op's ratio), and k. */
+  ratio: number;
+  k: number;
+  /** Awaited between candidates (a cancel comes through; scoreOnRows only). */
+  yieldNow?: () => Promise<void>;
+}
+
+/** Whether no step of the group reads another row than its own. */
+export function rowWise(steps: readonly OpStep[]): boolean {
+  return steps.every((s) => !OPS[s.op].wholeSequence);
+}
+
+/** The `n` rows of [T, width] `recorded` farthest from `exact` (squared L2 per row), ascending. */
+export function errorRows(
+  recorded: ArrayLike<number>,
+  exact: ArrayLike<number>,
+  T: number,
+  n: number,
+): number[] {
+  const width = recorded.length / T;
+  const err = Array.from({ length: T }, (_, t) => {
+    let s = 0;
+    for (let j = t * width; j < (t + 1) * width; j++) {
+      const e = recorded[j] - exact[j];
+      s += Number.isFinite(e) ? e * e : Number.POSITIVE_INFINITY;
+    }
+    return s;
+  });
+  return Array.from({ length: T }, (_, t) => t)
+    .sort((a, b) => err[b] - err[a] || a - b)
+    .slice(0, n)
+    .sort((a, b) => a - b);
+}
+
+/** Rows `rows` of [T, width] `v`, in that order. */
+export function pickRows(v: ArrayLike<number>, T: number, rows: readonly number[]): Float64Array {
+  const width = v.length / T;
+  const out = new Float64Array(rows.length * width);
+  rows.forEach((t, r) => {
+    for (let j = 0; j < width; j++) out[r * width + j] = v[t * width + j];
+  });
+  return out;
+}
+
+/** The same as pickRows into an f32 array (a recorded slot's rows). */
+export function pickRowsF32(v: Float32Array, T: number, rows: readonly number[]): Float32Array {
+  return Float32Array.from(pickRows(v, T, rows));
+}
+
+type Scored = { tested: TestedCause[]; sampled: CauseVerdict['sampled'] };
+
+/**
+ * Every candidate's best residual by cause, and what was sampled (the rows screened, and the rows the finalists were
+ * scored on, of the op's rows; null where every candidate was scored whole). Awaits `yieldNow` between candidates.
+ */
+export async function scoreOnRows(cands: readonly Candidate[], s: RowScoring): Promise<Scored> {
+  const it = scoring(cands, s);
+  for (let r = it.next(); ; r = it.next()) {
+    if (r.done) return r.value;
+    await s.yieldNow?.();
+  }
+}
+
+/** scoreOnRows on this thread without a break (the two-path why's, on a layer of a small model). */
+export function scoreOnRowsNow(cands: readonly Candidate[], s: RowScoring): Scored {
+  const it = scoring(cands, s);
+  for (let r = it.next(); ; r = it.next()) if (r.done) return r.value;
+}
+
+/** The scoring, a step a candidate (the generator yields between them). */
+function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, Scored> {
+  const best = new Map<string, TestedCause>();
+  const whole = (cand: Candidate) => {
+    let r: number;
+    try {
+      r = s.residual(s.compute(cand, null));
+    } catch {
+      // A variant the op's form refuses for this model (a window of 0) explains nothing.
+      r = Number.POSITIVE_INFINITY;
+    }
+    keepBest(best, cand, r);
+  };
+  if (!rowWise(s.steps) || s.T <= SAMPLE_ROWS) {
+    for (const cand of cands) {
+      whole(cand);
+      yield;
+    }
+    return { tested: [...best.values()], sampled: null };
+  }
+  const rows = errorRows(s.recorded, s.exact, s.T, SAMPLE_ROWS);
+  const rec = pickRows(s.recorded, s.T, rows);
+  const ex = pickRows(s.exact, s.T, rows);
+  let base = 0;
+  for (let j = 0; j < rec.length; j++) base += (rec[j] - ex[j]) ** 2;
+  const screened: { cand: Candidate; estimate: number }[] = [];
+  for (const cand of cands) {
+    let frac: number;
+    try {
+      const out = s.compute(cand, rows);
+      let left = 0;
+      for (let j = 0; j < rec.length; j++) left += (rec[j] - out[j]) ** 2;
+      frac = Number.isFinite(left)
+        ? Math.sqrt(left / Math.max(base, Number.MIN_VALUE))
+        : Number.POSITIVE_INFINITY;
+    } catch {
+      frac = Number.POSITIVE_INFINITY;
+    }
+    screened.push({ cand, estimate: frac * s.ratio });
+    yield;
+  }
+  // The best FINALISTS causes (by their best candidate), and every candidate whose estimate is within 2k.
+  const byCause = new Map<string, number>();
+  for (const x of screened)
+    byCause.set(x.cand.id, Math.min(byCause.get(x.cand.id) ?? Number.POSITIVE_INFINITY, x.estimate));
+  const top = new Set(
+    [...byCause]
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, FINALISTS)
+      .map(([id]) => id),
+  );
+  for (const x of screened) {
+    if (x.estimate <= 2 * s.k || (top.has(x.cand.id) && x.estimate === byCause.get(x.cand.id))) {
+      whole(x.cand);
+      yield;
+    }
+  }
+  for (const x of screened) if (!best.has(x.cand.id)) keepBest(best, x.cand, x.estimate);
+  return { tested: [...best.values()], sampled: { screened: rows.length, scored: s.T, of: s.T } };
+}
