@@ -65,6 +65,32 @@ describe('roundTo', () => {
     }
   });
 
+  it("below each format's normal numbers: ties, values that round to ±0 or to the smallest normal, as the definition (50 seeds)", () => {
+    const sub: Record<string, [number, number]> = {
+      bf16: [-126, 7],
+      fp16: [-14, 10],
+      tf32: [-126, 10],
+      fp32: [-126, 23],
+    };
+    for (let seed = 1; seed <= 50; seed++) {
+      const r = seeded(3000 + seed);
+      for (const f of FORMATS) {
+        const [emin, mant] = sub[f];
+        const q = 2 ** (emin - mant);
+        for (let i = 0; i < 200; i++) {
+          const sign = r() < 0.5 ? -1 : 1;
+          const k = Math.floor(r() * 2 ** mant);
+          // a tie (k + 1/2 spacings), any value in the range, one under half a spacing, one next to the smallest normal
+          for (const x of [(k + 0.5) * q, r() * 2 ** emin, r() * 0.5 * q, 2 ** emin - r() * q])
+            expect(
+              Object.is(roundTo(f, sign * x), roundToExact(f, sign * x)),
+              `seed ${seed}, ${f}, x = ${sign * x}`,
+            ).toBe(true);
+        }
+      }
+    }
+  });
+
   it('the fast paths equal the definition on random doubles and f32 values of every magnitude (50 seeds)', () => {
     for (let seed = 1; seed <= 50; seed++) {
       const r = seeded(1000 + seed);

@@ -50,7 +50,7 @@ const SPLIT: Record<NumFormat, number> = {
  * x rounded to the nearest value of the format (ties to even); past the largest finite value, ±Inf. Fast where the
  * result is a normal number of the format: an f32 input by its bits (exact ties to even), any other double by
  * Veltkamp's split (round to nearest; a double exactly halfway between two values of the format has probability
- * 0 here); the rest by roundToExact. roundTo is checked against roundToExact in round.test.ts.
+ * 0 here); below the format's normal numbers by scaling to its spacing (exact ties to even); the rest by roundToExact. roundTo is checked against roundToExact in round.test.ts.
  */
 export function roundTo(format: NumFormat, x: number): number {
   if (format === 'fp32') return Math.fround(x);
@@ -70,9 +70,26 @@ export function roundTo(format: NumFormat, x: number): number {
       r = c - (c - x);
     }
     if (Math.abs(r) <= s.max) return r;
+  } else if (a > 0 && a < 2 ** s.emin) {
+    // Below the smallest normal the values are the multiples of one spacing q: x / q (exact, q a power of two) to
+    // the nearest integer, ties to even, by adding and taking away 1.5 × 2^52 (|x / q| < 2^mant), times q. Zero
+    // keeps x's sign, as roundToExact's does.
+    const q = SUBNORMAL[format];
+    const r = (x / q + ROUND_INT - ROUND_INT) * q;
+    return r === 0 ? (x < 0 ? -0 : 0) : r;
   }
   return roundToExact(format, x);
 }
+
+/** Each format's spacing below its smallest normal number, and the addend that rounds a double below 2^51 to an
+ * integer (ties to even). */
+const SUBNORMAL: Record<NumFormat, number> = {
+  bf16: 2 ** (SPEC.bf16.emin - SPEC.bf16.mant),
+  fp16: 2 ** (SPEC.fp16.emin - SPEC.fp16.mant),
+  tf32: 2 ** (SPEC.tf32.emin - SPEC.tf32.mant),
+  fp32: 2 ** (SPEC.fp32.emin - SPEC.fp32.mant),
+};
+const ROUND_INT = 1.5 * 2 ** 52;
 
 /** roundTo by the definition (the ULP at x, then ties to even): the oracle of the fast paths. */
 export function roundToExact(format: NumFormat, x: number): number {

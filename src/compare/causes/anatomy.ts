@@ -131,6 +131,24 @@ export function sumRow(
   return r;
 }
 
+/**
+ * The elements of one row ([at, at + w) of `e`) whose square reaches `threshold`, every `stride`-th of those met
+ * (`seen` before this row; the count after it is returned), pushed onto `out`. Called once a row, as sumRow is.
+ */
+function carryingRow(
+  e: Float64Array,
+  at: number,
+  w: number,
+  threshold: number,
+  stride: number,
+  seen: number,
+  out: number[],
+): number {
+  for (let i = at; i < at + w; i++)
+    if (e[i] !== 0 && e[i] * e[i] >= threshold && seen++ % stride === 0) out.push(i);
+  return seen;
+}
+
 /** The anatomy of the recorded output's error against the exact output. */
 export function anatomy(d: OpData): Anatomy {
   const T = d.tokens.length;
@@ -249,8 +267,7 @@ export function anatomy(d: OpData): Anatomy {
   // The elements that carry it: those at least as large as the n90-th largest (a sample of at most 4096: the median's words need no more).
   const carrying: number[] = [];
   const stride = Math.max(1, Math.floor(n90 / 4096));
-  for (let i = 0, seen = 0; i < n; i++)
-    if (e[i] !== 0 && e[i] * e[i] >= threshold && seen++ % stride === 0) carrying.push(i);
+  for (let t = 0, seen = 0; t < T; t++) seen = carryingRow(e, t * w, w, threshold, stride, seen, carrying);
   const sizes = {} as Record<NumFormat, number>;
   for (const f of FORMATS) {
     const u = new Float64Array(carrying.length);

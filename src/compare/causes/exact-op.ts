@@ -92,8 +92,11 @@ function inputOf(d: OpData, x0: ArrayLike<number>, f: NumFormat | undefined, s: 
     const T = d.tokens.length;
     const K = x0.length / T;
     const src = Float64Array.from(x);
-    for (let t = 0; t < T; t++)
-      for (let k = 0; k < K; k++) x[t * K + k] = k + s >= 0 && k + s < K ? src[t * K + k + s] : 0;
+    // (element k of a row takes k + s where that is in the row, else 0: each row's run copied whole)
+    const lo = Math.max(0, -s);
+    const hi = Math.min(K, K - s);
+    x.fill(0);
+    if (hi > lo) for (let t = 0; t < T; t++) x.set(src.subarray(t * K + lo + s, t * K + hi + s), t * K + lo);
   }
   byForm.set(key, x);
   return x;
