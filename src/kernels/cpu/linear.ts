@@ -85,7 +85,14 @@ function linearVariant(x: Float64Array, M: number, K: number, N: number, p: Line
     const n = picked[j];
     p.row(n, N, w);
     const bn = p.bias(n);
-    for (let t = 0; t < M; t++) {
+    let t = 0;
+    if (acc && !acc.half)
+      // (four rows at once: each running sum is a chain of roundings, four chains side by side keep the core busy)
+      for (; t + 4 <= M; t += 4) {
+        accumulateF16Rows4(x, t * K, w, K, acc.chunk, acc.fused, four);
+        for (let i = 0; i < 4; i++) out[(t + i) * picked.length + j] = Math.fround(four[i] + bn);
+      }
+    for (; t < M; t++) {
       const xo = t * K;
       out[t * picked.length + j] = acc
         ? Math.fround(accumulateF16(x, xo, w, K, acc.chunk, acc.fused, acc.half) + bn)
@@ -93,6 +100,83 @@ function linearVariant(x: Float64Array, M: number, K: number, N: number, p: Line
     }
   }
   return out;
+}
+
+const four = new Float64Array(4);
+const fa = new Float32Array(1);
+const ua = new Uint32Array(fa.buffer);
+const fb = new Float32Array(1);
+const ub = new Uint32Array(fb.buffer);
+const fc = new Float32Array(1);
+const uc = new Uint32Array(fc.buffer);
+const fd = new Float32Array(1);
+const ud = new Uint32Array(fd.buffer);
+
+/** roundF32ToF16 (numeric/round.ts) on a scratch value of its own: four of them run side by side. */
+function r16(f: Float32Array, u: Uint32Array, x: number): number {
+  f[0] = x;
+  const b = u[0];
+  const exp = (b >>> 23) & 0xff;
+  if (exp < 113 || exp > 142) return roundTo('fp16', f[0]);
+  u[0] = (b + 0x0fff + ((b >>> 13) & 1)) & ~0x1fff;
+  const r = f[0];
+  return Math.abs(r) > 65504 ? roundTo('fp16', x) : r;
+}
+
+/** accumulateF16 (not `half`) of the four rows at xo, xo + K, xo + 2K, xo + 3K into out[0..3]: the same steps. */
+function accumulateF16Rows4(
+  x: Float64Array,
+  xo: number,
+  w: Float64Array,
+  K: number,
+  chunk: number,
+  fused: boolean,
+  out: Float64Array,
+): void {
+  const f = Math.fround;
+  const [a, b, c, d] = [xo, xo + K, xo + 2 * K, xo + 3 * K];
+  let t0 = 0;
+  let t1 = 0;
+  let t2 = 0;
+  let t3 = 0;
+  for (let k0 = 0; k0 < K; k0 += chunk) {
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    const k1 = Math.min(K, k0 + chunk);
+    if (fused)
+      for (let k = k0; k < k1; k++) {
+        const wk = w[k];
+        s0 = r16(fa, ua, s0 + x[a + k] * wk);
+        s1 = r16(fb, ub, s1 + x[b + k] * wk);
+        s2 = r16(fc, uc, s2 + x[c + k] * wk);
+        s3 = r16(fd, ud, s3 + x[d + k] * wk);
+      }
+    else
+      for (let k = k0; k < k1; k++) {
+        const wk = w[k];
+        s0 = r16(fa, ua, s0 + f(x[a + k] * wk));
+        s1 = r16(fb, ub, s1 + f(x[b + k] * wk));
+        s2 = r16(fc, uc, s2 + f(x[c + k] * wk));
+        s3 = r16(fd, ud, s3 + f(x[d + k] * wk));
+      }
+    if (k0 === 0) {
+      t0 = s0;
+      t1 = s1;
+      t2 = s2;
+      t3 = s3;
+    } else {
+      t0 = r16(fa, ua, t0 + s0);
+      t1 = r16(fb, ub, t1 + s1);
+      t2 = r16(fc, uc, t2 + s2);
+      t3 = r16(fd, ud, t3 + s3);
+    }
+  }
+  out[0] = t0;
+  out[1] = t1;
+  out[2] = t2;
+  out[3] = t3;
 }
 
 /** One output of a product with an fp16 accumulator, as the GEMM core emulates it (see Variant.acc). */
