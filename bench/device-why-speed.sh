@@ -15,23 +15,23 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 xz -dc $DP/node.xz > /tmp/node && chmod +x /tmp/node
-xz -dk $DP/node_modules/webgpu/dist/linux-x64/dawn.node.xz
-for f in $DP/ws-*.mjs.xz; do xz -dk "$f"; done
-for f in $DP/shaders-*.tar.xz; do t=${f##*/shaders-}; t=${t%.tar.xz}; mkdir -p /tmp/sh-$t && tar xJf "$f" -C /tmp/sh-$t; done
+xz -dkf $DP/node_modules/webgpu/dist/linux-x64/dawn.node.xz
+for f in $DP/ws-*.mjs.xz; do xz -dkf "$f"; done
+for f in $DP/shaders-*.tar.xz; do t=${f##*/shaders-}; t=${t%.tar.xz}; rm -rf /tmp/sh-$t; mkdir -p /tmp/sh-$t && tar xJf "$f" -C /tmp/sh-$t; done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 T0=$(date +%s)
 step() { echo "== $1 at +$(( $(date +%s) - T0 )) s"; }
 step "make runs"
-(cd tools && timeout 150 python3 bench_runs.py /tmp/rf --fault fc1-bf16 > "$OUT/mk.log" 2>&1) &
-MK=$!
+# (made first, alone: a PyTorch process beside the benches took the CPU and the GPU from them)
+[ -f /tmp/rf/b.safetensors ] || (cd tools && timeout 150 python3 bench_runs.py /tmp/rf --fault fc1-bf16 > "$OUT/mk.log" 2>&1)
+touch "$OUT/mk.log"
 cd $DP
 TREES="new before"; [ "$1" = after ] && TREES=new
 for t in $TREES; do
   step "why $t"
-  SHADERS_DIR=/tmp/sh-$t/shaders timeout 70 /tmp/node ws-why-$t.mjs --model pythia-410m --reps 3 \
+  SHADERS_DIR=/tmp/sh-$t/shaders timeout 70 /tmp/node ws-why-$t.mjs --model pythia-410m --reps 5 \
     --out "$OUT/why-$t.json" > "$OUT/why-$t.log" 2>&1
 done
-wait $MK
 for t in $TREES; do
   step "runs $t"
   SHADERS_DIR=/tmp/sh-$t/shaders timeout 60 /tmp/node ws-runs-$t.mjs --dir /tmp/rf --reps 4 \
