@@ -1,7 +1,8 @@
 // What an op costs in files: for each of the Llama family's ops (RMSNorm with Qwen3's q/k norm, SwiGLU with its
 // gate/up projections, GQA's KV heads), the files outside tests whose path or code names it — src/ and shaders/,
 // comments removed (words in strings count), tests and their fixtures (*.test.ts, *.testdata.ts, testing.ts,
-// *.bench.ts) left out — grouped by what the file is. docs/ARCHITECTURE.md's "Adding an op" table is this output. Run: npx tsx tools/op-files.ts [--list]
+// *.bench.ts) left out — grouped by what the file is. docs/ARCHITECTURE.md's "Adding an op" table is this output.
+// Run: npx tsx tools/op-files.ts [--list]
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';

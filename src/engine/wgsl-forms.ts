@@ -1,9 +1,9 @@
 // The WGSL reference form of every op kind of the registry (src/ops/), filled into its `wgsl` slots: an entry for
 // each op kind, holding what each family's reference path runs for it (registry.test.ts fails on an op kind of a
 // family's steps that its family cannot run):
-// - `step`: the Llama family's form, one step from its input buffers into its output buffer (engine/llama-wgsl-forms.ts
-//   WGSL_FORMS: its table's and the op modules' of kernels/ops/); the Llama reference forward (llama-reference.ts)
-//   iterates the family's steps with these.
+// - `step`: the Llama family's form, one step from its input buffers into its output buffer
+//   (engine/llama-wgsl-forms.ts WGSL_FORMS: its table's and the op modules' of kernels/ops/); the Llama reference
+//   forward (llama-reference.ts) iterates the family's steps with these.
 // - `plan`: GPT-NeoX's reference launchers of the plan ops that compute the op (engine/plan-ops.ts REFERENCE_OPS,
 //   on the layer's context), read off the family's steps (a step's `plan`: the attention core is scores, probs,
 //   ctx, each of which a fused kernel may replace alone); GPT-NeoX's plan (plan.ts) runs each layer op by these.

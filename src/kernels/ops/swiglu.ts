@@ -1,8 +1,9 @@
 // The SwiGLU product (`swiglu`: silu(gate) · up, the Llama MLP between its gate/up and down projections; HF LlamaMLP
 // with hidden_act 'silu': ACT2FN['silu'] = torch.nn.functional.silu, x · sigmoid(x)): every form the registry holds
 // of it, from this one file: its fp64 oracle, the WGSL reference launcher (shaders/reference/swiglu.wgsl) and the
-// double-float one (shaders/oracle/swiglu.wgsl). Its fused kernel, the gate/up GEMM with the SwiGLU epilogue (switch `linear_gelu`,
-// shaders/fused/linear_swiglu.wgsl, on the shared GEMM cores of fused-linear.ts), is launched here too.
+// double-float one (shaders/oracle/swiglu.wgsl). Its fused kernel, the gate/up GEMM with the SwiGLU epilogue
+// (switch `linear_gelu`, shaders/fused/linear_swiglu.wgsl, on the shared GEMM cores of fused-linear.ts), is launched
+// here too.
 
 import type { BufferRef, KernelDef } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
