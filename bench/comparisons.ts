@@ -171,12 +171,47 @@ async function profile(engine: Engine, gm: GpuMetrics, tokens: number[], reps: n
       }
     }
     row.gpuByKernel = Object.fromEntries(Object.entries(byKernel).map(([k, v]) => [k, median(v)]));
+    // --targets 512,128,…: the same jobs cut into about that many tiles a job (GpuMetrics' targetTiles).
+    const targets = (value('--targets') ?? '').split(',').filter(Boolean).map(Number);
+    if (targets.length) row.byTarget = await byTarget(device, engine, capture.jobs, targets, reps);
     row.arenas = await arenaRun(device, gm, capture.jobs, reps);
     log(`arenas: ${JSON.stringify(row.arenas)}`);
     return row;
   } finally {
     for (const b of batches) b.release();
   }
+}
+
+/** The captured jobs' pass-1 and pass-2 GPU time (timestamps, median of `reps`) at each tiles-a-job target. */
+async function byTarget(
+  device: GPUDevice,
+  engine: Engine,
+  jobs: CompareJob[],
+  targets: number[],
+  reps: number,
+) {
+  const { pipelines } = engine.devicePipelines();
+  const out: Record<string, unknown> = {};
+  for (const target of targets) {
+    const m = new GpuMetrics(device, pipelines, target);
+    const ms: number[] = [];
+    const stats = {} as RecordStats;
+    for (let r = 0; r <= reps; r++) {
+      const enc = device.createCommandEncoder();
+      const timer = new GpuTimer(device, 2048);
+      const p = m.record(enc, jobs, [], { timer, stats });
+      timer.resolve(enc);
+      device.queue.submit([enc.finish()]);
+      await p.read();
+      p.release();
+      const t = ((await timer.read()) ?? []).reduce((s, q) => s + q.ns / 1e6, 0);
+      if (r > 0) ms.push(t); // the first pass builds nothing new, but is left out as a warm-up
+    }
+    m.destroy();
+    out[target] = { gpuMs: median(ms), dispatches: stats.dispatches, entries: stats.tiles };
+    log(`target ${target}: ${JSON.stringify(out[target])}`);
+  }
+  return out;
 }
 
 /**
