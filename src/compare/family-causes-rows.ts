@@ -5,6 +5,8 @@
 // the finalists — every candidate whose estimated residual (that fraction × the op's ratio to its floor) is within
 // 2k, and the best FINALISTS causes whatever they score — are computed on every row and get their residual over the
 // floor as before. A candidate left out is reported with its estimate (never named: a name needs a residual ≤ k).
+// A cause with a parameter the data can pin (an RMSNorm's eps: Candidate.tune) has it solved on the sampled rows
+// around the grid's best value, and the value found named where it explains the error clearly better than the grid.
 // A group that reads other rows, or a run of no more rows than the sample, is scored whole.
 import { OPS } from '../ops/descriptors';
 import type { OpStep } from '../ops/types';
@@ -122,20 +124,22 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
   const ex = pickRows(s.exact, s.T, rows);
   let base = 0;
   for (let j = 0; j < rec.length; j++) base += (rec[j] - ex[j]) ** 2;
-  const screened: { cand: Candidate; estimate: number }[] = [];
-  for (const cand of cands) {
-    let frac: number;
+  /** The fraction of the error on the sampled rows a candidate leaves. */
+  const fracOf = (cand: Candidate) => {
     try {
       const out = s.compute(cand, rows);
       let left = 0;
       for (let j = 0; j < rec.length; j++) left += (rec[j] - out[j]) ** 2;
-      frac = Number.isFinite(left)
+      return Number.isFinite(left)
         ? Math.sqrt(left / Math.max(base, Number.MIN_VALUE))
         : Number.POSITIVE_INFINITY;
     } catch {
-      frac = Number.POSITIVE_INFINITY;
+      return Number.POSITIVE_INFINITY;
     }
-    screened.push({ cand, estimate: frac * s.ratio });
+  };
+  const screened: { cand: Candidate; estimate: number }[] = [];
+  for (const cand of cands) {
+    screened.push({ cand, estimate: fracOf(cand) * s.ratio });
     yield;
   }
   // The best FINALISTS causes (by their best candidate), and every candidate whose estimate is within 2k.
@@ -153,6 +157,49 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
       whole(x.cand);
       yield;
     }
+  }
+  // A tunable parameter (an eps) solved on the sampled rows around the grid's best value of each finalist cause: a
+  // golden-section search of its logarithm within a factor of 10 either side; the value found replaces the grid's
+  // where it leaves less than half the grid's residual on every row (a value on the grid stays as the grid says it).
+  for (const id of top) {
+    const grid = screened.filter((x) => x.cand.id === id && x.cand.tune);
+    if (grid.length === 0) continue;
+    const g = grid.reduce((a, b) => (b.estimate < a.estimate ? b : a)).cand;
+    const tune = g.tune!;
+    const at = (u: number) => fracOf(tune.make(Math.exp(u)));
+    const phi = (Math.sqrt(5) - 1) / 2;
+    let lo = Math.log(tune.value) - Math.LN10;
+    let hi = Math.log(tune.value) + Math.LN10;
+    let u1 = hi - phi * (hi - lo);
+    let u2 = lo + phi * (hi - lo);
+    let f1 = at(u1);
+    let f2 = at(u2);
+    for (let n = 0; n < 40; n++) {
+      if (f1 <= f2) {
+        hi = u2;
+        u2 = u1;
+        f2 = f1;
+        u1 = hi - phi * (hi - lo);
+        f1 = at(u1);
+      } else {
+        lo = u1;
+        u1 = u2;
+        f1 = f2;
+        u2 = lo + phi * (hi - lo);
+        f2 = at(u2);
+      }
+      yield;
+    }
+    const solved = tune.make(Math.exp((lo + hi) / 2));
+    let r: number;
+    try {
+      r = s.residual(s.compute(solved, null));
+    } catch {
+      r = Number.POSITIVE_INFINITY;
+    }
+    const was = best.get(id)?.residual ?? Number.POSITIVE_INFINITY;
+    if (r < 0.5 * was) keepBest(best, solved, r);
+    yield;
   }
   for (const x of screened) if (!best.has(x.cand.id)) keepBest(best, x.cand, x.estimate);
   return { tested: [...best.values()], sampled: { screened: rows.length, scored: s.T, of: s.T } };

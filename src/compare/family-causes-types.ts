@@ -31,6 +31,12 @@ export interface Candidate {
    * half, a key out of sight from some row on. An evaluator of candidates must call it where it is set.
    */
   form?: Fp64Form;
+  /**
+   * A parameter the data can pin between the grid's values: the candidate at any positive value of it. The rows
+   * scorer (family-causes-rows.ts) searches it around the grid's best and keeps what it finds where that explains
+   * the error clearly better.
+   */
+  tune?: { key: string; value: number; make: (value: number) => Candidate };
 }
 
 /** What the caller knows of the run beyond the group. */

@@ -19,6 +19,7 @@ import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { type Candidate, candidatesFor } from './family-causes';
 import { ACC_WORK, POSITIONS_WORK } from './family-causes-library';
+import { SAMPLE_ROWS } from './family-causes-rows';
 import { computeGroup, familyChecks, familyWhy } from './family-why';
 
 const K = 10;
@@ -214,6 +215,35 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
         tested,
       ).toEqual([plant.id]);
       expect(named[0].params, tested).toEqual(cand.params);
+    }
+  });
+
+  it('an eps between the grid’s values is solved from the rows and named with its value (inside and outside the root)', () => {
+    const plants: Plant[] = [
+      { id: 'rms-eps', slot: 'ln2', pick: factor(100) },
+      { id: 'rms-eps-outside', slot: 'ln1', pick: factor(1e4) },
+    ];
+    let n = 0;
+    for (let s = 0; n < 2 * SEEDS; s++) {
+      const plant = plants[s % 2];
+      const d = draw(31337 + s, plant);
+      if (d.T <= SAMPLE_ROWS) continue; // solved on the sampled rows: a run of more rows than the sample
+      n++;
+      const grid = candidateOf(d, plant);
+      // between the grid's value and the next one up (the grid steps by 10×)
+      const eps = Number(grid.params.eps) * (2 + 5 * d.r());
+      const cand = { ...grid.tune!.make(eps), applies: grid.applies };
+      const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
+      const tested = `seed ${31337 + s}, eps ${eps}: ${why.cause?.tested
+        .slice(0, 4)
+        .map((t) => `${t.id} ${JSON.stringify(t.params)} ×${t.residual.toPrecision(3)}`)
+        .join(', ')}`;
+      const named = why.cause?.named ?? [];
+      expect(
+        named.map((t) => t.id),
+        tested,
+      ).toEqual([plant.id]);
+      expect(Math.abs(Number(named[0].params.eps) / eps - 1), tested).toBeLessThan(1e-3);
     }
   });
 

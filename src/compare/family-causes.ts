@@ -40,29 +40,31 @@ export function candidatesFor(
   for (const op of ['rmsnorm', 'qk_norm'] as const) {
     if (!has(op)) continue;
     const norm = op === 'rmsnorm' ? 'the RMSNorm' : 'the q/k RMSNorm';
-    for (const factor of [1, 10, 100, 1e3, 1e4, 1e5, 1e6]) {
-      const eps = cfg.rmsNormEps * factor;
-      out.push({
+    // Each eps of the grid, and (tune) any eps between: the rows scorer solves it from the run where the grid misses.
+    const outside = (eps: number): Candidate => {
+      const factor = eps / cfg.rmsNormEps;
+      return {
         id: 'rms-eps-outside',
         family: 'constants',
-        words: `${norm}'s eps is added outside the root, to the RMS (eps ${eps.toPrecision(3)}${factor === 1 ? ', the config’s' : `, ${factor} × the config’s`})`,
+        words: `${norm}'s eps is added outside the root, to the RMS (eps ${eps.toPrecision(3)}${factor === 1 ? ', the config’s' : `, ${Number(factor.toPrecision(3))} × the config’s`})`,
         params: { eps },
         applies: of(op),
         cfg: { rmsNormEps: eps },
         variant: { epsOutside: true },
-      });
-    }
-    for (const factor of [0.01, 0.1, 10, 100, 1e3, 1e4, 1e5, 1e6]) {
-      const eps = cfg.rmsNormEps * factor;
-      out.push({
-        id: 'rms-eps',
-        family: 'constants',
-        words: `${norm}'s eps (inside the root) is ${eps.toPrecision(3)}, ${factor} × the config’s ${cfg.rmsNormEps}`,
-        params: { eps },
-        applies: of(op),
-        cfg: { rmsNormEps: eps },
-      });
-    }
+        tune: { key: 'eps', value: eps, make: outside },
+      };
+    };
+    const inside = (eps: number): Candidate => ({
+      id: 'rms-eps',
+      family: 'constants',
+      words: `${norm}'s eps (inside the root) is ${eps.toPrecision(3)}, ${Number((eps / cfg.rmsNormEps).toPrecision(3))} × the config’s ${cfg.rmsNormEps}`,
+      params: { eps },
+      applies: of(op),
+      cfg: { rmsNormEps: eps },
+      tune: { key: 'eps', value: eps, make: inside },
+    });
+    for (const factor of [1, 10, 100, 1e3, 1e4, 1e5, 1e6]) out.push(outside(cfg.rmsNormEps * factor));
+    for (const factor of [0.01, 0.1, 10, 100, 1e3, 1e4, 1e5, 1e6]) out.push(inside(cfg.rmsNormEps * factor));
     out.push({
       id: 'rms-mean-subtracted',
       family: 'function',
