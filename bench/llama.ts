@@ -1,50 +1,49 @@
 // `npx tsx bench/llama.ts`: the Llama family's fused forward (engine/llama-fused.ts) on seeded models of real
 // shapes (SmolLM2-135M, Qwen2.5-0.5B), T = 128 and 512: the recorded dispatches submitted again and again, each
 // submit-to-done timed on the wall clock, no readback (as bench/forward.ts times GPT-NeoX's plans), and of it the CPU's
-// encoding and submit calls (encodeMedianMs, submitMedianMs). The PyTorch peer for the same shapes is
-// bench/torch_llama_peer.py (HF SDPA under CUDA-graph replay).
+// encoding and submit calls (encodeMedianMs, submitMedianMs) and the GPU's own span from the first dispatch to the last
+// (gpuMedianMs; timestamps). The PyTorch peer for the same shapes is bench/torch_llama_peer.py (HF SDPA under CUDA-graph
+// replay). Each row keeps its per-rep times and its start (`at`, epoch ms, to line up with an nvidia-smi log).
 // Each row is timed twice: `cold` as the first bench of 2026-11-27 did (one forward, then --reps submits, right after
 // the weights were made: the GPU's clocks still low), then after --warm-ms of forwards (default 1000), median of
-// --reps. --profile adds one more submit with each dispatch in a timed pass of its own: GPU ms per op (summed over
-// the layers). Policies (--policies, comma-separated, repeats allowed): `before` = the adapter's policy with no split-K
-// and no table (the tree before 2026-11-27 13:00: no workspace, the heuristic tiles), `heuristic` = split-K on the
-// heuristic, `policy` = the adapter's policy as committed, `nofold` = that policy with the o and down projections'
-// split-K reductions in dispatches of their own (before they were folded into the next add + RMSNorm), `chunked` =
-// that policy with the forward in --chunks command buffers (default 4), each submitted as soon as it is encoded,
-// `swept` = the adapter's policy with the table of this run's --sweep.
-// --sweep: every GEMM shape of the models at each T (the q/k/v + rotary, o, gate/up, down and LM head as plain
-// linears) over each tile configuration and K partition (bench/gemm-sweep.ts's timing), and the table chosen as
-// gemm-sweep chooses it (printed as TypeScript for gemm-configs.ts). --cold: the layers' projections timed as they run
-// in the forward, each launch on weights not in the L2, each dispatch in a pass of its own, the o and down projections
-// by their partial GEMM alone (their reductions are folded into the next add + RMSNorm).
+// --reps; --rounds N times the whole set N times over. --profile adds one more submit with each dispatch in a timed
+// pass of its own: GPU ms per op (summed over the layers). Policies (--policies, comma-separated, repeats allowed):
+// `before` = the adapter's policy with no split-K and no table (the tree before 2026-11-27 13:00: no workspace, the
+// heuristic tiles), `heuristic` = split-K on the heuristic, `policy` = the adapter's policy as committed (the forward
+// in DEFAULT_CHUNKS command buffers), `single` = that in one command buffer (as before 2026-11-27 18:00), `chunked` =
+// that in --chunks command buffers (default 8), `ungrouped` = the policy with the grid's workgroup order (no
+// GemmPolicy.groupM), `nofold` = the policy with the o and down projections' split-K reductions in dispatches of their
+// own (before they were folded into the next add + RMSNorm), `swept` = the policy with the table of this run's --sweep.
+// --sweep: every GEMM shape of the models at each T (or --sweep-T; only the ops of --sweep-ops: qkv_rot, attn_out,
+// swiglu, mlp_out, logits) as plain linears, over each tile configuration and K partition (bench/gemm-sweep.ts's
+// timing, in the policy's workgroup order), and the table chosen as gemm-sweep chooses it. --cold: the layers'
+// projections timed as they run in the forward, each launch on weights not in the L2, each dispatch in a pass of its
+// own, the o and down projections by their partial GEMM alone (their reductions are folded into the next add + RMSNorm).
 // --gemm: the policy's launch at every GEMM shape of the forward (and 2048³ unless --cube 0), timed as gemm-sweep
-// times it. --floor: a chain of 1, 64 and 273 trivial dispatches (--floor-floats), the per-dispatch floor.
-// Flags: --models smollm2-135m,qwen2.5-0.5b --T 128,512 --reps 9 --warm-ms 1000 --policies policy [--profile]
-// [--flash-bq 16,8] [--sweep [--cold]] [--sweep-s 150] [--gemm] [--floor] --out FILE. On SwiftShader use `--models
-// tiny` (or `tiny-30`: SmolLM2's 30 layers on tiny sizes, for the CPU side).
+// times it, in each workgroup order of --gemm-groups (default 1). --floor: a chain of 1, 64 and 273 trivial dispatches
+// (--floor-floats), the per-dispatch floor. --pythia pythia-70m,…: GPT-NeoX's fused forward of seeded Pythia shapes
+// first (engine.timeForward; --pythia-policies policy,ungrouped). --toggles: extra Dawn toggles (bench/cli.ts).
+// --weights-cache DIR: the seeded models' bytes kept there for the next process.
+// Flags: --models smollm2-135m,qwen2.5-0.5b (none: no Llama rows) --T 128,512 --reps 9 --warm-ms 1000 --rounds 1
+// --policies policy [--profile] [--flash-bq 16,8] [--sweep [--cold] [--sweep-T 512] [--sweep-ops swiglu,logits]]
+// [--sweep-s 150] [--gemm [--gemm-groups 1,8]] [--floor] --out FILE. On SwiftShader use `--models tiny` (or `tiny-30`:
+// SmolLM2's 30 layers on tiny sizes, for the CPU side).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Engine } from '../src/engine/engine';
+import { Engine } from '../src/engine/engine';
 import { LlamaFused } from '../src/engine/llama-fused';
-import type { PipelineCache } from '../src/gpu/pipelines';
-import { type DispatchSpec, Program } from '../src/gpu/program';
-import { GpuTimer, type PassTiming } from '../src/gpu/timestamps';
+import type { PassTiming } from '../src/gpu/timestamps';
 import { linearBiasOps } from '../src/kernels/fused-linear';
-import { type GemmTiles, gemmTilesProblem, TUNE_CONFIGS, tilesName } from '../src/kernels/gemm';
-import {
-  CAP_WIDE_N,
-  chooseGemm,
-  chunkFor,
-  type GemmConfigTable,
-  type GemmPolicy,
-  shapeKey,
-} from '../src/kernels/gemm-configs';
+import { tilesName } from '../src/kernels/gemm';
+import { chooseGemm, type GemmPolicy, shapeKey } from '../src/kernels/gemm-configs';
+import { nodeShaderSource } from '../src/kernels/shaders-node';
 import { randomLlamaTensors, smallLlamaConfig } from '../src/model/llama-random';
 import { loadLlamaWeights } from '../src/model/llama-weights';
 import { writeSafetensors } from '../src/model/safetensors-write';
 import type { LlamaConfig } from '../src/numeric/types';
-import { argv, benchEngine, filled, log, median, printOut, runMain, saveOut, value } from './cli';
+import { argv, benchEngine, log, median, printOut, runMain, saveOut, togglesGpu, value } from './cli';
 import { SHAPES } from './forward';
-import { chooseTable, gemmOperands, type SweepRow, type SweepShape, timeLaunch } from './gemm-sweep';
+import { chooseTable, gemmOperands, type SweepShape, timeLaunch } from './gemm-sweep';
+import { dispatchFloor, sweep, sweptTable } from './llama-sweep';
 
 const L = (over: Partial<LlamaConfig>): LlamaConfig => smallLlamaConfig(over);
 
@@ -116,171 +115,6 @@ export function llamaShapes(model: string, cfg: LlamaConfig, T: number): SweepSh
   ];
 }
 
-/** K partitions to try: none, and 2..16 splits of at least 128, none longer than the policy's cap (below CAP_WIDE_N). */
-function partitions(s: SweepShape, cap: number | undefined): number[] {
-  if (s.M * s.N >= 2 ** 22) return [s.K];
-  const set = new Set<number>();
-  for (const n of [1, 2, 3, 4, 5, 6, 8, 12, 16]) {
-    const c = chunkFor(s.K, n);
-    if ((n === 1 || c >= 128) && (!cap || s.N >= CAP_WIDE_N || c <= cap)) set.add(c);
-  }
-  return [...set];
-}
-
-/**
- * Cold timing, as a GEMM runs inside the forward: `copies` launches, each on its own copy of the weights (together
- * past the L2, so each reads its W from memory, not from the cache the launch before filled), each dispatch in a timed
- * pass of its own (as the forward's per-op profile); GPU ms per launch, median of three after one untimed round.
- */
-async function timeCold(
-  device: GPUDevice,
-  pipelines: PipelineCache,
-  specsOf: (copy: number) => DispatchSpec[],
-  copies: number,
-): Promise<number> {
-  const program = new Program(device, pipelines);
-  device.pushErrorScope('validation');
-  try {
-    let n = 0;
-    for (let c = 0; c < copies; c++)
-      for (const spec of specsOf(c)) {
-        program.add(spec);
-        n++;
-      }
-    const run = async () => {
-      const timer = new GpuTimer(device, n);
-      try {
-        const enc = device.createCommandEncoder();
-        program.encode(enc, timer);
-        timer.resolve(enc);
-        device.queue.submit([enc.finish()]);
-        const passes = (await timer.read()) ?? [];
-        return passes.reduce((a, p) => a + p.ns, 0) / copies / 1e6;
-      } finally {
-        timer.destroy();
-      }
-    };
-    await run();
-    const err = await device.popErrorScope();
-    if (err) throw new Error(`cold timing: ${err.message}`);
-    const t = [await run(), await run(), await run()].sort((a, b) => a - b);
-    return t[1];
-  } finally {
-    program.dispose();
-  }
-}
-
-/** Bytes of weights a cold timing spreads its launches over (twice the H100's 50 MB L2). */
-const COLD_BYTES = 100e6;
-
-/**
- * The sweep: every shape × tile configuration × partition, GPU ms; stops starting shapes after `budgetS`. `cold`:
- * timed by timeCold, and the o and down projections (attn_out, mlp_out) by their partial GEMM alone where split,
- * their reduction being folded into the next add + RMSNorm in the forward.
- */
-async function sweep(
-  device: GPUDevice,
-  pipelines: PipelineCache,
-  shapes: SweepShape[],
-  cap: number | undefined,
-  budgetS: number,
-  cold = false,
-): Promise<{ rows: SweepRow[]; skipped: string[] }> {
-  const configs = TUNE_CONFIGS.filter((t) => gemmTilesProblem(t, device.limits) === null);
-  const rows: SweepRow[] = [];
-  const skipped: string[] = [];
-  const t0 = performance.now();
-  for (const s of shapes) {
-    if ((performance.now() - t0) / 1e3 > budgetS) {
-      skipped.push(shapeKey(s.M, s.N, s.K));
-      continue;
-    }
-    const { x, w, y, dummy, workspace, destroy } = gemmOperands(device, s, 'sweep');
-    const copies = cold ? Math.min(48, Math.max(2, Math.ceil(COLD_BYTES / (4 * s.N * s.K)))) : 1;
-    const ws = [
-      w,
-      ...Array.from({ length: copies - 1 }, (_, c) => filled(device, s.N * s.K, 10 + c, 'cold')),
-    ];
-    const folded = s.op === 'attn_out' || s.op === 'mlp_out';
-    try {
-      let best: SweepRow | null = null;
-      for (const kChunk of partitions(s, cap))
-        for (const tiles of configs) {
-          const label = `sweep ${shapeKey(s.M, s.N, s.K)}`;
-          const opts = { constants: { ...tiles }, workspace, kChunk };
-          const launch = (wc: GPUBuffer) =>
-            linearBiasOps(label, { x, w: wc, b: null, y, dummy }, s.M, s.N, s.K, opts);
-          const ms = cold
-            ? await timeCold(device, pipelines, (c) => launch(ws[c]).slice(0, folded ? 1 : 2), copies)
-            : await timeLaunch(device, pipelines, launch(w), rows.length === 0 ? 50 : 0);
-          const tflops = (2 * s.M * s.N * s.K) / (ms * 1e-3) / 1e12;
-          const row = { ...s, tiles: tilesName(tiles), kChunk, split: Math.ceil(s.K / kChunk), ms, tflops };
-          rows.push(row);
-          if (!best || ms < best.ms) best = row;
-        }
-      if (best)
-        log(
-          `sweep ${s.model} ${s.op} ${shapeKey(s.M, s.N, s.K)}: best ${best.tiles} kChunk ${best.kChunk} ${best.ms.toFixed(4)} ms ${best.tflops.toFixed(1)} TFLOP/s`,
-        );
-    } finally {
-      destroy();
-      for (const b of ws.slice(1)) b.destroy();
-    }
-  }
-  return { rows, skipped };
-}
-
-/** The sweep's choice as a table: tiles by name → GemmTiles. */
-function sweptTable(base: GemmConfigTable | null, rows: SweepRow[]): GemmConfigTable {
-  const chosen = chooseTable(rows);
-  const byName = new Map(TUNE_CONFIGS.map((t) => [tilesName(t), t] as const));
-  const tiles: Record<string, GemmTiles> = {};
-  for (const [k, name] of Object.entries(chosen.tiles)) tiles[k] = byName.get(name) as GemmTiles;
-  return {
-    measuredOn: 'this run',
-    date: new Date().toISOString(),
-    tiles: { ...base?.tiles, ...tiles },
-    kChunks: { ...base?.kChunks, ...chosen.kChunks },
-  };
-}
-
-/**
- * The floor of a chain of dispatches: `n` dispatches of a kernel that adds 1 to `floats` floats of one buffer (each
- * reads what the one before wrote, so Dawn puts a barrier between them, as between a forward's ops), in one pass,
- * submit-to-done on the wall clock, median of `reps` after a warm-up; and the GPU time of one such dispatch alone.
- */
-async function dispatchFloor(device: GPUDevice, n: number, floats: number, reps: number) {
-  const module = device.createShaderModule({
-    code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
-@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3u) {
-  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] + 1.0; }
-}`,
-  });
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const buf = device.createBuffer({ size: floats * 4, usage: GPUBufferUsage.STORAGE });
-  const bindGroup = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [{ binding: 0, resource: { buffer: buf } }],
-  });
-  const once = async () => {
-    const t0 = performance.now();
-    const enc = device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    for (let i = 0; i < n; i++) pass.dispatchWorkgroups(Math.ceil(floats / 256));
-    pass.end();
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    return performance.now() - t0;
-  };
-  for (let i = 0; i < 20; i++) await once();
-  const ms: number[] = [];
-  for (let i = 0; i < reps; i++) ms.push(await once());
-  buf.destroy();
-  return { dispatches: n, floats, medianMs: median(ms), usPerDispatch: (median(ms) * 1e3) / n };
-}
-
 /** Per-op GPU ms summed over the layers (labels without their `layers.N.` prefix), and the dispatch count. */
 function perOp(passes: PassTiming[]): { op: string; ms: number; dispatches: number }[] {
   const m = new Map<string, { ms: number; dispatches: number }>();
@@ -313,7 +147,7 @@ function seededBytes(name: string, cfg: LlamaConfig): Uint8Array {
  * round (--rounds) again; the peer is bench/torch_peer.py in the same call.
  */
 async function pythiaRows(
-  engine: Engine,
+  engines: { policy: string; engine: Engine }[],
   models: string[],
   Ts: number[],
   reps: number,
@@ -324,31 +158,33 @@ async function pythiaRows(
   for (const model of models) {
     const spec = SHAPES[model];
     if (!spec) throw new Error(`unknown Pythia shape ${model}: ${Object.keys(SHAPES).join(', ')}`);
-    await engine.loadSeededModel({ ...spec, maxPos: 4096 }, 1234, model);
+    for (const { engine } of engines) await engine.loadSeededModel({ ...spec, maxPos: 4096 }, 1234, model);
     for (let round = 0; round < rounds; round++)
-      for (const T of Ts) {
-        const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % spec.vocab);
-        const w0 = performance.now();
-        while (performance.now() - w0 < warmMs) await engine.timeForward(tokens, { path: 'fused' }, 10);
-        const at = Date.now();
-        const { ms, dispatches } = await engine.timeForward(tokens, { path: 'fused' }, reps);
-        const row = {
-          model,
-          T,
-          path: 'fused',
-          round,
-          at,
-          medianMs: median(ms),
-          minMs: Math.min(...ms),
-          dispatches,
-          ms,
-        };
-        log(
-          `${model} T=${T} fused r${round}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}), ${dispatches} dispatches`,
-        );
-        rows.push(row);
-      }
-    engine.unloadModel();
+      for (const T of Ts)
+        for (const { policy, engine } of engines) {
+          const tokens = Array.from({ length: T }, (_, i) => (i * 7919) % spec.vocab);
+          const w0 = performance.now();
+          while (performance.now() - w0 < warmMs) await engine.timeForward(tokens, { path: 'fused' }, 10);
+          const at = Date.now();
+          const { ms, dispatches } = await engine.timeForward(tokens, { path: 'fused' }, reps);
+          const row = {
+            model,
+            T,
+            path: 'fused',
+            policy,
+            round,
+            at,
+            medianMs: median(ms),
+            minMs: Math.min(...ms),
+            dispatches,
+            ms,
+          };
+          log(
+            `${model} T=${T} fused ${policy} r${round}: ${row.medianMs.toFixed(2)} ms (min ${row.minMs.toFixed(2)}), ${dispatches} dispatches`,
+          );
+          rows.push(row);
+        }
+    for (const { engine } of engines) engine.unloadModel();
   }
   return rows;
 }
@@ -368,6 +204,7 @@ async function main() {
     before: { ...base, name: `${base.name}, no split-K, no table`, table: null, splitK: false },
     heuristic: { ...base, name: `${base.name}, split-K, no table`, table: null },
     policy: base,
+    ungrouped: { ...base, name: `${base.name}, the grid's workgroup order`, groupM: undefined },
   };
   const names = (value('--policies') ?? 'policy').split(',');
   const rows: unknown[] = [];
@@ -381,12 +218,14 @@ async function main() {
     // --cold: the projections of the layers only (the LM head's weights never fit the L2: its time is the same), timed
     // cold (timeCold).
     const cold = argv.includes('--cold');
+    const sweepTs = (value('--sweep-T') ?? Ts.join(',')).split(',').map(Number);
+    const ops = value('--sweep-ops')?.split(',');
     const shapes = models
-      .flatMap((m) => Ts.flatMap((T) => llamaShapes(m, cfgOf(m), T)))
-      .filter((s) => !cold || s.op !== 'logits');
+      .flatMap((m) => sweepTs.flatMap((T) => llamaShapes(m, cfgOf(m), T)))
+      .filter((s) => (!cold || s.op !== 'logits') && (!ops || ops.includes(s.op)));
     const t0 = performance.now();
     const budget = Number(value('--sweep-s') ?? 150);
-    const got = await sweep(device, pipelines, shapes, base.maxKChunk, budget, cold);
+    const got = await sweep(device, pipelines, shapes, base.maxKChunk, budget, cold, base);
     const table = sweptTable(base.table, got.rows);
     policies.swept = { ...base, name: `${base.name} + this run's sweep`, table };
     const mine = chooseTable(got.rows);
@@ -458,7 +297,20 @@ async function main() {
   }
   const pythia = (value('--pythia') ?? '').split(',').filter(Boolean);
   if (pythia.length) {
-    out.pythia = await pythiaRows(engine, pythia, Ts, reps, warmMs, rounds);
+    // --pythia-policies policy,ungrouped: a second engine whose policy keeps the grid's workgroup order.
+    const engines = [];
+    for (const policy of (value('--pythia-policies') ?? 'policy').split(',')) {
+      if (policy === 'policy') engines.push({ policy, engine });
+      else if (policy === 'ungrouped') {
+        const gemm = { ...base, groupM: undefined };
+        engines.push({
+          policy,
+          engine: await Engine.create(togglesGpu(value('--toggles')), nodeShaderSource(), { gemm }),
+        });
+      } else throw new Error(`--pythia-policies: unknown ${policy} (policy, ungrouped)`);
+    }
+    out.pythia = await pythiaRows(engines, pythia, Ts, reps, warmMs, rounds);
+    for (const e of engines) if (e.engine !== engine) e.engine.dispose();
     saveOut(out);
   }
   for (const name of models) {
@@ -477,9 +329,10 @@ async function main() {
         for (const [vi, { p, bq }] of variants.entries()) {
           // `nofold`: the adapter's policy with each split-K reduction in its own dispatch (the tree before the fold).
           // `chunked`: the adapter's policy, the forward in --chunks command buffers (default 4) submitted as encoded.
-          const gemmPolicy = p === 'nofold' || p === 'chunked' ? base : policies[p];
+          const gemmPolicy = ['nofold', 'chunked', 'single'].includes(p) ? base : policies[p];
           const foldSplitK = p !== 'nofold';
-          const submitChunks = p === 'chunked' ? Number(value('--chunks') ?? 4) : undefined;
+          const submitChunks =
+            p === 'chunked' ? Number(value('--chunks') ?? 8) : p === 'single' ? 1 : undefined;
           if (!gemmPolicy) throw new Error(`unknown policy ${p} (${Object.keys(policies).join(', ')})`);
           const faults = bq ? { flash: { BQ: bq } } : undefined;
           const run = async (time: { reps: number; ms: number[]; ops?: PassTiming[] | null }) =>

@@ -65,6 +65,10 @@ override BK: u32 = 8; // K per staging step
 override TM: u32 = 8; // rows per thread (4 or 8)
 override TN: u32 = 8; // columns per thread (4 or 8)
 override GEMM_BUFS: u32 = 1; // 1: single-buffered workgroup tiles, 2: double-buffered
+// Workgroup order (the bits do not depend on it): > 1 walks GEMM_GROUP_M row blocks of one column block before the
+// next column block (consecutive workgroups share their W tile in the L2), instead of every column block of a row
+// block first; 1, the grid's own order.
+override GEMM_GROUP_M: u32 = 1;
 // Teaching fault: the x tile is staged from column k + 2 instead of k (a misaligned tile load).
 override FAULT_TILE_OFFSET: bool = false;
 
@@ -206,12 +210,27 @@ fn gemm_tile(block_m: u32, block_n: u32, lid: u32, M: u32, N: u32, K: u32, k_beg
  * Grid: (ceil(N / BN), ceil(M / BM), S) workgroups of GEMM_THREADS threads (S = 1 unless split).
  */
 @compute @workgroup_size(GEMM_THREADS)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3u) {
+fn main(
+  @builtin(local_invocation_index) lid: u32,
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(num_workgroups) groups: vec3u,
+) {
   let M = params.M;
   let N = params.N;
   let K = params.K;
-  let block_m = wid.y * BM;
-  let block_n = wid.x * BN;
+  var bm = wid.y;
+  var bn = wid.x;
+  if (GEMM_GROUP_M > 1u) {
+    // Workgroup number p in the grid's order -> GEMM_GROUP_M row blocks (fewer in the last group) per column block.
+    let p = wid.y * groups.x + wid.x;
+    let in_group = GEMM_GROUP_M * groups.x;
+    let first = (p / in_group) * GEMM_GROUP_M;
+    let rows = min(groups.y - first, GEMM_GROUP_M);
+    bm = first + (p % in_group) % rows;
+    bn = (p % in_group) / rows;
+  }
+  let block_m = bm * BM;
+  let block_n = bn * BN;
   let k_begin = wid.z * params.k_chunk;
   let k_end = min(K, k_begin + params.k_chunk);
   var tile = gemm_tile(block_m, block_n, lid, M, N, K, k_begin, k_end);

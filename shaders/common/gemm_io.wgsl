@@ -11,6 +11,7 @@ override BK: u32 = 8;
 override TM: u32 = 8;
 override TN: u32 = 8;
 override GEMM_BUFS: u32 = 1;
+override GEMM_GROUP_M: u32 = 1;
 override FAULT_TILE_OFFSET: bool = false;
 
 const GEMM_NONE: u32 = 0xffffffffu;

@@ -2,9 +2,10 @@
 // reads back (one wait), then, for benchmarks, the same dispatches submitted `time.reps` more times (submit-to-done wall
 // ms each, of which `encodeMs` the encoding and `submitMs` the submit calls on the CPU, and `gpuMs` the GPU's span from
 // the first dispatch's start to the last one's end, from two timestamps in empty passes around them) and once with each
-// dispatch in a timed pass of its own (GPU time per label). With `chunks` > 1 the dispatches go in that many command buffers, each
-// submitted as soon as it is encoded, so the GPU starts on the first while the CPU encodes the next (the same
-// dispatches in the same order: the same bits). WebGPU validation errors are thrown as one line.
+// dispatch in a timed pass of its own (GPU time per label). The dispatches go in `chunks` command buffers (where not
+// given, DEFAULT_CHUNKS of CHUNK_MIN dispatches or more), each submitted as soon as it is encoded, so the GPU starts on
+// the first while the CPU encodes the next (the same dispatches in the same order: the same bits). WebGPU validation
+// errors are thrown as one line.
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { type ReadRequest, recordReadback } from '../gpu/readback';
@@ -20,6 +21,15 @@ export interface SubmitTiming {
   ops?: PassTiming[] | null;
 }
 
+/**
+ * Command buffers of a forward where the caller names none: DEFAULT_CHUNKS, each of at least CHUNK_MIN dispatches. One
+ * buffer left the GPU idle while the CPU encoded and submitted it, 1.1–3.7 ms of each forward's wall time: H100,
+ * 2026-11-27, two calls (bench/RESULTS.md "GEMM workgroup order and chunked submits"), SmolLM2-135M T = 128 6.2–7.7 ms
+ * in one buffer, 5.5–6.1 in 4, 5.7 in 8; Qwen2.5-0.5B T = 512 23.7–25.0, 22.6–23.3, 22.5–22.6; the GPU's work the same.
+ */
+export const DEFAULT_CHUNKS = 8;
+const CHUNK_MIN = 16;
+
 export async function submitTimed(
   gpu: { device: GPUDevice; pipelines: PipelineCache },
   specs: readonly DispatchSpec[],
@@ -27,7 +37,8 @@ export async function submitTimed(
   reads: readonly ReadRequest[],
 ): Promise<Float32Array[]> {
   const { device, pipelines } = gpu;
-  const chunks = Math.max(1, Math.min(specs.length, Math.floor(o.chunks ?? 1)));
+  const byDefault = Math.min(DEFAULT_CHUNKS, Math.floor(specs.length / CHUNK_MIN));
+  const chunks = Math.max(1, Math.min(specs.length, Math.floor(o.chunks ?? byDefault)));
   const per = Math.ceil(specs.length / chunks);
   const programs = Array.from(
     { length: Math.ceil(specs.length / per) },

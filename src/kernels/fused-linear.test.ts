@@ -45,6 +45,7 @@ import {
   chunkFor,
   type GemmPolicy,
   gemmPolicyFor,
+  groupMFor,
   HOPPER_POLICY,
   HOPPER_TABLE,
   heuristicChunk,
@@ -355,6 +356,19 @@ describe('fused linear kernels vs the unfused fp64 oracles', () => {
         firstQkv[s] ??= q[s];
         same(`tiles(qkv) ${s} ${tilesName(t)}`, q[s], firstQkv[s]);
       }
+    }
+    // The workgroup order (GEMM_GROUP_M row blocks per column block, the last group short: 67 rows are 3 blocks of
+    // 32 or 2 of 64) moves no output: the same bits.
+    const grouped = [
+      { t: configs.find((u) => u.BM === 32), G: 2 },
+      { t: configs.find((u) => u.BM === 64), G: 3 },
+    ];
+    for (const { t, G } of grouped) {
+      if (!t) throw new Error('no 32- or 64-row tiles to order');
+      const y = h.poisoned(M * N);
+      const constants = { ...t, GEMM_GROUP_M: G };
+      await h.run([linearBias('lin', { x: xb, w: wb, b: bb, y, dummy }, M, N, K, { constants })]);
+      same(`tiles ${tilesName(t)} GEMM_GROUP_M ${G}`, await h.read(y, M * N), firstY as Float32Array);
     }
   });
 
@@ -835,5 +849,35 @@ describe('split-K (partial GEMM into a workspace, then the reduction runs the ep
     const head = { ...table, kChunks: { '50304x2048': 2048, [`${CAP_WIDE_N - 1}x2048`]: 2048 } };
     expect(chooseGemm(1, 50304, 2048, { ...capped, table: head }).kChunk).toBe(2048);
     expect(chooseGemm(1, CAP_WIDE_N - 1, 2048, { ...capped, table: head }).kChunk).toBe(1024);
+  });
+
+  it("the policy's workgroup order reaches the tiled GEMM where W is large and has several row blocks, never the reduction", () => {
+    // Building the specs touches no buffer: stand-ins do.
+    const b = {} as GPUBuffer;
+    const io = { x: b, w: b, b: null, y: b, dummy: b };
+    const P = HOPPER_POLICY;
+    expect(P.groupM).toBe(8);
+    const order = (specs: { constants?: Record<string, unknown> }[]) =>
+      specs.map((s) => s.constants?.GEMM_GROUP_M);
+    const ws = { workspace: () => b };
+    // 512 × 2048 × 8192 (16 Mi weights) splits K under the cap: the partial GEMM ordered, its reduction not.
+    expect(order(linearBiasOps('t', io, 512, 2048, 8192, { policy: P, ...ws }))).toEqual([8, undefined]);
+    // Qwen2.5-0.5B's gate/up and LM head at T = 512 (8.5 and 130 Mi weights), unsplit.
+    expect(order(linearBiasOps('t', io, 512, 9728, 896, { policy: P }))).toEqual([8]);
+    expect(order(linearBiasOps('t', io, 512, 151936, 896, { policy: P }))).toEqual([8]);
+    // Below the weights' threshold (its down projection, 4.2 Mi), one row block, the caller's own order, no groupM.
+    expect(order(linearBiasOps('t', io, 512, 896, 4864, { policy: P, ...ws }))).toEqual([
+      undefined,
+      undefined,
+    ]);
+    const one = chooseGemm(32, 9728, 896, P).tiles.BM;
+    expect(order(linearBiasOps('t', io, one, 9728, 896, { policy: P }))).toEqual([undefined]);
+    const own = { policy: P, constants: { GEMM_GROUP_M: 2 } };
+    expect(order(linearBiasOps('t', io, 512, 9728, 896, own))).toEqual([2]);
+    expect(order(linearBiasOps('t', io, 512, 9728, 896, { policy: UNKNOWN_ADAPTER }))).toEqual([undefined]);
+    // groupMFor is the rule the launcher applies (and the benches' sweeps).
+    expect(groupMFor(P, 512, 9728, 896, 128)).toBe(8);
+    expect(groupMFor(P, 128, 9728, 896, 128)).toBe(1);
+    expect(groupMFor({ ...P, groupMinWeights: undefined }, 512, 896, 4864, 128)).toBe(8);
   });
 });

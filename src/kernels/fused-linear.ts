@@ -13,7 +13,7 @@ import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { type GemvShape, gemvConstants, gemvFor, gemvWorkgroups } from './fused-gemv';
 import { GEMM_DECODE, GEMM_SMALL, gemmConstants, gemmWorkgroups, TILE_KEYS } from './gemm';
-import { chooseGemm, type GemmPolicy, UNKNOWN_ADAPTER } from './gemm-configs';
+import { chooseGemm, type GemmPolicy, groupMFor, UNKNOWN_ADAPTER } from './gemm-configs';
 import { type GemmKernels, gemmKernels } from './gemm-kernels';
 import { SUBGROUP_KEYS, type SubgroupTiles, subgroupConstants, subgroupWorkgroups } from './gemm-subgroup';
 import { ceilDiv, MAX_GROUPS } from './grid';
@@ -126,6 +126,9 @@ export function gemmLaunch(label: string, M: number, N: number, K: number, opts:
     if (split > MAX_GROUPS) throw new Error(`${label}: ${split} splits exceed ${MAX_GROUPS} workgroups`);
   }
   const subgroup = gemv ? null : (opts.policy?.subgroup ?? null);
+  // The policy's workgroup order (GemmPolicy.groupM) where it applies and the caller set none.
+  const groupM = groupMFor(opts.policy, M, N, K, tiles.BM);
+  if (groupM > 1 && constants.GEMM_GROUP_M === undefined) constants = { ...constants, GEMM_GROUP_M: groupM };
   return { constants, tiles, split, kChunk, gemv, subgroup };
 }
 
@@ -134,6 +137,7 @@ const CORE_ONLY = new Set<string>([
   ...TILE_KEYS,
   ...SUBGROUP_KEYS,
   'FAULT_TILE_OFFSET',
+  'GEMM_GROUP_M',
   'W_F16',
   'GEMM_PLAIN_WG',
 ]);

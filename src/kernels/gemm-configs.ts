@@ -74,6 +74,15 @@ export interface GemmPolicy {
    * shares the partition); absent, no cap.
    */
   maxKChunk?: number;
+  /**
+   * The tiled core's workgroup order: this many row blocks of one column block run one after the other (common/
+   * gemm_core.wgsl GEMM_GROUP_M), so consecutive workgroups share their W tile in the L2, where a launch has more than
+   * one row block; absent or 1, the grid's order (every column block of a row block first). The bits do not depend
+   * on it.
+   */
+  groupM?: number;
+  /** The fewest weights (N·K) of a launch that takes groupM's order (absent: every launch). */
+  groupMinWeights?: number;
   /** The device's limits, when known: table tiles beyond them fall back to the heuristic. */
   limits?: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number };
 }
@@ -191,7 +200,7 @@ const HOPPER_LLAMA: Pick<GemmConfigTable, 'tiles' | 'kChunks'> = {
     '128x896x896': t(32, 64, 16, 4, 4, 1),
     '512x896x896': t(128, 64, 8, 8, 4, 1),
     '128x9728x896': t(32, 64, 16, 4, 4, 1),
-    '512x9728x896': t(128, 64, 8, 8, 4, 2),
+    '512x9728x896': t(128, 64, 8, 8, 4, 1), // single-buffered under groupM: 0.343 → 0.301 ms (2026-11-27 17:53)
     '128x896x4864': t(32, 64, 16, 4, 4, 1),
     '512x896x4864': t(128, 64, 8, 8, 4, 1),
     '128x151936x896': t(128, 64, 8, 8, 4, 1),
@@ -297,7 +306,26 @@ export const HOPPER_POLICY: GemmPolicy = {
   // "Subgroup GEMM core") its best of 96 lane layouts ran 2048³ in 1.61 ms (10.7 TFLOP/s) against 0.540 ms (31.8)
   // for this table's tiled core, and 2.3–4.7× slower than the table at every Pythia-70m/160m/410m shape.
   subgroupCore: false,
+  // Workgroups by groups of 8 row blocks per column block where W has 6 Mi weights or more (24 MiB as f32, half the
+  // L2: an LM head, Qwen2.5-0.5B's gate/up): H100, 2026-11-27 (bench/gemm.ts --groups 1,8; bench/RESULTS.md "GEMM
+  // workgroup order and chunked submits"), 128x64x8 8x4 at 512×9728×896 0.350 → 0.301 ms, at 512×151936×896 4.16 →
+  // 4.04 ms; 2048³ (16 MiB of W) 0.545 → 0.541. Smaller W stays in the L2 anyway, and the order on every launch cost
+  // the SmolLM2-135M and Qwen T = 128 forwards 0.1–0.3 ms of GPU time.
+  groupM: 8,
+  groupMinWeights: 6 * 2 ** 20,
 };
+
+/** GEMM_GROUP_M of a tiled-core launch under `policy` with BM-row blocks (1: the grid's own order). */
+export function groupMFor(
+  policy: GemmPolicy | undefined,
+  M: number,
+  N: number,
+  K: number,
+  BM: number,
+): number {
+  const g = policy?.groupM ?? 1;
+  return g > 1 && M > BM && N * K >= (policy?.groupMinWeights ?? 0) ? g : 1;
+}
 
 /** The policy for an adapter: the measured table for the adapters it was measured on, CPU rules for software. */
 export function gemmPolicyFor(info: AdapterInfoLike, limits?: GemmPolicy['limits']): GemmPolicy {
