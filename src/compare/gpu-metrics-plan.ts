@@ -10,10 +10,13 @@ import type { BitDiffJob, CompareJob, Operand } from './gpu-metrics-types';
 export const TILE = 4096;
 export const MIN_TILE = 256;
 /**
- * Tiles a job is cut into, about (more where its largest tile is reached): GpuMetrics' default. On an H200 (bench
- * RESULTS.md, 2026-11-27) 512 beat 2048: the reductions of a 410m compare 35.5 against 39.4 ms, 1.4b 46.8 against 53.8.
+ * Tiles a job is cut into, about (more where its largest tile is reached): GpuMetrics' default. With a dispatch per
+ * pair of taps, 512 beat 2048 (H200, bench RESULTS.md, 2026-11-27: a 410m compare's reductions 35.5 against 39.4 ms);
+ * with a dozen taps a dispatch (gpu-metrics-slots.ts) every dispatch is full anyway and a tile's fixed cost (finding
+ * its stretch, the workgroup's tree) is what fewer tiles save (H100, the same day: 410m 18.4 / 12.5 / 9.8 / 9.1 /
+ * 8.9 ms at 512 / 256 / 128 / 64 / 32; 1.4b 22.0 / 16.3 / 14.2 / 13.3 / 13.3).
  */
-export const TARGET_TILES = 512;
+export const TARGET_TILES = 64;
 /** Tiles of one stretch at most (WebGPU's least maxComputeWorkgroupsPerDimension). */
 const MAX_STRETCH_TILES = 65535;
 

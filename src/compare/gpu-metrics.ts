@@ -2,7 +2,7 @@
 // src/compare/metrics.ts (the CPU oracle these are tested against, whose conventions they follow), and bitwise
 // differences, with only small summaries read back — one map of one buffer per record().
 //
-// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 512 per job, never across a row),
+// How (shaders/metrics/): pass 1 summarises tiles of 256 … 4096 elements (about 64 per job, never across a row),
 // one workgroup each, in dispatches that bind up to 13 operand buffers (gpu-metrics-slots.ts: a table of stretches,
 // each a run of one job's tiles found by the shader from its workgroup id and naming its operands' slots, so the
 // CPU's work grows with jobs and rows, not tiles, and a compare's hundreds of tap buffers take tens of dispatches;
