@@ -2,6 +2,7 @@
 // built on the fp64 oracle's own functions (src/kernels/cpu/), so the model's form and every miswritten form are the
 // same code. Outputs are
 // [T, cols] for the output columns asked for (all when `cols` is null): a large op is scored on a sample.
+// (A little past 400 lines: every op kind's exact form and the operands its products read, kept in one place.)
 import { layerNormF64 } from '../../kernels/cpu/layernorm';
 import { linearF64 } from '../../kernels/cpu/linear';
 import { type NumFormat, roundF32Into, roundTo } from '../../numeric/round';

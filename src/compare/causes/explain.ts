@@ -2,6 +2,7 @@
 // from the run's recorded inputs (exact-op.ts) and scored by the residual between its output and the recorded
 // output over the op's floor. A cause is named only when it brings the error within k × floor and no other cause
 // explains clearly better; two that explain about equally are both named; none: "no known cause explains it".
+// (A little past 400 lines: the samples, the scorer and the search's steps are one algorithm, read together.)
 
 import { PRECISION_FORMATS } from '../../numeric/precision';
 import type { NumFormat } from '../../numeric/round';
