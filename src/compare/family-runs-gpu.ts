@@ -7,9 +7,10 @@
 //
 // The checks go to the GPU in chunks of at most CHUNK_BYTES of df buffers (each chunk one submit and one readback),
 // so a big model's analysis holds a bounded slice of the work on the GPU at a time.
-import type { Engine } from '../engine/engine';
+import { type Engine, EngineError } from '../engine/engine';
 import { FamilyGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu';
 import { DF_BYTES, type DfBuffer, OracleError, Recording } from '../engine/oracle-df';
+import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { DF_FORMS, dfSlotWidth } from '../kernels/oracle/df-forms';
@@ -27,14 +28,14 @@ const CHUNK_BYTES = 256 << 20;
 /** What the GPU route needs of the engine: its device, pipelines, a pool, the reference forward's weight buffers. */
 export interface FamilyGpuRerun {
   device: GPUDevice;
-  pipelines: import('../gpu/pipelines').PipelineCache;
+  pipelines: PipelineCache;
   pool: BufferPool;
   dfFma: boolean;
   maxBindingBytes: number;
   weightBuffer: (t: Tensor) => GPUBuffer | null;
 }
 
-/** The GPU route on an engine's loaded Llama-family model (its pool made here: destroy it with `pool.destroyAll`). */
+/** The GPU route on an engine's loaded Llama-family model, its buffers from `pool` (the caller's to destroy). */
 export function gpuRerunOf(engine: Engine, pool: BufferPool, dfFma: boolean): FamilyGpuRerun {
   const m = engine.llamaModel;
   if (!m) throw new Error('no Llama-family model is loaded');
@@ -92,7 +93,7 @@ export async function rerunOnGpu(
   let bytes = 0;
   const flush = async () => {
     if (chunk.length === 0) return;
-    if (signal?.aborted) throw new OracleError('run analysis cancelled');
+    if (signal?.aborted) throw new EngineError('run analysis cancelled', 'cancelled');
     out.push(...(await rerunChunk(g, x, chunk)));
     chunk = [];
     bytes = 0;

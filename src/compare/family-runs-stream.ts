@@ -97,10 +97,11 @@ export class FamilyRunsFeed {
         this.tokens = h.tokens;
         this.ctx = this.model.ctx(h.tokens);
         const ctx = this.ctx;
-        this.start = this.model.oracle().then((oracle) => ({
-          oracle,
-          exact: oracle.gpu ? exactDumpOnGpu(oracle.gpu, ctx) : null,
-        }));
+        this.start = this.model.oracle().then((oracle) => {
+          const exact = oracle.gpu ? exactDumpOnGpu(oracle.gpu, ctx) : null;
+          exact?.catch(() => undefined); // thrown by done()
+          return { oracle, exact };
+        });
         this.start.catch(() => undefined); // thrown by done()
         this.reference('fp32');
       } else if (h.tokens.length !== this.tokens.length || h.tokens.some((t, i) => t !== this.tokens![i]))
