@@ -224,6 +224,11 @@ export class FamilyRunsFeed {
     };
   }
 
+  /** Each run's checks re-run so far (by the order they were fed in). */
+  progress(): number[] {
+    return this.fed.map((f) => (f ? f.own.filter((o) => o !== null).length : 0));
+  }
+
   /** Stops taking work; waits for what is under way, and gives the oracle's buffers back. */
   async abandon(): Promise<void> {
     this.failed ??= new Error('the analysis was let go');

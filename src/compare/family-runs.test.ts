@@ -12,7 +12,7 @@ import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { fixtureEngine, LLAMA_FIXTURES, loadFixture } from './family-fixtures.testdata';
-import { analyzeFamilyRuns, familyRunsModel } from './family-runs';
+import { analyzeFamilyRuns, familyRunsModel, streamFamilyRuns } from './family-runs';
 import { plantsFor, runOfSlots, synthFamilyRun } from './family-runs-synth';
 
 const MODELS = ['llama-gqa-llama3', 'llama-mqa-linear-tied', 'mistral-window', 'qwen2-bias', 'qwen3-qknorm'];
@@ -174,6 +174,33 @@ describe('the analysis of Llama-family runs', () => {
     expect(report.sentence).toContain(
       'The texts part at decode step 2 (position 5): run A chose 13, run B 99',
     );
+  });
+
+  it('fed as the file is read: checks are re-run before its last tensor arrives, the report the same as whole', async () => {
+    const cfg = await load('llama-gqa-llama3');
+    const tokens = [5, 3, 9, 1, 7, 2, 8, 4, 6];
+    const plant = { layer: 1, slot: 'swiglu', id: 'swiglu-swapped' };
+    const bytes = synthFamilyRun(cfg, engine.llamaModel!.weights, tokens, { plant });
+    const stream = streamFamilyRuns(familyRunsModel(engine), 1);
+    const seen: number[] = [];
+    // The file in 2 KiB chunks, a turn of the event loop between (as a disk read gives one): the feed works there.
+    const chunks = (async function* () {
+      for (let i = 0; i < bytes.length; i += 2048) {
+        await new Promise((ok) => setTimeout(ok, 0));
+        seen.push(stream.progress()[0]);
+        yield bytes.subarray(i, i + 2048);
+      }
+    })();
+    const file = await readRunFile(chunks, bytes.length, cfg, { file: 'a', ...stream.reader(0) });
+    const streamed = await stream.report({ file, sha256: null }, null);
+    const whole = await analyzeFamilyRuns(familyRunsModel(engine), { file, sha256: null }, null);
+    const total = streamed.checks.length;
+    // some checks done by the middle of the file, and not all of them at its start
+    expect(seen[Math.floor(seen.length / 2)], JSON.stringify(seen)).toBeGreaterThan(0);
+    expect(seen[0], JSON.stringify(seen)).toBeLessThan(total);
+    expect(streamed.sentence).toBe(whole.sentence);
+    expect(streamed.checks.map((c) => c.ratio)).toEqual(whole.checks.map((c) => c.ratio));
+    expect(streamed.findings[0]?.cause?.named.map((n) => n.id)).toEqual(['swiglu-swapped']);
   });
 
   it("a cancel during the analysis stops it with the engine's 'cancelled'", async () => {

@@ -93,6 +93,8 @@ export interface FamilyRunsStream {
   report(a: RunInput, b: RunInput | null): Promise<RunsReport>;
   /** The buffers back where no report will be asked for (a refused file, a stopped read). */
   release(): Promise<void>;
+  /** Each run's checks re-run so far (none until the model is in). */
+  progress(): number[];
 }
 
 /**
@@ -157,6 +159,7 @@ export function streamFamilyRuns(
       for (const [j, r] of [a, b].entries()) if (r && !fedRuns.has(j)) feedWhole(feed, j, r);
       return analyzeSame(m, a, b, opts, parted, feed);
     },
+    progress: () => feed?.progress() ?? Array(count).fill(0),
     release: () =>
       made.then(
         ({ feed }) => feed.abandon(),
