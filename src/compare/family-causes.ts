@@ -1,7 +1,7 @@
 // The Llama family's causes for the why (family-why.ts, and the analysis of runs), each a variant of one op of the
 // group where an error is born, as the op registry's fp64 forms take it (Fp64Args.variant, the config a cause
-// changes, or a form of its own: family-causes-forms.ts): RMSNorm — eps outside the root (the eps searched over 1 …
-// 1e6 × the config's), eps inside the root off, the mean subtracted, no weight, computed in half (HF's cast order in
+// changes, or a form of its own: family-causes-forms.ts): RMSNorm — eps outside the root (the eps on a grid of 1 …
+// 1e6 × the config's, and solved between by the rows scorer: Candidate.tune), eps inside the root off, the mean subtracted, no weight, computed in half (HF's cast order in
 // a half model) or with the weight before the cast back; q/k norms skipped or over the whole projection; SwiGLU —
 // gate and up swapped, GELU (erf or tanh) or ReLU in SiLU's place; attention — KV heads interleaved, the window
 // ignored or off by one; rotary — theta off, the llama3/linear scaling skipped, GPT-J pairs; any op — its output in

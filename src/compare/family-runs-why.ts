@@ -1,8 +1,9 @@
 // The "why" of a Llama-family runs analysis (family-runs.ts): at each run's first born op, the family's causes
 // (family-causes.ts candidatesFor: each a variant of one step of the check's group, with its parameters) are scored
 // as the two-path why scores them (family-why.ts): the group re-run by the registry's fp64 forms from the run's own
-// recorded inputs under each variant, its residual against the recorded output over the op's floor; a cause is named
-// as docs/CAUSES.md names one (verdictOf). The anatomy of the error is causes/anatomy.ts's. The finding and its check
+// recorded inputs under each variant — first on the rows where the error lives, the finalists on every row
+// (family-causes-rows.ts) — its residual against the recorded output over the op's floor; a cause is named as
+// docs/CAUSES.md names one (verdictOf). The anatomy of the error is causes/anatomy.ts's. The finding and its check
 // carry both; the finding's sentence ends with "probable cause: <words>".
 import type { NeoXConfig } from '../numeric/types';
 import { anatomy } from './causes/anatomy';

@@ -6,8 +6,9 @@
 // fused group is checked whole, as GPT-NeoX's why does. At the first op past k × its floor the family's causes
 // (family-causes.ts: RMSNorm, SwiGLU, attention and rotary variants, any op's output in half) are scored as variants
 // of the ops in it — the registry's fp64 forms take them as parameters (Fp64Args.variant, or the config a cause
-// changes) — and one is named as the cause library names one (docs/CAUSES.md): within k × floor and not clearly
-// beaten (2× its residual or one floor). The anatomy of the born op's error is causes/anatomy.ts's.
+// changes), first on the rows where the error lives and the finalists on every row (family-causes-rows.ts) — and one
+// is named as the cause library names one (docs/CAUSES.md): within k × floor and not clearly beaten (2× its residual
+// or one floor). The anatomy of the born op's error is causes/anatomy.ts's.
 
 import type { Precision } from '../numeric/precision';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
