@@ -69,6 +69,31 @@ fn in_window(b: u32) -> bool {
   return ((b >> 23u) & 0xffu) - WIN_LO < WIN_SPAN || (b & 0x7fffffffu) == 0u;
 }
 
+/** A thread's summary in the workgroup's tree: its largest difference and its scaled sums. */
+struct TPart { key: Diff, ops: vec3<u32>, sd: Sc, sn: Sc }
+var<workgroup> tparts: array<TPart, WG>;
+
+/** a + b for scaled sums: both at the larger scale (`p1` as in sc_fit). */
+fn sc_merge(a: Sc, b: Sc, p1: i32) -> Sc {
+  if (b.s1.x == 0.0 && b.s2.x == 0.0) { return a; }
+  if (a.s1.x == 0.0 && a.s2.x == 0.0) { return b; }
+  let e = max(a.e, b.e);
+  let s1 = dd_add_pos(sh2(a.s1, p1 * (a.e - e)), sh2(b.s1, p1 * (b.e - e)));
+  let s2 = dd_add_pos(sh2(a.s2, 2 * (a.e - e)), sh2(b.s2, 2 * (b.e - e)));
+  return Sc(e, pow2(-e), s1, s2);
+}
+
+fn tpart_merge(p: TPart, q: TPart) -> TPart {
+  var r = p;
+  if (q.key.e != ZE && (r.key.e == ZE || !diff_ge(r.key, q.key))) {
+    r.key = q.key;
+    r.ops = q.ops;
+  }
+  r.sd = sc_merge(r.sd, q.sd, 1);
+  r.sn = sc_merge(r.sn, q.sn, 2);
+  return r;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u) {
   let lid = lid3.x;
@@ -156,10 +181,12 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
       }
       let yb = select(hb, bitcast<u32>(hv + lv), lb != 0u);
       max_ulp = max(max_ulp, ulp_dist(xb, yb, prec));
-      // r = x − hi − lo exactly (as diff_abs at E = 0).
-      let s1 = two_sum(x, -hv);
-      let s2 = two_sum(s1.x, -lv);
-      let r = two_sum(s2.x, s1.y + s2.y);
+      // r = x − hi − lo exactly (as diff_abs at E = 0; for an f32 baseline the first TwoSum alone).
+      var r = two_sum(x, -hv);
+      if (is_df) {
+        let s2 = two_sum(r.x, -lv);
+        r = two_sum(s2.x, r.y + s2.y);
+      }
       if (r.x == 0.0) {
         zeros += 1u;
       } else {
@@ -234,16 +261,24 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
   atomicAdd(&counts[5], fin);
   atomicAdd(&counts[6], zeros);
   atomicMax(&counts[7], max_ulp);
-  var p = part_zero();
-  p.key = key;
-  p.ops = ops;
-  p.sum_abs = acc_of(sd.s1, sd.e);
-  p.ssq_e = acc_of(sd.s2, 2 * sd.e);
-  p.ssq_a = acc_of(sn.s1, 2 * sn.e);
-  p.ssq_b = acc_of(sn.s2, 2 * sn.e);
-  let total = reduce_parts(lid, p); // (has barriers: the counters and histogram are complete after it)
+  // The workgroup's tree over the threads' scaled sums (their scales aligned pairwise: cheaper than merging
+  // extended accumulators), then one record in part.wgsl's layout.
+  tparts[lid] = TPart(key, ops, sd, sn);
+  workgroupBarrier();
+  for (var st = WG / 2u; st > 0u; st = st / 2u) {
+    if (lid < st) { tparts[lid] = tpart_merge(tparts[lid], tparts[lid + st]); }
+    workgroupBarrier();
+  } // (the counters and histogram are complete after these barriers)
   if (lid < 8u) { rec[dst + lid] = atomicLoad(&counts[lid]); }
   if (lid == 0u) {
+    let q = tparts[0];
+    var total = part_zero();
+    total.key = q.key;
+    total.ops = q.ops;
+    total.sum_abs = acc_of(q.sd.s1, q.sd.e);
+    total.ssq_e = acc_of(q.sd.s2, 2 * q.sd.e);
+    total.ssq_a = acc_of(q.sn.s1, 2 * q.sn.e);
+    total.ssq_b = acc_of(q.sn.s2, 2 * q.sn.e);
     part_store(dst, total);
     rec[dst + 26u] = select(NO_HIST, hdst, want_hist);
     rec[dst + 27u] = 0u;

@@ -277,8 +277,9 @@ fn ulp_dist(xb: u32, yb: u32, prec: u32) -> u32 {
 // term has k > e + 20 (rare: only as the largest term so far grows), the sums shifted down with it. So a
 // scaled term is below 2^21 (2^10 at SC_MAX: no f32 is above 2^129) and its square below 2^42; a term is
 // never scaled below 2^-29 while e = SC_MIN (no f32 is below 2^-149), and once e was raised the sum holds a
-// term ≥ 1, so what a square loses below f32's normal range is < 2^-100 of the sum. Only once per thread
-// are the sums turned into extended accumulators (acc_of) for the workgroup's tree.
+// term ≥ 1, so what a square loses below f32's normal range is < 2^-100 of the sum. The workgroup's tree adds
+// the threads' sums at the larger of their scales (sc_merge in compare_tiles.wgsl); only its total becomes the
+// record's extended accumulators (acc_of).
 
 const SC_MIN: i32 = -120;
 const SC_MAX: i32 = 120;
