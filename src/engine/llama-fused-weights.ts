@@ -1,11 +1,16 @@
 // The Llama family's weights on the GPU as the fused kernels read them (llama-fused.ts): q/k/v concatenated for the
 // q/k/v + rotary GEMM (apart for Qwen3, whose q/k norms sit between projection and rotary), gate/up concatenated for
 // the SwiGLU GEMM, a tied head sharing the embedding's buffer; the separate q/k/v and gate/up buffers a forward with
-// those fused kernels switched off reads are made on first use.
+// those fused kernels switched off reads are made on first use. The norms' weights are read by each step's `weight`
+// field (ops/families.ts), kept by the step's slot.
 
 import type { PipelineCache } from '../gpu/pipelines';
 import { uploadBuffer } from '../gpu/readback';
 import type { LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+import { OPS } from '../ops/descriptors';
+import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import type { OpStep } from '../ops/types';
+import { stepTensors } from '../ops/weights';
 
 export interface LinearBufs {
   w: GPUBuffer;
@@ -13,17 +18,28 @@ export interface LinearBufs {
 }
 
 export interface LayerBufs {
+  /** The weight of each of the layer's steps that is not a linear (its norms), by the step's slot. */
+  norms: ReadonlyMap<string, GPUBuffer>;
+  /** input_layernorm's and post_attention_layernorm's weights (the slots ln1 and ln2). */
   inNorm: GPUBuffer;
   postNorm: GPUBuffer;
-  /** q_proj, k_proj, v_proj apart (Qwen3: the q/k norms come between projection and rotary), else null. */
+  /** q_proj, k_proj, v_proj apart (where steps sit between projection and rotary: preRotary), else null. */
   qkvApart: { q: LinearBufs; k: LinearBufs; v: LinearBufs } | null;
   o: LinearBufs;
   gateUp: LinearBufs; // [2F, d] and [2F]
   /** [q; k; v] concatenated, [(H + 2KV)·hd, d] and its biases, for qkv_rope (null where they are apart). */
   qkv: LinearBufs | null;
   down: LinearBufs;
-  qNorm: GPUBuffer | null;
-  kNorm: GPUBuffer | null;
+}
+
+/**
+ * The config's steps between the q/k projections and the rotary (Qwen3's per-head norms): what the rotary reads
+ * where it is not a projection's output. None: q/k/v run as one GEMM with the rotary in its epilogue.
+ */
+export function preRotary(cfg: LlamaConfig): OpStep[] {
+  const steps = layerSteps(LLAMA_FAMILY, cfg);
+  const read = new Set(steps.filter((s) => s.op === 'rotary').flatMap((s) => s.inputs));
+  return steps.filter((s) => read.has(s.slot) && !OPS[s.op].linear);
 }
 
 /** Rows of tensors one after another (a concatenated weight or bias). */
@@ -58,9 +74,21 @@ export class LlamaFusedWeights {
     this.embed = this.up(w.embedTokens.data, 'embed_tokens');
     this.norm = this.up(w.norm.data, 'norm');
     this.head = w.lmHead === w.embedTokens ? this.embed : this.up(w.lmHead.data, 'lm_head');
+    const steps = layerSteps(LLAMA_FAMILY, cfg).filter((s) => s.weight && !OPS[s.op].linear);
+    const apart = preRotary(cfg).length > 0;
     this.layers = w.layers.map((l, i) => {
       const p = `layers.${i}`;
-      const qkvApart = cfg.qkNorm
+      const norms = new Map<string, GPUBuffer>();
+      for (const s of steps) {
+        const t = stepTensors(l, s).weight;
+        if (t) norms.set(s.slot, this.up(t.data, `${p}.${s.module ?? s.slot}`));
+      }
+      const norm = (slot: string) => {
+        const b = norms.get(slot);
+        if (!b) throw new Error(`Llama fused: layer ${i} has no weight for '${slot}'`);
+        return b;
+      };
+      const qkvApart = apart
         ? {
             q: this.lin(l.q, `${p}.q_proj`),
             k: this.lin(l.k, `${p}.k_proj`),
@@ -69,8 +97,9 @@ export class LlamaFusedWeights {
         : null;
       const qkvBias = l.q.bias && l.k.bias && l.v.bias ? cat(l.q.bias, l.k.bias, l.v.bias) : null;
       return {
-        inNorm: this.up(l.inputLayernorm.data, `${p}.input_layernorm`),
-        postNorm: this.up(l.postAttentionLayernorm.data, `${p}.post_attention_layernorm`),
+        norms,
+        inNorm: norm('ln1'),
+        postNorm: norm('ln2'),
         qkvApart,
         o: this.lin(l.o, `${p}.o_proj`),
         gateUp: {
@@ -84,8 +113,6 @@ export class LlamaFusedWeights {
               b: qkvBias ? this.up(qkvBias, `${p}.qkv.bias`) : null,
             },
         down: this.lin(l.down, `${p}.down_proj`),
-        qNorm: l.qNorm ? this.up(l.qNorm.data, `${p}.q_norm`) : null,
-        kNorm: l.kNorm ? this.up(l.kNorm.data, `${p}.k_norm`) : null,
       };
     });
   }

@@ -25,16 +25,18 @@ import { qkvRopeOps } from '../kernels/fused-llama';
 import { fusedNormMaxD } from '../kernels/fused-norm';
 import { CPU_ADAPTER, type GemmPolicy, UNKNOWN_ADAPTER } from '../kernels/gemm-configs';
 import { linear } from '../kernels/linear';
-import { addRmsNorm, addRmsNormFold, rmsNorm } from '../kernels/ops/rmsnorm';
-import { linearSwigluOps, swiglu } from '../kernels/ops/swiglu';
+import { fusedLaunchers } from '../kernels/ops/index';
 import { residualAdd } from '../kernels/residual';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
+import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import type { OpStep } from '../ops/types';
 import { type SubmitTiming, submitTimed } from './llama-fused-submit';
-import { type LinearBufs, LlamaFusedWeights } from './llama-fused-weights';
+import { type LinearBufs, LlamaFusedWeights, preRotary } from './llama-fused-weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { KeptRun, type KeptSlot } from './llama-kept';
 import { givenInputs } from './llama-reference';
+import { WGSL_FORMS } from './llama-wgsl-forms';
 
 /** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
 export type LlamaFusedKernel = 'addRmsNorm' | 'qkvRope' | 'swiglu' | 'flash' | 'gemm';
@@ -276,9 +278,49 @@ export class LlamaFused {
     const probs = on('flash') ? null : alloc(H * T * keys, 'probs');
     const finalNorm = top('final_norm', T * d);
     const logits = top('logits', T * V);
-    // r = a + b and y = RMSNorm(r) (b null: y = RMSNorm(a)); layer i's faults. With `part`, b is formed from those
-    // split-K partials on the way (and written).
+    // A step's reference form (llama-wgsl-forms.ts, the registry's wgsl slot): where its fused kernel is off, or none
+    // replaces it (the steps between the projections and the rotary).
+    const reference = (
+      step: OpStep,
+      i: number,
+      label: string,
+      inputs: GPUBuffer[],
+      out: GPUBuffer,
+      w: GPUBuffer | null,
+    ) => {
+      const form = WGSL_FORMS[step.op];
+      if (!form) throw new Error(`Llama fused: op '${step.op}' (${step.slot}) has no WGSL form`);
+      const scratch = () => {
+        throw new Error(`${label}: the fused forward gives a reference form no scratch buffers`);
+      };
+      const rope = { cos, sin };
+      const a = {
+        cfg,
+        T,
+        layer: i,
+        step,
+        label,
+        inputs,
+        out,
+        weight: w,
+        bias: null,
+        ids,
+        rope,
+        scratch,
+        dummy,
+      };
+      specs.push(...form({ ...a, cpu, constants: {}, kv: null }));
+    };
+    const stepOf = (slot: string) => {
+      const st = LLAMA_FAMILY.layer.find((x) => x.slot === slot);
+      if (!st) throw new Error(`Llama fused: the family has no step '${slot}'`);
+      return st;
+    };
+    const fusedNorm = fusedLaunchers('layernorm');
+    // r = a + b and y = the norm of r (b null: of a), the norm step `step`; layer i's faults. With `part`, b is formed
+    // from those split-K partials on the way (and written).
     const norm = (
+      step: OpStep,
       label: string,
       i: number,
       a: GPUBuffer,
@@ -293,16 +335,15 @@ export class LlamaFused {
         const maxWorkgroupBytes = device.limits.maxComputeWorkgroupStorageSize;
         if (part && b && r) {
           const buf = { a, part, w, b, r, y, dummy };
-          specs.push(addRmsNormFold(label, buf, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }));
+          specs.push(fusedNorm.addFold(label, buf, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }));
           return;
         }
-        specs.push(
-          addRmsNorm(label, { a, b, w, r, y, dummy }, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }),
-        );
+        const bufs = { a, b, w, r, y, dummy };
+        specs.push(fusedNorm.add(label, bufs, T, d, cfg.rmsNormEps, { constants, maxWorkgroupBytes }));
         return;
       }
       if (b && r) specs.push(residualAdd(`${label}/add`, { a, b, c: null, out: r }, T * d));
-      specs.push(rmsNorm(label, { x: b && r ? r : a, weight: w, y }, T, d, cfg.rmsNormEps));
+      reference(step, i, label, [b && r ? r : a], y, w);
     };
 
     // layer 0's input norm alone; each later input norm (and the final norm) takes the previous MLP's residual add.
@@ -311,12 +352,30 @@ export class LlamaFused {
     const { given, uploaded } = givenInputs(device, cfg, T, o.layerInputs, 'Llama fused');
     temp.push(...uploaded);
     if (given.length === 0)
-      norm('layers.0.ln1', 0, embedOut, null, this.wb.layers[0].inNorm, null, slot(0, 'ln1', T * d));
+      norm(
+        stepOf('ln1'),
+        'layers.0.ln1',
+        0,
+        embedOut,
+        null,
+        this.wb.layers[0].inNorm,
+        null,
+        slot(0, 'ln1', T * d),
+      );
+    // What the rotary reads (q's, then k's) and the steps that sit before it, as the config has them (ops/families.ts).
+    const between = preRotary(cfg);
+    const rotaryIn = layerSteps(LLAMA_FAMILY, cfg)
+      .filter((st) => st.op === 'rotary')
+      .map((st) => st.inputs[0]);
+    const missing = (st: OpStep, n: string): never => {
+      throw new Error(`Llama fused: '${st.slot}' reads '${n}', which no step before it wrote`);
+    };
+    const gateUpAct = fusedLaunchers('linear_gelu');
     this.wb.layers.forEach((L, i) => {
       const p = `layers.${i}`;
       const x = given[i] ?? (i === 0 ? embedOut : slot(i - 1, 'out', T * d));
       if (given.length > 0)
-        norm(`${p}.ln1`, Math.max(0, i - 1), x, null, L.inNorm, null, slot(i, 'ln1', T * d));
+        norm(stepOf('ln1'), `${p}.ln1`, Math.max(0, i - 1), x, null, L.inNorm, null, slot(i, 'ln1', T * d));
       const r = cfg.rotaryDim;
       const { k: kh, v: vh } = kvOf(i);
       const ln = slot(i, 'ln1', T * d);
@@ -333,13 +392,19 @@ export class LlamaFused {
         proj(`${p}.q`, ln, A.q, q, H * hd, d);
         proj(`${p}.k`, ln, A.k, k, KV * hd, d);
         proj(`${p}.v`, ln, A.v, v, KV * hd, d);
-        let [qIn, kIn] = [q, k];
-        if (L.qNorm && L.kNorm) {
-          const [qn, kn] = [slot(i, 'q_norm', T * H * hd), slot(i, 'k_norm', T * KV * hd)];
-          specs.push(rmsNorm(`${p}.q_norm`, { x: q, weight: L.qNorm, y: qn }, T * H, hd, cfg.rmsNormEps));
-          specs.push(rmsNorm(`${p}.k_norm`, { x: k, weight: L.kNorm, y: kn }, T * KV, hd, cfg.rmsNormEps));
-          [qIn, kIn] = [qn, kn];
+        // The steps between the projections and the rotary (Qwen3's q/k norms), each by its reference form.
+        const out = new Map([
+          ['q', q],
+          ['k', k],
+        ]);
+        for (const st of between) {
+          const o = slot(i, st.slot, st.width === 'q' ? T * H * hd : T * KV * hd);
+          const ins = st.inputs.map((n) => out.get(n) ?? missing(st, n));
+          reference(st, i, `${p}.${st.slot}`, ins, o, L.norms.get(st.slot) ?? null);
+          out.set(st.slot, o);
         }
+        const rot = rotaryIn.map((n) => out.get(n) ?? missing(stepOf(n), n));
+        const [qIn, kIn] = rot;
         specs.push(
           ropeHeads(`${p}.q_rot`, { x: qIn, cos, sin, out: qh }, T, H, hd, r, {}, undefined, at, true),
         );
@@ -363,18 +428,18 @@ export class LlamaFused {
       const attnOut = slot(i, 'attn_out', T * d);
       const oPart = projPartial(`${p}.attn_out`, ctx, L.o, attnOut, d, H * hd);
       const ln2 = slot(i, 'ln2', T * d);
-      norm(`${p}.ln2`, i, x, attnOut, L.postNorm, slot(i, 'ln2_in', T * d), ln2, oPart);
+      norm(stepOf('ln2'), `${p}.ln2`, i, x, attnOut, L.postNorm, slot(i, 'ln2_in', T * d), ln2, oPart);
       const act = slot(i, 'swiglu', T * F);
       if (on('swiglu')) {
         const buf = { x: ln2, w: L.gateUp.w, b: L.gateUp.b, y: act, dummy };
         const constants = faultAt(i) ? faults.swiglu : undefined;
-        specs.push(...linearSwigluOps(`${p}.swiglu`, buf, T, F, d, { ...gemm, constants }));
+        specs.push(...gateUpAct.gemm(`${p}.swiglu`, buf, T, F, d, { ...gemm, constants }));
       } else {
         const A = this.wb.apart(i);
         const [gateOut, upOut] = [slot(i, 'gate', T * F), slot(i, 'up', T * F)];
         proj(`${p}.gate`, ln2, A.gate, gateOut, F, d);
         proj(`${p}.up`, ln2, A.up, upOut, F, d);
-        specs.push(swiglu(`${p}.swiglu`, { gate: gateOut, up: upOut, y: act }, T * F));
+        reference(stepOf('swiglu'), i, `${p}.swiglu`, [gateOut, upOut], act, null);
       }
       const mlpOut = slot(i, 'mlp_out', T * d);
       const downPart = projPartial(`${p}.mlp_out`, act, L.down, mlpOut, d, F);
@@ -382,6 +447,7 @@ export class LlamaFused {
       const w = last ? this.wb.norm : this.wb.layers[i + 1].inNorm;
       const y = last ? finalNorm : slot(i + 1, 'ln1', T * d);
       norm(
+        last ? LLAMA_FAMILY.finalNorm : stepOf('ln1'),
         last ? 'final_norm' : `layers.${i + 1}.ln1`,
         i,
         slot(i, 'ln2_in', T * d),

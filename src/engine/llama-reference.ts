@@ -11,9 +11,10 @@ import { type DispatchSpec, Program } from '../gpu/program';
 import { recordReadback, uploadBuffer } from '../gpu/readback';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { ropeTables } from '../kernels/rope';
-import type { HiddenDump, LinearWeights, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
+import type { HiddenDump, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
+import { heldTensors, stepTensors } from '../ops/weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { KeptRun, type KeptSlot } from './llama-kept';
 import { slotFloats } from './llama-wgsl-forms';
@@ -69,14 +70,9 @@ export class LlamaReference {
       if (!wgslStepForm(step.op))
         throw new Error(`Llama reference: op '${step.op}' (${step.slot}) has no WGSL form`);
     const r = new LlamaReference(gpu, cfg, w);
-    const tensors: Tensor[] = [w.embedTokens, w.norm, w.lmHead];
-    for (const l of w.layers) {
-      tensors.push(l.inputLayernorm, l.postAttentionLayernorm);
-      for (const lin of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down])
-        tensors.push(lin.weight, ...(lin.bias ? [lin.bias] : []));
-      if (l.qNorm) tensors.push(l.qNorm);
-      if (l.kNorm) tensors.push(l.kNorm);
-    }
+    // Every weight a step reads, by the field the step names (ops/weights.ts); a tied head is the embedding's tensor.
+    const tensors = heldTensors(w, [spec.embed, spec.finalNorm, spec.lmHead]);
+    for (const l of w.layers) tensors.push(...heldTensors(l, spec.layer));
     const limit = gpu.device.limits.maxStorageBufferBindingSize;
     for (const t of tensors) {
       if (t.data.byteLength > limit)
@@ -99,11 +95,8 @@ export class LlamaReference {
 
   /** The step's weight and bias buffers, from the layer's (or the model's) weight field the step names. */
   private weightsOf(owner: object, step: OpStep): { weight: GPUBuffer | null; bias: GPUBuffer | null } {
-    if (!step.weight) return { weight: null, bias: null };
-    const v = (owner as Record<string, unknown>)[step.weight] as Tensor | LinearWeights | null | undefined;
-    if (!v) throw new Error(`${step.slot}: the weights have no '${step.weight}'`);
-    if ('weight' in v) return { weight: this.buf(v.weight), bias: this.buf(v.bias) };
-    return { weight: this.buf(v), bias: null };
+    const t = stepTensors(owner, step);
+    return { weight: this.buf(t.weight), bias: this.buf(t.bias) };
   }
 
   /** The reference forward on `tokens` (positions 0..T-1): one submit, the dump and the taps read back. */

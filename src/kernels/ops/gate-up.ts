@@ -6,7 +6,7 @@
 
 import { dfLinearForm } from '../oracle/df-form';
 import { fp64Linear, type OpModule, wgslLinearForm } from './forms';
-import { linearSwigluOps } from './swiglu';
+import { SWIGLU_FUSED } from './swiglu';
 
 export const GATE_UP: OpModule = {
   kind: 'gate_up',
@@ -16,5 +16,5 @@ export const GATE_UP: OpModule = {
     (c) => c.intermediateSize,
   ),
   df: dfLinearForm('hidden'),
-  fused: { linear_gelu: { linearSwigluOps } },
+  fused: SWIGLU_FUSED,
 };

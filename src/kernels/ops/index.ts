@@ -4,13 +4,14 @@
 // `fused` slots are filled here. An op kind with neither a module's nor a table's form of a kind it needs is left
 // out, and registry.test.ts's missing-forms check names it.
 
-import { fillSlotsOf } from '../../ops/slots';
+import { fusedSpec } from '../../ops/fused';
+import { fillSlotsOf, formOf, hasForm } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
 import type { OpModule } from './forms';
 import { GATE_UP } from './gate-up';
 import { QK_NORM } from './qk-norm';
-import { RMSNORM } from './rmsnorm';
-import { SWIGLU } from './swiglu';
+import { RMSNORM, type RMSNORM_FUSED } from './rmsnorm';
+import { SWIGLU, type SWIGLU_FUSED } from './swiglu';
 
 export const OP_MODULES: readonly OpModule[] = [RMSNORM, QK_NORM, GATE_UP, SWIGLU];
 
@@ -37,3 +38,20 @@ export function withOpModules<K extends ModuleForm, F extends NonNullable<OpModu
 }
 
 fillSlotsOf('fused', Object.fromEntries(OP_MODULES.map((m) => [m.kind, m.fused ?? {}])));
+
+/** The launchers each Llama fused kernel's module registers under its switch id (ops/fused.ts). */
+export type FusedLaunchers = typeof RMSNORM_FUSED & typeof SWIGLU_FUSED;
+
+/**
+ * A fused kernel's launchers, as the registry holds them: the `fused` slot of the first op kind the switch replaces
+ * in the Llama family (ops/fused.ts `llama.ops`) whose module registers it. The Llama fused forward reaches its
+ * kernels so, not by their modules' names.
+ */
+export function fusedLaunchers<K extends keyof FusedLaunchers>(id: K): FusedLaunchers[K] {
+  for (const op of fusedSpec(id).llama.ops) {
+    if (!hasForm('fused', op)) continue;
+    const got = (formOf('fused', op) as Readonly<Record<string, unknown>>)[id];
+    if (got !== undefined) return got as FusedLaunchers[K];
+  }
+  throw new Error(`op registry: no op module registers the launchers of fused kernel '${id}'`);
+}

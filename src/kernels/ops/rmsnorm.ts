@@ -254,10 +254,7 @@ const df: DfForm = (a) => {
   return [dfRmsNorm(a.label, b, dfRows(a), a.cfg.hiddenSize, a.cfg.rmsNormEps, { constants: a.df })];
 };
 
-export const RMSNORM: OpModule = {
-  kind: 'rmsnorm',
-  fp64,
-  wgsl,
-  df,
-  fused: { layernorm: { addRmsNorm, addRmsNormFold } },
-};
+/** Its fused kernel's launchers under the switch id (the Llama fused forward reaches them so: ops/index.ts). */
+export const RMSNORM_FUSED = { layernorm: { add: addRmsNorm, addFold: addRmsNormFold } } as const;
+
+export const RMSNORM: OpModule = { kind: 'rmsnorm', fp64, wgsl, df, fused: RMSNORM_FUSED };

@@ -117,10 +117,7 @@ const df: DfForm = (a) => [
   }),
 ];
 
-export const SWIGLU: OpModule = {
-  kind: 'swiglu',
-  fp64,
-  wgsl,
-  df,
-  fused: { linear_gelu: { linearSwigluOps } },
-};
+/** Its fused kernel's launchers under the switch id (the gate/up projections' too: gate-up.ts). */
+export const SWIGLU_FUSED = { linear_gelu: { gemm: linearSwigluOps } } as const;
+
+export const SWIGLU: OpModule = { kind: 'swiglu', fp64, wgsl, df, fused: SWIGLU_FUSED };
