@@ -10,9 +10,10 @@
 // - `top`: GPT-NeoX's reference op outside the layers (plan-ops.ts TOP_REFERENCE_OPS: the embedding and the LM head
 //   one binding-sized chunk a launch, the final LayerNorm), by its top step's slot.
 
+import { OP_KINDS } from '../ops/descriptors';
 import { NEOX_SEQUENTIAL } from '../ops/families';
 import { fillSlots, formOf } from '../ops/slots';
-import { OP_KINDS, type OpKind, type PlanOp } from '../ops/types';
+import type { OpKind, PlanOp } from '../ops/types';
 import type { LayerOp } from './fused-kernels';
 import { WGSL_FORMS, type WgslForm } from './llama-wgsl-forms';
 import { REFERENCE_OPS, TOP_REFERENCE_OPS, type TopArgs } from './plan-ops';

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { LLAMA_KERNEL_OF, llamaKernels } from '../engine/family-llama';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
 import { kernelWords, llamaKernelOfSlot } from '../ui/kernel-words';
-import { OPS } from './descriptors';
+import { OP_KINDS, OPS } from './descriptors';
 import { LLAMA_FAMILY, NEOX_SEQUENTIAL, planOpsOf } from './families';
 import { FUSED, fusedOf, fusedSpec } from './fused';
-import { FUSED_KERNEL_IDS, OP_KINDS } from './types';
+import { FUSED_KERNEL_IDS } from './types';
 
 // The switches are in reports, permalinks and runs links, and the page's words are what people read: the registry's
 // fused kernels are pinned here as the engine, the page and the Llama forward had them written out before.

@@ -30,7 +30,7 @@ import { writeSafetensors } from '../model/safetensors-write';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
 import type { LinearWeights, ModelWeights, NeoXConfig } from '../numeric/types';
-import { OPS } from './descriptors';
+import { OP_KINDS, OPS } from './descriptors';
 import {
   LLAMA_FAMILY,
   layerSteps,
@@ -42,7 +42,7 @@ import {
   usesOf,
 } from './families';
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
-import { CHECK_OPS, type FamilySpec, FORM_KINDS, OP_KINDS } from './types';
+import { CHECK_OPS, type FamilySpec, FORM_KINDS } from './types';
 
 /** The bytes of an fp64 array (NaN payloads and -0 included), for bit-for-bit comparisons. */
 const bits = (v: Float64Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);

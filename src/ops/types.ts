@@ -3,30 +3,10 @@
 // "The op registry"). Pure data and function types: nothing here computes.
 
 import type { ModelConfig } from '../numeric/types';
+import type { OpEntry, OpKind } from './kinds';
 
-/** Every op kind the explorer knows, across families. */
-export const OP_KINDS = [
-  'embedding',
-  'layernorm',
-  'rmsnorm',
-  'qkv',
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'qk_norm',
-  'rotary',
-  'attention',
-  'out_proj',
-  'residual',
-  'gate_up',
-  'swiglu',
-  'mlp_up',
-  'gelu',
-  'mlp_down',
-  'final_norm',
-  'lm_head',
-] as const;
-export type OpKind = (typeof OP_KINDS)[number];
+/** Every op kind the explorer knows, across families: the keys of the descriptors (ops/descriptors.ts OP_KINDS). */
+export type { OpKind };
 
 /** The forms an op has, each filled by the part that owns it (ops/slots.ts). */
 export const FORM_KINDS = ['fp64', 'wgsl', 'fused', 'df', 'causes'] as const;
@@ -46,21 +26,11 @@ export type FusedKernelId = (typeof FUSED_KERNEL_IDS)[number];
 /** The width of a slot's rows ([T, width]), or its head layout ([heads, T, hd]). */
 export type SlotWidth = 'hidden' | 'qkv' | 'q' | 'kv' | 'ff' | 'vocab' | 'q_heads' | 'kv_heads' | 'qkv_heads';
 
-export interface OpDescriptor {
+/** An op kind's descriptor: its entry (ops/kinds.ts: words, linear, weights, whole sequence) and what follows. */
+export interface OpDescriptor extends OpEntry {
   kind: OpKind;
-  /** Words for reports and the why ("the RMSNorm", "the q projection"). */
-  title: string;
-  /** A matrix product against a weight (the oracle's products, an accumulation order, a K). */
-  linear: boolean;
-  /** The weight roles it reads (`weight`, `bias`), in the layer's weights. */
-  weights: readonly ('weight' | 'bias')[];
   /** The forms it must have: a test fails on one missing (ops/registry.test.ts). */
   needs: readonly FormKind[];
-  /**
-   * Its output row t depends on t's position or on other rows (the rotary, the attention core): computed over
-   * every row of the sequence even where only some rows are asked for.
-   */
-  wholeSequence: boolean;
   /** The fused kernels (switch ids) that may replace it, per family: read off ops/fused.ts. */
   fused: Readonly<Record<'gpt_neox' | 'llama', readonly FusedKernelId[]>>;
 }
