@@ -5,9 +5,10 @@
 // the finalists — every candidate whose estimated residual (that fraction × the op's ratio to its floor) is within
 // 2k, and the best FINALISTS causes whatever they score — are computed on every row and get their residual over the
 // floor as before. A candidate left out is reported with its estimate (never named: a name needs a residual ≤ k).
-// A cause with a parameter the data can pin (an RMSNorm's eps: Candidate.tune) has it solved on the sampled rows
-// around the grid's best value, and the value found named where it explains the error clearly better than the grid.
 // A group that reads other rows, or a run of no more rows than the sample, is scored whole.
+// A cause with a parameter the data can pin (Candidate.tune: an RMSNorm's eps, the rope theta) has it solved around
+// the grid's best value — on the sampled rows, or on every row where the group is scored whole — and the value found
+// named where it explains the error clearly better than the grid.
 import { OPS } from '../ops/descriptors';
 import type { OpStep } from '../ops/types';
 import type { CauseVerdict, TestedCause } from './causes/types';
@@ -103,19 +104,23 @@ export function scoreOnRowsNow(cands: readonly Candidate[], s: RowScoring): Scor
 function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, Scored> {
   const best = new Map<string, TestedCause>();
   const whole = (cand: Candidate) => {
-    let r: number;
-    try {
-      r = s.residual(s.compute(cand, null));
-    } catch {
-      // A variant the op's form refuses for this model (a window of 0) explains nothing.
-      r = Number.POSITIVE_INFINITY;
-    }
+    const r = residualOf(s, cand);
     keepBest(best, cand, r);
+    return r;
   };
   if (!rowWise(s.steps) || s.T <= SAMPLE_ROWS) {
+    const r = new Map<Candidate, number>();
     for (const cand of cands) {
-      whole(cand);
+      r.set(cand, whole(cand));
       yield;
+    }
+    // A tunable parameter (a rope theta) solved on every row around the grid's best value of each of the best causes.
+    const ranked = [...best.values()].sort((a, b) => a.residual - b.residual).slice(0, FINALISTS);
+    for (const { id } of ranked) {
+      const grid = cands.filter((c) => c.id === id && c.tune);
+      if (grid.length === 0) continue;
+      const g = grid.reduce((a, b) => (r.get(b)! < r.get(a)! ? b : a));
+      yield* tuned(g, (c) => residualOf(s, c), s, best);
     }
     return { tested: [...best.values()], sampled: null };
   }
@@ -158,49 +163,65 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
       yield;
     }
   }
-  // A tunable parameter (an eps) solved on the sampled rows around the grid's best value of each finalist cause: a
-  // golden-section search of its logarithm within a factor of 10 either side; the value found replaces the grid's
-  // where it leaves less than half the grid's residual on every row (a value on the grid stays as the grid says it).
+  // A tunable parameter (an eps) solved on the sampled rows around the grid's best value of each finalist cause.
   for (const id of top) {
     const grid = screened.filter((x) => x.cand.id === id && x.cand.tune);
     if (grid.length === 0) continue;
     const g = grid.reduce((a, b) => (b.estimate < a.estimate ? b : a)).cand;
-    const tune = g.tune!;
-    const at = (u: number) => fracOf(tune.make(Math.exp(u)));
-    const phi = (Math.sqrt(5) - 1) / 2;
-    let lo = Math.log(tune.value) - Math.LN10;
-    let hi = Math.log(tune.value) + Math.LN10;
-    let u1 = hi - phi * (hi - lo);
-    let u2 = lo + phi * (hi - lo);
-    let f1 = at(u1);
-    let f2 = at(u2);
-    for (let n = 0; n < 40; n++) {
-      if (f1 <= f2) {
-        hi = u2;
-        u2 = u1;
-        f2 = f1;
-        u1 = hi - phi * (hi - lo);
-        f1 = at(u1);
-      } else {
-        lo = u1;
-        u1 = u2;
-        f1 = f2;
-        u2 = lo + phi * (hi - lo);
-        f2 = at(u2);
-      }
-      yield;
-    }
-    const solved = tune.make(Math.exp((lo + hi) / 2));
-    let r: number;
-    try {
-      r = s.residual(s.compute(solved, null));
-    } catch {
-      r = Number.POSITIVE_INFINITY;
-    }
-    const was = best.get(id)?.residual ?? Number.POSITIVE_INFINITY;
-    if (r < 0.5 * was) keepBest(best, solved, r);
-    yield;
+    yield* tuned(g, fracOf, s, best);
   }
   for (const x of screened) if (!best.has(x.cand.id)) keepBest(best, x.cand, x.estimate);
   return { tested: [...best.values()], sampled: { screened: rows.length, scored: s.T, of: s.T } };
+}
+
+/** A candidate's residual over the floor on every row (Infinity where its form refuses the model). */
+function residualOf(s: RowScoring, cand: Candidate): number {
+  try {
+    return s.residual(s.compute(cand, null));
+  } catch {
+    // A variant the op's form refuses for this model (a window of 0) explains nothing.
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/**
+ * The tunable parameter of `g` (Candidate.tune) solved by a golden-section search of its logarithm within a factor of
+ * 10 either side of the grid's value, minimising `objective`; the value found is kept (in `best`) where its residual on
+ * every row is under half the cause's best so far: a value on the grid stays as the grid names it.
+ */
+function* tuned(
+  g: Candidate,
+  objective: (c: Candidate) => number,
+  s: RowScoring,
+  best: Map<string, TestedCause>,
+): Generator<void, void> {
+  const tune = g.tune!;
+  const at = (u: number) => objective(tune.make(Math.exp(u)));
+  const phi = (Math.sqrt(5) - 1) / 2;
+  let lo = Math.log(tune.value) - Math.LN10;
+  let hi = Math.log(tune.value) + Math.LN10;
+  let u1 = hi - phi * (hi - lo);
+  let u2 = lo + phi * (hi - lo);
+  let f1 = at(u1);
+  let f2 = at(u2);
+  for (let n = 0; n < 40; n++) {
+    if (f1 <= f2) {
+      hi = u2;
+      u2 = u1;
+      f2 = f1;
+      u1 = hi - phi * (hi - lo);
+      f1 = at(u1);
+    } else {
+      lo = u1;
+      u1 = u2;
+      f1 = f2;
+      u2 = lo + phi * (hi - lo);
+      f2 = at(u2);
+    }
+    yield;
+  }
+  const solved = tune.make(Math.exp((lo + hi) / 2));
+  const r = residualOf(s, solved);
+  if (r < 0.5 * (best.get(g.id)?.residual ?? Number.POSITIVE_INFINITY)) keepBest(best, solved, r);
+  yield;
 }

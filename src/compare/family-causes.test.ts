@@ -218,23 +218,26 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
     }
   });
 
-  it('an eps between the grid’s values is solved from the rows and named with its value (inside and outside the root)', () => {
+  it('an eps or a rope theta between the grid’s values is solved from the data and named with its value', () => {
     const plants: Plant[] = [
       { id: 'rms-eps', slot: 'ln2', pick: factor(100) },
       { id: 'rms-eps-outside', slot: 'ln1', pick: factor(1e4) },
+      { id: 'rotary-theta', slot: 'ctx', pick: (c, cfg) => c.params.theta === cfg.ropeTheta * 10 },
     ];
     let n = 0;
-    for (let s = 0; n < 2 * SEEDS; s++) {
-      const plant = plants[s % 2];
+    for (let s = 0; n < 3 * SEEDS; s++) {
+      const plant = plants[s % 3];
       const d = draw(31337 + s, plant);
-      if (d.T <= SAMPLE_ROWS) continue; // solved on the sampled rows: a run of more rows than the sample
+      // an eps is solved on the sampled rows: a run of more rows than the sample (a theta on every row: any run)
+      if (plant.id !== 'rotary-theta' && d.T <= SAMPLE_ROWS) continue;
       n++;
       const grid = candidateOf(d, plant);
-      // between the grid's value and the next one up (the grid steps by 10×)
-      const eps = Number(grid.params.eps) * (2 + 5 * d.r());
-      const cand = { ...grid.tune!.make(eps), applies: grid.applies };
+      const key = grid.tune!.key;
+      // between the grid's value and the next one up (10× for an eps, 100× the config's theta after 10×)
+      const value = Number(grid.params[key]) * (2 + 5 * d.r());
+      const cand = { ...grid.tune!.make(value), applies: grid.applies };
       const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
-      const tested = `seed ${31337 + s}, eps ${eps}: ${why.cause?.tested
+      const tested = `seed ${31337 + s}, ${key} ${value}: ${why.cause?.tested
         .slice(0, 4)
         .map((t) => `${t.id} ${JSON.stringify(t.params)} ×${t.residual.toPrecision(3)}`)
         .join(', ')}`;
@@ -243,7 +246,7 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
         named.map((t) => t.id),
         tested,
       ).toEqual([plant.id]);
-      expect(Math.abs(Number(named[0].params.eps) / eps - 1), tested).toBeLessThan(1e-3);
+      expect(Math.abs(Number(named[0].params[key]) / value - 1), tested).toBeLessThan(1e-3);
     }
   });
 

@@ -173,15 +173,17 @@ export function candidatesFor(
       });
   }
   if (has('rotary')) {
-    for (const f of [0.01, 0.1, 0.5, 2, 10, 100])
-      out.push({
-        id: 'rotary-theta',
-        family: 'constants',
-        words: `the rope theta is ${cfg.ropeTheta * f}, not ${cfg.ropeTheta}`,
-        params: { theta: cfg.ropeTheta * f },
-        applies: of('rotary'),
-        cfg: { ropeTheta: cfg.ropeTheta * f },
-      });
+    // Each theta of the grid, and (tune) any theta between: solved from the run where the grid misses.
+    const theta = (v: number): Candidate => ({
+      id: 'rotary-theta',
+      family: 'constants',
+      words: `the rope theta is ${Number(v.toPrecision(6))}, not ${cfg.ropeTheta}`,
+      params: { theta: v },
+      applies: of('rotary'),
+      cfg: { ropeTheta: v },
+      tune: { key: 'theta', value: v, make: theta },
+    });
+    for (const f of [0.01, 0.1, 0.5, 2, 10, 100]) out.push(theta(cfg.ropeTheta * f));
     if (cfg.ropeScaling.type !== 'default')
       out.push({
         id: 'rotary-scaling-skipped',
