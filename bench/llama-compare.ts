@@ -7,7 +7,8 @@
 // ran (GPU double-float where the self-test passed). Then the
 // GPU oracle alone: its whole forward with every tap recorded and submitted (no readback; GPU wall), and with
 // every tap read back and turned to fp64 (what the compare pays).
-// Flags: --models smollm2-135m,qwen2.5-0.5b --T 128 --reps 3 --generate 8 --oracle auto|gpu|cpu --out FILE.
+// Flags: --models smollm2-135m,qwen2.5-0.5b --T 128 --reps 3 --generate 8 --oracle auto|gpu|cpu --out FILE;
+// --profile 1: then each part alone (bench/llama-compare-profile.ts).
 // On SwiftShader use `--models tiny --oracle gpu` (a CPU adapter's 'auto' takes the CPU oracle).
 
 import { analyze } from '../src/compare/analyze';
@@ -21,52 +22,8 @@ import { writeSafetensors } from '../src/model/safetensors-write';
 import { mulberry32 } from '../src/numeric/random';
 import { defaultRunSpec, type RunSpec } from '../src/run/runspec';
 import { benchEngine, log, median, printOut, runMain, saveOut, value } from './cli';
-
-/** HF config.json values of the shapes (HuggingFaceTB/SmolLM2-135M, Qwen/Qwen2.5-0.5B); weights seeded. */
-const CONFIGS: Record<string, Record<string, unknown>> = {
-  tiny: {
-    model_type: 'qwen2',
-    vocab_size: 997,
-    hidden_size: 96,
-    num_hidden_layers: 2,
-    num_attention_heads: 6,
-    num_key_value_heads: 2,
-    intermediate_size: 136,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    tie_word_embeddings: true,
-    hidden_act: 'silu',
-  },
-  'smollm2-135m': {
-    model_type: 'llama',
-    vocab_size: 49152,
-    hidden_size: 576,
-    num_hidden_layers: 30,
-    num_attention_heads: 9,
-    num_key_value_heads: 3,
-    intermediate_size: 1536,
-    rms_norm_eps: 1e-5,
-    rope_theta: 100000,
-    max_position_embeddings: 8192,
-    tie_word_embeddings: true,
-    hidden_act: 'silu',
-  },
-  'qwen2.5-0.5b': {
-    model_type: 'qwen2',
-    vocab_size: 151936,
-    hidden_size: 896,
-    num_hidden_layers: 24,
-    num_attention_heads: 14,
-    num_key_value_heads: 2,
-    intermediate_size: 4864,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    max_position_embeddings: 32768,
-    tie_word_embeddings: true,
-    use_sliding_window: false,
-    hidden_act: 'silu',
-  },
-};
+import { profileCompare } from './llama-compare-profile';
+import { CONFIGS } from './llama-compare-shapes';
 
 const round = (x: number) => Math.round(x * 10) / 10;
 const rounded = (d: Record<string, number>) =>
@@ -163,6 +120,9 @@ async function main(): Promise<void> {
         `${name} GPU oracle, every tap: forward ${median(oracleTimes.forwardMs)} ms, with the taps read back as fp64 ${median(oracleTimes.readbackMs)} ms`,
       );
     }
+    const profile = value('--profile')
+      ? await profileCompare(engine, pool, tokens, info.kind === 'gpu' ? info.dfFma : null, reps, generate)
+      : null;
     pool.destroyAll();
     const repeated = compares.slice(1).map((c) => c.ms);
     rows.push({
@@ -176,6 +136,7 @@ async function main(): Promise<void> {
       repeatedMedianMs: repeated.length ? median(repeated) : null,
       compares,
       gpuOracle: oracleTimes,
+      profile,
     });
     saveOut(out);
     engine.unloadModel();

@@ -23,6 +23,7 @@ import { LlamaFused, type LlamaFusedKernel } from './llama-fused';
 import { greedyLockstep, type LockstepPath } from './llama-generate';
 import type { KeptRun } from './llama-kept';
 import { LlamaReference } from './llama-reference';
+import { StepCache } from './llama-step-cache';
 import {
   EngineError,
   type ForwardOptions,
@@ -122,6 +123,10 @@ function faultOptions(f: LlamaFaults | undefined) {
 
 export class LlamaModel {
   private fusedFwd: LlamaFused | null = null;
+  /** Generation's decode steps recorded once and replayed (llama-step-cache.ts); false: each step built anew. */
+  stepCache = true;
+  /** The last lockstep generation's steps per path: built anew and replayed (tests, benches). */
+  lastStepCounts: { built: number; replayed: number }[] = [];
 
   private constructor(
     private readonly gpu: { device: GPUDevice; pipelines: PipelineCache },
@@ -368,20 +373,23 @@ export class LlamaModel {
     signal?: AbortSignal,
   ): Promise<number[][]> {
     const cpu = this.cpuAdapter;
-    const steps: LockstepPath[] = paths.map((p) => {
+    // Each path's decode steps (those fed an id on the GPU) recorded once and replayed (llama-step-cache.ts).
+    const caches = paths.map(() => new StepCache(this.gpu.device, this.gpu.pipelines));
+    const steps: LockstepPath[] = paths.map((p, j) => {
       const constants = { ...precisionConstants(p.precision ?? 'fp32') };
       const kernels = llamaKernels(p.path);
+      const cacheOf = (ids: GPUBuffer | undefined) => (ids && this.stepCache ? caches[j] : undefined);
       return kernels === null
         ? {
             who: 'Llama reference',
-            run: (t, kv, ids) => this.ref.forwardKeptAt(t, { cpu, constants, ids }, kv),
+            run: (t, kv, ids) => this.ref.forwardKeptAt(t, { cpu, constants, ids, cache: cacheOf(ids) }, kv),
           }
         : {
             who: 'Llama fused',
             run: (t, kv, ids) =>
               this.fused().forwardKeptAt(
                 t,
-                { cpu, kernels, constants, ids, ...faultOptions(p.llamaFaults) },
+                { cpu, kernels, constants, ids, cache: cacheOf(ids), ...faultOptions(p.llamaFaults) },
                 kv,
               ),
           };
@@ -389,10 +397,13 @@ export class LlamaModel {
     try {
       const cancelled = () => new EngineError('generation cancelled', 'cancelled');
       const got = await greedyLockstep(this.gpu, this.cfg, prompt, n, steps, signal, cancelled);
+      this.lastStepCounts = caches.map((c) => ({ ...c.counts }));
       return got.map((g) => g.ids);
     } catch (e) {
       if (e instanceof EngineError) throw e;
       throw new EngineError((e as Error).message, 'internal');
+    } finally {
+      for (const c of caches) c.destroy();
     }
   }
 

@@ -36,6 +36,7 @@ import { type LinearBufs, LlamaFusedWeights, preRotary } from './llama-fused-wei
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { KeptRun, type KeptSlot } from './llama-kept';
 import { givenInputs } from './llama-reference';
+import type { StepCache } from './llama-step-cache';
 import { WGSL_FORMS } from './llama-wgsl-forms';
 
 /** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
@@ -86,6 +87,8 @@ export interface LlamaFusedOptions {
   layerInputs?: readonly (Float32Array | GPUBuffer)[];
   /** The token ids read from this buffer ([T] u32; `tokens` then give T alone), as LlamaForwardOptions.ids. */
   ids?: GPUBuffer;
+  /** A generation's decode steps recorded once, as LlamaForwardOptions.cache (llama-step-cache.ts). */
+  cache?: StepCache;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
   faults?: {
     addRmsNorm?: OverrideConstants;
@@ -203,11 +206,16 @@ export class LlamaFused {
     } = cfg;
     const temp: GPUBuffer[] = [];
     const limit = device.limits.maxStorageBufferBindingSize;
+    // A decode step's buffers and Program are the step cache's (kept runs only: a step's slots are read on the GPU).
+    const cache = kv && keepOnGpu && o.cache ? o.cache : null;
+    cache?.begin();
     const alloc = (floats: number, label: string) => {
       if (floats * 4 > limit)
         throw new Error(`${label}: ${floats * 4} B exceed the device's ${limit} B binding limit`);
       const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-      const b = device.createBuffer({ size: Math.max(16, Math.ceil((floats * 4) / 16) * 16), usage, label });
+      const size = Math.max(16, Math.ceil((floats * 4) / 16) * 16);
+      if (cache) return cache.buffer(size, usage, label);
+      const b = device.createBuffer({ size, usage, label });
       temp.push(b);
       return b;
     };
@@ -217,10 +225,22 @@ export class LlamaFused {
     };
     const ids = o.ids ?? keep(uploadBuffer(device, new Uint32Array(tokens), 'ids'));
     const at = kv ? { p0: kv.p0, rows: kv.rows } : undefined;
-    const tables = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
-    const cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));
-    const sin = keep(uploadBuffer(device, tables.sin, 'rope sin'));
-    const dummy = keep(uploadBuffer(device, new Float32Array(4), 'dummy'));
+    let [cos, sin, dummy]: GPUBuffer[] = [];
+    if (cache && kv) {
+      // Every step's tables: over all the cache's rows (each position's values as a table of p0 + T rows has them).
+      let t: { cos: Float32Array; sin: Float32Array } | null = null;
+      const tables = () => (t ??= ropeTables(kv.rows, llamaInvFreq(cfg)));
+      [cos, sin] = [
+        cache.constant('rope cos', () => tables().cos),
+        cache.constant('rope sin', () => tables().sin),
+      ];
+      dummy = cache.constant('dummy', () => new Float32Array(4));
+    } else {
+      const tables = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
+      cos = keep(uploadBuffer(device, tables.cos, 'rope cos'));
+      sin = keep(uploadBuffer(device, tables.sin, 'rope sin'));
+      dummy = keep(uploadBuffer(device, new Float32Array(4), 'dummy'));
+    }
     // Split-K GEMMs share one workspace (as engine/plan.ts): each is consumed by the reduction right after it.
     let workspace: GPUBuffer | null = null;
     const gemm: GemmOpts = {
@@ -465,7 +485,15 @@ export class LlamaFused {
       if (keepOnGpu) {
         const layerOut = Array.from({ length: cfg.numLayers }, (_, i) => `layers.${i}.out`);
         const names = o.taps ? [...slots.keys()] : ['embed', ...layerOut, 'final_norm', 'logits'];
-        await submitTimed(this.gpu, specs, { ...o, time: undefined, chunks: o.submitChunks }, []);
+        if (cache) {
+          const all = specs.map((s) => ({ ...s, constants: { ...o.constants, ...s.constants } }));
+          device.pushErrorScope('validation');
+          const enc = device.createCommandEncoder({ label: 'llama fused step' });
+          cache.encode(enc, all);
+          device.queue.submit([enc.finish()]);
+          const err = await device.popErrorScope();
+          if (err) throw new Error(`Llama fused: WebGPU validation error: ${err.message}`);
+        } else await submitTimed(this.gpu, specs, { ...o, time: undefined, chunks: o.submitChunks }, []);
         const keptSlots = new Map(names.map((n) => [n, slots.get(n) as KeptSlot] as const));
         kept = true;
         return new KeptRun(device, T, d, V, cfg.numLayers, keptSlots, temp);

@@ -15,6 +15,7 @@ import { greedyLockstep, type LockstepPath } from './llama-generate';
 import type { KeptRun } from './llama-kept';
 import { randomLlamaModel } from './llama-models.testdata';
 import { LlamaReference } from './llama-reference';
+import { StepCache } from './llama-step-cache';
 
 let h: Harness;
 beforeAll(async () => {
@@ -94,7 +95,7 @@ describe('kept Llama-family forwards', () => {
         expect(bitsOf(fusedLocalKept.layers[i]), `${tag} fused local ${i}`).toEqual(bitsOf(l));
       });
       // generation: both paths in lockstep against each alone, ids and rows bit for bit
-      const n = 1 + Math.floor(r() * 4);
+      const n = 1 + Math.floor(r() * 5);
       const prompt = tokens.slice(0, 1 + Math.floor(r() * tokens.length));
       const alone = [await ref.generate(prompt, n, { cpu: true }), await fused.generate(prompt, n, fo)];
       // the rows read back at the end, or every step or two (chunks)
@@ -104,11 +105,41 @@ describe('kept Llama-family forwards', () => {
         { who: 'fused', run: (t, kv, ids) => fused.forwardKeptAt(t, { ...fo, ids }, kv) },
       ] satisfies LockstepPath[];
       const together = await greedyLockstep(h, cfg, prompt, n, lock, undefined, undefined, rowsBytes);
-      together.forEach((g, j) => {
-        expect(g.ids, `${tag} path ${j} n ${n}`).toEqual(alone[j].ids);
+      // and with each path's decode steps recorded once and replayed (llama-step-cache.ts)
+      const caches = [new StepCache(h.device, h.pipelines), new StepCache(h.device, h.pipelines)];
+      const cached = [
+        {
+          who: 'reference',
+          run: (t, kv, ids) => ref.forwardKeptAt(t, { cpu: true, ids, cache: ids && caches[0] }, kv),
+        },
+        {
+          who: 'fused',
+          run: (t, kv, ids) => fused.forwardKeptAt(t, { ...fo, ids, cache: ids && caches[1] }, kv),
+        },
+      ] satisfies LockstepPath[];
+      let replayed: { built: number; replayed: number }[] = [];
+      try {
+        const got = await greedyLockstep(h, cfg, prompt, n, cached, undefined, undefined, rowsBytes);
+        replayed = caches.map((c) => ({ ...c.counts }));
+        together.push(...got);
+      } finally {
+        for (const c of caches) c.destroy();
+      }
+      together.forEach((g, k) => {
+        const j = k % 2;
+        expect(g.ids, `${tag} path ${j} n ${n} ${k > 1 ? 'steps cached' : ''}`).toEqual(alone[j].ids);
         g.logits.forEach((row, s) => {
-          expect(bitsOf(row), `${tag} path ${j} step ${s}`).toEqual(bitsOf(alone[j].logits[s]));
+          expect(bitsOf(row), `${tag} path ${j} step ${s} ${k > 1 ? 'cached' : ''}`).toEqual(
+            bitsOf(alone[j].logits[s]),
+          );
         });
+      });
+      // the decode steps (n − 1) built anew only where a buffer grew (the reference path's scores and probs, by
+      // doubling: at most 1 + log2 of their growth), the rest replayed
+      replayed.forEach((c, j) => {
+        expect(c.built + c.replayed, `${tag} n ${n} path ${j}: decode steps`).toBe(n - 1);
+        const most = j === 1 ? 1 : 1 + Math.ceil(Math.log2(1 + n));
+        expect(c.built, `${tag} n ${n} path ${j}: steps built`).toBeLessThanOrEqual(Math.min(n - 1, most));
       });
       // a given input too small is one line
       const small = h.device.createBuffer({ size: 16, usage: GPUBufferUsage.STORAGE });

@@ -17,6 +17,7 @@ import type { OpStep } from '../ops/types';
 import { heldTensors, stepTensors } from '../ops/weights';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { KeptRun, type KeptSlot } from './llama-kept';
+import type { StepCache } from './llama-step-cache';
 import { slotFloats } from './llama-wgsl-forms';
 import { wgslStepForm } from './wgsl-forms';
 
@@ -43,6 +44,11 @@ export interface LlamaForwardOptions {
    * whose id the previous step's argmax wrote on the GPU (llama-generate.ts greedyLockstep).
    */
   ids?: GPUBuffer;
+  /**
+   * A generation's decode steps recorded once (llama-step-cache.ts): with a KV cache, the step's buffers and Program
+   * are the cache's, replayed with this step's positions where its dispatches match the last step's.
+   */
+  cache?: StepCache;
 }
 
 export interface LlamaForwardResult {
@@ -156,14 +162,16 @@ export class LlamaReference {
         throw new Error(`Llama reference: token id ${t} is outside the vocabulary (0..${cfg.vocabSize - 1})`);
     const limit = device.limits.maxStorageBufferBindingSize;
     const made: GPUBuffer[] = [];
+    // A decode step's buffers and Program are the step cache's (kept runs only: a step's slots are read on the GPU).
+    const cache = kv && keep && o.cache ? o.cache : null;
+    cache?.begin();
     const alloc = (floats: number, label: string) => {
       if (floats * 4 > limit)
         throw new Error(`${label}: ${floats * 4} B exceed the device's ${limit} B binding limit`);
-      const b = device.createBuffer({
-        size: Math.max(16, Math.ceil((floats * 4) / 16) * 16),
-        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-        label,
-      });
+      const size = Math.max(16, Math.ceil((floats * 4) / 16) * 16);
+      const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+      if (cache) return cache.buffer(size, usage, label);
+      const b = device.createBuffer({ size, usage, label });
       made.push(b);
       return b;
     };
@@ -178,10 +186,23 @@ export class LlamaReference {
     };
     const ids = o.ids ?? uploadBuffer(device, new Uint32Array(tokens), 'ids');
     if (!o.ids) made.push(ids);
-    const { cos, sin } = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
-    const rope = { cos: uploadBuffer(device, cos, 'rope cos'), sin: uploadBuffer(device, sin, 'rope sin') };
-    const dummy = uploadBuffer(device, new Float32Array(4), 'dummy');
-    made.push(rope.cos, rope.sin, dummy);
+    let rope: { cos: GPUBuffer; sin: GPUBuffer };
+    let dummy: GPUBuffer;
+    if (cache && kv) {
+      // Every step's tables: over all the cache's rows (each position's values as a table of p0 + T rows has them).
+      let t: { cos: Float32Array; sin: Float32Array } | null = null;
+      const tables = () => (t ??= ropeTables(kv.rows, llamaInvFreq(cfg)));
+      rope = {
+        cos: cache.constant('rope cos', () => tables().cos),
+        sin: cache.constant('rope sin', () => tables().sin),
+      };
+      dummy = cache.constant('dummy', () => new Float32Array(4));
+    } else {
+      const { cos, sin } = ropeTables((kv?.p0 ?? 0) + T, llamaInvFreq(cfg));
+      rope = { cos: uploadBuffer(device, cos, 'rope cos'), sin: uploadBuffer(device, sin, 'rope sin') };
+      dummy = uploadBuffer(device, new Float32Array(4), 'dummy');
+      made.push(rope.cos, rope.sin, dummy);
+    }
 
     const specs: DispatchSpec[] = [];
     const slots = new Map<string, { buf: GPUBuffer; floats: number }>(); // tap name -> its buffer
@@ -229,9 +250,12 @@ export class LlamaReference {
       device.pushErrorScope('validation');
       let thrown: unknown = null;
       try {
-        for (const s of specs) program.add(s);
         const enc = device.createCommandEncoder();
-        program.encode(enc);
+        if (cache) cache.encode(enc, specs);
+        else {
+          for (const s of specs) program.add(s);
+          program.encode(enc);
+        }
         device.queue.submit([enc.finish()]);
         if (!keep) await device.queue.onSubmittedWorkDone();
       } catch (e) {
