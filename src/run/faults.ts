@@ -5,6 +5,7 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { checkFaultLayer } from '../model/limits';
 import { mulberry32 } from '../numeric/random';
+import { fusedSpec, type LlamaFusedKernel } from '../ops/fused';
 
 export type FaultId =
   | 'tile_offset'
@@ -43,7 +44,17 @@ export interface FaultInfo {
    * A Llama-family fault (LLAMA_FAULTS): the kernel of engine/llama-fused.ts its constants go to, in every layer
    * (`kernel` is the GPT-NeoX slot a RunSpec switches on for it). Absent: a GPT-NeoX fault.
    */
-  llama?: { kernel: 'addRmsNorm' | 'swiglu' | 'flash' };
+  llama?: { kernel: LlamaFusedKernel };
+}
+
+/**
+ * A Llama-family fault's switch: `kernel` (the RunSpec's switch id) and the Llama fused forward's kernel that
+ * switch runs there, read off the registry (ops/fused.ts).
+ */
+function onLlama(kernel: FusedKernelId): Pick<FaultInfo, 'kernel' | 'llama'> {
+  const k = fusedSpec(kernel).llama.kernel;
+  if (!k) throw new Error(`fault catalog: switch '${kernel}' runs no kernel in the Llama family`);
+  return { kernel, llama: { kernel: k } };
 }
 
 export const FAULTS: readonly FaultInfo[] = [
@@ -202,11 +213,10 @@ export const LLAMA_FAULTS: readonly FaultInfo[] = [
   {
     id: 'rms_eps_outside',
     title: 'RMSNorm eps outside the root (Llama family)',
-    kernel: 'layernorm',
+    ...onLlama('layernorm'),
     // The eps scaled up as a kernel with a wrong constant would have it: HF's 1e-6 outside the root moves y by
     // about eps / rms, under the floor (the override is the kernel's own, FAULT_EPS_SCALE).
     constants: { FAULT_EPS_OUTSIDE: true, FAULT_EPS_SCALE: 1e4 },
-    llama: { kernel: 'addRmsNorm' },
     expect: 'diverges',
     description:
       'The fused residual add + RMSNorm divides by sqrt(mean(x²)) + eps instead of sqrt(mean(x²) + eps), with ' +
@@ -218,9 +228,8 @@ export const LLAMA_FAULTS: readonly FaultInfo[] = [
   {
     id: 'swap_gate_up',
     title: 'Gate and up swapped in the SwiGLU epilogue (Llama family)',
-    kernel: 'linear_gelu',
+    ...onLlama('linear_gelu'),
     constants: { FAULT_SWAP_GATE_UP: true },
-    llama: { kernel: 'swiglu' },
     expect: 'diverges',
     description:
       'The gate/up GEMM with the SwiGLU epilogue takes silu of the up projection times the gate: the two halves ' +
@@ -230,9 +239,8 @@ export const LLAMA_FAULTS: readonly FaultInfo[] = [
   {
     id: 'kv_interleaved',
     title: 'KV heads interleaved in grouped-query attention (Llama family)',
-    kernel: 'flash_attention',
+    ...onLlama('flash_attention'),
     constants: { FAULT_KV_INTERLEAVED: true },
-    llama: { kernel: 'flash' },
     expect: 'diverges',
     description:
       'Flash attention gives query head h the KV head h mod kvHeads instead of h / group (HF repeat_kv): with one ' +
