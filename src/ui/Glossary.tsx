@@ -1,6 +1,10 @@
 // The words of the trade, explained once: a help panel listing them, and <Term> — a jargon word in the
 // page that shows its meaning on hover (title) and, pressed, opens the panel at its entry.
 import type { ReactNode } from 'react';
+import { fusedSpec } from '../ops/fused';
+
+/** The MLP's first fused kernel (its words per family: ops/fused.ts). */
+const MLP_UP = fusedSpec('linear_gelu');
 
 export const GLOSSARY = {
   tap: {
@@ -33,7 +37,7 @@ export const GLOSSARY = {
   },
   fusedAway: {
     word: 'fused away',
-    text: 'An intermediate the fused kernel never writes to memory (e.g. GPT-NeoX’s fc1 inside Linear + GELU, a Llama model’s gate and up inside the gate/up GEMM with SwiGLU). It cannot be compared; its error shows in the kernel’s output.',
+    text: `An intermediate the fused kernel never writes to memory (e.g. GPT-NeoX’s fc1 inside ${MLP_UP.neox.title}, a Llama model’s gate and up inside ${MLP_UP.llama.title}). It cannot be compared; its error shows in the kernel’s output.`,
   },
   queryTile: {
     word: 'query tile',

@@ -16,6 +16,9 @@ import { formatMs, METRIC_HELP, METRIC_LABELS } from './format';
 import { Term } from './Glossary';
 import { kernelWords } from './kernel-words';
 
+/** The switches whose GPT-NeoX id names another kernel in the Llama family (their words: ops/fused.ts). */
+const RENAMED_SWITCHES = ['layernorm', 'linear_gelu'] as const;
+
 const PRECISION_WORDS: Record<Precision, string> = {
   fp32: 'fp32 — 32-bit floats throughout',
   fp16: 'fp16 storage, fp32 accumulation',
@@ -219,8 +222,8 @@ export function RunPanel({ store, controller }: { store: AppStore; controller: C
           {model?.family === 'llama' && (
             <p className="note small" data-testid="llama-kernels">
               This Llama-family model runs its own fused kernels under the switches below (links and reports
-              keep GPT-NeoX's ids: layernorm is the add + RMSNorm, linear_gelu the gate/up GEMM with the
-              SwiGLU epilogue).
+              keep GPT-NeoX's ids:{' '}
+              {RENAMED_SWITCHES.map((id) => `${id} runs “${kernelWords(id, 'llama').title}”`).join(', ')}).
             </p>
           )}
           <div className="toggles" data-testid="fused-kernels">

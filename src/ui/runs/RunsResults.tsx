@@ -6,6 +6,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { familyColumns, familyColumnWords } from '../../compare/family-runs-words';
 import { rowInWords } from '../../compare/run-rows';
 import type { RunCheckResult, RunsReport } from '../../compare/runs-report';
+import { LLAMA_FAMILY } from '../../ops/families';
 import { runsLinkOf } from '../../run/runs-link';
 import type { ModelRef } from '../../run/runspec';
 import { useRunsImport } from '../../state/runs-import';
@@ -52,8 +53,17 @@ function fileBase(report: RunsReport) {
     `runs-${report.runs.map((r) => r.sha256?.slice(0, 8) ?? r.id).join('-')}-${what}.${ext}`;
 }
 
-/** The MLP half's slots: a Llama-family grid splits before the first column that takes one in. */
-const MLP_SLOTS = new Set(['ln2', 'gate', 'up', 'swiglu', 'mlp_out', 'out']);
+/**
+ * The MLP half's slots: the family's steps from the mlp module's input (post_attention_layernorm's output) on
+ * (ops/families.ts); a Llama-family grid splits before the first column that takes one in.
+ */
+const MLP_SLOTS = mlpSlots();
+
+function mlpSlots(): Set<string> {
+  const from = LLAMA_FAMILY.layer.findIndex((s) => s.slot === LLAMA_FAMILY.containers.mlp?.[0]);
+  if (from < 0) throw new Error("the Llama family's steps have no mlp module input");
+  return new Set(LLAMA_FAMILY.layer.slice(from).map((s) => s.slot));
+}
 /** The most columns one block holds before it is split again (Large type at 1280 px fits eight). */
 const BLOCK_COLUMNS = 8;
 
