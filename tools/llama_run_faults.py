@@ -258,6 +258,8 @@ def attention_forward(model, attn, cause, params, off):
         window = getattr(cfg, "sliding_window", None)
     if not off and cause == "window-ignored":
         window = None
+    if not off and cause == "window-off":  # a window of another width (tools/llama_unseen.py)
+        window = params["window"]
     rot = model.model.rotary_emb
 
     def forward(hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None, **kwargs):
@@ -306,8 +308,8 @@ def attention_forward(model, attn, cause, params, off):
         scale = attn.scaling
         if not off and cause == "softmax-scale":
             scale = params["scale"]
-        if not off and cause == "attention-fp16":
-            h = torch.float16
+        if not off and cause in ("attention-fp16", "attention-bf16"):
+            h = HALF[cause.split("-")[1][:4]]
             sc = torch.matmul(q.to(h), k.to(h).transpose(2, 3)) * scale
             sc = sc.masked_fill(~allowed, float("-inf"))
             p = torch.softmax(sc, dim=-1, dtype=torch.float32).to(h)
@@ -341,9 +343,9 @@ def residual_forward(layer, params, off):
     return forward
 
 
-def plant(model, cause, module, params, off=False):
-    """Patch layer LAYER for `cause`; returns the undo."""
-    layer = model.model.layers[LAYER]
+def plant(model, cause, module, params, off=False, at=LAYER):
+    """Patch layer `at` (LAYER unless said) for `cause`; returns the undo."""
+    layer = model.model.layers[at]
     attn = layer.self_attn
     patched = []
 
