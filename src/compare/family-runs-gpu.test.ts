@@ -15,7 +15,7 @@ import type { Engine } from '../engine/engine';
 import { BufferPool } from '../gpu/pool';
 import { readRunFile } from '../model/run-file';
 import { fixtureEngine, loadFixture } from './family-fixtures.testdata';
-import { type FamilyRunsModel, familyRunsModel, streamFamilyRuns } from './family-runs';
+import { analyzeFamilyRuns, type FamilyRunsModel, familyRunsModel, streamFamilyRuns } from './family-runs';
 import { gpuRerunOf } from './family-runs-gpu';
 
 const RUNS = 'src/model/testdata/llama-runs';
@@ -73,15 +73,11 @@ async function analyze(r: RunEntry, route: 'gpu' | 'cpu') {
 }
 
 /**
- * The double-float kernels are emulated on SwiftShader (~5 s an analysis here): CI takes three runs that between them
- * hold every kind of check (q/k norms, GQA, a generation's decode rows, a sliding window, BF16 storage, a tied head);
- * FAMILY_RUNS_GPU_ALL=1 takes all 34 (docs/RUNS.md: all agree).
+ * The double-float kernels are emulated on SwiftShader (~3 s an analysis here): CI takes two runs that between them
+ * hold q/k norms, GQA, a generation's decode rows, BF16 storage and a tied head (a sliding window: the oracle's test
+ * below); FAMILY_RUNS_GPU_ALL=1 takes all 34 (docs/RUNS.md: all agree).
  */
-const CI_RUNS = new Set([
-  'clean-generation-qwen3-qknorm.safetensors',
-  'window-ignored.safetensors',
-  'rms-cast-order.safetensors',
-]);
+const CI_RUNS = new Set(['clean-generation-qwen3-qknorm.safetensors', 'rms-cast-order.safetensors']);
 
 describe('the GPU route of the Llama-family runs analysis gives the CPU route report', () => {
   const sorted = [...manifest.runs]
@@ -116,5 +112,39 @@ describe('the GPU route of the Llama-family runs analysis gives the CPU route re
       }
     if (r.fault && r.fault.id !== 'rms-cast-order')
       expect(gpu.findings[0]?.cause?.named.map((n) => n.id)).toEqual([r.fault.cause]);
+  });
+});
+
+describe('the oracle of a Llama-family runs analysis', () => {
+  it("asked for the GPU: the family's self-test passes here and every check is re-run there; the report says so", async () => {
+    const r = manifest.runs.find((x) => x.file === 'window-ignored.safetensors')!;
+    if (loaded !== r.model) {
+      await loadFixture(engine, r.model);
+      loaded = r.model;
+    }
+    const bytes = new Uint8Array(readFileSync(join(RUNS, r.file)));
+    const file = await readRunFile(
+      (async function* () {
+        yield bytes;
+      })(),
+      bytes.length,
+      engine.llamaModel!.cfg,
+      { file: r.file },
+    );
+    const run = { file, sha256: null };
+    const gpu = await analyzeFamilyRuns(familyRunsModel(engine), run, null, { oracle: 'gpu' });
+    expect(gpu.oracle.kind, gpu.oracle.reason).toBe('gpu');
+    expect(gpu.oracle.selfTest?.ok).toBe(true);
+    expect(gpu.oracle.reason).toMatch(
+      / [1-9]\d* checks re-run in double-float on the GPU, 0 in fp64 on the CPU/,
+    );
+    expect(gpu.findings[0]?.cause?.named.map((n) => n.id)).toEqual(['window-ignored']);
+    // 'auto' on a CPU adapter (SwiftShader): the CPU route, saying why
+    const auto = await analyzeFamilyRuns(familyRunsModel(engine), run, null);
+    expect(auto.oracle.kind).toBe('cpu');
+    expect(auto.oracle.reason).toMatch(
+      /this adapter is itself a CPU.* 0 checks re-run in double-float on the GPU/,
+    );
+    expect(auto.sentence).toBe(gpu.sentence);
   });
 });
