@@ -1,11 +1,3 @@
-// The reference WGSL form of each op kind of the Llama family: the launches that compute one step of the registry
-// (ops/families.ts) from its input buffers into its output buffer, with its weights; used by the reference forward
-// (llama-reference.ts), which iterates the steps. With a KV cache (decoding) the rotary writes keys into it and the
-// attention writes values into it and reads both. What a form is given (WgslArgs) is kernels/ops/forms.ts'; the op
-// kinds with a module of their own (kernels/ops/) bring their forms from there.
-
-import type { OverrideConstants } from '../gpu/pipelines';
-import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { embedding } from '../kernels/embedding';
 import {
   wgslLinearForm as linearForm,
@@ -54,30 +46,6 @@ const TABLE: Readonly<Partial<Record<OpKind, WgslForm>>> = {
     const b = { x: a.inputs[0], ...a.rope, out: a.out };
     const { headDim: hd, rotaryDim: r } = a.cfg;
     return [ropeHeads(a.label, b, a.T, heads, hd, r, opts(a), undefined, a.kv?.at, query)];
-  },
-  // inputs: q [H, T, hd] and k [KV, T, hd] rotated (or the cache's k), v [T, KV·hd] as projected (split here,
-  // unrotated, into the cache's v when there is one).
-  attention: (a) => {
-    const { numHeads: H, numKvHeads: KV, headDim: hd } = a.cfg;
-    const T = a.T;
-    const at = a.kv?.at;
-    const Tk = (at?.p0 ?? 0) + T; // keys the rows see
-    const shape = attnShapeConstants(a.label, {
-      H,
-      kvHeads: KV,
-      window: a.cfg.slidingWindow[a.layer] ?? null,
-    });
-    const plain: OverrideConstants = a.cpu ? { PLAIN: true } : {};
-    const v = a.kv?.v ?? a.scratch('v_heads', KV * T * hd);
-    const s = a.scratch('scores', H * T * Tk);
-    const p = a.scratch('probs', H * T * Tk);
-    const [q, k, vRows] = a.inputs;
-    return [
-      ropeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, opts(a), undefined, at),
-      attnScores(`${a.label}/scores`, { q, k, s }, H, T, hd, opts(a, { ...shape.scores, ...plain }), at),
-      softmaxCausal(`${a.label}/probs`, { s, p }, H, T, opts(a, { ...shape.softmax, ...plain }), at),
-      attnValues(a.label, { p, v, ctx: a.out }, H, T, hd, opts(a, { ...shape.values, ...plain }), at),
-    ];
   },
   out_proj: linearForm(qWidth, d),
   // HF `residual + hidden_states`: the kernel's b + a is the same f32 sum (an add commutes bit for bit).

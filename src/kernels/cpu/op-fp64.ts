@@ -10,7 +10,6 @@ import { fillSlots } from '../../ops/slots';
 import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
 import { fp64Linear as linear, fp64Llama as llama, fp64One as one } from '../ops/forms';
 import { withOpModules } from '../ops/index';
-import { attentionScoresF64, attentionValuesF64, type ScoresVariant, softmaxCausalF64 } from './attention';
 import { embeddingF64 } from './embedding';
 import { geluF64 } from './gelu';
 import { type LayerNormVariant, layerNormF64 } from './layernorm';
@@ -69,50 +68,6 @@ function llamaRotary(a: Fp64Args): Float64Array {
   );
 }
 
-/** Copy of scores [H, T, T] with the masked (-Infinity) entries above the diagonal written as 0 (the engine's tap). */
-function finiteScores(scores: Float64Array, H: number, T: number): Float64Array {
-  const out = new Float64Array(scores);
-  for (let r = 0; r < H * T; r++) {
-    const i = r % T;
-    for (let j = i + 1; j < T; j++) out[r * T + j] = 0;
-  }
-  return out;
-}
-
-const attention: Fp64Form = (a) => {
-  const T = a.T;
-  if (a.cfg.family !== 'llama') {
-    const { numHeads: H, headDim: hd } = a.cfg;
-    const packed = one(a);
-    const n = H * T * hd;
-    const [q, k, v] = [packed.subarray(0, n), packed.subarray(n, 2 * n), packed.subarray(2 * n)];
-    const sv = (a.variant ?? {}) as ScoresVariant;
-    const scores = a.round(attentionScoresF64(q, k, H, T, hd, sv));
-    const probs = a.round(softmaxCausalF64(scores, H, T, sv));
-    if (a.tap) {
-      a.tap('scores', finiteScores(scores, H, T));
-      a.tap('probs', probs);
-    }
-    return attentionValuesF64(probs, v, H, T, hd, sv);
-  }
-  const cfg = a.cfg;
-  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
-  const [q, k, vRows] = a.inputs;
-  const v = ropeHeadsF64(vRows, T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
-  const variant: ScoresVariant = {
-    kvHeads: KV,
-    window: cfg.slidingWindow[a.layer] ?? null,
-    ...(a.variant as ScoresVariant | undefined),
-  };
-  const scores = a.round(attentionScoresF64(q, k, H, T, hd, variant));
-  const probs = a.round(softmaxCausalF64(scores, H, T, variant));
-  if (a.tap) {
-    a.tap('scores', finiteScores(scores, H, T));
-    a.tap('probs', probs);
-  }
-  return attentionValuesF64(probs, v, H, T, hd, variant); // [T, H·hd]
-};
-
 /** Inputs summed left to right, in the step's order (HF's operand order). */
 const residual: Fp64Form = (a) => {
   const out = new Float64Array(a.inputs[0]);
@@ -132,7 +87,6 @@ const TABLE: Readonly<Partial<Record<OpKind, Fp64Form>>> = {
   k_proj: linear,
   v_proj: linear,
   rotary: (a) => (a.cfg.family === 'llama' ? llamaRotary(a) : neoxRotary(a)),
-  attention,
   out_proj: linear,
   residual,
   mlp_up: linear,

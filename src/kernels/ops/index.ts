@@ -7,13 +7,14 @@
 import { fusedSpec } from '../../ops/fused';
 import { fillSlotsOf, formOf, hasForm } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
+import { ATTENTION, type ATTENTION_FUSED } from './attention';
 import type { OpModule } from './forms';
 import { GATE_UP } from './gate-up';
 import { QK_NORM } from './qk-norm';
 import { RMSNORM, type RMSNORM_FUSED } from './rmsnorm';
 import { SWIGLU, type SWIGLU_FUSED } from './swiglu';
 
-export const OP_MODULES: readonly OpModule[] = [RMSNORM, QK_NORM, GATE_UP, SWIGLU];
+export const OP_MODULES: readonly OpModule[] = [RMSNORM, QK_NORM, ATTENTION, GATE_UP, SWIGLU];
 
 type ModuleForm = 'fp64' | 'wgsl' | 'df';
 
@@ -40,7 +41,7 @@ export function withOpModules<K extends ModuleForm, F extends NonNullable<OpModu
 fillSlotsOf('fused', Object.fromEntries(OP_MODULES.map((m) => [m.kind, m.fused ?? {}])));
 
 /** The launchers each Llama fused kernel's module registers under its switch id (ops/fused.ts). */
-export type FusedLaunchers = typeof RMSNORM_FUSED & typeof SWIGLU_FUSED;
+export type FusedLaunchers = typeof RMSNORM_FUSED & typeof SWIGLU_FUSED & typeof ATTENTION_FUSED;
 
 /**
  * A fused kernel's launchers, as the registry holds them: the `fused` slot of the first op kind the switch replaces

@@ -15,7 +15,7 @@ import { type DfForm, dfLinearForm, dfNeed, dfRows } from './df-form';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
-import { dfGqaAttention, dfRopeHeads, dfRotaryPacked } from './llama';
+import { dfRopeHeads, dfRotaryPacked } from './llama';
 import { dfResidual } from './residual';
 
 export type { DfArgs, DfForm } from './df-form';
@@ -60,32 +60,6 @@ const TABLE: Readonly<Partial<Record<OpKind, DfForm>>> = {
     const heads = a.step.width === 'q_heads' ? cfg.numHeads : cfg.numKvHeads;
     const b = { x: a.inputs[0], ...a.rope, out: a.out };
     return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, df)];
-  },
-  // Llama: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split into heads here). GPT-NeoX: q, k,
-  // v packed in the rotary's one buffer, every head its own KV head, no window. The query rows from..T−1 (R): scores
-  // and probs [H, R, T], the output [R, H·hd].
-  attention: (a) => {
-    const cfg = a.cfg;
-    const { numHeads: H, headDim: hd } = cfg;
-    const T = a.T;
-    const q0 = a.from ?? 0;
-    const scores = a.scratch('scores', H * dfRows(a) * T);
-    const probs = a.scratch('probs', H * dfRows(a) * T);
-    const df = { constants: a.df };
-    if (cfg.family !== 'llama') {
-      const [qkv] = a.inputs;
-      const n = H * T * hd;
-      const shape = { H, KV: H, T, hd, q0, window: null, offsets: { q: 0, k: n, v: 2 * n } };
-      return dfGqaAttention(a.label, { q: qkv, k: qkv, v: qkv, scores, probs, ctx: a.out }, shape, df);
-    }
-    const KV = cfg.numKvHeads;
-    const [q, k, vRows] = a.inputs;
-    const v = a.scratch('v_heads', KV * T * hd);
-    const shape = { H, KV, T, hd, q0, window: cfg.slidingWindow[a.layer] ?? null };
-    return [
-      dfRopeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, df),
-      ...dfGqaAttention(a.label, { q, k, v, scores, probs, ctx: a.out }, shape, df),
-    ];
   },
   out_proj: dfLinearForm('q'),
   // Inputs summed left to right (HF's operand order): (a + b) + c.

@@ -1,0 +1,128 @@
+// The attention core (`attention`: softmax(q·kᵀ/√hd, causal) · v per query head, within the sliding window where the
+// config sets one; HF's scaled-dot-product attention): every form the registry holds of it, from this one file. Its
+// grouped-query parameter is the config's KV heads: query head h reads KV head h / (H / KV) (GQA; MQA at one KV head,
+// every head its own in GPT-NeoX). The single-op oracles are kernels/cpu/attention.ts (with the causes' variants:
+// ScoresVariant, the KV heads among them), the launchers kernels/attention.ts (WGSL reference: scores, causal softmax,
+// values) and kernels/oracle/llama.ts (double-float, with the query offset q0). GPT-NeoX's reference plan runs its
+// own launchers on the layer's context (engine/plan-ops.ts). Its fused kernel, the flash attention
+// (kernels/flash-attention.ts, both families' switch `flash_attention`), is registered here for the Llama family.
+
+import type { OverrideConstants } from '../../gpu/pipelines';
+import type { Fp64Form } from '../../ops/types';
+import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../attention';
+import {
+  attentionScoresF64,
+  attentionValuesF64,
+  type ScoresVariant,
+  softmaxCausalF64,
+} from '../cpu/attention';
+import { ropeHeadsF64 } from '../cpu/rotary';
+import { flashAttention } from '../flash-attention';
+import { type DfForm, dfRows } from '../oracle/df-form';
+import { dfGqaAttention, dfRopeHeads } from '../oracle/llama';
+import { ropeHeads } from '../rope';
+import { fp64One, type OpModule, type WgslForm, wgslOpts } from './forms';
+
+/** Copy of scores [H, T, T] with the masked (-Infinity) entries above the diagonal written as 0 (the engine's tap). */
+function finiteScores(scores: Float64Array, H: number, T: number): Float64Array {
+  const out = new Float64Array(scores);
+  for (let r = 0; r < H * T; r++) {
+    const i = r % T;
+    for (let j = i + 1; j < T; j++) out[r * T + j] = 0;
+  }
+  return out;
+}
+
+// GPT-NeoX: q, k, v packed in the rotary's one buffer [3, H, T, hd], every head its own KV head. Llama: q [H, T, hd]
+// and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split into heads here), the KV heads and the layer's window
+// under a cause's variant. The scores and probabilities rounded to the mode's storage, recorded as taps where asked.
+const fp64: Fp64Form = (a) => {
+  const T = a.T;
+  if (a.cfg.family !== 'llama') {
+    const { numHeads: H, headDim: hd } = a.cfg;
+    const packed = fp64One(a);
+    const n = H * T * hd;
+    const [q, k, v] = [packed.subarray(0, n), packed.subarray(n, 2 * n), packed.subarray(2 * n)];
+    const sv = (a.variant ?? {}) as ScoresVariant;
+    const scores = a.round(attentionScoresF64(q, k, H, T, hd, sv));
+    const probs = a.round(softmaxCausalF64(scores, H, T, sv));
+    if (a.tap) {
+      a.tap('scores', finiteScores(scores, H, T));
+      a.tap('probs', probs);
+    }
+    return attentionValuesF64(probs, v, H, T, hd, sv);
+  }
+  const cfg = a.cfg;
+  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
+  const [q, k, vRows] = a.inputs;
+  const v = ropeHeadsF64(vRows, T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
+  const variant: ScoresVariant = {
+    kvHeads: KV,
+    window: cfg.slidingWindow[a.layer] ?? null,
+    ...(a.variant as ScoresVariant | undefined),
+  };
+  const scores = a.round(attentionScoresF64(q, k, H, T, hd, variant));
+  const probs = a.round(softmaxCausalF64(scores, H, T, variant));
+  if (a.tap) {
+    a.tap('scores', finiteScores(scores, H, T));
+    a.tap('probs', probs);
+  }
+  return attentionValuesF64(probs, v, H, T, hd, variant); // [T, H·hd]
+};
+
+// inputs: q [H, T, hd] and k [KV, T, hd] rotated (or the cache's k), v [T, KV·hd] as projected (split here,
+// unrotated, into the cache's v when there is one).
+const wgsl: WgslForm = (a) => {
+  const { numHeads: H, numKvHeads: KV, headDim: hd } = a.cfg;
+  const T = a.T;
+  const at = a.kv?.at;
+  const Tk = (at?.p0 ?? 0) + T; // keys the rows see
+  const shape = attnShapeConstants(a.label, {
+    H,
+    kvHeads: KV,
+    window: a.cfg.slidingWindow[a.layer] ?? null,
+  });
+  const plain: OverrideConstants = a.cpu ? { PLAIN: true } : {};
+  const v = a.kv?.v ?? a.scratch('v_heads', KV * T * hd);
+  const s = a.scratch('scores', H * T * Tk);
+  const p = a.scratch('probs', H * T * Tk);
+  const [q, k, vRows] = a.inputs;
+  return [
+    ropeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, wgslOpts(a), undefined, at),
+    attnScores(`${a.label}/scores`, { q, k, s }, H, T, hd, wgslOpts(a, { ...shape.scores, ...plain }), at),
+    softmaxCausal(`${a.label}/probs`, { s, p }, H, T, wgslOpts(a, { ...shape.softmax, ...plain }), at),
+    attnValues(a.label, { p, v, ctx: a.out }, H, T, hd, wgslOpts(a, { ...shape.values, ...plain }), at),
+  ];
+};
+
+// Llama: q [H, T, hd] and k [KV, T, hd] rotated, v [T, KV·hd] as projected (split into heads here). GPT-NeoX: q, k,
+// v packed in the rotary's one buffer, every head its own KV head, no window. The query rows from..T−1 (R): scores
+// and probs [H, R, T], the output [R, H·hd].
+const df: DfForm = (a) => {
+  const cfg = a.cfg;
+  const { numHeads: H, headDim: hd } = cfg;
+  const T = a.T;
+  const q0 = a.from ?? 0;
+  const scores = a.scratch('scores', H * dfRows(a) * T);
+  const probs = a.scratch('probs', H * dfRows(a) * T);
+  const opts = { constants: a.df };
+  if (cfg.family !== 'llama') {
+    const [qkv] = a.inputs;
+    const n = H * T * hd;
+    const shape = { H, KV: H, T, hd, q0, window: null, offsets: { q: 0, k: n, v: 2 * n } };
+    return dfGqaAttention(a.label, { q: qkv, k: qkv, v: qkv, scores, probs, ctx: a.out }, shape, opts);
+  }
+  const KV = cfg.numKvHeads;
+  const [q, k, vRows] = a.inputs;
+  const v = a.scratch('v_heads', KV * T * hd);
+  const shape = { H, KV, T, hd, q0, window: cfg.slidingWindow[a.layer] ?? null };
+  return [
+    dfRopeHeads(`${a.label}/v`, { x: vRows, ...a.rope, out: v }, T, KV, hd, 0, opts),
+    ...dfGqaAttention(a.label, { q, k, v, scores, probs, ctx: a.out }, shape, opts),
+  ];
+};
+
+/** Its fused kernel's launcher under the switch id (the flash attention, GQA and the sliding window in one pass). */
+export const ATTENTION_FUSED = { flash_attention: { flash: flashAttention } } as const;
+
+export const ATTENTION: OpModule = { kind: 'attention', fp64, wgsl, df, fused: ATTENTION_FUSED };
