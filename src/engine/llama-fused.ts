@@ -18,7 +18,6 @@ import { uploadBuffer } from '../gpu/readback';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../kernels/attention';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { embedding } from '../kernels/embedding';
-import { flashAttention } from '../kernels/flash-attention';
 import { type GemmOpts, linearBiasOps } from '../kernels/fused-linear';
 import { linearBiasPartial, type SplitPartials } from '../kernels/fused-linear-fold';
 import { qkvRopeOps } from '../kernels/fused-llama';
@@ -391,6 +390,7 @@ export class LlamaFused {
       throw new Error(`Llama fused: '${st.slot}' reads '${n}', which no step before it wrote`);
     };
     const gateUpAct = fusedLaunchers('linear_gelu');
+    const attend = fusedLaunchers('flash_attention');
     this.wb.layers.forEach((L, i) => {
       const p = `layers.${i}`;
       const x = given[i] ?? (i === 0 ? embedOut : slot(i - 1, 'out', T * d));
@@ -435,7 +435,7 @@ export class LlamaFused {
       if (on('flash')) {
         const flash = { ...shape.flash, ...(faultAt(i) ? faults.flash : {}) };
         specs.push(
-          flashAttention(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }, at),
+          attend.flash(`${p}.ctx`, { q: qh, k: kh, v: vh, ctx }, H, T, hd, { constants: flash }, at),
         );
       } else if (scores && probs) {
         const plain: OverrideConstants = cpu ? { PLAIN: true } : {};

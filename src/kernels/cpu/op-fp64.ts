@@ -1,8 +1,8 @@
 // The CPU fp64 form of every op kind of the registry (src/ops/), filled into its slots: this table's entries for the
-// op kinds not yet in a module of their own, and the op modules' (kernels/ops/: RMSNorm, the q/k norm, the gate/up
-// projections, SwiGLU) taken in by withOpModules; registry.test.ts fails on an op kind with neither. Each form
-// composes the single-op oracles of this folder; family differences (GPT-NeoX's fused QKV head split, the Llama
-// family's GQA and sliding window) come from the config and the step, never from a switch over op kinds.
+// op kinds not yet in a module of their own, and the op modules' (kernels/ops/: RMSNorm, the q/k norm, attention,
+// the gate/up projections, SwiGLU) taken in by withOpModules; registry.test.ts fails on an op kind with neither.
+// Each form composes the single-op oracles of this folder; family differences (GPT-NeoX's fused QKV head split, the
+// Llama family's GQA and sliding window) come from the config and the step, never from a switch over op kinds.
 
 import type { LlamaConfig, NormWeights, Tensor } from '../../numeric/types';
 import { familyOf } from '../../ops/families';
