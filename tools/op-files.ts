@@ -2,7 +2,8 @@
 // gate/up projections, GQA's KV heads), the files outside tests whose path or code names it — src/ and shaders/,
 // comments removed (words in strings count), tests and their fixtures (*.test.ts, *.testdata.ts, testing.ts,
 // *.bench.ts) left out — grouped by what the file is. docs/ARCHITECTURE.md's "Adding an op" table is this output.
-// Run: npx tsx tools/op-files.ts [--list]
+// Run: npx tsx tools/op-files.ts [--list] [--lines] (--lines: under each file, the code lines that name the op, so
+// what a file is counted for can be read)
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -61,9 +62,17 @@ export function opFiles(root: string): Map<string, Map<string, string[]>> {
   return out;
 }
 
+/** A file's code lines that name the op (`re`), numbered as in its code without comments, as an indented list. */
+export function namingLines(root: string, path: string, re: RegExp): string {
+  const code = codeOf(readFileSync(join(root, path), 'utf8')).split('\n');
+  const hits = code.flatMap((l, i) => (re.test(l) ? [`      ${i + 1}: ${l.trim().slice(0, 110)}`] : []));
+  return [`    ${path}`, ...hits].join('\n');
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const list = process.argv.includes('--list');
+  const lines = process.argv.includes('--lines');
   for (const [op, byGroup] of opFiles(root)) {
     const total = [...byGroup.values()].reduce((n, f) => n + f.length, 0);
     console.log(`${op}: ${total} files`);
@@ -71,6 +80,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       if (fs.length === 0) continue;
       const names = list ? fs.join(' ') : fs.map((f) => f.replace(/^(src|shaders)\//, '')).join(', ');
       console.log(`  ${fs.length} ${g}: ${names}`);
+      if (lines) for (const f of fs) console.log(namingLines(root, f, OP_NAMES[op]));
     }
   }
 }
