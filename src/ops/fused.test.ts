@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { LLAMA_KERNEL_OF, llamaKernels } from '../engine/family-llama';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
+import { flashAttention } from '../kernels/flash-attention';
+import { fusedLaunchers } from '../kernels/ops/index';
+import { addRmsNorm, addRmsNormFold } from '../kernels/ops/rmsnorm';
+import { linearSwigluOps } from '../kernels/ops/swiglu';
 import { kernelWords, llamaKernelOfSlot } from '../ui/kernel-words';
 import { OP_KINDS, OPS } from './descriptors';
 import { LLAMA_FAMILY, NEOX_SEQUENTIAL, planOpsOf } from './families';
@@ -136,5 +140,15 @@ describe("the op registry's fused kernels", () => {
     );
     for (const k of FUSED)
       for (const op of k.llama.ops) expect(llamaOps.has(op), `${k.id}: ${op}`).toBe(true);
+  });
+
+  it("gives the Llama fused forward each module's launchers by switch id, and names a switch no module registers", () => {
+    expect(fusedLaunchers('layernorm')).toEqual({ add: addRmsNorm, addFold: addRmsNormFold });
+    expect(fusedLaunchers('linear_gelu')).toEqual({ gemm: linearSwigluOps });
+    expect(fusedLaunchers('flash_attention')).toEqual({ flash: flashAttention });
+    // The q/k/v + rotary GEMM replaces ops of several modules: no module registers it.
+    expect(() => fusedLaunchers('qkv_rotary' as 'layernorm')).toThrow(
+      "op registry: no op module registers the launchers of fused kernel 'qkv_rotary'",
+    );
   });
 });
