@@ -29,6 +29,7 @@ import { residualAdd } from '../kernels/residual';
 import { ropeHeads, ropeTables } from '../kernels/rope';
 import type { HiddenDump, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import type { LlamaFusedKernel } from '../ops/fused';
 import type { OpStep } from '../ops/types';
 import { type SubmitTiming, submitTimed } from './llama-fused-submit';
 import { type LinearBufs, LlamaFusedWeights, preRotary } from './llama-fused-weights';
@@ -38,8 +39,11 @@ import { givenInputs } from './llama-reference';
 import type { StepCache } from './llama-step-cache';
 import { WGSL_FORMS } from './llama-wgsl-forms';
 
-/** The fused kernels of the path, each switchable (bisection): off, its ops run on the reference kernels. */
-export type LlamaFusedKernel = 'addRmsNorm' | 'qkvRope' | 'swiglu' | 'flash' | 'gemm';
+/**
+ * The fused kernels of the path (the registry's, ops/fused.ts), each switchable (bisection): off, its ops run on the
+ * reference kernels.
+ */
+export type { LlamaFusedKernel };
 
 export interface LlamaFusedOptions {
   /**
@@ -89,12 +93,7 @@ export interface LlamaFusedOptions {
   /** A generation's decode steps recorded once, as LlamaForwardOptions.cache (llama-step-cache.ts). */
   cache?: StepCache;
   /** Pipeline constants of one fused kernel in every layer: a teaching fault (FAULT_EPS_OUTSIDE, …). */
-  faults?: {
-    addRmsNorm?: OverrideConstants;
-    swiglu?: OverrideConstants;
-    flash?: OverrideConstants;
-    qkvRope?: OverrideConstants;
-  };
+  faults?: Partial<Record<LlamaFusedKernel, OverrideConstants>>;
 }
 
 /** A Llama-family model's weights on the GPU as the fused kernels read them, and its fused forward. */
