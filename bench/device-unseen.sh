@@ -40,7 +40,7 @@ ls -la "$OUT"
 cat "$OUT/gpu.txt"
 tail -5 /tmp/logs/neox-make.log /tmp/logs/llama-make.log
 grep -c . "$OUT"/*.jsonl
-python3 - <<'PY'
+OUT="$OUT" python3 - <<'PY'
 import collections, json, os
 rs = [json.loads(x) for x in open(os.environ["OUT"] + "/llama-unseen.jsonl")]
 print(collections.Counter(r.get("verdict") for r in rs))

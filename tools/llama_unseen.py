@@ -6,9 +6,10 @@ Five seeded models unlike the fixtures' (llama_fixtures.py's every-op-matters in
                   scaling (theta 2e5, factor 16, low 1, high 2, original 32), q/k/v/o biases, F32, T 37
   u-qwen2-gqa4    qwen2, d 96, 3 layers, 8 / 2 (GQA 4), head_dim 12, ff 190, theta 1e5, q/k/v biases, a sliding
                   window of 17 on layers >= 1, BF16 checkpoint, T 51 (also loaded whole in bf16)
-  u-qwen3-mqa     qwen3, d 75, 4 layers, 5 / 1 (MQA), head_dim 18 (d/H is 15), ff 150, theta 5e4, q/k norms, F16 checkpoint, T 23
-                  (also loaded whole in fp16)
-  u-mistral-win   mistral, d 90, 3 layers, 6 / 3 (GQA 2), head_dim 16 (d/H is 15), ff 160, theta 3e4, window 11, F32, T 60
+  u-qwen3-mqa     qwen3, d 75, 4 layers, 5 / 1 (MQA), head_dim 18 (d/H is 15), ff 150, theta 5e4, q/k norms,
+                  F16 checkpoint, T 23 (also loaded whole in fp16)
+  u-mistral-win   mistral, d 90, 3 layers, 6 / 3 (GQA 2), head_dim 16 (d/H is 15), ff 160, theta 3e4, window 11,
+                  F32, T 60
   u-llama-linear  llama, d 99, 4 layers, 9 / 3 (GQA 3), head_dim 14 (d/H is 11), ff 130, linear scaling 3.5, tied
                   embeddings, MLP biases, BF16 checkpoint, T 29 (also loaded whole in bf16)
 Every fault is planted in one layer drawn at random from the layers other than 1 (the fixtures' layer): every cause
