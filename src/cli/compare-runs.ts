@@ -3,7 +3,7 @@
 // exact forward, 1 when one diverges, 2 on bad input (the model's found before the GPU is touched, a run's while the
 // GPU comes up and said before anything of it), 3 when the GPU fails.
 import { parseArgs } from 'node:util';
-import { streamRuns } from '../compare/analyze-runs';
+import { type RunsStream, streamRuns } from '../compare/analyze-runs';
 import { familyRunsModel, streamFamilyRuns } from '../compare/family-runs';
 import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
@@ -43,62 +43,9 @@ export async function compareRunsCommand(rest: string[], log: (s: string) => voi
   const m = prepareModel(values.model);
   if (m.modelConfig.family === 'llama')
     return compareFamilyRuns(m, values.a, values.b, { k, metric }, values.out, log);
-  const ready = (async () => {
-    const engine = await Engine.create(nodeGpu(), nodeShaderSource());
-    try {
-      await engine.loadModel(m.files);
-      return engine;
-    } catch (e) {
-      engine.dispose();
-      throw e;
-    }
-  })();
-  ready.catch(() => undefined); // awaited below, after the runs
+  const ready = engineUp(m);
   const stream = streamRuns(ready, values.b ? 2 : 1, { k, metric, onProgress: (p) => log(`${p}…`) });
-  // The engine goes once the analysis's buffers are back.
-  const settle = () =>
-    ready.then(
-      async (engine) => {
-        await stream.release();
-        engine.dispose();
-      },
-      () => undefined,
-    );
-  let reads: ReadRun[];
-  try {
-    // Both files at once, each hashed on a worker thread meanwhile (run-read.ts): one's disk reads overlap the
-    // other's decoding, the hashes come in during the analysis.
-    reads = await readRuns(
-      values.b
-        ? [
-            [values.a, '--a'],
-            [values.b, '--b'],
-          ]
-        : [[values.a, '--a']],
-      m.config,
-      stream.reader,
-    );
-  } catch (e) {
-    void settle();
-    throw e;
-  }
-  const [a, b] = reads;
-  let up = false;
-  try {
-    if (b) checkSameTokens(a.run.file, b.run.file);
-    await ready;
-    up = true;
-    const analysis = await stream.report(a.run, b?.run ?? null);
-    const report = await withSha256(analysis, reads);
-    if (values.out) writeJson(report, values.out);
-    process.stdout.write(`${report.sentence}\n`);
-    return report.verdict === 'agree' ? 0 : 1;
-  } finally {
-    for (const r of reads) r.stop();
-    // Bad input said at once; the engine, once up, goes after the analysis's buffers.
-    if (up) await settle();
-    else void settle();
-  }
+  return compareStreamed(m, ready, stream, values.a, values.b, values.out);
 }
 
 /**
@@ -114,6 +61,16 @@ async function compareFamilyRuns(
   out: string | undefined,
   log: (s: string) => void,
 ): Promise<number> {
+  const ready = engineUp(m);
+  const stream = streamFamilyRuns(ready.then(familyRunsModel), b ? 2 : 1, {
+    ...opts,
+    onProgress: (p) => log(`${p}…`),
+  });
+  return compareStreamed(m, ready, stream, a, b, out);
+}
+
+/** The engine with the model loaded (disposed if the load fails); awaited after the runs are read. */
+function engineUp(m: ReturnType<typeof prepareModel>): Promise<Engine> {
   const ready = (async () => {
     const engine = await Engine.create(nodeGpu(), nodeShaderSource());
     try {
@@ -125,10 +82,22 @@ async function compareFamilyRuns(
     }
   })();
   ready.catch(() => undefined); // awaited below, after the runs
-  const stream = streamFamilyRuns(ready.then(familyRunsModel), b ? 2 : 1, {
-    ...opts,
-    onProgress: (p) => log(`${p}…`),
-  });
+  return ready;
+}
+
+/**
+ * Either family's runs read into its stream while the engine comes up (`ready`), then the report: written to `out`
+ * if asked, its sentence printed, 0 when every run agrees.
+ */
+async function compareStreamed(
+  m: ReturnType<typeof prepareModel>,
+  ready: Promise<Engine>,
+  stream: Pick<RunsStream, 'reader' | 'report' | 'release'>,
+  a: string,
+  b: string | undefined,
+  out: string | undefined,
+): Promise<number> {
+  // The engine goes once the analysis's buffers are back.
   const settle = () =>
     ready.then(
       async (engine) => {
@@ -139,6 +108,8 @@ async function compareFamilyRuns(
     );
   let reads: ReadRun[];
   try {
+    // Both files at once, each hashed on a worker thread meanwhile (run-read.ts): one's disk reads overlap the
+    // other's decoding, the hashes come in during the analysis.
     reads = await readRuns(
       b
         ? [
@@ -166,6 +137,7 @@ async function compareFamilyRuns(
     return report.verdict === 'agree' ? 0 : 1;
   } finally {
     for (const r of reads) r.stop();
+    // Bad input said at once; the engine, once up, goes after the analysis's buffers.
     if (up) await settle();
     else void settle();
   }
