@@ -11,8 +11,8 @@
 //              the double-float self-test, else the CPU fp64 forward of the op registry (kernels/cpu/llama-forward.ts)
 //              uploaded as df pairs, chosen as GPT-NeoX's is and checked on a tiny model of the family
 //              (family-selftest.ts familyOracle)
-//   local    — every fused layer on the reference path's input to it and the reference layer on the same input
-//              (the local floor against the exact layer): each path's layers in one submit (LlamaModel.forwardLayers)
+//   local    — every fused layer on the reference path's input to it, in one submit, and the reference layer on the
+//              same input (the local floor against the exact layer): the reference forward's own layer, bit for bit
 //   comparisons — per layer: fused vs reference (propagated), reference vs exact (the noise floor), fused vs exact,
 //              the local error against the local floor (born); every reference tap vs exact and vs fused; reduced on
 //              the GPU in one submit (family-metrics.ts)
@@ -233,11 +233,13 @@ async function analyzeWith(
     return { oracleInfo, exact: exactOf(engine, model, p.pool, oracleInfo, tokens, given) };
   });
   try {
-    // The local re-runs: every fused layer on the reference path's input to it, and the reference layer on the same
-    // input (its exact layer is the oracle's, above: the local floor); each path's layers in one submit.
+    // The local re-runs: every fused layer on the reference path's input to it (one submit), and the reference
+    // layer on the same input (its exact layer is the oracle's, above: the local floor) — which is the reference
+    // forward's own layer: the same kernels on the same input, no faults, each sum in a fixed order, so the same bits
+    // (engine/llama-kept.test.ts asserts it in every precision mode); it is taken from there, not run again.
     const locals = await step('local', async () => ({
       fused: keep(await model.forwardKept(tokens, { ...fusedOpts, layerInputs: refIn })),
-      ref: keep(await model.forwardKept(tokens, { path: 'reference', precision, layerInputs: refIn })),
+      ref: runs.ref,
     }));
     const { device, pipelines } = engine.devicePipelines();
     const layersOf = (k: KeptRun) => Array.from({ length: L }, (_, i) => k.need(`layers.${i}.out`));
@@ -260,7 +262,7 @@ async function analyzeWith(
       }),
     );
     exact.release();
-    for (const k of [again, locals.fused, locals.ref]) k.release();
+    for (const k of [again, locals.fused]) k.release();
     return await afterComparisons(engine, spec, tokens, opts, p, runs, oracleInfo, metrics, generating);
   } finally {
     exact.release();

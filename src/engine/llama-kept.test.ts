@@ -7,6 +7,7 @@
 // both paths' steps submitted, one wait a step) gives each path's ids and logits rows of its generation alone. Seed printed on failure; KERNEL_SEED replays one,
 // KERNEL_SWEEP=n draws n (run with 60 before a change here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { precisionConstants } from '../kernels/precision';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { mulberry32 } from '../numeric/random';
 import { type FaultId, faultInfo } from '../run/faults';
@@ -87,6 +88,19 @@ describe('kept Llama-family forwards', () => {
       const refLocal = await ref.forward(tokens, { cpu: true, layerInputs: refIn });
       const refLocalKept = keep(await ref.forwardKept(tokens, { cpu: true, layerInputs: inBufs }));
       await expectSame(refLocalKept, refLocal.taps, `${tag} reference local`);
+      // each reference layer on the reference forward's own input to it is that forward's layer, bit for bit (the
+      // compare takes its reference local re-runs from the forward: family-compare.ts), in every precision mode
+      const prec = (['fp32', 'bf16', 'fp16', 'fp16acc'] as const)[Math.floor(r() * 4)];
+      const pc = { cpu: true, constants: { ...precisionConstants(prec) } };
+      const whole = keep(await ref.forwardKept(tokens, { ...pc, taps: true }));
+      const wholeIn = refIn.map((_, i) => whole.layerInput(i).buf);
+      const local = keep(await ref.forwardKept(tokens, { ...pc, layerInputs: wholeIn }));
+      const outs = refIn.map((_, i) => `layers.${i}.out`);
+      const [a, b] = [await whole.read(outs), await local.read(outs)];
+      for (const name of outs)
+        expect(bitsOf(b.get(name) as Float32Array), `${tag} ${prec} reference local ${name}`).toEqual(
+          bitsOf(a.get(name) as Float32Array),
+        );
       const fusedLocal = await fused.forward(tokens, { ...fo, layerInputs: refIn });
       const fusedLocalKept = await keep(
         await fused.forwardKept(tokens, { ...fo, layerInputs: inBufs }),
