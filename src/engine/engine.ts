@@ -325,7 +325,7 @@ export class Engine {
     this.gpuSession.trim();
   }
 
-  /** One forward pass over `tokens`, recorded into one command encoder and submitted once (forward.ts). */
+  /** One forward pass over `tokens`, submitted in up to 8 command buffers (forward.ts, gpu/submit-chunks.ts). */
   async forward(tokens: number[], opts: ForwardOptions = {}): Promise<ForwardResult> {
     if (this.llama) {
       this.checkAlive();
@@ -355,17 +355,18 @@ export class Engine {
 
   /**
    * Benchmark helper: builds the plan once, then submits the recorded forward `reps` times, waiting for each
-   * to finish (no readback). Returns the wall time of each submit-to-done in milliseconds.
+   * to finish (no readback), in the command buffers of forward (opts.submitChunks names another count). Returns the
+   * wall time of each submit-to-done in milliseconds, the dispatches and the command buffers.
    */
   async timeForward(
     tokens: number[],
     opts: ForwardOptions,
     reps: number,
-  ): Promise<{ ms: number[]; dispatches: number }> {
+  ): Promise<{ ms: number[]; dispatches: number; buffers: number }> {
     const m = this.requireModel('timing a forward');
     checkTokens(m.cfg, tokens);
     const plan = this.gpuSession.plan(m, tokens, opts);
-    return timePlan(this.gpuSession.forwardContext(), plan, reps);
+    return timePlan(this.gpuSession.forwardContext(), plan, reps, opts.submitChunks);
   }
 
   /**

@@ -1,8 +1,10 @@
-// One forward pass with read-back: a built plan recorded into one command encoder and submitted once, every
-// wanted tap copied (as its op finishes) into one mappable staging buffer and read back in one map, per-op
-// timing when asked for. Engine.forward builds the plan and calls runForward.
+// One forward pass with read-back: a built plan recorded into the command buffers of gpu/submit-chunks.ts (up to 8,
+// each submitted as soon as it is encoded; one where per-op timing is asked for), every wanted tap copied (as its op
+// finishes) into one mappable staging buffer and read back in one map, per-op timing when asked for. Engine.forward
+// builds the plan and calls runForward.
 import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
+import { chunkRanges, type DispatchRange, submitInChunks } from '../gpu/submit-chunks';
 import { refineTimings } from '../gpu/timestamp-refine';
 import { GpuTimer } from '../gpu/timestamps';
 import type { HiddenDump, NeoXConfig } from '../numeric/types';
@@ -65,6 +67,15 @@ export async function runForward(
   recorded?: Program,
 ): Promise<ForwardResult> {
   const { device } = ctx;
+  // The command buffers: the rule's or opts.submitChunks; one with per-op timing (each op its own timed pass).
+  let ranges: DispatchRange[];
+  try {
+    ranges = chunkRanges(plan.ops.length, opts.submitChunks);
+  } catch (e) {
+    if (!recorded) plan.release();
+    throw new EngineError((e as Error).message, 'input');
+  }
+  if (opts.timing) ranges = [[0, plan.ops.length]];
   const program = recorded ?? new Program(device, ctx.pipelines);
   recorded?.clearCopies();
   // Rows of each tap read back: all T, or the logits' last row alone when asked.
@@ -139,10 +150,7 @@ export async function runForward(
         bytes: c.bytes,
       });
     wall.plan = performance.now() - t0;
-    const encoder = device.createCommandEncoder({ label: 'forward' });
-    program.encode(encoder, timer);
-    timer?.resolve(encoder);
-    device.queue.submit([encoder.finish()]);
+    submitInChunks(device, program, ranges, { label: 'forward', timer, last: (enc) => timer?.resolve(enc) });
     wall.record = performance.now() - t0 - wall.plan;
     // The error scope and the map in one wait (each is a round trip to the GPU's event queue).
     const scope = device.popErrorScope();

@@ -3,12 +3,13 @@
 // ms each, of which `encodeMs` the encoding and `submitMs` the submit calls on the CPU, and `gpuMs` the GPU's span from
 // the first dispatch's start to the last one's end, from two timestamps in empty passes around them) and once with each
 // dispatch in a timed pass of its own (GPU time per label). The dispatches go in `chunks` command buffers (where not
-// given, DEFAULT_CHUNKS of CHUNK_MIN dispatches or more), each submitted as soon as it is encoded, so the GPU starts on
-// the first while the CPU encodes the next (the same dispatches in the same order: the same bits). WebGPU validation
-// errors are thrown as one line.
+// given, gpu/submit-chunks.ts's rule: up to 8 of 16 dispatches or more), each submitted as soon as it is encoded, so
+// the GPU starts on the first while the CPU encodes the next (the same dispatches in the same order: the same bits).
+// WebGPU validation errors are thrown as one line.
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { type ReadRequest, recordReadback } from '../gpu/readback';
+import { chunkRanges, submitInChunks } from '../gpu/submit-chunks';
 import { GpuTimer, type PassTiming } from '../gpu/timestamps';
 
 export interface SubmitTiming {
@@ -21,15 +22,6 @@ export interface SubmitTiming {
   ops?: PassTiming[] | null;
 }
 
-/**
- * Command buffers of a forward where the caller names none: DEFAULT_CHUNKS, each of at least CHUNK_MIN dispatches. One
- * buffer left the GPU idle while the CPU encoded and submitted it, 1.1–3.7 ms of each forward's wall time: H100,
- * 2026-11-27, two calls (bench/RESULTS.md "GEMM workgroup order and chunked submits"), SmolLM2-135M T = 128 6.2–7.7 ms
- * in one buffer, 5.5–6.1 in 4, 5.7 in 8; Qwen2.5-0.5B T = 512 23.7–25.0, 22.6–23.3, 22.5–22.6; the GPU's work the same.
- */
-export const DEFAULT_CHUNKS = 8;
-const CHUNK_MIN = 16;
-
 export async function submitTimed(
   gpu: { device: GPUDevice; pipelines: PipelineCache },
   specs: readonly DispatchSpec[],
@@ -37,44 +29,30 @@ export async function submitTimed(
   reads: readonly ReadRequest[],
 ): Promise<Float32Array[]> {
   const { device, pipelines } = gpu;
-  const byDefault = Math.min(DEFAULT_CHUNKS, Math.floor(specs.length / CHUNK_MIN));
-  const chunks = Math.max(1, Math.min(specs.length, Math.floor(o.chunks ?? byDefault)));
-  const per = Math.ceil(specs.length / chunks);
-  const programs = Array.from(
-    { length: Math.ceil(specs.length / per) },
-    () => new Program(device, pipelines),
-  );
+  const ranges = chunkRanges(specs.length, o.chunks);
+  const program = new Program(device, pipelines);
   device.pushErrorScope('validation');
   let thrown: unknown = null;
   let read: Float32Array[] = [];
-  // Every chunk encoded and submitted in turn; the readback's copies in the last. CPU ms encoding and submitting.
   const span = o.time?.gpuMs ? gpuSpan(device) : null;
-  const submitAll = (label: string, withReads: boolean, timed = false) => {
-    let finish: (() => Promise<Float32Array[]>) | null = null;
-    let [encodeMs, submitMs] = [0, 0];
-    programs.forEach((p, i) => {
-      const t0 = performance.now();
-      const enc = device.createCommandEncoder({ label });
-      if (timed && i === 0) span?.begin(enc);
-      p.encode(enc);
-      if (timed && i === programs.length - 1) span?.end(enc);
-      if (withReads && i === programs.length - 1) finish = recordReadback(device, enc, [...reads]);
-      const buffer = enc.finish();
-      const t1 = performance.now();
-      device.queue.submit([buffer]);
-      encodeMs += t1 - t0;
-      submitMs += performance.now() - t1;
-    });
-    return { finish: finish as (() => Promise<Float32Array[]>) | null, encodeMs, submitMs };
-  };
   try {
-    specs.forEach((s, i) => {
-      programs[Math.floor(i / per)].add({ ...s, constants: { ...o.constants, ...s.constants } });
+    for (const s of specs) program.add({ ...s, constants: { ...o.constants, ...s.constants } });
+    // Every chunk encoded and submitted in turn; the readback's copies in the last.
+    let finish: (() => Promise<Float32Array[]>) | null = null;
+    submitInChunks(device, program, ranges, {
+      label: 'llama fused',
+      last: (enc) => {
+        finish = recordReadback(device, enc, [...reads]);
+      },
     });
-    read = (await submitAll('llama fused', true).finish?.()) ?? [];
+    read = (await (finish as (() => Promise<Float32Array[]>) | null)?.()) ?? [];
     for (let r = 0; r < (o.time?.reps ?? 0); r++) {
       const t0 = performance.now();
-      const { encodeMs, submitMs } = submitAll('llama fused (timed)', false, true);
+      const { encodeMs, submitMs } = submitInChunks(device, program, ranges, {
+        label: 'llama fused (timed)',
+        first: span?.begin,
+        last: span?.end,
+      });
       o.time?.encodeMs?.push(encodeMs);
       o.time?.submitMs?.push(submitMs);
       await device.queue.onSubmittedWorkDone();
@@ -85,7 +63,7 @@ export async function submitTimed(
     if (o.time?.ops) {
       const timer = new GpuTimer(device, specs.length);
       const enc = device.createCommandEncoder({ label: 'llama fused (per op)' });
-      for (const p of programs) p.encode(enc, timer);
+      program.encode(enc, timer);
       timer.resolve(enc);
       device.queue.submit([enc.finish()]);
       const passes = await timer.read();
@@ -96,7 +74,7 @@ export async function submitTimed(
   } catch (e) {
     thrown = e;
   } finally {
-    for (const p of programs) p.dispose();
+    program.dispose();
     span?.destroy();
   }
   const err = await device.popErrorScope();

@@ -114,6 +114,8 @@ export interface ForwardOptions {
   logits?: 'all' | 'last';
   /** Force the timestamp step (ns) instead of detecting it (tests exercise repetition on SwiftShader). */
   timingQuantumNs?: number;
+  /** GPT-NeoX: the command buffers a forward goes in (default: gpu/submit-chunks.ts's rule; 1 = one; one with timing). */
+  submitChunks?: number;
   /** A Llama-family model's teaching faults in its fused kernels (engine/family-llama.ts; every layer). */
   llamaFaults?: LlamaFaults;
 }

@@ -173,14 +173,34 @@ export class Program {
   }
 
   /**
-   * Records every dispatch. With a timer, each dispatch gets its own timed pass; otherwise consecutive
-   * dispatches share one pass, which is closed only where a copy must follow.
+   * Records every dispatch, or those of `range` ([start, end) in the program's order: one command buffer of a forward
+   * submitted in several, gpu/submit-chunks.ts). With a timer, each dispatch gets its own timed pass; otherwise
+   * consecutive dispatches share one pass, which is closed only where a copy must follow (and at the range's end).
    */
-  encode(encoder: GPUCommandEncoder, timer?: GpuTimer | null, workgroups?: readonly Workgroups[]): void {
+  encode(
+    encoder: GPUCommandEncoder,
+    timer?: GpuTimer | null,
+    workgroups?: readonly Workgroups[],
+    range: readonly [number, number] = [0, this.ops.length],
+  ): void {
+    const [start, end] = range;
+    if (
+      !(
+        Number.isInteger(start) &&
+        Number.isInteger(end) &&
+        0 <= start &&
+        start <= end &&
+        end <= this.ops.length
+      )
+    )
+      throw new Error(
+        `encode: range [${start}, ${end}) is not within the program's ${this.ops.length} dispatches`,
+      );
     this.flushParams();
     let pass: GPUComputePassEncoder | null = null;
     const timed = !!timer?.available;
-    for (const [i, op] of this.ops.entries()) {
+    for (let i = start; i < end; i++) {
+      const op = this.ops[i];
       if (!pass)
         pass = encoder.beginComputePass(timed ? timer!.pass(op.spec.label) : { label: op.spec.label });
       pass.setPipeline(op.pipeline);
