@@ -104,8 +104,27 @@ function normDispatch(
   buffers: DispatchSpec['buffers'],
   more: number[] = [],
 ): DispatchSpec {
-  const all = { WG, ROW_MAX: rowMax(d, opts.maxWorkgroupBytes), ...constants, ...opts.constants };
-  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], [rows, 1, 1]);
+  rowMax(d, opts.maxWorkgroupBytes);
+  return rowNormDispatch(label, kernel, [rows, d, eps], opts, constants, buffers, more, [rows, 1, 1]);
+}
+
+/**
+ * A fused norm dispatch of either family (the LayerNorms here, the RMSNorms of kernels/ops/rmsnorm.ts) whose d its
+ * caller has checked against fusedNormMaxD: WG threads and a row cache of d floats per row, params [rows, d, eps,
+ * ...more], one workgroup per row laid out as `grid`.
+ */
+export function rowNormDispatch(
+  label: string,
+  kernel: KernelDef,
+  [rows, d, eps]: [number, number, number],
+  opts: NormOpts,
+  constants: OverrideConstants,
+  buffers: DispatchSpec['buffers'],
+  more: number[],
+  grid: [number, number, number],
+): DispatchSpec {
+  const all = { WG, ROW_MAX: Math.max(1, d), ...constants, ...opts.constants };
+  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], grid);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Tensor } from '../../numeric/types';
 import type { Fp64Form } from '../../ops/types';
 import { dispatchOf, kernelOf } from '../define';
 import { partialsRange, type SplitPartials } from '../fused-linear-fold';
-import { fusedNormMaxD, type NormOpts } from '../fused-norm';
+import { fusedNormMaxD, type NormOpts, rowNormDispatch } from '../fused-norm';
 import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
@@ -72,27 +72,22 @@ export const rmsNormKernel = kernelOf('reference/rmsnorm', ['common/precision.wg
 
 const WG = 128;
 
-/**
- * y = x / sqrt(mean(x²) + eps) · weight over d (HF LlamaRMSNorm) — x, y: [rows, d]; weight: [d]. One workgroup per
- * row. Qwen3's per-head q/k norm is the same launch with rows = T · heads, d = head_dim.
- */
-export function rmsNorm(
+/** An RMSNorm launcher, the reference's or the double-float one: x, y [rows, d], weight [d], eps. */
+type RmsNormLauncher = (
   label: string,
   b: { x: GPUBuffer; weight: GPUBuffer; y: GPUBuffer },
   rows: number,
   d: number,
   eps: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
-  return dispatchOf(
-    label,
-    rmsNormKernel,
-    { WG, ...opts.constants },
-    b,
-    [rows, d, { f32: eps }],
-    rowGroups(rows),
-  );
-}
+  opts?: KernelOpts,
+) => DispatchSpec;
+
+/**
+ * y = x / sqrt(mean(x²) + eps) · weight over d (HF LlamaRMSNorm) — x, y: [rows, d]; weight: [d]. One workgroup per
+ * row. Qwen3's per-head q/k norm is the same launch with rows = T · heads, d = head_dim.
+ */
+export const rmsNorm: RmsNormLauncher = (label, b, rows, d, eps, opts = {}) =>
+  dispatchOf(label, rmsNormKernel, { WG, ...opts.constants }, b, [rows, d, { f32: eps }], rowGroups(rows));
 
 export const dfRmsNormKernel = kernelOf('oracle/rmsnorm', DF_INCLUDES, {
   x: 'read', // [rows, d] df
@@ -103,19 +98,12 @@ export const dfRmsNormKernel = kernelOf('oracle/rmsnorm', DF_INCLUDES, {
 const DF_ROW_WG = 64;
 
 /** y = x / sqrt(mean(x²) + eps) · weight over each row of d, in df — x, y: [rows, d]; one workgroup a row. */
-export function dfRmsNorm(
-  label: string,
-  b: { x: GPUBuffer; weight: GPUBuffer; y: GPUBuffer },
-  rows: number,
-  d: number,
-  eps: number,
-  opts: KernelOpts = {},
-): DispatchSpec {
+export const dfRmsNorm: RmsNormLauncher = (label, b, rows, d, eps, opts = {}) => {
   if (!Number.isInteger(rows) || rows < 1 || !Number.isInteger(d) || d < 1)
     throw new Error(`${label}: RMSNorm over [${rows}, ${d}] needs positive integer sizes`);
   const params = [rows, d, 0, 0, ...dfParam(eps), ...dfParam(1)];
   return dispatchOf(label, dfRmsNormKernel, { WG: DF_ROW_WG, ...opts.constants }, b, params, rowGroups(rows));
-}
+};
 
 export const addRmsNormKernel = kernelOf(
   'fused/add_rmsnorm',
@@ -128,8 +116,6 @@ export const addRmsNormKernel = kernelOf(
     y: 'rw', // [rows, d]
   },
 );
-
-const NORM_WG = 256;
 
 /**
  * A fused RMSNorm dispatch (add_rmsnorm.wgsl, add_rmsnorm_fold.wgsl): one workgroup per row of d, params [rows, d, eps,
@@ -147,8 +133,7 @@ export function rmsNormDispatch(
   const max = fusedNormMaxD(opts.maxWorkgroupBytes);
   if (d > max)
     throw new Error(`${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`);
-  const all = { WG: NORM_WG, ROW_MAX: Math.max(1, d), ...constants, ...opts.constants };
-  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], rowGroups(rows));
+  return rowNormDispatch(label, kernel, [rows, d, eps], opts, constants, buffers, more, rowGroups(rows));
 }
 
 /**
