@@ -6,29 +6,17 @@
 import type { OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { LinearWeights, LlamaConfig } from '../../numeric/types';
-import type { Fp64Args, Fp64Form, OpKind, OpStep } from '../../ops/types';
+import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
 import { linearF64 } from '../cpu/linear';
 import { linear } from '../linear';
-import type { DfForm } from '../oracle/df-form';
+import { type DfForm, dfNeed, type FormArgs } from '../oracle/df-form';
 import type { KvPositions } from '../positions';
 
 /** What a WGSL form is given: the config, the rows, the layer, its input and output buffers and its weights. */
-export interface WgslArgs {
+export interface WgslArgs extends FormArgs {
   cfg: LlamaConfig;
   T: number;
-  layer: number;
-  step: OpStep;
-  label: string;
-  inputs: readonly GPUBuffer[];
   out: GPUBuffer;
-  /** The step's weights on the GPU: `weight` and `bias` (null: none). */
-  weight: GPUBuffer | null;
-  bias: GPUBuffer | null;
-  ids: GPUBuffer;
-  rope: { cos: GPUBuffer; sin: GPUBuffer };
-  /** A scratch buffer of at least `floats` f32 (per slot name; reused across layers). */
-  scratch: (name: string, floats: number) => GPUBuffer;
-  dummy: GPUBuffer;
   cpu: boolean;
   constants: OverrideConstants;
   /** KV-cache decoding: the rows are positions at.p0.., keys and values live in this layer's cache. */
@@ -59,10 +47,8 @@ export interface OpModule {
   fused?: Readonly<Record<string, unknown>>;
 }
 
-export function wgslNeed(b: GPUBuffer | null, a: WgslArgs): GPUBuffer {
-  if (!b) throw new Error(`${a.label}: '${a.step.op}' reads a weight the model has none of`);
-  return b;
-}
+/** The step's weight, refused where the model has none (the same refusal as a df form's). */
+export const wgslNeed: (b: GPUBuffer | null, a: WgslArgs) => GPUBuffer = dfNeed;
 
 /** The form's pipeline constants (a precision mode's), with `more` on top. */
 export const wgslOpts = (a: WgslArgs, more: OverrideConstants = {}) => ({
