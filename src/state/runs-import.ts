@@ -7,6 +7,7 @@ import { LinkError } from '../run/link-bytes';
 import { listAnalyses, type StoredAnalysis, saveAnalysis } from '../run/runs-history';
 import { decodeRunsLink, type RunsLinkPayload } from '../run/runs-link';
 import type { ModelRef } from '../run/runspec';
+import type { RunsWarmupStatus } from '../worker/api';
 import type { EngineClient } from '../worker/client';
 import { asWorkerError } from '../worker/client';
 
@@ -58,6 +59,11 @@ export interface RunsImportState {
   /** `model`: the loaded model's reference, kept with the analysis in the history. */
   analyze(client: EngineClient, model?: ModelRef | null): Promise<void>;
   cancel(client: EngineClient): void;
+  /** The worker's runs warm-up: null until asked; `warming` while it runs. */
+  warmup: RunsWarmupStatus | null;
+  warming: boolean;
+  /** Asks the worker for its warm-up (it runs once per worker; asked when the runs panel opens on a loaded model). */
+  warm(client: EngineClient): Promise<void>;
 }
 
 /** Which run a worker message is about: the one it names, else the analysis as a whole. */
@@ -68,6 +74,9 @@ function whereOf(message: string, picked: Record<RunSide, PickedRun | null>): Ru
   }
   return 'analyze';
 }
+
+/** Warm-up asks made (RunsImportState.warm). */
+let asks = 0;
 
 export const useRunsImport = create<RunsImportState>((set, get) => ({
   picked: { A: null, B: null },
@@ -158,6 +167,8 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
         (p) => set({ status: 'analyzing', phase: p.phase }),
       );
       set({ status: 'done', report, phase: null });
+      // The warm-up's line says now that this analysis paid it (or that it ran before).
+      void get().warm(client);
       try {
         await saveAnalysis(report, model);
         await get().loadHistory();
@@ -181,5 +192,21 @@ export const useRunsImport = create<RunsImportState>((set, get) => ({
   },
   cancel(client) {
     void client.cancel();
+  },
+  warmup: null,
+  warming: false,
+  async warm(client) {
+    if (!client.warmRuns) return;
+    // The worker answers a second ask during a warm-up with the same run; only the latest ask's answer is kept.
+    const ask = ++asks;
+    set({ warming: true });
+    try {
+      const warmup = await client.warmRuns();
+      if (ask === asks) set({ warmup });
+    } catch {
+      // The worker closed or lost its device: that is said where the model is; the warm-up is only speed.
+    } finally {
+      if (ask === asks) set({ warming: false });
+    }
   },
 }));

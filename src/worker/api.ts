@@ -4,6 +4,7 @@
 
 import type { Report } from '../compare/analyze';
 import type { RunsReport } from '../compare/runs-report';
+import type { RunsWarmup } from '../compare/runs-warmup';
 import type { ModelInfo } from '../engine/engine';
 import type { TimingSummary } from '../engine/timing';
 import type { AdapterSummary, GpuFeatures } from '../gpu/device';
@@ -246,6 +247,21 @@ export interface RunLoadProgress {
   totalBytes: number | null;
 }
 
+/** Where the runs warm-up of this worker stands (src/worker/runs.ts RunsWarmer.warm's answer). */
+export interface RunsWarmupStatus {
+  /**
+   * 'done': it ran to its end, now or earlier in this worker; 'paid': an import ran first and paid what it would have;
+   * 'skipped': not run now (`why`), asked again the next time the runs panel opens.
+   */
+  state: 'done' | 'paid' | 'skipped';
+  /** Warm-ups started in this worker, and run to their end (never more than one). */
+  started: number;
+  finished: number;
+  /** Its tokens, time and phases (as bench/runs.ts logs them) once done. */
+  warmup: RunsWarmup | null;
+  why?: string;
+}
+
 export interface WorkerApi {
   /**
    * Creates the one Engine of this worker. Never throws: a missing WebGPU is a result, not an exception.
@@ -304,6 +320,11 @@ export interface WorkerApi {
     onLoad: (p: RunLoadProgress) => void,
     onProgress: (p: CompareProgress) => void,
   ): Promise<RunsReport>;
+  /**
+   * The runs analysis's warm-up (src/worker/runs.ts RunsWarmer): run once per worker on the loaded model, yielded
+   * to any job that arrives meanwhile; says what it cost, or why it did not run now.
+   */
+  warmRuns(): Promise<RunsWarmupStatus>;
   /**
    * Compiles a kernel written in the page for a fused-kernel slot (its WGSL file replaced by `source`) and
    * checks its binding interface against the shipped kernel's: compiler messages at their line and column in

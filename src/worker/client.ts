@@ -18,6 +18,7 @@ type OptionalMethods =
   | 'loadModelFromShards'
   | 'resolveHub'
   | 'compareRuns'
+  | 'warmRuns'
   | 'checkKernel'
   | 'testKernel'
   | 'setMemoryBudget';
@@ -130,6 +131,7 @@ export function wrapEngineEndpoint(worker: Worker): EngineClient {
       ),
     compareRuns: (runs, onLoad, onProgress) =>
       call(() => remote.compareRuns(runs, Comlink.proxy(onLoad), Comlink.proxy(onProgress))),
+    warmRuns: () => call(() => remote.warmRuns()),
     decode: (ids) => call(() => remote.decode(ids)),
     checkKernel: (slot, source) => call(() => remote.checkKernel(slot, source)),
     testKernel: (slot, source, seed) => call(() => remote.testKernel(slot, source, seed)),

@@ -29,6 +29,7 @@ import type {
   ModelShardsInput,
   RunFileInput,
   RunLoadProgress,
+  RunsWarmupStatus,
   TokenEvent,
   UrlProbe,
   WorkerApi,
@@ -39,7 +40,7 @@ import { runTokens } from './compare-input';
 import { probeHub } from './hub-probe';
 import { loadBytes, loadStream } from './install-model';
 import { checkModelInput, displayName, shardsOf } from './model-input';
-import { compareRunFiles } from './runs';
+import { compareRunFiles, RunsWarmer } from './runs';
 import { loadShards } from './shard-load';
 import { folderUrl } from './url-fetch';
 import { downloadModel } from './url-load';
@@ -61,6 +62,8 @@ class WorkerEngine implements WorkerApi {
   private busy: Busy | null = null;
   private abort: AbortController | null = null;
   private loaded: LoadedModel | null = null;
+  /** The runs analysis's warm-up: once per worker, yielded to any job (src/worker/runs.ts). */
+  private readonly runsWarm = new RunsWarmer();
   /** A new model, as soon as the engine holds it. */
   private readonly keepLoaded = (m: LoadedModel): void => {
     this.loaded = m;
@@ -293,7 +296,7 @@ class WorkerEngine implements WorkerApi {
     try {
       const engine = await this.requireEngine();
       const cancel = { cancelled: 'run analysis cancelled', onCancel: () => engine.trimPool() };
-      return await this.exclusive('comparing', cancel, (signal) =>
+      const report = await this.exclusive('comparing', cancel, (signal) =>
         compareRunFiles(
           engine,
           runs,
@@ -302,12 +305,18 @@ class WorkerEngine implements WorkerApi {
           (phase, done, total) => notify(onProgress, { phase, done, total }),
         ),
       );
+      this.runsWarm.paid();
+      return report;
     } catch (e) {
       throw toWorkerError(e);
     } finally {
       release(onLoad);
       release(onProgress);
     }
+  }
+
+  async warmRuns(): Promise<RunsWarmupStatus> {
+    return this.withEngine((engine) => this.runsWarm.warm(engine, this.busy && BUSY_WORDS[this.busy]));
   }
 
   async checkKernel(slot: CustomSlotId, source: string): Promise<KernelCheck> {
@@ -400,6 +409,7 @@ class WorkerEngine implements WorkerApi {
     cancel: { cancelled: string; onCancel?: () => void } | null,
     work: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
+    await this.runsWarm.yieldTo();
     this.claim(what);
     const abort = new AbortController();
     if (cancel) this.abort = abort;

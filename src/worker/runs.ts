@@ -5,6 +5,7 @@
 import { streamRuns } from '../compare/analyze-runs';
 import { familyRunsModel, streamFamilyRuns } from '../compare/family-runs';
 import type { RunsReport } from '../compare/runs-report';
+import { warmRunsAnalysis } from '../compare/runs-warmup';
 import type { Engine } from '../engine/engine';
 import {
   checkSameTokens,
@@ -19,7 +20,7 @@ import { slotOfFamilyName, slotOfName } from '../model/run-names';
 import { parseHeaderSection, readHeaderLength } from '../model/safetensors';
 import type { ModelConfig } from '../numeric/types';
 import { familyOf } from '../ops/families';
-import type { RunFileInput, RunLoadProgress } from './api';
+import type { RunFileInput, RunLoadProgress, RunsWarmupStatus } from './api';
 import { workerError } from './boundary';
 import { hashBlobs } from './hash-blob';
 
@@ -183,5 +184,68 @@ export async function compareRunFiles(
     signal.removeEventListener('abort', stop);
     // A refused file's analysis: its buffers back (report() gives them back itself).
     void stream.release();
+  }
+}
+
+/** Tokens the page's warm-up runs on (capped by the model's positions): a run's usual length, as the bench's. */
+export const PAGE_WARMUP_TOKENS = 128;
+
+/**
+ * The runs analysis's warm-up in the page's worker (compare/runs-warmup.ts: the double-float self-test, the compile
+ * of every pipeline, the first calls of the analysis's JavaScript), run once per worker when the runs panel asks for
+ * it. It holds no claim on the worker: any job that arrives meanwhile yields it (`yieldTo`: stopped at its next step,
+ * its buffers given back, what it compiled kept) and runs at once; a runs import that ends before any warm-up paid
+ * its costs itself, and none is run after it. A worker closed in the middle ends it with the worker.
+ */
+export class RunsWarmer {
+  private status: RunsWarmupStatus = { state: 'skipped', started: 0, finished: 0, warmup: null };
+  private running: { abort: AbortController; done: Promise<RunsWarmupStatus> } | null = null;
+
+  /** Runs the warm-up unless it ran or was paid (`busy`: another job holds the worker, so it waits for the next ask). */
+  warm(engine: Engine, busy: string | null): Promise<RunsWarmupStatus> {
+    if (this.running) return this.running.done;
+    const st = this.status;
+    if (st.state !== 'skipped') return Promise.resolve({ ...st });
+    const info = engine.modelInfo;
+    const why = !info
+      ? 'no model is loaded'
+      : info.family === 'llama'
+        ? 'the Llama family’s runs analysis has no warm-up yet'
+        : busy && `not now: ${busy}`;
+    if (why) return Promise.resolve({ ...st, why });
+    const abort = new AbortController();
+    st.started++;
+    const done = warmRunsAnalysis(engine, PAGE_WARMUP_TOKENS, abort.signal).then(
+      (warmup): RunsWarmupStatus => {
+        st.finished++;
+        Object.assign(st, { state: 'done', warmup, why: undefined });
+        return { ...st };
+      },
+      (e: unknown): RunsWarmupStatus => {
+        if (st.state === 'skipped')
+          st.why = abort.signal.aborted
+            ? 'stopped: another job came first'
+            : `failed: ${e instanceof Error ? e.message : String(e)}`;
+        return { ...st };
+      },
+    );
+    this.running = { abort, done };
+    void done.then(() => {
+      this.running = null;
+    });
+    return done;
+  }
+
+  /** Stops a running warm-up at its next step and waits until it has (its buffers back). */
+  async yieldTo(): Promise<void> {
+    const r = this.running;
+    if (!r) return;
+    r.abort.abort();
+    await r.done;
+  }
+
+  /** A runs import has ended: what the warm-up pays is paid, none runs after it. */
+  paid(): void {
+    if (this.status.state === 'skipped') Object.assign(this.status, { state: 'paid', why: undefined });
   }
 }

@@ -111,6 +111,37 @@ function LinkNote({ loaded }: { loaded: LoadedRef | null }) {
   );
 }
 
+/** What the runs analysis's warm-up cost, named as bench/runs.ts names it (its tokens, time and phases). */
+function WarmupLine() {
+  const w = useRunsImport((s) => s.warmup);
+  const warming = useRunsImport((s) => s.warming);
+  if (!w && !warming) return null;
+  const ms = (n: number) => Math.round(n).toLocaleString('en-US');
+  const phases = w?.warmup
+    ? Object.entries(w.warmup.durations)
+        .map(([k, v]) => `${k} ${ms(v)}`)
+        .join(', ')
+    : '';
+  const text = warming
+    ? 'Warming up the analysis (once in this page: self-test, pipelines, a first analysis)…'
+    : w?.state === 'done' && w.warmup
+      ? `Warm-up, once in this page: ${ms(w.warmup.ms)} ms on ${w.warmup.tokens} tokens (${phases} ms).`
+      : w?.state === 'paid'
+        ? 'Warm-up: paid by the first analysis in this page.'
+        : `Warm-up not run: ${w?.why ?? 'not asked'}.`;
+  return (
+    <p
+      className="small"
+      data-testid="runs-warmup"
+      data-state={warming ? 'running' : w?.state}
+      data-started={w?.started}
+      data-finished={w?.finished}
+    >
+      {text}
+    </p>
+  );
+}
+
 function Earlier() {
   const history = useRunsImport((s) => s.history);
   const load = useRunsImport((s) => s.loadHistory);
@@ -156,6 +187,12 @@ export function RunsPanel({
   // A message about the model loaded before (the runs are of another) goes once another is loaded.
   const modelKey = loaded ? `${loaded.name}\n${loaded.sha256 ?? ''}` : null;
   useEffect(() => modelLoaded(modelKey), [modelLoaded, modelKey]);
+  // The analysis's warm-up, asked when the panel opens on a loaded model (the worker runs it once: RunsWarmer).
+  const warm = useRunsImport((s) => s.warm);
+  const c = client();
+  useEffect(() => {
+    if (modelKey && c) void warm(c);
+  }, [warm, modelKey, c]);
   const busy = status === 'reading' || status === 'analyzing';
   const why = busy
     ? null
@@ -164,7 +201,6 @@ export function RunsPanel({
       : !hasA
         ? 'Pick run A.'
         : null;
-  const c = client();
   return (
     <section className="card runs-panel" aria-labelledby="runs-panel-title" data-testid="runs-panel">
       <h2 id="runs-panel-title">Your runs</h2>
@@ -204,6 +240,7 @@ export function RunsPanel({
           {message}
         </p>
       )}
+      <WarmupLine />
       <Earlier />
     </section>
   );
