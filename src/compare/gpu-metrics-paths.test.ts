@@ -15,7 +15,7 @@ import { f32FromBits } from '../numeric/bits';
 import { PRECISIONS } from '../numeric/precision';
 import { mulberry32 } from '../numeric/random';
 import { type CompareJob, GpuMetrics } from './gpu-metrics';
-import { type Case, dfPairs, finishCase } from './gpu-metrics.testdata';
+import { type Case, dfPairs, EXACT_FIELDS, finishCase, reduceJobs } from './gpu-metrics.testdata';
 import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
 
 let h: Harness;
@@ -145,16 +145,8 @@ async function oneSeed(seed: number) {
     { ...jobs[0], rows: undefined, histogram: false },
     { ...jobs[1], rows: jobs[1].rows === 1 ? jobs[1].n : 1, histogram: false },
   ];
-  const reduce = async (m: GpuMetrics, js: CompareJob[]) => {
-    const enc = h.device.createCommandEncoder();
-    const pending = m.record(enc, js);
-    h.device.queue.submit([enc.finish()]);
-    const r = (await pending.read()).compare;
-    pending.release();
-    return r;
-  };
-  const got = await reduce(gm, [...jobs, ...again]);
-  const other = await reduce(narrow, jobs);
+  const got = await reduceJobs(h.device, gm, [...jobs, ...again]);
+  const other = await reduceJobs(h.device, narrow, jobs);
   // The same tiles on either kernel: the same results bit for bit.
   expect(JSON.stringify(other), `seed ${seed}: narrow kernel`).toBe(
     JSON.stringify(got.slice(0, jobs.length)),
@@ -173,17 +165,7 @@ async function oneSeed(seed: number) {
     const what = `seed ${seed} job ${j} (n ${c.a.length}, ${df ? 'df' : 'f32'}, ${precision})`;
     const cpu = fullMetrics(c.a, c.b64, precision);
     const g = got[j].metrics;
-    for (const k of [
-      'n',
-      'nanCount',
-      'infCount',
-      'baselineNonFinite',
-      'mismatchedNonFinite',
-      'finiteCount',
-      'maxUlp',
-      'maxAbs',
-      'nonFiniteMismatch',
-    ] as const)
+    for (const k of ['n', ...EXACT_FIELDS, 'nonFiniteMismatch'] as const)
       expect(g[k], `${what}: ${k}`).toBe(cpu[k]);
     expect(
       rel(g.meanAbs, cpu.meanAbs),

@@ -13,7 +13,7 @@ import { createHarness, freshSeed, type Harness } from '../kernels/testing';
 import { PRECISIONS } from '../numeric/precision';
 import { mulberry32 } from '../numeric/random';
 import { type CompareJob, GpuMetrics } from './gpu-metrics';
-import { dfPairs, randomCase } from './gpu-metrics.testdata';
+import { dfPairs, EXACT_FIELDS, randomCase, reduceJobs } from './gpu-metrics.testdata';
 import { MIN_TILE, planRecord, TARGET_TILES, TILE, tileOf } from './gpu-metrics-plan';
 import { packTiles, TILE_EXTRA, TileList } from './gpu-metrics-tiles';
 import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
@@ -264,25 +264,12 @@ async function oneDispatch() {
     precision: s.precision,
     histogram: s.histogram,
   }));
-  const enc = h.device.createCommandEncoder();
-  const pending = gm.record(enc, jobs);
-  h.device.queue.submit([enc.finish()]);
-  const got = (await pending.read()).compare;
-  pending.release();
+  const got = await reduceJobs(h.device, gm, jobs);
   specs.forEach((s, j) => {
     const what = `seed ${seed} job ${j} (n ${s.c.a.length}, tile ${tileOf(s.c.a.length, MIN_TILE, 512)}, ${s.df ? 'df' : 'f32'}, ${s.precision})`;
     const cpu = fullMetrics(s.c.a, s.c.b64, s.precision);
     const g = got[j].metrics;
-    for (const k of [
-      'n',
-      'nanCount',
-      'infCount',
-      'mismatchedNonFinite',
-      'finiteCount',
-      'maxUlp',
-      'maxAbs',
-    ] as const)
-      expect(g[k], `${what}: ${k}`).toBe(cpu[k]);
+    for (const k of ['n', ...EXACT_FIELDS] as const) expect(g[k], `${what}: ${k}`).toBe(cpu[k]);
     const rel = (x: number, y: number) => (x === y ? 0 : Math.abs(x - y) / Math.abs(y));
     for (const k of ['meanAbs', 'relL2', 'sqnrDb'] as const)
       expect(rel(g[k], cpu[k]) <= 1e-6, `${what}: ${k} GPU ${g[k]} CPU ${cpu[k]}`).toBe(true);

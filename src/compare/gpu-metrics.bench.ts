@@ -15,7 +15,7 @@ import { f32FromBits } from '../numeric/bits';
 import { PRECISIONS, type Precision } from '../numeric/precision';
 import { mulberry32 } from '../numeric/random';
 import { type CompareJob, type CompareOut, GpuMetrics } from './gpu-metrics';
-import { type Case, dfPairs, finishCase, randomCase } from './gpu-metrics.testdata';
+import { type Case, dfPairs, EXACT_FIELDS, finishCase, randomCase, reduceJobs } from './gpu-metrics.testdata';
 import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
 
 const ctx = await acquireGpu(nodeGpu());
@@ -43,26 +43,10 @@ const ops = (c: Case) => ({
     ? { kind: 'df' as const, buffer: up(dfPairs(c.hi, c.lo)) }
     : { kind: 'f32' as const, buffer: up(c.hi) },
 });
-async function run(jobs: CompareJob[]) {
-  const enc = device.createCommandEncoder();
-  const p = gm.record(enc, jobs);
-  device.queue.submit([enc.finish()]);
-  const r = await p.read();
-  p.release();
-  return r.compare;
-}
+const run = (jobs: CompareJob[]) => reduceJobs(device, gm, jobs);
 function check(what: string, g: CompareOut, c: Case, precision: Precision, rows?: number, hist?: boolean) {
   const cpu = fullMetrics(c.a, c.b64, precision);
-  for (const k of [
-    'nanCount',
-    'infCount',
-    'baselineNonFinite',
-    'mismatchedNonFinite',
-    'finiteCount',
-    'maxUlp',
-    'maxAbs',
-  ] as const)
-    note(what, k, rel(g.metrics[k], cpu[k]), g.metrics[k] === cpu[k]);
+  for (const k of EXACT_FIELDS) note(what, k, rel(g.metrics[k], cpu[k]), g.metrics[k] === cpu[k]);
   for (const k of ['meanAbs', 'relL2', 'sqnrDb'] as const) {
     const r = rel(g.metrics[k], cpu[k]);
     note(what, k, r, r <= 1e-6);

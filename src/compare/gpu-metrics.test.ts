@@ -17,7 +17,16 @@ import {
   histogramEdgeWords,
   type Operand,
 } from './gpu-metrics';
-import { type Case, dfPairs, finishCase, type Plant, randomCase, randomWords } from './gpu-metrics.testdata';
+import {
+  type Case,
+  dfPairs,
+  EXACT_FIELDS,
+  finishCase,
+  type Plant,
+  randomCase,
+  randomWords,
+  reduceJobs,
+} from './gpu-metrics.testdata';
 import { cpuBin, histogramEdges } from './gpu-metrics-edges';
 import { packTiles, TileList } from './gpu-metrics-tiles';
 import { errorHistogram, fullMetrics, perTokenRelL2 } from './metrics';
@@ -66,17 +75,7 @@ interface Expect {
 function check(what: string, got: CompareOut, e: Expect) {
   const cpu = fullMetrics(e.c.a, e.c.b64, e.precision);
   const g = got.metrics;
-  for (const k of [
-    'n',
-    'nanCount',
-    'infCount',
-    'baselineNonFinite',
-    'mismatchedNonFinite',
-    'finiteCount',
-    'maxUlp',
-    'maxAbs',
-  ] as const)
-    exact(what, k, g[k], cpu[k]);
+  for (const k of ['n', ...EXACT_FIELDS] as const) exact(what, k, g[k], cpu[k]);
   expect(g.nonFiniteMismatch, `${what}: nonFiniteMismatch`).toBe(cpu.nonFiniteMismatch);
   for (const k of ['meanAbs', 'relL2', 'sqnrDb'] as const) near(what, k, g[k], cpu[k]);
   // cosineDistance = (‖a−b‖² − (‖a‖−‖b‖)²) / (2‖a‖‖b‖): sums that are 1e-6 relative give it 1e-6 relative to
@@ -137,16 +136,7 @@ function operands(c: Case): { a: Operand; b: Operand } {
   };
 }
 
-async function run(jobs: CompareJob[]) {
-  const enc = h.device.createCommandEncoder();
-  const pending = gm.record(enc, jobs);
-  h.device.queue.submit([enc.finish()]);
-  try {
-    return (await pending.read()).compare;
-  } finally {
-    pending.release();
-  }
-}
+const run = (jobs: CompareJob[]) => reduceJobs(h.device, gm, jobs);
 
 describe('GpuMetrics vs fullMetrics / perTokenRelL2 / errorHistogram', () => {
   it('random jobs of sizes 1 … 65541, both baselines, every precision, batched in shared buffers', async () => {

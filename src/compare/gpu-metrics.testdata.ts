@@ -3,6 +3,7 @@
 
 import { f32FromBits } from '../numeric/bits';
 import { mulberry32, randn } from '../numeric/random';
+import type { CompareJob, CompareOut, GpuMetrics } from './gpu-metrics';
 
 export interface Case {
   /** Result under test. */
@@ -103,4 +104,34 @@ export function randomCase(rng: () => number, n: number, df: boolean, plant: Pla
 export function randomWords(seed: number, n: number): Uint32Array {
   const rng = mulberry32(seed);
   return Uint32Array.from({ length: n }, () => (rng() * 2 ** 32) >>> 0);
+}
+
+/**
+ * The FullMetrics fields the GPU gives bit for bit, as the CPU's (counts and maxima; `n`, the sums and
+ * nonFiniteMismatch are checked beside them where a check asks for them).
+ */
+export const EXACT_FIELDS = [
+  'nanCount',
+  'infCount',
+  'baselineNonFinite',
+  'mismatchedNonFinite',
+  'finiteCount',
+  'maxUlp',
+  'maxAbs',
+] as const;
+
+/** `jobs` recorded in one encoder, submitted and read back: each job's CompareOut (the readback released after). */
+export async function reduceJobs(
+  device: GPUDevice,
+  gm: GpuMetrics,
+  jobs: CompareJob[],
+): Promise<CompareOut[]> {
+  const enc = device.createCommandEncoder();
+  const pending = gm.record(enc, jobs);
+  device.queue.submit([enc.finish()]);
+  try {
+    return (await pending.read()).compare;
+  } finally {
+    pending.release();
+  }
 }
