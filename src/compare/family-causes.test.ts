@@ -190,6 +190,29 @@ function candidateOf(d: Drawn, plant: Plant): Candidate {
   return { ...c, applies: (s) => slots.has(s.slot) && c.applies(s) };
 }
 
+type Why = ReturnType<typeof familyWhy>;
+
+/** What a failure prints of the checks: each one's id and ratio, after the seed. */
+const checksLine = (seed: number, why: Why) =>
+  `seed ${seed}: ${why.checks.map((c) => `${c.id} ×${c.ratio.toPrecision(3)}`).join(', ')}`;
+
+/**
+ * The causes named, held to `id` alone; what a failure prints (`tested`): `head`, then the first four causes tested
+ * with their params and residuals.
+ */
+function namedAlone(why: Why, id: string, head: string) {
+  const tested = `${head}: ${why.cause?.tested
+    .slice(0, 4)
+    .map((t) => `${t.id} ${JSON.stringify(t.params)} ×${t.residual.toPrecision(3)}`)
+    .join(', ')}`;
+  const named = why.cause?.named ?? [];
+  expect(
+    named.map((t) => t.id),
+    tested,
+  ).toEqual([id]);
+  return { named, tested };
+}
+
 describe('each of the family’s causes, planted in a recorded layer, is found at its op and named alone', () => {
   it.each(PLANTS.map((p, n) => [`${p.id} at ${p.slot}`, p, n] as const))('%s', (_, plant, n) => {
     for (let s = 0; s < SEEDS; s++) {
@@ -197,7 +220,7 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
       const d = draw(seed, plant);
       const cand = candidateOf(d, plant);
       const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
-      const line = `seed ${seed}: ${why.checks.map((c) => `${c.id} ×${c.ratio.toPrecision(3)}`).join(', ')}`;
+      const line = checksLine(seed, why);
       expect(
         why.born
           ?.split('+')
@@ -205,15 +228,7 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
           ?.replace(/^layers\.\d+\./, ''),
         line,
       ).toBe(plant.slot);
-      const tested = `seed ${seed}: ${why.cause?.tested
-        .slice(0, 4)
-        .map((t) => `${t.id} ${JSON.stringify(t.params)} ×${t.residual.toPrecision(3)}`)
-        .join(', ')}`;
-      const named = why.cause?.named ?? [];
-      expect(
-        named.map((t) => t.id),
-        tested,
-      ).toEqual([plant.id]);
+      const { named, tested } = namedAlone(why, plant.id, `seed ${seed}`);
       expect(named[0].params, tested).toEqual(cand.params);
     }
   });
@@ -237,15 +252,7 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
       const value = Number(grid.params[key]) * (2 + 5 * d.r());
       const cand = { ...grid.tune!.make(value), applies: grid.applies };
       const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
-      const tested = `seed ${31337 + s}, ${key} ${value}: ${why.cause?.tested
-        .slice(0, 4)
-        .map((t) => `${t.id} ${JSON.stringify(t.params)} ×${t.residual.toPrecision(3)}`)
-        .join(', ')}`;
-      const named = why.cause?.named ?? [];
-      expect(
-        named.map((t) => t.id),
-        tested,
-      ).toEqual([plant.id]);
+      const { named, tested } = namedAlone(why, plant.id, `seed ${31337 + s}, ${key} ${value}`);
       expect(Math.abs(Number(named[0].params[key]) / value - 1), tested).toBeLessThan(1e-3);
     }
   });
@@ -264,7 +271,7 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
           }),
         );
       const why = familyWhy(whyInput(d, moved, clean));
-      const line = `seed ${104729 + s}: ${why.checks.map((c) => `${c.id} ×${c.ratio.toPrecision(3)}`).join(', ')}`;
+      const line = checksLine(104729 + s, why);
       expect(why.born, line).toBeNull();
       expect(why.cause, line).toBeNull();
     }
