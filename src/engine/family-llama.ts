@@ -5,8 +5,9 @@
 //
 // Said where it matters: the precision modes are pipeline constants of every kernel of both paths; the fused
 // kernels are switched by GPT-NeoX's ids (LLAMA_KERNEL_OF); teaching faults act from a layer on; both paths generate
-// with their KV cache, in lockstep (the argmax on the GPU, no wait between steps; one after the other where the
-// decode's taps are recorded).
+// with their KV cache, in lockstep (the argmax on the GPU, no wait between steps, each path's decode steps recorded
+// once and replayed: llama-step-cache.ts; one after the other where the decode's taps are recorded).
+// Past 400 lines: one model's life (install, the forwards, generation, recovery), one class read in order.
 
 import { BufferCount } from '../gpu/buffer-count';
 import type { PipelineCache } from '../gpu/pipelines';
