@@ -1,7 +1,9 @@
 // Bring your own run, in the page: load the model two PyTorch runs were made with (src/model/testdata/runs/), drop
 // a clean run and one whose layer 1 stores its residual add in bf16, see the verdict name run B's layer 1 add; a
 // file that is no run is refused beside its picker with the loaded model kept; the link opens in a fresh context,
-// names the files by sha256, asks for them, and shows the sharer's finding beside the viewer's own. Runs dropped
+// names the files by sha256, asks for them, and shows the sharer's finding beside the viewer's own; the viewer's
+// runs warm-up runs to its end once (not again when the panel reopens) and its first import shows the sharer's report, made at
+// once without it. Runs dropped
 // while another model is loaded are named together in one line that goes once theirs is loaded; a weights file is
 // named as weights; two files picked on A are A and B; the empty view's dump_run.py link downloads (the page stays);
 // the chart's legend is whole at 1280 and 1920 and run B's line is not hidden under B vs A.
@@ -19,6 +21,35 @@ async function loadFixtureModel(page: Page) {
   await page.getByTestId('model-files').setInputFiles(MODEL);
   await expect(page.getByTestId('model-name')).not.toHaveText('neox-kjv-bytes', { timeout: 60_000 });
   await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready', { timeout: 60_000 });
+}
+
+/** The shown report: the verdict, each finding as written (a link's sharer line taken out), each check's ratio. */
+function shownReport(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const own = (el: Element) => {
+      const c = el.cloneNode(true) as Element;
+      for (const s of c.querySelectorAll('[data-testid^="sharer-"]')) s.remove();
+      return c.textContent ?? '';
+    };
+    return [
+      ...[...document.querySelectorAll('[data-testid="runs-verdict"], [data-testid^="finding-"]')].map(own),
+      ...[...document.querySelectorAll('[data-testid^="check-"]')].map(
+        (b) => b.getAttribute('aria-label') ?? '',
+      ),
+    ];
+  });
+}
+
+/** The runs warm-up's line once it has settled: its state and how many were started and finished in this page. */
+async function warmupSettled(page: Page) {
+  const line = page.getByTestId('runs-warmup');
+  await expect(line).not.toHaveAttribute('data-state', 'running', { timeout: 60_000 });
+  return {
+    state: await line.getAttribute('data-state'),
+    started: Number(await line.getAttribute('data-started')),
+    finished: Number(await line.getAttribute('data-finished')),
+    text: await line.textContent(),
+  };
 }
 
 async function analyze(page: Page) {
@@ -106,7 +137,10 @@ test('a runs link opens in a fresh context: the files asked for by sha256, the s
   await waitForModel(page);
   await loadFixtureModel(page);
   await page.getByTestId('mode-runs').click();
+  // The sharer's import comes at once: the warm-up, started as the panel opened, is stopped by it and paid by it.
   await analyze(page);
+  const cold = await shownReport(page);
+  expect((await warmupSettled(page)).finished).toBeLessThanOrEqual(1);
   await page
     .context()
     .grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(baseURL!).origin });
@@ -126,6 +160,13 @@ test('a runs link opens in a fresh context: the files asked for by sha256, the s
   await loadFixtureModel(viewer);
   await viewer.getByTestId('mode-runs').click();
   await expect(viewer.getByTestId('runs-link-model')).toHaveCount(0);
+  // The viewer waits for the warm-up (the panel opened on a loaded model): it ran to its end once, its cost named (a
+  // warm-up started on the model the link replaced was stopped by the load).
+  const warmed = await warmupSettled(viewer);
+  expect(warmed, warmed.text ?? '').toMatchObject({ state: 'done', finished: 1 });
+  expect(warmed.text).toMatch(
+    /^Warm-up, once in this page: [\d,]+ ms on 64 tokens \(start \d+.*why \d+ ms\)\.$/,
+  );
   // The wrong file for A is refused by its hash, beside its picker.
   await viewer.getByTestId('run-input-A').setInputFiles(FAULT);
   await viewer.getByTestId('analyze-runs').click();
@@ -133,6 +174,17 @@ test('a runs link opens in a fresh context: the files asked for by sha256, the s
   await analyze(viewer);
   await expect(viewer.getByTestId('finding-B')).toContainText('layer 1: the residual add');
   await expect(viewer.getByTestId('sharer-B')).toContainText('layers.1.residual');
+  // The first import after the warm-up shows the report the sharer's import showed without it.
+  expect(await shownReport(viewer)).toEqual(cold);
+  expect(cold.length).toBeGreaterThan(20);
+  // Back to the runs after another mode: the warm-up is not run again.
+  await viewer.getByTestId('mode-explore').click();
+  await viewer.getByTestId('mode-runs').click();
+  expect(await warmupSettled(viewer)).toMatchObject({
+    state: 'done',
+    started: warmed.started,
+    finished: 1,
+  });
   await shoot(viewer, testInfo, 'runs-link-viewer');
   expect(errors).toEqual([]);
   await fresh.close();

@@ -117,11 +117,9 @@ function WarmupLine() {
   const warming = useRunsImport((s) => s.warming);
   if (!w && !warming) return null;
   const ms = (n: number) => Math.round(n).toLocaleString('en-US');
-  const phases = w?.warmup
-    ? Object.entries(w.warmup.durations)
-        .map(([k, v]) => `${k} ${ms(v)}`)
-        .join(', ')
-    : '';
+  // The analysis's phases (their parts, 'why.cause' and the like, in the title).
+  const all = Object.entries(w?.warmup?.durations ?? {}).map(([k, v]) => `${k} ${ms(v)}`);
+  const phases = all.filter((p) => !p.includes('.')).join(', ');
   const text = warming
     ? 'Warming up the analysis (once in this page: self-test, pipelines, a first analysis)…'
     : w?.state === 'done' && w.warmup
@@ -136,6 +134,7 @@ function WarmupLine() {
       data-state={warming ? 'running' : w?.state}
       data-started={w?.started}
       data-finished={w?.finished}
+      title={all.length ? `${all.join(', ')} ms` : undefined}
     >
       {text}
     </p>
