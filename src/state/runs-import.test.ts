@@ -61,3 +61,27 @@ describe('a message about the model', () => {
     expect(s().message?.text).toBe('clean.safetensors: not a safetensors file');
   });
 });
+
+describe("the runs warm-up's state", () => {
+  const status = (finished: number) => ({ state: 'done' as const, started: 1, finished, warmup: null });
+  it('keeps the latest ask’s answer, and a worker closed in the middle leaves no warm-up running and no message', async () => {
+    useRunsImport.setState({ warmup: null, warming: false, message: null });
+    let answer: (v: unknown) => void = () => undefined;
+    const slow = { warmRuns: () => new Promise((r) => (answer = r)) } as unknown as EngineClient;
+    const first = s().warm(slow);
+    expect(s().warming).toBe(true);
+    const quick = { warmRuns: async () => status(1) } as unknown as EngineClient;
+    await s().warm(quick);
+    expect(s().warmup).toMatchObject({ finished: 1 });
+    answer(status(0)); // the older ask's answer, late: not kept
+    await first;
+    expect(s().warmup).toMatchObject({ finished: 1 });
+    expect(s().warming).toBe(false);
+    const closed = {
+      warmRuns: () => Promise.reject({ kind: 'internal', message: 'the engine worker was stopped' }),
+    } as unknown as EngineClient;
+    await s().warm(closed);
+    expect(s().warming).toBe(false);
+    expect(s().message).toBeNull();
+  });
+});
