@@ -103,6 +103,8 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
     const hit = page.getByTestId('bisection-hit');
     await expect(hit).toHaveAttribute('data-kernel', f.kernel);
     await expect(hit).toContainText(`${f.title} alone`);
+    // The hit names the family's kernel, not GPT-NeoX's switch id it runs under (data-kernel keeps that).
+    await expect(hit).not.toContainText(f.kernel);
     await expect(page.getByTestId('bisection')).not.toContainText('GELU');
     // The summary line names the family's kernels too, not GPT-NeoX's switch ids.
     await expect(page.getByTestId('bisection')).toContainText(`${f.title} reproduces`);
@@ -128,6 +130,9 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
   // The add + RMSNorm writes the norms and both residual adds: ln1, then ln2_in and ln2, then the layer's output.
   await expect(drill.locator('[data-testid="kernel-group"][data-kernel="layernorm"]')).toHaveCount(3);
   await expect(drill).not.toContainText('gate_up');
+  // The brackets are labelled with the family's kernels' names, not the switch ids (no 'linear_gelu' over SwiGLU).
+  const labels = await drill.locator('[data-testid="kernel-group"] .kernel-label').allTextContents();
+  expect([...new Set(labels)].sort()).toEqual(['addRmsNorm', 'flash', 'gemm', 'qkvRope', 'swiglu']);
   await drill.scrollIntoViewIfNeeded();
   await both(page, testInfo, 'layer-ops');
 

@@ -113,10 +113,21 @@ export function Bisection({ report }: { report: Report }) {
               data-kernel={r.kernel}
               data-layer={r.firstLayer ?? ''}
             >
-              divergence reproduced by <code>{r.kernel}</code> from layer {r.firstLayer}{' '}
-              <span className="muted">
-                ({kernelWords(r.kernel, report.model.family).title} alone, {formatRatio(r.ratio)} the floor)
-              </span>
+              {report.model.family === 'llama' ? (
+                // The family runs its own kernel under GPT-NeoX's switch id (data-kernel): name the kernel only.
+                <>
+                  divergence reproduced by <strong>{kernelWords(r.kernel, 'llama').title}</strong> alone from
+                  layer {r.firstLayer} <span className="muted">({formatRatio(r.ratio)} the floor)</span>
+                </>
+              ) : (
+                <>
+                  divergence reproduced by <code>{r.kernel}</code> from layer {r.firstLayer}{' '}
+                  <span className="muted">
+                    ({kernelWords(r.kernel, report.model.family).title} alone, {formatRatio(r.ratio)} the
+                    floor)
+                  </span>
+                </>
+              )}
             </li>
           ))}
         </ul>

@@ -35,11 +35,20 @@ const LLAMA_SLOT_KERNEL: ReadonlyMap<string, string> = new Map(
   }),
 );
 
-/** The switched-on fused kernel that writes a Llama-family layer's slot (its id and words), or null. */
+/**
+ * The switched-on fused kernel that writes a Llama-family layer's slot, or null: its switch id, its title and its
+ * name (the family's kernel, ops/fused.ts `llama.kernel`: what a chart labels it with, never GPT-NeoX's switch id).
+ */
 export function llamaKernelOfSlot(
   slot: string,
   fusedOn: readonly string[],
-): { id: string; title: string } | null {
+): { id: string; title: string; name: string } | null {
   const id = LLAMA_SLOT_KERNEL.get(slot);
-  return id && fusedOn.includes(id) ? { id, title: kernelWords(id, 'llama').title } : null;
+  if (!id || !fusedOn.includes(id)) return null;
+  return { id, title: kernelWords(id, 'llama').title, name: llamaKernelName(id) };
+}
+
+/** The Llama family's own name for the kernel it runs under switch `id` (the id itself where it runs none). */
+export function llamaKernelName(id: string): string {
+  return FUSED.find((k) => k.id === id)?.llama.kernel ?? id;
 }

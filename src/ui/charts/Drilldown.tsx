@@ -199,12 +199,14 @@ export function Drilldown({
         .attr('dy', '0.35em')
         .text((t) => awayWords(t));
       // The ops each fused kernel replaced, bracketed under its name (consecutive rows of one kernel).
-      const segments: { kernel: string; title: string; from: number; to: number }[] = [];
+      // Labelled by the kernel's name in the loaded family (a Llama model's 'swiglu', not the switch 'linear_gelu').
+      const segments: { kernel: string; name: string; title: string; from: number; to: number }[] = [];
       taps.forEach((t, i) => {
         const k = kernelOf(t);
         const last = segments.at(-1);
         if (k && last && last.kernel === k.id && last.to === i - 1) last.to = i;
-        else if (k) segments.push({ kernel: k.id, title: k.title, from: i, to: i });
+        else if (k)
+          segments.push({ kernel: k.id, name: 'name' in k ? k.name : k.id, title: k.title, from: i, to: i });
       });
       const groups = plot
         .append('g')
@@ -236,7 +238,7 @@ export function Drilldown({
         .attr('x', bx)
         .attr('y', (g) => ((y(taps[g.from].name) ?? 0) + (y(taps[g.to].name) ?? 0) + y.bandwidth()) / 2)
         .attr('dy', '0.35em')
-        .text((g) => g.kernel);
+        .text((g) => g.name);
       compared
         .attr('tabindex', 0)
         .attr('role', 'button')
