@@ -83,6 +83,16 @@ function rowMax(d: number, workgroupBytes?: number): number {
 /** The row, the first norm's weights and output, and the dummy bound for an absent second norm. */
 type FirstNorm = { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer };
 
+/** A fused norm launcher (the LayerNorms here, the RMSNorms of kernels/ops/rmsnorm.ts): buffers `B`, rows of d, eps. */
+export type NormLauncher<B> = (
+  label: string,
+  b: B,
+  rows: number,
+  d: number,
+  eps: number,
+  opts?: NormOpts,
+) => DispatchSpec;
+
 /** A dual LayerNorm launcher: buffers `B`, the second norm's (null: one norm only), rows of d, eps. */
 type DualNormLauncher<B> = (
   label: string,
@@ -144,16 +154,15 @@ export const layerNorm2: DualNormLauncher<FirstNorm> = (label, b, second, rows, 
 };
 
 /** r = b + a; y = LN(r; w, bias) — a, b, r, y: [rows, d]; w, bias: [d]. */
-export function addLayerNorm(
-  label: string,
-  b: { a: GPUBuffer; b: GPUBuffer; w: GPUBuffer; bias: GPUBuffer; r: GPUBuffer; y: GPUBuffer },
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
-  return normDispatch(label, addLayerNormKernel, [rows, d, eps], opts, {}, b);
-}
+export const addLayerNorm: NormLauncher<{
+  a: GPUBuffer;
+  b: GPUBuffer;
+  w: GPUBuffer;
+  bias: GPUBuffer;
+  r: GPUBuffer;
+  y: GPUBuffer;
+}> = (label, b, rows, d, eps, opts = {}) =>
+  normDispatch(label, addLayerNormKernel, [rows, d, eps], opts, {}, b);
 
 /**
  * Split-K partials a fold reduces: [S, rows, d] in `part` from float `offset` (0 when absent), K, K per split,
@@ -172,23 +181,16 @@ interface Partials {
  * [S', rows, d], reduced as its own reduction would: split order through acc(), + bias, one st()) and written
  * to `attn`: attn = dense(…); r = attn + a; y = LN(r; w, bias). The same bits as the unfolded pair.
  */
-export function addLayerNormFold(
-  label: string,
-  b: {
-    a: GPUBuffer;
-    dense: Partials;
-    w: GPUBuffer;
-    bias: GPUBuffer;
-    attn: GPUBuffer;
-    r: GPUBuffer;
-    y: GPUBuffer;
-    dummy: GPUBuffer;
-  },
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
+export const addLayerNormFold: NormLauncher<{
+  a: GPUBuffer;
+  dense: Partials;
+  w: GPUBuffer;
+  bias: GPUBuffer;
+  attn: GPUBuffer;
+  r: GPUBuffer;
+  y: GPUBuffer;
+  dummy: GPUBuffer;
+}> = (label, b, rows, d, eps, opts = {}) => {
   const { dense } = b;
   return normDispatch(
     label,
@@ -212,7 +214,7 @@ export function addLayerNormFold(
     },
     [dense.K, dense.kChunk, dense.bias ? 1 : 0],
   );
-}
+};
 
 /**
  * layerNorm2 over a residual row formed here from the previous layer's MLP down-projection partials, as its

@@ -16,7 +16,7 @@ import type { Tensor } from '../../numeric/types';
 import type { Fp64Form } from '../../ops/types';
 import { dispatchOf, kernelOf } from '../define';
 import { partialsRange, type SplitPartials } from '../fused-linear-fold';
-import { fusedNormMaxD, type NormOpts, rowNormDispatch } from '../fused-norm';
+import { fusedNormMaxD, type NormLauncher, type NormOpts, rowNormDispatch } from '../fused-norm';
 import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
@@ -141,26 +141,19 @@ export function rmsNormDispatch(
  * layer's input norm): b and r are not touched (`dummy` is bound for r). Faults: FAULT_EPS_OUTSIDE, and row_stats'
  * FAULT_EPS_SCALE and FAULT_REORDER.
  */
-export function addRmsNorm(
-  label: string,
-  buf: {
-    a: GPUBuffer;
-    b: GPUBuffer | null;
-    w: GPUBuffer;
-    r: GPUBuffer | null;
-    y: GPUBuffer;
-    dummy: GPUBuffer;
-  },
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
+export const addRmsNorm: NormLauncher<{
+  a: GPUBuffer;
+  b: GPUBuffer | null;
+  w: GPUBuffer;
+  r: GPUBuffer | null;
+  y: GPUBuffer;
+  dummy: GPUBuffer;
+}> = (label, buf, rows, d, eps, opts = {}) => {
   const add = buf.b !== null;
   if (add !== (buf.r !== null)) throw new Error(`${label}: the residual add needs both b and r (or neither)`);
   const buffers = { a: buf.a, b: buf.b ?? buf.a, w: buf.w, r: buf.r ?? buf.dummy, y: buf.y };
   return rmsNormDispatch(label, addRmsNormKernel, [rows, d, eps], opts, { ADD: add }, buffers);
-}
+};
 
 export const addRmsNormFoldKernel = kernelOf(
   'fused/add_rmsnorm_fold',
@@ -181,22 +174,15 @@ export const addRmsNormFoldKernel = kernelOf(
  * eps): a, b, r, y [rows, d], w [d]. Faults as addRmsNorm's: FAULT_EPS_OUTSIDE, row_stats' FAULT_EPS_SCALE and
  * FAULT_REORDER.
  */
-export function addRmsNormFold(
-  label: string,
-  buf: {
-    a: GPUBuffer;
-    part: SplitPartials;
-    w: GPUBuffer;
-    b: GPUBuffer;
-    r: GPUBuffer;
-    y: GPUBuffer;
-    dummy: GPUBuffer;
-  },
-  rows: number,
-  d: number,
-  eps: number,
-  opts: NormOpts = {},
-): DispatchSpec {
+export const addRmsNormFold: NormLauncher<{
+  a: GPUBuffer;
+  part: SplitPartials;
+  w: GPUBuffer;
+  b: GPUBuffer;
+  r: GPUBuffer;
+  y: GPUBuffer;
+  dummy: GPUBuffer;
+}> = (label, buf, rows, d, eps, opts = {}) => {
   const { part } = buf;
   const buffers = {
     a: buf.a,
@@ -209,7 +195,7 @@ export function addRmsNormFold(
   };
   const more = [part.K, part.kChunk, part.bias ? 1 : 0];
   return rmsNormDispatch(label, addRmsNormFoldKernel, [rows, d, eps], opts, {}, buffers, more);
-}
+};
 
 /** fp64: HF's cast order is the identity in fp64; a cause's variant (RmsNormVariant) as the oracle takes it. */
 const fp64: Fp64Form = (a) =>
