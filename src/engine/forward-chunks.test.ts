@@ -80,6 +80,7 @@ describe('forwards in several command buffers', () => {
       };
       const tokens = Array.from({ length: int(1, 30) }, () => int(0, spec.vocab - 1));
       const tag = `seed ${seed} (${JSON.stringify(spec)}, T ${tokens.length})`;
+      const other = tokens.map((t) => (t + 1) % spec.vocab);
       await engine.loadModel(randomModelFiles(spec, seed));
       const device = engine.ctx.device;
       for (const path of ['reference', 'fused'] as const) {
@@ -88,9 +89,14 @@ describe('forwards in several command buffers', () => {
         );
         const n = one.value.dispatches;
         const chunks = int(2, n + 2);
+        // Before each chunked forward, one on other ids (the same recording, the same buffers): a dispatch the
+        // chunks left out would leave those ids' values behind, not the ones compared.
+        const scramble = () => engine.forward(other, { path, taps: 'all', submitChunks: 1 });
+        await scramble();
         const many = await countSubmits(device, () =>
           engine.forward(tokens, { path, taps: 'all', submitChunks: chunks }),
         );
+        await scramble();
         const byRule = await countSubmits(device, () => engine.forward(tokens, { path, taps: 'all' }));
         expect(one.submits, `${tag} ${path}: one buffer`).toBe(1);
         expect(many.submits, `${tag} ${path}: ${chunks} buffers asked, ${n} dispatches`).toBe(
@@ -127,12 +133,14 @@ describe('forwards in several command buffers', () => {
       const seed = freshSeed();
       const { cfg, w, tokens } = randomLlamaModel(seed);
       const tag = `seed ${seed} (${cfg.flavour}, ${cfg.numLayers} layers, hd ${cfg.headDim}, T ${tokens.length})`;
+      const other = tokens.map((t) => (t + 1) % cfg.vocabSize);
       const fused = LlamaFused.create(h, cfg, w);
       try {
         const run = (submitChunks: number) =>
           countSubmits(h.device, () => fused.forwardTaps(tokens, { submitChunks }));
         const one = await run(1);
         const chunks = 2 + Math.floor(mulberry32(seed ^ 0x5bd1e995)() * 40);
+        await fused.forwardTaps(other, { submitChunks: 1 }); // as above: other values in any buffer it reuses
         const many = await run(chunks);
         expect(one.submits, `${tag}: one buffer`).toBe(1);
         expect(many.submits, `${tag}: ${chunks} buffers asked`).toBeGreaterThan(1);
