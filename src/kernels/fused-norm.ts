@@ -71,15 +71,6 @@ export interface NormOpts extends KernelOpts {
   maxWorkgroupBytes?: number;
 }
 
-function rowMax(d: number, workgroupBytes?: number): number {
-  const max = fusedNormMaxD(workgroupBytes);
-  if (d > max)
-    throw new Error(
-      `fused LayerNorm supports d <= ${max} with ${workgroupBytes ?? DEFAULT_WORKGROUP_BYTES} bytes of workgroup memory, got ${d}`,
-    );
-  return Math.max(1, d);
-}
-
 /** The row, the first norm's weights and output, and the dummy bound for an absent second norm. */
 type FirstNorm = { x: GPUBuffer; w1: GPUBuffer; b1: GPUBuffer; y1: GPUBuffer; dummy: GPUBuffer };
 
@@ -104,38 +95,40 @@ type DualNormLauncher<B> = (
   opts?: NormOpts,
 ) => DispatchSpec;
 
-/** A fused LayerNorm dispatch: one workgroup per row of d, params [rows, d, eps, ...more]. */
-function normDispatch(
+/** A fused norm dispatch: label, kernel, [rows, d, eps], options, override constants, buffers, the params after eps. */
+export type NormDispatch = (
   label: string,
   kernel: KernelDef,
-  [rows, d, eps]: [number, number, number],
+  sizes: [number, number, number],
   opts: NormOpts,
   constants: OverrideConstants,
   buffers: DispatchSpec['buffers'],
-  more: number[] = [],
-): DispatchSpec {
-  rowMax(d, opts.maxWorkgroupBytes);
-  return rowNormDispatch(label, kernel, [rows, d, eps], opts, constants, buffers, more, [rows, 1, 1]);
-}
+  more?: number[],
+) => DispatchSpec;
 
 /**
- * A fused norm dispatch of either family (the LayerNorms here, the RMSNorms of kernels/ops/rmsnorm.ts) whose d its
- * caller has checked against fusedNormMaxD: WG threads and a row cache of d floats per row, params [rows, d, eps,
- * ...more], one workgroup per row laid out as `grid`.
+ * The fused norm dispatch of a family (the LayerNorms here, the RMSNorms of kernels/ops/rmsnorm.ts): WG threads and a
+ * row cache of d floats, one workgroup per row laid out by `grid`, params [rows, d, eps, ...more]; a d past what the
+ * device's workgroup memory holds (fusedNormMaxD) is refused, in the words of `tooWide`, before anything is recorded.
  */
-export function rowNormDispatch(
-  label: string,
-  kernel: KernelDef,
-  [rows, d, eps]: [number, number, number],
-  opts: NormOpts,
-  constants: OverrideConstants,
-  buffers: DispatchSpec['buffers'],
-  more: number[],
-  grid: [number, number, number],
-): DispatchSpec {
-  const all = { WG, ROW_MAX: Math.max(1, d), ...constants, ...opts.constants };
-  return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], grid);
+export function normDispatchOf(
+  tooWide: (label: string, d: number, max: number, workgroupBytes?: number) => string,
+  grid: (rows: number) => [number, number, number],
+): NormDispatch {
+  return (label, kernel, [rows, d, eps], opts, constants, buffers, more = []) => {
+    const max = fusedNormMaxD(opts.maxWorkgroupBytes);
+    if (d > max) throw new Error(tooWide(label, d, max, opts.maxWorkgroupBytes));
+    const all = { WG, ROW_MAX: Math.max(1, d), ...constants, ...opts.constants };
+    return dispatchOf(label, kernel, all, buffers, [rows, d, { f32: eps }, ...more], grid(rows));
+  };
 }
+
+/** A fused LayerNorm dispatch: one workgroup per row along x. */
+const normDispatch = normDispatchOf(
+  (_, d, max, bytes) =>
+    `fused LayerNorm supports d <= ${max} with ${bytes ?? DEFAULT_WORKGROUP_BYTES} bytes of workgroup memory, got ${d}`,
+  (rows) => [rows, 1, 1],
+);
 
 /**
  * y1 = LN(x; w1, b1) and, when `second` is given, y2 = LN(x; w2, b2) from one read of each row.

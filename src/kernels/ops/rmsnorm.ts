@@ -10,13 +10,12 @@
 // them, the same bits as the reduction then add_rmsnorm, one dispatch fewer). Qwen3's per-head q/k norm (qk-norm.ts)
 // runs the reference launchers over T · heads rows.
 
-import type { KernelDef, OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { Tensor } from '../../numeric/types';
 import type { Fp64Form } from '../../ops/types';
 import { dispatchOf, kernelOf } from '../define';
 import { partialsRange, type SplitPartials } from '../fused-linear-fold';
-import { fusedNormMaxD, type NormLauncher, type NormOpts, rowNormDispatch } from '../fused-norm';
+import { type NormLauncher, normDispatchOf } from '../fused-norm';
 import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
@@ -118,23 +117,14 @@ export const addRmsNormKernel = kernelOf(
 );
 
 /**
- * A fused RMSNorm dispatch (add_rmsnorm.wgsl, add_rmsnorm_fold.wgsl): one workgroup per row of d, params [rows, d, eps,
- * ...more]; d past what the device's workgroup memory holds is refused before anything is recorded.
+ * A fused RMSNorm dispatch (add_rmsnorm.wgsl, add_rmsnorm_fold.wgsl): one workgroup per row of d (rowGroups: rows past
+ * 65535 on a 2-D grid), params [rows, d, eps, ...more]; d past what the device's workgroup memory holds is refused
+ * before anything is recorded.
  */
-export function rmsNormDispatch(
-  label: string,
-  kernel: KernelDef,
-  [rows, d, eps]: [number, number, number],
-  opts: NormOpts,
-  constants: OverrideConstants,
-  buffers: DispatchSpec['buffers'],
-  more: number[] = [],
-): DispatchSpec {
-  const max = fusedNormMaxD(opts.maxWorkgroupBytes);
-  if (d > max)
-    throw new Error(`${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`);
-  return rowNormDispatch(label, kernel, [rows, d, eps], opts, constants, buffers, more, rowGroups(rows));
-}
+export const rmsNormDispatch = normDispatchOf(
+  (label, d, max) => `${label}: fused RMSNorm supports d <= ${max} with this workgroup memory, got ${d}`,
+  rowGroups,
+);
 
 /**
  * r = a + b; y = RMSNorm(r; w, eps) — a, b, r, y: [rows, d]; w: [d]. With `b: null` RMSNorm of a alone (the first
