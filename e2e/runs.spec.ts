@@ -138,7 +138,7 @@ test('a runs link opens in a fresh context: the files asked for by sha256, the s
   await loadFixtureModel(page);
   await page.getByTestId('mode-runs').click();
   // The sharer's import comes at once: the warm-up, started as the panel opened, is stopped by it and paid by it.
-  await analyze(page);
+  const coldMs = await analyze(page);
   const cold = await shownReport(page);
   expect((await warmupSettled(page)).finished).toBeLessThanOrEqual(1);
   await page
@@ -171,7 +171,10 @@ test('a runs link opens in a fresh context: the files asked for by sha256, the s
   await viewer.getByTestId('run-input-A').setInputFiles(FAULT);
   await viewer.getByTestId('analyze-runs').click();
   await expect(viewer.getByTestId('run-error-A')).toContainText('the link names');
-  await analyze(viewer);
+  const warmMs = await analyze(viewer);
+  console.log(
+    `[runs] the first import: ${coldMs} ms at once, ${warmMs} ms after the warm-up (${warmed.text})`,
+  );
   await expect(viewer.getByTestId('finding-B')).toContainText('layer 1: the residual add');
   await expect(viewer.getByTestId('sharer-B')).toContainText('layers.1.residual');
   // The first import after the warm-up shows the report the sharer's import showed without it.
