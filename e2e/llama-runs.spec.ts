@@ -75,5 +75,15 @@ test("your runs of a Llama-family model: run B's KV mapping found at layer 1's a
   await shoot(page, testInfo, 'llama-runs-1280');
   await page.setViewportSize({ width: 1920, height: 1080 });
   await shoot(page, testInfo, 'llama-runs-1920');
+  // Another run B picked: the report says it answers the runs analysed before, until Analyze answers the new pair.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.getByTestId('run-input-B').setInputFiles({ ...CLEAN, name: 'clean-again.safetensors' });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const stale = page.getByTestId('runs-stale');
+  await expect(stale).toContainText('run B (clean-again.safetensors in place of kv-mapping.safetensors)');
+  await expect(stale).toBeInViewport();
+  await page.getByTestId('analyze-runs').click();
+  await expect(page.getByTestId('runs-verdict')).toHaveText('AGREE', { timeout: 120_000 });
+  await expect(stale).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -18,6 +18,7 @@ import { RunPanel } from './RunPanel';
 import { Dumper } from './runs/Dumper';
 import { RunsPanel } from './runs/RunsPanel';
 import { RunsResults } from './runs/RunsResults';
+import { RunsStale } from './runs/RunsStale';
 import { ScenarioPicker, ScenarioStage } from './Scenarios';
 import { SharePanel } from './SharePanel';
 
@@ -161,6 +162,7 @@ function RunsMain({ store }: ModeProps) {
     );
   return (
     <div data-testid="results">
+      <RunsStale report={report} modelName={model?.name ?? null} />
       <RunsResults report={report} model={model && source ? modelRef(source, model) : null} />
     </div>
   );
