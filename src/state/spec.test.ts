@@ -3,7 +3,7 @@ import { decodeLink, encodeLink } from '../run/permalink';
 import { parseRunSpec } from '../run/runspec';
 import type { LoadedModel } from '../worker/api';
 import { defaultSettings, type RunSettings, settingsOf } from './settings';
-import { buildSpec, modelRef, PHASES, phaseLabel, progressFraction, specChanges } from './spec';
+import { buildSpec, changesSince, modelRef, PHASES, phaseLabel, progressFraction, specChanges } from './spec';
 
 const model: LoadedModel = {
   name: 'neox-kjv-bytes',
@@ -172,5 +172,34 @@ describe('specChanges', () => {
     expect(specChanges(spec({ seed: 1 }), spec({ seed: 2 }))).toEqual([]);
     const f = { fault: 'gptj_rotary' as const, faultLayer: null };
     expect(specChanges(spec({ ...f, seed: 1 }), spec({ ...f, seed: 2 }))).toEqual(['the seed']);
+  });
+});
+
+describe('changesSince', () => {
+  const built = (
+    patch: Partial<RunSettings>,
+    m = model,
+    src: typeof embedded | { kind: 'files'; name: string } = embedded,
+  ) => buildSpec(settings(patch), src, m);
+  const shown = built({ fault: 'gelu_relu' });
+  if (!shown.ok) throw new Error(shown.message);
+  const here = { ref: modelRef(embedded, model), name: model.name };
+  it('names what specChanges names while the model is the report’s', () => {
+    expect(changesSince(shown.spec, model.name, built({ fault: 'gelu_relu', k: 3 }), here)).toEqual(['k']);
+  });
+  it('names another model loaded by both names, also where the settings are no valid run on it', () => {
+    const other: LoadedModel = { ...model, name: 'qwen3-qknorm', sha256: 'b'.repeat(64) };
+    const src = { kind: 'files' as const, name: 'qwen3-qknorm' };
+    const now = { ref: modelRef(src, other), name: other.name };
+    const words = 'the model (qwen3-qknorm in place of neox-kjv-bytes)';
+    expect(changesSince(shown.spec, model.name, { ok: false, message: 'no such fault' }, now)).toEqual([
+      words,
+    ]);
+    expect(
+      changesSince(shown.spec, model.name, built({ fault: 'gelu_relu', k: 3 }, other, src), now),
+    ).toEqual([words, 'k']);
+    expect(changesSince(shown.spec, model.name, { ok: false, message: 'no such fault' }, here)).toEqual([
+      'the settings (not a valid run now)',
+    ]);
   });
 });

@@ -188,6 +188,23 @@ export function progressFraction(
  * What differs between the run a report answers and the settings shown now, in words ('the prompt',
  * 'the fused kernels', …); empty when they describe the same comparison.
  */
+/**
+ * What changed since a report of `shown` (its model named `shownName`) was run, for the settings built now and the
+ * model loaded now: a model loaded in place of the report's is named first, by both names, also where the settings
+ * are no valid run on it (a fault its family does not offer); else what specChanges names.
+ */
+export function changesSince(
+  shown: RunSpec,
+  shownName: string,
+  built: BuiltSpec,
+  now: { ref: ModelRef; name: string },
+): string[] {
+  const model =
+    modelKey(shown.model) !== modelKey(now.ref) ? [`the model (${now.name} in place of ${shownName})`] : [];
+  if (!built.ok) return model.length > 0 ? model : ['the settings (not a valid run now)'];
+  return [...model, ...specChanges(shown, built.spec).filter((w) => w !== 'the model')];
+}
+
 export function specChanges(shown: RunSpec, now: RunSpec): string[] {
   const out: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -5,7 +5,7 @@ import { useStore } from 'zustand';
 import type { Report } from '../compare/analyze';
 import { faultInfo } from '../run/faults';
 import { METRICS, type Metric } from '../run/runspec';
-import { buildSpec, specChanges } from '../state/spec';
+import { buildSpec, changesSince, modelRef } from '../state/spec';
 import type { AppStore } from '../state/store';
 import { ExportDetails } from './charts/ChartCard';
 import { Drilldown, OP_ROWS } from './charts/Drilldown';
@@ -58,8 +58,8 @@ function useChangedSince(store: AppStore): string {
     const report = s.run.report;
     if (!report || s.run.status === 'running' || !s.model || !s.modelSource) return '';
     const built = buildSpec(s.settings, s.modelSource, s.model);
-    if (!built.ok) return 'the settings (not a valid run now)';
-    return specChanges(report.spec, built.spec).join(', ');
+    const now = { ref: modelRef(s.modelSource, s.model), name: s.model.name };
+    return changesSince(report.spec, report.model.name, built, now).join(', ');
   });
 }
 
