@@ -109,7 +109,10 @@ export class StepCache {
     const offsets: number[] = [];
     let bytes = 0;
     specs.forEach((s, i) => {
-      if (!hasParams[i]) return offsets.push(-1);
+      if (!hasParams[i]) {
+        offsets.push(-1);
+        return;
+      }
       if (!s.params) throw new Error(`${s.label}: kernel ${s.kernel.name} needs params`);
       offsets.push(bytes);
       bytes += Math.ceil(s.params.byteLength / align) * align;
