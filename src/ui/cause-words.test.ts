@@ -87,6 +87,11 @@ describe('cause words', () => {
     expect(v.detail).toContain('x, leaves 6.0e+6×');
   });
 
+  it('says a cause that leaves nothing explains all, not "all but 0×"', () => {
+    const v = verdictView(verdict([tc('qk-norm-skipped', 0, 'the q/k norm is left out')], [tc('x', 1.8e6)]));
+    expect(v.detail).toBe('explains all of an error 7.7e+6× the floor; the next best, x, leaves 1.8e+6×');
+  });
+
   it('names both when two explain equally', () => {
     const v = verdictView(verdict([tc('a', 1, 'A'), tc('b', 1.1, 'B')], [tc('a', 1), tc('b', 1.1)]));
     expect(v.headline).toBe('A; or B (they explain it equally)');

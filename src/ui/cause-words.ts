@@ -35,7 +35,12 @@ export function verdictView(c: CauseVerdict): CauseView {
       state: 'named',
       ids: c.named.map((n) => n.id),
       headline: c.named.map((n) => n.words).join('; or ') + both,
-      detail: `explains all but ${timesFloor(c.named[0].residual)} the floor of an error ${timesFloor(c.error)} the floor${
+      // A residual of 0 (the cause reproduces the run bit for bit) is said as such, not as "all but 0×".
+      detail: `${
+        c.named[0].residual === 0
+          ? 'explains all'
+          : `explains all but ${timesFloor(c.named[0].residual)} the floor`
+      } of an error ${timesFloor(c.error)} the floor${
         c.runnerUp ? `; the next best, ${c.runnerUp.id}, leaves ${timesFloor(c.runnerUp.residual)}` : ''
       }`,
     };
