@@ -121,6 +121,7 @@ describe("the op registry's fused kernels", () => {
     expect(llamaKernelOfSlot('swiglu', ['linear_gelu'])).toEqual({
       id: 'linear_gelu',
       title: 'Gate/up GEMM + SwiGLU',
+      name: 'swiglu',
     });
   });
 
