@@ -191,7 +191,7 @@ describe('changesSince', () => {
     const other: LoadedModel = { ...model, name: 'qwen3-qknorm', sha256: 'b'.repeat(64) };
     const src = { kind: 'files' as const, name: 'qwen3-qknorm' };
     const now = { ref: modelRef(src, other), name: other.name };
-    const words = 'the model (qwen3-qknorm in place of neox-kjv-bytes)';
+    const words = 'the model to qwen3-qknorm from neox-kjv-bytes';
     expect(changesSince(shown.spec, model.name, { ok: false, message: 'no such fault' }, now)).toEqual([
       words,
     ]);

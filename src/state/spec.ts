@@ -190,7 +190,8 @@ export function progressFraction(
  */
 /**
  * What changed since a report of `shown` (its model named `shownName`) was run, for the settings built now and the
- * model loaded now: a model loaded in place of the report's is named first, by both names, also where the settings
+ * model loaded now: a model loaded in place of the report's is named first, by both names (with their families:
+ * a model picked from disk may be called just 'model'), also where the settings
  * are no valid run on it (a fault its family does not offer); else what specChanges names.
  */
 export function changesSince(
@@ -200,7 +201,7 @@ export function changesSince(
   now: { ref: ModelRef; name: string },
 ): string[] {
   const model =
-    modelKey(shown.model) !== modelKey(now.ref) ? [`the model (${now.name} in place of ${shownName})`] : [];
+    modelKey(shown.model) !== modelKey(now.ref) ? [`the model to ${now.name} from ${shownName}`] : [];
   if (!built.ok) return model.length > 0 ? model : ['the settings (not a valid run now)'];
   return [...model, ...specChanges(shown, built.spec).filter((w) => w !== 'the model')];
 }

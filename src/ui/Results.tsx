@@ -58,9 +58,14 @@ function useChangedSince(store: AppStore): string {
     const report = s.run.report;
     if (!report || s.run.status === 'running' || !s.model || !s.modelSource) return '';
     const built = buildSpec(s.settings, s.modelSource, s.model);
-    const now = { ref: modelRef(s.modelSource, s.model), name: s.model.name };
-    return changesSince(report.spec, report.model.name, built, now).join(', ');
+    const now = { ref: modelRef(s.modelSource, s.model), name: modelWords(s.model) };
+    return changesSince(report.spec, modelWords(report.model), built, now).join(', ');
   });
+}
+
+/** A model's name and family ("model (Llama family, qwen3)"): a model picked from disk may be called just "model". */
+function modelWords(m: { name: string; family?: string; flavour?: string | null }): string {
+  return `${m.name} (${m.family === 'llama' ? `Llama family, ${m.flavour}` : 'GPT-NeoX'})`;
 }
 
 function StaleBanner({ changed }: { changed: string }) {
