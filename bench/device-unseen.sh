@@ -8,15 +8,18 @@
 # package.json and dist/linux-x64/dawn.node.xz, debs/libvulkan1, and the CLI bundled from this tree:
 #   npx esbuild src/cli/main.ts --bundle --platform=node --format=esm --target=node20 \
 #     --outfile=.dp-unseen/cli.mjs --external:webgpu
-# The tracked tree (~36 MiB) and the pack (~27 MiB) stay under the 64 MiB a call carries.
-# Then: run(carry=[".dp-unseen"], command="bash bench/device-unseen.sh").
+#   xz -9 .dp-unseen/cli.mjs          # cli.mjs.xz: the tracked tree (~36.5 MiB), the pack (~26 MiB) and .gl stay
+#                                     # under the 64 MiB a call carries
+# Then: run(carry=[".dp-unseen", ".gl"], command="bash bench/device-unseen.sh"). On an H200 (gVisor) Dawn finds no
+# adapter without .gl's glvnd debs; the H100 found one without them.
 set -u
 P=${PACK:-.dp-unseen}
-for f in "$P"/debs/*.deb; do dpkg -x "$f" /; done
+for f in .gl/*.deb "$P"/debs/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export SHADERS_DIR=$PWD/shaders PYTHONUNBUFFERED=1
 xz -dc "$P/node.xz" > /tmp/node && chmod +x /tmp/node
+[ -f "$P/cli.mjs.xz" ] && xz -dc "$P/cli.mjs.xz" > "$P/cli.mjs"
 d=$P/node_modules/webgpu/dist/linux-x64
 [ -f "$d/dawn.node" ] || xz -dk "$d/dawn.node.xz"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +%FT%TZ; nproc; } > "$OUT/gpu.txt"
@@ -38,7 +41,7 @@ tar czf "$OUT/logs.tgz" -C /tmp logs
 tar czf "$OUT/reports.tgz" -C /tmp unseen/reports lunseen/reports
 ls -la "$OUT"
 cat "$OUT/gpu.txt"
-tail -5 /tmp/logs/neox-make.log /tmp/logs/llama-make.log
+tail -n 5 /tmp/logs/neox-make.log /tmp/logs/llama-make.log
 grep -c . "$OUT"/*.jsonl
 OUT="$OUT" python3 - <<'PY'
 import collections, json, os

@@ -273,8 +273,9 @@ def attention_forward(model, attn, cause, params, off):
         v = attn.v_proj(hidden_states).view(hs).transpose(1, 2)
         Tq = q.shape[2]
         past = past_key_values.get_seq_length(attn.layer_idx) if past_key_values is not None else 0
-        pos = torch.arange(past, past + Tq, device=q.device)
-        decode = past > 0
+        cp = kwargs.get("cache_position")  # the rows' positions (a sliding-window cache's length is not them)
+        pos = cp.to(q.device) if cp is not None else torch.arange(past, past + Tq, device=q.device)
+        decode = int(pos[0]) > 0
         cos, sin = position_embeddings
         turn = rotate_half
         if not off:
@@ -294,12 +295,12 @@ def attention_forward(model, attn, cause, params, off):
         k = k * c + turn(k) * s
         if past_key_values is not None:
             k, v = past_key_values.update(k, v, attn.layer_idx)
-        S = k.shape[2]
+        S = k.shape[2]  # a sliding-window cache (Mistral) returns the last keys only: they end at past + Tq
         if not off and cause == "kv-interleaved":
             k, v = k.repeat(1, g, 1, 1), v.repeat(1, g, 1, 1)  # head h reads KV head h mod KV
         else:
             k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)  # HF's repeat_kv
-        kpos = torch.arange(S, device=q.device)
+        kpos = torch.arange(int(pos[-1]) + 1 - S, int(pos[-1]) + 1, device=q.device)
         allowed = kpos[None, :] <= pos[:, None]
         if window is not None:
             allowed = allowed & (kpos[None, :] > pos[:, None] - window)

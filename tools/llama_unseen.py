@@ -347,8 +347,14 @@ def make(args):
             return dump_generation(model, torch.tensor(ids[:GEN_PROMPT]), GEN_NEW, path, label=label, modules=mods)
         return dump_run(model, torch.tensor(ids), path, label=label, modules=mods)
 
+    keep = None  # --only: the faults whose id holds it, their models' clean SDPA runs
+    if args.only:
+        keep = {j for j, f in enumerate(FAULTS) if args.only in fault_id(f, drawn[j])}
+    need = None if keep is None else {FAULTS[j][0] for j in keep}
     info = {}
     for name, spec in MODELS.items():
+        if need is not None and name not in need:
+            continue
         try:
             mdir = os.path.join(args.out, name)
             os.makedirs(mdir, exist_ok=True)
@@ -380,7 +386,8 @@ def make(args):
     clean = {}  # (model, dtype, kind) -> (file, tensors) of the clean SDPA run
     for b in BENIGN:
         name, dtype, attn, kind = b
-        if name not in info:
+        if name not in info or (keep is not None and not (attn == "sdpa" and any(
+                FAULTS[j][:3] == (name, dtype, kind) for j in keep))):
             continue
         m = info[name]
         rid = benign_id(b)
@@ -405,7 +412,7 @@ def make(args):
 
     loaded = {}
     order = sorted(range(len(FAULTS)), key=lambda j: (FAULTS[j][0], FAULTS[j][1]))  # one load per model and dtype
-    for f, layer in ((FAULTS[j], drawn[j]) for j in order):
+    for f, layer in ((FAULTS[j], drawn[j]) for j in order if keep is None or j in keep):
         name, dtype, kind, module, cause, params, note = f
         if name not in info:
             continue
