@@ -82,9 +82,11 @@ export const swigluGeluTanh: Fp64Form = (a) => {
 
 /**
  * x [T, K] · W^T with the running sum in `format`: within each chunk of K the products and adds in fp32 (k in
- * order), the chunk's sum added to the running sum in fp32 and rounded to the format; the bias added in fp32 last.
+ * order; `reverse`: from the chunk's last k to its first), the chunk's sum added to the running sum in fp32 and
+ * rounded to the format; the bias added in fp32 last. A GEMM sums a chunk in an order of its own: where the fp32 sums
+ * of two orders round to different halves, either is the variant (Candidate.orderSpread).
  */
-export function accHalfForm(format: NumFormat, chunk: number): Fp64Form {
+export function accHalfForm(format: NumFormat, chunk: number, reverse = false): Fp64Form {
   return (a) => {
     const { weight, bias } = a.weights as LinearWeights;
     const [N, K] = weight.shape;
@@ -99,7 +101,10 @@ export function accHalfForm(format: NumFormat, chunk: number): Fp64Form {
         for (let k0 = 0; k0 < K; k0 += chunk) {
           let part = 0;
           const end = Math.min(K, k0 + chunk);
-          for (let k = k0; k < end; k++) part = f(part + f(x[t * K + k] * W[n * K + k]));
+          for (let j = k0; j < end; j++) {
+            const k = reverse ? end - 1 - (j - k0) : j;
+            part = f(part + f(x[t * K + k] * W[n * K + k]));
+          }
           acc = roundTo(format, f(acc + part));
         }
         out[t * N + n] = bias ? f(acc + bias.data[n]) : acc;

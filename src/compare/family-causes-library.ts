@@ -50,6 +50,7 @@ export function libraryCandidates(
             params: { format, chunk },
             applies: isLinear,
             form: accHalfForm(format, chunk),
+            orderSpread: accHalfForm(format, chunk, true),
           });
     const withBias = linears.filter((s) => hasBias(cfg, s));
     if (withBias.length > 0)

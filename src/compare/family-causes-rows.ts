@@ -132,7 +132,7 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
   /** The fraction of the error on the sampled rows a candidate leaves. */
   const fracOf = (cand: Candidate) => {
     try {
-      const out = s.compute(cand, rows);
+      const out = spreadOut(s, cand, rows, rec);
       let left = 0;
       for (let j = 0; j < rec.length; j++) left += (rec[j] - out[j]) ** 2;
       return Number.isFinite(left)
@@ -174,10 +174,29 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
   return { tested: [...best.values()], sampled: { screened: rows.length, scored: s.T, of: s.T } };
 }
 
+/**
+ * The candidate's output on `rows`; with an orderSpread, each element where its two orders differ taken from the one
+ * nearer `recorded` (the run's values on those rows): a half rounding the order of an fp32 sum decides is explained
+ * either way.
+ */
+function spreadOut(
+  s: RowScoring,
+  cand: Candidate,
+  rows: readonly number[] | null,
+  recorded: ArrayLike<number>,
+): Float64Array {
+  const out = s.compute(cand, rows);
+  if (!cand.orderSpread) return out;
+  const alt = s.compute({ ...cand, form: cand.orderSpread }, rows);
+  for (let j = 0; j < out.length; j++)
+    if (out[j] !== alt[j] && Math.abs(alt[j] - recorded[j]) < Math.abs(out[j] - recorded[j])) out[j] = alt[j];
+  return out;
+}
+
 /** A candidate's residual over the floor on every row (Infinity where its form refuses the model). */
 function residualOf(s: RowScoring, cand: Candidate): number {
   try {
-    return s.residual(s.compute(cand, null));
+    return s.residual(spreadOut(s, cand, null, s.recorded));
   } catch {
     // A variant the op's form refuses for this model (a window of 0) explains nothing.
     return Number.POSITIVE_INFINITY;

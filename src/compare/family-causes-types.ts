@@ -32,6 +32,12 @@ export interface Candidate {
    */
   form?: Fp64Form;
   /**
+   * The same form with its fp32 sums in another order, where the form rounds to half a quantity the run summed in
+   * fp32 in an order unknown: an output element where the two differ is the variant either way, and is scored by
+   * whichever of the two is nearer the run's value (the order floor; family-causes-rows.ts).
+   */
+  orderSpread?: Fp64Form;
+  /**
    * A parameter the data can pin between the grid's values: the candidate at any positive value of it. The rows
    * scorer (family-causes-rows.ts) searches it around the grid's best and keeps what it finds where that explains
    * the error clearly better.
