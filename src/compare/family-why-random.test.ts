@@ -98,10 +98,15 @@ describe('born and why on random Llama-family models', () => {
       const line = why.checks.map((c) => `${c.id} ×${c.ratio.toPrecision(3)}`).join(', ');
       expect(why.born, `${tag}: ${line}`).toBe(`layers.${from}.${from === 0 ? op0 : opLater}`);
       const tested = why.cause?.tested.map((t) => `${t.id} ×${t.residual.toPrecision(3)}`).join(', ');
+      // On one row (T = 1) eps outside the root is eps' = 2·eps·√ms + eps² inside it for that row's one mean square:
+      // the eps solved from the data reproduces it exactly, so both are named together there, by construction.
+      const twins = tokens.length === 1 && cause === 'rms-eps-outside' ? ['rms-eps', cause] : [cause];
+      const named = why.cause?.named.map((t) => t.id) ?? [];
+      expect(named, `${tag}: ${tested}`).toContain(cause);
       expect(
-        why.cause?.named.map((t) => t.id),
+        named.filter((n) => !twins.includes(n)),
         `${tag}: ${tested}`,
-      ).toEqual([cause]);
+      ).toEqual([]);
     } catch (e) {
       // a throw says its seed too (an assertion's message already does)
       if (e instanceof Error && !e.message.includes(tag)) e.message = `${tag}: ${e.message}`;
