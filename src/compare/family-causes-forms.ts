@@ -82,11 +82,14 @@ export const swigluGeluTanh: Fp64Form = (a) => {
 
 /**
  * x [T, K] · W^T with the running sum in `format`: within each chunk of K the products and adds in fp32 (k in
- * order; `reverse`: from the chunk's last k to its first), the chunk's sum added to the running sum in fp32 and
- * rounded to the format; the bias added in fp32 last. A GEMM sums a chunk in an order of its own: where the fp32 sums
- * of two orders round to different halves, either is the variant (Candidate.orderSpread).
+ * order), the chunk's sum added to the running sum in fp32 and rounded to the format; the bias added in fp32 last.
+ * A GEMM sums a chunk in an order of its own: `bound` -1 / 1 takes each chunk's sum as its exact value (of the fp32
+ * products) minus / plus the bound on any order's fp32 sum of them, γ(n-1)·Σ|p|; every step after is monotone, so
+ * the two outputs bound what any order gives (Candidate.orderSpread).
  */
-export function accHalfForm(format: NumFormat, chunk: number, reverse = false): Fp64Form {
+const U32 = 2 ** -24;
+
+export function accHalfForm(format: NumFormat, chunk: number, bound: -1 | 0 | 1 = 0): Fp64Form {
   return (a) => {
     const { weight, bias } = a.weights as LinearWeights;
     const [N, K] = weight.shape;
@@ -101,9 +104,18 @@ export function accHalfForm(format: NumFormat, chunk: number, reverse = false): 
         for (let k0 = 0; k0 < K; k0 += chunk) {
           let part = 0;
           const end = Math.min(K, k0 + chunk);
-          for (let j = k0; j < end; j++) {
-            const k = reverse ? end - 1 - (j - k0) : j;
-            part = f(part + f(x[t * K + k] * W[n * K + k]));
+          if (bound === 0) for (let k = k0; k < end; k++) part = f(part + f(x[t * K + k] * W[n * K + k]));
+          else {
+            // the exact sum of the fp32 products ± the bound on any order's fp32 sum of them: γ(n-1) Σ|p|
+            let sum = 0;
+            let abs = 0;
+            for (let k = k0; k < end; k++) {
+              const p = f(x[t * K + k] * W[n * K + k]);
+              sum += p;
+              abs += Math.abs(p);
+            }
+            const g = ((end - k0 - 1) * U32) / (1 - (end - k0 - 1) * U32);
+            part = sum + bound * g * abs;
           }
           acc = roundTo(format, f(acc + part));
         }

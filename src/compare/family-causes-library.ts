@@ -50,7 +50,7 @@ export function libraryCandidates(
             params: { format, chunk },
             applies: isLinear,
             form: accHalfForm(format, chunk),
-            orderSpread: accHalfForm(format, chunk, true),
+            orderSpread: [accHalfForm(format, chunk, -1), accHalfForm(format, chunk, 1)],
           });
     const withBias = linears.filter((s) => hasBias(cfg, s));
     if (withBias.length > 0)

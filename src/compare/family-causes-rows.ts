@@ -175,9 +175,9 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
 }
 
 /**
- * The candidate's output on `rows`; with an orderSpread, each element where its two orders differ taken from the one
- * nearer `recorded` (the run's values on those rows): a half rounding the order of an fp32 sum decides is explained
- * either way.
+ * The candidate's output on `rows`; with an orderSpread, each element where the form and its low and high ends
+ * differ is `recorded` (the run's values on those rows) held to their range: a half rounding the order of an fp32 sum
+ * decides is explained either way.
  */
 function spreadOut(
   s: RowScoring,
@@ -187,9 +187,13 @@ function spreadOut(
 ): Float64Array {
   const out = s.compute(cand, rows);
   if (!cand.orderSpread) return out;
-  const alt = s.compute({ ...cand, form: cand.orderSpread }, rows);
-  for (let j = 0; j < out.length; j++)
-    if (out[j] !== alt[j] && Math.abs(alt[j] - recorded[j]) < Math.abs(out[j] - recorded[j])) out[j] = alt[j];
+  const lo = s.compute({ ...cand, form: cand.orderSpread[0] }, rows);
+  const hi = s.compute({ ...cand, form: cand.orderSpread[1] }, rows);
+  for (let j = 0; j < out.length; j++) {
+    const a = Math.min(lo[j], hi[j], out[j]);
+    const b = Math.max(lo[j], hi[j], out[j]);
+    if (a < b) out[j] = Math.min(b, Math.max(a, recorded[j]));
+  }
   return out;
 }
 

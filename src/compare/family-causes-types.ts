@@ -32,11 +32,11 @@ export interface Candidate {
    */
   form?: Fp64Form;
   /**
-   * The same form with its fp32 sums in another order, where the form rounds to half a quantity the run summed in
-   * fp32 in an order unknown: an output element where the two differ is the variant either way, and is scored by
-   * whichever of the two is nearer the run's value (the order floor; family-causes-rows.ts).
+   * Where the form rounds to half a quantity the run summed in fp32 in an order unknown: the form with those sums at
+   * the low and the high end of what any order gives. An output element the three do not agree on is scored by the
+   * run's value held to their range (the order floor; family-causes-rows.ts).
    */
-  orderSpread?: Fp64Form;
+  orderSpread?: [Fp64Form, Fp64Form];
   /**
    * A parameter the data can pin between the grid's values: the candidate at any positive value of it. The rows
    * scorer (family-causes-rows.ts) searches it around the grid's best and keeps what it finds where that explains
