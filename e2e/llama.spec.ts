@@ -72,7 +72,9 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
   await runToEnd(page);
   await expect(verdict).toHaveAttribute('data-verdict', 'diverged');
   await expect(verdict).toHaveAttribute('data-layer', '1');
-  await expect(page.getByTestId('bisection')).toContainText('flash_attention');
+  // the bisection names the family's kernel by its title; the hit keeps the switch id in data-kernel
+  await expect(page.getByTestId('bisection')).toContainText('Flash attention (grouped-query) reproduces');
+  await expect(page.getByTestId('bisection-hit')).toHaveAttribute('data-kernel', 'flash_attention');
   // born in layer 1 (the local re-runs), at the attention core, the KV mapping named
   await expect(verdict).toContainText('The error is born in layer 1.');
   await expect(page.getByTestId('why')).toHaveAttribute('data-born', 'layers.1.ctx');
