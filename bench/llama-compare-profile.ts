@@ -4,9 +4,10 @@
 // (the GPU drained before each); the GPU oracle's whole forward with every tap with each dispatch in a timed pass,
 // summed per op (the `layers.{i}.` prefix dropped) and per kernel; its layers on given inputs (wall); generation of
 // both paths in lockstep (wall, and CPU ms inside each path's step forwards, counted by wrapping them).
+
+import { familyOracleOf } from '../src/compare/family-exact';
 import type { Engine } from '../src/engine/engine';
 import { ALL_FUSED } from '../src/engine/fused-kernels';
-import { FamilyGpuOracle } from '../src/engine/llama-oracle-gpu';
 import type { BufferPool } from '../src/gpu/pool';
 import { GpuTimer } from '../src/gpu/timestamps';
 import { log, median } from './cli';
@@ -23,7 +24,7 @@ export async function profileCompare(
 ): Promise<Record<string, unknown>> {
   const model = engine.llamaModel;
   if (!model) throw new Error('profile: no Llama-family model is loaded');
-  const { device, pipelines } = engine.devicePipelines();
+  const { device } = engine.devicePipelines();
   const fused = { path: new Set(ALL_FUSED), precision: 'fp32' as const };
   const ref = { path: 'reference' as const, precision: 'fp32' as const };
   const forwards: Record<string, { recordMs: number[]; wallMs: number[] }> = {};
@@ -48,15 +49,7 @@ export async function profileCompare(
     await time('fused, local', () => model.forwardKept(tokens, { ...fused, layerInputs: refIn }));
     await time('reference, local', () => model.forwardKept(tokens, { ...ref, layerInputs: refIn }));
     if (dfFma !== null) {
-      const oracle = new FamilyGpuOracle(
-        device,
-        pipelines,
-        pool,
-        model.cfg,
-        model.weights,
-        (t) => model.ref.weightBuffer(t),
-        { dfFma, maxBindingBytes: engine.maxBindingBytes },
-      );
+      const oracle = familyOracleOf(engine, model, pool, dfFma);
       await time('oracle layers on given inputs', async () => {
         const enc = device.createCommandEncoder();
         const run = oracle.layersOn(enc, tokens, refIn);
@@ -77,15 +70,7 @@ export async function profileCompare(
   let oracleOps: Record<string, number> | null = null;
   let oracleKernels: Record<string, number> | null = null;
   if (dfFma !== null) {
-    const oracle = new FamilyGpuOracle(
-      device,
-      pipelines,
-      pool,
-      model.cfg,
-      model.weights,
-      (t) => model.ref.weightBuffer(t),
-      { dfFma, maxBindingBytes: engine.maxBindingBytes },
-    );
+    const oracle = familyOracleOf(engine, model, pool, dfFma);
     const timer = new GpuTimer(device, 2048);
     const enc = device.createCommandEncoder();
     const run = oracle.forward(enc, tokens, 'all', timer);

@@ -12,9 +12,10 @@
 // On SwiftShader use `--models tiny --oracle gpu` (a CPU adapter's 'auto' takes the CPU oracle).
 
 import { analyze } from '../src/compare/analyze';
+import { familyOracleOf } from '../src/compare/family-exact';
 import { decideFamilyOracle, type OracleChoice } from '../src/compare/oracle-source';
 import { ALL_FUSED } from '../src/engine/fused-kernels';
-import { FamilyGpuOracle, recordTapsReadback } from '../src/engine/llama-oracle-gpu';
+import { recordTapsReadback } from '../src/engine/llama-oracle-gpu';
 import { BufferPool } from '../src/gpu/pool';
 import { randomLlamaTensors } from '../src/model/llama-random';
 import { parseModelConfigText } from '../src/model/model-config';
@@ -85,23 +86,12 @@ async function main(): Promise<void> {
     }
     // The GPU oracle alone, when it is the one chosen: GPU wall of its whole forward, then with every tap read back.
     const model = engine.llamaModel;
-    const { device, pipelines } = engine.devicePipelines();
+    const { device } = engine.devicePipelines();
     const pool = new BufferPool(device);
     const info = await decideFamilyOracle(engine, choice, pool);
     const oracleTimes: { forwardMs: number[]; readbackMs: number[] } = { forwardMs: [], readbackMs: [] };
     if (model && info.kind === 'gpu') {
-      const oracle = new FamilyGpuOracle(
-        device,
-        pipelines,
-        pool,
-        model.cfg,
-        model.weights,
-        (t) => model.ref.weightBuffer(t),
-        {
-          dfFma: info.dfFma,
-          maxBindingBytes: engine.maxBindingBytes,
-        },
-      );
+      const oracle = familyOracleOf(engine, model, pool, info.dfFma);
       for (let r = 0; r < reps + 1; r++) {
         for (const read of [false, true]) {
           const enc = device.createCommandEncoder();

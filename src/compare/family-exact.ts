@@ -19,6 +19,28 @@ export interface ExactTensors {
   release(): void;
 }
 
+/** The family's GPU double-float oracle over `model`'s own weights (its reference path's buffers). */
+export function familyOracleOf(
+  engine: Engine,
+  model: LlamaModel,
+  pool: BufferPool,
+  dfFma: boolean,
+): FamilyGpuOracle {
+  const { device, pipelines } = engine.devicePipelines();
+  return new FamilyGpuOracle(
+    device,
+    pipelines,
+    pool,
+    model.cfg,
+    model.weights,
+    (t) => model.ref.weightBuffer(t),
+    {
+      dfFma,
+      maxBindingBytes: engine.maxBindingBytes,
+    },
+  );
+}
+
 /**
  * The exact forward with every tap and each layer on the reference path's input to it (the local floor's exact
  * side): on the GPU in double-float (one submit, the buffers kept for the metrics), or on the CPU in fp64 and
@@ -33,7 +55,7 @@ export function exactOf(
   /** Each layer's input on the reference path: arrays (uploaded for the GPU oracle), or buffers where they lie. */
   refIn: readonly (Float32Array | GPUBuffer)[],
 ): ExactTensors {
-  const { device, pipelines } = engine.devicePipelines();
+  const { device } = engine.devicePipelines();
   if (info.kind === 'cpu') {
     const cpuTaps = new Map<string, Float64Array>();
     llamaForward(model.cfg, model.weights, tokens, cpuTaps);
@@ -68,15 +90,7 @@ export function exactOf(
       throw e;
     }
   }
-  const oracle = new FamilyGpuOracle(
-    device,
-    pipelines,
-    pool,
-    model.cfg,
-    model.weights,
-    (t) => model.ref.weightBuffer(t),
-    { dfFma: info.dfFma, maxBindingBytes: engine.maxBindingBytes },
-  );
+  const oracle = familyOracleOf(engine, model, pool, info.dfFma);
   const uploaded: GPUBuffer[] = [];
   const inputs = refIn.map((x, i) => {
     if (!(x instanceof Float32Array)) return x;
@@ -129,16 +143,8 @@ export async function exactLastRow(
     const exact = llamaForward(model.cfg, model.weights, seq);
     return exact.logits.slice((exact.T - 1) * V);
   }
-  const { device, pipelines } = engine.devicePipelines();
-  const oracle = new FamilyGpuOracle(
-    device,
-    pipelines,
-    pool,
-    model.cfg,
-    model.weights,
-    (t) => model.ref.weightBuffer(t),
-    { dfFma: info.dfFma, maxBindingBytes: engine.maxBindingBytes },
-  );
+  const { device } = engine.devicePipelines();
+  const oracle = familyOracleOf(engine, model, pool, info.dfFma);
   const enc = device.createCommandEncoder({ label: 'llama oracle row' });
   const run = oracle.forward(enc, seq, 'dump');
   try {
