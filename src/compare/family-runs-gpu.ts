@@ -19,6 +19,7 @@ import { dfPromote } from '../kernels/oracle/promote';
 import { inputSlot } from '../model/run-names';
 import { toDfPairs } from '../numeric/double-float';
 import type { LinearWeights, Tensor } from '../numeric/types';
+import { OPS } from '../ops/descriptors';
 import type { OpStep } from '../ops/types';
 import type { FamilyRunCheck, GroupContext } from './family-runs-ops';
 
@@ -63,7 +64,7 @@ function bytesOf(it: RerunItem, x: GroupContext): number {
   let n = 0;
   for (const s of c.steps) n += T * dfSlotWidth(x.cfg, s.width);
   for (const s of c.inputs) n += 1.5 * (it.recorded(s)?.length ?? 0); // promoted, and its f32 upload
-  if (c.steps.some((s) => s.op === 'attention'))
+  if (c.steps.some((s) => OPS[s.op].scores))
     n += (2 * x.cfg.numHeads * T + x.cfg.numKvHeads * x.cfg.headDim) * T;
   return n * DF_BYTES;
 }
@@ -73,7 +74,7 @@ export function fitsGpu(c: FamilyRunCheck, x: GroupContext, maxBindingBytes: num
   const T = x.tokens.length;
   const widest = Math.max(
     ...c.steps.map((s) => dfSlotWidth(x.cfg, s.width)),
-    c.steps.some((s) => s.op === 'attention') ? x.cfg.numHeads * T : 0,
+    c.steps.some((s) => OPS[s.op].scores) ? x.cfg.numHeads * T : 0,
   );
   return T * widest * DF_BYTES <= maxBindingBytes;
 }

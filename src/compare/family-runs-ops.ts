@@ -9,8 +9,9 @@ import { inputSlot } from '../model/run-names';
 import type { Precision } from '../numeric/precision';
 import type { LlamaConfig, LlamaWeights } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
-import { LLAMA_FAMILY, layerSteps } from '../ops/families';
-import type { Fp64Args, OpStep } from '../ops/types';
+import { LLAMA_FAMILY, layerSteps, libraryOpOf } from '../ops/families';
+import type { CheckOp, Fp64Args, LibraryGroup, OpStep } from '../ops/types';
+import { GROUP_PRODUCT } from './causes/types';
 import type { Candidate } from './family-causes';
 import { computeSteps } from './family-group';
 import { familyChecks } from './family-why';
@@ -23,31 +24,21 @@ export interface FamilyRunCheck extends OpCheck {
   steps: OpStep[];
 }
 
-/** The HF module a step lives in, in the dump's own words (`model.layers.1.mlp.down_proj`). */
+/** The HF module a step lives in, in the dump's own words (`model.layers.1.mlp.down_proj`): its own, or its container's. */
 function moduleOf(step: OpStep, layer: number): string {
   const p = `${LLAMA_FAMILY.layerPrefix}.${layer}`;
-  if (step.module !== undefined) return step.module === '' ? p : `${p}.${step.module}`;
-  if (step.op === 'rotary' || step.op === 'attention') return `${p}.self_attn`;
-  if (step.op === 'swiglu') return `${p}.mlp`;
-  return p; // the residual adds inside the layer
+  const module = step.module ?? step.container ?? '';
+  return module === '' ? p : `${p}.${module}`;
 }
 
-/** The report's op kind (run-checks.ts OracleOp: GPT-NeoX's names, which the page's words read). */
-function oracleOpOf(slot: string, steps: readonly OpStep[], whole: boolean): OpCheck['op'] {
+/**
+ * The report's op kind of a group of steps (run-checks.ts OracleOp: GPT-NeoX's names, which the page's words read):
+ * its library op (ops/families.ts libraryOpOf), a fused group's product.
+ */
+function oracleOpOf(steps: readonly OpStep[], whole: boolean): OpCheck['op'] {
   if (whole) return 'layer';
-  const kinds: Record<string, OpCheck['op']> = {
-    ln1: 'ln1',
-    ln2: 'ln2',
-    ctx: 'attention',
-    attn_out: 'dense',
-    ln2_in: 'residual',
-    out: 'residual',
-    gate: 'fc1',
-    up: 'fc1',
-    swiglu: steps.some((s) => s.slot === 'gate' || s.slot === 'up') ? 'fc1' : 'act',
-    mlp_out: 'fc2',
-  };
-  return kinds[slot] ?? 'qkv';
+  const op = libraryOpOf(steps);
+  return op in GROUP_PRODUCT ? GROUP_PRODUCT[op as LibraryGroup] : (op as CheckOp);
 }
 
 /**
@@ -64,26 +55,27 @@ export function familyRunChecks(
   const spec = LLAMA_FAMILY;
   const L = cfg.numLayers;
   const all = layerSteps(spec, cfg);
-  const top = (step: OpStep, id: string, inputs: string[], what: string) => {
+  // A top check is named by its library op (GPT-NeoX's ids: embed, final_norm, lm_head) and its op's words.
+  const top = (step: OpStep, inputs: string[]) => {
     if (!has(step.slot)) return;
+    const id = libraryOpOf([step]) as CheckOp;
     const lacks = inputs.filter((s) => !has(s));
     if (lacks.length > 0) {
       missing.push({ id, module: step.module ?? id, lacks });
       return;
     }
-    const op = id === 'embed' ? 'embed' : id === 'final_norm' ? 'final_norm' : 'lm_head';
     checks.push({
       id,
-      op,
+      op: id,
       layer: null,
       module: step.module ?? id,
-      what,
+      what: OPS[step.op].title,
       inputs,
       output: step.slot,
       steps: [step],
     });
   };
-  top(spec.embed, 'embed', [], 'the token embedding');
+  top(spec.embed, []);
   for (let i = 0; i < L; i++) {
     const x = inputSlot(i);
     const slot = (s: string) => (s === 'in' ? x : `layers.${i}.${s}`);
@@ -112,7 +104,7 @@ export function familyRunChecks(
           : `${titles.slice(0, -1).join(', ')} and ${titles[titles.length - 1]}`;
       checks.push({
         id: whole ? `layers.${i}.layer` : c.id,
-        op: oracleOpOf(c.slot, members, whole),
+        op: oracleOpOf(members, whole),
         layer: i,
         module,
         what,
@@ -122,8 +114,8 @@ export function familyRunChecks(
       });
     }
   }
-  top(spec.finalNorm, 'final_norm', [inputSlot(L)], 'the final norm');
-  top(spec.lmHead, 'lm_head', ['final_norm'], 'the LM head');
+  top(spec.finalNorm, [inputSlot(L)]);
+  top(spec.lmHead, [...spec.lmHead.inputs]);
   return { checks, missing };
 }
 

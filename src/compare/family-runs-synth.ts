@@ -2,7 +2,7 @@
 // the op registry's fp64 form (Hugging Face's fp32 rotary angles), its output stored at the run's dtype (F32 or BF16)
 // and read back by the next step at that dtype — with one of the family's causes (family-causes.ts candidatesFor)
 // planted at one layer's op. Also the reference path's own taps written as a run (a benign run of the GPU path).
-import { inputSlot } from '../model/run-names';
+import { familySlotWidth, inputSlot, slotOfLlamaName } from '../model/run-names';
 import { type TensorToWrite, writeSafetensors } from '../model/safetensors-write';
 import { roundArray } from '../numeric/round';
 import type { DType, LlamaConfig, LlamaWeights } from '../numeric/types';
@@ -45,49 +45,39 @@ export function plantedCandidate(cfg: LlamaConfig, plant: FamilyPlant): Candidat
   return c;
 }
 
-/** Where a slot of layer i is written in a run made with module paths ([name, shape per T]), its aliases too. */
-function moduleNames(cfg: LlamaConfig, i: number, slot: string): [string, (T: number) => number[]][] {
-  const p = `model.layers.${i}`;
-  const rows = (w: number) => (T: number) => [T, w];
-  const { hiddenSize: d, numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: F } = cfg;
-  const heads = (n: number) => (T: number) => [T, n, hd];
-  const table: Record<string, [string, (T: number) => number[]][]> = {
-    ln1: [
-      [`${p}.input_layernorm:out`, rows(d)],
-      [`${p}.self_attn.q_proj:in`, rows(d)],
-    ],
-    q: cfg.qkNorm
-      ? [
-          [`${p}.self_attn.q_proj:out`, rows(H * hd)],
-          [`${p}.self_attn.q_norm:in`, heads(H)],
-        ]
-      : [[`${p}.self_attn.q_proj:out`, rows(H * hd)]],
-    k: [[`${p}.self_attn.k_proj:out`, rows(KV * hd)]],
-    v: [[`${p}.self_attn.v_proj:out`, rows(KV * hd)]],
-    q_norm: [[`${p}.self_attn.q_norm:out`, heads(H)]],
-    k_norm: [[`${p}.self_attn.k_norm:out`, heads(KV)]],
-    ctx: [[`${p}.self_attn.o_proj:in`, rows(H * hd)]],
-    attn_out: [
-      [`${p}.self_attn.o_proj:out`, rows(d)],
-      [`${p}.self_attn:out`, rows(d)],
-    ],
-    ln2_in: [[`${p}.post_attention_layernorm:in`, rows(d)]],
-    ln2: [[`${p}.post_attention_layernorm:out`, rows(d)]],
-    gate: [
-      [`${p}.mlp.gate_proj:out`, rows(F)],
-      [`${p}.mlp.act_fn:in`, rows(F)],
-    ],
-    up: [[`${p}.mlp.up_proj:out`, rows(F)]],
-    swiglu: [[`${p}.mlp.down_proj:in`, rows(F)]],
-    mlp_out: [[`${p}.mlp.down_proj:out`, rows(d)]],
-    out: [
-      [`${p}:out`, rows(d)],
-      [`model.layers.${i + 1}:in`, rows(d)],
-    ],
-  };
-  const names = table[slot] ?? [];
-  // The last layer's output is the final norm's input, not a next layer's.
-  return names.map(([n, s]) => [n === `model.layers.${cfg.numLayers}:in` ? 'model.norm:in' : n, s]);
+/** A name of a run made with module paths and its shape for T rows. */
+type Named = [string, (T: number) => number[]];
+
+/**
+ * Every name a run made with module paths writes, by slot (registry names), in order: each `:in` and `:out` of the
+ * family's layer modules (its steps' own, their containers, the layer itself; ops/families.ts) and the final norm's
+ * input, where the reader's contract (model/run-names.ts slotOfLlamaName) lands it in a slot — so each slot under its
+ * own module's name first, then its aliases. Rows [T, width], or [T, heads, hd] for a step recorded per head.
+ */
+function moduleNames(cfg: LlamaConfig): Map<string, Named[]> {
+  const spec = LLAMA_FAMILY;
+  const L = cfg.numLayers;
+  const steps = layerSteps(spec, cfg);
+  const modules = [
+    ...new Set([...steps.flatMap((s) => s.module ?? []), ...Object.keys(spec.containers), '']),
+  ];
+  const perHead = new Set(steps.filter((s) => s.recordedAs === 'heads').map((s) => s.module));
+  const candidates: [string, boolean][] = [];
+  for (let i = 0; i < L; i++)
+    for (const m of modules)
+      for (const io of ['in', 'out'])
+        candidates.push([`${spec.layerPrefix}.${i}${m ? `.${m}` : ''}:${io}`, perHead.has(m)]);
+  candidates.push([`${spec.finalNorm.module}:in`, false]);
+  const out = new Map<string, Named[]>();
+  for (const [name, heads] of candidates) {
+    const ref = slotOfLlamaName(name, L);
+    if (!ref) continue;
+    const w = familySlotWidth(ref.width, cfg);
+    const hd = cfg.headDim;
+    const shape = heads ? (T: number) => [T, w / hd, hd] : (T: number) => [T, w];
+    out.set(ref.slot, [...(out.get(ref.slot) ?? []), [name, shape]]);
+  }
+  return out;
 }
 
 /** The fp64 forward of the model on the tokens as a run stores it: every slot (registry names) at `dtype`. */
@@ -152,15 +142,19 @@ export function runOfSlots(
     for (let i = 0; i + 1 < cfg.numLayers; i++) put(`hidden_states.${i + 1}`, `layers.${i}.out`, [T, d]);
     put(`hidden_states.${cfg.numLayers}`, 'final_norm', [T, d]);
   } else {
-    put('model.embed_tokens:out', 'embed', [T, d]);
-    put('model.layers.0:in', 'embed', [T, d]);
+    const spec = LLAMA_FAMILY;
+    const names = moduleNames(cfg);
+    const all = (slot: string) => {
+      for (const [name, shape] of names.get(slot) ?? []) put(name, slot, shape(T));
+    };
+    put(`${spec.embed.module}:out`, 'embed', [T, d]);
+    all('embed');
     for (let i = 0; i < cfg.numLayers; i++) {
       if (o.skipLayers?.includes(i)) continue;
-      for (const s of layerSteps(LLAMA_FAMILY, cfg))
-        for (const [name, shape] of moduleNames(cfg, i, s.slot)) put(name, `layers.${i}.${s.slot}`, shape(T));
+      for (const s of layerSteps(spec, cfg)) all(`layers.${i}.${s.slot}`);
     }
-    put('model.norm:out', 'final_norm', [T, d]);
-    put('lm_head:in', 'final_norm', [T, d]);
+    put(`${spec.finalNorm.module}:out`, 'final_norm', [T, d]);
+    put(`${spec.lmHead.module}:in`, 'final_norm', [T, d]);
     // A module the contract does not use: skipped and listed.
     tensors.push({ name: 'model.rotary_emb:out', dtype, shape: [T, 2], data: new Float32Array(2 * T) });
   }
@@ -183,8 +177,8 @@ export function synthFamilyRun(
 
 /**
  * The causes a test may plant at a layer of a model, each with the check it is born at (`layers.{i}.<group>`):
- * those that act on the model (the KV mapping where 1 < KV heads < heads, the scaling where there is one, the window
- * where a row sees past it; the rotary's where a row sees another position), with parameters far from the model's
+ * those that act on the model (the KV mapping and the scaling where the family offers them for it, the window where a
+ * row sees past it; the rotary's where a row sees another position), with parameters far from the model's
  * (eps 1e6 × the config's, theta / 100).
  */
 export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPlant, string][] {
@@ -198,6 +192,10 @@ export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPl
     `layers.${layer}.${check}`,
   ];
   const attention = 'q_rot+k_rot+ctx';
+  // A cause the family offers for this model's step only where it acts (the scaling, the KV mapping).
+  const steps = layerSteps(LLAMA_FAMILY, cfg);
+  const offered = (slot: string, id: string) =>
+    candidatesFor({ steps: steps.filter((s) => s.slot === slot) }, cfg, layer).some((c) => c.id === id);
   const out: [FamilyPlant, string][] = [
     at('ln1', 'rms-eps-outside', 'ln1', { eps: cfg.rmsNormEps * 1e6 }),
     at('ln2', 'rms-mean-subtracted', 'ln2'),
@@ -215,9 +213,10 @@ export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPl
       at('q_rot', 'rotary-gptj', attention),
       at('q_rot', 'rotary-theta', attention, { theta: cfg.ropeTheta * 0.01 }),
     );
-    if (cfg.ropeScaling.type !== 'default') out.push(at('q_rot', 'rotary-scaling-skipped', attention));
+    if (offered('q_rot', 'rotary-scaling-skipped'))
+      out.push(at('q_rot', 'rotary-scaling-skipped', attention));
   }
-  if (cfg.numKvHeads > 1 && cfg.numKvHeads < cfg.numHeads) out.push(at('ctx', 'kv-interleaved', attention));
+  if (offered('ctx', 'kv-interleaved')) out.push(at('ctx', 'kv-interleaved', attention));
   // A window ignored changes the rows past it only.
   if (window !== null && T > window) out.push(at('ctx', 'window-ignored', attention));
   return out;

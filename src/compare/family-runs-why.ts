@@ -6,8 +6,9 @@
 // docs/CAUSES.md names one (verdictOf). The anatomy of the error is causes/anatomy.ts's. The finding and its check
 // carry both; the finding's sentence ends with "probable cause: <words>".
 import type { NeoXConfig } from '../numeric/types';
+import { anatomyOpOf } from '../ops/families';
 import { anatomy } from './causes/anatomy';
-import type { OpData, OpKind } from './causes/types';
+import type { OpData } from './causes/types';
 import { candidatesFor, verdictOf } from './family-causes';
 import { pickRows, pickRowsF32, scoreOnRows } from './family-causes-rows';
 import { computeCheck, type FamilyRun, type GroupContext } from './family-runs-ops';
@@ -83,7 +84,7 @@ export async function explainFamilyFindings(
       sampled,
     };
     const data: OpData = {
-      op: (c.op === 'qkv' ? 'layer' : c.op) as OpKind,
+      op: anatomyOpOf(c.steps, c.op),
       layer: c.layer,
       cfg: shared,
       tokens: [...ctx.tokens],

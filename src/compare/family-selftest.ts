@@ -9,40 +9,20 @@ import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
-import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+import { everyFeatureLlamaConfig, randomLlamaTensors } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { writeSafetensors } from '../model/safetensors-write';
 import { relL2 } from '../numeric/double-float';
 import type { Tensor } from '../numeric/types';
+import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import { heldTensors } from '../ops/weights';
 import type { OracleInfo } from './oracle-info';
 import { TINY_MODEL_REL_L2, type TinyModelCheck } from './oracle-selftest';
 import { decideFamilyOracle, type OracleChoice, type SelfTestOptions } from './oracle-source';
 
-/** One fixed tiny model of the family: two layers, GQA 6/2 with hd 10, a window on layer 1, llama3 scaling, Qwen3's q/k
- * norms with q/k/v biases, untied. */
+/** One fixed tiny model of the family with every feature (llama-random.ts everyFeatureLlamaConfig), random weights. */
 function tinyLlama() {
-  const cfg = smallLlamaConfig({
-    flavour: 'qwen3',
-    vocabSize: 43,
-    hiddenSize: 28,
-    numLayers: 2,
-    numHeads: 6,
-    numKvHeads: 2,
-    headDim: 10,
-    rotaryDim: 10,
-    intermediateSize: 37,
-    ropeTheta: 5e5,
-    ropeScaling: {
-      type: 'llama3',
-      factor: 8,
-      lowFreqFactor: 1,
-      highFreqFactor: 4,
-      originalMaxPositionEmbeddings: 16,
-    },
-    attentionBias: true,
-    qkNorm: true,
-    slidingWindow: [null, 3],
-  });
+  const cfg = everyFeatureLlamaConfig();
   return { cfg, w: loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 20261127))) };
 }
 
@@ -58,15 +38,11 @@ export async function tinyLlamaCheck(
   const want = new Map<string, Float64Array>();
   llamaForward(cfg, w, tokens, want);
   const bufs = new Map<Tensor, GPUBuffer>();
-  const up = (t: Tensor | null) => t && bufs.set(t, uploadBuffer(device, t.data, 'tiny llama weight'));
-  for (const t of [w.embedTokens, w.norm, w.lmHead]) up(t);
-  for (const l of w.layers) {
-    for (const t of [l.inputLayernorm, l.postAttentionLayernorm, l.qNorm, l.kNorm]) up(t);
-    for (const lin of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) {
-      up(lin.weight);
-      up(lin.bias);
-    }
-  }
+  const up = (t: Tensor) => bufs.set(t, uploadBuffer(device, t.data, 'tiny llama weight'));
+  // Every weight the family's steps read (ops/families.ts OpStep.weight), the model's and each layer's.
+  const spec = LLAMA_FAMILY;
+  for (const t of heldTensors(w, [spec.embed, spec.finalNorm, spec.lmHead])) up(t);
+  for (const l of w.layers) for (const t of heldTensors(l, layerSteps(spec, cfg))) up(t);
   const max = device.limits.maxStorageBufferBindingSize;
   const oracle = new FamilyGpuOracle(device, pipelines, pool, cfg, w, (t) => bufs.get(t) ?? null, {
     dfFma,

@@ -13,7 +13,7 @@
 import type { Precision } from '../numeric/precision';
 import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
-import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import { anatomyOpOf, LLAMA_FAMILY, layerSteps, libraryOpOf } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import type { Metric } from '../run/runspec';
 import { anatomy } from './causes/anatomy';
@@ -70,24 +70,6 @@ function recordedOf(taps: ReadonlyMap<string, Float32Array>, cfg: LlamaConfig, T
   };
 }
 
-/** The report's op kind of a check (causes/types.ts OpKind: GPT-NeoX's names, which the page's words read). */
-function opKindOf(slot: string, steps: readonly OpStep[]): OpKind {
-  const fusedMlp = steps.some((s) => s.slot === 'gate');
-  const kinds: Record<string, OpKind> = {
-    ln1: 'ln1',
-    ln2: 'ln2',
-    ctx: 'attention',
-    attn_out: 'dense',
-    ln2_in: 'residual',
-    out: 'residual',
-    gate: 'fc1',
-    up: 'fc1',
-    swiglu: fusedMlp ? 'mlp_up' : 'act',
-    mlp_out: 'fc2',
-  };
-  return kinds[slot] ?? 'qkv';
-}
-
 /**
  * The layer's checks for the slots the fused path records: each recorded slot with the steps that compute it from
  * recorded slots (itself, and the unrecorded steps it reads, transitively). A slot the reference lacks is skipped.
@@ -123,7 +105,7 @@ export function familyChecks(
         members.length === 1
           ? `layers.${i}.${s.slot}`
           : `layers.${i}.${members.map((x) => x.slot).join('+')}`,
-      op: opKindOf(s.slot, members),
+      op: libraryOpOf(members),
       what,
       slot: s.slot,
       steps: members,
@@ -258,7 +240,7 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
   );
   const cause = { ...verdictOf(tested, one.ratio, k, performance.now() - t0), sampled };
   const data: OpData = {
-    op: born.c.op === 'qkv' ? 'layer' : born.c.op,
+    op: anatomyOpOf(born.c.steps, born.c.op),
     layer: i,
     cfg: x.shared,
     tokens: [...x.tokens],

@@ -73,3 +73,32 @@ export function smallLlamaConfig(over: Partial<LlamaConfig> = {}): LlamaConfig {
     ...over,
   };
 }
+
+/**
+ * A fixed tiny config with every feature of the family: two layers, GQA 6/2 with hd 10, a window on layer 1, llama3
+ * scaling, Qwen3's q/k norms with q/k/v biases, untied (the family's GPU self-test, compare/family-selftest.ts).
+ */
+export function everyFeatureLlamaConfig(): LlamaConfig {
+  return smallLlamaConfig({
+    flavour: 'qwen3',
+    vocabSize: 43,
+    hiddenSize: 28,
+    numLayers: 2,
+    numHeads: 6,
+    numKvHeads: 2,
+    headDim: 10,
+    rotaryDim: 10,
+    intermediateSize: 37,
+    ropeTheta: 5e5,
+    ropeScaling: {
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositionEmbeddings: 16,
+    },
+    attentionBias: true,
+    qkNorm: true,
+    slidingWindow: [null, 3],
+  });
+}

@@ -4,7 +4,7 @@
 // iterate these lists.
 
 import type { ModelConfig } from '../numeric/types';
-import type { CheckOp, FamilySpec, OpStep, PlanOp } from './types';
+import type { CheckOp, FamilySpec, LibraryGroup, OpStep, PlanOp } from './types';
 
 const s = (
   slot: string,
@@ -18,39 +18,104 @@ const s = (
 const names = (t: Record<string, string>): Readonly<Record<string, string>> =>
   Object.assign(Object.create(null) as Record<string, string>, t);
 
+/** A Llama step's library op (OpStep.library) and the words of its column in a runs analysis. */
+const library = (op: CheckOp, words: string): Partial<OpStep> => ({ library: op, words });
+
+/**
+ * The q, k and v steps (projections, norms, rotary) are the library's QKV for words and causes; the anatomy reads
+ * their rows as a layer's (GPT-NeoX's QKV output is packed per head, theirs is not).
+ */
+const QKV: Partial<OpStep> = { library: 'qkv', anatomy: 'layer' };
+
 /** Llama, Qwen2, Qwen3, Mistral: pre-norm, sequential residual, SwiGLU MLP, GQA with RoPE per head. */
 export const LLAMA_FAMILY: FamilySpec = {
   family: 'llama',
   residual: 'pre-norm-sequential',
   layerPrefix: 'model.layers',
-  embed: s('embed', 'embedding', [], 'hidden', { weight: 'embedTokens', module: 'model.embed_tokens' }),
+  embed: s('embed', 'embedding', [], 'hidden', {
+    weight: 'embedTokens',
+    module: 'model.embed_tokens',
+    library: 'embed',
+  }),
   layer: [
-    s('ln1', 'rmsnorm', ['in'], 'hidden', { weight: 'inputLayernorm', module: 'input_layernorm' }),
-    s('q', 'q_proj', ['ln1'], 'q', { weight: 'q', module: 'self_attn.q_proj' }),
-    s('k', 'k_proj', ['ln1'], 'kv', { weight: 'k', module: 'self_attn.k_proj' }),
-    s('v', 'v_proj', ['ln1'], 'kv', { weight: 'v', module: 'self_attn.v_proj' }),
-    s('q_norm', 'qk_norm', ['q'], 'q', { weight: 'qNorm', module: 'self_attn.q_norm', only: 'qkNorm' }),
-    s('k_norm', 'qk_norm', ['k'], 'kv', { weight: 'kNorm', module: 'self_attn.k_norm', only: 'qkNorm' }),
-    s('q_rot', 'rotary', ['q_norm'], 'q_heads'),
-    s('k_rot', 'rotary', ['k_norm'], 'kv_heads'),
-    s('ctx', 'attention', ['q_rot', 'k_rot', 'v'], 'q'),
-    s('attn_out', 'out_proj', ['ctx'], 'hidden', { weight: 'o', module: 'self_attn.o_proj' }),
+    s('ln1', 'rmsnorm', ['in'], 'hidden', {
+      weight: 'inputLayernorm',
+      module: 'input_layernorm',
+      ...library('ln1', 'ln1'),
+    }),
+    s('q', 'q_proj', ['ln1'], 'q', { weight: 'q', module: 'self_attn.q_proj', ...QKV, words: 'q' }),
+    s('k', 'k_proj', ['ln1'], 'kv', { weight: 'k', module: 'self_attn.k_proj', ...QKV, words: 'k' }),
+    s('v', 'v_proj', ['ln1'], 'kv', { weight: 'v', module: 'self_attn.v_proj', ...QKV, words: 'v' }),
+    // HF's q/k norms run on the heads' view: their modules' inputs and outputs are [T, heads, hd].
+    s('q_norm', 'qk_norm', ['q'], 'q', {
+      weight: 'qNorm',
+      module: 'self_attn.q_norm',
+      only: 'qkNorm',
+      recordedAs: 'heads',
+      ...QKV,
+      words: 'q norm',
+    }),
+    s('k_norm', 'qk_norm', ['k'], 'kv', {
+      weight: 'kNorm',
+      module: 'self_attn.k_norm',
+      only: 'qkNorm',
+      recordedAs: 'heads',
+      ...QKV,
+      words: 'k norm',
+    }),
+    s('q_rot', 'rotary', ['q_norm'], 'q_heads', { container: 'self_attn', ...QKV, words: 'q_rot' }),
+    s('k_rot', 'rotary', ['k_norm'], 'kv_heads', { container: 'self_attn', ...QKV, words: 'k_rot' }),
+    s('ctx', 'attention', ['q_rot', 'k_rot', 'v'], 'q', {
+      container: 'self_attn',
+      ...library('attention', 'attention core'),
+      groupWords: 'rotary + attention',
+    }),
+    s('attn_out', 'out_proj', ['ctx'], 'hidden', {
+      weight: 'o',
+      module: 'self_attn.o_proj',
+      ...library('dense', 'o_proj'),
+    }),
     // HF: `hidden_states = residual + hidden_states` (the mid-residual is post_attention_layernorm's input).
-    s('ln2_in', 'residual', ['in', 'attn_out'], 'hidden'),
+    s('ln2_in', 'residual', ['in', 'attn_out'], 'hidden', library('residual', 'add (attn)')),
     s('ln2', 'rmsnorm', ['ln2_in'], 'hidden', {
       weight: 'postAttentionLayernorm',
       module: 'post_attention_layernorm',
+      ...library('ln2', 'ln2'),
     }),
-    s('gate', 'gate_up', ['ln2'], 'ff', { weight: 'gate', module: 'mlp.gate_proj' }),
-    s('up', 'gate_up', ['ln2'], 'ff', { weight: 'up', module: 'mlp.up_proj' }),
-    s('swiglu', 'swiglu', ['gate', 'up'], 'ff'),
-    s('mlp_out', 'mlp_down', ['swiglu'], 'hidden', { weight: 'down', module: 'mlp.down_proj' }),
-    s('out', 'residual', ['ln2_in', 'mlp_out'], 'hidden', { module: '' }),
+    s('gate', 'gate_up', ['ln2'], 'ff', {
+      weight: 'gate',
+      module: 'mlp.gate_proj',
+      ...library('fc1', 'gate'),
+    }),
+    s('up', 'gate_up', ['ln2'], 'ff', { weight: 'up', module: 'mlp.up_proj', ...library('fc1', 'up') }),
+    // With the gate/up GEMM in its group it is the library's activation on its up projection (GPT-NeoX's fused MLP).
+    s('swiglu', 'swiglu', ['gate', 'up'], 'ff', {
+      container: 'mlp',
+      ...library('act', 'SwiGLU'),
+      libraryFused: 'mlp_up',
+    }),
+    s('mlp_out', 'mlp_down', ['swiglu'], 'hidden', {
+      weight: 'down',
+      module: 'mlp.down_proj',
+      ...library('fc2', 'down'),
+    }),
+    s('out', 'residual', ['ln2_in', 'mlp_out'], 'hidden', {
+      module: '',
+      ...library('residual', 'add (mlp)'),
+    }),
   ],
-  finalNorm: s('final_norm', 'final_norm', [], 'hidden', { weight: 'norm', module: 'model.norm' }),
+  finalNorm: s('final_norm', 'final_norm', [], 'hidden', {
+    weight: 'norm',
+    module: 'model.norm',
+    library: 'final_norm',
+  }),
   // mlp.act_fn's output is silu(gate) alone, which no step keeps (the swiglu step is its product with up).
   containers: { self_attn: ['ln1', 'attn_out'], mlp: ['ln2', 'mlp_out'], 'mlp.act_fn': ['gate', null] },
-  lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', { weight: 'lmHead', module: 'lm_head' }),
+  lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', {
+    weight: 'lmHead',
+    module: 'lm_head',
+    library: 'lm_head',
+  }),
   topNames: names({
     'model.embed_tokens:out': 'embed',
     'model.norm:out': 'final_norm',
@@ -256,6 +321,22 @@ export function usesOf(op: OpStep['op']): { family: string; slot: string; module
     }
   }
   return out;
+}
+
+/**
+ * The cause library's op a group of a family's steps is checked as (OpStep.library): its last step's, or, where that
+ * step is checked together with the steps that compute its inputs, the library's fused group it makes with them.
+ */
+export function libraryOpOf(steps: readonly OpStep[]): CheckOp | LibraryGroup {
+  const last = steps[steps.length - 1];
+  if (steps.length > 1 && last.libraryFused) return last.libraryFused;
+  if (!last.library) throw new Error(`step '${last.slot}' has no library op`);
+  return last.library;
+}
+
+/** The library op whose anatomy reads a group's output: its last step's (OpStep.anatomy), else the group's op. */
+export function anatomyOpOf<Op extends string>(steps: readonly OpStep[], op: Op): Op | CheckOp {
+  return steps[steps.length - 1]?.anatomy ?? op;
 }
 
 /** The engine's plan ops of a family's layer, in order (a step's `plan`, or its slot): GPT-NeoX's tap names. */

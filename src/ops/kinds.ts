@@ -15,6 +15,11 @@ export interface OpEntry {
    * every row of the sequence even where only some rows are asked for.
    */
   wholeSequence: boolean;
+  /**
+   * Its forms hold the scores and probabilities [heads, T, T] besides its output (the attention core): what a GPU
+   * re-run of it keeps in memory and its widest binding.
+   */
+  scores?: true;
 }
 
 const op = (title: string, linear: boolean, weights: OpEntry['weights'], wholeSequence = false): OpEntry => ({
@@ -35,7 +40,7 @@ export const OP_ENTRIES = {
   v_proj: op('the v projection', true, ['weight', 'bias']),
   qk_norm: op('the per-head q/k RMSNorm', false, ['weight']),
   rotary: op('the rotary embedding', false, [], true),
-  attention: op('the attention core', false, [], true),
+  attention: { ...op('the attention core', false, [], true), scores: true },
   out_proj: op('the attention output projection', true, ['weight', 'bias']),
   residual: op('the residual add', false, []),
   gate_up: op('the gate/up projection', true, ['weight', 'bias']),

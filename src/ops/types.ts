@@ -58,6 +58,12 @@ export const CHECK_OPS = [
 export type CheckOp = (typeof CHECK_OPS)[number];
 
 /**
+ * The cause library's fused groups (compare/causes/types.ts OpKind): a check over a product and the op after it in
+ * one kernel (`mlp_up`: the MLP's up projection with its activation), named by what it starts or ends with.
+ */
+export type LibraryGroup = 'attn_block' | 'mlp_up' | 'mlp_residual';
+
+/**
  * The GPT-NeoX engine's plan ops (engine/fused-kernels.ts, plan.ts), which are its tap names: one step's `plan` (or its
  * slot). `rotary` writes the taps q, k, v; the attention core runs as scores, probs and ctx.
  */
@@ -116,6 +122,32 @@ export interface OpStep {
    * packed output is the taps q, k, v, each [H, T, hd]).
    */
   taps?: readonly string[];
+  /**
+   * The GPT-NeoX cause library's op it maps onto, for a family whose runs and why are read against that library
+   * (the Llama family; a test fails on a Llama step without one): a check's `op`, whose words the page reads.
+   */
+  library?: CheckOp;
+  /**
+   * The library's fused group it is checked as where it is checked together with the steps that compute its inputs
+   * (the SwiGLU product on the gate/up GEMM: the activation on its up projection, `mlp_up`).
+   */
+  libraryFused?: LibraryGroup;
+  /**
+   * The library op whose anatomy reads its output, where not `library`: q, k and v are the library's `qkv` for their
+   * words and causes, but GPT-NeoX's QKV output is packed per head and theirs is not (read as a layer's rows).
+   */
+  anatomy?: CheckOp;
+  /** The words of its column in a runs analysis' check grid ('q norm', 'o_proj'; a test fails on a Llama step without). */
+  words?: string;
+  /** Its column's words where it ends a group of steps checked together ('rotary + attention'). */
+  groupWords?: string;
+  /**
+   * The HF module it is computed inside where no module of its own records it (the rotary and the attention core in
+   * `self_attn`, the SwiGLU product in `mlp`): its check's module. A step with neither lives in the layer itself.
+   */
+  container?: string;
+  /** How its module's `:in` and `:out` are recorded where not as rows [T, width]: `heads`, [T, heads, hd]. */
+  recordedAs?: 'heads';
 }
 
 /** How a family's layer wires its residual stream (for words; the steps' inputs are the wiring). */
