@@ -32,8 +32,10 @@ import { mulberry32 } from '../numeric/random';
 import type { LinearWeights, ModelWeights, NeoXConfig } from '../numeric/types';
 import { OP_KINDS, OPS } from './descriptors';
 import {
+  anatomyOpOf,
   LLAMA_FAMILY,
   layerSteps,
+  libraryOpOf,
   NEOX_PARALLEL,
   NEOX_SEQUENTIAL,
   neoxSlotOfTap,
@@ -155,6 +157,38 @@ const OP_NAMES = new Set<string>([
 /** A switch over op kinds: two or more of its cases are op names. */
 const overOps = (text: string) =>
   switchCases(text).filter((s) => s.cases.filter((c) => OP_NAMES.has(c)).length >= 2);
+
+/**
+ * What a Llama-family runs analysis and why read off each step (ops/types.ts OpStep): every step its library op,
+ * every layer step its column words (distinct), a container only where the step has no module of its own and one of
+ * the family's containers whose span holds it, a fused group only on a step with inputs, per-head recording only on
+ * a module. One line per fault.
+ */
+function llamaStepFaults(spec: FamilySpec): string[] {
+  const out: string[] = [];
+  const layer = spec.layer;
+  const at = (slot: string | null) => layer.findIndex((s) => s.slot === slot);
+  for (const s of [spec.embed, ...layer, spec.finalNorm, spec.lmHead]) {
+    if (!s.library || !(CHECK_OPS as readonly string[]).includes(s.library))
+      out.push(`${s.slot}: no library op`);
+    if (s.libraryFused && !(s.libraryFused in GROUP_PRODUCT))
+      out.push(`${s.slot}: no library group ${s.libraryFused}`);
+    if (s.libraryFused && s.inputs.length === 0) out.push(`${s.slot}: a fused group with no inputs`);
+    if (s.recordedAs && s.module === undefined) out.push(`${s.slot}: recorded per head with no module`);
+  }
+  const words = new Set<string>();
+  for (const [i, s] of layer.entries()) {
+    if (!s.words) out.push(`${s.slot}: no column words`);
+    else if (words.has(s.words)) out.push(`${s.slot}: column words '${s.words}' twice`);
+    else words.add(s.words);
+    if (s.container === undefined) continue;
+    const span = spec.containers[s.container];
+    if (s.module !== undefined) out.push(`${s.slot}: a module and a container`);
+    else if (!span || !(at(span[0]) < i && i <= at(span[1])))
+      out.push(`${s.slot}: '${s.container}' is no container holding it`);
+  }
+  return out;
+}
 
 describe('the op registry', () => {
   it('has no switch over op kinds outside src/ops/ (forms in its slots, or a descriptor field, instead)', () => {
@@ -379,6 +413,33 @@ describe('the op registry', () => {
     expect(plain.find((s) => s.slot === 'k_rot')?.inputs).toEqual(['k']);
     const qwen3 = layerSteps(LLAMA_FAMILY, smallLlamaConfig({ flavour: 'qwen3', qkNorm: true }));
     expect(qwen3.find((s) => s.slot === 'q_rot')?.inputs).toEqual(['q_norm']);
+  });
+
+  it('gives every Llama step the library op, column words and container its runs and why read (a step without fails)', () => {
+    expect(llamaStepFaults(LLAMA_FAMILY)).toEqual([]);
+    // The check fails on a step stripped of each field, and on a container that does not hold the step.
+    const strip = (slot: string, field: 'library' | 'words' | 'container', to?: string) => ({
+      ...LLAMA_FAMILY,
+      layer: LLAMA_FAMILY.layer.map((s) => (s.slot === slot ? { ...s, [field]: to } : s)),
+    });
+    expect(llamaStepFaults(strip('swiglu', 'library'))).toEqual(['swiglu: no library op']);
+    expect(llamaStepFaults(strip('q_norm', 'words'))).toEqual(['q_norm: no column words']);
+    expect(llamaStepFaults(strip('k', 'words', 'q'))).toEqual(["k: column words 'q' twice"]);
+    expect(llamaStepFaults(strip('ctx', 'container', 'mlp'))).toEqual([
+      "ctx: 'mlp' is no container holding it",
+    ]);
+    expect(llamaStepFaults(strip('ln1', 'container', 'self_attn'))).toEqual([
+      'ln1: a module and a container',
+    ]);
+    // The groups the runs and the why check as one: SwiGLU on its GEMM is the library's activation on its up
+    // projection; the q/k/v steps are the library's QKV, their anatomy a layer's rows.
+    const steps = layerSteps(LLAMA_FAMILY, smallLlamaConfig({ flavour: 'qwen3', qkNorm: true }));
+    const of = (...slots: string[]) => steps.filter((s) => slots.includes(s.slot));
+    expect(libraryOpOf(of('gate', 'up', 'swiglu'))).toBe('mlp_up');
+    expect(libraryOpOf(of('swiglu'))).toBe('act');
+    expect(libraryOpOf(of('q_rot', 'k_rot', 'ctx'))).toBe('attention');
+    expect(anatomyOpOf(of('k', 'k_norm'), libraryOpOf(of('k', 'k_norm')))).toBe('layer');
+    expect(() => libraryOpOf([{ ...steps[0], library: undefined }])).toThrow(/ln1.*no library op/);
   });
 
   // The registry's forward of GPT-NeoX is HF's, value for value: the same ops in the same order. Random models of both residual styles, odd sizes, over seeds.
