@@ -179,7 +179,7 @@ export function synthFamilyRun(
  * The causes a test may plant at a layer of a model, each with the check it is born at (`layers.{i}.<group>`):
  * those that act on the model (the KV mapping and the scaling where the family offers them for it, the window where a
  * row sees past it; the rotary's where a row sees another position), with parameters far from the model's
- * (eps 1e6 × the config's, theta / 100).
+ * (the eps farthest in its grid, 1e6 × the config’s; theta / 100).
  */
 export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPlant, string][] {
   const at = (
@@ -194,10 +194,13 @@ export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPl
   const attention = 'q_rot+k_rot+ctx';
   // A cause the family offers for this model's step only where it acts (the scaling, the KV mapping).
   const steps = layerSteps(LLAMA_FAMILY, cfg);
-  const offered = (slot: string, id: string) =>
-    candidatesFor({ steps: steps.filter((s) => s.slot === slot) }, cfg, layer).some((c) => c.id === id);
+  const offers = (slot: string, id: string) =>
+    candidatesFor({ steps: steps.filter((s) => s.slot === slot) }, cfg, layer).filter((c) => c.id === id);
+  const offered = (slot: string, id: string) => offers(slot, id).length > 0;
+  // The last of a cause's grid: the parameter farthest from the model's (an eps 1e6 × the config's).
+  const farthest = (slot: string, id: string) => offers(slot, id).at(-1)?.params;
   const out: [FamilyPlant, string][] = [
-    at('ln1', 'rms-eps-outside', 'ln1', { eps: cfg.rmsNormEps * 1e6 }),
+    at('ln1', 'rms-eps-outside', 'ln1', farthest('ln1', 'rms-eps-outside')),
     at('ln2', 'rms-mean-subtracted', 'ln2'),
     at('ln1', 'rms-no-weight', 'ln1'),
     at('swiglu', 'swiglu-swapped', 'swiglu'),
