@@ -270,9 +270,12 @@ export function familyWhy(x: FamilyWhyInput): PathWhy {
   };
 }
 
-/** A rotated q or k [heads, T, hd] as rows [T, heads·hd] (the anatomy reads rows); other slots are rows already. */
+/**
+ * A slot laid out per head [heads, T, hd] (its step's width `*_heads`: the rotated q and k) as rows [T, heads·hd] (the
+ * anatomy reads rows); other slots are rows already.
+ */
 function rowsOf(v: Float32Array, c: Check, cfg: LlamaConfig, T: number): Float32Array {
-  if (c.slot !== 'q_rot' && c.slot !== 'k_rot') return v;
+  if (!c.steps[c.steps.length - 1].width.endsWith('_heads')) return v;
   const hd = cfg.headDim;
   const heads = v.length / (T * hd);
   const out = new Float32Array(v.length);
