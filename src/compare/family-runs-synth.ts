@@ -182,18 +182,26 @@ export function synthFamilyRun(
  * (the eps farthest in its grid, 1e6 × the config’s; theta / 100).
  */
 export function plantsFor(cfg: LlamaConfig, layer: number, T: number): [FamilyPlant, string][] {
+  const steps = layerSteps(LLAMA_FAMILY, cfg);
+  const opOf = new Map(steps.map((s) => [s.slot, s.op]));
+  // Planted in the step and in the other steps of its op in the check's group (a rotary's: both q's and k's).
   const at = (
     slot: string,
     id: string,
     check: string,
     params?: FamilyPlant['params'],
   ): [FamilyPlant, string] => [
-    { layer, slot, id, params, also: slot === 'q_rot' ? ['k_rot'] : [] },
+    {
+      layer,
+      slot,
+      id,
+      params,
+      also: check.split('+').filter((s) => s !== slot && opOf.get(s) === opOf.get(slot)),
+    },
     `layers.${layer}.${check}`,
   ];
   const attention = 'q_rot+k_rot+ctx';
   // A cause the family offers for this model's step only where it acts (the scaling, the KV mapping).
-  const steps = layerSteps(LLAMA_FAMILY, cfg);
   const offers = (slot: string, id: string) =>
     candidatesFor({ steps: steps.filter((s) => s.slot === slot) }, cfg, layer).filter((c) => c.id === id);
   const offered = (slot: string, id: string) => offers(slot, id).length > 0;
