@@ -132,7 +132,7 @@ export const biasDropped: Fp64Form = (a) => {
 };
 
 /** The attention step's q [H, T, hd], k [KV, T, hd] and v [KV, T, hd] (v from its rows), and its mask. */
-function attentionParts(a: Fp64Args) {
+export function attentionParts(a: Fp64Args) {
   const cfg = llama(a);
   const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
   const [q, k, vRows] = a.inputs;

@@ -5,6 +5,7 @@
 
 import type { LlamaConfig } from '../numeric/types';
 import type { OpStep } from '../ops/types';
+import { attentionHalfEnd } from './family-causes-attention-half';
 import {
   accHalfForm,
   attentionHalfForm,
@@ -91,6 +92,7 @@ export function libraryCandidates(
         params: { format },
         applies: (s) => s.op === 'attention',
         form: attentionHalfForm(format),
+        orderSpread: [attentionHalfEnd(format, -1), attentionHalfEnd(format, 1)],
       });
     const P = opts.decodeFrom;
     if (P !== undefined && P >= 1) {

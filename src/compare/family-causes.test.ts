@@ -12,13 +12,16 @@
 
 import { describe, expect, it } from 'vitest';
 import { sharedDims } from '../engine/family-llama';
+import { firstKey, kvHeadMap, lastKey } from '../kernels/cpu/attention';
+import { llamaInvFreq } from '../kernels/cpu/op-fp64';
+import { angleTableOf } from '../kernels/cpu/rotary-angles';
 import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { writeSafetensors } from '../model/safetensors-write';
 import { mulberry32 } from '../numeric/random';
 import { roundTo } from '../numeric/round';
 import type { LinearWeights, LlamaConfig } from '../numeric/types';
-import type { Fp64Form } from '../ops/types';
+import type { Fp64Form, OpStep } from '../ops/types';
 import { type Candidate, candidatesFor } from './family-causes';
 import { ACC_WORK, POSITIONS_WORK } from './family-causes-library';
 import { SAMPLE_ROWS } from './family-causes-rows';
@@ -252,6 +255,90 @@ function accFp16Ordered(order: 'reverse' | 'strided'): Fp64Form {
   };
 }
 
+/**
+ * The attention core in fp16 as a PyTorch run computes it (tools/llama_run_faults.py): q and k from an fp32 rotary
+ * (cos and sin of HF's fp32 angles rounded to fp32, each product and the add rounded), rounded to fp16 with v; each
+ * score an fp32 sum of the exact fp16 products in another order than the form's (from the last dim to the first,
+ * `reverse`, or the even and the odd dims apart, `strided`), rounded, times the fp32 scale, rounded; the softmax in
+ * fp32 (x - max, exp and the quotient rounded, the sum in that order), rounded; the output an fp32 sum of the exact
+ * products in that order, rounded. Applied to the rotary steps and the attention of the check.
+ */
+function attentionFp16Run(order: 'reverse' | 'strided'): Fp64Form {
+  const f = Math.fround;
+  const h16 = (x: number) => roundTo('fp16', x);
+  /** An fp32 sum of n terms in the order. */
+  const sum32 = (n: number, term: (m: number) => number) => {
+    if (order === 'reverse') {
+      let acc = 0;
+      for (let m = n - 1; m >= 0; m--) acc = f(acc + term(m));
+      return acc;
+    }
+    let even = 0;
+    let odd = 0;
+    for (let m = 0; m < n; m++) {
+      if (m % 2 === 0) even = f(even + term(m));
+      else odd = f(odd + term(m));
+    }
+    return f(even + odd);
+  };
+  return (a) => {
+    const cfg = a.cfg as LlamaConfig;
+    const hd = cfg.headDim;
+    if (a.step.op === 'rotary') {
+      const x = a.inputs[0];
+      const heads = x.length / (a.T * hd);
+      const half = cfg.rotaryDim / 2;
+      const theta = angleTableOf(a.T, llamaInvFreq(cfg, a.angles), a.angles);
+      const out = new Float64Array(x.length);
+      for (let t = 0; t < a.T; t++)
+        for (let h = 0; h < heads; h++)
+          for (let e = 0; e < hd; e++) {
+            const src = (t * heads + h) * hd;
+            const dst = (h * a.T + t) * hd + e;
+            if (e >= 2 * half) {
+              out[dst] = x[src + e];
+              continue;
+            }
+            const i = e % half;
+            const c = f(Math.cos(theta[t * half + i]));
+            const s = f(Math.sin(theta[t * half + i]));
+            out[dst] =
+              e < half
+                ? f(f(x[src + e] * c) - f(x[src + e + half] * s))
+                : f(f(x[src + e] * c) + f(x[src + e - half] * s));
+          }
+      return out;
+    }
+    const H = cfg.numHeads;
+    const [q, k, vRows] = a.inputs.map((u) => Float64Array.from(u, h16));
+    const variant = { kvHeads: cfg.numKvHeads, window: cfg.slidingWindow[a.layer] ?? null };
+    const kvOf = kvHeadMap(H, variant);
+    const v = new Float64Array(vRows.length); // [KV, T, hd] from [T, KV·hd]
+    for (let t = 0; t < a.T; t++)
+      for (let e = 0; e < cfg.numKvHeads * hd; e++)
+        v[(Math.floor(e / hd) * a.T + t) * hd + (e % hd)] = vRows[t * cfg.numKvHeads * hd + e];
+    const scale = f(1 / Math.sqrt(hd));
+    const out = new Float64Array(a.T * H * hd);
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < a.T; i++) {
+        const j0 = firstKey(i, variant);
+        const n = lastKey(i, a.T, variant) - j0 + 1;
+        const qo = (h * a.T + i) * hd;
+        const scores = Array.from({ length: n }, (_, m) => {
+          const ko = (kvOf[h] * a.T + j0 + m) * hd;
+          return h16(f(h16(sum32(hd, (e) => q[qo + e] * k[ko + e])) * scale));
+        });
+        const max = Math.max(...scores);
+        const ex = scores.map((x) => f(Math.exp(f(x - max))));
+        const total = sum32(n, (m) => ex[m]);
+        const p = ex.map((x) => h16(f(x / total)));
+        for (let e = 0; e < hd; e++)
+          out[i * H * hd + h * hd + e] = h16(sum32(n, (m) => p[m] * v[(kvOf[h] * a.T + j0 + m) * hd + e]));
+      }
+    return out;
+  };
+}
+
 describe('each of the family’s causes, planted in a recorded layer, is found at its op and named alone', () => {
   it.each(PLANTS.map((p, n) => [`${p.id} at ${p.slot}`, p, n] as const))('%s', (_, plant, n) => {
     for (let s = 0; s < SEEDS; s++) {
@@ -311,6 +398,31 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
       const d = draw(seed, plant);
       const grid = candidateOf(d, plant);
       const cand = { ...grid, form: accFp16Ordered(s % 2 === 0 ? 'reverse' : 'strided') };
+      const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
+      const { named, tested } = namedAlone(why, plant.id, `seed ${seed}`);
+      expect(named[0].params, tested).toEqual(grid.params);
+    }
+  });
+
+  it('attention in fp16 with its fp32 steps in another order than the form’s is still named', () => {
+    // The run's q and k come from an fp32 rotary, its scores, softmax and output from fp32 sums in an order of its
+    // own; where those straddle an fp16 rounding boundary a score, a probability or an output is one fp16 ulp from the
+    // form's, and a score moves every probability of its row. MHA, GQA and MQA as drawn, a sliding window on half
+    // the seeds (short softmax rows).
+    for (let s = 0; s < 3 * SEEDS; s++) {
+      const seed = 7823 + s;
+      const plant: Plant = {
+        id: 'attention-fp16',
+        slot: 'ctx',
+        cfg: (r, T) => ({
+          ...(s % 4 >= 2 ? gqa(r) : {}),
+          ...(s % 2 === 1 ? window(2 + Math.floor(r() * (T - 3))) : {}),
+        }),
+      };
+      const d = draw(seed, plant);
+      const grid = candidateOf(d, plant);
+      const applies = (st: OpStep) => st.op === 'rotary' || grid.applies(st);
+      const cand = { ...grid, applies, form: attentionFp16Run(s % 3 === 0 ? 'strided' : 'reverse') };
       const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
       const { named, tested } = namedAlone(why, plant.id, `seed ${seed}`);
       expect(named[0].params, tested).toEqual(grid.params);
