@@ -8,7 +8,8 @@
 // A group that reads other rows, or a run of no more rows than the sample, is scored whole.
 // A cause with a parameter the data can pin (Candidate.tune: an RMSNorm's eps, the rope theta) has it solved around
 // the grid's best value — on the sampled rows, or on every row where the group is scored whole — and the value found
-// named where it explains the error clearly better than the grid.
+// named where it explains the error clearly better than the grid, with the range of values the run allows (those
+// that leave no more than one floor more error: the run's own rounding moves the value solved).
 import { OPS } from '../ops/descriptors';
 import type { OpStep } from '../ops/types';
 import type { CauseVerdict, TestedCause } from './causes/types';
@@ -168,7 +169,7 @@ function* scoring(cands: readonly Candidate[], s: RowScoring): Generator<void, S
     const grid = screened.filter((x) => x.cand.id === id && x.cand.tune);
     if (grid.length === 0) continue;
     const g = grid.reduce((a, b) => (b.estimate < a.estimate ? b : a)).cand;
-    yield* tuned(g, fracOf, s, best);
+    yield* tuned(g, (c) => fracOf(c) * s.ratio, s, best);
   }
   for (const x of screened) if (!best.has(x.cand.id)) keepBest(best, x.cand, x.estimate);
   return { tested: [...best.values()], sampled: { screened: rows.length, scored: s.T, of: s.T } };
@@ -210,7 +211,10 @@ function residualOf(s: RowScoring, cand: Candidate): number {
 /**
  * The tunable parameter of `g` (Candidate.tune) solved by a golden-section search of its logarithm within a factor of
  * 10 either side of the grid's value, minimising `objective`; the value found is kept (in `best`) where its residual on
- * every row is under half the cause's best so far: a value on the grid stays as the grid names it.
+ * every row is under half the cause's best so far: a value on the grid stays as the grid names it. It is named with
+ * the range the run allows (tunedRange): the run's own fp32 rounding moves the value solved (an RMSNorm's mean of
+ * squares, rounded in fp32, shifts a row exactly as an eps does: ±0.25 % at eps 3.7e-5 in fp32), so it is no more
+ * precise than that range. `objective` is in units of the op's floor.
  */
 function* tuned(
   g: Candidate,
@@ -220,31 +224,86 @@ function* tuned(
 ): Generator<void, void> {
   const tune = g.tune!;
   const at = (u: number) => objective(tune.make(Math.exp(u)));
+  const u0 = Math.log(tune.value);
+  const u = yield* golden(at, u0 - Math.LN10, u0 + Math.LN10, 40);
+  const solved = tune.make(Math.exp(u));
+  const r = residualOf(s, solved);
+  if (r < 0.5 * (best.get(g.id)?.residual ?? Number.POSITIVE_INFINITY))
+    keepBest(best, withRange(solved, tune.key, yield* tunedRange(at, u, at(u))), r);
+  yield;
+}
+
+/** The minimum of `f` on [lo, hi] by golden-section search, `n` steps (a yield after each). */
+function* golden(f: (u: number) => number, lo: number, hi: number, n: number): Generator<void, number> {
   const phi = (Math.sqrt(5) - 1) / 2;
-  let lo = Math.log(tune.value) - Math.LN10;
-  let hi = Math.log(tune.value) + Math.LN10;
   let u1 = hi - phi * (hi - lo);
   let u2 = lo + phi * (hi - lo);
-  let f1 = at(u1);
-  let f2 = at(u2);
-  for (let n = 0; n < 40; n++) {
+  let f1 = f(u1);
+  let f2 = f(u2);
+  for (let i = 0; i < n; i++) {
     if (f1 <= f2) {
       hi = u2;
       u2 = u1;
       f2 = f1;
       u1 = hi - phi * (hi - lo);
-      f1 = at(u1);
+      f1 = f(u1);
     } else {
       lo = u1;
       u1 = u2;
       f1 = f2;
       u2 = lo + phi * (hi - lo);
-      f2 = at(u2);
+      f2 = f(u2);
     }
     yield;
   }
-  const solved = tune.make(Math.exp((lo + hi) / 2));
-  const r = residualOf(s, solved);
-  if (r < 0.5 * (best.get(g.id)?.residual ?? Number.POSITIVE_INFINITY)) keepBest(best, solved, r);
-  yield;
+  return (lo + hi) / 2;
+}
+
+/**
+ * The range of the tuned parameter the run allows, [low, high]: the values whose objective (a residual over the op's
+ * floor) stays within √(f² + 1) of the value solved's f — those that add no more than the floor itself (a correct
+ * kernel's rounding) to the error left, so that the run's own rounding could have made either. Each end found by
+ * stepping out ×4 from 1e-4 (in the log) until past the bar, then halving between 10 times.
+ */
+function* tunedRange(at: (u: number) => number, u: number, f: number): Generator<void, [number, number]> {
+  const bar = Math.hypot(f, 1);
+  const ends: number[] = [];
+  for (const dir of [-1, 1]) {
+    let inside = 0;
+    let outside = Number.NaN;
+    for (let step = 1e-4; step <= Math.LN10; step *= 4) {
+      const g = at(u + dir * step);
+      yield;
+      if (!(g <= bar)) {
+        outside = step;
+        break;
+      }
+      inside = step;
+    }
+    if (!Number.isNaN(outside))
+      for (let n = 0; n < 10; n++) {
+        const mid = (inside + outside) / 2;
+        const g = at(u + dir * mid);
+        yield;
+        if (g <= bar) inside = mid;
+        else outside = mid;
+      }
+    ends.push(u + dir * inside);
+  }
+  return [Math.exp(ends[0]), Math.exp(ends[1])];
+}
+
+/** A solved candidate named with the range of its parameter the run allows: in its params and its words. */
+function withRange(c: Candidate, key: string, [low, high]: [number, number]): Candidate {
+  // three significant digits, rounded outward
+  const out = (x: number, dir: -1 | 1) => {
+    const step = 10 ** (Math.floor(Math.log10(x)) - 2);
+    return Number(((dir < 0 ? Math.floor(x / step) : Math.ceil(x / step)) * step).toPrecision(3));
+  };
+  const [lo, hi] = [out(low, -1), out(high, 1)];
+  return {
+    ...c,
+    params: { ...c.params, [`${key}Low`]: lo, [`${key}High`]: hi },
+    words: `${c.words}; any ${key} from ${lo} to ${hi} fits the run as well (within its floor)`,
+  };
 }

@@ -339,6 +339,24 @@ function attentionFp16Run(order: 'reverse' | 'strided'): Fp64Form {
   };
 }
 
+/** RMSNorm as an fp32 PyTorch run computes it with eps `eps` (HF LlamaRMSNorm in fp32; the sum in k order). */
+function rmsNormFp32(eps: number): Fp64Form {
+  const f = Math.fround;
+  return (a) => {
+    const w = (a.weights as { data: ArrayLike<number> }).data;
+    const x = a.inputs[0];
+    const d = w.length;
+    const out = new Float64Array(x.length);
+    for (let t = 0; t < x.length / d; t++) {
+      let sq = 0;
+      for (let e = 0; e < d; e++) sq = f(sq + f(x[t * d + e] * x[t * d + e]));
+      const inv = f(1 / Math.sqrt(f(f(sq / d) + f(eps))));
+      for (let e = 0; e < d; e++) out[t * d + e] = f(f(w[e]) * f(x[t * d + e] * inv));
+    }
+    return out;
+  };
+}
+
 describe('each of the family’s causes, planted in a recorded layer, is found at its op and named alone', () => {
   it.each(PLANTS.map((p, n) => [`${p.id} at ${p.slot}`, p, n] as const))('%s', (_, plant, n) => {
     for (let s = 0; s < SEEDS; s++) {
@@ -380,6 +398,31 @@ describe('each of the family’s causes, planted in a recorded layer, is found a
       const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
       const { named, tested } = namedAlone(why, plant.id, `seed ${31337 + s}, ${key} ${value}`);
       expect(Math.abs(Number(named[0].params[key]) / value - 1), tested).toBeLessThan(1e-3);
+      const range = [named[0].params[`${key}Low`], named[0].params[`${key}High`]].map(Number);
+      // named with the range the run allows, which holds the planted value
+      expect(range[0] <= value && value <= range[1], tested).toBe(true);
+    }
+  });
+
+  it('an eps solved from a run’s fp32 RMSNorm is named with the range the run allows, the planted eps in it', () => {
+    // The run's RMSNorm in fp32 (HF's: the mean of squares summed in fp32, rsqrt(ms + eps), x · it, the weight times
+    // that, each rounded): the mean of squares' rounding shifts a row exactly as an eps does, so the value solved
+    // moves with the run's rounding (up to 0.25 % off at eps 3.7e-5 on these draws) and is named with the range of
+    // values that leave no more than one floor more error: it must hold the planted eps and the value solved, and
+    // leave out the grid's values either side (1e-5, 1e-4).
+    const plant: Plant = { id: 'rms-eps', slot: 'ln2', pick: factor(10), cfg: () => ({ rmsNormEps: 1e-6 }) };
+    for (let s = 0; s < 3 * SEEDS; s++) {
+      const seed = 52711 + s;
+      const d = draw(seed, plant);
+      const grid = candidateOf(d, plant);
+      const eps = 1e-5 * (1.5 + 7 * d.r());
+      const cand = { ...grid, form: rmsNormFp32(eps) };
+      const why = familyWhy(whyInput(d, record(d, cand), record(d, null)));
+      const { named, tested } = namedAlone(why, plant.id, `seed ${seed}, eps ${eps}`);
+      const { eps: got, epsLow, epsHigh } = named[0].params as Record<string, number>;
+      expect(epsLow <= eps && eps <= epsHigh, `${tested}: ${epsLow} … ${epsHigh}`).toBe(true);
+      expect(epsLow <= got && got <= epsHigh, tested).toBe(true);
+      expect(epsLow > 1e-5 && epsHigh < 1e-4, tested).toBe(true);
     }
   });
 
