@@ -5,6 +5,7 @@
 
 import type { LlamaConfig } from '../numeric/types';
 import type { OpStep } from '../ops/types';
+import { slotWidth } from '../ops/widths';
 import { attentionHalfEnd } from './family-causes-attention-half';
 import {
   accHalfForm,
@@ -159,7 +160,7 @@ export const POSITIONS_WORK = 16e6;
 /** N · K of a linear step. */
 function productSize(cfg: LlamaConfig, s: OpStep): number {
   const q = cfg.numHeads * cfg.headDim;
-  const kv = cfg.numKvHeads * cfg.headDim;
+  const kv = slotWidth(cfg, 'kv');
   const d = cfg.hiddenSize;
   const ff = cfg.intermediateSize;
   const n: Record<string, number> = {

@@ -9,10 +9,10 @@
 // cache itself) are left out: the rotary is checked with the attention core, as in a run from PyTorch.
 import type { Engine, ForwardOptions } from '../engine/engine';
 import type { RunFile, RunTensor } from '../model/run-file';
-import { familySlotWidth } from '../model/run-names';
 import { PRECISION_FORMATS } from '../numeric/precision';
 import type { LlamaConfig } from '../numeric/types';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
+import { slotWidth } from '../ops/widths';
 import { type DecodeCheck, decodeCheckOf, vsFullOf } from './decode-run-file';
 import { analyzeFamilyRuns, type FamilyRunsOptions, familyRunsModel } from './family-runs';
 import type { RunsReport } from './runs-report';
@@ -33,7 +33,7 @@ function rowSlots(cfg: LlamaConfig): Map<string, number> {
   for (let i = 0; i < cfg.numLayers; i++)
     for (const s of layerSteps(LLAMA_FAMILY, cfg))
       if (s.width === 'hidden' || s.width === 'q' || s.width === 'kv' || s.width === 'ff')
-        out.set(`layers.${i}.${s.slot}`, familySlotWidth(s.width, cfg));
+        out.set(`layers.${i}.${s.slot}`, slotWidth(cfg, s.width));
   return out;
 }
 

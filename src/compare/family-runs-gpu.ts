@@ -13,7 +13,7 @@ import { DF_BYTES, type DfBuffer, OracleError, Recording } from '../engine/oracl
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
-import { DF_FORMS, dfSlotWidth } from '../kernels/oracle/df-forms';
+import { DF_FORMS } from '../kernels/oracle/df-forms';
 import { ropeTablesF64 } from '../kernels/oracle/llama';
 import { dfPromote } from '../kernels/oracle/promote';
 import { inputSlot } from '../model/run-names';
@@ -21,6 +21,7 @@ import { toDfPairs } from '../numeric/double-float';
 import type { LinearWeights, Tensor } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import type { OpStep } from '../ops/types';
+import { slotWidth } from '../ops/widths';
 import type { FamilyRunCheck, GroupContext } from './family-runs-ops';
 
 /** The df buffers one submit may hold (inputs promoted, each step's output, the attention's scratch). */
@@ -62,10 +63,9 @@ function bytesOf(it: RerunItem, x: GroupContext): number {
   const c = it.check;
   const T = x.tokens.length;
   let n = 0;
-  for (const s of c.steps) n += T * dfSlotWidth(x.cfg, s.width);
+  for (const s of c.steps) n += T * slotWidth(x.cfg, s.width);
   for (const s of c.inputs) n += 1.5 * (it.recorded(s)?.length ?? 0); // promoted, and its f32 upload
-  if (c.steps.some((s) => OPS[s.op].scores))
-    n += (2 * x.cfg.numHeads * T + x.cfg.numKvHeads * x.cfg.headDim) * T;
+  if (c.steps.some((s) => OPS[s.op].scores)) n += (2 * x.cfg.numHeads * T + slotWidth(x.cfg, 'kv')) * T;
   return n * DF_BYTES;
 }
 
@@ -73,7 +73,7 @@ function bytesOf(it: RerunItem, x: GroupContext): number {
 export function fitsGpu(c: FamilyRunCheck, x: GroupContext, maxBindingBytes: number): boolean {
   const T = x.tokens.length;
   const widest = Math.max(
-    ...c.steps.map((s) => dfSlotWidth(x.cfg, s.width)),
+    ...c.steps.map((s) => slotWidth(x.cfg, s.width)),
     c.steps.some((s) => OPS[s.op].scores) ? x.cfg.numHeads * T : 0,
   );
   return T * widest * DF_BYTES <= maxBindingBytes;
@@ -161,7 +161,7 @@ async function rerunChunk(
       for (const s of c.steps) {
         // A top step reads the slots its check names (the final norm's input is the last layer's output).
         const inputs = (layer === null ? c.inputs : s.inputs).map(get);
-        const n = T * dfSlotWidth(cfg, s.width);
+        const n = T * slotWidth(cfg, s.width);
         const out = rec.df(n, `${k}:${s.slot}`);
         const specs = DF_FORMS[s.op]({
           cfg,

@@ -2,12 +2,13 @@
 // the op registry's fp64 form (Hugging Face's fp32 rotary angles), its output stored at the run's dtype (F32 or BF16)
 // and read back by the next step at that dtype — with one of the family's causes (family-causes.ts candidatesFor)
 // planted at one layer's op. Also the reference path's own taps written as a run (a benign run of the GPU path).
-import { familySlotWidth, inputSlot, slotOfLlamaName } from '../model/run-names';
+import { inputSlot, slotOfLlamaName } from '../model/run-names';
 import { type TensorToWrite, writeSafetensors } from '../model/safetensors-write';
 import { roundArray } from '../numeric/round';
 import type { DType, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
+import { slotWidth } from '../ops/widths';
 import { type Candidate, candidatesFor } from './family-causes';
 import { computeCheck, type FamilyRunCheck, type GroupContext } from './family-runs-ops';
 
@@ -72,7 +73,7 @@ function moduleNames(cfg: LlamaConfig): Map<string, Named[]> {
   for (const [name, heads] of candidates) {
     const ref = slotOfLlamaName(name, L);
     if (!ref) continue;
-    const w = familySlotWidth(ref.width, cfg);
+    const w = slotWidth(cfg, ref.width);
     const hd = cfg.headDim;
     const shape = heads ? (T: number) => [T, w / hd, hd] : (T: number) => [T, w];
     out.set(ref.slot, [...(out.get(ref.slot) ?? []), [name, shape]]);

@@ -15,6 +15,7 @@ import type { LlamaConfig, LlamaWeights, NeoXConfig } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import { anatomyOpOf, LLAMA_FAMILY, layerSteps, libraryOpOf } from '../ops/families';
 import type { OpStep } from '../ops/types';
+import { headsOf } from '../ops/widths';
 import type { Metric } from '../run/runspec';
 import { anatomy } from './causes/anatomy';
 import type { OpData, OpKind } from './causes/types';
@@ -61,7 +62,7 @@ function recordedOf(taps: ReadonlyMap<string, Float32Array>, cfg: LlamaConfig, T
     const heads = slot === 'v' ? taps.get(`layers.${i}.v_heads`) : undefined;
     if (!heads) return null;
     // v_heads [KV, T, hd] -> v [T, KV·hd]
-    const { numKvHeads: KV, headDim: hd } = cfg;
+    const [KV, hd] = [headsOf(cfg, 'kv'), cfg.headDim];
     const v = new Float32Array(heads.length);
     for (let j = 0; j < KV; j++)
       for (let t = 0; t < T; t++)

@@ -8,6 +8,7 @@ import type { PipelineCache } from '../gpu/pipelines';
 import { Program } from '../gpu/program';
 import { argmaxRow } from '../kernels/argmax';
 import type { LlamaConfig } from '../numeric/types';
+import { slotWidth } from '../ops/widths';
 import type { KeptRun } from './llama-kept';
 
 /** Where a cached forward's rows sit (positions p0..), and each layer's caches of `rows` rows. */
@@ -25,7 +26,7 @@ function kvCacheSize(device: GPUDevice, cfg: LlamaConfig, who: string, prompt: r
   if (!Number.isInteger(n) || n < 1) throw new Error(`${who}: ${n} new tokens (need at least 1)`);
   if (prompt.length === 0) throw new Error(`${who}: empty prompt`);
   const rows = prompt.length + n - 1;
-  const bytes = cfg.numKvHeads * rows * cfg.headDim * 4;
+  const bytes = rows * slotWidth(cfg, 'kv') * 4;
   const limit = device.limits.maxStorageBufferBindingSize;
   if (bytes > limit)
     throw new Error(

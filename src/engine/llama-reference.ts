@@ -15,10 +15,10 @@ import type { HiddenDump, LlamaConfig, LlamaWeights, Tensor } from '../numeric/t
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import { heldTensors, stepTensors } from '../ops/weights';
+import { slotWidth } from '../ops/widths';
 import { greedyWithCache, type KvRun } from './llama-generate';
 import { KeptRun, type KeptSlot } from './llama-kept';
 import type { StepCache } from './llama-step-cache';
-import { slotFloats } from './llama-wgsl-forms';
 import { wgslStepForm } from './wgsl-forms';
 
 export interface LlamaGpu {
@@ -210,7 +210,7 @@ export class LlamaReference {
       const lc = kv && layer >= 0 ? { at: { p0: kv.p0, rows: kv.rows }, ...kv.caches[layer] } : null;
       // With a cache the rotated keys go straight into it (and are read from it): that slot is the cache.
       const cacheK = lc && s.width === 'kv_heads' ? lc.k : null;
-      const floats = cacheK ? cfg.numKvHeads * (kv?.rows ?? 0) * cfg.headDim : slotFloats(cfg, s.width, T);
+      const floats = (cacheK ? (kv?.rows ?? 0) : T) * slotWidth(cfg, s.width);
       const out = cacheK ?? alloc(floats, name);
       const form = wgslStepForm(s.op)!;
       const args = { cfg, T, layer, step: s, label: name, inputs, out, ...this.weightsOf(owner, s) };

@@ -10,13 +10,14 @@ import { residualAdd } from '../kernels/residual';
 import { ropeHeads } from '../kernels/rope';
 import type { LlamaConfig } from '../numeric/types';
 import { LLAMA_FAMILY } from '../ops/families';
-import type { OpKind, SlotWidth } from '../ops/types';
+import type { OpKind } from '../ops/types';
+import { headsOf, slotWidth } from '../ops/widths';
 
 export type { LayerCache, WgslArgs, WgslForm } from '../kernels/ops/forms';
 
 const d = (c: LlamaConfig) => c.hiddenSize;
-const qWidth = (c: LlamaConfig) => c.numHeads * c.headDim;
-const kvWidth = (c: LlamaConfig) => c.numKvHeads * c.headDim;
+const qWidth = (c: LlamaConfig) => slotWidth(c, 'q');
+const kvWidth = (c: LlamaConfig) => slotWidth(c, 'kv');
 
 /** The op kinds not yet in a module of their own, each as its reference kernels (GPT-NeoX's plan is plan.ts). */
 const TABLE: Readonly<Partial<Record<OpKind, WgslForm>>> = {
@@ -42,7 +43,7 @@ const TABLE: Readonly<Partial<Record<OpKind, WgslForm>>> = {
   // q at its rows [H, T, hd]; k [KV, T, hd], or into the cache at its positions (a.out is then the cache's k).
   rotary: (a) => {
     const query = a.step.width === 'q_heads';
-    const heads = query ? a.cfg.numHeads : a.cfg.numKvHeads;
+    const heads = headsOf(a.cfg, a.step.width);
     const b = { x: a.inputs[0], ...a.rope, out: a.out };
     const { headDim: hd, rotaryDim: r } = a.cfg;
     return [ropeHeads(a.label, b, a.T, heads, hd, r, opts(a), undefined, a.kv?.at, query)];
@@ -63,19 +64,3 @@ const TABLE: Readonly<Partial<Record<OpKind, WgslForm>>> = {
  * file an op kind).
  */
 export const WGSL_FORMS: Readonly<Partial<Record<OpKind, WgslForm>>> = withOpModules('wgsl', TABLE);
-
-/** Floats of a slot of `width` at T rows. */
-export function slotFloats(cfg: LlamaConfig, width: SlotWidth, T: number): number {
-  const per: Partial<Record<SlotWidth, number>> = {
-    hidden: cfg.hiddenSize,
-    q: qWidth(cfg),
-    kv: kvWidth(cfg),
-    q_heads: qWidth(cfg),
-    kv_heads: kvWidth(cfg),
-    ff: cfg.intermediateSize,
-    vocab: cfg.vocabSize,
-  };
-  const n = per[width];
-  if (n === undefined) throw new Error(`Llama reference: no slot width '${width}' in the Llama family`);
-  return T * n;
-}

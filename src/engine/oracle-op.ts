@@ -2,11 +2,11 @@
 // run (src/compare/run-checks.ts), each op by the same steps and df forms as the whole forward (oracle-steps.ts), on
 // every row or on the rows from..T−1.
 
-import { dfSlotWidth } from '../kernels/oracle/df-forms';
 import { dfPromote } from '../kernels/oracle/promote';
 import { OPS } from '../ops/descriptors';
 import { checkSteps, familyOf, layerSteps } from '../ops/families';
 import type { CheckOp } from '../ops/types';
+import { slotWidth } from '../ops/widths';
 import { type DfBuffer, OracleError } from './oracle-df';
 import {
   type Env,
@@ -48,7 +48,7 @@ export function recordOp(env: Env, c: OracleOpCall, from: number): DfBuffer {
   const allRows = !step || OPS[step.op].wholeSequence;
   const named = [spec.embed, ...layerSteps_, spec.finalNorm];
   const inName = step ? (step.check?.inputs ?? step.inputs)[0] : undefined;
-  const width = dfSlotWidth(cfg, named.find((s) => s.slot === inName)?.width ?? 'hidden');
+  const width = slotWidth(cfg, named.find((s) => s.slot === inName)?.width ?? 'hidden');
   const xs = c.inputs.map(({ buffer, n }, j) => {
     // Every row (T·width), or only the checked ones ((T − from)·width) where the op is row-wise.
     const rows = n === T * width ? T : !allRows && n === R * width ? R : -1;
@@ -85,7 +85,7 @@ export function recordOp(env: Env, c: OracleOpCall, from: number): DfBuffer {
     const later = steps.slice(j + 1);
     const outAll = later.some((t) => OPS[t.op].wholeSequence && t.inputs.includes(s.slot));
     const stepFrom = outAll ? 0 : from;
-    const n = (T - stepFrom) * dfSlotWidth(cfg, s.width);
+    const n = (T - stepFrom) * slotWidth(cfg, s.width);
     const label = j === steps.length - 1 ? c.label : `${c.label}.${s.slot}`;
     const y = rec.df(n, label);
     recordStep(env, s, c.layer ?? -1, label, inputs, y, stepFrom);

@@ -10,12 +10,13 @@ import type { OverrideConstants } from '../gpu/pipelines';
 import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { rotaryInvFreq } from '../kernels/cpu/rotary-angles';
-import { DF_FORMS, dfSlotWidth } from '../kernels/oracle/df-forms';
+import { DF_FORMS } from '../kernels/oracle/df-forms';
 import { ropeTablesF64 } from '../kernels/oracle/llama';
 import { toDfPairs } from '../numeric/double-float';
 import { OPS } from '../ops/descriptors';
 import { familyOf, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
+import { slotWidth } from '../ops/widths';
 import { DF_BYTES, type DfBuffer, OracleError, type OracleTaps, type Recording } from './oracle-df';
 import type { OracleWeightSource } from './oracle-weights';
 
@@ -204,7 +205,7 @@ export function recordLayer(env: Env, i: number, call: LayerCall): GPUBuffer {
         );
       return b;
     });
-    const width = dfSlotWidth(cfg, s.width);
+    const width = slotWidth(cfg, s.width);
     const n = (T - stepFrom) * width;
     const name = tapName(core, s);
     const split = core.planNames && s.taps ? s.taps : null; // the rotary's q, k, v

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { NEOX_PARALLEL, NEOX_SEQUENTIAL } from '../ops/families';
+import { slotWidth } from '../ops/widths';
 import { smallLlamaConfig } from './llama-random';
-import { familySlotWidth, slotOfFamilyName, slotOfLlamaName, slotOfName } from './run-names';
+import { slotOfFamilyName, slotOfLlamaName, slotOfName } from './run-names';
 
 // What `dump_run` records of a Qwen3ForCausalLM (transformers 5.17 `named_modules()`, `:in` / `:out`), and where
 // each lands. L = 2.
@@ -58,7 +59,7 @@ describe('the Llama family run names (from the op registry)', () => {
 
   it('gives each slot its width: q/k/v per head counts, ff, vocab', () => {
     const cfg = smallLlamaConfig({ flavour: 'qwen3', qkNorm: true, headDim: 12, rotaryDim: 12 });
-    const width = (name: string) => familySlotWidth(slotOfLlamaName(name, 2)!.width, cfg);
+    const width = (name: string) => slotWidth(cfg, slotOfLlamaName(name, 2)!.width);
     expect(width('model.layers.1.self_attn.q_proj:out')).toBe(5 * 12);
     expect(width('model.layers.1.self_attn.k_norm:out')).toBe(1 * 12);
     expect(width('model.layers.1.mlp.up_proj:out')).toBe(56);

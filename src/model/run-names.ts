@@ -3,7 +3,6 @@
 // each mapped onto one slot of the forward. A slot is the join key with the oracle and the engine's taps: `embed`,
 // `layers.{i}.{ln1|qkv|ctx|attn_out|ln2_in|ln2|fc1|gelu|mlp_out|out}`, `final_norm`, `logits`. A layer's input is
 // the previous layer's `out` (or `embed`), so `gpt_neox.layers.3:in` is the slot `layers.2.out`.
-import type { ModelConfig, NeoXConfig } from '../numeric/types';
 import { LLAMA_FAMILY, NEOX_SEQUENTIAL } from '../ops/families';
 import type { FamilySpec, SlotWidth } from '../ops/types';
 
@@ -52,17 +51,6 @@ export function slotKind(slot: string): SlotKind {
   if (slot === 'logits') return 'vocab';
   const w = WIDTH.get(slot.slice(slot.lastIndexOf('.') + 1));
   return w === 'qkv' ? 'qkv' : w === 'ff' ? 'ff' : 'hidden';
-}
-
-/** The width of a slot's rows for a config. */
-export function slotWidth(kind: SlotKind, cfg: NeoXConfig): number {
-  return kind === 'vocab'
-    ? cfg.vocabSize
-    : kind === 'qkv'
-      ? 3 * cfg.hiddenSize
-      : kind === 'ff'
-        ? cfg.intermediateSize
-        : cfg.hiddenSize;
 }
 
 /** The slot a layer's input is: the previous layer's output, or the embeddings. */
@@ -174,31 +162,6 @@ export function slotOfFamilyName(spec: FamilySpec, name: string, numLayers: numb
 /** The slot a Llama-family run file's tensor name lands in (slotOfFamilyName of LLAMA_FAMILY). */
 export function slotOfLlamaName(name: string, numLayers: number): FamilySlotRef | null {
   return slotOfFamilyName(LLAMA_FAMILY, name, numLayers);
-}
-
-/** The width of a slot's rows for a config of either family ([heads, T, hd] slots: their T · hd per head row). */
-export function familySlotWidth(width: SlotWidth, cfg: ModelConfig): number {
-  const H = cfg.numHeads;
-  const hd = cfg.headDim;
-  const kv = cfg.family === 'llama' ? cfg.numKvHeads : H;
-  switch (width) {
-    case 'hidden':
-      return cfg.hiddenSize;
-    case 'vocab':
-      return cfg.vocabSize;
-    case 'ff':
-      return cfg.intermediateSize;
-    case 'qkv':
-      return 3 * H * hd;
-    case 'q':
-    case 'q_heads':
-      return H * hd;
-    case 'kv':
-    case 'kv_heads':
-      return kv * hd;
-    case 'qkv_heads':
-      return 3 * H * hd;
-  }
 }
 
 /** The layer index a name of a family's run mentions (`model.layers.3…`, `hidden_states.3`), or null. */

@@ -3,8 +3,9 @@
 // family's, slotOfFamilyName; q and k also per head). A tensor of another shape is refused in one line.
 import type { LlamaConfig, NeoXConfig } from '../numeric/types';
 import type { FamilySpec } from '../ops/types';
+import { headsOf, slotWidth } from '../ops/widths';
 import { ModelLoadError, quoteName } from './errors';
-import { familySlotWidth, type SlotRef, slotOfFamilyName, slotWidth } from './run-names';
+import { type SlotRef, slotOfFamilyName } from './run-names';
 import type { SafetensorsEntry } from './safetensors';
 
 /** Where a name of a run lands, in either family's names: its slot and the shapes its tensor may have. */
@@ -16,7 +17,7 @@ export interface NameRef {
 
 /** GPT-NeoX's: [T, width] (TransformerLens' hook_z: [T, H, head_dim]). */
 export function neoxRef(ref: SlotRef, cfg: NeoXConfig): NameRef {
-  const width = slotWidth(ref.kind, cfg);
+  const width = slotWidth(cfg, ref.kind);
   return { slot: ref.slot, shapes: (T) => [ref.heads ? [T, cfg.numHeads, cfg.headDim] : [T, width]] };
 }
 
@@ -27,8 +28,8 @@ export function neoxRef(ref: SlotRef, cfg: NeoXConfig): NameRef {
 export function familyRef(name: string, spec: FamilySpec, cfg: LlamaConfig): NameRef | null {
   const ref = slotOfFamilyName(spec, name, cfg.numLayers);
   if (!ref) return null;
-  const width = familySlotWidth(ref.width, cfg);
-  const heads = ref.width === 'q' ? cfg.numHeads : ref.width === 'kv' ? cfg.numKvHeads : null;
+  const width = slotWidth(cfg, ref.width);
+  const heads = ref.width === 'q' || ref.width === 'kv' ? headsOf(cfg, ref.width) : null;
   return {
     slot: ref.slot,
     shapes: (T) => [[T, width], ...(heads === null ? [] : [[T, heads, cfg.headDim]])],

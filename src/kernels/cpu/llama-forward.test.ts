@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadLlamaWeights } from '../../model/llama-weights';
 import { parseModelConfigText } from '../../model/model-config';
-import { familySlotWidth, slotOfLlamaName } from '../../model/run-names';
+import { slotOfLlamaName } from '../../model/run-names';
 import { parseSafetensorsHeader } from '../../model/safetensors';
 import { readTensorF32 } from '../../model/safetensors-read';
 import type { LlamaConfig } from '../../numeric/types';
+import { slotWidth } from '../../ops/widths';
 import { llamaForward, llamaGreedy } from './llama-forward';
 import { llamaInvFreq } from './op-fp64';
 
@@ -123,7 +124,7 @@ describe('the Llama family fp64 forward against Hugging Face (fixtures)', () => 
       const mine = taps.get(ref.slot);
       if (mine === undefined) throw new Error(`${name} -> ${ref.slot}: no such tap`);
       const theirs = readTensorF32(run, h.dataOffset, e, 'run.safetensors');
-      expect(theirs.length, name).toBe(hf.tokens.length * familySlotWidth(ref.width, cfg));
+      expect(theirs.length, name).toBe(hf.tokens.length * slotWidth(cfg, ref.width));
       expect(relL2(mine, theirs), `${name} -> ${ref.slot}`).toBeLessThan(1e-5);
       checked.add(ref.slot);
     }

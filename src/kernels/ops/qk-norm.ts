@@ -3,15 +3,15 @@
 // from this one file. It runs the RMSNorm's launchers (rmsnorm.ts) over T · heads rows of head_dim. No fused kernel
 // replaces it: the Llama fused forward keeps the three projections and the reference norms where it is present.
 
-import type { Tensor } from '../../numeric/types';
+import type { ModelConfig, Tensor } from '../../numeric/types';
 import type { Fp64Form, OpStep } from '../../ops/types';
+import { headsOf as headsOfWidth } from '../../ops/widths';
 import { type DfForm, dfNeed, dfRows } from '../oracle/df-form';
 import { fp64Llama, fp64One, type OpModule, type WgslForm, wgslNeed, wgslOpts } from './forms';
 import { dfRmsNorm, type RmsNormVariant, rmsNorm, rmsNormF64 } from './rmsnorm';
 
 /** The heads of the step's slot: q's or k's (and v's). */
-const headsOf = (cfg: { numHeads: number; numKvHeads: number }, step: OpStep) =>
-  step.width === 'q' ? cfg.numHeads : cfg.numKvHeads;
+const headsOf = (cfg: ModelConfig, step: OpStep) => headsOfWidth(cfg, step.width);
 
 const fp64: Fp64Form = (a) => {
   const cfg = fp64Llama(a);

@@ -5,6 +5,7 @@ import type { BufferRef, OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { ModelConfig } from '../../numeric/types';
 import type { OpStep, SlotWidth } from '../../ops/types';
+import { slotWidth } from '../../ops/widths';
 import { dfLinear } from './linear';
 
 /** What a form of a step is given, whichever arithmetic it runs in (the WGSL reference's WgslArgs, DfArgs below). */
@@ -78,25 +79,6 @@ export function dfWeightRef(a: DfArgs): BufferRef {
   return r?.size === undefined ? w : { buffer: w, offset: r.offset ?? 0, size: r.size };
 }
 
-/** Values per row of a slot of `width` (heads layouts: heads · hd). */
-export function dfSlotWidth(cfg: ModelConfig, width: SlotWidth): number {
-  const d = cfg.hiddenSize;
-  const q = cfg.numHeads * cfg.headDim;
-  const kv = cfg.family === 'llama' ? cfg.numKvHeads * cfg.headDim : q;
-  const per: Record<SlotWidth, number> = {
-    hidden: d,
-    qkv: 3 * d,
-    q,
-    kv,
-    ff: cfg.intermediateSize,
-    vocab: cfg.vocabSize,
-    q_heads: q,
-    kv_heads: kv,
-    qkv_heads: 3 * d,
-  };
-  return per[width];
-}
-
 /**
  * x [R, K] · W^T (+ b) with W [N, K] over the step's rows: N the output slot's width (or the rows of W's chunk), K the
  * input's (`inWidth`).
@@ -107,8 +89,8 @@ export function dfLinearForm(inWidth: SlotWidth): DfForm {
       a.label,
       { x: a.inputs[0], w: dfWeightRef(a), b: a.bias, y: a.out, dummy: a.dummy },
       dfRows(a),
-      a.weightRows?.rows ?? dfSlotWidth(a.cfg, a.step.width),
-      dfSlotWidth(a.cfg, inWidth),
+      a.weightRows?.rows ?? slotWidth(a.cfg, a.step.width),
+      slotWidth(a.cfg, inWidth),
       { constants: a.dfW },
     ),
   ];

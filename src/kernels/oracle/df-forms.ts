@@ -10,6 +10,7 @@
 import { familyOf } from '../../ops/families';
 import { fillSlots } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
+import { headsOf } from '../../ops/widths';
 import { withOpModules } from '../ops/index';
 import { type DfForm, dfLinearForm, dfNeed, dfRows } from './df-form';
 import { dfEmbedding } from './embedding';
@@ -19,7 +20,7 @@ import { dfRopeHeads, dfRotaryPacked } from './llama';
 import { dfResidual } from './residual';
 
 export type { DfArgs, DfForm } from './df-form';
-export { dfRows, dfSlotWidth } from './df-form';
+export { dfRows } from './df-form';
 
 /** GPT-NeoX's LayerNorm over the hidden size (its weights have a bias). */
 const layernorm: DfForm = (a) => {
@@ -57,7 +58,7 @@ const TABLE: Readonly<Partial<Record<OpKind, DfForm>>> = {
       const b = { qkv: a.inputs[0], ...a.rope, out: a.out };
       return [dfRotaryPacked(a.label, b, a.T, cfg.numHeads, cfg.headDim, cfg.rotaryNdims, df)];
     }
-    const heads = a.step.width === 'q_heads' ? cfg.numHeads : cfg.numKvHeads;
+    const heads = headsOf(cfg, a.step.width);
     const b = { x: a.inputs[0], ...a.rope, out: a.out };
     return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, df)];
   },
