@@ -3,11 +3,13 @@
 // grouped-query parameter is the config's KV heads: query head h reads KV head h / (H / KV) (GQA; MQA at one KV head,
 // every head its own in GPT-NeoX). The single-op oracles are kernels/cpu/attention.ts (with the causes' variants:
 // ScoresVariant, the KV heads among them), the launchers kernels/attention.ts (WGSL reference: scores, causal softmax,
-// values) and kernels/oracle/llama.ts (double-float, with the query offset q0). GPT-NeoX's reference plan runs its
-// own launchers on the layer's context (engine/plan-ops.ts). Its fused kernel, the flash attention
-// (kernels/flash-attention.ts, both families' switch `flash_attention`), is registered here for the Llama family.
+// values). Its double-float launchers are here (dfGqaAttention: shaders/oracle/gqa_scores, gqa_softmax, gqa_values,
+// with the query offset q0). GPT-NeoX's reference plan runs its own launchers on the layer's context
+// (engine/plan-ops.ts). Its fused kernel, the flash attention (kernels/flash-attention.ts, both families' switch
+// `flash_attention`), is registered here for the Llama family.
 
 import type { OverrideConstants } from '../../gpu/pipelines';
+import type { DispatchSpec } from '../../gpu/program';
 import type { Fp64Form } from '../../ops/types';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../attention';
 import {
@@ -17,11 +19,111 @@ import {
   softmaxCausalF64,
 } from '../cpu/attention';
 import { ropeHeadsF64 } from '../cpu/rotary';
+import { dispatch1d, dispatchOf, kernelOf } from '../define';
 import { flashAttention } from '../flash-attention';
+import { type KernelOpts, rowGroups } from '../grid';
+import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfRows } from '../oracle/df-form';
-import { dfGqaAttention, dfRopeHeads } from '../oracle/llama';
+import { dfRopeHeads } from '../oracle/llama';
 import { ropeHeads } from '../rope';
 import { fp64One, type OpModule, type WgslForm, wgslOpts } from './forms';
+
+export const dfGqaScoresKernel = kernelOf('oracle/gqa_scores', DF_INCLUDES, {
+  q: 'read', // [H, T, hd] df
+  k: 'read', // [KV, T, hd] df
+  s: 'rw', // [H, T, T] df
+});
+
+export const dfGqaSoftmaxKernel = kernelOf('oracle/gqa_softmax', DF_MATH_INCLUDES, {
+  s: 'read', // [H, T, T] df
+  p: 'rw', // [H, T, T] df
+});
+
+export const dfGqaValuesKernel = kernelOf('oracle/gqa_values', DF_INCLUDES, {
+  p: 'read', // [H, T, T] df
+  v: 'read', // [KV, T, hd] df
+  ctx: 'rw', // [T, H·hd] df
+});
+
+const WG = 256;
+const ROW_WG = 64;
+
+/**
+ * The attention core's shape: H query heads over KV key/value heads (GPT-NeoX: KV = H), T keys, the sliding window
+ * (null: none), and the first query row q0 (default 0: the query rows are q0..T−1).
+ */
+export interface GqaShape {
+  H: number;
+  KV: number;
+  T: number;
+  hd: number;
+  window: number | null;
+  q0?: number;
+  /** Where q, k and v start in their buffers, in elements (default 0; GPT-NeoX's packed q, k, v: 0, n, 2n). */
+  offsets?: { q: number; k: number; v: number };
+}
+
+function checkShape(label: string, s: GqaShape): { group: number; window: number; q0: number } {
+  if (!(s.KV >= 1) || s.H % s.KV !== 0)
+    throw new Error(`${label}: ${s.H} query heads cannot be grouped over ${s.KV} KV heads`);
+  if (s.window !== null && !(Number.isInteger(s.window) && s.window >= 1))
+    throw new Error(`${label}: sliding window ${s.window} must be a positive integer`);
+  const q0 = s.q0 ?? 0;
+  if (!Number.isInteger(q0) || q0 < 0 || q0 >= s.T)
+    throw new Error(`${label}: query rows from ${q0} are not within the ${s.T} rows`);
+  return { group: s.H / s.KV, window: s.window ?? 0, q0 };
+}
+
+/**
+ * The attention core in df, three dispatches, for the query rows q0..T−1 (R = T − q0) over the keys of all T
+ * positions: scores [H, R, T] (0 where a row does not see a key), their softmax over the keys each row sees, the
+ * weighted values ctx [R, H·hd] — q [H, T, hd], k and v [KV, T, hd]. A row's values are the same bits whatever q0.
+ */
+export function dfGqaAttention(
+  label: string,
+  b: { q: GPUBuffer; k: GPUBuffer; v: GPUBuffer; scores: GPUBuffer; probs: GPUBuffer; ctx: GPUBuffer },
+  s: GqaShape,
+  opts: KernelOpts = {},
+): DispatchSpec[] {
+  const { group, window, q0 } = checkShape(label, s);
+  const { H, T, hd } = s;
+  const R = T - q0;
+  const off = s.offsets ?? { q: 0, k: 0, v: 0 };
+  const c = { WG, ...opts.constants };
+  return [
+    dispatch1d(`${label}/scores`, dfGqaScoresKernel, WG, H * R * T, opts, { q: b.q, k: b.k, s: b.scores }, [
+      H,
+      T,
+      hd,
+      group,
+      window,
+      off.q,
+      off.k,
+      q0,
+      ...dfParam(1 / Math.sqrt(hd)),
+      R,
+      0,
+    ]),
+    dispatchOf(
+      `${label}/probs`,
+      dfGqaSoftmaxKernel,
+      { ...c, WG: ROW_WG },
+      { s: b.scores, p: b.probs },
+      [T, H * R, window, q0, ...dfParam(1), R, 0],
+      rowGroups(H * R),
+    ),
+    dispatch1d(label, dfGqaValuesKernel, WG, R * H * hd, opts, { p: b.probs, v: b.v, ctx: b.ctx }, [
+      H,
+      T,
+      hd,
+      group,
+      window,
+      off.v,
+      q0,
+      R,
+    ]),
+  ];
+}
 
 /** Copy of scores [H, T, T] with the masked (-Infinity) entries above the diagonal written as 0 (the engine's tap). */
 function finiteScores(scores: Float64Array, H: number, T: number): Float64Array {

@@ -12,10 +12,11 @@ import { toDfPairs } from '../../numeric/double-float';
 import { mulberry32 } from '../../numeric/random';
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu/attention';
 import { ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from '../cpu/rotary';
+import { dfGqaAttention } from '../ops/attention';
 import { dfRmsNorm, rmsNormF64 } from '../ops/rmsnorm';
 import { dfSwiglu, swigluF64 } from '../ops/swiglu';
 import { createHarness, freshSeed, type Harness } from '../testing';
-import { dfGqaAttention, dfRopeHeads, dfRotaryPacked, ropeTablesF64 } from './llama';
+import { dfRopeHeads, dfRotaryPacked, ropeTablesF64 } from './llama';
 import { checkDf, poisonedDf, randDf, readDfH } from './testing';
 
 const U2 = 2 ** -48;
