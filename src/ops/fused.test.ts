@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LLAMA_KERNEL_OF, llamaKernels } from '../engine/family-llama';
 import { FUSED_KERNELS } from '../engine/fused-kernels';
@@ -5,10 +8,11 @@ import { flashAttention } from '../kernels/flash-attention';
 import { fusedLaunchers } from '../kernels/ops/index';
 import { addRmsNorm, addRmsNormFold } from '../kernels/ops/rmsnorm';
 import { linearSwigluOps } from '../kernels/ops/swiglu';
+import { LLAMA_FAULTS } from '../run/faults';
 import { kernelWords, llamaKernelOfSlot } from '../ui/kernel-words';
 import { OP_KINDS, OPS } from './descriptors';
 import { LLAMA_FAMILY, NEOX_SEQUENTIAL, planOpsOf } from './families';
-import { FUSED, fusedOf, fusedSpec } from './fused';
+import { FUSED, fusedOf, fusedSpec, LLAMA_FAULT_IDS } from './fused';
 import { FUSED_KERNEL_IDS } from './types';
 
 // The switches are in reports, permalinks and runs links, and the page's words are what people read: the registry's
@@ -151,5 +155,28 @@ describe("the op registry's fused kernels", () => {
     expect(() => fusedLaunchers('qkv_rotary' as 'layernorm')).toThrow(
       "op registry: no op module registers the launchers of fused kernel 'qkv_rotary'",
     );
+  });
+
+  it("carries each Llama teaching fault on one switch that runs a Llama kernel declaring the fault's overrides", () => {
+    const carried = FUSED.flatMap((k) => k.llama.faults.map((f) => [f.id, k] as const));
+    expect(carried.map(([id]) => id).sort()).toEqual([...LLAMA_FAULT_IDS].sort());
+    expect(LLAMA_FAULTS.map((f) => `${f.id}: ${f.kernel} ${f.llama?.kernel}`)).toEqual([
+      'rms_eps_outside: layernorm addRmsNorm',
+      'swap_gate_up: linear_gelu swiglu',
+      'kv_interleaved: flash_attention flash',
+    ]);
+    const shaders = join(dirname(fileURLToPath(import.meta.url)), '../../shaders');
+    const wgsl = readdirSync(shaders, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.wgsl'))
+      .map((f) => readFileSync(join(shaders, f), 'utf8'))
+      .join('\n');
+    for (const [id, k] of carried) {
+      expect(k.llama.kernel, `${id} on ${k.id}`).not.toBeNull();
+      const f = k.llama.faults.find((x) => x.id === id)!;
+      for (const c of Object.keys(f.constants ?? {}))
+        expect(new RegExp(`\\boverride ${c}\\b`).test(wgsl), `${id}: no shader declares override ${c}`).toBe(
+          true,
+        );
+    }
   });
 });

@@ -46,6 +46,28 @@ export interface Fusion {
   slot: CustomSlotId;
 }
 
+/** What the analysis should report when a teaching fault is planted. */
+export type FaultExpectation = 'diverges' | 'benign' | 'race' | 'long-prompt' | 'decode';
+
+/**
+ * A teaching fault of a fused kernel (run/faults.ts): a switch of its WGSL override constants, planted in the fused
+ * path only, off by default.
+ */
+export interface KernelFault<Id extends string = string> {
+  id: Id;
+  title: string;
+  /** Override constants set in the kernel, or null for a wiring fault (GPT-NeoX's plan hooks). */
+  constants: Record<string, number | boolean> | null;
+  expect: FaultExpectation;
+  description: string;
+  /** The field report (../shared/field-reports) the fault comes from. */
+  story: string;
+}
+
+/** The Llama family's teaching faults, in the order the page lists them; each is one switch's (`llama.faults`). */
+export const LLAMA_FAULT_IDS = ['rms_eps_outside', 'swap_gate_up', 'kv_interleaved'] as const;
+export type LlamaFaultId = (typeof LLAMA_FAULT_IDS)[number];
+
 /** A family's words for a switch and the op kinds its kernel replaces there (none: the switch changes nothing). */
 export interface FusedWords {
   title: string;
@@ -60,7 +82,11 @@ export interface FusedKernelSpec {
     /** Taps of the replaced ops the kernel never writes out. */
     fusedAway: readonly string[];
   };
-  llama: FusedWords & { kernel: LlamaFusedKernel | null };
+  llama: FusedWords & {
+    kernel: LlamaFusedKernel | null;
+    /** The teaching faults its kernel carries, each a switch of the kernel's overrides, on in every layer. */
+    faults: readonly KernelFault<LlamaFaultId>[];
+  };
 }
 
 export const FUSED: readonly FusedKernelSpec[] = [
@@ -93,6 +119,23 @@ export const FUSED: readonly FusedKernelSpec[] = [
         'The residual add and the next RMSNorm (input_layernorm, post_attention_layernorm, the final norm) in one ' +
         'pass, writing both.',
       ops: ['rmsnorm', 'residual', 'final_norm'],
+      faults: [
+        {
+          id: 'rms_eps_outside',
+          title: 'RMSNorm eps outside the root (Llama family)',
+          // The eps scaled up as a kernel with a wrong constant would have it: HF's 1e-6 outside the root moves y by
+          // about eps / rms, under the floor (the override is the kernel's own, FAULT_EPS_SCALE).
+          constants: { FAULT_EPS_OUTSIDE: true, FAULT_EPS_SCALE: 1e4 },
+          expect: 'diverges',
+          description:
+            'The fused residual add + RMSNorm divides by sqrt(mean(x²)) + eps instead of ' +
+            'sqrt(mean(x²) + eps), with an eps too large: every row is scaled a little wrong, most where its rms ' +
+            'is small.',
+          story:
+            'A fused add that passed every isolated test, then diverged from layer 1 in the model: the norm ' +
+            'fused with the add is where such a constant hides.',
+        },
+      ],
     },
   },
   {
@@ -112,6 +155,7 @@ export const FUSED: readonly FusedKernelSpec[] = [
         'q_proj, k_proj and v_proj in one GEMM (with their biases where the config has them) and the rotate-half ' +
         "rotary embedding, with the config's theta and scaling, in its epilogue.",
       ops: ['q_proj', 'k_proj', 'v_proj', 'rotary'],
+      faults: [],
     },
   },
   {
@@ -133,6 +177,18 @@ export const FUSED: readonly FusedKernelSpec[] = [
         'Causal attention in one pass over key tiles with an online softmax; each query head reads its KV head ' +
         '(GQA, MQA), within the sliding window where the config sets one.',
       ops: ['attention'],
+      faults: [
+        {
+          id: 'kv_interleaved',
+          title: 'KV heads interleaved in grouped-query attention (Llama family)',
+          constants: { FAULT_KV_INTERLEAVED: true },
+          expect: 'diverges',
+          description:
+            'Flash attention gives query head h the KV head h mod kvHeads instead of h / group (HF repeat_kv): ' +
+            'with one KV head (MQA) or none shared (MHA) every mapping is right and nothing changes.',
+          story: 'FlashAttention builds that differ: the layout of the heads is a choice each build makes.',
+        },
+      ],
     },
   },
   {
@@ -154,6 +210,7 @@ export const FUSED: readonly FusedKernelSpec[] = [
         'The register-blocked GEMM core for the other projections: o_proj, down_proj and the LM head (and q/k/v, ' +
         'gate and up where their own fused kernels are off).',
       ops: ['out_proj', 'mlp_down', 'lm_head'],
+      faults: [],
     },
   },
   {
@@ -170,6 +227,18 @@ export const FUSED: readonly FusedKernelSpec[] = [
       title: 'Gate/up GEMM + SwiGLU',
       description: 'gate_proj and up_proj in one GEMM, silu(gate) · up in its epilogue.',
       ops: ['gate_up', 'swiglu'],
+      faults: [
+        {
+          id: 'swap_gate_up',
+          title: 'Gate and up swapped in the SwiGLU epilogue (Llama family)',
+          constants: { FAULT_SWAP_GATE_UP: true },
+          expect: 'diverges',
+          description:
+            'The gate/up GEMM with the SwiGLU epilogue takes silu of the up projection times the gate: the two ' +
+            'halves of the concatenated weight read the wrong way round.',
+          story: 'A fused Linear+ReLU rebuilt as the wrong module: the shapes fit, the numbers do not.',
+        },
+      ],
     },
   },
   {
@@ -189,6 +258,7 @@ export const FUSED: readonly FusedKernelSpec[] = [
         "GPT-NeoX's MLP output with the residual add; this family's residual adds are in the add + RMSNorm " +
         'kernel: switching it changes nothing.',
       ops: [],
+      faults: [],
     },
   },
 ];

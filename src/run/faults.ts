@@ -5,7 +5,15 @@ import type { FusedKernelId } from '../engine/fused-kernels';
 import type { PlanHooks } from '../engine/plan';
 import { checkFaultLayer } from '../model/limits';
 import { mulberry32 } from '../numeric/random';
-import { fusedSpec, type LlamaFusedKernel } from '../ops/fused';
+import {
+  type FaultExpectation,
+  FUSED,
+  fusedSpec,
+  type KernelFault,
+  LLAMA_FAULT_IDS,
+  type LlamaFaultId,
+  type LlamaFusedKernel,
+} from '../ops/fused';
 
 export type FaultId =
   | 'tile_offset'
@@ -21,25 +29,15 @@ export type FaultId =
   | 'dropped_bias'
   | 'residual_wiring'
   | 'decode_rotary'
-  // The Llama family's (LLAMA_FAULTS)
-  | 'rms_eps_outside'
-  | 'swap_gate_up'
-  | 'kv_interleaved';
+  // The Llama family's (LLAMA_FAULTS: the registry's)
+  | LlamaFaultId;
 
-/** What the analysis should report when the fault is planted. */
-export type FaultExpectation = 'diverges' | 'benign' | 'race' | 'long-prompt' | 'decode';
+export type { FaultExpectation };
 
-export interface FaultInfo {
-  id: FaultId;
-  title: string;
+/** A teaching fault (its words and constants: ops/fused.ts KernelFault) and the switch that carries it. */
+export interface FaultInfo extends KernelFault<FaultId> {
   /** The fused kernel that carries it (it has no effect unless that kernel is switched on). */
   kernel: FusedKernelId;
-  /** Override constants set in that kernel, or null for a wiring fault (see hooks below). */
-  constants: Record<string, number | boolean> | null;
-  expect: FaultExpectation;
-  description: string;
-  /** The field report (../shared/field-reports) the fault comes from. */
-  story: string;
   /**
    * A Llama-family fault (LLAMA_FAULTS): the kernel of engine/llama-fused.ts its constants go to, in every layer
    * (`kernel` is the GPT-NeoX slot a RunSpec switches on for it). Absent: a GPT-NeoX fault.
@@ -206,48 +204,17 @@ export const FAULTS: readonly FaultInfo[] = [
 
 /**
  * The Llama family's teaching faults, each a switch in one of its fused kernels (shaders/fused/add_rmsnorm.wgsl,
- * linear_swiglu.wgsl, flash_attention.wgsl), on in every layer. A GPT-NeoX model does not offer them, nor a
- * Llama-family model FAULTS (faultsFor).
+ * linear_swiglu.wgsl, flash_attention.wgsl), on in every layer: read off the registry (ops/fused.ts, each switch's
+ * `llama.faults`), in its order (LLAMA_FAULT_IDS). A GPT-NeoX model does not offer them, nor a Llama-family model
+ * FAULTS (faultsFor).
  */
-export const LLAMA_FAULTS: readonly FaultInfo[] = [
-  {
-    id: 'rms_eps_outside',
-    title: 'RMSNorm eps outside the root (Llama family)',
-    ...onLlama('layernorm'),
-    // The eps scaled up as a kernel with a wrong constant would have it: HF's 1e-6 outside the root moves y by
-    // about eps / rms, under the floor (the override is the kernel's own, FAULT_EPS_SCALE).
-    constants: { FAULT_EPS_OUTSIDE: true, FAULT_EPS_SCALE: 1e4 },
-    expect: 'diverges',
-    description:
-      'The fused residual add + RMSNorm divides by sqrt(mean(x²)) + eps instead of sqrt(mean(x²) + eps), with ' +
-      'an eps too large: every row is scaled a little wrong, most where its rms is small.',
-    story:
-      'A fused add that passed every isolated test, then diverged from layer 1 in the model: the norm fused with ' +
-      'the add is where such a constant hides.',
-  },
-  {
-    id: 'swap_gate_up',
-    title: 'Gate and up swapped in the SwiGLU epilogue (Llama family)',
-    ...onLlama('linear_gelu'),
-    constants: { FAULT_SWAP_GATE_UP: true },
-    expect: 'diverges',
-    description:
-      'The gate/up GEMM with the SwiGLU epilogue takes silu of the up projection times the gate: the two halves ' +
-      'of the concatenated weight read the wrong way round.',
-    story: 'A fused Linear+ReLU rebuilt as the wrong module: the shapes fit, the numbers do not.',
-  },
-  {
-    id: 'kv_interleaved',
-    title: 'KV heads interleaved in grouped-query attention (Llama family)',
-    ...onLlama('flash_attention'),
-    constants: { FAULT_KV_INTERLEAVED: true },
-    expect: 'diverges',
-    description:
-      'Flash attention gives query head h the KV head h mod kvHeads instead of h / group (HF repeat_kv): with one ' +
-      'KV head (MQA) or none shared (MHA) every mapping is right and nothing changes.',
-    story: 'FlashAttention builds that differ: the layout of the heads is a choice each build makes.',
-  },
-];
+export const LLAMA_FAULTS: readonly FaultInfo[] = LLAMA_FAULT_IDS.map((id) => {
+  const spec = FUSED.find((k) => k.llama.faults.some((f) => f.id === id));
+  const f = spec?.llama.faults.find((x) => x.id === id);
+  if (!spec || !f) throw new Error(`fault catalog: no fused kernel carries the Llama fault '${id}'`);
+  const { title, constants, expect, description, story } = f;
+  return { id, title, ...onLlama(spec.id), constants, expect, description, story };
+});
 
 /** The faults a model of `family` offers ('llama': LLAMA_FAULTS; GPT-NeoX: FAULTS). */
 export function faultsFor(family: 'gpt_neox' | 'llama' | undefined): readonly FaultInfo[] {
