@@ -12,9 +12,8 @@ import { FamilyGpuOracle, recordTapsReadback } from '../engine/llama-oracle-gpu'
 import { DF_BYTES, type DfBuffer, OracleError, Recording } from '../engine/oracle-df';
 import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
-import { llamaInvFreq } from '../kernels/cpu/op-fp64';
+import { llamaInvFreq, ropeTablesF64 } from '../kernels/ops/rotary';
 import { DF_FORMS } from '../kernels/oracle/df-forms';
-import { ropeTablesF64 } from '../kernels/oracle/llama';
 import { dfPromote } from '../kernels/oracle/promote';
 import { inputSlot } from '../model/run-names';
 import { toDfPairs } from '../numeric/double-float';

@@ -9,7 +9,7 @@
 import type { OverrideConstants, PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { recordReadback, uploadBuffer } from '../gpu/readback';
-import { llamaInvFreq } from '../kernels/cpu/op-fp64';
+import { llamaInvFreq } from '../kernels/ops/rotary';
 import { ropeTables } from '../kernels/rope';
 import type { HiddenDump, LlamaConfig, LlamaWeights, Tensor } from '../numeric/types';
 import { familyOf, layerSteps } from '../ops/families';

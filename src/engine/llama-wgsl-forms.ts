@@ -6,12 +6,12 @@ import {
   type WgslForm,
 } from '../kernels/ops/forms';
 import { withOpModules } from '../kernels/ops/index';
+import { ROTARY } from '../kernels/ops/rotary';
 import { residualAdd } from '../kernels/residual';
-import { ropeHeads } from '../kernels/rope';
 import type { LlamaConfig } from '../numeric/types';
 import { LLAMA_FAMILY } from '../ops/families';
 import type { OpKind } from '../ops/types';
-import { headsOf, slotWidth } from '../ops/widths';
+import { slotWidth } from '../ops/widths';
 
 export type { LayerCache, WgslArgs, WgslForm } from '../kernels/ops/forms';
 
@@ -40,14 +40,7 @@ const TABLE: Readonly<Partial<Record<OpKind, WgslForm>>> = {
     if (!form) throw new Error(`${a.label}: the family's layer norm has no WGSL form`);
     return form(a);
   },
-  // q at its rows [H, T, hd]; k [KV, T, hd], or into the cache at its positions (a.out is then the cache's k).
-  rotary: (a) => {
-    const query = a.step.width === 'q_heads';
-    const heads = headsOf(a.cfg, a.step.width);
-    const b = { x: a.inputs[0], ...a.rope, out: a.out };
-    const { headDim: hd, rotaryDim: r } = a.cfg;
-    return [ropeHeads(a.label, b, a.T, heads, hd, r, opts(a), undefined, a.kv?.at, query)];
-  },
+  rotary: ROTARY.wgsl, // its module's (kernels/ops/rotary.ts), by name: no OP_MODULES entry yet
   out_proj: linearForm(qWidth, d),
   // HF `residual + hidden_states`: the kernel's b + a is the same f32 sum (an add commutes bit for bit).
   residual: (a) => {

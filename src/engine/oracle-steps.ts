@@ -7,11 +7,10 @@
 // whole-sequence op copied in from its prompt's forward (`prefix`). Taps go under the slots' names, or the engine's
 // plan names (GPT-NeoX: a step's last plan op, the rotary's q, k, v, the attention core's scores and probs).
 import type { OverrideConstants } from '../gpu/pipelines';
-import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import type { RotaryAngles } from '../kernels/cpu/rotary-angles';
 import { rotaryInvFreq } from '../kernels/cpu/rotary-angles';
+import { llamaInvFreq, ropeTablesF64 } from '../kernels/ops/rotary';
 import { DF_FORMS } from '../kernels/oracle/df-forms';
-import { ropeTablesF64 } from '../kernels/oracle/llama';
 import { toDfPairs } from '../numeric/double-float';
 import { OPS } from '../ops/descriptors';
 import { familyOf, layerSteps } from '../ops/families';

@@ -15,8 +15,8 @@ import { parseSafetensorsHeader } from '../../model/safetensors';
 import { readTensorF32 } from '../../model/safetensors-read';
 import type { LlamaConfig } from '../../numeric/types';
 import { slotWidth } from '../../ops/widths';
+import { llamaInvFreq } from '../ops/rotary';
 import { llamaForward, llamaGreedy } from './llama-forward';
-import { llamaInvFreq } from './op-fp64';
 
 interface HfOutputs {
   model: string;

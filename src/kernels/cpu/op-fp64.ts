@@ -1,20 +1,21 @@
 // The CPU fp64 form of every op kind of the registry (src/ops/), filled into its slots: this table's entries for the
 // op kinds not yet in a module of their own, and the op modules' (kernels/ops/: RMSNorm, the q/k norm, attention,
-// the gate/up projections, SwiGLU) taken in by withOpModules; registry.test.ts fails on an op kind with neither.
+// the gate/up projections, SwiGLU) taken in by withOpModules, the rotary's from its module by name (ops/rotary.ts
+// ROTARY); registry.test.ts fails on an op kind with neither.
 // Each form composes the single-op oracles of this folder; family differences (GPT-NeoX's fused QKV head split, the
 // Llama family's GQA and sliding window) come from the config and the step, never from a switch over op kinds.
 
-import type { LlamaConfig, NormWeights, Tensor } from '../../numeric/types';
+import type { NormWeights, Tensor } from '../../numeric/types';
 import { familyOf } from '../../ops/families';
 import { fillSlots } from '../../ops/slots';
-import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
-import { fp64Linear as linear, fp64Llama as llama, fp64One as one } from '../ops/forms';
+import type { Fp64Form, OpKind } from '../../ops/types';
+import { fp64Linear as linear, fp64One as one } from '../ops/forms';
 import { withOpModules } from '../ops/index';
+import { ROTARY } from '../ops/rotary';
 import { embeddingF64 } from './embedding';
 import { geluF64 } from './gelu';
 import { type LayerNormVariant, layerNormF64 } from './layernorm';
 import { linearF64 } from './linear';
-import { type RotaryVariant, ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from './rotary';
 
 /** GPT-NeoX's LayerNorm (its weights have a bias). */
 const layernorm: Fp64Form = (a) => {
@@ -24,49 +25,6 @@ const layernorm: Fp64Form = (a) => {
   const { hiddenSize: d, layerNormEps: eps } = a.cfg;
   return layerNormF64(one(a), a.T, d, w.weight.data, w.bias.data, eps, a.variant as LayerNormVariant);
 };
-
-/** The inverse frequencies of a Llama-family config (theta, rope_scaling; fp32 steps under 'hf-fp32'). */
-export function llamaInvFreq(cfg: LlamaConfig, angles: Fp64Args['angles'] = 'exact'): Float64Array {
-  const scaling = cfg.ropeScaling.type === 'default' ? null : cfg.ropeScaling;
-  return rotaryInvFreq(cfg.rotaryDim, cfg.ropeTheta, angles, scaling);
-}
-
-/** GPT-NeoX: the fused QKV [T, H, 3, hd] split and rotated, packed as q, k, v each [H, T, hd]. */
-function neoxRotary(a: Fp64Args): Float64Array {
-  if (a.cfg.family === 'llama') throw new Error('unreachable');
-  const { numHeads: H, headDim: hd } = a.cfg;
-  const { q, k, v } = splitHeadsRotaryF64(
-    one(a),
-    a.T,
-    H,
-    hd,
-    a.cfg.rotaryNdims,
-    a.cfg.rotaryBase,
-    a.angles,
-    a.variant as RotaryVariant,
-  );
-  const out = new Float64Array(3 * q.length);
-  out.set(q, 0);
-  out.set(k, q.length);
-  out.set(v, 2 * q.length);
-  return out;
-}
-
-/** Llama family: q or k [T, heads·hd] -> [heads, T, hd], rotate-half over the whole head. */
-function llamaRotary(a: Fp64Args): Float64Array {
-  const cfg = llama(a);
-  const x = one(a);
-  const heads = x.length / (a.T * cfg.headDim);
-  return ropeHeadsF64(
-    x,
-    a.T,
-    heads,
-    cfg.headDim,
-    llamaInvFreq(cfg, a.angles),
-    a.angles,
-    a.variant as RotaryVariant,
-  );
-}
 
 /** Inputs summed left to right, in the step's order (HF's operand order). */
 const residual: Fp64Form = (a) => {
@@ -86,7 +44,7 @@ const TABLE: Readonly<Partial<Record<OpKind, Fp64Form>>> = {
   q_proj: linear,
   k_proj: linear,
   v_proj: linear,
-  rotary: (a) => (a.cfg.family === 'llama' ? llamaRotary(a) : neoxRotary(a)),
+  rotary: ROTARY.fp64, // its module's (kernels/ops/rotary.ts), by name: no OP_MODULES entry yet
   out_proj: linear,
   residual,
   mlp_up: linear,

@@ -24,9 +24,9 @@ import { flashAttention } from '../flash-attention';
 import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfRows } from '../oracle/df-form';
-import { dfRopeHeads } from '../oracle/llama';
 import { ropeHeads } from '../rope';
 import { fp64One, type OpModule, type WgslForm, wgslOpts } from './forms';
+import { dfRopeHeads } from './rotary';
 
 export const dfGqaScoresKernel = kernelOf('oracle/gqa_scores', DF_INCLUDES, {
   q: 'read', // [H, T, hd] df

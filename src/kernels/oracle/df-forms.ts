@@ -10,13 +10,12 @@
 import { familyOf } from '../../ops/families';
 import { fillSlots } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
-import { headsOf } from '../../ops/widths';
 import { withOpModules } from '../ops/index';
+import { ROTARY } from '../ops/rotary';
 import { type DfForm, dfLinearForm, dfNeed, dfRows } from './df-form';
 import { dfEmbedding } from './embedding';
 import { dfGelu } from './gelu';
 import { dfLayerNorm } from './layernorm';
-import { dfRopeHeads, dfRotaryPacked } from './llama';
 import { dfResidual } from './residual';
 
 export type { DfArgs, DfForm } from './df-form';
@@ -47,21 +46,7 @@ const TABLE: Readonly<Partial<Record<OpKind, DfForm>>> = {
   q_proj: dfLinearForm('hidden'),
   k_proj: dfLinearForm('hidden'),
   v_proj: dfLinearForm('hidden'),
-  // Llama: q or k [T, heads·hd] -> [heads, T, hd], rotate-half over the first rotaryDim dims of each head.
-  // GPT-NeoX: the fused QKV [T, H, 3, hd] -> q, k, v packed [3, H, T, hd], q and k rotated on rotary_ndims.
-  rotary: (a) => {
-    const cfg = a.cfg;
-    const df = { constants: a.df };
-    if ((a.from ?? 0) !== 0)
-      throw new Error(`${a.label}: the rotary is computed over every row, not from row ${a.from}`);
-    if (cfg.family !== 'llama') {
-      const b = { qkv: a.inputs[0], ...a.rope, out: a.out };
-      return [dfRotaryPacked(a.label, b, a.T, cfg.numHeads, cfg.headDim, cfg.rotaryNdims, df)];
-    }
-    const heads = headsOf(cfg, a.step.width);
-    const b = { x: a.inputs[0], ...a.rope, out: a.out };
-    return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, df)];
-  },
+  rotary: ROTARY.df, // its module's (kernels/ops/rotary.ts), by name: no OP_MODULES entry yet
   out_proj: dfLinearForm('q'),
   // Inputs summed left to right (HF's operand order): (a + b) + c.
   residual: (a) => {

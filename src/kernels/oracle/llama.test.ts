@@ -14,9 +14,9 @@ import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../cpu
 import { ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from '../cpu/rotary';
 import { dfGqaAttention } from '../ops/attention';
 import { dfRmsNorm, rmsNormF64 } from '../ops/rmsnorm';
+import { dfRopeHeads, dfRotaryPacked, ropeTablesF64 } from '../ops/rotary';
 import { dfSwiglu, swigluF64 } from '../ops/swiglu';
 import { createHarness, freshSeed, type Harness } from '../testing';
-import { dfRopeHeads, dfRotaryPacked, ropeTablesF64 } from './llama';
 import { checkDf, poisonedDf, randDf, readDfH } from './testing';
 
 const U2 = 2 ** -48;
