@@ -8,8 +8,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { firstKey, kvHeadMap, lastKey } from '../kernels/cpu/attention';
-import { llamaInvFreq } from '../kernels/cpu/op-fp64';
 import { angleTableOf } from '../kernels/cpu/rotary-angles';
+import { llamaInvFreq } from '../kernels/ops/rotary';
 import { roundTo } from '../numeric/round';
 import type { LinearWeights, LlamaConfig } from '../numeric/types';
 import type { Fp64Form, OpStep } from '../ops/types';
