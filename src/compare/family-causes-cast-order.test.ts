@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rmsNormF64 } from '../kernels/ops/rmsnorm';
+import { rmsHalfForm, rmsNormF64 } from '../kernels/ops/rmsnorm';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';
 import { slotOfLlamaName } from '../model/run-names';
@@ -20,7 +20,6 @@ import { relL2 } from '../numeric/double-float';
 import { mulberry32 } from '../numeric/random';
 import { roundArray } from '../numeric/round';
 import type { Fp64Args } from '../ops/types';
-import { rmsHalfForm } from './family-causes-forms';
 
 /** The RMSNorm three ways on x [T, d] (as stored: bf16 values) with the bf16 weight w: exact, HF's, the fault's. */
 function threeWays(x: Float64Array, w: Float64Array, T: number, eps: number) {

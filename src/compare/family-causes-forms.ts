@@ -1,15 +1,14 @@
-// The fp64 forms of the Llama family's causes that the registry's variants cannot say (family-causes.ts's
-// Candidate.form): each takes the step's Fp64Args and computes the op the miswritten way, in fp64, with the roundings
-// the miswritten kernel makes at the places it makes them (so a run of that kernel is reproduced to its last bits
-// but for the rare value an fp32 step puts on the other side of a half rounding boundary).
-// - RMSNorm in half as HF computes it in a half model: input and weight rounded, the normalised value rounded, then
-//   the product rounded (`weight * x.to(input_dtype)`); or the weight applied before the one cast back.
-// - q/k norms over the whole projection (a row's heads at once) instead of per head.
+// The fp64 forms of the Llama family's causes that the registry's variants cannot say and that belong to no one op
+// (family-causes-library.ts's Candidate.form; an op's own causes' forms sit in its op module, kernels/ops/): each
+// takes the step's Fp64Args and computes the op the miswritten way, in fp64, with the roundings the miswritten kernel
+// makes at the places it makes them (so a run of that kernel is reproduced to its last bits but for the rare value an
+// fp32 step puts on the other side of a half rounding boundary).
 // - A linear whose running sum is kept in half: products and adds in fp32 within a chunk of K, the sum rounded at
 //   the end of each chunk (chunk 1: after every add), the bias added in fp32 at the end.
 // - The attention core in half: q, k, v rounded, q·k rounded, times the scale rounded, the softmax rounded, the
 //   value product rounded.
 // - The attention core with one cached position out of sight from some row on (a decode kernel's dropped slot).
+// - A linear without its bias; the rotary of the decode's rows at other positions.
 
 import {
   attentionScoresF64,
@@ -19,66 +18,14 @@ import {
 } from '../kernels/cpu/attention';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import { ropeHeadsF64 } from '../kernels/cpu/rotary';
-import { rmsNormF64 } from '../kernels/ops/rmsnorm';
 import { type NumFormat, roundArray, roundTo } from '../numeric/round';
-import type { LinearWeights, LlamaConfig, Tensor } from '../numeric/types';
+import type { LinearWeights, LlamaConfig } from '../numeric/types';
 import type { Fp64Args, Fp64Form } from '../ops/types';
 
 function llama(a: Fp64Args): LlamaConfig {
   if (a.cfg.family !== 'llama') throw new Error(`${a.step.slot}: a Llama-family cause on another family`);
   return a.cfg;
 }
-
-/** A norm step's eps: the config's (a cause changing it changes the config it is given). */
-function epsOf(a: Fp64Args): number {
-  return llama(a).rmsNormEps;
-}
-
-/**
- * RMSNorm (either norm step) in `format` as HF's LlamaRMSNorm computes it in a model of that dtype: x and the weight
- * in the format, the statistics and the normalisation in fp32 (here fp64), the normalised value cast back to the
- * format, then the product with the weight rounded (`weightFirst`: the weight applied before the one cast back).
- */
-export function rmsHalfForm(format: NumFormat, weightFirst: boolean): Fp64Form {
-  return (a) => {
-    const w = roundArray(format, (a.weights as Tensor).data);
-    const d = w.length;
-    const x = roundArray(format, a.inputs[0]);
-    const n = rmsNormF64(x, x.length / d, d, w, epsOf(a), { noWeight: true });
-    const out = new Float64Array(n.length);
-    for (let i = 0; i < n.length; i++) {
-      const wi = w[i % d];
-      out[i] = weightFirst ? roundTo(format, n[i] * wi) : roundTo(format, roundTo(format, n[i]) * wi);
-    }
-    return out;
-  };
-}
-
-/** Qwen3's q/k norm left out: its input passed through. */
-export const normSkipped: Fp64Form = (a) => Float64Array.from(a.inputs[0]);
-
-/** Qwen3's q/k norm over a row's whole projection (heads · hd values) with the [hd] weight on every head. */
-export const normWholeRow: Fp64Form = (a) => {
-  const w = (a.weights as Tensor).data;
-  const hd = w.length;
-  const x = a.inputs[0];
-  const width = x.length / a.T;
-  const tiled = new Float64Array(width);
-  for (let e = 0; e < width; e++) tiled[e] = w[e % hd];
-  return rmsNormF64(x, a.T, width, tiled, epsOf(a));
-};
-
-/** SwiGLU with GELU's tanh approximation in SiLU's place: gelu_tanh(gate) · up. */
-export const swigluGeluTanh: Fp64Form = (a) => {
-  const [g, u] = a.inputs;
-  const c = Math.sqrt(2 / Math.PI);
-  const out = new Float64Array(g.length);
-  for (let i = 0; i < g.length; i++) {
-    const x = g[i];
-    out[i] = 0.5 * x * (1 + Math.tanh(c * (x + 0.044715 * x * x * x))) * u[i];
-  }
-  return out;
-};
 
 /**
  * x [T, K] · W^T with the running sum in `format`: within each chunk of K the products and adds in fp32 (k in

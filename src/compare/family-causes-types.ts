@@ -2,35 +2,23 @@
 // (family-causes-library.ts) and the candidates that use them need not import each other.
 
 import type { NumFormat } from '../numeric/round';
-import type { LlamaConfig } from '../numeric/types';
-import type { Fp64Form, OpStep } from '../ops/types';
-import type { CauseFamily } from './causes/types';
+import type { CauseVariant, Fp64Form, OpStep } from '../ops/types';
 
 /** The steps of one check: a recorded slot and the steps that compute it from recorded slots. */
 export interface CheckSteps {
   steps: readonly OpStep[];
 }
 
-/** One way an op of the group could have been written: a config it reads, a variant its fp64 form takes, or both. */
-export interface Candidate {
-  id: string;
-  family: CauseFamily;
-  words: string;
-  params: Record<string, number | string>;
+/**
+ * One way an op of the group could have been written: an op's cause variant (ops/types.ts CauseVariant: its id,
+ * words, parameters and the cfg, variant or form it changes; the op modules declare them) with the steps it applies
+ * to, or one of the causes of any op (its output in half) or of the cause library.
+ */
+export interface Candidate extends Omit<CauseVariant, 'tune'> {
   /** The steps it changes. */
   applies: (s: OpStep) => boolean;
-  cfg?: Partial<LlamaConfig>;
-  variant?: Record<string, unknown>;
-  /** SwiGLU's own variants: its operands swapped, or another function in SiLU's place. */
-  swiglu?: { swap?: boolean; act?: 'gelu' | 'relu' };
   /** The step's output rounded to a narrower format (its input too with `input`). */
   half?: { format: NumFormat; input: boolean };
-  /**
-   * A form of its own for the steps it changes, in place of the registry's fp64 form (given the step's Fp64Args,
-   * the candidate's cfg and variant in them): what a variant cannot say — roundings inside the op, a running sum in
-   * half, a key out of sight from some row on. An evaluator of candidates must call it where it is set.
-   */
-  form?: Fp64Form;
   /**
    * Where the form rounds to half a quantity the run summed in fp32 in an order unknown: the form with those sums at
    * the low and the high end of what any order gives. An output element the three do not agree on is scored by the

@@ -2,7 +2,6 @@
 // its steps where given: the one computation behind the two-path why's checks (family-why.ts computeGroup) and a
 // runs analysis's checks (family-runs-ops.ts computeCheck), and the best residual each cause reaches (both whys).
 
-import { geluF64 } from '../kernels/cpu/gelu';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import { roundArray } from '../numeric/round';
 import type { LlamaConfig } from '../numeric/types';
@@ -64,29 +63,18 @@ export function computeSteps(
     if (halfIn) inputs = inputs.map((u) => roundArray(halfIn, u));
     const cfg = v?.cfg ? { ...x.cfg, ...v.cfg } : x.cfg;
     const w = s.weight ? x.weights[s.weight] : null;
-    if (v?.swiglu) {
-      const [gate, up] = v.swiglu.swap ? [inputs[1], inputs[0]] : [inputs[0], inputs[1]];
-      const act = v.swiglu.act;
-      const a =
-        act === 'gelu'
-          ? geluF64(gate)
-          : act === 'relu'
-            ? gate.map((g) => Math.max(0, g))
-            : gate.map((g) => g / (1 + Math.exp(-g)));
-      out = a.map((u, j) => u * up[j]);
-    } else
-      out = (v?.form ?? FP64_FORMS[s.op])({
-        cfg,
-        T,
-        layer: x.layer,
-        step: s,
-        inputs,
-        weights: w,
-        tokens: x.tokens,
-        angles: x.angles,
-        round: (u) => u,
-        variant: v?.variant,
-      });
+    out = (v?.form ?? FP64_FORMS[s.op])({
+      cfg,
+      T,
+      layer: x.layer,
+      step: s,
+      inputs,
+      weights: w,
+      tokens: x.tokens,
+      angles: x.angles,
+      round: (u) => u,
+      variant: v?.variant,
+    });
     if (v?.half) out = roundArray(v.half.format, out);
     values.set(s.slot, out);
     if (v || s.inputs.some((n) => changed.has(n))) changed.add(s.slot);

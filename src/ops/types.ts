@@ -2,14 +2,17 @@
 // family (its steps wired by a residual style), and the forms other parts fill for each op kind (docs/ARCHITECTURE.md,
 // "The op registry"). Pure data and function types: nothing here computes.
 
-import type { ModelConfig } from '../numeric/types';
+import type { LlamaConfig, ModelConfig } from '../numeric/types';
 import type { OpEntry, OpKind } from './kinds';
 
 /** Every op kind the explorer knows, across families: the keys of the descriptors (ops/descriptors.ts OP_KINDS). */
 export type { OpKind };
 
-/** The forms an op has, each filled by the part that owns it (ops/slots.ts). */
-export const FORM_KINDS = ['fp64', 'wgsl', 'fused', 'df', 'causes'] as const;
+/**
+ * The forms an op has, each filled by the part that owns it (ops/slots.ts). `causes`: the GPT-NeoX causes' exact op
+ * under a variant (compare/causes/exact-op.ts); `variants`: the Llama family's cause variants of the op (CausesForm).
+ */
+export const FORM_KINDS = ['fp64', 'wgsl', 'fused', 'df', 'causes', 'variants'] as const;
 export type FormKind = (typeof FORM_KINDS)[number];
 
 /** The fused-kernel switches (ops/fused.ts), in the order the page lists them and the plan applies them. */
@@ -206,11 +209,57 @@ export interface Fp64Args {
 /** An op's CPU fp64 form: its output, row-major, in the step's width. */
 export type Fp64Form = (a: Fp64Args) => Float64Array;
 
-/** The type each form kind's slot holds. Only fp64 is typed here; the other parts type theirs where they fill them. */
+/** How a cause changes a computation, by what it does (docs/CAUSES.md, "Cause families"). */
+export type CauseFamily = 'narrower' | 'operands' | 'constants' | 'layout' | 'function' | 'randomness';
+
+/**
+ * One way an op could have been written (a cause of the why, docs/CAUSES.md): its id, family, words and parameters,
+ * and what it changes — the config the op reads (`cfg`), a variant its fp64 form takes (`variant`, Fp64Args.variant),
+ * or a form of its own (`form`), or both of the first two. It applies to the steps of its op kind.
+ */
+export interface CauseVariant {
+  id: string;
+  family: CauseFamily;
+  words: string;
+  params: Record<string, number | string>;
+  cfg?: Partial<LlamaConfig>;
+  variant?: Record<string, unknown>;
+  /**
+   * A form of its own for the steps it changes, in place of the registry's fp64 form (given the step's Fp64Args,
+   * the cause's cfg and variant in them): what a variant cannot say — roundings inside the op, a running sum in
+   * half, a key out of sight from some row on. An evaluator of causes must call it where it is set.
+   */
+  form?: Fp64Form;
+  /**
+   * A parameter the data can pin between the grid's values: the cause at any positive value of it. The rows scorer
+   * (compare/family-causes-rows.ts) searches it around the grid's best and keeps what it finds where that explains
+   * the error clearly better.
+   */
+  tune?: { key: string; value: number; make: (value: number) => CauseVariant };
+}
+
+/** What an op's causes are given: the config, the layer, the group's steps of the op's kind, what the run says. */
+export interface CauseArgs {
+  cfg: LlamaConfig;
+  /** The layer of the group (-1 for a step outside the layers). */
+  layer: number;
+  /** The steps of the op's kind in the group (at least one). */
+  steps: readonly OpStep[];
+  /** In a run of a generation: its first decode row. */
+  decodeFrom?: number;
+  /** The rows (tokens) of the run. */
+  rows?: number;
+}
+
+/** An op kind's cause variants for a group (the Llama family's why, compare/family-causes.ts). */
+export type CausesForm = (a: CauseArgs) => CauseVariant[];
+
+/** The type each form kind's slot holds. Only fp64 and variants are typed here; the other parts type theirs. */
 export interface FormTypes {
   fp64: Fp64Form;
   wgsl: unknown;
   fused: unknown;
   df: unknown;
   causes: unknown;
+  variants: CausesForm;
 }

@@ -12,7 +12,7 @@ import type { NumFormat } from '../../numeric/round';
 import type { LinearWeights, NeoXConfig, NormWeights } from '../../numeric/types';
 import { OPS } from '../../ops/descriptors';
 import { neoxStepOfCheck } from '../../ops/families';
-import { CHECK_OPS, type CheckOp, type OpStep } from '../../ops/types';
+import { type CauseFamily, CHECK_OPS, type CheckOp, type OpStep } from '../../ops/types';
 import type { Metric } from '../../run/runspec';
 import type { FullMetrics } from '../metrics';
 
@@ -193,7 +193,8 @@ export interface OpData {
   prefill?: number;
 }
 
-export type CauseFamily = 'narrower' | 'operands' | 'constants' | 'layout' | 'function' | 'randomness';
+/** How a cause changes a computation (the registry's, ops/types.ts: the op modules' causes name it too). */
+export type { CauseFamily } from '../../ops/types';
 
 export type ParamValue = number | string;
 

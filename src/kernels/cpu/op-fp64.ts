@@ -3,12 +3,14 @@
 // the gate/up projections, SwiGLU) taken in by withOpModules, the rotary's from its module by name (ops/rotary.ts
 // ROTARY); registry.test.ts fails on an op kind with neither.
 // Each form composes the single-op oracles of this folder; family differences (GPT-NeoX's fused QKV head split, the
-// Llama family's GQA and sliding window) come from the config and the step, never from a switch over op kinds.
+// Llama family's GQA and sliding window) come from the config and the step, never from a switch over op kinds. The
+// causes of each op kind (the Llama family's why: the ways an op is miswritten) are filled into the registry's
+// `variants` slots here too: the op modules' and the rotary's.
 
 import type { NormWeights, Tensor } from '../../numeric/types';
 import { familyOf } from '../../ops/families';
-import { fillSlots } from '../../ops/slots';
-import type { Fp64Form, OpKind } from '../../ops/types';
+import { fillSlots, fillSlotsOf } from '../../ops/slots';
+import type { CausesForm, Fp64Form, OpKind } from '../../ops/types';
 import { fp64Linear as linear, fp64One as one } from '../ops/forms';
 import { withOpModules } from '../ops/index';
 import { ROTARY } from '../ops/rotary';
@@ -61,3 +63,10 @@ const TABLE: Readonly<Partial<Record<OpKind, Fp64Form>>> = {
 export const FP64_FORMS: Readonly<Record<OpKind, Fp64Form>> = withOpModules('fp64', TABLE);
 
 fillSlots('fp64', FP64_FORMS);
+
+/** Each op kind's causes: the op modules' and the rotary's (its module's, by name). */
+export const CAUSE_FORMS: Readonly<Partial<Record<OpKind, CausesForm>>> = withOpModules('causes', {
+  rotary: ROTARY.causes,
+});
+
+fillSlotsOf('variants', CAUSE_FORMS);

@@ -10,7 +10,7 @@
 
 import type { OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
-import type { Fp64Form } from '../../ops/types';
+import type { CausesForm, CauseVariant, Fp64Form } from '../../ops/types';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../attention';
 import {
   attentionScoresF64,
@@ -227,4 +227,33 @@ const df: DfForm = (a) => {
 /** Its fused kernel's launcher under the switch id (the flash attention, GQA and the sliding window in one pass). */
 export const ATTENTION_FUSED = { flash_attention: { flash: flashAttention } } as const;
 
-export const ATTENTION: OpModule = { kind: 'attention', fp64, wgsl, df, fused: ATTENTION_FUSED };
+export const ATTENTION: OpModule = { kind: 'attention', fp64, wgsl, df, fused: ATTENTION_FUSED, causes };
+
+// Its causes (the why's variants of the attention core): the KV heads mapped to the wrong query heads (where there are
+// several and fewer than the query heads), the layer's sliding window ignored or off by one (where it has one).
+function causes({ cfg, layer }: Parameters<CausesForm>[0]): CauseVariant[] {
+  const out: CauseVariant[] = [];
+  const { numHeads: H, numKvHeads: KV } = cfg;
+  if (KV > 1 && KV < H)
+    out.push({
+      id: 'kv-interleaved',
+      family: 'layout',
+      words: `KV heads mapped to the wrong query heads: query head h reads KV head h mod ${KV} (repeat_interleave's order), not h / ${H / KV}`,
+      params: {},
+      variant: { kvMap: Array.from({ length: H }, (_, h) => h % KV) },
+    });
+  const w = cfg.slidingWindow[layer] ?? null;
+  const windows: (number | null)[] = w === null ? [] : [null, ...(w > 1 ? [w - 1] : []), w + 1];
+  for (const win of windows)
+    out.push({
+      id: win === null ? 'window-ignored' : 'window-off',
+      family: 'layout',
+      words:
+        win === null
+          ? `the sliding window (${w}) is ignored: every earlier key seen`
+          : `the sliding window is ${win}, not ${w}`,
+      params: win === null ? {} : { window: win },
+      cfg: { slidingWindow: cfg.slidingWindow.map((x, j) => (j === layer ? win : x)) },
+    });
+  return out;
+}

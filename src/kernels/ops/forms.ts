@@ -6,7 +6,7 @@
 import type { OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
 import type { LinearWeights, LlamaConfig } from '../../numeric/types';
-import type { Fp64Args, Fp64Form, OpKind } from '../../ops/types';
+import type { CausesForm, Fp64Args, Fp64Form, OpKind } from '../../ops/types';
 import { linearF64 } from '../cpu/linear';
 import { linear } from '../linear';
 import { type DfForm, dfNeed, type FormArgs } from '../oracle/df-form';
@@ -35,9 +35,10 @@ export type WgslForm = (a: WgslArgs) => DispatchSpec[];
 
 /**
  * One op kind's forms, from one file: the CPU fp64 form, the WGSL reference form (the Llama family's step; GPT-NeoX's
- * plan runs its own launchers, engine/plan-ops.ts), the double-float form, and the fused kernels that may replace it
- * (their launchers by the kernel's name in the registry, ops/fused.ts). A form left out is one the op has not got:
- * registry.test.ts fails on a descriptor that needs it.
+ * plan runs its own launchers, engine/plan-ops.ts), the double-float form, the fused kernels that may replace it
+ * (their launchers by the kernel's name in the registry, ops/fused.ts), and its causes (the Llama family's why: the
+ * ways the op is miswritten, each a cfg change, a variant its fp64 form takes, or a form of its own). A form left out
+ * is one the op has not got: registry.test.ts fails on a descriptor that needs it.
  */
 export interface OpModule {
   kind: OpKind;
@@ -45,6 +46,7 @@ export interface OpModule {
   wgsl?: WgslForm;
   df?: DfForm;
   fused?: Readonly<Record<string, unknown>>;
+  causes?: CausesForm;
 }
 
 /** The step's weight, refused where the model has none (the same refusal as a df form's). */

@@ -9,14 +9,12 @@ import { fillSlotsOf, formOf, hasForm } from '../../ops/slots';
 import type { OpKind } from '../../ops/types';
 import { ATTENTION, type ATTENTION_FUSED } from './attention';
 import type { OpModule } from './forms';
-import { GATE_UP } from './gate-up';
-import { QK_NORM } from './qk-norm';
-import { RMSNORM, type RMSNORM_FUSED } from './rmsnorm';
-import { SWIGLU, type SWIGLU_FUSED } from './swiglu';
+import { QK_NORM, RMSNORM, type RMSNORM_FUSED } from './rmsnorm';
+import { GATE_UP, SWIGLU, type SWIGLU_FUSED } from './swiglu';
 
 export const OP_MODULES: readonly OpModule[] = [RMSNORM, QK_NORM, ATTENTION, GATE_UP, SWIGLU];
 
-type ModuleForm = 'fp64' | 'wgsl' | 'df';
+type ModuleForm = 'fp64' | 'wgsl' | 'df' | 'causes';
 
 /**
  * A form's table whole: the table's own entries and the op modules' forms of that kind. An op kind in both is two

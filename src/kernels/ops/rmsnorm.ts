@@ -7,12 +7,15 @@
 // the order drops out of the oracle. Its fused kernel, the residual add + RMSNorm (switch `layernorm`,
 // shaders/fused/add_rmsnorm.wgsl), is launched here too, with its form that also adds up the split-K partials of the
 // projection before it (add_rmsnorm_fold.wgsl: the o and the down projections' reduction folded into the norm after
-// them, the same bits as the reduction then add_rmsnorm, one dispatch fewer). Qwen3's per-head q/k norm (qk-norm.ts)
-// runs the reference launchers over T · heads rows.
+// them, the same bits as the reduction then add_rmsnorm, one dispatch fewer). Qwen3's per-head q/k norm (`qk_norm`)
+// is the second op kind of this file: the same oracle and launchers over T · heads rows. And the causes of both (the
+// why's variants of a norm: its eps, the mean, the weight, half precision and its cast order; the q/k norm skipped or
+// over the whole row), with the forms a variant cannot say.
 
 import type { DispatchSpec } from '../../gpu/program';
+import { type NumFormat, roundArray, roundTo } from '../../numeric/round';
 import type { Tensor } from '../../numeric/types';
-import type { Fp64Form } from '../../ops/types';
+import type { CauseArgs, CausesForm, CauseVariant, Fp64Form, OpStep } from '../../ops/types';
 import { dispatchOf, kernelOf } from '../define';
 import { partialsRange, type SplitPartials } from '../fused-linear-fold';
 import { type NormLauncher, normDispatchOf } from '../fused-norm';
@@ -218,4 +221,167 @@ const df: DfForm = (a) => {
 /** Its fused kernel's launchers under the switch id (the Llama fused forward reaches them so: ops/index.ts). */
 export const RMSNORM_FUSED = { layernorm: { add: addRmsNorm, addFold: addRmsNormFold } } as const;
 
-export const RMSNORM: OpModule = { kind: 'rmsnorm', fp64, wgsl, df, fused: RMSNORM_FUSED };
+/**
+ * RMSNorm (either norm op) in `format` as HF's LlamaRMSNorm computes it in a model of that dtype: x and the weight
+ * in the format, the statistics and the normalisation in fp32 (here fp64), the normalised value cast back to the
+ * format, then the product with the weight rounded (`weightFirst`: the weight applied before the one cast back).
+ */
+export function rmsHalfForm(format: NumFormat, weightFirst: boolean): Fp64Form {
+  return (a) => {
+    const w = roundArray(format, (a.weights as Tensor).data);
+    const d = w.length;
+    const x = roundArray(format, a.inputs[0]);
+    const n = rmsNormF64(x, x.length / d, d, w, fp64Llama(a).rmsNormEps, { noWeight: true });
+    const out = new Float64Array(n.length);
+    for (let i = 0; i < n.length; i++) {
+      const wi = w[i % d];
+      out[i] = weightFirst ? roundTo(format, n[i] * wi) : roundTo(format, roundTo(format, n[i]) * wi);
+    }
+    return out;
+  };
+}
+
+/**
+ * The causes of a norm (`norm`: its words): eps outside the root (a grid of 1 … 1e6 × the config's, and — tune — any
+ * eps between, solved from the run where the grid misses), eps inside the root off, the mean subtracted, no weight,
+ * computed in half (HF's cast order in a half model) or with the weight before the cast back.
+ */
+function normCauses(norm: string, { cfg }: CauseArgs): CauseVariant[] {
+  const out: CauseVariant[] = [];
+  const outside = (eps: number): CauseVariant => {
+    const factor = eps / cfg.rmsNormEps;
+    return {
+      id: 'rms-eps-outside',
+      family: 'constants',
+      words: `${norm}'s eps is added outside the root, to the RMS (eps ${eps.toPrecision(3)}${factor === 1 ? ', the config’s' : `, ${Number(factor.toPrecision(3))} × the config’s`})`,
+      params: { eps },
+      cfg: { rmsNormEps: eps },
+      variant: { epsOutside: true },
+      tune: { key: 'eps', value: eps, make: outside },
+    };
+  };
+  const inside = (eps: number): CauseVariant => ({
+    id: 'rms-eps',
+    family: 'constants',
+    words: `${norm}'s eps (inside the root) is ${eps.toPrecision(3)}, ${Number((eps / cfg.rmsNormEps).toPrecision(3))} × the config’s ${cfg.rmsNormEps}`,
+    params: { eps },
+    cfg: { rmsNormEps: eps },
+    tune: { key: 'eps', value: eps, make: inside },
+  });
+  for (const factor of [1, 10, 100, 1e3, 1e4, 1e5, 1e6]) out.push(outside(cfg.rmsNormEps * factor));
+  for (const factor of [0.01, 0.1, 10, 100, 1e3, 1e4, 1e5, 1e6]) out.push(inside(cfg.rmsNormEps * factor));
+  out.push({
+    id: 'rms-mean-subtracted',
+    family: 'function',
+    words: `${norm} subtracts the row mean (a LayerNorm without bias)`,
+    params: {},
+    variant: { centered: true },
+  });
+  out.push({
+    id: 'rms-no-weight',
+    family: 'operands',
+    words: `${norm}'s weight is left out`,
+    params: {},
+    variant: { noWeight: true },
+  });
+  for (const format of ['bf16', 'fp16'] as const) {
+    out.push({
+      id: `rms-${format}`,
+      family: 'narrower',
+      words: `${norm} is computed in ${format} as in a ${format} model: its input and weight in ${format}, the normalised value cast back to ${format}, then the product rounded`,
+      params: { format },
+      form: rmsHalfForm(format, false),
+    });
+    out.push({
+      id: 'rms-cast-order',
+      family: 'narrower',
+      words: `${norm} in ${format} applies the weight before the cast back to ${format} (one rounding; HF casts, then multiplies)`,
+      params: { format },
+      form: rmsHalfForm(format, true),
+    });
+  }
+  return out;
+}
+
+const causes: CausesForm = (a) => normCauses('the RMSNorm', a);
+
+export const RMSNORM: OpModule = { kind: 'rmsnorm', fp64, wgsl, df, fused: RMSNORM_FUSED, causes };
+
+// Qwen3's per-head q/k norm (`qk_norm`: self_attn.q_norm and k_norm, an RMSNorm of each head's head_dim values alone,
+// between the projection and the rotary; a step only where the config has it): the RMSNorm's oracle and launchers
+// over T · heads rows of head_dim. No fused kernel replaces it: the Llama fused forward keeps the three projections
+// and the reference norms where it is present.
+
+/** The heads of the step's slot: q's or k's (and v's). */
+const headsOf = (cfg: { numHeads: number; numKvHeads: number }, step: OpStep) =>
+  step.width === 'q' ? cfg.numHeads : cfg.numKvHeads;
+
+const qkFp64: Fp64Form = (a) => {
+  const cfg = fp64Llama(a);
+  const x = fp64One(a);
+  const rows = x.length / cfg.headDim; // T · heads: each head's hd values normalised alone
+  return rmsNormF64(
+    x,
+    rows,
+    cfg.headDim,
+    (a.weights as Tensor).data,
+    cfg.rmsNormEps,
+    a.variant as RmsNormVariant,
+  );
+};
+
+const qkWgsl: WgslForm = (a) => {
+  const { headDim: hd, rmsNormEps: eps } = a.cfg;
+  const b = { x: a.inputs[0], weight: wgslNeed(a.weight, a), y: a.out };
+  return [rmsNorm(a.label, b, a.T * headsOf(a.cfg, a.step), hd, eps, wgslOpts(a))];
+};
+
+const qkDf: DfForm = (a) => {
+  const cfg = a.cfg;
+  if (cfg.family !== 'llama') throw new Error(`${a.label}: a q/k norm in a GPT-NeoX model`);
+  const b = { x: a.inputs[0], weight: dfNeed(a.weight, a), y: a.out };
+  const rows = dfRows(a) * headsOf(cfg, a.step);
+  return [dfRmsNorm(a.label, b, rows, cfg.headDim, cfg.rmsNormEps, { constants: a.df })];
+};
+
+/** Qwen3's q/k norm left out: its input passed through. */
+export const normSkipped: Fp64Form = (a) => Float64Array.from(a.inputs[0]);
+
+/** Qwen3's q/k norm over a row's whole projection (heads · hd values) with the [hd] weight on every head. */
+export const normWholeRow: Fp64Form = (a) => {
+  const w = (a.weights as Tensor).data;
+  const hd = w.length;
+  const x = a.inputs[0];
+  const width = x.length / a.T;
+  const tiled = new Float64Array(width);
+  for (let e = 0; e < width; e++) tiled[e] = w[e % hd];
+  return rmsNormF64(x, a.T, width, tiled, fp64Llama(a).rmsNormEps);
+};
+
+/** A norm's causes, and the q/k norm's own: left out, or taken over the whole projection. */
+const qkCauses: CausesForm = (a) => [
+  ...normCauses('the q/k RMSNorm', a),
+  {
+    id: 'qk-norm-skipped',
+    family: 'operands',
+    words: 'the q/k norm is left out: the projection goes to the rotary unnormalised',
+    params: {},
+    form: normSkipped,
+  },
+  {
+    id: 'qk-norm-whole',
+    family: 'layout',
+    words: 'the q/k norm is taken over the whole projection of a row (all its heads at once), not per head',
+    params: {},
+    form: normWholeRow,
+  },
+];
+
+export const QK_NORM: OpModule = {
+  kind: 'qk_norm',
+  fp64: qkFp64,
+  wgsl: qkWgsl,
+  df: qkDf,
+  fused: {},
+  causes: qkCauses,
+};

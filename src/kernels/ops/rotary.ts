@@ -8,11 +8,12 @@
 // tables are here. It is not in OP_MODULES: the fused kernel its descriptor lists, the q/k/v + rotary GEMM
 // (`qkv_rotary`), replaces the projections too and keeps its launchers in kernels/fused-llama.ts, so no module
 // registers it; the form tables (kernels/cpu/op-fp64.ts, engine/llama-wgsl-forms.ts, kernels/oracle/df-forms.ts)
-// take its forms from ROTARY by name.
+// take its forms from ROTARY by name. And its causes (the why's variants of it: theta off, the frequency scaling
+// skipped, GPT-J pairs).
 
 import type { DispatchSpec } from '../../gpu/program';
 import type { LlamaConfig } from '../../numeric/types';
-import type { Fp64Args, Fp64Form } from '../../ops/types';
+import type { CausesForm, CauseVariant, Fp64Args, Fp64Form } from '../../ops/types';
 import { headsOf } from '../../ops/widths';
 import { type RotaryVariant, ropeHeadsF64, rotaryInvFreq, splitHeadsRotaryF64 } from '../cpu/rotary';
 import { angleTableOf, type RotaryAngles } from '../cpu/rotary-angles';
@@ -167,10 +168,45 @@ const df: DfForm = (a) => {
   return [dfRopeHeads(a.label, b, a.T, heads, cfg.headDim, cfg.rotaryDim, opts)];
 };
 
+/**
+ * The rotary's causes: another theta (a grid of 0.01 … 100 × the config's, and — tune — any theta between, solved
+ * from the run where the grid misses), the llama3 or linear frequency scaling skipped, GPT-J's interleaved pairs.
+ */
+const causes: CausesForm = (a) => {
+  const cfg = a.cfg;
+  const out: CauseVariant[] = [];
+  const theta = (v: number): CauseVariant => ({
+    id: 'rotary-theta',
+    family: 'constants',
+    words: `the rope theta is ${Number(v.toPrecision(6))}, not ${cfg.ropeTheta}`,
+    params: { theta: v },
+    cfg: { ropeTheta: v },
+    tune: { key: 'theta', value: v, make: theta },
+  });
+  for (const f of [0.01, 0.1, 0.5, 2, 10, 100]) out.push(theta(cfg.ropeTheta * f));
+  if (cfg.ropeScaling.type !== 'default')
+    out.push({
+      id: 'rotary-scaling-skipped',
+      family: 'constants',
+      words: `the ${cfg.ropeScaling.type} frequency scaling of the rotary is skipped`,
+      params: { type: cfg.ropeScaling.type },
+      cfg: { ropeScaling: { type: 'default' } as LlamaConfig['ropeScaling'] },
+    });
+  out.push({
+    id: 'rotary-gptj',
+    family: 'layout',
+    words: "the rotary rotates GPT-J's interleaved pairs (2i, 2i + 1) instead of rotate-half",
+    params: {},
+    variant: { gptj: true },
+  });
+  return out;
+};
+
 /** The rotary's forms, which the form tables take by name (not an OP_MODULES entry: see above). */
-export const ROTARY: Required<Pick<OpModule, 'kind' | 'fp64' | 'wgsl' | 'df'>> = {
+export const ROTARY: Required<Pick<OpModule, 'kind' | 'fp64' | 'wgsl' | 'df' | 'causes'>> = {
   kind: 'rotary',
   fp64,
   wgsl,
   df,
+  causes,
 };
