@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { GROUP_PRODUCT, stepOfOp } from '../compare/causes/types';
+import { libraryCandidates } from '../compare/family-causes-library';
 import { runChecks } from '../compare/run-checks';
 import type { LayerOp } from '../engine/fused-kernels';
 import { WGSL_FORMS } from '../engine/llama-wgsl-forms';
@@ -30,7 +31,7 @@ import { LAYER_SLOTS } from '../model/run-names';
 import { writeSafetensors } from '../model/safetensors-write';
 import { loadWeights } from '../model/weights';
 import { mulberry32 } from '../numeric/random';
-import type { LinearWeights, ModelWeights, NeoXConfig } from '../numeric/types';
+import type { LinearWeights, LlamaConfig, ModelWeights, NeoXConfig } from '../numeric/types';
 import { OP_KINDS, OPS } from './descriptors';
 import {
   anatomyOpOf,
@@ -45,7 +46,7 @@ import {
   usesOf,
 } from './families';
 import { fillSlot, formOf, hasForm, missingForms } from './slots';
-import { CHECK_OPS, type FamilySpec, FORM_KINDS } from './types';
+import { type CauseVariant, CHECK_OPS, type FamilySpec, FORM_KINDS, type OpKind, type OpStep } from './types';
 
 /** The bytes of an fp64 array (NaN payloads and -0 included), for bit-for-bit comparisons. */
 const bits = (v: Float64Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
@@ -516,5 +517,78 @@ describe('the op registry', () => {
     // Steps before the first variant are untouched; the ones it names differ from the model's.
     expect(taps.get('layers.0.k_rot')).toEqual(base.get('layers.0.k_rot'));
     expect(taps.get('layers.0.q_rot')).not.toEqual(base.get('layers.0.q_rot'));
+  });
+
+  it("keeps each op kind's causes its own: ids no other cause takes, none twice, each changing its own op", () => {
+    // Every feature a cause needs (GQA, q/k norms, a window shorter than the rows, rotary scaling, biases); the
+    // causes of each op kind (its module's, or the table's beside its fp64 form) on the layer's steps of that kind.
+    for (const m of OP_MODULES) if (m.causes) expect(formOf('variants', m.kind)).toBe(m.causes);
+    const seeds = 3;
+    for (let seed = 1; seed <= seeds; seed++) {
+      const r = mulberry32(seed * 104729);
+      const KV = 2 + Math.floor(r() * 2);
+      const cfg: LlamaConfig = smallLlamaConfig({
+        numKvHeads: KV,
+        numHeads: KV * (2 + Math.floor(r() * 2)),
+        qkNorm: true,
+        slidingWindow: [3 + Math.floor(r() * 3), null],
+        ropeScaling: { type: 'linear', factor: 2 + r() },
+        attentionBias: true,
+        oProjBias: true,
+        mlpBias: true,
+      });
+      const T = 9 + Math.floor(r() * 4);
+      const layer = loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, seed))).layers[0];
+      const weights = layer as unknown as Record<string, unknown>;
+      const steps = layerSteps(LLAMA_FAMILY, cfg);
+      // The layer's exact outputs (the model), step by step from a random input.
+      const values = new Map<string, Float64Array>([
+        ['in', Float64Array.from({ length: T * cfg.hiddenSize }, () => 2 * r() - 1)],
+      ]);
+      const run = (s: OpStep, v: CauseVariant | null) =>
+        (v?.form ?? FP64_FORMS[s.op])({
+          cfg: v?.cfg ? { ...cfg, ...v.cfg } : cfg,
+          T,
+          layer: 0,
+          step: s,
+          inputs: s.inputs.map((n) => values.get(n) as Float64Array),
+          weights: s.weight ? weights[s.weight] : null,
+          tokens: [],
+          angles: 'exact',
+          round: (u) => u,
+          variant: v?.variant,
+        });
+      for (const s of steps) values.set(s.slot, run(s, null));
+      // The causes any op or a library cause gives: an op kind's cause id must be none of them.
+      const opts = { rows: T, decodeFrom: 3 };
+      const others = new Set(libraryCandidates({ steps }, cfg, 0, opts).map((c) => c.id));
+      const familyOf = new Map<string, string>();
+      for (const op of new Set(steps.map((s) => s.op))) {
+        if (!hasForm('variants', op)) continue;
+        const own = steps.filter((s) => s.op === op);
+        const causes = formOf('variants', op as OpKind)({ cfg, layer: 0, steps: own, ...opts });
+        expect(causes.length, op).toBeGreaterThan(0);
+        const seen = new Set<string>();
+        for (const c of causes) {
+          const where = `seed ${seed}, ${op}: ${c.id} ${JSON.stringify(c.params)}`;
+          expect(others.has(c.id) || c.id.startsWith('output-'), where).toBe(false);
+          // An id two op kinds both give (a norm's causes: RMSNorm's and the q/k norm's) is one cause: one family.
+          expect(familyOf.get(c.id) ?? c.family, where).toBe(c.family);
+          familyOf.set(c.id, c.family);
+          const key = `${c.id} ${JSON.stringify(c.params)}`;
+          expect(seen.has(key), `${where} twice`).toBe(false);
+          seen.add(key);
+          // It changes its own op's output on every step of its kind (a cause read by another op's form does not).
+          const tuned = c.tune ? [c.tune.make(c.tune.value * 1.5)] : [];
+          for (const v of [c, ...tuned]) {
+            expect(v.id, where).toBe(c.id);
+            for (const s of own)
+              expect(bits(run(s, v)), `${where} at ${s.slot}`).not.toEqual(
+                bits(values.get(s.slot) as Float64Array),
+              );
+          }
+        }
+      }
+    }
   });
 });
