@@ -139,6 +139,30 @@ describe('siluF64 / swigluF64', () => {
     }
   });
 
+  it("takes its causes' variants: gate and up swapped, GELU (erf or tanh) or ReLU on the gate (50 seeds)", () => {
+    for (const seed of SEEDS) {
+      const rng = mulberry32(seed);
+      const n = randInt(rng, 1, 300);
+      const [g, u] = [randn(rng, n, 4), randn(rng, n, 2)];
+      const swapped = swigluF64(g, u, { swap: true });
+      const gelu = swigluF64(g, u, { act: 'gelu' });
+      const tanh = swigluF64(g, u, { act: 'gelu-tanh' });
+      const relu = swigluF64(g, u, { act: 'relu' });
+      const both = swigluF64(g, u, { swap: true, act: 'relu' });
+      for (let i = 0; i < n; i++) {
+        const at = `seed=${seed} i=${i}`;
+        expect(swapped[i], at).toBe(silu(u[i]) * g[i]);
+        // GELU's erf form against its tanh form (within 1e-3 of x), and the tanh form written out
+        expect(Math.abs(gelu[i] - tanh[i]), at).toBeLessThan(1e-3 * Math.abs(u[i]) + 1e-300);
+        const c = Math.sqrt(2 / Math.PI);
+        const x = g[i];
+        expect(tanh[i], at).toBe(0.5 * x * (1 + Math.tanh(c * (x + 0.044715 * x * x * x))) * u[i]);
+        expect(relu[i], at).toBe(Math.max(0, x) * u[i]);
+        expect(both[i], at).toBe(Math.max(0, u[i]) * x);
+      }
+    }
+  });
+
   it('gate and up of different lengths are refused', () => {
     expect(() => swigluF64([1, 2], [1])).toThrow(/gate has 2 values and up 1/);
   });
