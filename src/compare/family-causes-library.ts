@@ -4,6 +4,8 @@
 // row), the decode's rotary positions off and a cached position dropped from the decode's rows on.
 
 import type { LlamaConfig } from '../numeric/types';
+import { OPS } from '../ops/descriptors';
+import { familyOf } from '../ops/families';
 import type { OpStep } from '../ops/types';
 import { slotWidth } from '../ops/widths';
 import { attentionHalfEnd } from './family-causes-attention-half';
@@ -16,14 +18,10 @@ import {
 } from './family-causes-forms';
 import type { Candidate, CandidateOptions, CheckSteps } from './family-causes-types';
 
-const LINEAR: ReadonlySet<OpStep['op']> = new Set([
-  'q_proj',
-  'k_proj',
-  'v_proj',
-  'out_proj',
-  'gate_up',
-  'mlp_down',
-]);
+/** The op kinds of a layer's matrix products (the descriptors' `linear`; the LM head's are not the library's). */
+function layerLinears(cfg: LlamaConfig): ReadonlySet<OpStep['op']> {
+  return new Set(familyOf(cfg).layer.flatMap((s) => (OPS[s.op].linear ? [s.op] : [])));
+}
 
 /** The cause library's candidates for the ops of a Llama-family group. */
 export function libraryCandidates(
@@ -33,6 +31,7 @@ export function libraryCandidates(
   opts: CandidateOptions,
 ): Candidate[] {
   const out: Candidate[] = [];
+  const LINEAR = layerLinears(cfg);
   const linears = c.steps.filter((s) => LINEAR.has(s.op));
   const isLinear = (s: OpStep) => LINEAR.has(s.op);
   if (linears.length > 0) {
@@ -157,28 +156,23 @@ export const ACC_WORK = 4e6;
 /** The most multiply-adds of the attention re-runs of all cached positions tried as the one dropped. */
 export const POSITIONS_WORK = 16e6;
 
+/** The width of the slot a linear step reads (its K): the layer's input, or the step that writes it. */
+function inputWidth(cfg: LlamaConfig, s: OpStep): number {
+  const input = s.inputs[0];
+  if (input === 'in') return cfg.hiddenSize;
+  const from = familyOf(cfg).layer.find((x) => x.slot === input);
+  if (!from) throw new Error(`${s.slot}: reads '${input}', which no step of the layer writes`);
+  return slotWidth(cfg, from.width);
+}
+
 /** N · K of a linear step. */
 function productSize(cfg: LlamaConfig, s: OpStep): number {
-  const q = cfg.numHeads * cfg.headDim;
-  const kv = slotWidth(cfg, 'kv');
-  const d = cfg.hiddenSize;
-  const ff = cfg.intermediateSize;
-  const n: Record<string, number> = {
-    q_proj: q * d,
-    k_proj: kv * d,
-    v_proj: kv * d,
-    out_proj: d * q,
-    gate_up: ff * d,
-    mlp_down: d * ff,
-  };
-  return n[s.op] ?? 0;
+  return slotWidth(cfg, s.width) * inputWidth(cfg, s);
 }
 
 /** The length of a linear step's sums (its K). */
 function reduceLength(cfg: LlamaConfig, s: OpStep): number {
-  if (s.op === 'out_proj') return cfg.numHeads * cfg.headDim;
-  if (s.op === 'mlp_down') return cfg.intermediateSize;
-  return cfg.hiddenSize;
+  return inputWidth(cfg, s);
 }
 
 /** Whether the config gives a linear step a bias (docs/FAMILIES.md, the biases of each flavour). */
