@@ -14,8 +14,9 @@
 
 import type { DispatchSpec } from '../../gpu/program';
 import { type NumFormat, roundArray, roundTo } from '../../numeric/round';
-import type { Tensor } from '../../numeric/types';
+import type { ModelConfig, Tensor } from '../../numeric/types';
 import type { CauseArgs, CausesForm, CauseVariant, Fp64Form, OpStep } from '../../ops/types';
+import { headsOf as headsOfWidth } from '../../ops/widths';
 import { dispatchOf, kernelOf } from '../define';
 import { partialsRange, type SplitPartials } from '../fused-linear-fold';
 import { type NormLauncher, normDispatchOf } from '../fused-norm';
@@ -313,8 +314,7 @@ export const RMSNORM: OpModule = { kind: 'rmsnorm', fp64, wgsl, df, fused: RMSNO
 // and the reference norms where it is present.
 
 /** The heads of the step's slot: q's or k's (and v's). */
-const headsOf = (cfg: { numHeads: number; numKvHeads: number }, step: OpStep) =>
-  step.width === 'q' ? cfg.numHeads : cfg.numKvHeads;
+const headsOf = (cfg: ModelConfig, step: OpStep) => headsOfWidth(cfg, step.width);
 
 const qkFp64: Fp64Form = (a) => {
   const cfg = fp64Llama(a);
