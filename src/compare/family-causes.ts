@@ -1,8 +1,8 @@
 // The Llama family's causes for the why (family-why.ts, and the analysis of runs), each a variant of one op of the
 // group where an error is born, as the op registry's fp64 forms take it (Fp64Args.variant, the config a cause
 // changes, or a form of its own). Each op kind declares its own (the registry's `variants` slots: its op module's
-// `causes`, kernels/ops/ — RMSNorm and the q/k norm in rmsnorm.ts, SwiGLU in swiglu.ts, attention in attention.ts —
-// or beside its fp64 form, the rotary's in kernels/cpu/op-fp64.ts), and they apply to the steps of that kind; here
+// `causes`, kernels/ops/ — RMSNorm and the q/k norm in rmsnorm.ts, SwiGLU in swiglu.ts, attention in attention.ts,
+// the rotary in rotary.ts), and they apply to the steps of that kind; here
 // only the causes of any op (its output in half) and the cause library's where their op exists
 // (family-causes-library.ts). And the verdict: a cause named as docs/CAUSES.md names one.
 
