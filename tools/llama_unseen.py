@@ -533,7 +533,8 @@ def cli(args):
 def verdict(res):
     """found (born at the planted layer and slot, the planted cause named first with its parameters), or the class
     of the miss: benign-agrees / benign-diverged, no-finding, wrong-place, cause-unnamed, cause-wrong,
-    params-off, error."""
+    params-off, error; found-range where a solved parameter is off by more than 0.1 % but its named range holds
+    the planted value."""
     f = res.get("finding")
     if res.get("error") or f is None:
         return "error"
@@ -553,13 +554,24 @@ def verdict(res):
         return "cause-unnamed"
     if named[0]["id"] != fault["cause"]:
         return "cause-wrong"
+    in_range = False
+    params = named[0].get("params") or {}
     for k, v in (fault.get("expect_params") or {}).items():
-        got = (named[0].get("params") or {}).get(k)
+        got = params.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            if not isinstance(got, (int, float)) or abs(got - v) > 1e-3 * abs(v):
+            if not isinstance(got, (int, float)):
                 return "params-off"
+            if abs(got - v) > 1e-3 * abs(v):
+                # A parameter solved from the run is named with the range the run allows (k + Low / High): the
+                # planted value inside it is named, said apart from a value within 0.1 %.
+                lo, hi = params.get(k + "Low"), params.get(k + "High")
+                if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo <= v <= hi):
+                    return "params-off"
+                in_range = True
         elif got != v:
             return "params-off"
+    if in_range:
+        return "found-range" if len(named) == 1 else "found-among-range"
     return "found" if len(named) == 1 else "found-among"
 
 
