@@ -345,7 +345,7 @@ async function analyzeStarted(
       runs: sources,
       curves,
       checks,
-      ...verdictOf(sources, checks, curves, k),
+      ...verdictOf(sources, checks, curves, k, tokens.length),
       durations,
     };
     return report;

@@ -10,7 +10,7 @@ import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { randomModelFiles } from '../model/random-model';
-import { rowStep } from '../model/run-generation';
+import { rowStep, rowWords } from '../model/run-generation';
 import { mulberry32 } from '../numeric/random';
 import { faultHooks, placeFaults } from '../run/faults';
 import { analyzeRuns } from './analyze-runs';
@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => engine?.dispose());
 
-/** The first divergence of run A: its check, layer, op, row and decode step. */
+/** The first divergence of run A: its check, layer, op, row (and the last of the stretch past) and decode step. */
 function firstOf(r: RunsReport, prefill: number) {
   const f = r.findings[0];
   const c = r.checks.find((x) => x.run === 'A' && x.id === f.check);
@@ -38,6 +38,7 @@ function firstOf(r: RunsReport, prefill: number) {
     layer: f.layer,
     op: c?.op ?? null,
     row,
+    to: c?.pastTo ?? null,
     step: row === null ? null : rowStep(row, prefill).step,
   };
 }
@@ -71,9 +72,10 @@ describe('the decode check on the decode steps’ rows only', () => {
         expect(every.rows, ctx).toBeUndefined();
         expect(rows.rows, ctx).toEqual({ from: P, note: decodeRows(P).note });
         expect(rows.checks.map((c) => c.id)).toEqual(every.checks.map((c) => c.id));
-        expect(rows.findings[0].sentence, ctx).toContain(
-          `decode step 1 (position ${P}), layer ${fromLayer}: `,
-        );
+        // from decode step 1: that step, or every row from it on (the stretch of rows past said whole)
+        const at = rowWords(P, P, some.to!, fused.file.tokens.length);
+        expect(at, ctx).toContain(`decode step 1 (position ${P})`);
+        expect(rows.findings[0].sentence, ctx).toContain(`${at}, layer ${fromLayer}: `);
         expect(rows.findings[0].sentence, ctx).toContain(
           `only decode steps 1–${steps - 1} (positions ${P}–${P + steps - 2}) checked here; positions 0–${P - 1}: the prompt`,
         );

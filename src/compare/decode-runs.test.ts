@@ -66,7 +66,7 @@ describe('our decode recorded as runs', () => {
     }
   });
 
-  it('a planted fault is named at its layer, from the prefill on', async () => {
+  it('a planted fault is named at its layer, in every row from the prefill on', async () => {
     const fromLayer = 1 + (seed % (shape.layers - 1));
     const planted = placeFaults([{ id: 'gelu_relu', fromLayer }], seed, shape.layers);
     const [fused] = await checkDecode(engine, prompt, N, [
@@ -78,7 +78,12 @@ describe('our decode recorded as runs', () => {
     expect(f.layer, ctx).toBe(fromLayer);
     const check = fused.report.checks.find((c) => c.id === f.check)!;
     expect(check.firstRow, ctx).toBe(0);
-    expect(f.sentence, ctx).toContain(`the prefill (position 0), layer ${fromLayer}: `);
+    // The fault is in every row: said whole, not as the first row alone (one token's error).
+    const T = prompt.length + N - 1;
+    expect(check.pastTo, ctx).toBe(T - 1);
+    expect(f.sentence, ctx).toContain(
+      `, every row of the prompt (the prefill, positions 0–${prompt.length - 1}) and every decode step after it, layer ${fromLayer}: `,
+    );
   });
 });
 

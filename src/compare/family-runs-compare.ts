@@ -7,7 +7,7 @@ import type { Metric } from '../run/runspec';
 import type { FedAnalysis } from './family-runs-stream';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import { type FullMetrics, fullMetrics, perTokenRelL2 } from './metrics';
-import { firstRowPast } from './run-rows';
+import { rowsPast } from './run-rows';
 import type { RunCheckResult, RunCurve } from './runs-report';
 
 const maxAbsOf = (v: ArrayLike<number>) => {
@@ -42,7 +42,7 @@ export function compareFed(
       const ratio = ratioOf(error, floor, metric, P, scale);
       const nonFinite = nonFiniteIn(error);
       const width = recorded.length / T;
-      const firstRow = firstRowPast(
+      const past = rowsPast(
         perTokenRelL2(recorded, exact, T, width),
         perTokenRelL2(refOut, floorExact, T, width),
         floor.relL2,
@@ -64,7 +64,8 @@ export function compareFed(
         ratio,
         nonFinite,
         born: ratio > k || nonFinite > 0,
-        firstRow,
+        firstRow: past?.first ?? null,
+        pastTo: past?.to ?? null,
       };
     }),
   );

@@ -90,6 +90,13 @@ describe('the Llama family decode checked op by op', () => {
     expect(c.born?.layer).toBe(1);
     expect(c.born?.check).toMatch(/^layers\.1\..*ctx$/);
     expect(c.cause?.named.map((x) => x.id)).toContain('kv-interleaved');
+    // Born in every row of the prompt and every decode step: said so, as GPT-NeoX's decode check says it, not as
+    // the first row alone ("the prefill (position 0)" read as one wrong token).
+    const check = r.reports[0].checks.find((x) => x.id === c.born?.check)!;
+    expect([check.firstRow, check.pastTo], c.sentence).toEqual([0, prompt.length + 4 - 2]);
+    expect(c.sentence).toMatch(
+      /^every row of the prompt \(the prefill, positions 0–5\) and every decode step after it, layer 1: /,
+    );
   });
 
   it('the two-path compare asked for the decode check: each path checked op by op in generation.decode', async () => {

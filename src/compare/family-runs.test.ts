@@ -131,7 +131,11 @@ describe('the analysis of Llama-family runs', () => {
     const born = report.checks.find((c) => c.run === 'B' && c.id === fb.check)!;
     // Row p sees keys p − w + 1 … p within the window: the first row that sees one more is w.
     expect(born.firstRow).toBe(w);
-    expect(fb.sentence).toContain(`run B (mine), decode step ${w - P + 1} (position ${w}), layer 1:`);
+    // … and every row after it: the stretch said whole
+    expect(born.pastTo).toBe(tokens.length - 1);
+    expect(fb.sentence).toContain(
+      `run B (mine), every row from decode step ${w - P + 1} (position ${w}) on, layer 1:`,
+    );
     expect(fb.cause?.named[0].id).toBe('window-ignored');
     expect(report.curves.find((c) => c.slot === 'logits')?.bVsA).not.toBeNull();
     expect(report.runs.map((r) => r.generation?.prefill)).toEqual([P, P]);

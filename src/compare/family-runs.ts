@@ -294,7 +294,7 @@ async function analyzeFed(
       runs: sources,
       curves,
       checks,
-      ...verdictOf(sources, checks, curves, k),
+      ...verdictOf(sources, checks, curves, k, tokens.length),
       durations,
     };
     return report;

@@ -11,6 +11,7 @@ import { Engine } from '../engine/engine';
 import { nodeGpu } from '../gpu/node';
 import { nodeShaderSource } from '../kernels/shaders-node';
 import { readRunFile } from '../model/run-file';
+import { rowWords } from '../model/run-generation';
 import { analyzeRuns, type RunInput } from './analyze-runs';
 
 const ROOT = 'src/model/testdata/gen';
@@ -108,9 +109,15 @@ describe.each(models)('runs of generate made in PyTorch: %s', (model) => {
       const check = report.checks.find((c) => c.run === 'A' && c.id === finding.check)!;
       expect(check.op, ctx).toBe(f.op);
       expect(check.firstRow, ctx).toBe(f.position);
-      expect(finding.sentence, ctx).toContain(
-        `decode step ${f.step} (position ${f.position}), layer ${f.layer}: `,
+      // named from its step: that step alone, or every row from it on (the stretch of rows past said whole)
+      const at = rowWords(
+        f.position,
+        report.runs[0].generation!.prefill,
+        check.pastTo!,
+        report.tokens.length,
       );
+      expect(at, ctx).toContain(`decode step ${f.step} (position ${f.position})`);
+      expect(finding.sentence, ctx).toContain(`${at}, layer ${f.layer}: `);
       expect(finding.cause?.named[0]?.id, ctx).toBe(CAUSE_OF[f.id]);
       // Every check sees the prefill clean: no op's error appears before the planted step.
       for (const c of report.checks.filter(

@@ -7,11 +7,40 @@ import { type RunGeneration, rowWords } from '../model/run-generation';
 import type { Precision } from '../numeric/precision';
 import { storageUnitRoundoff } from '../numeric/precision';
 
+/** The rows of a run past k × their floor: the first, and the last of the unbroken stretch from it. */
+export interface RowsPast {
+  first: number;
+  /** Rows first … to all pass (to = first where the next row does not). */
+  to: number;
+}
+
 /**
  * The first row whose relative L2 error passes k × its floor — the reference path's error at that row, never below
- * the reference's whole-tensor error nor one rounding of the run's storage — or null (no per-row errors, or no
- * row past it). NaN/Inf in a row counts as past.
+ * the reference's whole-tensor error nor one rounding of the run's storage — and how far the rows from it on keep
+ * passing, or null (no per-row errors, or no row past it). NaN/Inf in a row counts as past.
  */
+export function rowsPast(
+  rows: ArrayLike<number> | null,
+  floorRows: ArrayLike<number> | null,
+  floorWhole: number,
+  precision: Precision,
+  k: number,
+): RowsPast | null {
+  if (!rows) return null;
+  const base = Math.max(Number.isFinite(floorWhole) ? floorWhole : 0, storageUnitRoundoff(precision));
+  const past = (r: number) => {
+    const f = Math.max(base, floorRows && Number.isFinite(floorRows[r]) ? floorRows[r] : 0);
+    return !(rows[r] <= k * f);
+  };
+  let first = 0;
+  while (first < rows.length && !past(first)) first++;
+  if (first === rows.length) return null;
+  let to = first;
+  while (to + 1 < rows.length && past(to + 1)) to++;
+  return { first, to };
+}
+
+/** The first row past k × its floor (rowsPast), or null. */
 export function firstRowPast(
   rows: ArrayLike<number> | null,
   floorRows: ArrayLike<number> | null,
@@ -19,29 +48,44 @@ export function firstRowPast(
   precision: Precision,
   k: number,
 ): number | null {
-  if (!rows) return null;
-  const base = Math.max(Number.isFinite(floorWhole) ? floorWhole : 0, storageUnitRoundoff(precision));
-  for (let r = 0; r < rows.length; r++) {
-    const f = Math.max(base, floorRows && Number.isFinite(floorRows[r]) ? floorRows[r] : 0);
-    const e = rows[r];
-    if (!(e <= k * f)) return r;
-  }
-  return null;
+  return rowsPast(rows, floorRows, floorWhole, precision, k)?.first ?? null;
 }
 
-/** "decode step 5 (position 37), " for a finding at a row of a generation run; '' otherwise. */
+/** Where a check's rows past the floor lie, as the report holds them: its first row and the stretch's last. */
+interface CheckRows {
+  firstRow?: number | null;
+  pastTo?: number | null;
+}
+
+/**
+ * "decode step 5 (position 37), " / "every row of the prompt (the prefill, positions 0–5), " for a finding at a row
+ * of a generation run of `T` rows (the stretch of rows past the floor said whole: run-generation.ts rowWords); ''
+ * otherwise.
+ */
 export function stepPrefix(
   source: { generation?: RunGeneration | null },
-  row: number | null | undefined,
+  check: CheckRows,
+  T: number,
 ): string {
   const g = source.generation;
+  const row = check.firstRow;
   if (!g || row === null || row === undefined) return '';
-  return `${rowWords(row, g.prefill)}, `;
+  return `${rowWords(row, g.prefill, check.pastTo ?? row, T)}, `;
 }
 
-/** A row of a run in words: its decode step and position in a run of a generation, else its position. */
-export function rowInWords(row: number, generation: RunGeneration | null | undefined): string {
-  return generation ? rowWords(row, generation.prefill) : `position ${row}`;
+/**
+ * A check's rows past the floor in words: in a run of a generation its decode steps and positions (rowWords), else
+ * "position 3" / "positions 3–8" / "every position from 3 on".
+ */
+export function rowInWords(
+  row: number,
+  generation: RunGeneration | null | undefined,
+  to = row,
+  T = to + 1,
+): string {
+  if (generation) return rowWords(row, generation.prefill, to, T);
+  if (to <= row) return `position ${row}`;
+  return to >= T - 1 ? `every position from ${row} on` : `positions ${row}–${to}`;
 }
 
 /** The rows a runs analysis checks: from..T−1; the rows before were checked elsewhere, `note` says by whom. */

@@ -55,6 +55,7 @@ describe('verdictOf', () => {
       [check('layers.0.residual', 0, 2), check('layers.1.residual', 1, 3e4)],
       [],
       10,
+      8,
     );
     expect(born.verdict).toBe('diverged');
     expect(born.findings[0].check).toBe('layers.1.residual');
@@ -63,13 +64,14 @@ describe('verdictOf', () => {
       [check('layers.0.residual', 0, 2), check('layers.1.residual', 1, 3)],
       drifting,
       10,
+      8,
     );
     expect(drift.verdict).toBe('agree');
     expect(drift.sentence).toContain('drifts to 40× the fp32 path');
   });
 
   it('a drift decides where no layer was checked, and a handoff is reported', () => {
-    const onlyLogits = verdictOf([source({ checks: 1 })], [check('lm_head', null, 1)], drifting, 10);
+    const onlyLogits = verdictOf([source({ checks: 1 })], [check('lm_head', null, 1)], drifting, 10, 8);
     expect(onlyLogits.verdict).toBe('diverged');
     expect(onlyLogits.sentence).toContain('no layer could be checked locally');
     const handoff = verdictOf(
@@ -88,6 +90,7 @@ describe('verdictOf', () => {
       [check('layers.0.residual', 0, 1)],
       [],
       10,
+      8,
     );
     expect(handoff.verdict).toBe('diverged');
     expect(handoff.sentence).toContain(

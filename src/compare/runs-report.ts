@@ -78,6 +78,11 @@ export interface RunCheckResult extends Pick<OpCheck, 'id' | 'op' | 'layer' | 'm
   anatomy?: Anatomy | null;
   /** The first row (position) whose error passes k × the floor (run-rows.ts), or null; absent where not measured. */
   firstRow?: number | null;
+  /**
+   * The last row of the unbroken stretch of rows past k × the floor from `firstRow` (run-rows.ts rowsPast): every
+   * row of the prompt, or every row from some position on, is said so. Absent in older reports (one row).
+   */
+  pastTo?: number | null;
 }
 
 export interface CurvePoint {
@@ -151,12 +156,16 @@ function runName(s: RunSourceInfo): string {
   return `run ${s.id}${s.label ? ` (${s.label})` : ''}`;
 }
 
-/** The verdict: per run, the first check (in forward order) whose error is born there, said in words. */
+/**
+ * The verdict: per run, the first check (in forward order) whose error is born there, said in words; `T` is the
+ * runs' number of rows (a finding in a run of a generation names its rows past the floor, to the last row or not).
+ */
 export function verdictOf(
   sources: RunSourceInfo[],
   checks: RunCheckResult[],
   curves: RunCurve[],
   k: number,
+  T: number,
 ): Pick<RunsReport, 'verdict' | 'findings' | 'sentence'> {
   const findings: RunFinding[] = sources.map((s) => {
     const mine = checks.filter((c) => c.run === s.id);
@@ -164,7 +173,7 @@ export function verdictOf(
     const narrowed =
       s.missing.length > 0 ? ` (${s.missing.length} checks could not run for lack of taps)` : '';
     if (first) {
-      const where = `${stepPrefix(s, first.firstRow)}${first.layer === null ? '' : `layer ${first.layer}: `}`;
+      const where = `${stepPrefix(s, first, T)}${first.layer === null ? '' : `layer ${first.layer}: `}`;
       const before = mine.slice(0, mine.indexOf(first));
       const agreeBefore =
         before.length === 0

@@ -7,7 +7,7 @@ import type { Metric } from '../run/runspec';
 import { effectiveFloor, nonFiniteIn, ratioOf } from './floor';
 import type { FullMetrics } from './metrics';
 import type { OpCheck } from './run-checks';
-import { firstRowPast } from './run-rows';
+import { rowsPast } from './run-rows';
 import type { RunCheckResult, RunsParting, RunsReport } from './runs-report';
 
 /** A run as the verdict reads it. */
@@ -21,7 +21,7 @@ export interface ScoredRun {
 /** What the comparisons measured: each job's metrics and per-row errors, by job index (−1: no job). */
 export interface RunsMeasured {
   got: (j: number) => FullMetrics;
-  rows: (j: number) => Parameters<typeof firstRowPast>[0];
+  rows: (j: number) => Parameters<typeof rowsPast>[0];
   /** Per run (the floors' run first), per check: its error's job and its scale's. */
   checkJobs: { err: number; scale: number }[][];
   curves: ({ slot: string; floor: number; scale: number; runs: number[]; bVsA: number } | null)[];
@@ -48,7 +48,7 @@ export function checkResults(
       const floor = got(floorJob.err);
       const ratio = ratioOf(error, floor, metric, run.precision, scaleOf(results, jobs.scale));
       const nonFinite = nonFiniteIn(error);
-      const firstRow = firstRowPast(
+      const past = rowsPast(
         results.rows(jobs.err),
         results.rows(floorJob.err),
         floor.relL2,
@@ -71,7 +71,8 @@ export function checkResults(
         nonFinite,
         born: ratio > k || nonFinite > 0,
         // A row of the whole run (the checked rows start at `from`).
-        firstRow: firstRow === null ? null : from + firstRow,
+        firstRow: past === null ? null : from + past.first,
+        pastTo: past === null ? null : from + past.to,
       };
     }),
   );

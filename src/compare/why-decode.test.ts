@@ -11,6 +11,7 @@ import { nodeShaderSource } from '../kernels/shaders-node';
 import { freshSeed } from '../kernels/testing';
 import { randomModelFiles } from '../model/random-model';
 import { readRunFile } from '../model/run-file';
+import { rowWords } from '../model/run-generation';
 import { mulberry32 } from '../numeric/random';
 import { analyzeRuns, streamRuns } from './analyze-runs';
 import { type GenFault, type GenSynthOptions, synthGeneration } from './run-synth-gen';
@@ -64,7 +65,12 @@ describe('decode faults of a generation', () => {
       expect(f.diverged, ctx).toBe(true);
       expect(f.layer, ctx).toBe(layer);
       expect(f.check, ctx).toBe(`layers.${layer}.${op}`);
-      expect(f.sentence, ctx).toContain(`decode step 1 (position ${P}), layer ${layer}: `);
+      // Its rows past the floor said from decode step 1: that step alone, or the stretch from it (to the last row:
+      // "every row from decode step 1 (position P) on").
+      const check = report.checks.find((c) => c.id === f.check)!;
+      expect(check.firstRow, ctx).toBe(P);
+      const T = report.tokens.length;
+      expect(f.sentence, ctx).toContain(`run A, ${rowWords(P, P, check.pastTo!, T)}, layer ${layer}: `);
       const named = f.cause?.named[0];
       expect(named?.id, ctx).toBe(cause);
       // (rotary positions say from which row they jump themselves)

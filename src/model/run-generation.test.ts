@@ -2,7 +2,7 @@
 // cannot describe the run's tokens; rows named by decode step; the first row past the floor; two generations whose
 // texts part, paired on the rows they share.
 import { describe, expect, it } from 'vitest';
-import { firstRowPast, runRows } from '../compare/run-rows';
+import { firstRowPast, rowInWords, rowsPast, runRows } from '../compare/run-rows';
 import { freshSeed } from '../kernels/testing';
 import { mulberry32 } from '../numeric/random';
 import { parseConfigText } from './config';
@@ -61,6 +61,35 @@ describe('generation metadata', () => {
     expect(rowWords(36, 32)).toBe('decode step 5 (position 36)');
     expect(rowWords(2, 32)).toBe('the prefill (position 2)');
   });
+  it('says a stretch of rows past the floor whole: every row of the prompt, or every row from one on', () => {
+    // a prompt of 6 rows, then decode steps 1–4 (positions 6–9): T = 10
+    const T = 10;
+    expect(rowWords(0, 6, 5, T)).toBe('every row of the prompt (the prefill, positions 0–5)');
+    expect(rowWords(0, 6, 9, T)).toBe(
+      'every row of the prompt (the prefill, positions 0–5) and every decode step after it',
+    );
+    expect(rowWords(0, 6, 7, T)).toBe(
+      'every row of the prompt (the prefill, positions 0–5) and decode steps 1–2',
+    );
+    expect(rowWords(0, 6, 6, T)).toBe(
+      'every row of the prompt (the prefill, positions 0–5) and decode step 1',
+    );
+    expect(rowWords(3, 6, 9, T)).toBe(
+      'the prefill from position 3 on (positions 3–5) and every decode step after it',
+    );
+    expect(rowWords(3, 6, 5, T)).toBe('the prefill from position 3 on (positions 3–5)');
+    expect(rowWords(2, 6, 3, T)).toBe('the prefill (positions 2–3)');
+    expect(rowWords(5, 6, 5, T)).toBe('the prefill (position 5)');
+    expect(rowWords(7, 6, 9, T)).toBe('every row from decode step 2 (position 7) on');
+    expect(rowWords(6, 6, 8, T)).toBe('decode steps 1–3 (positions 6–8)');
+    expect(rowWords(9, 6, 9, T)).toBe('decode step 4 (position 9)');
+    // a run of the prompt alone
+    expect(rowWords(0, 6, 5, 6)).toBe('every row of the prompt (the prefill, positions 0–5)');
+    // a run of one forward: positions
+    expect(rowInWords(0, null, 9, T)).toBe('every position from 0 on');
+    expect(rowInWords(2, null, 4, T)).toBe('positions 2–4');
+    expect(rowInWords(2, null)).toBe('position 2');
+  });
 });
 
 describe('firstRowPast', () => {
@@ -83,6 +112,23 @@ describe('firstRowPast', () => {
     // Never below one rounding of the storage: an fp16 run's rows at fp32's floor are fine.
     expect(firstRowPast([2 ** -12], [0], 1e-9, 'fp16', 10)).toBeNull();
     expect(firstRowPast(null, null, floor, 'fp32', 10)).toBeNull();
+  });
+  it('finds the unbroken stretch of rows past from the first, for any seed', () => {
+    const seed = freshSeed();
+    const rng = mulberry32(seed);
+    const n = 5 + Math.floor(rng() * 30);
+    const floor = 1e-7 * (1 + rng());
+    const rows = Array.from({ length: n }, () => floor * rng() * 9);
+    const floors = rows.map(() => floor * rng());
+    expect(rowsPast(rows, floors, floor, 'fp32', 10), `seed ${seed}`).toBeNull();
+    const at = Math.floor(rng() * n);
+    const to = at + Math.floor(rng() * (n - at));
+    for (let r = at; r <= to; r++)
+      rows[r] = rng() < 0.2 ? Number.POSITIVE_INFINITY : floor * (11 + rng() * 100);
+    // a row past after a gap is not part of the stretch
+    if (to + 2 < n) rows[to + 2] = Number.NaN;
+    expect(rowsPast(rows, floors, floor, 'fp32', 10), `seed ${seed}`).toEqual({ first: at, to });
+    expect(firstRowPast(rows, floors, floor, 'fp32', 10), `seed ${seed}`).toBe(at);
   });
 });
 

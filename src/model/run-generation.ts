@@ -67,10 +67,38 @@ export function rowStep(row: number, prefill: number): { phase: 'prefill' | 'dec
   return row < prefill ? { phase: 'prefill', step: 0 } : { phase: 'decode', step: row - prefill + 1 };
 }
 
-/** "decode step 5 (position 37)" / "the prefill (position 3)". */
-export function rowWords(row: number, prefill: number): string {
+/** "position 3" / "positions 3–5". */
+const span = (a: number, b: number, one: string, many: string) =>
+  a === b ? `${one} ${a}` : `${many} ${a}–${b}`;
+
+/**
+ * Rows `row` … `to` of a generation run of `T` rows in words, where those rows are an unbroken stretch past the
+ * floor (run-rows.ts rowsPast; `to` = `row` for one row, or where the stretch is not known). The stretch is said
+ * whole, so an error in every row of the prompt does not read as one wrong token:
+ * - "decode step 5 (position 37)" / "the prefill (position 3)" — one row ("the prefill (positions 2–3)" short of
+ *   the prompt's last row);
+ * - "every row of the prompt (the prefill, positions 0–5)" / "the prefill from position 3 on (positions 3–5)", then
+ *   " and every decode step after it" where the stretch runs to the last row (" and decode steps 1–2" short of it);
+ * - "every row from decode step 2 (position 7) on" / "decode steps 2–3 (positions 7–8)".
+ */
+export function rowWords(row: number, prefill: number, to = row, T = to + 1): string {
+  const end = Math.max(row, Math.min(to, T - 1));
   const s = rowStep(row, prefill);
-  return s.phase === 'prefill' ? `the prefill (position ${row})` : `decode step ${s.step} (position ${row})`;
+  if (s.phase === 'decode') {
+    const last = rowStep(end, prefill).step;
+    if (end === row) return `decode step ${s.step} (position ${row})`;
+    if (end === T - 1) return `every row from decode step ${s.step} (position ${row}) on`;
+    return `decode steps ${s.step}–${last} (positions ${row}–${end})`;
+  }
+  if (end === row || end < prefill - 1) return `the prefill (${span(row, end, 'position', 'positions')})`;
+  const head =
+    row === 0
+      ? `every row of the prompt (the prefill, ${span(0, prefill - 1, 'position', 'positions')})`
+      : `the prefill from position ${row} on (${span(row, prefill - 1, 'position', 'positions')})`;
+  if (end < prefill) return head;
+  const steps = end - prefill + 1;
+  if (end === T - 1) return `${head} and every decode step after it`;
+  return `${head} and ${span(1, steps, 'decode step', 'decode steps')}`;
 }
 
 /** Two runs of generations whose texts part: compared on the rows they share (the prompt and the tokens up to the

@@ -228,7 +228,9 @@ function CheckDetail({ c, close, report }: { c: RunCheckResult; close: () => voi
         {c.floorValue.toExponential(2)} — <strong>{ratioText(c.ratio)}</strong>{' '}
         {c.born ? '(born here)' : '(within k × the floor)'}
         {c.nonFinite > 0 ? `; ${c.nonFinite} NaN/Inf values` : ''}.
-        {c.firstRow != null ? <FirstRow run={c.run} row={c.firstRow} report={report} /> : null}
+        {c.firstRow != null ? (
+          <FirstRow run={c.run} row={c.firstRow} to={c.pastTo ?? c.firstRow} report={report} />
+        ) : null}
       </p>
       <p className="small">
         Re-run exactly from the run's own {c.inputs.map((n) => `'${n}'`).join(' + ') || 'tokens'} and compared
@@ -251,13 +253,17 @@ function CheckDetail({ c, close, report }: { c: RunCheckResult; close: () => voi
   );
 }
 
-/** Where the check's error first passes k × the floor: a position, or a decode step of a generation. */
-function FirstRow({ run, row, report }: { run: string; row: number; report: RunsReport }) {
+/**
+ * Where the check's error passes k × the floor: its first row, or the unbroken stretch from it said whole (every row
+ * of the prompt, every decode step from one on) — a position, or decode steps of a generation.
+ */
+function FirstRow({ run, row, to, report }: { run: string; row: number; to: number; report: RunsReport }) {
   const g = report.runs.find((r) => r.id === run)?.generation;
+  const words = rowInWords(row, g, to, report.tokens.length);
   return (
-    <span data-testid="run-check-first-row" data-row={row}>
+    <span data-testid="run-check-first-row" data-row={row} data-to={to}>
       {' '}
-      It first passes k × the floor at {rowInWords(row, g)}.
+      {to > row ? `It passes k × the floor at ${words}.` : `It first passes k × the floor at ${words}.`}
     </span>
   );
 }
