@@ -411,7 +411,8 @@ test('models load from files (picker and drag-and-drop) and from a URL', async (
     .setInputFiles(['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => `${MODEL_DIR}/${f}`));
   await expect(page.getByTestId('model-source')).toHaveAttribute('data-kind', 'files', { timeout: 60_000 });
   await waitForModel(page);
-  await expect(page.getByTestId('model-name')).toHaveText('model');
+  // model.safetensors from no folder: named by its config (no _name_or_path: architecture, layers × width)
+  await expect(page.getByTestId('model-name')).toHaveText('GPTNeoXForCausalLM 4 × 256');
   await expect(page.getByTestId('model-panel').locator('dd.mono')).toHaveAttribute('title', sha ?? '');
   // URL (relative to the page).
   await page.getByTestId('model-url').fill('models/neox-kjv-bytes/');

@@ -38,6 +38,8 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
     .setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
   await expect(page.getByTestId('model-family')).toHaveAttribute('data-family', 'llama', { timeout: 60_000 });
   await expect(page.getByTestId('model-family')).toHaveText('Llama family (qwen2)');
+  // Files from no folder, model.safetensors: named by the config (architecture, layers × width), not "model".
+  await expect(page.getByTestId('model-name')).toHaveText('Qwen2ForCausalLM 2 × 72');
   await expect(page.getByTestId('model-layers')).toHaveText('2');
   await expect(page.getByTestId('model-panel')).toHaveAttribute('data-status', 'ready');
 

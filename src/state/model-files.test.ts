@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyModelFiles } from './model-files';
+import { classifyModelFiles, nameFromConfig } from './model-files';
 
 describe('classifyModelFiles', () => {
   it('finds the three files in any order and names the model by its folder', () => {
@@ -21,6 +21,50 @@ describe('classifyModelFiles', () => {
     const r = classifyModelFiles([{ name: 'tiny.safetensors' }, { name: 'config.json' }]);
     expect(r.ok && r.tokenizer).toBeNull();
     expect(r.ok && r.name).toBe('tiny');
+  });
+
+  it('generic weights names without a folder leave the name to the config', () => {
+    for (const w of ['model.safetensors', 'MODEL.safetensors', 'pytorch_model.safetensors']) {
+      const r = classifyModelFiles([{ name: w }, { name: 'config.json' }]);
+      expect(r.ok && r.name, w).toBeNull();
+    }
+    const shards = classifyModelFiles([
+      { name: 'model-00001-of-00002.safetensors' },
+      { name: 'model-00002-of-00002.safetensors' },
+      { name: 'model.safetensors.index.json' },
+      { name: 'config.json' },
+    ]);
+    expect(shards.ok && shards.name).toBeNull();
+    // a folder names it still
+    const folder = classifyModelFiles([
+      { name: 'model.safetensors', relativePath: 'SmolLM2-135M/model.safetensors' },
+      { name: 'config.json', relativePath: 'SmolLM2-135M/config.json' },
+    ]);
+    expect(folder.ok && folder.name).toBe('SmolLM2-135M');
+  });
+
+  it('names a model from its config: a plain _name_or_path, else its architecture and size', () => {
+    const cfg = (o: Record<string, unknown>) =>
+      JSON.stringify({
+        architectures: ['LlamaForCausalLM'],
+        model_type: 'llama',
+        num_hidden_layers: 30,
+        hidden_size: 576,
+        ...o,
+      });
+    expect(nameFromConfig(cfg({ _name_or_path: 'HuggingFaceTB/SmolLM2-135M' }))).toBe(
+      'HuggingFaceTB/SmolLM2-135M',
+    );
+    expect(nameFromConfig(cfg({ _name_or_path: 'pythia-70m' }))).toBe('pythia-70m');
+    // a path on the saver's disk, empty, or not a string: the architecture and size
+    for (const p of ['/home/me/ckpt/step-1000', './out', 'C:\\models\\x', '../up/x', 'a/b/c', '', 7, null])
+      expect(nameFromConfig(cfg({ _name_or_path: p })), String(p)).toBe('LlamaForCausalLM 30 × 576');
+    expect(nameFromConfig(cfg({}))).toBe('LlamaForCausalLM 30 × 576');
+    expect(nameFromConfig(cfg({ architectures: undefined }))).toBe('llama 30 × 576');
+    expect(nameFromConfig(cfg({ hidden_size: undefined }))).toBe('LlamaForCausalLM');
+    expect(nameFromConfig(JSON.stringify({ vocab_size: 3 }))).toBeNull();
+    expect(nameFromConfig('not json')).toBeNull();
+    expect(nameFromConfig('[1]')).toBeNull();
   });
 
   it('says what is missing or ambiguous', () => {

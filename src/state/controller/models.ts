@@ -7,7 +7,7 @@ import type { CachedModel } from '../../run/history';
 import { modelNameOfUrl, readHubOverride } from '../../run/hub';
 import type { HubProbe, LoadedModel, UrlProbe, WorkerError } from '../../worker/api';
 import { asWorkerError } from '../../worker/client';
-import { classifyModelFiles } from '../model-files';
+import { classifyModelFiles, nameFromConfig } from '../model-files';
 import type { ModelSource } from '../store';
 import type { Ctx } from './context';
 import type { PoolWatch } from './pool';
@@ -191,8 +191,13 @@ export function createModelLoader(ctx: Ctx, pool: PoolWatch): ModelLoader {
       ...(picked.tokenizer ? [picked.tokenizer.file] : []),
     ];
     const as = o.as;
-    // A cached URL model keeps its URL's name (a Hub repo's name), not the file's.
-    const name = as ? ('name' in as ? as.name : modelNameOfUrl(as.url)) : picked.name;
+    // A cached URL model keeps its URL's name (a Hub repo's name), not the file's; files that are no folder and have
+    // generic names (model.safetensors) are named by their config (its _name_or_path, or architecture and size).
+    const name = as
+      ? 'name' in as
+        ? as.name
+        : modelNameOfUrl(as.url)
+      : (picked.name ?? nameFromConfig(await picked.config.file.text()) ?? 'model');
     const src: Source =
       as && 'url' in as
         ? { kind: 'url', url: as.url, files: list, expectSha256: o.expectSha256 }
