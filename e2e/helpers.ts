@@ -289,3 +289,32 @@ export function insideViewport(target: Locator): Promise<boolean> {
     return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
   });
 }
+
+/**
+ * The texts of a chart's <svg> drawn (partly) outside it — cut off at its edge — and the svg itself where it spills
+ * out of its chart's body; empty when every label is whole.
+ */
+export function clippedTexts(svg: Locator): Promise<string[]> {
+  return svg.evaluate((el) => {
+    const box = el.getBoundingClientRect();
+    const out: string[] = [];
+    const slack = 0.5;
+    const body = el.closest('.chart-body')?.getBoundingClientRect();
+    if (body && (box.left < body.left - slack || box.right > body.right + slack))
+      out.push(`the svg (${box.left}–${box.right}) outside its chart (${body.left}–${body.right})`);
+    for (const t of el.querySelectorAll('text')) {
+      const r = t.getBoundingClientRect();
+      if (!t.textContent?.trim() || r.width === 0) continue;
+      if (
+        r.left < box.left - slack ||
+        r.right > box.right + slack ||
+        r.top < box.top - slack ||
+        r.bottom > box.bottom + slack
+      )
+        out.push(
+          `“${t.textContent.trim().slice(0, 40)}” at ${Math.round(r.left)}–${Math.round(r.right)}, svg ${Math.round(box.left)}–${Math.round(box.right)}`,
+        );
+    }
+    return out;
+  });
+}

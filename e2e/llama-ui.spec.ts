@@ -63,7 +63,9 @@ test('a Llama-family model in the page: its kernels named as its own, each fault
     .setInputFiles([join(DIR, 'config.json'), join(DIR, 'model.safetensors')]);
   await expect(page.getByTestId('model-family')).toHaveText('Llama family (qwen2)', { timeout: 60_000 });
   // Said beside the file picker too, in view where the files were picked.
-  await expect(page.getByTestId('loader-status')).toHaveText('Loaded model: Llama family (qwen2), 2 layers.');
+  await expect(page.getByTestId('loader-status')).toHaveText(
+    'Loaded Qwen2ForCausalLM 2 × 72: Llama family (qwen2), 2 layers.',
+  );
   await expect(page.getByTestId('loader-status')).toBeInViewport();
   await both(page, testInfo, 'loaded');
   const mem = page.getByTestId('gpu-memory');

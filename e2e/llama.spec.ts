@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { HUB_OVERRIDE_KEY } from '../src/run/hub';
-import { runToEnd, setInputs, shoot, waitForModel, watchErrors } from './helpers';
+import { clippedTexts, runToEnd, setInputs, shoot, textOverlaps, waitForModel, watchErrors } from './helpers';
 import { LLAMA_FIXTURE_OF } from './hub-repos';
 import { type StandIn, startHubServer } from './hub-server';
 
@@ -83,6 +83,24 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
   await expect(page.getByTestId('why')).toContainText('KV heads mapped to the wrong query heads');
   await shoot(page, testInfo, 'llama-fault-1280', false);
   await shoot(page, testInfo, 'llama-fault-1280-full', true);
+
+  // The layer's ops in Large type at 1280 wide: every label whole inside the chart (kernels, ops, values, the
+  // fused-away words), the ticks thinned to what fits (none touching), the bars given the room that is left.
+  await page.locator('[data-testid="layer-button"][data-layer="1"]').click();
+  await page.getByTestId('large-type').click();
+  const drill = page.getByTestId('drilldown');
+  const svg = drill.locator('svg').first();
+  await expect(drill.locator('[data-testid="tap-row"]').first()).toBeVisible();
+  expect(await clippedTexts(svg)).toEqual([]);
+  expect(await textOverlaps(svg)).toEqual([]);
+  expect(await drill.locator('g.axis .tick').count()).toBeGreaterThanOrEqual(2);
+  const plotWidth = await drill
+    .locator('g.axis path.domain')
+    .evaluate((p) => p.getBoundingClientRect().width);
+  expect(plotWidth).toBeGreaterThan(120);
+  await drill.scrollIntoViewIfNeeded();
+  await shoot(page, testInfo, 'llama-ops-large-type-1280', false);
+  await page.getByTestId('large-type').click();
   expect(errors).toEqual([]);
 });
 

@@ -2,7 +2,9 @@
 // distance from fp64 (the op's noise floor, a tick). Bars are coloured by how far above their own floor they
 // are, so the culprit stands out; the ops a fused kernel replaced are bracketed under its name; taps the
 // fused plan never writes out are "fused away", with the kernel and the op whose error carries theirs.
-// A compared tap is keyboard-operable and selects it for the histogram.
+// A compared tap is keyboard-operable and selects it for the histogram. The margins are measured from the labels
+// as the page's CSS draws them (measure.ts) and the ticks thinned to what their labels leave room for, so Large type
+// on a narrow card keeps the bars wide and every label whole.
 import { axisTop, scaleBand, scaleLog, select } from 'd3';
 import { useEffect, useMemo, useRef } from 'react';
 import type { Report, TapResult } from '../../compare/analyze';
@@ -13,6 +15,7 @@ import { llamaKernelOfSlot } from '../kernel-words';
 import { ChartCard, centerOf, localPoint } from './ChartCard';
 import { aboveFloor, bandOf, carrierOf, kernelOfTap } from './kernels';
 import { pickKeys, rovingTabStop } from './keys';
+import { axisLabelWidth, fitText, textWidth, ticksThatFit } from './measure';
 import { axisTick, clampToDomain, decadeTicks, errorValue, fromErrorValue, logDomain } from './scales';
 import { gridLines, useChart } from './useChart';
 
@@ -26,7 +29,10 @@ export interface DrilldownProps {
   fileBase: (what: string, ext: string) => string;
   /** Height of one op's row in px (presenter mode makes them taller). */
   row?: number;
-  /** Text size ÷ the page's 12 px chart text: the label columns widen with it (presenter mode). */
+  /**
+   * Text size ÷ the page's 12 px chart text: the axis' room above the rows grows with it (Large type, presenter
+   * mode); the label columns are measured from the labels as drawn.
+   */
   scale?: number;
 }
 
@@ -52,39 +58,14 @@ export function Drilldown({
   const onSelectRef = useRef(onSelectTap);
   onSelectRef.current = onSelectTap;
 
-  const margin = { top: 36 * scale, right: 200 * scale, bottom: 10, left: 236 * scale };
-  const height = margin.top + margin.bottom + ROW * Math.max(1, taps.length);
+  // The top holds the axis (its labels follow the chart's text size); the sides are measured from the labels.
+  const top = 36 * scale;
+  const height = top + 10 + ROW * Math.max(1, taps.length);
   const l = report.layers.find((x) => x.layer === layer) ?? null;
 
   const { bodyRef, svgRef, tipRef, width } = useChart(
     height,
     ({ svg, width, tip, body }) => {
-      const iw = Math.max(60, width - margin.left - margin.right);
-      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
-      const y = scaleBand<string>()
-        .domain(taps.map((t) => t.name))
-        .range([0, ROW * taps.length])
-        .padding(0.2);
-      const vals = taps.flatMap((t) => [
-        t.vsReference ? errorValue(t.vsReference, metric) : Number.NaN,
-        t.refVsOracle ? errorValue(t.refVsOracle, metric) : Number.NaN,
-      ]);
-      const domain = logDomain(vals);
-      const x = scaleLog().domain(domain).range([0, iw]);
-      const xOf = (v: number) => {
-        const p = clampToDomain(v, domain);
-        return p ? x(p.y) : null;
-      };
-      const ticks = decadeTicks(domain, Math.max(2, Math.floor(iw / 60)));
-      gridLines(plot, ticks, (t) => [x(t), x(t), 0, ROW * taps.length]);
-      plot
-        .append('g')
-        .attr('class', 'axis')
-        .call(
-          axisTop(x)
-            .tickValues(ticks)
-            .tickFormat((d) => axisTick(Number(d), metric)),
-        );
       const fusedOn = report.spec.fused;
       // A Llama-family layer's rows are named by their slot (q_rot, gate, up: its op kinds repeat) and bracketed
       // under the family's own kernels.
@@ -129,6 +110,54 @@ export function Drilldown({
           ? 'identical'
           : `${formatMetric(fromErrorValue(v, metric), metric)} · ${formatRatio(ratioOf(t))} floor`;
       };
+      // The ops each fused kernel replaced, bracketed under its name (consecutive rows of one kernel).
+      // Labelled by the kernel's name in the loaded family (a Llama model's 'swiglu', not the switch 'linear_gelu').
+      const segments: { kernel: string; name: string; title: string; from: number; to: number }[] = [];
+      taps.forEach((t, i) => {
+        const k = kernelOf(t);
+        const last = segments.at(-1);
+        if (k && last && last.kernel === k.id && last.to === i - 1) last.to = i;
+        else if (k)
+          segments.push({ kernel: k.id, name: 'name' in k ? k.name : k.id, title: k.title, from: i, to: i });
+      });
+      // The margins from the labels' own widths as the page's CSS draws them (Large type, the presenter): on the left
+      // the kernels' names, their brackets and the ops' names; on the right each compared op's value.
+      const GAP = 10;
+      const kernelW = textWidth(
+        svg,
+        segments.map((g) => g.name),
+        'kernel-label',
+      );
+      const bracketX = segments.length ? 8 + kernelW + GAP + 6 : 0;
+      const left = Math.ceil(bracketX + GAP + textWidth(svg, taps.map(label), 'row-label') + 8);
+      const comparedTaps = taps.filter((t) => t.status === 'compared');
+      const right = Math.ceil(textWidth(svg, comparedTaps.map(valueText), 'row-value') + 16);
+      const margin = { top, right, left };
+      const iw = Math.max(60, width - margin.left - margin.right);
+      const plot = svg.append('g').attr('transform', `translate(${margin.left}, ${margin.top})`);
+      const y = scaleBand<string>()
+        .domain(taps.map((t) => t.name))
+        .range([0, ROW * taps.length])
+        .padding(0.2);
+      const vals = taps.flatMap((t) => [
+        t.vsReference ? errorValue(t.vsReference, metric) : Number.NaN,
+        t.refVsOracle ? errorValue(t.refVsOracle, metric) : Number.NaN,
+      ]);
+      const domain = logDomain(vals);
+      const x = scaleLog().domain(domain).range([0, iw]);
+      const xOf = (v: number) => {
+        const p = clampToDomain(v, domain);
+        return p ? x(p.y) : null;
+      };
+      // As many decade ticks as their labels leave room for (never two labels touching).
+      const axisOf = (ticks: number[]) =>
+        axisTop(x)
+          .tickValues(ticks)
+          .tickFormat((d) => axisTick(Number(d), metric));
+      const tickW = axisLabelWidth(svg, axisOf(decadeTicks(domain, 64)));
+      const ticks = decadeTicks(domain, ticksThatFit(iw, tickW));
+      gridLines(plot, ticks, (t) => [x(t), x(t), 0, ROW * taps.length]);
+      plot.append('g').attr('class', 'axis').call(axisOf(ticks));
       const rows = plot
         .append('g')
         .selectAll<SVGGElement, TapResult>('g')
@@ -190,24 +219,27 @@ export function Drilldown({
         .attr('y', y.bandwidth() / 2)
         .attr('dy', '0.35em')
         .text('fused away');
+      // Its why after it, in what is left of the row: the whole words, else the kernel alone (the tooltip and the
+      // row's name keep the whole), else cut with "…".
+      const whyX = 4 + textWidth(svg, ['fused away'], 'fused-away-label') + GAP;
+      const whyRoom = iw + margin.right - whyX - 4;
       away
         .append('text')
         .attr('class', 'fused-away-why')
         .attr('data-testid', 'fused-away-why')
-        .attr('x', 84 * scale)
+        .attr('data-words', (t) => awayWords(t))
+        .attr('x', whyX)
         .attr('y', y.bandwidth() / 2)
         .attr('dy', '0.35em')
-        .text((t) => awayWords(t));
-      // The ops each fused kernel replaced, bracketed under its name (consecutive rows of one kernel).
-      // Labelled by the kernel's name in the loaded family (a Llama model's 'swiglu', not the switch 'linear_gelu').
-      const segments: { kernel: string; name: string; title: string; from: number; to: number }[] = [];
-      taps.forEach((t, i) => {
-        const k = kernelOf(t);
-        const last = segments.at(-1);
-        if (k && last && last.kernel === k.id && last.to === i - 1) last.to = i;
-        else if (k)
-          segments.push({ kernel: k.id, name: 'name' in k ? k.name : k.id, title: k.title, from: i, to: i });
-      });
+        .text((t) => {
+          const k = kernelOf(t);
+          return fitText(
+            svg,
+            k ? [awayWords(t), `inside ${k.title}`] : [awayWords(t)],
+            'fused-away-why',
+            whyRoom,
+          );
+        });
       const groups = plot
         .append('g')
         .attr('class', 'kernel-groups')
@@ -229,7 +261,7 @@ export function Drilldown({
         .attr('d', (g) => {
           const y0 = (y(taps[g.from].name) ?? 0) + 2;
           const y1 = (y(taps[g.to].name) ?? 0) + y.bandwidth() - 2;
-          const xr = -margin.left + 128 * scale;
+          const xr = -margin.left + bracketX;
           return `M${xr},${y0} H${xr - 6} V${y1} H${xr}`;
         });
       groups
@@ -270,7 +302,7 @@ export function Drilldown({
         })
         .on('mouseleave', () => tip.hide());
     },
-    [taps, metric, margin.left, margin.right, margin.top, report, ROW, scale],
+    [taps, metric, top, report, ROW],
   );
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-applied after every redraw of the chart
