@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { freshSeed } from '../kernels/testing';
 import { mulberry32 } from '../numeric/random';
+import type { TestedCause } from './causes/types';
 import type { DecodeCheck } from './decode-run-file';
 import { cachedVsFull, generationVerdictOf, generationWords, overallVerdict } from './generation-verdict';
 import type { GenerationParting, GenerationResult } from './report';
@@ -146,6 +147,45 @@ describe('generationVerdictOf and the words', () => {
     const w = generationWords(g, 10);
     expect(w).toMatch(/^generation diverges at decode step 1: the fused path's cached decode leaves/);
     expect(w).toContain('the texts stay the same for all 4 tokens');
+  });
+
+  it("a decode check born in the prompt's rows tells it from the prompt on, its cause said once", () => {
+    const kv: TestedCause = {
+      id: 'kv-interleaved',
+      family: 'layout',
+      words: 'KV heads mapped wrong',
+      params: {},
+      residual: 1,
+    };
+    const prefillBorn: DecodeCheck = {
+      ...decodeCheck('fused', true),
+      checkedFrom: 0,
+      born: { ...decodeCheck('fused', true).born!, row: 0, step: 0 },
+      sentence:
+        'every row of the prompt (the prefill, positions 0–9) and every decode step after it, layer 2: the ' +
+        'attention core: its output is 1e4× its floor away; probable cause: KV heads mapped wrong (×1.0 left).',
+      cause: {
+        named: [kv],
+        runnerUp: null,
+        error: 1e4,
+        words: 'KV heads mapped wrong',
+        tested: [kv],
+        sampled: null,
+        ms: 1,
+      },
+    };
+    const g = gen({
+      firstDifference: 1,
+      parting: parting('divergence', 1),
+      decode: [decodeCheck('reference', false), prefillBorn],
+    });
+    const w = generationWords(g, 10);
+    expect(w).toMatch(
+      /^generation diverges at the prompt: the fused path's decode check: every row of the prompt \(the prefill, positions 0–9\) and every decode step after it, layer 2: the attention core: its output is 1e4× its floor away; the texts part at /,
+    );
+    expect(w.match(/probable cause/g)).toHaveLength(1);
+    expect(w).toMatch(/; probable cause: KV heads mapped wrong \[kv-interleaved\]$/);
+    expect(w).not.toContain('.;');
   });
 
   it('tells the decode finding and the parting as one story', () => {

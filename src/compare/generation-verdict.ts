@@ -93,8 +93,11 @@ export function generationWords(g: GenerationResult, prefill: number): string {
       `born at decode step ${born.step} (position ${born.row}), ${born.layer === null ? op : `layer ${born.layer}, ${op}`}, on ${pathName(check!.path)}`,
     );
   } else if (check) {
-    at = 'its decode';
-    parts.push(`${pathName(check.path)}'s decode check: ${check.sentence}`);
+    // Born in the prompt's rows (a decode check from row 0: the Llama family's): the text parts from the prompt on.
+    at = born && born.row !== null && born.row < prefill ? 'the prompt' : 'its decode';
+    // The check's sentence, its own cause left to the story's last part (said once, with its id).
+    const said = check.cause ? check.sentence.replace(/; probable cause: .*$/, '') : check.sentence;
+    parts.push(`${pathName(check.path)}'s decode check: ${said.replace(/\.$/, '')}`);
   } else if (cache?.firstStep != null) {
     at = `decode step ${cache.firstStep}`;
     parts.push(
