@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyModelFiles, nameFromConfig } from './model-files';
+import { classifyModelFiles, namedBySize, nameFromConfig } from './model-files';
 
 describe('classifyModelFiles', () => {
   it('finds the three files in any order and names the model by its folder', () => {
@@ -65,6 +65,9 @@ describe('classifyModelFiles', () => {
     expect(nameFromConfig(JSON.stringify({ vocab_size: 3 }))).toBeNull();
     expect(nameFromConfig('not json')).toBeNull();
     expect(nameFromConfig('[1]')).toBeNull();
+    expect(namedBySize(nameFromConfig(cfg({}))!)).toBe(true);
+    expect(namedBySize('pythia-70m')).toBe(false);
+    expect(namedBySize('HuggingFaceTB/SmolLM2-135M')).toBe(false);
   });
 
   it('says what is missing or ambiguous', () => {

@@ -58,6 +58,11 @@ export function nameFromConfig(text: string): string | null {
   return Number.isInteger(layers) && Number.isInteger(width) ? `${kind} ${layers} × ${width}` : kind;
 }
 
+/** Whether a model's name is one nameFromConfig made of its architecture and size (no folder's: "Qwen2ForCausalLM 2 × 72"). */
+export function namedBySize(name: string): boolean {
+  return /^[\w.-]+ \d+ × \d+$/.test(name);
+}
+
 /** The generic weights names, which say nothing of the model (model.safetensors, a shard's). */
 const GENERIC_WEIGHTS = /^(model|pytorch_model|weights)(-\d+-of-\d+)?$/i;
 

@@ -31,6 +31,15 @@ describe('the dumper in the page', () => {
     );
   });
 
+  it('leaves the folder to fill in where the name is the architecture and size (files picked without a folder)', () => {
+    const lines = dumperLines({ name: 'Qwen2ForCausalLM 2 × 72' }, { tokens: [1, 2] });
+    expect(lines[2]).toBe('model = AutoModelForCausalLM.from_pretrained("path/to/model").eval()');
+    // a name from the config's _name_or_path is a folder's name like any other
+    expect(dumperLines({ name: 'HuggingFaceTB/SmolLM2-135M' }, { tokens: [1] })[2]).toBe(
+      'model = AutoModelForCausalLM.from_pretrained("path/to/HuggingFaceTB/SmolLM2-135M").eval()',
+    );
+  });
+
   it('imports AutoTokenizer only where a text prompt uses it', () => {
     const ids = dumperLines({ name: 'm' }, { tokens: [1, 2] });
     expect(ids[0]).toBe('import torch; from transformers import AutoModelForCausalLM');

@@ -1,6 +1,8 @@
 // The four lines a person pastes into Python to dump a run of the model loaded in the page with
 // tools/dump_run.py (served by the site as ./dump_run.py). Pure: the page shows them, a test reads them.
+
 import { parseResolveUrl } from '../../run/hub';
+import { namedBySize } from '../../state/model-files';
 
 /** Where the site serves its copy of tools/dump_run.py (public/dump_run.py, checked equal in a test). */
 export const DUMPER_PATH = 'dump_run.py';
@@ -31,7 +33,8 @@ export function dumperLines(
   const hub = model?.url ? parseResolveUrl(model.url) : null;
   const from = hub
     ? `${py(hub.repo)}, revision=${py(hub.revision)}`
-    : py(`path/to/${model?.name ?? 'model'}`);
+    : // a name made of the architecture and size is no folder's: the folder is left to fill in
+      py(`path/to/${model && !namedBySize(model.name) ? model.name : 'model'}`);
   const text = 'text' in prompt;
   const ids = text
     ? `AutoTokenizer.from_pretrained(${from})(${py(prompt.text)}, return_tensors="pt").input_ids`
