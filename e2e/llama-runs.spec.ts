@@ -11,7 +11,7 @@ import { expect, test } from '@playwright/test';
 import { synthFamilyRun } from '../src/compare/family-runs-synth';
 import { loadLlamaWeights } from '../src/model/llama-weights';
 import { parseModelConfigText } from '../src/model/model-config';
-import { loadLlamaFolder, openPage, shoot } from './helpers';
+import { clippedTexts, loadLlamaFolder, openPage, shoot, textOverlaps } from './helpers';
 
 const DIR = join('src', 'model', 'testdata', 'llama', 'llama-gqa-llama3');
 const cfg = parseModelConfigText(readFileSync(join(DIR, 'config.json'), 'utf8'));
@@ -75,6 +75,15 @@ test("your runs of a Llama-family model: run B's KV mapping found at layer 1's a
   await shoot(page, testInfo, 'llama-runs-1280');
   await page.setViewportSize({ width: 1920, height: 1080 });
   await shoot(page, testInfo, 'llama-runs-1920');
+  // In Large type at 1280 wide: the curves' layer names and their axis label apart, the anatomy's labels whole.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.getByTestId('large-type').click();
+  for (const chart of ['run-curves', 'anatomy-B-chart']) {
+    const svg = page.getByTestId(chart).locator('svg').first();
+    expect(await clippedTexts(svg), chart).toEqual([]);
+    expect(await textOverlaps(svg), chart).toEqual([]);
+  }
+  await page.getByTestId('large-type').click();
   // Another run B picked: the report says it answers the runs analysed before, until Analyze answers the new pair.
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.getByTestId('run-input-B').setInputFiles({ ...CLEAN, name: 'clean-again.safetensors' });

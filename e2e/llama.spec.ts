@@ -98,6 +98,10 @@ test('a Llama-family folder loads, shows its family, compares both paths, and it
     .locator('g.axis path.domain')
     .evaluate((p) => p.getBoundingClientRect().width);
   expect(plotWidth).toBeGreaterThan(120);
+  // … and the born op's anatomy under it: its heatmap given the width (its words wrap under it), labels whole.
+  const anatomy = page.getByTestId('anatomy-chart').locator('svg').first();
+  expect(await clippedTexts(anatomy)).toEqual([]);
+  expect(await textOverlaps(anatomy)).toEqual([]);
   await drill.scrollIntoViewIfNeeded();
   await shoot(page, testInfo, 'llama-ops-large-type-1280', false);
   await page.getByTestId('large-type').click();

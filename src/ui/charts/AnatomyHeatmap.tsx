@@ -53,7 +53,8 @@ export function AnatomyHeatmap({
   const longest = cols.reduce((m, l) => Math.max(m, l.length), 0);
   const slanted = C > 8 || longest > 4;
   const top = (slanted ? 14 + longest * 6.2 : 28) * scale;
-  const margin = { top, right: 92 * scale, bottom: 8, left: 64 * scale };
+  // (the bottom holds half a legend label below the colour bar's end)
+  const margin = { top, right: 92 * scale, bottom: 10 * scale, left: 64 * scale };
   const height = margin.top + margin.bottom + rowH * Math.max(1, R);
 
   const { bodyRef, svgRef, tipRef } = useChart(

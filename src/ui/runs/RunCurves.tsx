@@ -117,7 +117,13 @@ export function RunCurves(p: {
     HEIGHT,
     ({ svg, width, tip, body }) => {
       const em = Number.parseFloat(getComputedStyle(svg.node() as Element).fontSize) || 13;
-      const m = { top: drawRunsLegend(svg, series, width, em) + 8, right: 16, bottom: 44, left: 64 };
+      // The bottom holds the layer names and, under them, the axis' label: both a line of the chart's text (Large type).
+      const m = {
+        top: drawRunsLegend(svg, series, width, em) + 8,
+        right: 16,
+        bottom: Math.max(44, Math.ceil(16 + 2 * em)),
+        left: 64,
+      };
       const x = scalePoint<string>()
         .domain(report.curves.map((c) => c.slot))
         .range([m.left, width - m.right])
