@@ -2,7 +2,7 @@
 // shards of an index) with sizes and sha256 from the Hub's listing, the parameters and GPU memory from its
 // config.json, the refusal when this adapter cannot hold it, and Download (or "load from this browser" when
 // its single weights file is kept here). Everything shown is the Hub's answer or numbers from it, as text.
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { useStore } from 'zustand';
 import type { Controller } from '../state/controller';
 import type { AppStore } from '../state/store';
@@ -32,15 +32,37 @@ export function HubDetail({
   );
   const loadedSha = useStore(store, (s) => s.model?.sha256 ?? null);
   const [notice, setNotice] = useState<string | null>(null);
+  // The answer in view of its control: a preset clicked near the rail's fold answers below it (its sizes, family and
+  // Download), so each new state of a lookup is scrolled to, as little as it takes.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: called again for each new lookup and state
+  const inView = useCallback(
+    (el: HTMLElement | null) =>
+      el?.scrollIntoView({ block: 'nearest', behavior: 'instant' as ScrollBehavior }),
+    [lookup.key, lookup.state],
+  );
   if (lookup.state === 'pending')
     return (
-      <p className="small" data-testid="hub-detail" data-state="pending" data-key={lookup.key} role="status">
+      <p
+        ref={inView}
+        className="small"
+        data-testid="hub-detail"
+        data-state="pending"
+        data-key={lookup.key}
+        role="status"
+      >
         Asking the Hub about {lookup.key}…
       </p>
     );
   if (lookup.state === 'error')
     return (
-      <p className="note warn" data-testid="hub-detail" data-state="error" data-key={lookup.key} role="alert">
+      <p
+        ref={inView}
+        className="note warn"
+        data-testid="hub-detail"
+        data-state="error"
+        data-key={lookup.key}
+        role="alert"
+      >
         {lookup.message}
       </p>
     );
@@ -65,6 +87,7 @@ export function HubDetail({
   };
   return (
     <div
+      ref={inView}
       className="hub-detail"
       data-testid="hub-detail"
       data-state="done"
