@@ -258,7 +258,7 @@ test('a planted fault (GPT-J rotary from layer 2) puts the divergence marker whe
   await expect(page.getByTestId('verdict')).toHaveAttribute('data-verdict', 'diverged');
   await expect(page.getByTestId('verdict')).toContainText('Diverged at layer 2');
   await expect(page.getByTestId('bisection')).toContainText(
-    'divergence reproduced by qkv_rotary from layer 2',
+    'Divergence reproduced by qkv_rotary from layer 2',
   );
   await expect(page.getByTestId('planted')).toContainText('GPT-J rotary convention from layer 2');
   // The generated texts: side by side, the first differing token highlighted in both.

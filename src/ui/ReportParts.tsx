@@ -116,12 +116,12 @@ export function Bisection({ report }: { report: Report }) {
               {report.model.family === 'llama' ? (
                 // The family runs its own kernel under GPT-NeoX's switch id (data-kernel): name the kernel only.
                 <>
-                  divergence reproduced by <strong>{kernelWords(r.kernel, 'llama').title}</strong> alone from
+                  Divergence reproduced by <strong>{kernelWords(r.kernel, 'llama').title}</strong> alone from
                   layer {r.firstLayer} <span className="muted">({formatRatio(r.ratio)} the floor)</span>
                 </>
               ) : (
                 <>
-                  divergence reproduced by <code>{r.kernel}</code> from layer {r.firstLayer}{' '}
+                  Divergence reproduced by <code>{r.kernel}</code> from layer {r.firstLayer}{' '}
                   <span className="muted">
                     ({kernelWords(r.kernel, report.model.family).title} alone, {formatRatio(r.ratio)} the
                     floor)
