@@ -1,6 +1,6 @@
 // Your runs of a Llama-family model in the page: a committed HF fixture folder (src/model/testdata/llama/
 // llama-gqa-llama3: grouped-query attention, llama3 rope scaling) picked from disk, a clean run A and a run B in bf16
-// whose layer 1 maps KV heads to the wrong query heads (made by src/compare/family-runs-synth.ts as a PyTorch run
+// whose layer 1 maps KV heads to the wrong query heads (made by src/compare/family-runs-synth.testdata.ts as a PyTorch run
 // records them) dropped in the "your runs" mode: run A agrees, run B's error is born at layer 1's attention core,
 // named by the dump's module path, its cause the KV mapping; the grid's columns are the family's ops and the born
 // cell opens on the run's own tensor names; a run of another model of the family is refused in one line first.
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { synthFamilyRun } from '../src/compare/family-runs-synth';
+import { synthFamilyRun } from '../src/compare/family-runs-synth.testdata';
 import { loadLlamaWeights } from '../src/model/llama-weights';
 import { parseModelConfigText } from '../src/model/model-config';
 import { clippedTexts, loadLlamaFolder, openPage, shoot, textOverlaps } from './helpers';

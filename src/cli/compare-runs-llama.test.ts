@@ -1,12 +1,12 @@
 // `cli compare-runs` on a Llama-family model folder (a committed HF fixture), end to end in a child process: a clean
-// run A and run B with the SwiGLU's gate and up swapped at a drawn layer (compare/family-runs-synth.ts) → exit 1 and
+// run A and run B with the SwiGLU's gate and up swapped at a drawn layer (compare/family-runs-synth.testdata.ts) → exit 1 and
 // one line naming run B's layer, the dump's module path and the cause, the report written with the family; run A
 // alone → exit 0; a run of another model of the family → exit 2 and the other-model line.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { synthFamilyRun } from '../compare/family-runs-synth';
+import { synthFamilyRun } from '../compare/family-runs-synth.testdata';
 import { freshSeed } from '../kernels/testing';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { parseModelConfigText } from '../model/model-config';

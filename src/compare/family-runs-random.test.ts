@@ -2,7 +2,7 @@
 // of the family drawn — GQA and MQA ratios, head dims that are multiples of no tile, windows, rope scaling, biases,
 // q/k norms, tied embeddings), in Node on SwiftShader below the Engine: the floors from the Llama reference path's
 // own taps (LlamaReference, as the engine makes them). Per seed, a run with one of the causes that act on the model
-// planted at a drawn layer (family-runs-synth.ts) is born at that layer and op with its cause named, and the run
+// planted at a drawn layer (family-runs-synth.testdata.ts) is born at that layer and op with its cause named, and the run
 // with nothing planted agrees. Seed printed on failure; KERNEL_SEED replays one, KERNEL_SWEEP=n draws n.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedDims } from '../engine/family-llama';
@@ -14,7 +14,7 @@ import { readRunFile } from '../model/run-file';
 import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { analyzeFamilyRuns, type FamilyRunsModel } from './family-runs';
-import { plantsFor, synthFamilyRun } from './family-runs-synth';
+import { plantsFor, synthFamilyRun } from './family-runs-synth.testdata';
 
 let h: Harness;
 beforeAll(async () => {

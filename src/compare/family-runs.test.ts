@@ -1,5 +1,5 @@
 // The analysis of Llama-family runs (family-runs.ts) on the committed HF fixture models, in Node on SwiftShader (the
-// floors are the engine's Llama reference path's own taps): runs made in TypeScript (family-runs-synth.ts: the fp64
+// floors are the engine's Llama reference path's own taps): runs made in TypeScript (family-runs-synth.testdata.ts: the fp64
 // registry forward, each step stored at the run's dtype and read back at it, Hugging Face's fp32 rotary angles) with
 // one of the family's causes planted at one layer's op are found at that layer and op, the cause named; a run with
 // nothing planted — another arithmetic than the reference path's, at F32 or BF16 — agrees, and so does the
@@ -13,7 +13,7 @@ import { mulberry32 } from '../numeric/random';
 import type { LlamaConfig } from '../numeric/types';
 import { fixtureEngine, LLAMA_FIXTURES, loadFixture } from './family-fixtures.testdata';
 import { analyzeFamilyRuns, familyRunsModel, streamFamilyRuns } from './family-runs';
-import { plantsFor, runOfSlots, synthFamilyRun } from './family-runs-synth';
+import { plantsFor, runOfSlots, synthFamilyRun } from './family-runs-synth.testdata';
 
 const MODELS = ['llama-gqa-llama3', 'llama-mqa-linear-tied', 'mistral-window', 'qwen2-bias', 'qwen3-qknorm'];
 
