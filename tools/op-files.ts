@@ -16,20 +16,36 @@ export const OP_NAMES: Readonly<Record<string, RegExp>> = {
   GQA: /kv_?heads|numKvHeads|num_key_value_heads|gqa/i,
 };
 
-/** What a file is, by where it lies (the groups of the table). */
-export const GROUPS: readonly [string, (path: string) => boolean][] = [
-  ['registry (src/ops/)', (p) => p.startsWith('src/ops/')],
-  ['op module (src/kernels/ops/)', (p) => p.startsWith('src/kernels/ops/')],
-  ['fp64 oracle (src/kernels/cpu/)', (p) => p.startsWith('src/kernels/cpu/')],
-  ['WGSL (shaders/)', (p) => p.startsWith('shaders/')],
-  ['launchers (src/kernels/)', (p) => p.startsWith('src/kernels/')],
-  ['engine (src/engine/)', (p) => p.startsWith('src/engine/')],
-  ['causes and analyses (src/compare/)', (p) => p.startsWith('src/compare/')],
-  ['config, weights, random models (src/model/, src/numeric/)', (p) => /^src\/(model|numeric)\//.test(p)],
-  ['faults, presets (src/run/)', (p) => p.startsWith('src/run/')],
-  ['page words (src/ui/, src/state/)', (p) => /^src\/(ui|state)\//.test(p)],
-  ['other', () => true],
+/**
+ * What a file is, by where it lies (the groups of the table), and whose it is: the op's own (its registry entries,
+ * its module, its shaders, the kernels it shares with the other family), the family's own (the files only the Llama
+ * family has: its config, weights, types, engine), or elsewhere — a file that would have to change for the op though
+ * it belongs to neither.
+ */
+export const GROUPS: readonly [string, (path: string) => boolean, Owner][] = [
+  ['registry (src/ops/)', (p) => p.startsWith('src/ops/'), 'op'],
+  ['op module (src/kernels/ops/)', (p) => p.startsWith('src/kernels/ops/'), 'op'],
+  ['fp64 oracle (src/kernels/cpu/)', (p) => p.startsWith('src/kernels/cpu/'), 'op'],
+  ['WGSL (shaders/)', (p) => p.startsWith('shaders/'), 'op'],
+  ['launchers (src/kernels/)', (p) => p.startsWith('src/kernels/'), 'op'],
+  ["the family's own (llama-*.ts, family-llama.ts)", (p) => FAMILY_OWN.test(p), 'family'],
+  ['engine (src/engine/)', (p) => p.startsWith('src/engine/'), 'elsewhere'],
+  ['causes and analyses (src/compare/)', (p) => p.startsWith('src/compare/'), 'elsewhere'],
+  [
+    'config, weights, random models (src/model/, src/numeric/)',
+    (p) => /^src\/(model|numeric)\//.test(p),
+    'elsewhere',
+  ],
+  ['faults, presets (src/run/)', (p) => p.startsWith('src/run/'), 'elsewhere'],
+  ['page words (src/ui/, src/state/)', (p) => /^src\/(ui|state)\//.test(p), 'elsewhere'],
+  ['other', () => true, 'elsewhere'],
 ];
+
+/** Whose a file is (GROUPS). */
+export type Owner = 'op' | 'family' | 'elsewhere';
+
+/** The Llama family's own files: its config reader, weights, random models, types and engine. */
+const FAMILY_OWN = /^src\/(model|numeric|engine)\/(llama-[^/]*|family-llama)\.ts$/;
 
 const TEST = /\.(test|testdata|bench)\.tsx?$|(^|\/)testing\.ts$/;
 
@@ -75,7 +91,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const lines = process.argv.includes('--lines');
   for (const [op, byGroup] of opFiles(root)) {
     const total = [...byGroup.values()].reduce((n, f) => n + f.length, 0);
-    console.log(`${op}: ${total} files`);
+    const of = (o: Owner) =>
+      GROUPS.filter(([, , w]) => w === o).reduce((n, [g]) => n + (byGroup.get(g)?.length ?? 0), 0);
+    console.log(
+      `${op}: ${total} files — the op's own ${of('op')}, the family's own ${of('family')}, elsewhere ${of('elsewhere')}`,
+    );
     for (const [g, fs] of byGroup) {
       if (fs.length === 0) continue;
       const names = list ? fs.join(' ') : fs.map((f) => f.replace(/^(src|shaders)\//, '')).join(', ');
