@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
 import type { DType, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { ModelLoadError } from './errors';
-import { randomLlamaTensors, smallLlamaConfig } from './llama-random';
+import { smallLlamaConfig } from './llama-config';
+import { randomLlamaTensors } from './llama-random';
 import {
   emptyLlamaWeights,
   llamaModelSummary,
