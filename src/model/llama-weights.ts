@@ -7,8 +7,8 @@ import type { LinearWeights, LlamaConfig, LlamaLayerWeights, LlamaWeights, Tenso
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
+import { slotWidth } from '../ops/widths';
 import { ModelLoadError, quoteName } from './errors';
-import { familySlotWidth } from './run-names';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
 import { readTensorF32 } from './safetensors-read';
 import {
@@ -64,16 +64,16 @@ export interface StepWeights {
 
 /** The width of a slot's rows, read off the step that writes it (`in`, a layer's input, is the embedding's). */
 function widthOfSlot(cfg: LlamaConfig, slot: string): number {
-  if (slot === 'in') return familySlotWidth(SPEC.embed.width, cfg);
+  if (slot === 'in') return slotWidth(cfg, SPEC.embed.width);
   const step = [SPEC.embed, ...SPEC.layer, SPEC.finalNorm, SPEC.lmHead].find((s) => s.slot === slot);
   if (!step) throw new Error(`the Llama family has no slot '${slot}'`);
-  return familySlotWidth(step.width, cfg);
+  return slotWidth(cfg, step.width);
 }
 
 function stepWeights(cfg: LlamaConfig, step: OpStep, present: boolean): StepWeights {
   if (!step.weight || step.module === undefined)
     throw new Error(`step '${step.slot}' has no weight or module`);
-  const out = familySlotWidth(step.width, cfg);
+  const out = slotWidth(cfg, step.width);
   // A linear's weight is [out, in]; the family's embedding reads the tokens (a table of vocab rows); a norm
   // scales its rows' last axis: one head's width where its module runs on the heads' view.
   const kind: StepWeightKind = OPS[step.op].linear ? 'linear' : step === SPEC.embed ? 'table' : 'scale';
@@ -81,7 +81,7 @@ function stepWeights(cfg: LlamaConfig, step: OpStep, present: boolean): StepWeig
     kind === 'linear'
       ? [out, widthOfSlot(cfg, step.inputs[0])]
       : kind === 'table'
-        ? [familySlotWidth('vocab', cfg), out]
+        ? [slotWidth(cfg, 'vocab'), out]
         : [step.recordedAs === 'heads' ? cfg.headDim : out];
   const pair = step.bias !== undefined;
   const bias = step.bias !== undefined && cfg[step.bias];
