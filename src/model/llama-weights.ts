@@ -7,7 +7,7 @@ import type { LinearWeights, LlamaConfig, LlamaLayerWeights, LlamaWeights, Tenso
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
 import type { OpStep } from '../ops/types';
-import { slotWidth } from '../ops/widths';
+import { headsOf, slotWidth } from '../ops/widths';
 import { ModelLoadError, quoteName } from './errors';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
 import { readTensorF32 } from './safetensors-read';
@@ -82,10 +82,18 @@ function stepWeights(cfg: LlamaConfig, step: OpStep, present: boolean): StepWeig
       ? [out, widthOfSlot(cfg, step.inputs[0])]
       : kind === 'table'
         ? [slotWidth(cfg, 'vocab'), out]
-        : [step.recordedAs === 'heads' ? cfg.headDim : out];
+        : [step.recordedAs === 'heads' ? out / headsOf(cfg, step.width) : out];
   const pair = step.bias !== undefined;
   const bias = step.bias !== undefined && cfg[step.bias];
   return { step, field: step.weight, module: step.module, kind, shape, pair, bias, present };
+}
+
+/** A Llama-family checkpoint's weights by step: the top steps', and one layer's (every layer has the same). */
+export interface LlamaStepWeights {
+  embed: StepWeights;
+  layer: StepWeights[];
+  finalNorm: StepWeights;
+  lmHead: StepWeights;
 }
 
 /**
@@ -93,12 +101,7 @@ function stepWeights(cfg: LlamaConfig, step: OpStep, present: boolean): StepWeig
  * layer's steps with weights in HF's module order (the family's `moduleOrder`, a checkpoint's order), the final norm
  * and the LM head (whose tensor a tied config leaves out).
  */
-export function llamaStepWeights(cfg: LlamaConfig): {
-  embed: StepWeights;
-  layer: StepWeights[];
-  finalNorm: StepWeights;
-  lmHead: StepWeights;
-} {
+export function llamaStepWeights(cfg: LlamaConfig): LlamaStepWeights {
   const held = new Set(layerSteps(SPEC, cfg).map((s) => s.slot));
   const order = SPEC.moduleOrder ?? SPEC.layer.map((s) => s.slot);
   const at = (s: OpStep) => order.indexOf(s.slot);
@@ -178,7 +181,7 @@ function assemble(cfg: LlamaConfig, ld: Loader, file: string): LlamaWeights {
 
 /** One layer's LlamaLayerWeights under its steps' fields, in HF's module order (the fields' order). */
 function layerOf(
-  ws: ReturnType<typeof llamaStepWeights>,
+  ws: LlamaStepWeights,
   f: (w: StepWeights) => Tensor | LinearWeights | null,
 ): LlamaLayerWeights {
   return Object.fromEntries(ws.layer.map((w) => [w.field, f(w)])) as unknown as LlamaLayerWeights;
@@ -186,7 +189,7 @@ function layerOf(
 
 /** LlamaWeights under the top steps' fields (embedTokens, layers, norm, lmHead: the order of a checkpoint). */
 function top(
-  ws: ReturnType<typeof llamaStepWeights>,
+  ws: LlamaStepWeights,
   embed: Tensor,
   layers: LlamaLayerWeights[],
   norm: Tensor,
