@@ -6,7 +6,7 @@
 import type { LinearWeights, LlamaConfig, LlamaLayerWeights, LlamaWeights, Tensor } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
-import type { OpStep } from '../ops/types';
+import type { ConfigFlag, OpStep } from '../ops/types';
 import { headsOf, slotWidth } from '../ops/widths';
 import { ModelLoadError, quoteName } from './errors';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
@@ -28,17 +28,27 @@ const LAYER_NAME = new RegExp(`^${SPEC.layerPrefix.replace(/\./g, '\\.')}\\.(\\d
 const EMBED = `${SPEC.embed.module}.weight`;
 const HEAD = `${SPEC.lmHead.module}.weight`;
 
-/** Why a tensor the file has is not part of this model: the config key that rules it out, when there is one. */
+/** Why a step's tensor is not in this model: the config flag that leaves it out, in the config's words. */
+const FLAG_WHY: Partial<Record<ConfigFlag, (flavour: string) => string>> = {
+  attentionBias: (f) =>
+    `but ${f}'s q/k/v projections have no biases with this config.json (attention_bias false)`,
+  oProjBias: (f) => `but ${f}'s o_proj has no bias with this config.json`,
+  mlpBias: (f) => `but ${f}'s MLP has no biases with this config.json (mlp_bias false)`,
+  qkNorm: (f) => `(q/k norms belong to model_type 'qwen3'; this config.json is '${f}')`,
+};
+
+const LAYER_TENSOR = new RegExp(`^${SPEC.layerPrefix.replace(/\./g, '\\.')}\\.\\d+\\.(.+)\\.(weight|bias)$`);
+
+/**
+ * Why a tensor the file has is not part of this model: the config flag that rules it out (a layer step's bias flag
+ * for its `.bias`, its `only` flag for its weight), when there is one.
+ */
 function unexpectedWhy(cfg: LlamaConfig, name: string): string {
-  const m = /^model\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)\.bias$/.exec(name);
-  if (m) {
-    if (m[3]) return `but ${cfg.flavour}'s MLP has no biases with this config.json (mlp_bias false)`;
-    if (m[2] === 'o') return `but ${cfg.flavour}'s o_proj has no bias with this config.json`;
-    return `but ${cfg.flavour}'s q/k/v projections have no biases with this config.json (attention_bias false)`;
-  }
-  if (/^model\.layers\.\d+\.self_attn\.(q|k)_norm\.weight$/.test(name))
-    return `(q/k norms belong to model_type 'qwen3'; this config.json is '${cfg.flavour}')`;
-  return `(not part of a ${cfg.flavour} causal LM)`;
+  const m = LAYER_TENSOR.exec(name);
+  const step = m ? SPEC.layer.find((s) => s.weight && s.module === m[1]) : undefined;
+  const flag = m?.[2] === 'bias' ? step?.bias : step?.only;
+  const why = flag && !cfg[flag] ? FLAG_WHY[flag] : undefined;
+  return why ? why(cfg.flavour) : `(not part of a ${cfg.flavour} causal LM)`;
 }
 
 /** What a step's weight is to a forward, by the step: a matrix product's, a table of rows (one per token), a scale. */
