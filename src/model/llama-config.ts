@@ -1,9 +1,11 @@
 // Hugging Face config.json of the Llama family (model_type llama, qwen2, qwen3, mistral) -> LlamaConfig, in both
 // key styles (classic `rope_theta` + `rope_scaling`, transformers 5.x `rope_parameters`), each flavour with its own
 // HF class defaults and its own fixed choices (docs/FAMILIES.md); every option this engine does not implement is
-// refused by name, in one line. Two small configs of the family for tests and the GPU self-test close the file.
+// refused by name, in one line. The words for what a false flag leaves out of a checkpoint and two small configs of
+// the family (for tests and the GPU self-test) close the file.
 
 import type { LlamaConfig, LlamaFlavour, RopeScaling } from '../numeric/types';
+import type { ConfigFlag } from '../ops/types';
 import { agree, isObject, type Json, LIMITS, own, Reader } from './config';
 import { describeJson, quoteName } from './errors';
 
@@ -329,6 +331,15 @@ export function parseLlamaConfig(json: Json, flavour: LlamaFlavour, file = 'conf
     maxPositionEmbeddings,
   };
 }
+
+/** What a false flag of a LlamaConfig leaves out of a checkpoint, in config.json's words (llama-weights.ts refusals). */
+export const LLAMA_FLAG_OFF: Partial<Record<ConfigFlag, (flavour: string) => string>> = {
+  attentionBias: (f) =>
+    `but ${f}'s q/k/v projections have no biases with this config.json (attention_bias false)`,
+  oProjBias: (f) => `but ${f}'s o_proj has no bias with this config.json`,
+  mlpBias: (f) => `but ${f}'s MLP has no biases with this config.json (mlp_bias false)`,
+  qkNorm: (f) => `(q/k norms belong to model_type 'qwen3'; this config.json is '${f}')`,
+};
 
 /** A small LlamaConfig (odd sizes: d 40, 5 q heads over 1 KV head, ff 56, vocab 97) with any field overridden. */
 export function smallLlamaConfig(over: Partial<LlamaConfig> = {}): LlamaConfig {

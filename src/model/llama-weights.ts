@@ -6,9 +6,10 @@
 import type { LinearWeights, LlamaConfig, LlamaLayerWeights, LlamaWeights, Tensor } from '../numeric/types';
 import { OPS } from '../ops/descriptors';
 import { LLAMA_FAMILY, layerSteps } from '../ops/families';
-import type { ConfigFlag, OpStep } from '../ops/types';
+import type { OpStep } from '../ops/types';
 import { headsOf, slotWidth } from '../ops/widths';
 import { ModelLoadError, quoteName } from './errors';
+import { LLAMA_FLAG_OFF } from './llama-config';
 import { parseSafetensorsHeader, type SafetensorsEntry, type SafetensorsHeader } from './safetensors';
 import { readTensorF32 } from './safetensors-read';
 import {
@@ -28,15 +29,6 @@ const LAYER_NAME = new RegExp(`^${SPEC.layerPrefix.replace(/\./g, '\\.')}\\.(\\d
 const EMBED = `${SPEC.embed.module}.weight`;
 const HEAD = `${SPEC.lmHead.module}.weight`;
 
-/** Why a step's tensor is not in this model: the config flag that leaves it out, in the config's words. */
-const FLAG_WHY: Partial<Record<ConfigFlag, (flavour: string) => string>> = {
-  attentionBias: (f) =>
-    `but ${f}'s q/k/v projections have no biases with this config.json (attention_bias false)`,
-  oProjBias: (f) => `but ${f}'s o_proj has no bias with this config.json`,
-  mlpBias: (f) => `but ${f}'s MLP has no biases with this config.json (mlp_bias false)`,
-  qkNorm: (f) => `(q/k norms belong to model_type 'qwen3'; this config.json is '${f}')`,
-};
-
 const LAYER_TENSOR = new RegExp(`^${SPEC.layerPrefix.replace(/\./g, '\\.')}\\.\\d+\\.(.+)\\.(weight|bias)$`);
 
 /**
@@ -47,7 +39,7 @@ function unexpectedWhy(cfg: LlamaConfig, name: string): string {
   const m = LAYER_TENSOR.exec(name);
   const step = m ? SPEC.layer.find((s) => s.weight && s.module === m[1]) : undefined;
   const flag = m?.[2] === 'bias' ? step?.bias : step?.only;
-  const why = flag && !cfg[flag] ? FLAG_WHY[flag] : undefined;
+  const why = flag && !cfg[flag] ? LLAMA_FLAG_OFF[flag] : undefined;
   return why ? why(cfg.flavour) : `(not part of a ${cfg.flavour} causal LM)`;
 }
 
