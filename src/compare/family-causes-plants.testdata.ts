@@ -6,7 +6,8 @@
 
 import { expect } from 'vitest';
 import { sharedDims } from '../engine/family-llama';
-import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+import { smallLlamaConfig } from '../model/llama-config';
+import { randomLlamaTensors } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { writeSafetensors } from '../model/safetensors-write';
 import { mulberry32 } from '../numeric/random';

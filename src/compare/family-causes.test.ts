@@ -11,7 +11,7 @@
 // FAMILY_CAUSE_SEEDS=n runs n seeds a plant (20 by default; 300 pass); a failure names its seed.
 
 import { describe, expect, it } from 'vitest';
-import { smallLlamaConfig } from '../model/llama-random';
+import { smallLlamaConfig } from '../model/llama-config';
 import { candidatesFor } from './family-causes';
 import { ACC_WORK, POSITIONS_WORK } from './family-causes-library';
 import {

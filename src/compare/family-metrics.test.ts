@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDf } from '../engine/oracle-df';
 import { createHarness, freshSeed, type Harness } from '../kernels/testing';
-import { smallLlamaConfig } from '../model/llama-random';
+import { smallLlamaConfig } from '../model/llama-config';
 import { mulberry32, randn } from '../numeric/random';
 import { familyMetrics } from './family-metrics';
 import { sameBits } from './family-taps';

@@ -9,7 +9,8 @@ import type { PipelineCache } from '../gpu/pipelines';
 import type { BufferPool } from '../gpu/pool';
 import { uploadBuffer } from '../gpu/readback';
 import { llamaForward } from '../kernels/cpu/llama-forward';
-import { everyFeatureLlamaConfig, randomLlamaTensors } from '../model/llama-random';
+import { everyFeatureLlamaConfig } from '../model/llama-config';
+import { randomLlamaTensors } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { writeSafetensors } from '../model/safetensors-write';
 import { relL2 } from '../numeric/double-float';
@@ -20,7 +21,7 @@ import type { OracleInfo } from './oracle-info';
 import { TINY_MODEL_REL_L2, type TinyModelCheck } from './oracle-selftest';
 import { decideFamilyOracle, type OracleChoice, type SelfTestOptions } from './oracle-source';
 
-/** One fixed tiny model of the family with every feature (llama-random.ts everyFeatureLlamaConfig), random weights. */
+/** One fixed tiny model of the family with every feature (llama-config.ts everyFeatureLlamaConfig), random weights. */
 function tinyLlama() {
   const cfg = everyFeatureLlamaConfig();
   return { cfg, w: loadLlamaWeights(cfg, writeSafetensors(randomLlamaTensors(cfg, 20261127))) };

@@ -1,7 +1,9 @@
 // Random Llama-family models for the GPU forwards' tests: every feature of the family drawn at random (GQA and MQA
 // ratios, head dims that are multiples of no tile, 1 or 2 layers, a sliding window per layer, rope scaling, biases,
 // q/k norms, tied embeddings), as kernels/cpu/llama-forward-props.test.ts draws them for the fp64 forward.
-import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+
+import { smallLlamaConfig } from '../model/llama-config';
+import { randomLlamaTensors } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { writeSafetensors } from '../model/safetensors-write';
 import { mulberry32 } from '../numeric/random';

@@ -1,9 +1,11 @@
 // Hugging Face config.json of the Llama family (model_type llama, qwen2, qwen3, mistral) -> LlamaConfig, in both
 // key styles (classic `rope_theta` + `rope_scaling`, transformers 5.x `rope_parameters`), each flavour with its own
 // HF class defaults and its own fixed choices (docs/FAMILIES.md); every option this engine does not implement is
-// refused by name, in one line.
+// refused by name, in one line. The words for what a false flag leaves out of a checkpoint and two small configs of
+// the family (for tests and the GPU self-test) close the file.
 
 import type { LlamaConfig, LlamaFlavour, RopeScaling } from '../numeric/types';
+import type { ConfigFlag } from '../ops/types';
 import { agree, isObject, type Json, LIMITS, own, Reader } from './config';
 import { describeJson, quoteName } from './errors';
 
@@ -328,4 +330,70 @@ export function parseLlamaConfig(json: Json, flavour: LlamaFlavour, file = 'conf
     tieWordEmbeddings: r.bool('tie_word_embeddings', false),
     maxPositionEmbeddings,
   };
+}
+
+/** What a false flag of a LlamaConfig leaves out of a checkpoint, in config.json's words (llama-weights.ts refusals). */
+export const LLAMA_FLAG_OFF: Partial<Record<ConfigFlag, (flavour: string) => string>> = {
+  attentionBias: (f) =>
+    `but ${f}'s q/k/v projections have no biases with this config.json (attention_bias false)`,
+  oProjBias: (f) => `but ${f}'s o_proj has no bias with this config.json`,
+  mlpBias: (f) => `but ${f}'s MLP has no biases with this config.json (mlp_bias false)`,
+  qkNorm: (f) => `(q/k norms belong to model_type 'qwen3'; this config.json is '${f}')`,
+};
+
+/** A small LlamaConfig (odd sizes: d 40, 5 q heads over 1 KV head, ff 56, vocab 97) with any field overridden. */
+export function smallLlamaConfig(over: Partial<LlamaConfig> = {}): LlamaConfig {
+  const numLayers = over.numLayers ?? 2;
+  return {
+    family: 'llama',
+    flavour: 'llama',
+    vocabSize: 97,
+    hiddenSize: 40,
+    numLayers,
+    numHeads: 5,
+    numKvHeads: 1,
+    headDim: 8,
+    intermediateSize: 56,
+    rmsNormEps: 1e-5,
+    ropeTheta: 10000,
+    ropeScaling: { type: 'default' },
+    rotaryDim: over.headDim ?? 8,
+    attentionBias: false,
+    oProjBias: false,
+    mlpBias: false,
+    qkNorm: false,
+    slidingWindow: Array.from({ length: numLayers }, () => null),
+    tieWordEmbeddings: false,
+    maxPositionEmbeddings: 256,
+    ...over,
+  };
+}
+
+/**
+ * A fixed tiny config with every feature of the family: two layers, GQA 6/2 with hd 10, a window on layer 1, llama3
+ * scaling, Qwen3's q/k norms with q/k/v biases, untied (the family's GPU self-test, compare/family-selftest.ts).
+ */
+export function everyFeatureLlamaConfig(): LlamaConfig {
+  return smallLlamaConfig({
+    flavour: 'qwen3',
+    vocabSize: 43,
+    hiddenSize: 28,
+    numLayers: 2,
+    numHeads: 6,
+    numKvHeads: 2,
+    headDim: 10,
+    rotaryDim: 10,
+    intermediateSize: 37,
+    ropeTheta: 5e5,
+    ropeScaling: {
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositionEmbeddings: 16,
+    },
+    attentionBias: true,
+    qkNorm: true,
+    slidingWindow: [null, 3],
+  });
 }

@@ -1,104 +1,37 @@
 // Seeded random Llama-family checkpoints (HF names, a LlamaConfig's shapes) for tests: every op matters, as in
 // tools/llama_fixtures.py — linear weights N(0, 1/fan_in), biases N(0, 0.1), RMSNorm and q/k-norm weights
-// 1 + N(0, 0.1), embeddings N(0, 1).
+// 1 + N(0, 0.1), embeddings N(0, 1). The tensors are the family's steps' (llama-weights.ts llamaStepWeights).
 import { mulberry32, randn } from '../numeric/random';
 import type { DType, LlamaConfig } from '../numeric/types';
-import { llamaShapes } from './llama-weights';
+import { llamaStepWeights, type StepWeights, stepPrefix } from './llama-weights';
 import type { TensorToWrite } from './safetensors-write';
 
 /** The tensors of a random model of `cfg`, in HF's order; the LM head left out when the config ties it. */
 export function randomLlamaTensors(cfg: LlamaConfig, seed: number, dtype: DType = 'F32'): TensorToWrite[] {
   const rng = mulberry32(seed);
   const out: TensorToWrite[] = [];
-  const s = llamaShapes(cfg);
   const t = (name: string, shape: readonly number[], data: Float32Array) =>
     out.push({ name, dtype, shape: [...shape], data });
-  const norm = (name: string, n: number) =>
-    t(
-      name,
-      [n],
-      randn(rng, n, 0.1).map((v) => 1 + v),
-    );
-  const lin = (prefix: string, shape: readonly number[], bias: boolean) => {
-    t(`${prefix}.weight`, shape, randn(rng, shape[0] * shape[1], 1 / Math.sqrt(shape[1])));
-    if (bias) t(`${prefix}.bias`, [shape[0]], randn(rng, shape[0], 0.1));
-  };
-  const { vocabSize: V, hiddenSize: d, headDim: hd } = cfg;
-  t('model.embed_tokens.weight', [V, d], randn(rng, V * d, 1));
-  for (let i = 0; i < cfg.numLayers; i++) {
-    const p = `model.layers.${i}`;
-    norm(`${p}.input_layernorm.weight`, d);
-    lin(`${p}.self_attn.q_proj`, s.q, cfg.attentionBias);
-    lin(`${p}.self_attn.k_proj`, s.kv, cfg.attentionBias);
-    lin(`${p}.self_attn.v_proj`, s.kv, cfg.attentionBias);
-    lin(`${p}.self_attn.o_proj`, s.o, cfg.oProjBias);
-    if (cfg.qkNorm) {
-      norm(`${p}.self_attn.q_norm.weight`, hd);
-      norm(`${p}.self_attn.k_norm.weight`, hd);
+  const draw = (w: StepWeights, layer: number | null) => {
+    if (!w.present) return;
+    const p = stepPrefix(w, layer);
+    const n = w.shape.reduce((a, b) => a * b, 1);
+    if (w.kind === 'table') t(`${p}.weight`, w.shape, randn(rng, n, 1));
+    else if (w.kind === 'scale')
+      t(
+        `${p}.weight`,
+        w.shape,
+        randn(rng, n, 0.1).map((v) => 1 + v),
+      );
+    else {
+      t(`${p}.weight`, w.shape, randn(rng, n, 1 / Math.sqrt(w.shape[1])));
+      if (w.bias) t(`${p}.bias`, [w.shape[0]], randn(rng, w.shape[0], 0.1));
     }
-    norm(`${p}.post_attention_layernorm.weight`, d);
-    lin(`${p}.mlp.gate_proj`, s.gateUp, cfg.mlpBias);
-    lin(`${p}.mlp.up_proj`, s.gateUp, cfg.mlpBias);
-    lin(`${p}.mlp.down_proj`, s.down, cfg.mlpBias);
-  }
-  norm('model.norm.weight', d);
-  if (!cfg.tieWordEmbeddings) lin('lm_head', [V, d], false);
-  return out;
-}
-
-/** A small LlamaConfig (odd sizes: d 40, 5 q heads over 1 KV head, ff 56, vocab 97) with any field overridden. */
-export function smallLlamaConfig(over: Partial<LlamaConfig> = {}): LlamaConfig {
-  const numLayers = over.numLayers ?? 2;
-  return {
-    family: 'llama',
-    flavour: 'llama',
-    vocabSize: 97,
-    hiddenSize: 40,
-    numLayers,
-    numHeads: 5,
-    numKvHeads: 1,
-    headDim: 8,
-    intermediateSize: 56,
-    rmsNormEps: 1e-5,
-    ropeTheta: 10000,
-    ropeScaling: { type: 'default' },
-    rotaryDim: over.headDim ?? 8,
-    attentionBias: false,
-    oProjBias: false,
-    mlpBias: false,
-    qkNorm: false,
-    slidingWindow: Array.from({ length: numLayers }, () => null),
-    tieWordEmbeddings: false,
-    maxPositionEmbeddings: 256,
-    ...over,
   };
-}
-
-/**
- * A fixed tiny config with every feature of the family: two layers, GQA 6/2 with hd 10, a window on layer 1, llama3
- * scaling, Qwen3's q/k norms with q/k/v biases, untied (the family's GPU self-test, compare/family-selftest.ts).
- */
-export function everyFeatureLlamaConfig(): LlamaConfig {
-  return smallLlamaConfig({
-    flavour: 'qwen3',
-    vocabSize: 43,
-    hiddenSize: 28,
-    numLayers: 2,
-    numHeads: 6,
-    numKvHeads: 2,
-    headDim: 10,
-    rotaryDim: 10,
-    intermediateSize: 37,
-    ropeTheta: 5e5,
-    ropeScaling: {
-      type: 'llama3',
-      factor: 8,
-      lowFreqFactor: 1,
-      highFreqFactor: 4,
-      originalMaxPositionEmbeddings: 16,
-    },
-    attentionBias: true,
-    qkNorm: true,
-    slidingWindow: [null, 3],
-  });
+  const ws = llamaStepWeights(cfg);
+  draw(ws.embed, null);
+  for (let i = 0; i < cfg.numLayers; i++) for (const w of ws.layer) draw(w, i);
+  draw(ws.finalNorm, null);
+  if (!cfg.tieWordEmbeddings) draw(ws.lmHead, null);
+  return out;
 }

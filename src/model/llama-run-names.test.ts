@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NEOX_PARALLEL, NEOX_SEQUENTIAL } from '../ops/families';
 import { slotWidth } from '../ops/widths';
-import { smallLlamaConfig } from './llama-random';
+import { smallLlamaConfig } from './llama-config';
 import { slotOfFamilyName, slotOfLlamaName, slotOfName } from './run-names';
 
 // What `dump_run` records of a Qwen3ForCausalLM (transformers 5.17 `named_modules()`, `:in` / `:out`), and where

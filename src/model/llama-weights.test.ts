@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../numeric/bits';
 import type { DType, LlamaConfig, LlamaWeights } from '../numeric/types';
 import { ModelLoadError } from './errors';
-import { randomLlamaTensors, smallLlamaConfig } from './llama-random';
+import { smallLlamaConfig } from './llama-config';
+import { randomLlamaTensors } from './llama-random';
 import {
   emptyLlamaWeights,
   llamaModelSummary,
@@ -125,6 +126,43 @@ describe('Llama-family weights', () => {
     const w = loadLlamaWeights(cfg, bytes);
     expect(w.lmHead).toBe(w.embedTokens);
     expect((await readLlamaWeights(cfg, bytesSource(bytes, 100))).lmHead.data).toEqual(embed.data);
+  });
+});
+
+describe("Llama-family weights: read off the family's steps", () => {
+  it("names a random model's tensors as HF's state_dict does, in its order (q/k norms after o_proj)", () => {
+    const cfg = smallLlamaConfig({ flavour: 'qwen3', qkNorm: true, attentionBias: true, numLayers: 1 });
+    const names = randomLlamaTensors(cfg, 1).map((t) => t.name);
+    const attn = (m: string) => [`self_attn.${m}.weight`, `self_attn.${m}.bias`];
+    const mlp = (m: string) => [`mlp.${m}.weight`];
+    expect(names).toEqual([
+      'model.embed_tokens.weight',
+      ...[
+        'input_layernorm.weight',
+        ...attn('q_proj'),
+        ...attn('k_proj'),
+        ...attn('v_proj'),
+        'self_attn.o_proj.weight',
+        'self_attn.q_norm.weight',
+        'self_attn.k_norm.weight',
+        'post_attention_layernorm.weight',
+        ...mlp('gate_proj'),
+        ...mlp('up_proj'),
+        ...mlp('down_proj'),
+      ].map((n) => `model.layers.0.${n}`),
+      'model.norm.weight',
+      'lm_head.weight',
+    ]);
+    // Each step's weight shape from its width and its input's: o_proj reads the heads' context, q/k norms one head.
+    const w = emptyLlamaWeights(cfg).layers[0];
+    const { hiddenSize: d, numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: ff } = cfg;
+    expect([w.q.weight.shape, w.k.weight.shape, w.o.weight.shape, w.down.weight.shape]).toEqual([
+      [H * hd, d],
+      [KV * hd, d],
+      [d, H * hd],
+      [d, ff],
+    ]);
+    expect([w.qNorm?.shape, w.k.bias?.shape, w.o.bias]).toEqual([[hd], [KV * hd], null]);
   });
 });
 

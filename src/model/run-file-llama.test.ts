@@ -5,7 +5,7 @@
 // are not the tokens, tokens past the vocabulary, a layer past the model's, GPT-NeoX names.
 import { describe, expect, it } from 'vitest';
 import type { LlamaConfig } from '../numeric/types';
-import { smallLlamaConfig } from './llama-random';
+import { smallLlamaConfig } from './llama-config';
 import { filled, metaOf, runReader } from './run-file.testdata';
 import { writeSafetensors } from './safetensors-write';
 

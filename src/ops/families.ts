@@ -43,9 +43,27 @@ export const LLAMA_FAMILY: FamilySpec = {
       module: 'input_layernorm',
       ...library('ln1', 'ln1'),
     }),
-    s('q', 'q_proj', ['ln1'], 'q', { weight: 'q', module: 'self_attn.q_proj', ...QKV, words: 'q' }),
-    s('k', 'k_proj', ['ln1'], 'kv', { weight: 'k', module: 'self_attn.k_proj', ...QKV, words: 'k' }),
-    s('v', 'v_proj', ['ln1'], 'kv', { weight: 'v', module: 'self_attn.v_proj', ...QKV, words: 'v' }),
+    s('q', 'q_proj', ['ln1'], 'q', {
+      weight: 'q',
+      module: 'self_attn.q_proj',
+      bias: 'attentionBias',
+      ...QKV,
+      words: 'q',
+    }),
+    s('k', 'k_proj', ['ln1'], 'kv', {
+      weight: 'k',
+      module: 'self_attn.k_proj',
+      bias: 'attentionBias',
+      ...QKV,
+      words: 'k',
+    }),
+    s('v', 'v_proj', ['ln1'], 'kv', {
+      weight: 'v',
+      module: 'self_attn.v_proj',
+      bias: 'attentionBias',
+      ...QKV,
+      words: 'v',
+    }),
     // HF's q/k norms run on the heads' view: their modules' inputs and outputs are [T, heads, hd].
     s('q_norm', 'qk_norm', ['q'], 'q', {
       weight: 'qNorm',
@@ -73,6 +91,7 @@ export const LLAMA_FAMILY: FamilySpec = {
     s('attn_out', 'out_proj', ['ctx'], 'hidden', {
       weight: 'o',
       module: 'self_attn.o_proj',
+      bias: 'oProjBias',
       ...library('dense', 'o_proj'),
     }),
     // HF: `hidden_states = residual + hidden_states` (the mid-residual is post_attention_layernorm's input).
@@ -85,9 +104,15 @@ export const LLAMA_FAMILY: FamilySpec = {
     s('gate', 'gate_up', ['ln2'], 'ff', {
       weight: 'gate',
       module: 'mlp.gate_proj',
+      bias: 'mlpBias',
       ...library('fc1', 'gate'),
     }),
-    s('up', 'gate_up', ['ln2'], 'ff', { weight: 'up', module: 'mlp.up_proj', ...library('fc1', 'up') }),
+    s('up', 'gate_up', ['ln2'], 'ff', {
+      weight: 'up',
+      module: 'mlp.up_proj',
+      bias: 'mlpBias',
+      ...library('fc1', 'up'),
+    }),
     // With the gate/up GEMM in its group it is the library's activation on its up projection (GPT-NeoX's fused MLP).
     s('swiglu', 'swiglu', ['gate', 'up'], 'ff', {
       container: 'mlp',
@@ -97,6 +122,7 @@ export const LLAMA_FAMILY: FamilySpec = {
     s('mlp_out', 'mlp_down', ['swiglu'], 'hidden', {
       weight: 'down',
       module: 'mlp.down_proj',
+      bias: 'mlpBias',
       ...library('fc2', 'down'),
     }),
     s('out', 'residual', ['ln2_in', 'mlp_out'], 'hidden', {
@@ -109,6 +135,8 @@ export const LLAMA_FAMILY: FamilySpec = {
     module: 'model.norm',
     library: 'final_norm',
   }),
+  // A checkpoint's order: HF's attention registers q, k, v, o_proj before Qwen3's q/k norms.
+  moduleOrder: ['ln1', 'q', 'k', 'v', 'attn_out', 'q_norm', 'k_norm', 'ln2', 'gate', 'up', 'mlp_out'],
   // mlp.act_fn's output is silu(gate) alone, which no step keeps (the swiglu step is its product with up).
   containers: { self_attn: ['ln1', 'attn_out'], mlp: ['ln2', 'mlp_out'], 'mlp.act_fn': ['gate', null] },
   lmHead: s('logits', 'lm_head', ['final_norm'], 'vocab', {

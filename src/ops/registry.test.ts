@@ -24,7 +24,8 @@ import { rmsNormF64 } from '../kernels/ops/rmsnorm';
 import { llamaInvFreq } from '../kernels/ops/rotary';
 import { DF_FORMS } from '../kernels/oracle/df-forms';
 import { parseConfigText } from '../model/config';
-import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+import { smallLlamaConfig } from '../model/llama-config';
+import { randomLlamaTensors } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { randomModelFiles } from '../model/random-model';
 import { LAYER_SLOTS } from '../model/run-names';
@@ -159,6 +160,29 @@ const OP_NAMES = new Set<string>([
 /** A switch over op kinds: two or more of its cases are op names. */
 const overOps = (text: string) =>
   switchCases(text).filter((s) => s.cases.filter((c) => OP_NAMES.has(c)).length >= 2);
+
+/**
+ * What a Llama-family checkpoint's tensors are read off (model/llama-weights.ts llamaStepWeights): every step with a
+ * weight its HF module, every layer linear with a weight the config flag of its bias (and no other step one), each
+ * layer step with a weight once in the family's module order and nothing else there. One line per fault.
+ */
+function llamaWeightFaults(spec: FamilySpec): string[] {
+  const out: string[] = [];
+  for (const s of [spec.embed, ...spec.layer, spec.finalNorm, spec.lmHead]) {
+    if (s.weight && s.module === undefined) out.push(`${s.slot}: a weight with no module`);
+    if (s.bias && !(s.weight && OPS[s.op].linear)) out.push(`${s.slot}: a bias flag on no linear`);
+  }
+  for (const s of spec.layer)
+    if (s.weight && OPS[s.op].linear && !s.bias) out.push(`${s.slot}: a linear with no bias flag`);
+  const order = spec.moduleOrder ?? [];
+  for (const s of spec.layer)
+    if (s.weight && order.filter((o) => o === s.slot).length !== 1)
+      out.push(`${s.slot}: not in the module order once`);
+  for (const o of order)
+    if (!spec.layer.some((s) => s.slot === o && s.weight))
+      out.push(`${o}: in the module order with no weight`);
+  return out;
+}
 
 /**
  * What a Llama-family runs analysis and why read off each step (ops/types.ts OpStep): every step its library op,
@@ -442,6 +466,29 @@ describe('the op registry', () => {
     expect(libraryOpOf(of('q_rot', 'k_rot', 'ctx'))).toBe('attention');
     expect(anatomyOpOf(of('k', 'k_norm'), libraryOpOf(of('k', 'k_norm')))).toBe('layer');
     expect(() => libraryOpOf([{ ...steps[0], library: undefined }])).toThrow(/ln1.*no library op/);
+  });
+
+  it('gives every Llama step with a weight its module, every layer linear its bias flag, each in the module order', () => {
+    expect(llamaWeightFaults(LLAMA_FAMILY)).toEqual([]);
+    const edit = (slot: string, more: Partial<OpStep>) => ({
+      ...LLAMA_FAMILY,
+      layer: LLAMA_FAMILY.layer.map((s) => (s.slot === slot ? { ...s, ...more } : s)),
+    });
+    expect(llamaWeightFaults(edit('up', { bias: undefined }))).toEqual(['up: a linear with no bias flag']);
+    expect(llamaWeightFaults(edit('ln2', { bias: 'mlpBias' }))).toEqual(['ln2: a bias flag on no linear']);
+    expect(llamaWeightFaults(edit('q_norm', { module: undefined }))).toEqual([
+      'q_norm: a weight with no module',
+    ]);
+    expect(
+      llamaWeightFaults({ ...LLAMA_FAMILY, lmHead: { ...LLAMA_FAMILY.lmHead, module: undefined } }),
+    ).toEqual(['logits: a weight with no module']);
+    const order = LLAMA_FAMILY.moduleOrder ?? [];
+    expect(llamaWeightFaults({ ...LLAMA_FAMILY, moduleOrder: order.filter((s) => s !== 'k_norm') })).toEqual([
+      'k_norm: not in the module order once',
+    ]);
+    expect(llamaWeightFaults({ ...LLAMA_FAMILY, moduleOrder: [...order, 'ctx'] })).toEqual([
+      'ctx: in the module order with no weight',
+    ]);
   });
 
   // The registry's forward of GPT-NeoX is HF's, value for value: the same ops in the same order. Random models of both residual styles, odd sizes, over seeds.

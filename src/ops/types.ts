@@ -26,6 +26,11 @@ export const FUSED_KERNEL_IDS = [
 ] as const;
 export type FusedKernelId = (typeof FUSED_KERNEL_IDS)[number];
 
+/** A config's true-or-false field (a Llama config's `attentionBias`): what a step's `bias` names. */
+export type ConfigFlag = {
+  [K in keyof LlamaConfig]-?: LlamaConfig[K] extends boolean ? K : never;
+}[keyof LlamaConfig];
+
 /** The width of a slot's rows ([T, width]), or its head layout ([heads, T, hd]). */
 export type SlotWidth = 'hidden' | 'qkv' | 'q' | 'kv' | 'ff' | 'vocab' | 'q_heads' | 'kv_heads' | 'qkv_heads';
 
@@ -116,6 +121,12 @@ export interface OpStep {
   width: SlotWidth;
   /** Present only where the config has the feature (Qwen3's q/k norms); a step left out passes its input through. */
   only?: 'qkNorm';
+  /**
+   * The config flag that gives a linear step its bias (`attentionBias`, `oProjBias`, `mlpBias`): a checkpoint holds
+   * its `.bias` where the flag is true. A step with one holds LinearWeights (weight and bias, null where the flag is
+   * false); a linear without one (the LM head) only ever holds its weight, one Tensor.
+   */
+  bias?: ConfigFlag;
   /** The engine's plan ops that compute it, when its engine runs the registry's names (GPT-NeoX; default: its slot). */
   plan?: readonly PlanOp[];
   /** Its run check, for a family whose runs are checked op by op on recorded inputs (GPT-NeoX). */
@@ -168,6 +179,11 @@ export interface FamilySpec {
   lmHead: OpStep;
   /** Layer modules that wrap several steps (`self_attn`, `mlp`): their `:in` and `:out` slots (null: none). */
   containers: Readonly<Record<string, readonly [string | null, string | null]>>;
+  /**
+   * The layer's steps with weights (their slots) in the order HF registers their modules, which is a checkpoint's
+   * and a state_dict's order, where it differs from the steps' (Qwen3 registers q/k norms after o_proj).
+   */
+  moduleOrder?: readonly string[];
   /** Model-level module names (`:in`/`:out` of a run) that are top slots: name -> slot. */
   topNames: Readonly<Record<string, string>>;
   /** The words of the whole layer's run check (op `layer`), for a family whose runs are checked op by op. */

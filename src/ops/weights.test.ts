@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { preRotary } from '../engine/llama-fused-weights';
-import { smallLlamaConfig } from '../model/llama-random';
+import { smallLlamaConfig } from '../model/llama-config';
 import type { Tensor } from '../numeric/types';
 import { LLAMA_FAMILY } from './families';
 import { heldTensors, stepTensors } from './weights';

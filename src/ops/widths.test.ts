@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type FamilyWeights, opForward } from '../kernels/cpu/op-forward';
 import { parseConfigText } from '../model/config';
-import { randomLlamaTensors, smallLlamaConfig } from '../model/llama-random';
+import { smallLlamaConfig } from '../model/llama-config';
+import { randomLlamaTensors } from '../model/llama-random';
 import { loadLlamaWeights } from '../model/llama-weights';
 import { randomModelFiles } from '../model/random-model';
 import { writeSafetensors } from '../model/safetensors-write';
