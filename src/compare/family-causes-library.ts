@@ -175,9 +175,7 @@ function reduceLength(cfg: LlamaConfig, s: OpStep): number {
   return inputWidth(cfg, s);
 }
 
-/** Whether the config gives a linear step a bias (docs/FAMILIES.md, the biases of each flavour). */
+/** Whether the config gives a linear step a bias (the step's bias flag; docs/FAMILIES.md, each flavour's biases). */
 function hasBias(cfg: LlamaConfig, s: OpStep): boolean {
-  if (s.op === 'q_proj' || s.op === 'k_proj' || s.op === 'v_proj') return cfg.attentionBias;
-  if (s.op === 'out_proj') return cfg.oProjBias;
-  return cfg.mlpBias;
+  return s.bias !== undefined && cfg[s.bias];
 }

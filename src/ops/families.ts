@@ -308,8 +308,7 @@ export function familyOf(cfg: ModelConfig): FamilySpec {
 
 /** Whether the config has a step's optional feature. */
 function present(step: OpStep, cfg: ModelConfig): boolean {
-  if (step.only === 'qkNorm') return cfg.family === 'llama' && cfg.qkNorm;
-  return true;
+  return step.only === undefined || (cfg.family === 'llama' && cfg[step.only]);
 }
 
 /**

@@ -120,7 +120,7 @@ export interface OpStep {
   module?: string;
   width: SlotWidth;
   /** Present only where the config has the feature (Qwen3's q/k norms); a step left out passes its input through. */
-  only?: 'qkNorm';
+  only?: ConfigFlag;
   /**
    * The config flag that gives a linear step its bias (`attentionBias`, `oProjBias`, `mlpBias`): a checkpoint holds
    * its `.bias` where the flag is true. A step with one holds LinearWeights (weight and bias, null where the flag is
