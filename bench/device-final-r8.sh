@@ -19,7 +19,7 @@ if [ "${1:-llama}" = unseen ]; then PACK=${PACK:-.dp-unseen} exec bash bench/dev
 for f in .gl/*.deb $P/debs/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json SHADERS_DIR=$PWD/shaders
-[ -x /tmp/node ] || { xz -dc $P/node.xz > /tmp/node && chmod +x /tmp/node; }
+[ -s /tmp/node ] || { xz -dc $P/node.xz > /tmp/node && chmod +x /tmp/node; }
 d=$P/node_modules/webgpu/dist/linux-x64
 [ -f $d/dawn.node ] || xz -dk $d/dawn.node.xz
 for f in $P/*.mjs.xz; do [ -f "${f%.xz}" ] || xz -dk "$f"; done

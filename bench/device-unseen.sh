@@ -18,7 +18,7 @@ for f in .gl/*.deb "$P"/debs/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export SHADERS_DIR=$PWD/shaders PYTHONUNBUFFERED=1
-[ -x /tmp/node ] || { xz -dc "$P/node.xz" > /tmp/node && chmod +x /tmp/node; }
+[ -s /tmp/node ] || { xz -dc "$P/node.xz" > /tmp/node && chmod +x /tmp/node; }
 [ -f "$P/cli.mjs.xz" ] && xz -dc "$P/cli.mjs.xz" > "$P/cli.mjs"
 d=$P/node_modules/webgpu/dist/linux-x64
 [ -f "$d/dawn.node" ] || xz -dk "$d/dawn.node.xz"
