@@ -16,9 +16,9 @@
 // u = 2^-24 throughout (fp32's unit roundoff).
 
 import { firstKey, kvHeadMap, lastKey } from '../kernels/cpu/attention';
+import { attentionParts } from '../kernels/ops/attention';
 import { type NumFormat, roundTo } from '../numeric/round';
 import type { Fp64Form } from '../ops/types';
-import { attentionParts } from './family-causes-forms';
 
 const U = 2 ** -24;
 /** γ(n) = n u / (1 - n u): the bound on an n-term fp32 sum's relative error. */

@@ -10,22 +10,12 @@
 // - The attention core with one cached position out of sight from some row on (a decode kernel's dropped slot).
 // - A linear without its bias; the rotary of the decode's rows at other positions.
 
-import {
-  attentionScoresF64,
-  attentionValuesF64,
-  type ScoresVariant,
-  softmaxCausalF64,
-} from '../kernels/cpu/attention';
+import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../kernels/cpu/attention';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
-import { ropeHeadsF64 } from '../kernels/cpu/rotary';
+import { attentionParts } from '../kernels/ops/attention';
 import { type NumFormat, roundArray, roundTo } from '../numeric/round';
-import type { LinearWeights, LlamaConfig } from '../numeric/types';
-import type { Fp64Args, Fp64Form } from '../ops/types';
-
-function llama(a: Fp64Args): LlamaConfig {
-  if (a.cfg.family !== 'llama') throw new Error(`${a.step.slot}: a Llama-family cause on another family`);
-  return a.cfg;
-}
+import type { LinearWeights } from '../numeric/types';
+import type { Fp64Form } from '../ops/types';
 
 /**
  * x [T, K] · W^T with the running sum in `format`: within each chunk of K the products and adds in fp32 (k in
@@ -77,20 +67,6 @@ export const biasDropped: Fp64Form = (a) => {
   const w = a.weights as LinearWeights;
   return FP64_FORMS[a.step.op]({ ...a, weights: { weight: w.weight, bias: null } });
 };
-
-/** The attention step's q [H, T, hd], k [KV, T, hd] and v [KV, T, hd] (v from its rows), and its mask. */
-export function attentionParts(a: Fp64Args) {
-  const cfg = llama(a);
-  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
-  const [q, k, vRows] = a.inputs;
-  const v = ropeHeadsF64(vRows, a.T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
-  const variant: ScoresVariant = {
-    kvHeads: KV,
-    window: cfg.slidingWindow[a.layer] ?? null,
-    ...(a.variant as ScoresVariant | undefined),
-  };
-  return { H, hd, q, k, v, variant };
-}
 
 /**
  * The attention core in `format`: q, k, v rounded; q·k rounded; times the scale (an fp32 constant) rounded; the

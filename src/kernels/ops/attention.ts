@@ -10,7 +10,7 @@
 
 import type { OverrideConstants } from '../../gpu/pipelines';
 import type { DispatchSpec } from '../../gpu/program';
-import type { CausesForm, CauseVariant, Fp64Form } from '../../ops/types';
+import type { CausesForm, CauseVariant, Fp64Args, Fp64Form } from '../../ops/types';
 import { attnScores, attnShapeConstants, attnValues, softmaxCausal } from '../attention';
 import {
   attentionScoresF64,
@@ -25,7 +25,7 @@ import { type KernelOpts, rowGroups } from '../grid';
 import { DF_INCLUDES, DF_MATH_INCLUDES, dfParam } from '../oracle/df-common';
 import { type DfForm, dfRows } from '../oracle/df-form';
 import { ropeHeads } from '../rope';
-import { fp64One, type OpModule, type WgslForm, wgslOpts } from './forms';
+import { fp64Llama, fp64One, type OpModule, type WgslForm, wgslOpts } from './forms';
 import { dfRopeHeads } from './rotary';
 
 export const dfGqaScoresKernel = kernelOf('oracle/gqa_scores', DF_INCLUDES, {
@@ -154,15 +154,7 @@ const fp64: Fp64Form = (a) => {
     }
     return attentionValuesF64(probs, v, H, T, hd, sv);
   }
-  const cfg = a.cfg;
-  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
-  const [q, k, vRows] = a.inputs;
-  const v = ropeHeadsF64(vRows, T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
-  const variant: ScoresVariant = {
-    kvHeads: KV,
-    window: cfg.slidingWindow[a.layer] ?? null,
-    ...(a.variant as ScoresVariant | undefined),
-  };
+  const { H, hd, q, k, v, variant } = attentionParts(a);
   const scores = a.round(attentionScoresF64(q, k, H, T, hd, variant));
   const probs = a.round(softmaxCausalF64(scores, H, T, variant));
   if (a.tap) {
@@ -225,6 +217,20 @@ const df: DfForm = (a) => {
 };
 
 /** Its fused kernel's launcher under the switch id (the flash attention, GQA and the sliding window in one pass). */
+/** The Llama attention step's q [H, T, hd], k [KV, T, hd] and v [KV, T, hd] (v from its rows), and its mask. */
+export function attentionParts(a: Fp64Args) {
+  const cfg = fp64Llama(a);
+  const { numHeads: H, numKvHeads: KV, headDim: hd } = cfg;
+  const [q, k, vRows] = a.inputs;
+  const v = ropeHeadsF64(vRows, a.T, KV, hd, new Float64Array(0)); // [KV, T, hd]: the head split alone
+  const variant: ScoresVariant = {
+    kvHeads: KV,
+    window: cfg.slidingWindow[a.layer] ?? null,
+    ...(a.variant as ScoresVariant | undefined),
+  };
+  return { H, hd, q, k, v, variant };
+}
+
 export const ATTENTION_FUSED = { flash_attention: { flash: flashAttention } } as const;
 
 export const ATTENTION: OpModule = { kind: 'attention', fp64, wgsl, df, fused: ATTENTION_FUSED, causes };
