@@ -9,6 +9,7 @@
 // switches, or tile overrides (BM, BN, BK, TM, TN, GEMM_BUFS; see gemm.ts).
 // The same bits on other cores (gemm-kernels.ts): the barrier-free core on CPU adapters (GemmPolicy.cpu), the
 // few-row GEMV for decode steps (GemmPolicy.gemvRows) and the subgroup core (GemmPolicy.subgroup, gemm-subgroup.ts).
+
 import type { BufferRef, KernelDef, OverrideConstants } from '../gpu/pipelines';
 import { type DispatchSpec, paramsBytes } from '../gpu/program';
 import { type GemvShape, gemvConstants, gemvFor, gemvWorkgroups } from './fused-gemv';
@@ -18,6 +19,7 @@ import { type GemmKernels, gemmKernels } from './gemm-kernels';
 import { SUBGROUP_KEYS, type SubgroupTiles, subgroupConstants, subgroupWorkgroups } from './gemm-subgroup';
 import { ceilDiv, MAX_GROUPS } from './grid';
 import { type KvPositions, kvPositions } from './positions';
+import { checkRotaryDims } from './rope';
 
 export { type GemmKernels, gemmKernels } from './gemm-kernels';
 
@@ -328,8 +330,7 @@ export function qkvRotaryOps(
   at?: KvPositions,
 ): DispatchSpec[] {
   const { p0, rows } = kvPositions(label, T, at);
-  if (r < 0 || r > hd || r % 2 !== 0)
-    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  checkRotaryDims(label, r, hd);
   const d = H * hd;
   const virtualCols = 3 * H * (hd + (hd % 2));
   const own = { b: buf.b ?? buf.dummy, cos: buf.cos, sin: buf.sin, q: buf.q, k: buf.k, v: buf.v };

@@ -2,10 +2,12 @@
 // (shaders/fused/qkv_rope.wgsl, on the shared GEMM cores of fused-linear.ts). GQA in the flash attention is an option
 // of flash-attention.ts. The family's other fused kernels are launched from their ops' modules: the residual add +
 // RMSNorm from kernels/ops/rmsnorm.ts, the gate/up GEMM with the SwiGLU epilogue from kernels/ops/swiglu.ts.
+
 import type { BufferRef, KernelDef } from '../gpu/pipelines';
 import type { DispatchSpec } from '../gpu/program';
 import { type GemmOpts, gemmKernels, gemmSpecs } from './fused-linear';
 import { type KvPositions, kvPositions } from './positions';
+import { checkRotaryDims } from './rope';
 
 const qkvRopePair = gemmKernels('qkv_rope', 'fused/qkv_rope.wgsl', [
   { name: 'b', kind: 'read' }, // [(H + 2KV)·hd]
@@ -45,8 +47,7 @@ export function qkvRopeOps(
 ): DispatchSpec[] {
   const { T, K, H, KV, hd, r } = shape;
   const { p0, rows } = kvPositions(label, T, at);
-  if (r < 0 || r > hd || r % 2 !== 0)
-    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  checkRotaryDims(label, r, hd);
   const N = (H + 2 * KV) * (hd + (hd % 2));
   const own = { b: buf.b ?? buf.dummy, cos: buf.cos, sin: buf.sin, q: buf.q, k: buf.k, v: buf.v };
   return gemmSpecs(qkvRopePair, label, buf, own, T, N, K, [H, KV, hd, r, buf.b ? 1 : 0, p0, rows], {}, opts);

@@ -38,6 +38,12 @@ export interface RopeSource {
   off: number;
 }
 
+/** A rotary over the first r dims of each head of hd: r even, within [0, hd] (one line naming the launch). */
+export function checkRotaryDims(label: string, r: number, hd: number): void {
+  if (r < 0 || r > hd || r % 2 !== 0)
+    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+}
+
 /**
  * out [heads, rows, hd] ← x's part (row t at x[t · src.stride + src.off], [heads, hd]), the first r dims of each
  * head rotated (rotate-half; r = 0: copied). Without `src` x is that part alone ([T, heads · hd]); with `at`
@@ -56,8 +62,7 @@ export function ropeHeads(
   at?: KvPositions,
   query = false,
 ): DispatchSpec {
-  if (r < 0 || r > hd || r % 2 !== 0)
-    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  checkRotaryDims(label, r, hd);
   const { stride, off } = src ?? { stride: heads * hd, off: 0 };
   if (off + heads * hd > stride)
     throw new Error(`${label}: ${heads} heads of ${hd} at column ${off} do not fit rows of ${stride}`);

@@ -21,7 +21,7 @@ import { dispatch1d, kernelOf } from '../define';
 import type { KernelOpts } from '../grid';
 import { DF_INCLUDES } from '../oracle/df-common';
 import type { DfForm } from '../oracle/df-form';
-import { ropeHeads } from '../rope';
+import { checkRotaryDims, ropeHeads } from '../rope';
 import { fp64Llama as llama, type OpModule, fp64One as one, type WgslForm, wgslOpts } from './forms';
 
 export const dfRopeHeadsKernel = kernelOf('oracle/rope_heads', DF_INCLUDES, {
@@ -74,8 +74,7 @@ export function dfRopeHeads(
   r: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  if (r < 0 || r > hd || r % 2 !== 0)
-    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  checkRotaryDims(label, r, hd);
   return dispatch1d(label, dfRopeHeadsKernel, WG, heads * T * hd, opts, b, [T, heads, hd, r]);
 }
 
@@ -92,8 +91,7 @@ export function dfRotaryPacked(
   r: number,
   opts: KernelOpts = {},
 ): DispatchSpec {
-  if (r < 0 || r > hd || r % 2 !== 0)
-    throw new Error(`${label}: rotary dims ${r} must be even and within [0, ${hd}]`);
+  checkRotaryDims(label, r, hd);
   return dispatch1d(label, dfRotaryPackedKernel, WG, H * T * hd, opts, b, [T, H, hd, r]);
 }
 
