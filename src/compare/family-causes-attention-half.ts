@@ -17,14 +17,11 @@
 
 import { firstKey, kvHeadMap, lastKey } from '../kernels/cpu/attention';
 import { attentionParts } from '../kernels/ops/attention';
-import { type NumFormat, roundTo } from '../numeric/round';
+import { gammaF32, type NumFormat, roundTo, U32 } from '../numeric/round';
 import type { Fp64Form } from '../ops/types';
 
-const U = 2 ** -24;
-/** γ(n) = n u / (1 - n u): the bound on an n-term fp32 sum's relative error. */
-const gamma = (n: number) => (Math.max(0, n) * U) / (1 - Math.max(0, n) * U);
 /** q and k after an fp32 rotary: within Q_ERR × their pair's norm of the exact values (see above). */
-const Q_ERR = 16 * U;
+const Q_ERR = 16 * U32;
 
 /**
  * [lo, hi] of each element of x [heads, T, hd] after an fp32 rotary on its first `rd` dims (rotate-half pairs
@@ -69,7 +66,7 @@ export function attentionHalfEnd(format: NumFormat, end: -1 | 1): Fp64Form {
     const shi = new Float64Array(T);
     const plo = new Float64Array(T);
     const phi = new Float64Array(T);
-    const gq = gamma(hd - 1);
+    const gq = gammaF32(hd - 1);
     for (let h = 0; h < H; h++) {
       const kv = kvOf[h];
       for (let i = 0; i < T; i++) {
@@ -109,7 +106,7 @@ export function attentionHalfEnd(format: NumFormat, end: -1 | 1): Fp64Form {
           spread = Math.max(spread, m - slo[j]);
         }
         const n = last - first + 1;
-        const delta = 1.01 * (2 * (U * spread + 4 * U) + gamma(n - 1) + U);
+        const delta = 1.01 * (2 * (U32 * spread + 4 * U32) + gammaF32(n - 1) + U32);
         for (let j = first; j <= last; j++) {
           const eLo = Math.exp(slo[j] - m);
           const eHi = Math.exp(shi[j] - m);
@@ -119,7 +116,7 @@ export function attentionHalfEnd(format: NumFormat, end: -1 | 1): Fp64Form {
           phi[j] = r(Math.min(1, high * (1 + delta)));
         }
         // the output's ends: the interval products summed ± the fp32 order bound, rounded
-        const gv = gamma(n - 1);
+        const gv = gammaF32(n - 1);
         for (let e = 0; e < hd; e++) {
           let lo = 0;
           let hi = 0;

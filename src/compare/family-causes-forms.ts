@@ -13,7 +13,7 @@
 import { attentionScoresF64, attentionValuesF64, softmaxCausalF64 } from '../kernels/cpu/attention';
 import { FP64_FORMS } from '../kernels/cpu/op-fp64';
 import { attentionParts } from '../kernels/ops/attention';
-import { type NumFormat, roundArray, roundTo } from '../numeric/round';
+import { gammaF32, type NumFormat, roundArray, roundTo } from '../numeric/round';
 import type { LinearWeights } from '../numeric/types';
 import type { Fp64Form } from '../ops/types';
 
@@ -24,7 +24,6 @@ import type { Fp64Form } from '../ops/types';
  * products) minus / plus the bound on any order's fp32 sum of them, γ(n-1)·Σ|p|; every step after is monotone, so
  * the two outputs bound what any order gives (Candidate.orderSpread).
  */
-const U32 = 2 ** -24;
 
 export function accHalfForm(format: NumFormat, chunk: number, bound: -1 | 0 | 1 = 0): Fp64Form {
   return (a) => {
@@ -51,7 +50,7 @@ export function accHalfForm(format: NumFormat, chunk: number, bound: -1 | 0 | 1 
               sum += p;
               abs += Math.abs(p);
             }
-            const g = ((end - k0 - 1) * U32) / (1 - (end - k0 - 1) * U32);
+            const g = gammaF32(end - k0 - 1);
             part = sum + bound * g * abs;
           }
           acc = roundTo(format, f(acc + part));

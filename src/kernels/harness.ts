@@ -4,6 +4,7 @@
 import type { PipelineCache } from '../gpu/pipelines';
 import { type DispatchSpec, Program } from '../gpu/program';
 import { readBuffer, uploadBuffer } from '../gpu/readback';
+import { gammaF32 } from '../numeric/round';
 
 export interface DeviceHarness {
   device: GPUDevice;
@@ -101,10 +102,9 @@ export function compare(
 }
 
 /** Unit roundoff of f32 (2^-24). */
-export const U32 = 2 ** -24;
+export { U32 } from '../numeric/round';
 
 /** Worst-case bound of an n-term f32 dot product: γ_n · Σ|a_i b_i| with γ_n = n·u / (1 − n·u). */
 export function dotBound(n: number, sumAbs: number): number {
-  const g = (n * U32) / (1 - n * U32);
-  return g * sumAbs;
+  return gammaF32(n) * sumAbs;
 }

@@ -164,3 +164,12 @@ export function roundF32ToF16(x: number): number {
   const r = f32[0];
   return Math.abs(r) > 65504 ? roundTo('fp16', x) : r;
 }
+
+/** fp32's unit roundoff, u = 2^-24. */
+export const U32 = 2 ** -24;
+
+/** γ(n) = n·u / (1 − n·u), u fp32's: the bound on the relative error of any order's fp32 sum of n + 1 terms. */
+export function gammaF32(n: number): number {
+  const m = Math.max(0, n);
+  return (m * U32) / (1 - m * U32);
+}

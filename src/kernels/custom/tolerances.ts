@@ -1,6 +1,8 @@
 // Tolerance rules of the kernel tests: per-element bounds of a correct fp32 kernel against the fp64 oracle,
 // derived in the comments. One definition for the isolated tests of custom kernels (recipes.ts) and the
 // kernel tests of the shipped ones (src/kernels/*.test.ts), so the two cannot drift apart.
+
+import { gammaF32 } from '../../numeric/round';
 import { attentionScoresF64 } from '../cpu/attention';
 import { layerNormF64 } from '../cpu/layernorm';
 import { FLASH_KEY_CHUNK } from '../flash-attention';
@@ -89,8 +91,6 @@ export function qkvRotaryTol(
   });
 }
 
-const gamma = (n: number) => (n * U32) / (1 - n * U32);
-
 /**
  * Flash attention, per element ctx[i, h·hd + e] of ctx [T, H·hd], first order in u = 2^-24:
  *  - a score s_j = (q·k_j)·scale is off by δs ≤ γ_{hd+2}·A_i, A_i = max_{j≤i} Σ_e |q_e k_je|·scale (dotBound:
@@ -129,7 +129,7 @@ export function flashTol(
       lo = Math.min(lo, s[r * T + j]);
     }
     const adds = T + T / FLASH_KEY_CHUNK + (3 * BK) / FLASH_KEY_CHUNK + 2;
-    rowFactor[r] = 4 * dotBound(hd + 2, A) + 2 * (4 + 2 * (m - lo)) * U32 + 2 * gamma(adds);
+    rowFactor[r] = 4 * dotBound(hd + 2, A) + 2 * (4 + 2 * (m - lo)) * U32 + 2 * gammaF32(adds);
   }
   const d = H * hd;
   return (idx) => {
